@@ -1,0 +1,153 @@
+import { z } from 'zod';
+
+/** A slug appears in paths, parameter names and channel names, so it is kept URL- and identifier-safe. */
+const slug = z
+  .string()
+  .regex(/^[a-z][a-z0-9_]{0,31}$/, 'must be lowercase letters, digits or _ (start with a letter, at most 32)');
+
+export const PROTOCOLS = ['kalshi', 'polymarket', 'polymarket_us', 'predictit', 'manifold', 'exchange'] as const;
+export type Protocol = (typeof PROTOCOLS)[number];
+
+const feeRule = z
+  .object({
+    when: z
+      .object({
+        live: z.boolean().optional(),
+        leagues: z.array(z.string().min(1)).optional(),
+        futures: z.boolean().optional(),
+      })
+      .strict()
+      .optional(),
+    rate: z.number().min(0).max(1),
+    round: z.enum(['none', 'ceil_cent']).default('none'),
+  })
+  .strict();
+
+export const feeSchedule = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('none'), note: z.string().default('') }).strict(),
+  z
+    .object({
+      kind: z.literal('taker_quadratic'),
+      rules: z.array(feeRule).min(1),
+      note: z.string().default(''),
+    })
+    .strict(),
+  z
+    .object({ kind: z.literal('profit_share'), rate: z.number().min(0).max(1), note: z.string().default('') })
+    .strict(),
+]);
+export type FeeSchedule = z.infer<typeof feeSchedule>;
+export type FeeRule = z.infer<typeof feeRule>;
+
+export const capabilities = z
+  .object({
+    orderbook: z.boolean(),
+    yesOnlyBook: z.boolean(),
+    trades: z.boolean(),
+    smartMoney: z.boolean(),
+    fadeFinder: z.boolean(),
+    urlMatcher: z.boolean(),
+    catalog: z.boolean(),
+    walletData: z.boolean(),
+  })
+  .strict();
+export type Capabilities = z.infer<typeof capabilities>;
+
+const connection = z.discriminatedUnion('mode', [
+  z.object({ mode: z.literal('sim') }).strict(),
+  z
+    .object({
+      mode: z.literal('live'),
+      rest: z.url(),
+      ws: z.url().optional(),
+      /** Extra REST bases some protocols need (Polymarket Gamma and data-api). */
+      extra: z.record(z.string(), z.url()).optional(),
+    })
+    .strict(),
+]);
+
+export const venueConfig = z
+  .object({
+    label: z.string().regex(/^venue_[a-h]$/, 'must be one of venue_a … venue_h'),
+    slug,
+    name: z.string().min(1),
+    protocol: z.enum(PROTOCOLS),
+    capabilities,
+    fees: feeSchedule,
+    web: z
+      .object({
+        hosts: z.array(z.string().min(1)),
+        marketUrl: z.string().min(1),
+        deepLink: z.string().optional(),
+      })
+      .strict(),
+    /** Market ids are served as `<slug>_<venue id>` (spec 2.2, venue_g and venue_h). */
+    idPrefix: z.boolean().default(false),
+    freshness: z
+      .object({ catalogMaxAgeSec: z.number().int().positive(), quoteMaxAgeSec: z.number().int().positive() })
+      .strict(),
+    connection,
+    enabled: z.boolean().default(true),
+  })
+  .strict();
+export type VenueConfig = z.infer<typeof venueConfig>;
+
+export const venueRegistry = z
+  .object({ $comment: z.string().optional(), venues: z.array(venueConfig).length(8) })
+  .strict()
+  .superRefine((r, ctx) => {
+    const seen = new Map<string, number>();
+    r.venues.forEach((v, i) => {
+      for (const key of [`label:${v.label}`, `slug:${v.slug}`]) {
+        const prev = seen.get(key);
+        if (prev !== undefined)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['venues', i, key.split(':')[0]!],
+            message: `duplicate ${key.replace(':', ' ')} (also venues.${prev})`,
+          });
+        seen.set(key, i);
+      }
+    });
+  });
+export type VenueRegistry = z.infer<typeof venueRegistry>;
+
+export const appConfig = z
+  .object({
+    $comment: z.string().optional(),
+    server: z
+      .object({
+        host: z.string().min(1),
+        port: z.number().int().min(0).max(65535),
+        baseUrl: z.url().nullable(),
+      })
+      .strict(),
+    dataDir: z.string().min(1),
+    logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']),
+    sim: z
+      .object({
+        embedded: z.boolean(),
+        seed: z.number().int(),
+        ticksPerSecond: z.number().min(0).max(1_000_000),
+        host: z.string().min(1),
+        basePort: z.number().int().min(0).max(65535),
+      })
+      .strict(),
+    persistence: z.object({ snapshotIntervalMs: z.number().int().min(100) }).strict(),
+    ingest: z
+      .object({
+        reconnectMinMs: z.number().int().positive(),
+        reconnectMaxMs: z.number().int().positive(),
+        heartbeatMs: z.number().int().positive(),
+        catalogRefreshMs: z.number().int().positive(),
+        pollMs: z.number().int().positive(),
+      })
+      .strict(),
+  })
+  .strict();
+export type AppConfigFile = z.infer<typeof appConfig>;
+
+/** The whole validated configuration the service runs with. */
+export interface Config extends AppConfigFile {
+  readonly venues: readonly VenueConfig[];
+}

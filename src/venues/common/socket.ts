@@ -1,0 +1,112 @@
+import { Observable } from 'rxjs';
+import WebSocket from 'ws';
+import type { Logger } from '../../core/log.js';
+
+export type SocketEvent =
+  | { readonly kind: 'open'; readonly send: (data: string) => void; readonly attempt: number }
+  | { readonly kind: 'message'; readonly data: string; readonly localTimestamp: number }
+  | { readonly kind: 'close'; readonly code: number; readonly reason: string; readonly retryInMs: number };
+
+export interface SocketOptions {
+  readonly url: string;
+  readonly log?: Logger;
+  readonly minBackoffMs?: number;
+  readonly maxBackoffMs?: number;
+  /** Ping this often; a connection silent (no frame, no pong) for 2.5× this is treated as stalled. */
+  readonly heartbeatMs?: number;
+  readonly headers?: Record<string, string>;
+  /** Largest accepted frame; a larger one closes the connection (ws maxPayload). */
+  readonly maxPayload?: number;
+}
+
+/**
+ * A WebSocket that reconnects with exponential backoff and jitter, as a cold Observable:
+ * subscribing connects, unsubscribing closes. Emits `open` (with a `send`), every text
+ * `message`, and `close` before each retry. A stalled connection (no frames and no pongs) is
+ * terminated and counts as a close, so "stall without close" is never silent.
+ */
+export function reconnectingSocket(opts: SocketOptions): Observable<SocketEvent> {
+  const min = opts.minBackoffMs ?? 250;
+  const max = opts.maxBackoffMs ?? 15_000;
+  const hb = opts.heartbeatMs ?? 10_000;
+  return new Observable<SocketEvent>((sub) => {
+    let ws: WebSocket | undefined;
+    let attempt = 0;
+    let closed = false;
+    let retryTimer: NodeJS.Timeout | undefined;
+    let hbTimer: NodeJS.Timeout | undefined;
+    let lastSeen = 0;
+
+    const clearHb = (): void => {
+      if (hbTimer) clearInterval(hbTimer);
+      hbTimer = undefined;
+    };
+
+    const connect = (): void => {
+      if (closed) return;
+      attempt++;
+      const sock = new WebSocket(opts.url, {
+        headers: opts.headers,
+        maxPayload: opts.maxPayload ?? 16 * 1024 * 1024,
+        handshakeTimeout: Math.max(2_000, hb),
+      });
+      ws = sock;
+      let opened = false;
+      sock.on('open', () => {
+        opened = true;
+        lastSeen = Date.now();
+        const thisAttempt = attempt;
+        attempt = 0;
+        clearHb();
+        hbTimer = setInterval(() => {
+          if (Date.now() - lastSeen > hb * 2.5) {
+            opts.log?.warn({ url: opts.url }, 'venue socket stalled; terminating');
+            sock.terminate();
+            return;
+          }
+          if (sock.readyState === WebSocket.OPEN) sock.ping();
+        }, hb);
+        hbTimer.unref?.();
+        sub.next({
+          kind: 'open',
+          attempt: thisAttempt,
+          send: (data: string) => {
+            if (sock.readyState === WebSocket.OPEN) sock.send(data);
+          },
+        });
+      });
+      sock.on('message', (data, isBinary) => {
+        lastSeen = Date.now();
+        const text = isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString();
+        sub.next({ kind: 'message', data: text, localTimestamp: lastSeen });
+      });
+      sock.on('pong', () => {
+        lastSeen = Date.now();
+      });
+      sock.on('error', (err) => {
+        opts.log?.debug({ url: opts.url, err: err.message }, 'venue socket error');
+      });
+      sock.on('close', (code, reasonBuf) => {
+        clearHb();
+        if (ws === sock) ws = undefined;
+        if (closed) return;
+        const exp = Math.min(max, min * 2 ** Math.min(attempt, 16));
+        const retryInMs = Math.round(exp / 2 + Math.random() * (exp / 2));
+        sub.next({ kind: 'close', code, reason: reasonBuf.toString() || (opened ? 'closed' : 'connect failed'), retryInMs });
+        retryTimer = setTimeout(connect, retryInMs);
+      });
+    };
+
+    connect();
+    return () => {
+      closed = true;
+      clearHb();
+      if (retryTimer) clearTimeout(retryTimer);
+      if (ws) {
+        ws.removeAllListeners('message');
+        ws.on('error', () => undefined);
+        ws.terminate();
+      }
+    };
+  });
+}

@@ -1,0 +1,55 @@
+import type { Observable } from 'rxjs';
+import type { Config, Protocol, VenueConfig } from '../config/schema.js';
+import type { Logger } from '../core/log.js';
+import type { NormalizedEvent } from '../core/types.js';
+import type { Mapper } from './common/mapper.js';
+import type { FeedStats } from './common/stats.js';
+
+/** Where a feed connects: the simulator's loopback URLs or the real venue's. */
+export interface FeedEndpoints {
+  /** REST base URL (Kalshi `…/trade-api/v2`, Polymarket CLOB, PredictIt `…/api/marketdata`, …). */
+  readonly rest: string;
+  /** WebSocket URL, for protocols that stream. */
+  readonly ws?: string | undefined;
+  /** Other bases a protocol needs, by name (Polymarket: `gamma`, `data`). */
+  readonly extra?: Readonly<Record<string, string>> | undefined;
+}
+
+export interface FeedContext {
+  readonly venue: VenueConfig;
+  readonly endpoints: FeedEndpoints;
+  readonly ingest: Config['ingest'];
+  readonly log: Logger;
+}
+
+/**
+ * A live connection to one venue. `events$` is cold: subscribing discovers the catalog over REST,
+ * connects the stream (or starts polling), subscribes, and emits normalized events for as long as
+ * it is subscribed, reconnecting with backoff and resyncing books after a disconnect or sequence
+ * gap (emitting `feed` events for each). Unsubscribing closes everything.
+ */
+export interface VenueFeed {
+  readonly venue: VenueConfig;
+  readonly stats: FeedStats;
+  readonly events$: Observable<NormalizedEvent>;
+}
+
+/** What each folder under src/venues/<protocol>/ exports as `protocol` from its index.ts. */
+export interface ProtocolModule {
+  readonly protocol: Protocol;
+  /** A fresh mapper for one venue speaking this protocol (also used by `crossbook normalize`). */
+  createMapper(venue: VenueConfig, log?: Logger): Mapper;
+  createFeed(ctx: FeedContext): VenueFeed;
+}
+
+/** Serves a market id as the API shows it: `<slug>_<venue id>` for prefixed venues (spec 2.2). */
+export function apiMarketId(venue: VenueConfig, venueId: string): string {
+  return venue.idPrefix ? `${venue.slug}_${venueId}` : venueId;
+}
+
+/** The venue's own id of an API market id (inverse of apiMarketId); undefined if the prefix is wrong. */
+export function venueMarketId(venue: VenueConfig, marketId: string): string | undefined {
+  if (!venue.idPrefix) return marketId;
+  const p = `${venue.slug}_`;
+  return marketId.startsWith(p) ? marketId.slice(p.length) : undefined;
+}
