@@ -1,0 +1,50 @@
+/**
+ * A small seeded PRNG (mulberry32): the simulator must produce the same world, ids and walk for
+ * the same seed, so that a restart lines up with what was persisted and tests are repeatable.
+ */
+export class Rng {
+  private s: number;
+  constructor(seed: number) {
+    this.s = seed >>> 0 || 0x9e3779b9;
+  }
+  /** Uniform in [0, 1). */
+  next(): number {
+    let t = (this.s = (this.s + 0x6d2b79f5) >>> 0);
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  }
+  /** Integer in [lo, hi]. */
+  int(lo: number, hi: number): number {
+    return lo + Math.floor(this.next() * (hi - lo + 1));
+  }
+  pick<T>(xs: readonly T[]): T {
+    return xs[Math.floor(this.next() * xs.length)]!;
+  }
+  chance(p: number): boolean {
+    return this.next() < p;
+  }
+  /** Approximately normal(0, 1) (sum of uniforms; cheap and bounded). */
+  normal(): number {
+    return this.next() + this.next() + this.next() + this.next() - 2;
+  }
+  hex(n: number): string {
+    let s = '';
+    for (let i = 0; i < n; i++) s += '0123456789abcdef'[Math.floor(this.next() * 16)];
+    return s;
+  }
+  digits(n: number): string {
+    let s = String(this.int(1, 9));
+    for (let i = 1; i < n; i++) s += String(this.int(0, 9));
+    return s;
+  }
+  /** Fisher-Yates shuffle of a copy. */
+  shuffle<T>(xs: readonly T[]): T[] {
+    const a = xs.slice();
+    for (let i = a.length - 1; i > 0; i--) {
+      const j = Math.floor(this.next() * (i + 1));
+      [a[i], a[j]] = [a[j]!, a[i]!];
+    }
+    return a;
+  }
+}

@@ -1,0 +1,563 @@
+import type { VenueConfig } from '../config/schema.js';
+import { OrderBook } from '../core/book.js';
+import type { BookSideName, MarketStatus, VenueLabel } from '../core/types.js';
+import { AWARDS, CRYPTO, FED_OUTCOMES, LEAGUES, RACES, WORLD_CUP, type LeagueDef } from './data.js';
+import { phrase, type PropMeta } from './phrasing.js';
+import { Rng } from './rng.js';
+import type { SimChange, SimEvent, SimListing, SimProposition, SimTeam, SimTrade, SimWorldApi } from './types.js';
+
+/**
+ * The simulator's seeded world (SYNTHETIC DATA). Real-world-like events and propositions whose fair
+ * probability walks; each venue lists a subset with its own ids and phrasing (phrasing.ts) and
+ * keeps a YES-perspective book that tracks the fair value with its own noise and lag, so that
+ * cross-venue prices disagree a little, and now and then by more than fees (arbitrage).
+ * Informed wallets trade ahead of scheduled jumps; "faders" trade against them; noise wallets at
+ * random. Games go scheduled → live → final and their markets close, settle and finalize.
+ *
+ * Deterministic: the same seed and anchor day give the same events, ids and (with a fixed clock and
+ * `tick()`) the same walk.
+ */
+
+const DAY = 86_400_000;
+const HOUR = 3_600_000;
+const MIN_PRICE = 100;
+const MAX_PRICE = 9_900;
+
+export interface WorldOptions {
+  readonly seed: number;
+  readonly venues: readonly VenueConfig[];
+  /** Book changes per second when started. */
+  readonly ticksPerSecond?: number;
+  /** Clock; defaults to Date.now. */
+  readonly now?: () => number;
+  /** Multiplies the number of games per league (default 1). */
+  readonly scale?: number;
+  /** Book levels per side (default 8). */
+  readonly depth?: number;
+}
+
+interface ListingState {
+  /** The fair value this listing currently believes (lags the true fair). */
+  believed: number;
+  /** Persistent venue-specific mispricing, mean-reverting (units). */
+  offset: number;
+  tick: number;
+  spreadTicks: number;
+}
+
+interface Jump {
+  readonly prop: SimProposition;
+  readonly delta: number;
+  readonly atTick: number;
+}
+
+interface Wallet {
+  readonly address: string;
+  readonly kind: 'informed' | 'fader' | 'noise';
+}
+
+/** The world: SimWorldApi plus the controls used by the sim runner, tests and benchmarks. */
+export class SimWorld implements SimWorldApi {
+  readonly seed: number;
+  readonly events: SimEvent[] = [];
+  readonly anchor: number;
+  private readonly rng: Rng;
+  private readonly clock: () => number;
+  private readonly byVenue = new Map<VenueLabel, SimListing[]>();
+  private readonly byId = new Map<string, SimListing>();
+  private readonly pending: { listing: SimListing; at: number }[] = [];
+  private readonly state = new Map<SimListing, ListingState>();
+  private readonly listeners = new Set<(c: SimChange) => void>();
+  private readonly tradeLog = new Map<VenueLabel, SimTrade[]>();
+  private readonly active: SimListing[] = [];
+  private readonly props: SimProposition[] = [];
+  private readonly jumps: Jump[] = [];
+  private readonly wallets: Wallet[] = [];
+  private readonly complementOf = new Map<SimProposition, SimProposition>();
+  private readonly depth: number;
+  private tickCount = 0;
+  private tradeSeq = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private lifecycleTimer: NodeJS.Timeout | undefined;
+  ticksPerSecond: number;
+
+  constructor(private readonly opts: WorldOptions) {
+    this.seed = opts.seed;
+    this.rng = new Rng(opts.seed);
+    this.clock = opts.now ?? Date.now;
+    this.ticksPerSecond = opts.ticksPerSecond ?? 200;
+    this.depth = opts.depth ?? 8;
+    this.anchor = Math.floor(this.clock() / DAY) * DAY;
+    for (const v of opts.venues) {
+      this.byVenue.set(v.label, []);
+      this.tradeLog.set(v.label, []);
+    }
+    this.makeWallets();
+    this.generate(opts.scale ?? 1);
+    this.lifecycle(false);
+  }
+
+  now(): number {
+    return this.clock();
+  }
+
+  listings(venue: VenueLabel): readonly SimListing[] {
+    return this.byVenue.get(venue) ?? [];
+  }
+
+  listing(venue: VenueLabel, id: string): SimListing | undefined {
+    return this.byId.get(`${venue}\u0000${id}`);
+  }
+
+  trades(venue: VenueLabel): readonly SimTrade[] {
+    return this.tradeLog.get(venue) ?? [];
+  }
+
+  onChange(fn: (c: SimChange) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  /** Wallets of the world, for tests that check alerts fire on informed wallets only. */
+  walletsOf(kind: Wallet['kind']): string[] {
+    return this.wallets.filter((w) => w.kind === kind).map((w) => w.address);
+  }
+
+  /** Starts the timers: book changes at ticksPerSecond, lifecycle once a second. */
+  start(): void {
+    if (this.timer) return;
+    const everyMs = 10;
+    let carry = 0;
+    this.timer = setInterval(() => {
+      carry += (this.ticksPerSecond * everyMs) / 1000;
+      const n = Math.floor(carry);
+      carry -= n;
+      if (n > 0) this.tick(n);
+    }, everyMs);
+    this.timer.unref?.();
+    this.lifecycleTimer = setInterval(() => this.lifecycle(true), 1000);
+    this.lifecycleTimer.unref?.();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    if (this.lifecycleTimer) clearInterval(this.lifecycleTimer);
+    this.timer = undefined;
+    this.lifecycleTimer = undefined;
+  }
+
+  /** Advances `n` random book changes (and the trades and jumps that come with them). */
+  tick(n = 1): void {
+    const rng = this.rng;
+    for (let k = 0; k < n; k++) {
+      this.tickCount++;
+      if (this.active.length === 0) return;
+      // Fair values drift; now and then a jump is scheduled and informed wallets get ahead of it.
+      if (rng.chance(0.05)) {
+        const p = rng.pick(this.props);
+        if (!p.resolved) this.setFair(p, p.fair + Math.round(rng.normal() * 80));
+      }
+      if (rng.chance(0.002)) {
+        const p = rng.pick(this.props);
+        if (!p.resolved) this.jumps.push({ prop: p, delta: (rng.chance(0.5) ? 1 : -1) * rng.int(600, 1500), atTick: this.tickCount + rng.int(200, 2000) });
+      }
+      while (this.jumps.length > 0 && this.jumps[0]!.atTick <= this.tickCount) {
+        const j = this.jumps.shift()!;
+        if (!j.prop.resolved) this.setFair(j.prop, j.prop.fair + j.delta);
+      }
+      const l = this.active[Math.floor(rng.next() * this.active.length)]!;
+      if (l.status !== 'active') continue;
+      const jump = this.jumps.find((j) => j.prop === l.prop);
+      if (jump && rng.chance(0.3)) this.trade(l, this.walletOf('informed'), (jump.delta > 0) !== l.inverted ? 'yes' : 'no');
+      else if (jump && rng.chance(0.1)) this.trade(l, this.walletOf('fader'), (jump.delta > 0) !== l.inverted ? 'no' : 'yes');
+      else if (rng.chance(0.12)) this.trade(l, this.walletOf('noise'), rng.chance(0.5) ? 'yes' : 'no');
+      else this.requote(l);
+    }
+  }
+
+  // ---- generation -------------------------------------------------------------------------
+
+  private makeWallets(): void {
+    const add = (kind: Wallet['kind'], n: number): void => {
+      for (let i = 0; i < n; i++) this.wallets.push({ address: `0x${this.rng.hex(40)}`, kind });
+    };
+    add('informed', 8);
+    add('fader', 6);
+    add('noise', 200);
+  }
+
+  private walletOf(kind: Wallet['kind']): string {
+    const ws = this.wallets.filter((w) => w.kind === kind);
+    return this.rng.pick(ws).address;
+  }
+
+  private newEvent(e: Omit<SimEvent, 'props' | 'state'>): SimEvent {
+    const ev: SimEvent = { ...e, state: 'scheduled', props: [] };
+    this.events.push(ev);
+    return ev;
+  }
+
+  private newProp(
+    ev: SimEvent,
+    fields: Omit<SimProposition, 'id' | 'event' | 'fair' | 'resolved'> & { fair: number },
+    meta: PropMeta,
+  ): SimProposition {
+    const p: SimProposition = { ...fields, id: `${ev.id}.${ev.props.length}`, event: ev, fair: clampFair(fields.fair), resolved: undefined };
+    ev.props.push(p);
+    this.props.push(p);
+    this.list(p, meta);
+    return p;
+  }
+
+  private list(prop: SimProposition, meta: PropMeta): void {
+    for (const v of this.opts.venues) {
+      if (!v.enabled) continue;
+      // Every venue lists what it lists with some gaps, as real venues do.
+      if (!this.rng.chance(0.85)) continue;
+      const spec = phrase(v, prop, meta, this.rng);
+      if (!spec) continue;
+      const id = spec.id || spec.ids['condition_id']!;
+      if (this.byId.has(`${v.label}\u0000${id}`)) continue;
+      const createdAt = spec.createdAt !== undefined ? this.anchor + spec.createdAt : this.anchor - 30 * DAY;
+      const ids = { ...spec.ids };
+      if (v.protocol === 'polymarket') ids['condition_id'] = id;
+      const listing: SimListing = {
+        venue: v.label,
+        protocol: v.protocol,
+        id,
+        prop,
+        event: prop.event,
+        inverted: spec.inverted,
+        title: spec.title,
+        eventTitle: spec.eventTitle,
+        seriesTitle: spec.seriesTitle,
+        outcome: spec.outcome,
+        category: spec.category,
+        tags: spec.tags,
+        status: 'active',
+        createdAt,
+        openTime: createdAt,
+        closeTime: prop.event.closeTime,
+        book: new OrderBook(id),
+        last: undefined,
+        volume: 0,
+        openInterest: 0,
+        ids,
+        version: 0,
+      };
+      const offset = Math.round(this.rng.normal() * 120);
+      this.state.set(listing, { believed: prop.fair, offset, tick: spec.tick, spreadTicks: this.rng.int(1, 3) });
+      this.buildInitialBook(listing);
+      if (createdAt > this.clock()) this.pending.push({ listing, at: createdAt });
+      else this.addListing(listing);
+    }
+  }
+
+  private addListing(l: SimListing): void {
+    this.byVenue.get(l.venue)!.push(l);
+    this.byId.set(`${l.venue}\u0000${l.id}`, l);
+    this.active.push(l);
+  }
+
+  private generate(scale: number): void {
+    const rng = this.rng;
+    const a = this.anchor;
+    let n = 0;
+    const eid = (): string => `E${String(++n).padStart(5, '0')}`;
+    const year = new Date(a).getUTCFullYear();
+
+    for (const lg of LEAGUES) {
+      const games = Math.max(1, Math.round(3 * scale));
+      for (let g = 0; g < games * 2; g++) {
+        const teams = rng.shuffle(lg.teams);
+        const home = teams[0]!;
+        const away = teams[1]!;
+        const start = a + (g % 8 - 1) * DAY + rng.int(0, 23) * HOUR + rng.pick([0, 30]) * 60_000;
+        const ev = this.newEvent({ id: eid(), category: 'sports', title: `${away.name} at ${home.name}`, sport: lg.sport, league: lg.league, home, away, startTime: start, closeTime: start + 4 * HOUR, futures: false });
+        this.gameProps(ev, lg, home, away);
+      }
+      if (lg.champ) {
+        const cy = year;
+        const ev = this.newEvent({ id: eid(), category: 'sports', title: `${cy} ${lg.champ.poly}`, sport: lg.sport, league: lg.league, startTime: a + 120 * DAY, closeTime: a + 200 * DAY, futures: true });
+        const fairs = lg.teams.map(() => rng.int(200, 1800));
+        lg.teams.forEach((t, i) => {
+          this.newProp(ev, { marketClass: null, marketType: 'championship_winner', period: null, line: null, side: null, team: t, subject: t.name, statement: `${t.name} win the ${cy} ${lg.champ!.poly}`, fair: fairs[i]! }, { league: lg, kind: 'champ', extra: { year: cy } });
+        });
+      }
+    }
+
+    const wc = this.newEvent({ id: eid(), category: 'sports', title: '2026 FIFA World Cup', sport: 'soccer', league: 'FIFA', startTime: Date.UTC(2026, 5, 11), closeTime: Date.UTC(2026, 6, 20), futures: true });
+    for (const [country, c2, , fair] of WORLD_CUP) {
+      this.newProp(wc, { marketClass: null, marketType: 'tournament_winner', period: null, line: null, side: null, subject: country, statement: `${country} win the 2026 FIFA World Cup`, fair }, { kind: 'worldcup', code: c2, name: country });
+    }
+
+    for (const race of RACES) {
+      const ev = this.newEvent({ id: eid(), category: 'politics', title: `${race.year} ${race.office}`, startTime: Date.parse(race.closeIso) - DAY, closeTime: Date.parse(race.closeIso), futures: false });
+      const predictitMarket = /nominee/.test(race.office)
+        ? `Who will be the ${race.year} ${race.office}?`
+        : `Who will win the ${race.year} ${race.office.replace('Governor of California', 'California governor race').replace('President of Brazil', 'Brazilian presidential election').replace(/^President$/, 'U.S. presidential election')}?`;
+      const predictitMarketId = rng.digits(4);
+      const manifoldContractId = rng.hex(20);
+      const manifoldQuestion = `Who will be the ${race.year} ${race.office}?`;
+      for (const [name, code, fair] of race.candidates) {
+        this.newProp(ev, { marketClass: null, marketType: 'election_winner', period: null, line: null, side: null, subject: name, statement: `${name} is ${race.office} (${race.year})`, fair }, {
+          kind: 'race',
+          code,
+          name,
+          extra: { series: race.series, year: race.year, office: race.office, kalshiTitle: race.kalshiTitle(name), kalshiEvent: race.kalshiEvent, polyTitle: race.polyTitle(name), polyEvent: race.polyEvent, predictitMarket, predictitMarketId, manifoldContractId, manifoldQuestion },
+        });
+      }
+    }
+
+    for (let m = 1; m <= 2; m++) {
+      const d = new Date(a);
+      const meeting = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + m, 17, 18);
+      const ev = this.newEvent({ id: eid(), category: 'economics', title: `FOMC decision ${new Date(meeting).toISOString().slice(0, 7)}`, startTime: meeting, closeTime: meeting, futures: false });
+      for (const [code, kalshi, poly, fair] of FED_OUTCOMES) {
+        this.newProp(ev, { marketClass: null, marketType: 'fed_decision', period: null, line: null, side: null, subject: 'Federal Reserve', statement: `Fed: ${kalshi}`, fair }, { kind: 'fed', code, extra: { kalshi, poly } });
+      }
+    }
+    {
+      const d = new Date(a);
+      const month = (d.getUTCMonth() + 11) % 12;
+      const y = month === 11 ? d.getUTCFullYear() - 1 : d.getUTCFullYear();
+      const release = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 12, 12, 30) + (d.getUTCDate() > 12 ? 30 * DAY : 0);
+      const ev = this.newEvent({ id: eid(), category: 'economics', title: `US CPI ${y}-${month + 1}`, startTime: release, closeTime: release, futures: false });
+      for (const [line, fair] of [[2.7, 7000], [2.9, 4500], [3.1, 2000]] as const) {
+        this.newProp(ev, { marketClass: null, marketType: 'cpi_above', period: null, line, side: null, subject: 'CPI', statement: `CPI YoY above ${line}%`, fair }, { kind: 'cpi', extra: { month, year: y } });
+      }
+    }
+
+    for (const [name, code, spot, step] of CRYPTO) {
+      for (let day = 0; day <= 1; day++) {
+        const close = a + day * DAY + 22 * HOUR;
+        const ev = this.newEvent({ id: eid(), category: 'crypto', title: `${name} price ${new Date(close).toISOString().slice(0, 10)}`, startTime: close, closeTime: close, futures: false });
+        for (let k = -2; k <= 2; k++) {
+          const line = spot + k * step;
+          this.newProp(ev, { marketClass: null, marketType: `${code.toLowerCase()}_above`, period: null, line, side: 'over', subject: name, statement: `${name} above $${line} at ${new Date(close).toISOString()}`, fair: 5000 - k * 1800 }, { kind: 'crypto_daily', code, name });
+        }
+      }
+      const yEnd = Date.UTC(year + 1, 0, 1, 4, 59);
+      const ev = this.newEvent({ id: eid(), category: 'crypto', title: `${name} yearly high ${year}`, startTime: yEnd, closeTime: yEnd, futures: true });
+      for (const mult of [1.2, 1.45]) {
+        const line = Math.round((spot * mult) / step) * step;
+        this.newProp(ev, { marketClass: null, marketType: `${code.toLowerCase()}_max`, period: null, line, side: 'over', subject: name, statement: `${name} reaches $${line} by end of ${year}`, fair: mult < 1.3 ? 2500 : 800 }, { kind: 'crypto_max', code, name });
+      }
+    }
+
+    for (const [show, cat, code, nominees] of AWARDS) {
+      const when = Date.UTC(year + 1, 2, 15);
+      const ev = this.newEvent({ id: eid(), category: 'entertainment', title: `${year + 1} ${show}: ${cat}`, startTime: when, closeTime: when, futures: false });
+      for (const nom of nominees) {
+        this.newProp(ev, { marketClass: null, marketType: 'award_winner', period: null, line: null, side: null, subject: nom, statement: `${nom} wins ${cat}`, fair: Math.round(10_000 / nominees.length) }, { kind: 'award', code, name: nom, extra: { show, category: cat, year: year + 1 } });
+      }
+    }
+  }
+
+  private gameProps(ev: SimEvent, lg: LeagueDef, home: SimTeam, away: SimTeam): void {
+    const rng = this.rng;
+    const pHome = rng.int(2500, 7500);
+    const cls = lg.esports;
+    const draw = lg.draws ? rng.int(2000, 2800) : 0;
+    const homeFair = lg.draws ? Math.round((10_000 - draw) * (pHome / 10_000)) : pHome;
+    const mlHome = this.newProp(ev, { marketClass: 'moneyline', marketType: 'moneyline', period: 'full', line: null, side: 'home', team: home, subject: home.name, statement: `${home.name} beat ${away.name}`, fair: homeFair }, { league: lg, kind: 'ml' });
+    const mlAway = this.newProp(ev, { marketClass: 'moneyline', marketType: 'moneyline', period: 'full', line: null, side: 'away', team: away, subject: away.name, statement: `${away.name} beat ${home.name}`, fair: 10_000 - homeFair - draw }, { league: lg, kind: 'ml' });
+    if (!lg.draws) {
+      this.complementOf.set(mlHome, mlAway);
+      this.complementOf.set(mlAway, mlHome);
+    } else {
+      this.newProp(ev, { marketClass: 'moneyline', marketType: 'draw', period: 'full', line: null, side: null, subject: 'Draw', statement: `${home.name} and ${away.name} draw`, fair: draw }, { league: lg, kind: 'draw' });
+    }
+    if (!cls && !lg.draws) {
+      const h1 = this.newProp(ev, { marketClass: 'moneyline', marketType: 'moneyline', period: '1H', line: null, side: 'home', team: home, subject: home.name, statement: `${home.name} lead ${away.name} at halftime`, fair: pHome }, { league: lg, kind: 'ml1h' });
+      const a1 = this.newProp(ev, { marketClass: 'moneyline', marketType: 'moneyline', period: '1H', line: null, side: 'away', team: away, subject: away.name, statement: `${away.name} lead ${home.name} at halftime`, fair: 10_000 - pHome }, { league: lg, kind: 'ml1h' });
+      this.complementOf.set(h1, a1);
+      this.complementOf.set(a1, h1);
+    }
+    const s = rng.pick(lg.spreads);
+    const fav = pHome >= 5000 ? home : away;
+    this.newProp(ev, { marketClass: 'spread', marketType: cls ? 'map_handicap' : 'spread', period: 'full', line: -s, side: fav === home ? 'home' : 'away', team: fav, subject: fav.name, statement: `${fav.name} win by more than ${s} ${lg.unit}`, fair: rng.int(4000, 6000) }, { league: lg, kind: 'spread' });
+    const total = lg.total + (cls ? 0 : rng.pick([-1, 0, 1]) * (lg.total > 20 ? 3 : 1));
+    this.newProp(ev, { marketClass: 'total', marketType: cls ? 'total_maps' : 'total', period: 'full', line: total, side: 'over', subject: `${away.name} at ${home.name}`, statement: `more than ${total} ${lg.unit}`, fair: rng.int(4200, 5800) }, { league: lg, kind: 'total' });
+    if (cls) {
+      this.newProp(ev, { marketClass: 'other', marketType: 'map_winner', period: null, line: null, side: 'away', team: away, subject: away.name, statement: `${away.name} win map 1`, fair: 10_000 - pHome }, { league: lg, kind: 'map1' });
+    }
+    for (const [abbr, player, stat, line] of lg.players ?? []) {
+      if (abbr !== home.abbr && abbr !== away.abbr) continue;
+      const team = abbr === home.abbr ? home : away;
+      this.newProp(ev, { marketClass: 'player_prop', marketType: `player_${stat.replace(/ /g, '_')}`, period: 'full', line, side: 'over', player, team, subject: player, statement: `${player} over ${line} ${stat}`, fair: rng.int(4000, 6000) }, { league: lg, kind: 'player', extra: { stat } });
+    }
+  }
+
+  // ---- dynamics ---------------------------------------------------------------------------
+
+  private setFair(p: SimProposition, fair: number): void {
+    p.fair = clampFair(fair);
+    const c = this.complementOf.get(p);
+    if (c) c.fair = clampFair(10_000 - p.fair);
+  }
+
+  private target(l: SimListing, st: ListingState): number {
+    const fair = l.inverted ? 10_000 - st.believed : st.believed;
+    return Math.min(MAX_PRICE, Math.max(MIN_PRICE, fair + st.offset));
+  }
+
+  private buildInitialBook(l: SimListing): void {
+    const st = this.state.get(l)!;
+    const mid = this.target(l, st);
+    const bids: [number, number][] = [];
+    const asks: [number, number][] = [];
+    const bestBid = Math.floor((mid - (st.spreadTicks * st.tick) / 2) / st.tick) * st.tick;
+    const bestAsk = bestBid + st.spreadTicks * st.tick;
+    for (let i = 0; i < this.depth; i++) {
+      const b = bestBid - i * st.tick;
+      const a = bestAsk + i * st.tick;
+      if (b >= st.tick) bids.push([b, this.size()]);
+      if (a <= 10_000 - st.tick) asks.push([a, this.size()]);
+    }
+    l.book.snapshot(bids, asks, this.clock());
+  }
+
+  private size(): number {
+    return this.rng.int(1, 40) * 25;
+  }
+
+  /** Moves one listing's book toward its (lagged, noisy) fair value and perturbs a level. */
+  private requote(l: SimListing): void {
+    const st = this.state.get(l)!;
+    const rng = this.rng;
+    st.believed += Math.round((l.prop.fair - st.believed) * 0.35);
+    st.offset = Math.round(st.offset * 0.97 + rng.normal() * 25);
+    const mid = this.target(l, st);
+    const book = l.book;
+    const changes: [BookSideName, number, number, number][] = [];
+    const bestBid = Math.floor((mid - (st.spreadTicks * st.tick) / 2) / st.tick) * st.tick;
+    const bestAsk = bestBid + st.spreadTicks * st.tick;
+    const curBid = book.bids.best();
+    const curAsk = book.asks.best();
+    if (curBid !== bestBid || curAsk !== bestAsk) {
+      // Re-center: the desired ladder around the new mid, keeping sizes at prices that stay.
+      const want = new Map<string, number>();
+      for (let i = 0; i < this.depth; i++) {
+        const b = bestBid - i * st.tick;
+        const a = bestAsk + i * st.tick;
+        if (b >= st.tick) want.set(`b${b}`, book.bids.get(b) || this.size());
+        if (a <= 10_000 - st.tick) want.set(`a${a}`, book.asks.get(a) || this.size());
+      }
+      for (let i = 0; i < book.bids.length; i++) {
+        const p = book.bids.prices[i]!;
+        if (!want.has(`b${p}`)) changes.push(['bid', p, 0, book.bids.sizes[i]!]);
+      }
+      for (let i = 0; i < book.asks.length; i++) {
+        const p = book.asks.prices[i]!;
+        if (!want.has(`a${p}`)) changes.push(['ask', p, 0, book.asks.sizes[i]!]);
+      }
+      for (const [k, size] of want) {
+        const side: BookSideName = k[0] === 'b' ? 'bid' : 'ask';
+        const p = Number(k.slice(1));
+        const prev = (side === 'bid' ? book.bids : book.asks).get(p);
+        if (prev !== size) changes.push([side, p, size, prev]);
+      }
+    } else {
+      const side = rng.chance(0.5) ? book.bids : book.asks;
+      if (side.length > 0) {
+        const i = rng.int(0, side.length - 1);
+        const p = side.prices[i]!;
+        const prev = side.sizes[i]!;
+        const next = Math.max(25, prev + rng.int(-8, 8) * 25);
+        if (next !== prev) changes.push([side === book.bids ? 'bid' : 'ask', p, next, prev]);
+      }
+    }
+    this.applyBook(l, changes);
+  }
+
+  private applyBook(l: SimListing, changes: [BookSideName, number, number, number][]): void {
+    if (changes.length === 0) return;
+    const ts = this.clock();
+    l.book.apply(
+      changes.map((c) => [c[0], c[1], c[2]] as const),
+      ts,
+    );
+    l.version++;
+    this.emit({ type: 'book', listing: l, changes, timestamp: ts });
+  }
+
+  private trade(l: SimListing, wallet: string, takerSide: 'yes' | 'no'): void {
+    const book = l.book;
+    const side = takerSide === 'yes' ? book.asks : book.bids;
+    const price = side.best();
+    const avail = side.bestSize();
+    if (price === undefined || avail === undefined) return this.requote(l);
+    const size = Math.min(avail, this.rng.int(1, 20) * 10);
+    const left = avail - size;
+    this.applyBook(l, [[takerSide === 'yes' ? 'ask' : 'bid', price, left, avail]]);
+    const ts = this.clock();
+    const maker = this.walletOf('noise');
+    const t: SimTrade = { id: `${l.venue}-${++this.tradeSeq}`, listing: l, price, size, takerSide, maker, taker: wallet, timestamp: ts };
+    l.last = price;
+    l.volume += size;
+    l.openInterest += takerSide === 'yes' ? size / 2 : size / 3;
+    const log = this.tradeLog.get(l.venue)!;
+    log.push(t);
+    if (log.length > 20_000) log.splice(0, log.length - 10_000);
+    this.emit({ type: 'trade', trade: t });
+  }
+
+  /** Game states, market statuses and late listings follow the clock. */
+  private lifecycle(emit: boolean): void {
+    const now = this.clock();
+    for (let i = this.pending.length - 1; i >= 0; i--) {
+      const p = this.pending[i]!;
+      if (p.at <= now) {
+        this.pending.splice(i, 1);
+        this.addListing(p.listing);
+        if (emit) this.emit({ type: 'listing', listing: p.listing, timestamp: now });
+      }
+    }
+    for (const ev of this.events) {
+      if (ev.futures) continue;
+      const next = now >= ev.closeTime ? 'final' : ev.home && now >= ev.startTime ? 'live' : 'scheduled';
+      if (next === ev.state) continue;
+      ev.state = next;
+      if (next === 'final') for (const p of ev.props) p.resolved ??= this.rng.next() * 10_000 < p.fair ? 'yes' : 'no';
+      for (const l of this.active) {
+        if (l.event !== ev) continue;
+        let status: MarketStatus = l.status;
+        if (next === 'final') status = now - ev.closeTime > 2 * HOUR ? 'finalized' : now - ev.closeTime > HOUR ? 'determined' : 'closed';
+        if (status !== l.status || next === 'live') {
+          l.status = status;
+          if (status === 'finalized' || status === 'determined') {
+            const yes = (l.prop.resolved === 'yes') !== l.inverted;
+            l.last = yes ? 10_000 : 0;
+          }
+          l.version++;
+          if (emit) this.emit({ type: 'status', listing: l, timestamp: now });
+        }
+      }
+    }
+    // Closed markets settle over the next two hours.
+    for (const l of this.active) {
+      if (l.status === 'active' || l.status === 'finalized' || l.status === 'initialized') continue;
+      const since = now - l.event.closeTime;
+      const status: MarketStatus = since > 2 * HOUR ? 'finalized' : since > HOUR ? 'determined' : 'closed';
+      if (status !== l.status) {
+        l.status = status;
+        l.version++;
+        if (emit) this.emit({ type: 'status', listing: l, timestamp: now });
+      }
+    }
+  }
+
+  private emit(c: SimChange): void {
+    for (const fn of this.listeners) fn(c);
+  }
+}
+
+function clampFair(f: number): number {
+  return Math.min(9_800, Math.max(200, Math.round(f)));
+}
+
+/** Creates the seeded world for the given venues. */
+export function createWorld(opts: WorldOptions): SimWorld {
+  return new SimWorld(opts);
+}
