@@ -1,1 +1,100 @@
-export {};
+import { Command, Option } from 'commander';
+import { loadConfig, ConfigError } from '../config/load.js';
+import type { Config } from '../config/schema.js';
+import { log, setLogLevel } from '../core/log.js';
+import { PersistenceError } from '../persist/store.js';
+import { normalizeFile } from './normalize.js';
+
+function config(opts: { port?: string; dataDir?: string; seed?: string; rate?: string }): Config {
+  const overrides: Record<string, unknown> = {};
+  if (opts.port !== undefined) overrides['server'] = { port: Number(opts.port) };
+  if (opts.dataDir !== undefined) overrides['dataDir'] = opts.dataDir;
+  if (opts.seed !== undefined || opts.rate !== undefined)
+    overrides['sim'] = { ...(opts.seed !== undefined ? { seed: Number(opts.seed) } : {}), ...(opts.rate !== undefined ? { ticksPerSecond: Number(opts.rate) } : {}) };
+  const c = loadConfig({ overrides });
+  setLogLevel(c.logLevel);
+  return c;
+}
+
+async function serve(opts: { port?: string; dataDir?: string; seed?: string; rate?: string }): Promise<void> {
+  const { startService } = await import('../service.js');
+  const c = config(opts);
+  const svc = await startService(c);
+  const lines = [
+    `crossbook is running`,
+    `  API:     ${svc.url}/api/v2   (status: ${svc.url}/api/v2/status)`,
+    `  data:    ${svc.persistence.dir}${svc.restored.markets ? ` (restored ${svc.restored.markets} markets)` : ''}`,
+    `  venues:  ${c.venues.filter((v) => v.enabled).map((v) => `${v.slug} (${v.protocol}, ${v.connection.mode})`).join(', ')}`,
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+  let stopping = false;
+  const stop = (sig: string): void => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ sig }, 'shutting down: snapshotting state');
+    svc.close().then(
+      () => process.exit(0),
+      (e: unknown) => {
+        log.error({ err: String(e) }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+async function sim(opts: { seed?: string; rate?: string; basePort?: string }): Promise<void> {
+  const { startSim } = await import('../sim/runner.js');
+  const c = config(opts);
+  const cfg: Config = { ...c, sim: { ...c.sim, basePort: opts.basePort !== undefined ? Number(opts.basePort) : c.sim.basePort || 9100 } };
+  const s = await startSim(cfg);
+  process.stdout.write(`crossbook venue simulator (seed ${cfg.sim.seed}, ${cfg.sim.ticksPerSecond} ticks/s)\n`);
+  for (const [label, srv] of s.servers)
+    process.stdout.write(`  ${label} (${srv.venue.protocol}): rest ${srv.endpoints.rest}${srv.endpoints.ws ? `  ws ${srv.endpoints.ws}` : ''}${srv.endpoints.extra ? `  ${JSON.stringify(srv.endpoints.extra)}` : ''}\n`);
+  const stop = (): void => void s.close().then(() => process.exit(0));
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+/** Builds the command tree (exported for tests). */
+export function program(): Command {
+  const p = new Command('crossbook').description('Self-hostable prediction-market intelligence service (Market Aggregation API v2)').showHelpAfterError();
+  p.command('serve')
+    .description('run the service (embedded simulator on the default config)')
+    .option('--port <n>', 'HTTP port (env PORT)')
+    .option('--data-dir <dir>', 'data directory (env DATA_DIR)')
+    .option('--seed <n>', 'simulator seed (env SIM_SEED)')
+    .option('--rate <n>', 'simulator book changes per second (env SIM_RATE)')
+    .action(serve);
+  p.command('sim')
+    .description('run only the venue simulator, each venue on its own loopback port')
+    .option('--seed <n>', 'world seed')
+    .option('--rate <n>', 'book changes per second')
+    .option('--base-port <n>', 'first port (venue_a); the others follow', '9100')
+    .action(sim);
+  p.command('normalize')
+    .description('run a file of raw venue frames (JSON array or JSON lines) through the adapters and print normalized events as JSON lines')
+    .addOption(new Option('--protocol <name>', 'wire protocol of the frames').choices(['kalshi', 'polymarket', 'polymarket_us', 'predictit', 'manifold', 'exchange']).makeOptionMandatory())
+    .option('--book', 'print the rebuilt books instead: {instrument: {bids, asks}}, cents, best first')
+    .option('--venue <label>', 'venue whose registry entry to use (default: the first speaking the protocol)')
+    .argument('<file>')
+    .action((file: string, o: { protocol: string; book?: boolean; venue?: string }) => {
+      const c = loadConfig();
+      process.exitCode = normalizeFile(c, o.protocol, file, o, (s) => process.stdout.write(`${s}\n`), (s) => process.stderr.write(`${s}\n`));
+    });
+  return p;
+}
+
+/** Entry point of bin/crossbook.js. Configuration and data errors print one clear line and exit 2. */
+export async function run(argv: string[]): Promise<void> {
+  try {
+    await program().parseAsync(argv);
+  } catch (e) {
+    if (e instanceof ConfigError || e instanceof PersistenceError) {
+      process.stderr.write(`crossbook: ${e.message}\n`);
+      process.exit(2);
+    }
+    throw e;
+  }
+}

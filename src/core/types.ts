@@ -131,7 +131,13 @@ export interface Trade extends Base {
 /** Something about the feed itself rather than a market. */
 export interface FeedEvent extends Base {
   readonly type: 'feed';
-  readonly state: 'connected' | 'disconnected' | 'gap' | 'resynced' | 'stalled' | 'error';
+  /**
+   * connected / disconnected: the stream; gap: a sequence gap or book integrity failure (books of
+   * `instrument`, or all, reset until resynced); resynced: fresh snapshots after a gap; stalled: no
+   * frames for too long; error: a failure worth surfacing; catalog: a REST catalog refresh
+   * succeeded (drives /status freshness).
+   */
+  readonly state: 'connected' | 'disconnected' | 'gap' | 'resynced' | 'stalled' | 'error' | 'catalog';
   readonly detail?: string | undefined;
   /** The instrument or subscription concerned, when the event is narrower than the venue. */
   readonly instrument?: string | undefined;

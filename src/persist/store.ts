@@ -1,0 +1,251 @@
+import { accessSync, closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import type { Subscription } from 'rxjs';
+import type { Logger } from '../core/log.js';
+import type { Level } from '../core/types.js';
+import type { Candle } from '../state/candles.js';
+import type { MarketRecord } from '../state/catalog.js';
+import { marketKey } from '../state/catalog.js';
+import type { EngineState } from '../state/engine.js';
+import type { QuoteRecord } from '../state/quotes.js';
+import type { StoredTrade } from '../state/trades.js';
+
+/** A problem with DATA_DIR: the message says which file and what to do. */
+export class PersistenceError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PersistenceError';
+  }
+}
+
+const FORMAT = 1;
+const MARKER = 'crossbook.json';
+const DB_FILE = 'crossbook.mdb';
+
+interface Marker {
+  readonly format: number;
+  readonly createdAt: string;
+}
+
+interface StoredBook {
+  readonly venue: string;
+  readonly instrument: string;
+  readonly bids: Level[];
+  readonly asks: Level[];
+  readonly ts: number;
+}
+
+/** Names of the LMDB sub-databases (one environment, one file). */
+export type DbName = 'meta' | 'catalog' | 'quotes' | 'books' | 'candles' | 'trades' | 'keys' | 'quota' | 'groups' | 'wallets';
+
+/**
+ * LMDB persistence under DATA_DIR: snapshots of the catalog, quotes and books (only what changed
+ * since the last snapshot, periodically and at shutdown) and append logs of closed one-minute
+ * candles and trades, values encoded with msgpackr (lmdb-js's msgpack encoding, with shared
+ * structures so repeated record shapes are stored once).
+ *
+ * Durability point: a put is durable once its promise resolves (lmdb-js commits and fsyncs the
+ * batch); `flushed()` awaits every pending write.
+ */
+export class Persistence {
+  readonly dir: string;
+  readonly root: RootDatabase;
+  private readonly dbs = new Map<DbName, Database>();
+  private readonly dirty = { catalog: new Set<string>(), quotes: new Set<string>(), books: new Set<string>() };
+  private subs: Subscription[] = [];
+  private pending = new Set<Promise<unknown>>();
+  /** Write failures (full disk, read-only dir): counted and logged once; the service keeps serving. */
+  writeErrors = 0;
+  lastWriteError: string | undefined;
+
+  constructor(dataDir: string, private readonly log?: Logger, opts: { readonly readOnly?: boolean } = {}) {
+    this.dir = resolve(dataDir);
+    const marker = join(this.dir, MARKER);
+    const file = join(this.dir, DB_FILE);
+    const hasMarker = existsSync(marker);
+    const hasDb = existsSync(file);
+    if (existsSync(this.dir) && !statSync(this.dir).isDirectory()) throw new PersistenceError(`DATA_DIR ${this.dir} exists and is not a directory`);
+    if (hasMarker && !hasDb)
+      throw new PersistenceError(`DATA_DIR ${this.dir}: ${DB_FILE} is missing but ${MARKER} says data was stored here; restore the file or point DATA_DIR at an empty directory`);
+    if (!hasMarker && hasDb)
+      throw new PersistenceError(`DATA_DIR ${this.dir}: ${DB_FILE} exists without ${MARKER}; refusing to guess whose data this is (move it away or restore ${MARKER})`);
+    if (hasMarker) {
+      let m: Marker;
+      try {
+        m = JSON.parse(readFileSync(marker, 'utf8')) as Marker;
+      } catch (e) {
+        throw new PersistenceError(`DATA_DIR ${this.dir}: ${MARKER} is corrupt (${(e as Error).message})`);
+      }
+      if (m.format !== FORMAT) throw new PersistenceError(`DATA_DIR ${this.dir}: data format ${m.format} is not supported by this version (expects ${FORMAT})`);
+    } else if (!opts.readOnly) {
+      try {
+        mkdirSync(this.dir, { recursive: true });
+        accessSync(this.dir, constants.W_OK);
+      } catch (e) {
+        throw new PersistenceError(`DATA_DIR ${this.dir} cannot be created or written: ${(e as Error).message}`);
+      }
+    }
+    if (hasDb) checkLmdbHeader(file);
+    try {
+      this.root = open({ path: file, noSubdir: true, maxDbs: 16, mapSize: 8 * 1024 ** 3, readOnly: opts.readOnly ?? false });
+      for (const name of ['meta', 'catalog', 'quotes', 'books', 'candles', 'trades', 'keys', 'quota', 'groups', 'wallets'] as const)
+        this.dbs.set(name, this.root.openDB({ name, encoding: 'msgpack', sharedStructuresKey: Symbol.for('structures') }));
+      // Reading a key forces LMDB to validate the meta pages: a corrupt file fails here, loudly.
+      this.db('meta').get('format');
+    } catch (e) {
+      throw new PersistenceError(`DATA_DIR ${this.dir}: cannot open ${DB_FILE}: ${(e as Error).message}`);
+    }
+    if (!hasMarker && !opts.readOnly) {
+      writeFileSync(marker, JSON.stringify({ format: FORMAT, createdAt: new Date().toISOString() } satisfies Marker, null, 2));
+      this.db('meta').putSync('format', FORMAT);
+    }
+  }
+
+  db(name: DbName): Database {
+    return this.dbs.get(name)!;
+  }
+
+  /** Restores catalog, quotes, books and the trade sequence into `state`. Returns counts. */
+  load(state: EngineState, recentTrades = 10_000): { markets: number; quotes: number; books: number; trades: number } {
+    let markets = 0;
+    for (const { value } of this.db('catalog').getRange()) {
+      state.catalog.restore(value as MarketRecord);
+      const m = value as MarketRecord;
+      state.books.link(m.venue, m.marketId, m.yesInstrument, m.noInstrument);
+      markets++;
+    }
+    let quotes = 0;
+    for (const { value } of this.db('quotes').getRange()) {
+      state.quotes.restore(value as QuoteRecord);
+      quotes++;
+    }
+    let books = 0;
+    for (const { value } of this.db('books').getRange()) {
+      const b = value as StoredBook;
+      state.books.restore(b.venue, b.instrument, b.bids, b.asks, b.ts);
+      books++;
+    }
+    const trades = this.db('trades');
+    const recent: StoredTrade[] = [];
+    for (const { value } of trades.getRange({ reverse: true, limit: recentTrades })) recent.push(value as StoredTrade);
+    recent.reverse();
+    const lastSeq = recent.length ? recent[recent.length - 1]!.seq : 0;
+    state.trades.restore(lastSeq, recent);
+    return { markets, quotes, books, trades: trades.getCount() };
+  }
+
+  /** Follows the state's change streams: marks snapshots dirty and appends candles and trades. */
+  attach(state: EngineState): void {
+    this.subs.push(
+      state.catalog.changes$.subscribe((c) => this.dirty.catalog.add(marketKey(c.market.venue, c.market.marketId))),
+      state.quotes.changes$.subscribe((q) => this.dirty.quotes.add(marketKey(q.venue, q.marketId))),
+      state.books.changes$.subscribe((b) => this.dirty.books.add(marketKey(b.venue, b.instrument))),
+      state.candles.closed$.subscribe((c) => this.appendCandle(c)),
+      state.trades.trades$.subscribe((t) => this.appendTrade(t)),
+    );
+  }
+
+  appendCandle(c: Candle): void {
+    this.track(this.db('candles').put([c.venue, c.marketId, c.t], { ...c }));
+  }
+
+  appendTrade(t: StoredTrade): void {
+    this.track(this.db('trades').put(t.seq, { ...t }));
+  }
+
+  /** Writes everything that changed since the last snapshot. Resolves when it is durable. */
+  async snapshot(state: EngineState, all = false): Promise<{ catalog: number; quotes: number; books: number }> {
+    const cat = this.db('catalog');
+    const quo = this.db('quotes');
+    const boo = this.db('books');
+    const catalogKeys = all ? [...iterKeys(state.catalog.all())] : [...this.dirty.catalog];
+    const quoteKeys = all ? [...iterKeys(state.quotes.all())] : [...this.dirty.quotes];
+    const bookKeys = all ? [...state.books.entries()].map(([k]) => k) : [...this.dirty.books];
+    this.dirty.catalog.clear();
+    this.dirty.quotes.clear();
+    this.dirty.books.clear();
+    for (const k of catalogKeys) {
+      const m = state.catalog.byKey(k);
+      if (m) this.track(cat.put(k, { ...m }));
+    }
+    for (const k of quoteKeys) {
+      const i = k.indexOf(':');
+      const q = state.quotes.get(k.slice(0, i), k.slice(i + 1));
+      if (q) this.track(quo.put(k, { ...q }));
+    }
+    for (const k of bookKeys) {
+      const i = k.indexOf(':');
+      const venue = k.slice(0, i);
+      const instrument = k.slice(i + 1);
+      const b = state.books.instrument(venue, instrument);
+      if (!b) continue;
+      if (b.ready) this.track(boo.put(k, { venue, instrument, bids: b.bids.levels(), asks: b.asks.levels(), ts: b.timestamp } satisfies StoredBook));
+      else this.track(boo.remove(k));
+    }
+    await this.flushed();
+    return { catalog: catalogKeys.length, quotes: quoteKeys.length, books: bookKeys.length };
+  }
+
+  /** Resolves when every write issued so far is durable (or failed and was counted). */
+  async flushed(): Promise<void> {
+    await Promise.all([...this.pending]);
+    await this.root.flushed;
+  }
+
+  private track(p: Promise<unknown>): void {
+    const q = p.then(
+      () => undefined,
+      (e: Error) => {
+        this.writeErrors++;
+        if (this.lastWriteError === undefined) this.log?.error({ err: e.message, dir: this.dir }, 'persistence write failed; serving from memory');
+        this.lastWriteError = e.message;
+      },
+    );
+    this.pending.add(q);
+    void q.finally(() => this.pending.delete(q));
+  }
+
+  /** Candles of a market in [from, to) ms, oldest first. */
+  candles(venue: string, marketId: string, from: number, to: number): Candle[] {
+    const out: Candle[] = [];
+    for (const { value } of this.db('candles').getRange({ start: [venue, marketId, from], end: [venue, marketId, to] })) out.push(value as Candle);
+    return out;
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.subs) s.unsubscribe();
+    this.subs = [];
+    await this.flushed();
+    await this.root.close();
+  }
+}
+
+/**
+ * LMDB trusts its file: opening garbage crashes the process (SIGSEGV) instead of throwing. So the
+ * two meta pages are checked first: magic 0xBEEFC0DE and a known format version. This catches
+ * truncated, zeroed and foreign files; damage deeper in the tree is beyond a header check.
+ */
+function checkLmdbHeader(file: string): void {
+  const fd = openSync(file, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const buf = Buffer.alloc(32);
+    const bad = (why: string): never => {
+      throw new PersistenceError(`DATA_DIR: ${file} is not a valid LMDB file (${why}); restore it from a backup or move it away`);
+    };
+    if (size < 8192) bad(`only ${size} bytes`);
+    for (const page of [0, 4096]) {
+      readSync(fd, buf, 0, 32, page);
+      if (buf.readUInt32LE(24) !== 0xbeefc0de) bad(`bad magic in meta page at ${page}`);
+      const version = buf.readUInt32LE(28);
+      if (version < 1 || version > 2) bad(`unknown format version ${version}`);
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function* iterKeys(xs: Iterable<{ venue: string; marketId: string }>): Generator<string> {
+  for (const x of xs) yield marketKey(x.venue, x.marketId);
+}

@@ -1,0 +1,56 @@
+import { Observable, type OperatorFunction } from 'rxjs';
+import type { NormalizedEvent } from '../core/types.js';
+import type { Mapper } from '../venues/common/mapper.js';
+import { applyEvent, type EngineState } from '../state/engine.js';
+
+/** A raw frame as it arrives: text (or an already-parsed value) and our receive time. */
+export interface RawFrame {
+  readonly data: string | unknown;
+  readonly localTimestamp: number;
+}
+
+/**
+ * raw frames → normalized events through one protocol mapper. Text is JSON-parsed here; a frame
+ * that does not parse is counted as malformed (`json`) and dropped. One operator, plain loop
+ * inside (RxJS costs per operator, not per line of code).
+ */
+export function mapFrames(mapper: Mapper): OperatorFunction<RawFrame, NormalizedEvent> {
+  return (source) =>
+    new Observable<NormalizedEvent>((sub) =>
+      source.subscribe({
+        next(f) {
+          let raw: unknown = f.data;
+          if (typeof raw === 'string') {
+            try {
+              raw = JSON.parse(raw);
+            } catch {
+              mapper.stats.malformedFrame('json', 'frame is not valid JSON', raw);
+              return;
+            }
+          }
+          mapper.stats.frames++;
+          for (const ev of mapper.map(raw, f.localTimestamp)) {
+            mapper.stats.events++;
+            sub.next(ev);
+          }
+        },
+        error: (e) => sub.error(e),
+        complete: () => sub.complete(),
+      }),
+    );
+}
+
+/** Applies every event to the engine state and passes it on (for change-stream consumers). */
+export function applyToState(state: EngineState): OperatorFunction<NormalizedEvent, NormalizedEvent> {
+  return (source) =>
+    new Observable<NormalizedEvent>((sub) =>
+      source.subscribe({
+        next(ev) {
+          applyEvent(state, ev);
+          sub.next(ev);
+        },
+        error: (e) => sub.error(e),
+        complete: () => sub.complete(),
+      }),
+    );
+}

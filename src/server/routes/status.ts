@@ -1,0 +1,90 @@
+import type { Config } from '../../config/schema.js';
+import { isLive } from '../../state/catalog.js';
+import type { EngineState } from '../../state/engine.js';
+import type { HttpServer, Reply } from '../http.js';
+
+export interface PlatformStatus {
+  /** All markets ever ingested (spec 2.13). */
+  readonly active_markets: number;
+  /** Active markets not past their close time. */
+  readonly live_markets: number;
+  /** The feed is connected (or polling successfully) and recent. */
+  readonly feed_healthy: boolean;
+  /** Last successful catalog refresh, ISO 8601, null before the first. */
+  readonly catalog_refreshed_at: string | null;
+  readonly catalog_healthy: boolean;
+}
+
+export interface StatusRecord {
+  readonly status: 'ok' | 'degraded' | 'unknown';
+  readonly platforms: Record<string, PlatformStatus>;
+  readonly last_updated: string | null;
+}
+
+/**
+ * Spec 4.1: ok when a strict majority of venues have live markets (counted only while the venue's
+ * feed is healthy: markets restored from disk do not make a disconnected venue "live");
+ * degraded when that majority is lost or any catalog refresh is older than the venue's
+ * `freshness.catalogMaxAgeSec` (after a start-up grace of the same length); unknown (HTTP 503) when
+ * nothing is known yet: no market in the catalog and no feed has reported.
+ */
+export function computeStatus(config: Config, state: EngineState, now: number, startedAt: number): StatusRecord {
+  const platforms: Record<string, PlatformStatus> = {};
+  let withLive = 0;
+  let catalogUnhealthy = false;
+  let anyReport = false;
+  let lastCatalog = 0;
+  const venues = config.venues.filter((v) => v.enabled);
+  for (const v of venues) {
+    const h = state.health.get(v.label);
+    let total = 0;
+    let live = 0;
+    for (const m of state.catalog.venue(v.label).values()) {
+      total++;
+      if (isLive(m, now)) live++;
+    }
+    const lastCatalogAt = h?.lastCatalogAt ?? 0;
+    const lastEventAt = h?.lastEventAt ?? 0;
+    if (lastCatalogAt > 0 || lastEventAt > 0) anyReport = true;
+    if (lastCatalogAt > lastCatalog) lastCatalog = lastCatalogAt;
+    const maxAge = v.freshness.catalogMaxAgeSec * 1000;
+    const catalogHealthy = lastCatalogAt > 0 ? now - lastCatalogAt <= maxAge : now - startedAt <= maxAge;
+    if (!catalogHealthy) catalogUnhealthy = true;
+    const recent = Math.max(lastEventAt, lastCatalogAt) > 0 && now - Math.max(lastEventAt, lastCatalogAt) <= v.freshness.quoteMaxAgeSec * 1000;
+    const feedHealthy = (h?.connected ?? false) && recent;
+    if (feedHealthy && live > 0) withLive++;
+    platforms[v.slug] = {
+      active_markets: total,
+      live_markets: live,
+      feed_healthy: feedHealthy,
+      catalog_refreshed_at: lastCatalogAt > 0 ? new Date(lastCatalogAt).toISOString() : null,
+      catalog_healthy: catalogHealthy,
+    };
+  }
+  const lastUpdated = Math.max(state.quotes.lastUpdate, lastCatalog);
+  if (!anyReport && state.catalog.size === 0) return { status: 'unknown', platforms, last_updated: null };
+  const majority = withLive * 2 > venues.length;
+  return {
+    status: majority && !catalogUnhealthy ? 'ok' : 'degraded',
+    platforms,
+    last_updated: lastUpdated > 0 ? new Date(lastUpdated).toISOString() : null,
+  };
+}
+
+/**
+ * GET /api/v2/status (no key). The body is rebuilt at most every `cacheMs`: it changes with every
+ * quote (last_updated), and rebuilding it per request would cost more than serving it.
+ */
+export function registerStatus(http: HttpServer, base: string, config: Config, state: EngineState, startedAt: number, cacheMs = 100): void {
+  let cached: Reply | undefined;
+  let cachedAt = 0;
+  http.get(`${base}/status`, () => {
+    const now = Date.now();
+    if (!cached || now - cachedAt >= cacheMs) {
+      const s = computeStatus(config, state, now, startedAt);
+      cached = { status: s.status === 'unknown' ? 503 : 200, body: JSON.stringify(s) };
+      cachedAt = now;
+    }
+    return cached;
+  });
+}

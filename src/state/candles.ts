@@ -1,0 +1,79 @@
+import { Subject } from 'rxjs';
+import type { VenueLabel } from '../core/types.js';
+import { marketKey } from './catalog.js';
+
+export const MINUTE = 60_000;
+
+/** A one-minute candle of a market's YES price, integer units. */
+export interface Candle {
+  readonly venue: VenueLabel;
+  readonly marketId: string;
+  /** Bucket start, ms since epoch (a whole minute). */
+  readonly t: number;
+  o: number;
+  h: number;
+  l: number;
+  c: number;
+  /** Last YES mid in the bucket; the close when the book was empty (spec 2.6). */
+  mid: number | undefined;
+  /** Contracts traded within this bucket (not cumulative, spec 2.6). */
+  volume: number;
+  trades: number;
+}
+
+/**
+ * Builds one-minute candles from price observations (trades, last-price and mid changes). A
+ * bucket closes when a later observation arrives or `flush(now)` passes its end; closed candles
+ * go out on `closed$` (persistence appends them). Minutes with nothing observed produce no candle;
+ * readers carry the previous close forward.
+ */
+export class CandleStore {
+  private readonly open = new Map<string, Candle>();
+  readonly closed$ = new Subject<Candle>();
+
+  current(venue: VenueLabel, marketId: string): Candle | undefined {
+    return this.open.get(marketKey(venue, marketId));
+  }
+
+  /**
+   * Records a price (units) at `ts`, with traded `volume` (0 for a quote change) and the current
+   * mid (undefined when either side of the book is empty).
+   */
+  observe(venue: VenueLabel, marketId: string, price: number, mid: number | undefined, volume: number, ts: number): void {
+    const k = marketKey(venue, marketId);
+    const t = ts - (ts % MINUTE);
+    let c = this.open.get(k);
+    if (c && c.t !== t) {
+      if (t < c.t) return; // late observation for a closed bucket: dropped, buckets are append-only
+      this.closed$.next(c);
+      c = undefined;
+    }
+    if (!c) {
+      c = { venue, marketId, t, o: price, h: price, l: price, c: price, mid: mid ?? price, volume: 0, trades: 0 };
+      this.open.set(k, c);
+    } else {
+      if (price > c.h) c.h = price;
+      if (price < c.l) c.l = price;
+      c.c = price;
+      c.mid = mid ?? price;
+    }
+    if (volume > 0) {
+      c.volume += volume;
+      c.trades++;
+    }
+  }
+
+  /** Closes every bucket that ended before `now` (called once a second and at shutdown). */
+  flush(now: number, all = false): void {
+    for (const [k, c] of this.open) {
+      if (all || c.t + MINUTE <= now) {
+        this.open.delete(k);
+        this.closed$.next(c);
+      }
+    }
+  }
+
+  openCandles(): IterableIterator<Candle> {
+    return this.open.values();
+  }
+}

@@ -1,0 +1,163 @@
+import { Subject } from 'rxjs';
+import type { MarketStatus, MarketStatusChange, MarketUpsert, VenueLabel } from '../core/types.js';
+
+/** A market as the catalog holds it: the latest upsert plus our own bookkeeping. */
+export interface MarketRecord {
+  readonly venue: VenueLabel;
+  readonly marketId: string;
+  title: string;
+  eventTitle?: string | undefined;
+  seriesTitle?: string | undefined;
+  eventId?: string | undefined;
+  seriesId?: string | undefined;
+  outcome?: string | undefined;
+  category?: string | undefined;
+  tags?: readonly string[] | undefined;
+  status: MarketStatus;
+  openTime?: number | undefined;
+  closeTime?: number | undefined;
+  url?: string | undefined;
+  yesInstrument?: string | undefined;
+  noInstrument?: string | undefined;
+  result?: string | undefined;
+  settlementValue?: number | undefined;
+  volume?: number | undefined;
+  openInterest?: number | undefined;
+  liquidity?: number | undefined;
+  extra?: Readonly<Record<string, unknown>> | undefined;
+  /** When we first saw this market (ms); may be revised earlier, never later (spec 2.11). */
+  firstSeenAt: number;
+  /** Internal record time of the first insert (ms): what delta mode filters on (spec 4.20 rule 6). */
+  recordedAt: number;
+  updatedAt: number;
+}
+
+export type CatalogChange =
+  | { readonly kind: 'added'; readonly market: MarketRecord }
+  | { readonly kind: 'updated'; readonly market: MarketRecord }
+  | { readonly kind: 'status'; readonly market: MarketRecord; readonly previous: MarketStatus };
+
+/** The key of a market across venues. */
+export function marketKey(venue: VenueLabel, marketId: string): string {
+  return `${venue}:${marketId}`;
+}
+
+const FIELDS = [
+  'title', 'eventTitle', 'seriesTitle', 'eventId', 'seriesId', 'outcome', 'category', 'tags', 'status',
+  'openTime', 'closeTime', 'url', 'yesInstrument', 'noInstrument', 'result', 'settlementValue', 'volume',
+  'openInterest', 'liquidity', 'extra',
+] as const;
+
+/**
+ * Every market ever ingested, by venue. Upserts merge: a field the venue did not send keeps its
+ * previous value, so a sparse update (a lifecycle frame) never erases what a full listing said.
+ */
+export class MarketCatalog {
+  private readonly markets = new Map<string, MarketRecord>();
+  private readonly perVenue = new Map<VenueLabel, Map<string, MarketRecord>>();
+  readonly changes$ = new Subject<CatalogChange>();
+  /** Bumped on every change; consumers cache serialized views per version. */
+  version = 0;
+
+  get size(): number {
+    return this.markets.size;
+  }
+
+  get(venue: VenueLabel, marketId: string): MarketRecord | undefined {
+    return this.markets.get(marketKey(venue, marketId));
+  }
+
+  byKey(key: string): MarketRecord | undefined {
+    return this.markets.get(key);
+  }
+
+  /** Markets of one venue (live view; do not mutate). */
+  venue(venue: VenueLabel): ReadonlyMap<string, MarketRecord> {
+    return this.perVenue.get(venue) ?? new Map();
+  }
+
+  all(): IterableIterator<MarketRecord> {
+    return this.markets.values();
+  }
+
+  /** Applies an upsert; returns the record, or undefined when nothing changed. */
+  upsert(ev: MarketUpsert): MarketRecord | undefined {
+    const key = marketKey(ev.venue, ev.marketId);
+    const cur = this.markets.get(key);
+    if (!cur) {
+      const rec: MarketRecord = {
+        venue: ev.venue,
+        marketId: ev.marketId,
+        title: ev.title,
+        status: ev.status,
+        firstSeenAt: ev.localTimestamp,
+        recordedAt: ev.localTimestamp,
+        updatedAt: ev.localTimestamp,
+      };
+      for (const f of FIELDS) if (ev[f] !== undefined) (rec as unknown as Record<string, unknown>)[f] = ev[f];
+      this.insert(rec);
+      this.changes$.next({ kind: 'added', market: rec });
+      return rec;
+    }
+    let changed = false;
+    const prevStatus = cur.status;
+    for (const f of FIELDS) {
+      const v = ev[f];
+      if (v === undefined) continue;
+      const old = (cur as unknown as Record<string, unknown>)[f];
+      if (old === v || (typeof v === 'object' && JSON.stringify(old) === JSON.stringify(v))) continue;
+      (cur as unknown as Record<string, unknown>)[f] = v;
+      changed = true;
+    }
+    if (!changed) return undefined;
+    cur.updatedAt = ev.localTimestamp;
+    this.version++;
+    this.changes$.next(prevStatus !== cur.status ? { kind: 'status', market: cur, previous: prevStatus } : { kind: 'updated', market: cur });
+    return cur;
+  }
+
+  /** Applies a status change of a known market; unknown markets are ignored (returns false). */
+  setStatus(ev: MarketStatusChange): boolean {
+    const cur = this.markets.get(marketKey(ev.venue, ev.marketId));
+    if (!cur) return false;
+    const prev = cur.status;
+    let changed = prev !== ev.status;
+    cur.status = ev.status;
+    if (ev.result !== undefined && ev.result !== cur.result) {
+      cur.result = ev.result;
+      changed = true;
+    }
+    if (ev.settlementValue !== undefined && ev.settlementValue !== cur.settlementValue) {
+      cur.settlementValue = ev.settlementValue;
+      changed = true;
+    }
+    if (ev.closeTime !== undefined && ev.closeTime !== cur.closeTime) {
+      cur.closeTime = ev.closeTime;
+      changed = true;
+    }
+    if (!changed) return false;
+    cur.updatedAt = ev.localTimestamp;
+    this.version++;
+    this.changes$.next({ kind: 'status', market: cur, previous: prev });
+    return true;
+  }
+
+  /** Loads a persisted record at start-up (no change event). */
+  restore(rec: MarketRecord): void {
+    this.insert(rec);
+  }
+
+  private insert(rec: MarketRecord): void {
+    const key = marketKey(rec.venue, rec.marketId);
+    this.markets.set(key, rec);
+    let m = this.perVenue.get(rec.venue);
+    if (!m) this.perVenue.set(rec.venue, (m = new Map()));
+    m.set(rec.marketId, rec);
+    this.version++;
+  }
+}
+
+/** A market counts as live when active and not past its close time (spec 2.13 live_markets). */
+export function isLive(m: MarketRecord, now: number): boolean {
+  return m.status === 'active' && (m.closeTime === undefined || m.closeTime > now);
+}

@@ -1,0 +1,45 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/load.js';
+
+describe('loadConfig', () => {
+  it('loads the registry with the spec labels as default slugs', () => {
+    const c = loadConfig({ env: {} });
+    expect(c.venues.map((v) => v.slug)).toEqual(['venue_a', 'venue_b', 'venue_c', 'venue_d', 'venue_e', 'venue_f', 'venue_g', 'venue_h']);
+    expect(c.venues.find((v) => v.label === 'venue_a')!.protocol).toBe('kalshi');
+    expect(c.venues.filter((v) => v.capabilities.yesOnlyBook).map((v) => v.label)).toEqual(['venue_f', 'venue_g', 'venue_h']);
+    expect(c.server.port).toBe(8080);
+  });
+
+  it('applies environment overrides, friendly and generic', () => {
+    const c = loadConfig({ env: { PORT: '9999', DATA_DIR: '/tmp/x', CROSSBOOK__sim__seed: '7', CROSSBOOK_VENUE__venue_a__slug: 'kalshi' } });
+    expect(c.server.port).toBe(9999);
+    expect(c.dataDir).toBe('/tmp/x');
+    expect(c.sim.seed).toBe(7);
+    expect(c.venues[0]!.slug).toBe('kalshi');
+  });
+
+  it('names the bad key in a clear error', () => {
+    expect(() => loadConfig({ env: { PORT: 'eighty' } })).toThrow(/server\.port/);
+    expect(() => loadConfig({ env: { CROSSBOOK_VENUE__venue_b__slug: 'Bad Slug!' } })).toThrow(/venues\.1\.slug/);
+    expect(() => loadConfig({ env: { CROSSBOOK_VENUE__venue_b__slug: 'venue_a' } })).toThrow(/duplicate slug venue_a/);
+    expect(() => loadConfig({ env: { CROSSBOOK_VENUE__venue_z__slug: 'z' } })).toThrow(/venue_z: unknown venue label/);
+    expect(() => loadConfig({ env: { CROSSBOOK_VENUE__venue_a__protocol: 'ftp' } })).toThrow(/venues\.0\.protocol/);
+    expect(() => loadConfig({ env: { CROSSBOOK__server__colour: '"red"' } })).toThrow(ConfigError);
+  });
+
+  it('reads an override file and reports unreadable or invalid files', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cb-cfg-'));
+    const good = join(dir, 'good.json');
+    writeFileSync(good, JSON.stringify({ server: { port: 1234 }, venues: { venue_h: { slug: 'p2p' } } }));
+    const c = loadConfig({ env: { CROSSBOOK_CONFIG: good } });
+    expect(c.server.port).toBe(1234);
+    expect(c.venues[7]!.slug).toBe('p2p');
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, '{"server": ');
+    expect(() => loadConfig({ env: { CROSSBOOK_CONFIG: bad } })).toThrow(/not valid JSON/);
+    expect(() => loadConfig({ env: { CROSSBOOK_CONFIG: join(dir, 'missing.json') } })).toThrow(/cannot read config file/);
+  });
+});

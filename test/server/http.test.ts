@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { log } from '../../src/core/log.js';
+import { HttpServer, jsonReply, redactQuery } from '../../src/server/http.js';
+import { isNative } from '../../src/server/uws.js';
+
+let http: HttpServer;
+let base: string;
+
+beforeAll(async () => {
+  http = new HttpServer(log);
+  http.get('/ok', () => jsonReply({ ok: true }));
+  http.get('/async/:id', async (ctx) => {
+    await new Promise((r) => setTimeout(r, 5));
+    return jsonReply({ id: ctx.params['id'] });
+  });
+  http.get('/boom', () => {
+    throw new Error('secret internals');
+  });
+  http.get('/boom-async', async () => {
+    throw new Error('secret internals');
+  });
+  const port = await http.listen('127.0.0.1', 0);
+  base = `http://127.0.0.1:${port}`;
+});
+afterAll(() => http.close());
+
+describe('HttpServer', () => {
+  it('runs on the native uWebSockets.js, and would refuse the JS fallback', () => {
+    expect(isNative(http.uws)).toBe(true);
+    expect(isNative({ App: function App() {} })).toBe(false);
+  });
+
+  it('echoes a UUID X-Request-ID and replaces anything else', async () => {
+    const id = '3f2c1d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f';
+    const r1 = await fetch(`${base}/ok`, { headers: { 'x-request-id': id } });
+    expect(r1.headers.get('x-request-id')).toBe(id);
+    const r2 = await fetch(`${base}/ok`, { headers: { 'x-request-id': 'not-a-uuid; drop table' } });
+    expect(r2.headers.get('x-request-id')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    const r3 = await fetch(`${base}/ok`);
+    expect(r3.headers.get('x-request-id')).toBeTruthy();
+  });
+
+  it('serves params from async handlers', async () => {
+    expect(await (await fetch(`${base}/async/abc`)).json()).toEqual({ id: 'abc' });
+  });
+
+  it('answers unknown routes 404 and other methods 405 with the error body', async () => {
+    const r = await fetch(`${base}/nope`);
+    expect(r.status).toBe(404);
+    expect(await r.json()).toMatchObject({ success: false, code: 'not_found' });
+    const p = await fetch(`${base}/ok`, { method: 'POST' });
+    expect(p.status).toBe(405);
+    expect(await p.json()).toMatchObject({ success: false });
+  });
+
+  it('turns a throw into a 500 with the request id and no stack, and keeps serving', async () => {
+    for (const path of ['/boom', '/boom-async']) {
+      const r = await fetch(`${base}${path}`);
+      expect(r.status).toBe(500);
+      const text = await r.text();
+      expect(text).not.toContain('secret');
+      expect(JSON.parse(text)).toMatchObject({ success: false, error: 'internal error', request_id: r.headers.get('x-request-id') });
+    }
+    expect((await fetch(`${base}/ok`)).status).toBe(200);
+  });
+
+  it('redacts api keys from logged query strings', () => {
+    expect(redactQuery('a=1&api_key=pmx_secret&b=2')).toBe('a=1&api_key=[redacted]&b=2');
+    expect(redactQuery('API_KEY=pmx_x')).toBe('API_KEY=[redacted]');
+  });
+});
