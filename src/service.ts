@@ -1,4 +1,10 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Subscription } from 'rxjs';
+import { Api } from './access/api.js';
+import { KeyStore } from './access/keys.js';
+import { loadPlans } from './access/plans.js';
+import { QuotaLedger } from './access/quota.js';
 import { createIngest, liveEndpoints, type Ingest } from '../pipelines/ingest.js';
 import type { Config } from './config/schema.js';
 import { log as rootLog, type Logger } from './core/log.js';
@@ -22,6 +28,11 @@ export interface Service {
   /** http://host:port */
   readonly url: string;
   readonly restored: { markets: number; quotes: number; books: number; trades: number };
+  readonly api: Api;
+  readonly keys: KeyStore;
+  readonly quota: QuotaLedger;
+  /** The demo key (embedded default only), created once and kept in DATA_DIR/demo-key. */
+  readonly demoKey: string | undefined;
   close(): Promise<void>;
 }
 
@@ -52,11 +63,20 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
   const snapshotTimer = setInterval(() => void persistence.snapshot(state), config.persistence.snapshotIntervalMs);
   const flushTimer = setInterval(() => state.candles.flush(Date.now()), 1000);
 
+  const plans = loadPlans();
+  const keys = new KeyStore(persistence.db('keys'));
+  keys.watch();
+  const quota = new QuotaLedger(persistence.db('quota'));
+  quota.start();
+  const demoKey = needsSim ? ensureDemoKey(persistence.dir, keys) : undefined;
+
   const http = new HttpServer(log);
-  registerStatus(http, API_BASE, config, state, startedAt);
-  http.get('/', () => ({ status: 200, body: JSON.stringify({ name: 'crossbook', api: API_BASE, status: `${API_BASE}/status` }) }));
+  const api = new Api(http, API_BASE, keys, quota, plans);
+  registerStatus(api, config, state, startedAt);
+  http.get('/', () => ({ status: 200, body: JSON.stringify({ name: 'crossbook', api: API_BASE, status: `${API_BASE}/status`, openapi: `${API_BASE}/openapi.json` }) }));
   const port = opts.listen === false ? 0 : await http.listen(config.server.host, config.server.port);
   const url = config.server.baseUrl ?? `http://${config.server.host}:${port}`;
+  api.serveOpenapi(`${url}${API_BASE}`);
 
   let closed = false;
   return {
@@ -69,6 +89,10 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
     port,
     url,
     restored,
+    api,
+    keys,
+    quota,
+    demoKey,
     async close() {
       if (closed) return;
       closed = true;
@@ -77,9 +101,27 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
       clearInterval(flushTimer);
       ingestSub.unsubscribe();
       await sim?.close();
+      keys.stop();
+      await quota.stop();
       state.candles.flush(Date.now(), true);
       await persistence.snapshot(state);
       await persistence.close();
     },
   };
+}
+
+/**
+ * The demo key of the embedded default: created once (plan pro, so every endpoint works in the
+ * demo) and kept in DATA_DIR/demo-key (mode 0600) so that each `npm start` can print it. Only the
+ * demo key is kept in plaintext; keys made with `crossbook keys create` exist only as hashes.
+ */
+function ensureDemoKey(dir: string, keys: KeyStore): string {
+  const file = join(dir, 'demo-key');
+  if (existsSync(file)) {
+    const key = readFileSync(file, 'utf8').trim();
+    if (keys.verify(key).ok) return key;
+  }
+  const { key } = keys.create('pro', 'demo');
+  writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  return key;
 }

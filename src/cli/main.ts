@@ -3,6 +3,7 @@ import { loadConfig, ConfigError } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { log, setLogLevel } from '../core/log.js';
 import { PersistenceError } from '../persist/store.js';
+import { keysCommand } from './keys.js';
 import { normalizeFile } from './normalize.js';
 
 function config(opts: { port?: string; dataDir?: string; seed?: string; rate?: string }): Config {
@@ -23,6 +24,7 @@ async function serve(opts: { port?: string; dataDir?: string; seed?: string; rat
   const lines = [
     `crossbook is running`,
     `  API:     ${svc.url}/api/v2   (status: ${svc.url}/api/v2/status)`,
+    ...(svc.demoKey ? [`  demo key: ${svc.demoKey}   (try: curl -H 'X-API-Key: ${svc.demoKey}' ${svc.url}/api/v2/status)`] : []),
     `  data:    ${svc.persistence.dir}${svc.restored.markets ? ` (restored ${svc.restored.markets} markets)` : ''}`,
     `  venues:  ${c.venues.filter((v) => v.enabled).map((v) => `${v.slug} (${v.protocol}, ${v.connection.mode})`).join(', ')}`,
   ];
@@ -82,6 +84,31 @@ export function program(): Command {
     .action((file: string, o: { protocol: string; book?: boolean; venue?: string }) => {
       const c = loadConfig();
       process.exitCode = normalizeFile(c, o.protocol, file, o, (s) => process.stdout.write(`${s}\n`), (s) => process.stderr.write(`${s}\n`));
+    });
+  const keys = p.command('keys').description('manage API keys (works while the server runs, same DATA_DIR)');
+  const out = (s: string): void => void process.stdout.write(`${s}\n`);
+  const err = (s: string): void => void process.stderr.write(`${s}\n`);
+  keys
+    .command('create')
+    .description('create a key; prints it as the last line')
+    .requiredOption('--plan <plan>', 'free, dev, pro or enterprise')
+    .option('--account <name>', 'account name', 'default')
+    .option('--data-dir <dir>', 'data directory (env DATA_DIR)')
+    .action(async (o: { plan: string; account: string; dataDir?: string }) => {
+      process.exitCode = await keysCommand(config(o), 'create', o, out, err);
+    });
+  keys
+    .command('list')
+    .option('--data-dir <dir>', 'data directory (env DATA_DIR)')
+    .action(async (o: { dataDir?: string }) => {
+      process.exitCode = await keysCommand(config(o), 'list', {}, out, err);
+    });
+  keys
+    .command('revoke')
+    .argument('<key-or-id>')
+    .option('--data-dir <dir>', 'data directory (env DATA_DIR)')
+    .action(async (key: string, o: { dataDir?: string }) => {
+      process.exitCode = await keysCommand(config(o), 'revoke', { key }, out, err);
     });
   return p;
 }

@@ -43,8 +43,12 @@ const STATUS_TEXT: Record<number, string> = {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 
 /** The spec's error body (section 7), with a machine-readable code and the request id. */
-export function errorReply(status: number, code: string, message: string, extra: Record<string, unknown> = {}): Reply {
-  return { status, body: JSON.stringify({ error: message, success: false, code, ...extra }) };
+export function errorReply(status: number, code: string, message: string, extra: Record<string, unknown> = {}, retryAfterSec?: number): Reply {
+  return {
+    status,
+    body: JSON.stringify({ error: message, success: false, code, ...extra }),
+    ...(retryAfterSec !== undefined ? { headers: { 'Retry-After': String(retryAfterSec) } } : {}),
+  };
 }
 
 export function jsonReply(body: unknown, status = 200): Reply {

@@ -1,7 +1,8 @@
 import type { Config } from '../../config/schema.js';
 import { isLive } from '../../state/catalog.js';
 import type { EngineState } from '../../state/engine.js';
-import type { HttpServer, Reply } from '../http.js';
+import type { Api } from '../../access/api.js';
+import type { Reply } from '../http.js';
 
 export interface PlatformStatus {
   /** All markets ever ingested (spec 2.13). */
@@ -75,16 +76,31 @@ export function computeStatus(config: Config, state: EngineState, now: number, s
  * GET /api/v2/status (no key). The body is rebuilt at most every `cacheMs`: it changes with every
  * quote (last_updated), and rebuilding it per request would cost more than serving it.
  */
-export function registerStatus(http: HttpServer, base: string, config: Config, state: EngineState, startedAt: number, cacheMs = 100): void {
+export function registerStatus(api: Api, config: Config, state: EngineState, startedAt: number, cacheMs = 100): void {
   let cached: Reply | undefined;
   let cachedAt = 0;
-  http.get(`${base}/status`, () => {
-    const now = Date.now();
-    if (!cached || now - cachedAt >= cacheMs) {
-      const s = computeStatus(config, state, now, startedAt);
-      cached = { status: s.status === 'unknown' ? 503 : 200, body: JSON.stringify(s) };
-      cachedAt = now;
-    }
-    return cached;
+  api.route({
+    path: '/status',
+    summary: 'Service health and per-venue market counts',
+    description: 'No key needed. ok when a strict majority of venues have live markets; degraded when that majority is lost or a catalog refresh is stale; HTTP 503 with status unknown when health cannot be determined.',
+    tags: ['status'],
+    auth: false,
+    responseSchema: {
+      type: 'object',
+      properties: {
+        status: { enum: ['ok', 'degraded', 'unknown'] },
+        platforms: { type: 'object', additionalProperties: { type: 'object', properties: { active_markets: { type: 'integer' }, live_markets: { type: 'integer' } } } },
+        last_updated: { type: ['string', 'null'], format: 'date-time' },
+      },
+    },
+    handler: () => {
+      const now = Date.now();
+      if (!cached || now - cachedAt >= cacheMs) {
+        const s = computeStatus(config, state, now, startedAt);
+        cached = { status: s.status === 'unknown' ? 503 : 200, body: JSON.stringify(s) };
+        cachedAt = now;
+      }
+      return cached;
+    },
   });
 }

@@ -1,0 +1,181 @@
+import { z } from 'zod';
+import type { HttpServer, Reply, RequestCtx } from '../server/http.js';
+import { errorReply, jsonReply } from '../server/http.js';
+import type { KeyRecord, KeyStore } from './keys.js';
+import { decodePathSegment, docOf, ParamError, parseQuery, validate } from './params.js';
+import type { Plan, PlanName, QuotaGroup } from './plans.js';
+import type { QuotaLedger } from './quota.js';
+
+/** What a route handler sees: the request plus its validated query, path params and caller. */
+export interface ApiCtx<Q> extends RequestCtx {
+  readonly query: Q;
+  readonly path_: Readonly<Record<string, string>>;
+  readonly key: KeyRecord | undefined;
+  readonly plan: Plan | undefined;
+}
+
+export interface RouteSpec<Q> {
+  /** Path under the API base, `:name` for path parameters. */
+  readonly path: string;
+  readonly summary: string;
+  readonly description?: string;
+  readonly tags?: readonly string[];
+  /** Needs an API key (default true; only /status and /openapi.json say false). */
+  readonly auth?: boolean;
+  /** Monthly quota group the route counts against. */
+  readonly group?: QuotaGroup;
+  /** Name plans can block (plans.json `blocked`), e.g. "arb". */
+  readonly endpoint?: string;
+  /** zod object of query parameters built with `p.*` helpers (refinements allowed). */
+  readonly query?: z.ZodType<Q>;
+  /** Path parameters: name → description. */
+  readonly pathParams?: Readonly<Record<string, string>>;
+  readonly responseDescription?: string;
+  /** Example or schema of a 200 body, for the OpenAPI document. */
+  readonly responseSchema?: Record<string, unknown>;
+  readonly handler: (ctx: ApiCtx<Q>) => Reply | Promise<Reply>;
+}
+
+const AUTH_MESSAGES = {
+  missing: 'API key required: send it in the X-API-Key header (or the api_key query parameter)',
+  invalid: 'invalid API key',
+  revoked: 'API key has been revoked',
+} as const;
+
+/**
+ * The one request pipeline every endpoint plugs into (issue: access layer). Declaring a route
+ * gives it, in order: API key check (401), plan gate (403 auth.endpoint_blocked), the per-second
+ * bucket (429 + Retry-After), query and path validation (400 naming the parameter), the monthly
+ * and group quotas (429), every rate-limit header, and an entry in the OpenAPI document.
+ */
+export class Api {
+  private readonly specs: RouteSpec<unknown>[] = [];
+
+  constructor(
+    private readonly http: HttpServer,
+    readonly base: string,
+    private readonly keys: KeyStore,
+    private readonly quota: QuotaLedger,
+    private readonly plans: Readonly<Record<PlanName, Plan>>,
+  ) {}
+
+  route<Q>(spec: RouteSpec<Q>): void {
+    this.specs.push(spec as RouteSpec<unknown>);
+    const auth = spec.auth ?? true;
+    this.http.get(`${this.base}${spec.path}`, (ctx) => this.run(spec, auth, ctx));
+  }
+
+  private run<Q>(spec: RouteSpec<Q>, auth: boolean, ctx: RequestCtx): Reply | Promise<Reply> {
+    let raw: Record<string, string> = {};
+    let queryError: ParamError | undefined;
+    let keyRecord: KeyRecord | undefined;
+    let plan: Plan | undefined;
+    const h = ctx.responseHeaders;
+    try {
+      raw = parseQuery(ctx.rawQuery);
+    } catch (e) {
+      if (!(e instanceof ParamError)) throw e;
+      // Still authenticate and rate-limit a malformed request before answering it.
+      queryError = e;
+    }
+    const queryKey = queryError ? lenientKey(ctx.rawQuery) : raw['api_key'];
+    delete raw['api_key'];
+    if (auth) {
+      const v = this.keys.verify(ctx.headers.get('x-api-key') ?? queryKey);
+      if (!v.ok) return errorReply(401, `auth.${v.reason}_key`, AUTH_MESSAGES[v.reason]);
+      keyRecord = v.record;
+      plan = this.plans[v.record.plan];
+      if (spec.endpoint && plan.blocked.includes(spec.endpoint))
+        return errorReply(403, 'auth.endpoint_blocked', `the ${plan.name} plan does not include ${this.base}${spec.path}; upgrade to a plan that includes ${spec.endpoint}`);
+      const r = this.quota.rate(keyRecord.id, plan, h);
+      if (!r.ok) return errorReply(429, 'rate_limit.second', r.message, {}, r.retryAfterSec);
+    }
+    let query: Q;
+    const pathParams: Record<string, string> = {};
+    if (queryError) return errorReply(400, queryError.code, queryError.message);
+    try {
+      for (const [k, v] of Object.entries(ctx.params)) pathParams[k] = decodePathSegment(k, v);
+      query = spec.query ? validate(spec.query, raw) : (undefined as Q);
+    } catch (e) {
+      if (e instanceof ParamError) return errorReply(400, e.code, e.message);
+      throw e;
+    }
+    if (keyRecord && plan) {
+      const r = this.quota.consume(keyRecord.id, plan, spec.group, h);
+      if (!r.ok) return errorReply(429, spec.group ? `rate_limit.${spec.group}` : 'rate_limit.month', r.message, {}, r.retryAfterSec);
+    }
+    return spec.handler({ ...ctx, query, path_: pathParams, key: keyRecord, plan });
+  }
+
+  /** The OpenAPI 3.1 document of every declared route (spec 9: version 2.x). */
+  openapi(serverUrl: string, version = '2.1.0'): Record<string, unknown> {
+    const paths: Record<string, Record<string, unknown>> = {};
+    for (const s of this.specs) {
+      const params: unknown[] = [];
+      for (const [name, description] of Object.entries(s.pathParams ?? {})) params.push({ name, in: 'path', required: true, description, schema: { type: 'string' } });
+      const shape = s.query && 'shape' in s.query ? (s.query as unknown as z.ZodObject).shape : {};
+      for (const [name, schema] of Object.entries(shape)) {
+        const d = docOf(schema as z.ZodType);
+        params.push({ name, in: 'query', required: d?.required ?? false, ...(d?.description ? { description: d.description } : {}), schema: d?.schema ?? { type: 'string' } });
+      }
+      const auth = s.auth ?? true;
+      const responses: Record<string, unknown> = {
+        200: { description: s.responseDescription ?? 'OK', content: { 'application/json': { schema: s.responseSchema ?? { type: 'object' } } } },
+        400: { $ref: '#/components/responses/BadRequest' },
+      };
+      if (auth) Object.assign(responses, { 401: { $ref: '#/components/responses/Unauthorized' }, 403: { $ref: '#/components/responses/Forbidden' }, 429: { $ref: '#/components/responses/TooManyRequests' } });
+      paths[s.path.replace(/:([A-Za-z_]+)/g, '{$1}')] = {
+        get: {
+          summary: s.summary,
+          ...(s.description ? { description: s.description } : {}),
+          tags: s.tags ?? [],
+          operationId: s.path.replace(/[/:{}-]+/g, '_').replace(/^_|_$/g, '') || 'root',
+          parameters: params,
+          security: auth ? [{ ApiKeyHeader: [] }, { ApiKeyQuery: [] }] : [],
+          ...(s.group ? { 'x-quota-group': s.group } : {}),
+          responses,
+        },
+      };
+    }
+    const error = { type: 'object', required: ['error', 'success'], properties: { error: { type: 'string' }, success: { type: 'boolean', const: false }, code: { type: 'string' }, request_id: { type: 'string' } } };
+    const errorResponse = (description: string): Record<string, unknown> => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+    return {
+      openapi: '3.1.0',
+      info: { title: 'crossbook Market Aggregation API', version, description: 'Read-only prediction-market data: prices, books, matching, signals. All prices are cents on a 0 to 100 scale.' },
+      servers: [{ url: serverUrl }],
+      paths,
+      components: {
+        securitySchemes: {
+          ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+          ApiKeyQuery: { type: 'apiKey', in: 'query', name: 'api_key', description: 'For quick tests only: the key ends up in logs and Referer headers.' },
+        },
+        schemas: { Error: error },
+        responses: {
+          BadRequest: errorResponse('Invalid or missing parameters'),
+          Unauthorized: errorResponse('No, invalid or revoked key'),
+          Forbidden: errorResponse('Plan does not allow the endpoint (code auth.endpoint_blocked)'),
+          TooManyRequests: { ...errorResponse('Per-second or monthly limit exceeded'), headers: { 'Retry-After': { schema: { type: 'integer' } } } },
+        },
+      },
+    };
+  }
+
+  /** Serves the OpenAPI document (no key), built once. */
+  serveOpenapi(serverUrl: string): void {
+    let body: string | undefined;
+    this.http.get(`${this.base}/openapi.json`, () => ({ status: 200, body: (body ??= JSON.stringify(this.openapi(serverUrl))) }));
+  }
+}
+
+export { jsonReply };
+
+/** The api_key parameter of a query string that failed strict parsing elsewhere. */
+function lenientKey(rawQuery: string): string | undefined {
+  const m = /(?:^|&)api_key=([^&]*)/.exec(rawQuery);
+  if (!m) return undefined;
+  try {
+    return decodeURIComponent(m[1]!);
+  } catch {
+    return m[1];
+  }
+}

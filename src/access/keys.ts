@@ -1,0 +1,114 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Database } from 'lmdb';
+import { isPlanName, type PlanName } from './plans.js';
+
+/** A key as stored: never the key itself, only its SHA-256. */
+export interface KeyRecord {
+  /** Short public id for listing and revoking ("key_" + 12 hex). */
+  readonly id: string;
+  /** hex SHA-256 of the full key. */
+  readonly hash: string;
+  /** The first characters of the key, to recognise it in a list ("pmx_AbCd…"). */
+  readonly hint: string;
+  readonly account: string;
+  readonly plan: PlanName;
+  readonly createdAt: string;
+  revokedAt?: string | undefined;
+}
+
+const KEY_RE = /^pmx_[A-Za-z0-9_-]{22,128}$/;
+
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/**
+ * API keys in LMDB (spec 5): `pmx_` + 192 random bits (base64url). Only hashes are stored. The
+ * server holds the table in memory and re-reads it when the `keys` version in LMDB changes
+ * (checked every `pollMs`), so keys created or revoked by `crossbook keys` in another process take
+ * effect within a second without any I/O on the request path.
+ */
+export class KeyStore {
+  private byHash = new Map<string, KeyRecord>();
+  private seenVersion = -1;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly db: Database) {
+    this.reload();
+  }
+
+  /** Creates a key; returns the plaintext (shown once) and its record. */
+  create(plan: PlanName, account = 'default'): { key: string; record: KeyRecord } {
+    if (!isPlanName(plan)) throw new Error(`unknown plan "${plan}"`);
+    const key = `pmx_${randomBytes(24).toString('base64url')}`;
+    const record: KeyRecord = {
+      id: `key_${randomBytes(6).toString('hex')}`,
+      hash: hashKey(key),
+      hint: `${key.slice(0, 8)}…`,
+      account,
+      plan,
+      createdAt: new Date().toISOString(),
+    };
+    this.db.transactionSync(() => {
+      this.db.putSync(`k:${record.hash}`, record);
+      this.db.putSync('version', ((this.db.get('version') as number | undefined) ?? 0) + 1);
+    });
+    this.reload();
+    return { key, record };
+  }
+
+  /** Revokes by key or by id. Returns the record, or undefined when there is no such key. */
+  revoke(keyOrId: string): KeyRecord | undefined {
+    const rec = keyOrId.startsWith('pmx_') ? this.byHash.get(hashKey(keyOrId)) : this.list().find((r) => r.id === keyOrId);
+    if (!rec) return undefined;
+    if (rec.revokedAt) return rec;
+    const updated: KeyRecord = { ...rec, revokedAt: new Date().toISOString() };
+    this.db.transactionSync(() => {
+      this.db.putSync(`k:${rec.hash}`, updated);
+      this.db.putSync('version', ((this.db.get('version') as number | undefined) ?? 0) + 1);
+    });
+    this.reload();
+    return updated;
+  }
+
+  list(): KeyRecord[] {
+    return [...this.byHash.values()].sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  }
+
+  /**
+   * Finds the active record of a presented key. The lookup is by hash, and the stored hash is
+   * compared in constant time, so response timing says nothing about how much of a key matched.
+   */
+  verify(key: string | undefined): { ok: true; record: KeyRecord } | { ok: false; reason: 'missing' | 'invalid' | 'revoked' } {
+    if (key === undefined || key === '') return { ok: false, reason: 'missing' };
+    if (!KEY_RE.test(key)) return { ok: false, reason: 'invalid' };
+    const h = hashKey(key);
+    const rec = this.byHash.get(h);
+    if (!rec || !timingSafeEqual(Buffer.from(rec.hash, 'hex'), Buffer.from(h, 'hex'))) return { ok: false, reason: 'invalid' };
+    if (rec.revokedAt) return { ok: false, reason: 'revoked' };
+    return { ok: true, record: rec };
+  }
+
+  /** Re-reads the table if another process changed it. */
+  reload(): void {
+    const v = (this.db.get('version') as number | undefined) ?? 0;
+    if (v === this.seenVersion) return;
+    const next = new Map<string, KeyRecord>();
+    for (const { value } of this.db.getRange({ start: 'k:', end: 'k;' })) {
+      const r = value as KeyRecord;
+      next.set(r.hash, r);
+    }
+    this.byHash = next;
+    this.seenVersion = v;
+  }
+
+  watch(pollMs = 500): void {
+    this.timer ??= setInterval(() => this.reload(), pollMs);
+    this.timer.unref?.();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}

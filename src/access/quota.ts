@@ -1,0 +1,134 @@
+import type { Database } from 'lmdb';
+import { GROUP_HEADER, type Plan, type QuotaGroup } from './plans.js';
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+interface MonthCounts {
+  month: string;
+  count: number;
+  groups: Partial<Record<QuotaGroup, number>>;
+}
+
+export type QuotaVerdict = { readonly ok: true } | { readonly ok: false; readonly retryAfterSec: number; readonly message: string };
+
+/** "2026-11" for a time in ms (UTC months). */
+export function monthOf(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 7);
+}
+
+/** Seconds from `ms` to the start of the next UTC month (at least 1). */
+export function secondsToNextMonth(ms: number): number {
+  const d = new Date(ms);
+  const next = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+  return Math.max(1, Math.ceil((next - ms) / 1000));
+}
+
+const show = (limit: number, used: number): string => (limit === 0 ? 'unlimited' : String(Math.max(0, limit - used)));
+
+/**
+ * Per-key rate limits (spec 5.6, 8): a per-second token bucket and monthly counters, overall and
+ * per quota group. All checks are in memory; monthly counters are written to LMDB in the
+ * background (`flush`, every second) and read back at start-up, so a restart does not reset
+ * anyone's month and the request path does no I/O. A limit of 0 is unlimited (headers say
+ * "unlimited").
+ */
+export class QuotaLedger {
+  private readonly buckets = new Map<string, Bucket>();
+  private readonly months = new Map<string, MonthCounts>();
+  private readonly dirty = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly db: Database | undefined,
+    private readonly now: () => number = Date.now,
+  ) {
+    if (db) {
+      const month = monthOf(this.now());
+      for (const { key, value } of db.getRange({ start: 'm:', end: 'm;' })) {
+        const v = value as MonthCounts;
+        if (v.month === month) this.months.set(String(key).slice(2), v);
+      }
+    }
+  }
+
+  private counts(keyId: string, month: string): MonthCounts {
+    let c = this.months.get(keyId);
+    if (!c || c.month !== month) this.months.set(keyId, (c = { month, count: 0, groups: {} }));
+    return c;
+  }
+
+  /** The per-second bucket: takes a token or says when one will be there. Sets the second headers. */
+  rate(keyId: string, plan: Plan, headers: Record<string, string>): QuotaVerdict {
+    const lim = plan.perSecond;
+    if (lim === 0) {
+      headers['X-RateLimit-Limit-Second'] = 'unlimited';
+      headers['X-RateLimit-Remaining-Second'] = 'unlimited';
+      return { ok: true };
+    }
+    const now = this.now();
+    let b = this.buckets.get(keyId);
+    if (!b) this.buckets.set(keyId, (b = { tokens: lim, at: now }));
+    b.tokens = Math.min(lim, b.tokens + ((now - b.at) / 1000) * lim);
+    b.at = now;
+    headers['X-RateLimit-Limit-Second'] = String(lim);
+    if (b.tokens < 1) {
+      headers['X-RateLimit-Remaining-Second'] = '0';
+      return { ok: false, retryAfterSec: Math.max(1, Math.ceil((1 - b.tokens) / lim)), message: `per-second limit of ${lim} requests exceeded` };
+    }
+    b.tokens -= 1;
+    headers['X-RateLimit-Remaining-Second'] = String(Math.floor(b.tokens));
+    return { ok: true };
+  }
+
+  /** Counts one request against the month (and its group). Sets the month headers. */
+  consume(keyId: string, plan: Plan, group: QuotaGroup | undefined, headers: Record<string, string>): QuotaVerdict {
+    const now = this.now();
+    const c = this.counts(keyId, monthOf(now));
+    const gLimit = group ? plan.groups[group] : 0;
+    const gUsed = group ? (c.groups[group] ?? 0) : 0;
+    const monthOver = plan.monthly !== 0 && c.count >= plan.monthly;
+    const groupOver = group !== undefined && gLimit !== 0 && gUsed >= gLimit;
+    if (!monthOver && !groupOver) {
+      c.count++;
+      if (group) c.groups[group] = gUsed + 1;
+      this.dirty.add(keyId);
+    }
+    headers['X-RateLimit-Limit-Month'] = plan.monthly === 0 ? 'unlimited' : String(plan.monthly);
+    headers['X-RateLimit-Remaining-Month'] = show(plan.monthly, c.count);
+    if (group) {
+      const h = GROUP_HEADER[group];
+      headers[`X-RateLimit-Limit-${h}-Month`] = gLimit === 0 ? 'unlimited' : String(gLimit);
+      headers[`X-RateLimit-Remaining-${h}-Month`] = show(gLimit, c.groups[group] ?? 0);
+    }
+    if (monthOver) return { ok: false, retryAfterSec: secondsToNextMonth(now), message: `monthly limit of ${plan.monthly} requests exceeded` };
+    if (groupOver) return { ok: false, retryAfterSec: secondsToNextMonth(now), message: `monthly ${group!.replace('_', '-')} quota of ${gLimit} requests exceeded` };
+    return { ok: true };
+  }
+
+  /** Used counts of a key this month (for tests and `crossbook keys list`). */
+  used(keyId: string): MonthCounts | undefined {
+    return this.months.get(keyId);
+  }
+
+  /** Writes changed counters; resolves when durable. */
+  async flush(): Promise<void> {
+    if (!this.db || this.dirty.size === 0) return;
+    const ids = [...this.dirty];
+    this.dirty.clear();
+    await Promise.all(ids.map((id) => this.db!.put(`m:${id}`, { ...this.months.get(id)! })));
+  }
+
+  start(everyMs = 1000): void {
+    this.timer ??= setInterval(() => void this.flush(), everyMs);
+    this.timer.unref?.();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.flush();
+  }
+}
