@@ -30,6 +30,12 @@ export function hashKey(key: string): string {
  */
 export class KeyStore {
   private byHash = new Map<string, KeyRecord>();
+  /**
+   * Keys already verified, by the presented string: saves a SHA-256 per request (a large share of
+   * the access layer's cost). Cleared whenever the table is re-read, so revocation still applies
+   * within a poll interval.
+   */
+  private verified = new Map<string, KeyRecord>();
   private seenVersion = -1;
   private timer: NodeJS.Timeout | undefined;
 
@@ -81,10 +87,14 @@ export class KeyStore {
    */
   verify(key: string | undefined): { ok: true; record: KeyRecord } | { ok: false; reason: 'missing' | 'invalid' | 'revoked' } {
     if (key === undefined || key === '') return { ok: false, reason: 'missing' };
+    const hit = this.verified.get(key);
+    if (hit) return hit.revokedAt ? { ok: false, reason: 'revoked' } : { ok: true, record: hit };
     if (!KEY_RE.test(key)) return { ok: false, reason: 'invalid' };
     const h = hashKey(key);
     const rec = this.byHash.get(h);
     if (!rec || !timingSafeEqual(Buffer.from(rec.hash, 'hex'), Buffer.from(h, 'hex'))) return { ok: false, reason: 'invalid' };
+    if (this.verified.size >= 100_000) this.verified.clear();
+    this.verified.set(key, rec);
     if (rec.revokedAt) return { ok: false, reason: 'revoked' };
     return { ok: true, record: rec };
   }
@@ -99,6 +109,7 @@ export class KeyStore {
       next.set(r.hash, r);
     }
     this.byHash = next;
+    this.verified = new Map();
     this.seenVersion = v;
   }
 
