@@ -5,15 +5,16 @@ import { OrderBook, BookIntegrityError } from '../core/book.js';
 import type { NormalizedEvent } from '../core/types.js';
 import { PROTOCOL_MODULES } from '../venues/index.js';
 
-/** Reads a file of raw frames: a JSON array in arrival order, or JSON lines. */
+/** Reads a file of raw frames: a JSON array in arrival order, a single JSON document, or JSON lines. */
 export function readFrames(text: string): unknown[] {
   const trimmed = text.trim();
-  if (trimmed.startsWith('[')) {
+  if (trimmed.startsWith('[') || trimmed.startsWith('{')) {
     try {
       const v = JSON.parse(trimmed) as unknown;
-      if (Array.isArray(v)) return v;
+      // One JSON document: an array of frames in arrival order, or a single frame/response.
+      return Array.isArray(v) ? v : [v];
     } catch {
-      // Not one JSON array: fall through to JSON lines (a line may itself be an array frame).
+      // Not one JSON document: fall through to JSON lines (a line may itself be an array frame).
     }
   }
   const out: unknown[] = [];
@@ -42,7 +43,6 @@ export function normalizeFrames(config: Config, protocol: Protocol, frames: read
   const events: NormalizedEvent[] = [];
   const books = new Map<string, OrderBook>();
   let gaps = 0;
-  let t = 0;
   for (const f of frames) {
     let raw = f;
     if (typeof raw === 'string') {
@@ -53,8 +53,7 @@ export function normalizeFrames(config: Config, protocol: Protocol, frames: read
         continue;
       }
     }
-    mapper.stats.frames++;
-    for (const ev of mapper.map(raw, ++t)) {
+    for (const ev of mapper.map(raw, Date.now())) {
       events.push(ev);
       if (ev.type === 'feed' && ev.state === 'gap') {
         gaps++;

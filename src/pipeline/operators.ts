@@ -11,7 +11,7 @@ export interface RawFrame {
 
 /**
  * raw frames → normalized events through one protocol mapper. Text is JSON-parsed here; a frame
- * that does not parse is counted as malformed (`json`) and dropped. One operator, plain loop
+ * that does not parse is counted as malformed (`json`) and dropped (the mapper counts the rest). One operator, plain loop
  * inside (RxJS costs per operator, not per line of code).
  */
 export function mapFrames(mapper: Mapper): OperatorFunction<RawFrame, NormalizedEvent> {
@@ -28,7 +28,6 @@ export function mapFrames(mapper: Mapper): OperatorFunction<RawFrame, Normalized
               return;
             }
           }
-          mapper.stats.frames++;
           for (const ev of mapper.map(raw, f.localTimestamp)) {
             mapper.stats.events++;
             sub.next(ev);

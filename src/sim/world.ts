@@ -515,8 +515,8 @@ export class SimWorld implements SimWorldApi {
       }
     }
     for (const ev of this.events) {
-      if (ev.futures) continue;
-      const next = now >= ev.closeTime ? 'final' : ev.home && now >= ev.startTime ? 'live' : 'scheduled';
+      // Futures are never "live" (no game in progress); they close and settle at their close time.
+      const next = now >= ev.closeTime ? 'final' : ev.home && !ev.futures && now >= ev.startTime ? 'live' : 'scheduled';
       if (next === ev.state) continue;
       ev.state = next;
       if (next === 'final') for (const p of ev.props) p.resolved ??= this.rng.next() * 10_000 < p.fair ? 'yes' : 'no';

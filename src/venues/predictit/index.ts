@@ -1,0 +1,14 @@
+import type { ProtocolModule } from '../protocol.js';
+import { createPredictItFeed } from './feed.js';
+import { createPredictItMapper } from './mappers.js';
+
+export { createPredictItFeed } from './feed.js';
+export { PredictItMapper, createPredictItMapper, contractQuote, contractUpsert, mapMarket } from './mappers.js';
+export * from './raw.js';
+
+/** PredictIt marketdata (venue_c by default): polled REST, one market per contract. */
+export const protocol: ProtocolModule = {
+  protocol: 'predictit',
+  createMapper: createPredictItMapper,
+  createFeed: createPredictItFeed,
+};
