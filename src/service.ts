@@ -2,6 +2,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Subscription } from 'rxjs';
 import { Api } from './access/api.js';
+import { ApiContext } from './api/context.js';
+import { registerDataRoutes } from './api/index.js';
 import { KeyStore } from './access/keys.js';
 import { loadPlans } from './access/plans.js';
 import { QuotaLedger } from './access/quota.js';
@@ -73,6 +75,7 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
   const http = new HttpServer(log);
   const api = new Api(http, API_BASE, keys, quota, plans);
   registerStatus(api, config, state, startedAt);
+  registerDataRoutes(api, new ApiContext(config, state, persistence));
   http.get('/', () => ({ status: 200, body: JSON.stringify({ name: 'crossbook', api: API_BASE, status: `${API_BASE}/status`, openapi: `${API_BASE}/openapi.json` }) }));
   const port = opts.listen === false ? 0 : await http.listen(config.server.host, config.server.port);
   const url = config.server.baseUrl ?? `http://${config.server.host}:${port}`;

@@ -1,0 +1,65 @@
+import type { Config } from '../config/schema.js';
+import type { Persistence } from '../persist/store.js';
+import type { EngineState } from '../state/engine.js';
+import { FragmentCache } from './views.js';
+import { VenueDirectory } from './venues.js';
+
+/** What the data endpoints read from: the state, the persisted history, the venue directory. */
+export class ApiContext {
+  readonly venues: VenueDirectory;
+  readonly fragments = new FragmentCache();
+  private sortedKeys: string[] = [];
+  private sortedAt = -1;
+  private addedSinceSort = true;
+
+  constructor(
+    readonly config: Config,
+    readonly state: EngineState,
+    readonly persistence: Persistence,
+  ) {
+    this.venues = new VenueDirectory(config);
+    state.catalog.changes$.subscribe((c) => {
+      if (c.kind === 'added') this.addedSinceSort = true;
+    });
+  }
+
+  /**
+   * Every market key, sorted (venue label, then market id): the order of /markets pages and the
+   * base of keyset cursors, stable while markets are added. Re-sorted only after additions.
+   */
+  marketKeys(): readonly string[] {
+    if (this.addedSinceSort || this.sortedAt !== this.state.catalog.size) {
+      this.sortedKeys = [...this.state.catalog.all()].map((m) => `${m.venue}:${m.marketId}`).sort();
+      this.sortedAt = this.state.catalog.size;
+      this.addedSinceSort = false;
+    }
+    return this.sortedKeys;
+  }
+}
+
+/** First index in sorted `keys` strictly after `key` (binary search). */
+export function after(keys: readonly string[], key: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid]! <= key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Opaque cursors: base64url JSON, validated on the way back in. */
+export function encodeCursor(v: Record<string, unknown>): string {
+  return Buffer.from(JSON.stringify(v)).toString('base64url');
+}
+
+export function decodeCursor(s: string): Record<string, unknown> | undefined {
+  if (!/^[A-Za-z0-9_-]{1,2000}$/.test(s)) return undefined;
+  try {
+    const v = JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) as unknown;
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,112 @@
+import { z } from 'zod';
+import type { Api } from '../access/api.js';
+import { p } from '../access/params.js';
+import { errorReply } from '../server/http.js';
+import type { MarketRecord } from '../state/catalog.js';
+import { after, decodeCursor, encodeCursor, type ApiContext } from './context.js';
+import { apiStatus } from './views.js';
+
+interface PageCache {
+  readonly body: string;
+  readonly catalogVersion: number;
+  /** [market key, catalog updatedAt, quote version] of every market on the page. */
+  readonly deps: readonly (readonly [string, number, number])[];
+}
+
+/** GET /markets (spec 4.5): a page of markets across venues with live quotes. */
+export function registerMarkets(api: Api, ctx: ApiContext): void {
+  const slugs = ctx.venues.slugs();
+  const query = z.object({
+    platform: p.enum(slugs, { description: 'venue filter' }),
+    status: p.enum(['active', 'closed', 'all'] as const, { default: 'active', retired: ['resolved', 'cancelled'] }),
+    category: p.string({ max: 100, description: 'category or tag, case-insensitive' }),
+    q: p.string({ max: 200, description: 'matches title, market_id and series_title (case-insensitive substring)' }),
+    include: p.enum(['rules'] as const, { description: 'rules adds the optional rules object' }),
+    limit: p.int({ min: 1, max: 2000, default: 50 }),
+    cursor: p.string({ max: 2000, description: 'opaque token from a previous page' }),
+  });
+  const pages = new Map<string, PageCache>();
+  const counts = new Map<string, { version: number; count: number }>();
+
+  api.route({
+    path: '/markets',
+    summary: 'Markets with current prices, across venues',
+    tags: ['markets'],
+    query,
+    responseDescription: '{markets: Market[], total_count: integer|null, as_of: date-time, cursor: string|null}',
+    handler: (c) => {
+      const qy = c.query;
+      let startAfter = '';
+      if (qy.cursor !== undefined) {
+        const cur = decodeCursor(qy.cursor);
+        if (!cur || typeof cur['k'] !== 'string') return errorReply(400, 'validation.invalid_cursor', 'invalid parameter "cursor": not a cursor this API issued');
+        startAfter = cur['k'];
+      }
+      const label = qy.platform ? ctx.venues.bySlug.get(qy.platform)!.label : undefined;
+      const cacheKey = JSON.stringify([label, qy.status, qy.category, qy.q, qy.include, qy.limit, startAfter]);
+      const catalog = ctx.state.catalog;
+      const hit = pages.get(cacheKey);
+      if (hit && hit.catalogVersion === catalog.version && hit.deps.every(([k, at, qv]) => catalog.byKey(k)?.updatedAt === at && (quoteOf(ctx, k)?.version ?? -1) === qv))
+        return { status: 200, body: hit.body };
+
+      const cat = qy.category?.toLowerCase();
+      const needle = qy.q?.toLowerCase();
+      const match = (m: MarketRecord): boolean => {
+        if (label && m.venue !== label) return false;
+        if (qy.status !== 'all' && apiStatus(m) !== qy.status) return false;
+        if (cat !== undefined && m.category?.toLowerCase() !== cat && !(m.tags ?? []).some((t) => t.toLowerCase() === cat)) return false;
+        if (needle !== undefined && !m.title.toLowerCase().includes(needle) && !m.marketId.toLowerCase().includes(needle) && !(m.seriesTitle ?? '').toLowerCase().includes(needle)) return false;
+        return true;
+      };
+      const keys = ctx.marketKeys();
+      let i = startAfter ? after(keys, startAfter) : label ? lowerBound(keys, `${label}:`) : 0;
+      const parts: string[] = [];
+      const deps: [string, number, number][] = [];
+      let last = '';
+      let more = false;
+      for (; i < keys.length; i++) {
+        const k = keys[i]!;
+        if (label && !k.startsWith(`${label}:`)) break;
+        const m = catalog.byKey(k);
+        if (!m || !match(m)) continue;
+        if (parts.length === qy.limit) {
+          more = true;
+          break;
+        }
+        const v = ctx.venues.byLabel.get(m.venue)!;
+        const q = quoteOf(ctx, k);
+        parts.push(ctx.fragments.get(k, v, m, q, qy.include === 'rules'));
+        deps.push([k, m.updatedAt, q?.version ?? -1]);
+        last = k;
+      }
+      const countKey = JSON.stringify([label, qy.status, cat, needle]);
+      let total = counts.get(countKey);
+      if (!total || total.version !== catalog.version) {
+        let n = 0;
+        for (const m of label ? catalog.venue(label).values() : catalog.all()) if (match(m)) n++;
+        counts.set(countKey, (total = { version: catalog.version, count: n }));
+      }
+      const cursor = more ? JSON.stringify(encodeCursor({ k: last })) : 'null';
+      const body = `{"markets":[${parts.join(',')}],"total_count":${total.count},"as_of":"${new Date().toISOString()}","cursor":${cursor}}`;
+      if (pages.size > 5000) pages.clear();
+      pages.set(cacheKey, { body, catalogVersion: catalog.version, deps });
+      return { status: 200, body };
+    },
+  });
+}
+
+function quoteOf(ctx: ApiContext, key: string) {
+  const i = key.indexOf(':');
+  return ctx.state.quotes.get(key.slice(0, i), key.slice(i + 1));
+}
+
+function lowerBound(keys: readonly string[], key: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid]! < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

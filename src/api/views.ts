@@ -1,0 +1,116 @@
+import type { VenueConfig } from '../config/schema.js';
+import { toCents } from '../core/price.js';
+import type { MarketRecord } from '../state/catalog.js';
+import type { QuoteRecord } from '../state/quotes.js';
+import { marketUrl } from './venues.js';
+
+/** cents from units, or null when missing (spec 2.1: a stored zero is 0, missing is null). */
+export function cents(u: number | undefined): number | null {
+  return u === undefined ? null : toCents(u);
+}
+
+/** The API's simple status of a market: the /markets filter vocabulary (active, closed) plus upcoming. */
+export function apiStatus(m: MarketRecord): 'active' | 'closed' | 'upcoming' {
+  return m.status === 'active' ? 'active' : m.status === 'initialized' ? 'upcoming' : 'closed';
+}
+
+/** The venue's own market id behind an API id (prefix stripped for prefixed venues). */
+export function nativeId(v: VenueConfig, marketId: string): string {
+  const p = `${v.slug}_`;
+  return v.idPrefix && marketId.startsWith(p) ? marketId.slice(p.length) : marketId;
+}
+
+/**
+ * ticker_name (spec 2.3): the venue's own market id for prefixed venues (venue_g, venue_h: the
+ * API id carries the slug prefix), else the venue's human-readable key: the market slug where the
+ * venue has one (Polymarket), otherwise the ticker/id.
+ */
+export function tickerName(v: VenueConfig, m: MarketRecord): string {
+  if (v.idPrefix) return nativeId(v, m.marketId);
+  const slug = m.extra?.['slug'];
+  return typeof slug === 'string' && slug !== '' ? slug : m.marketId;
+}
+
+export interface MarketJson {
+  platform: string;
+  market_id: string;
+  title: string;
+  series_title: string | null;
+  event_title: string | null;
+  ticker_name: string;
+  outcome: string | null;
+  category: string | null;
+  status: string;
+  close_time: string | null;
+  url: string | null;
+  yes_bid: number | null;
+  yes_ask: number | null;
+  no_bid: number | null;
+  no_ask: number | null;
+  last_price: number | null;
+  volume: number | null;
+  liquidity: number | null;
+  updated_at: string | null;
+  rules?: { primary: string | null; secondary: string | null } | undefined;
+}
+
+/**
+ * The market record of the API (spec 2.3), cents on the 0–100 scale. NO prices derive from the
+ * YES book (NO bid = 100 − YES ask). For yes-only venues that is still the honest NO price of
+ * the contract, so it is shown. For venue_b (spec 2.3 rule 2) last_price is clamped into the
+ * YES bid–ask band.
+ */
+export function marketJson(v: VenueConfig, m: MarketRecord, q: QuoteRecord | undefined, withRules = false): MarketJson {
+  const yesBid = q?.yesBid;
+  const yesAsk = q?.yesAsk;
+  let last = q?.lastPrice;
+  if (v.protocol === 'polymarket' && last !== undefined) {
+    if (yesBid !== undefined && last < yesBid) last = yesBid;
+    if (yesAsk !== undefined && last > yesAsk) last = yesAsk;
+  }
+  const out: MarketJson = {
+    platform: v.slug,
+    market_id: m.marketId,
+    title: m.title,
+    series_title: m.seriesTitle ?? null,
+    event_title: m.eventTitle ?? null,
+    ticker_name: tickerName(v, m),
+    outcome: m.outcome ?? null,
+    category: m.category ?? null,
+    status: apiStatus(m),
+    close_time: m.closeTime !== undefined ? new Date(m.closeTime).toISOString() : null,
+    url: m.url ?? marketUrl(v, nativeId(v, m.marketId), m.extra) ?? null,
+    yes_bid: cents(yesBid),
+    yes_ask: cents(yesAsk),
+    no_bid: yesAsk === undefined ? null : 100 - toCents(yesAsk),
+    no_ask: yesBid === undefined ? null : 100 - toCents(yesBid),
+    last_price: cents(last),
+    volume: q?.volume ?? m.volume ?? null,
+    liquidity: q?.liquidity ?? m.liquidity ?? null,
+    updated_at: q && q.updatedAt > 0 ? new Date(q.updatedAt).toISOString() : null,
+  };
+  if (withRules) {
+    const primary = m.extra?.['rules_primary'];
+    const secondary = m.extra?.['rules_secondary'];
+    out.rules = { primary: typeof primary === 'string' ? primary : null, secondary: typeof secondary === 'string' ? secondary : null };
+  }
+  return out;
+}
+
+/**
+ * Per-market JSON fragments, rebuilt only when the market or its quote changed: list endpoints
+ * join fragments instead of stringifying every market on every request.
+ */
+export class FragmentCache {
+  private readonly cache = new Map<string, { catalogAt: number; quoteVersion: number; json: string }>();
+
+  get(key: string, v: VenueConfig, m: MarketRecord, q: QuoteRecord | undefined, withRules: boolean): string {
+    if (withRules) return JSON.stringify(marketJson(v, m, q, true));
+    const qv = q?.version ?? -1;
+    const hit = this.cache.get(key);
+    if (hit && hit.catalogAt === m.updatedAt && hit.quoteVersion === qv) return hit.json;
+    const json = JSON.stringify(marketJson(v, m, q));
+    this.cache.set(key, { catalogAt: m.updatedAt, quoteVersion: qv, json });
+    return json;
+  }
+}

@@ -1,0 +1,72 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Api } from '../../src/access/api.js';
+import { KeyStore } from '../../src/access/keys.js';
+import { loadPlans } from '../../src/access/plans.js';
+import { QuotaLedger } from '../../src/access/quota.js';
+import { ApiContext } from '../../src/api/context.js';
+import { registerDataRoutes } from '../../src/api/index.js';
+import { loadConfig, type LoadOptions } from '../../src/config/load.js';
+import type { Config } from '../../src/config/schema.js';
+import { log } from '../../src/core/log.js';
+import type { NormalizedEvent } from '../../src/core/types.js';
+import { Persistence } from '../../src/persist/store.js';
+import { HttpServer } from '../../src/server/http.js';
+import { applyEvent, EngineState } from '../../src/state/engine.js';
+
+/**
+ * The real API (access layer + data routes) over an EngineState that the test fills with
+ * normalized events, without venues: endpoint tests control exactly what the state holds.
+ */
+export interface ApiHarness {
+  readonly config: Config;
+  readonly state: EngineState;
+  readonly persistence: Persistence;
+  readonly base: string;
+  readonly key: string;
+  apply(...evs: NormalizedEvent[]): void;
+  get(path: string, key?: string | null): Promise<{ status: number; body: any; headers: Headers }>;
+  close(): Promise<void>;
+}
+
+export async function apiHarness(opts: LoadOptions = {}): Promise<ApiHarness> {
+  const config = loadConfig({ env: {}, ...opts });
+  const dir = mkdtempSync(join(tmpdir(), 'cb-api-'));
+  const persistence = new Persistence(dir);
+  const state = new EngineState(config.venues);
+  persistence.attach(state);
+  const keys = new KeyStore(persistence.db('keys'));
+  const http = new HttpServer(log);
+  const api = new Api(http, '/api/v2', keys, new QuotaLedger(undefined), loadPlans());
+  registerDataRoutes(api, new ApiContext(config, state, persistence));
+  const port = await http.listen('127.0.0.1', 0);
+  const base = `http://127.0.0.1:${port}/api/v2`;
+  const { key } = keys.create('enterprise', 'tests');
+  return {
+    config,
+    state,
+    persistence,
+    base,
+    key,
+    apply: (...evs) => {
+      for (const e of evs) applyEvent(state, e);
+    },
+    async get(path, k) {
+      const r = await fetch(`${base}${path}`, { headers: k === null ? {} : { 'x-api-key': k ?? key } });
+      const text = await r.text();
+      let body: unknown = text;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        /* leave as text */
+      }
+      return { status: r.status, body, headers: r.headers };
+    },
+    async close() {
+      http.close();
+      await persistence.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

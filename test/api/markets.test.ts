@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { NormalizedEvent } from '../../src/core/types.js';
+import { apiHarness, type ApiHarness } from './harness.js';
+
+let h: ApiHarness;
+const T = Date.UTC(2026, 10, 22, 12);
+const ev = { timestamp: T, localTimestamp: T };
+
+beforeAll(async () => {
+  h = await apiHarness();
+  const evs: NormalizedEvent[] = [];
+  for (let i = 0; i < 30; i++)
+    evs.push({ ...ev, venue: 'venue_a', type: 'market', marketId: `KXTEST-26NOV22-T${String(i).padStart(2, '0')}`, title: `Test market ${i}?`, seriesTitle: 'Test series', status: i < 25 ? 'active' : 'finalized', category: i % 2 ? 'Crypto' : 'Sports', closeTime: T + 86_400_000 });
+  evs.push({ ...ev, venue: 'venue_b', type: 'market', marketId: '0xabc', title: 'Will Bitcoin reach $140,000 by December 31, 2026?', status: 'active', yesInstrument: 'Y1', noInstrument: 'N1', extra: { slug: 'will-bitcoin-reach-140k', eventSlug: 'btc-2026' } });
+  evs.push({ ...ev, venue: 'venue_b', type: 'book_snapshot', marketId: '0xabc', instrument: 'Y1', bids: [[4200, 100]], asks: [[4500, 50]] });
+  evs.push({ ...ev, venue: 'venue_b', type: 'trade', marketId: '0xabc', tradeId: 'x', price: 6000, yesPrice: 6000, size: 1 });
+  evs.push({ ...ev, venue: 'venue_a', type: 'book_snapshot', marketId: 'KXTEST-26NOV22-T01', instrument: 'KXTEST-26NOV22-T01', bids: [[0, 10]], asks: [[3300, 5], [3400, 7]] });
+  evs.push({ ...ev, venue: 'venue_h', type: 'market', marketId: 'venue_h_123456789', title: 'Seattle Seahawks', status: 'active', yesInstrument: '123456789' });
+  evs.push({ ...ev, venue: 'venue_h', type: 'book_snapshot', marketId: 'venue_h_123456789', instrument: '123456789', bids: [[5500, 10]], asks: [[5700, 10]] });
+  h.apply(...evs);
+});
+afterAll(() => h.close());
+
+describe('GET /markets (spec 4.5)', () => {
+  it('pages with a stable cursor until it is null', async () => {
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const r = await h.get(`/markets?platform=venue_a&limit=10${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(r.status).toBe(200);
+      expect(r.body.total_count).toBe(25);
+      expect(typeof r.body.as_of).toBe('string');
+      seen.push(...r.body.markets.map((m: { market_id: string }) => m.market_id));
+      cursor = r.body.cursor;
+      pages++;
+    } while (cursor);
+    expect(pages).toBe(3);
+    expect(new Set(seen).size).toBe(25);
+  });
+
+  it('serializes quotes in cents, a stored zero as 0 and a missing value as null (spec 2.1)', async () => {
+    const r = await h.get('/markets?platform=venue_a&q=T01');
+    const m = r.body.markets[0];
+    expect(m).toMatchObject({ platform: 'venue_a', market_id: 'KXTEST-26NOV22-T01', yes_bid: 0, yes_ask: 33, no_bid: 67, no_ask: 100, last_price: null, series_title: 'Test series', status: 'active' });
+    const other = (await h.get('/markets?platform=venue_a&q=T02')).body.markets[0];
+    expect(other).toMatchObject({ yes_bid: null, yes_ask: null, no_bid: null, no_ask: null, last_price: null });
+  });
+
+  it('keeps venue_b last_price inside the YES band (spec 2.3 rule 2) and fills ticker_name', async () => {
+    const m = (await h.get('/markets?platform=venue_b')).body.markets[0];
+    expect(m).toMatchObject({ yes_bid: 42, yes_ask: 45, last_price: 45, ticker_name: 'will-bitcoin-reach-140k' });
+    const hm = (await h.get('/markets?platform=venue_h')).body.markets[0];
+    expect(hm).toMatchObject({ market_id: 'venue_h_123456789', ticker_name: '123456789' });
+  });
+
+  it('filters by status, category and q', async () => {
+    expect((await h.get('/markets?platform=venue_a&status=closed')).body.total_count).toBe(5);
+    expect((await h.get('/markets?platform=venue_a&status=all&limit=2000')).body.markets).toHaveLength(30);
+    expect((await h.get('/markets?category=crypto&platform=venue_a')).body.total_count).toBe(12);
+    expect((await h.get('/markets?q=bitcoin')).body.markets.map((m: { platform: string }) => m.platform)).toEqual(['venue_b']);
+    expect((await h.get('/markets?q=test%20series&platform=venue_a')).body.total_count).toBe(25);
+  });
+
+  it('adds the rules object with include=rules', async () => {
+    const m = (await h.get('/markets?platform=venue_a&limit=1&include=rules')).body.markets[0];
+    expect(m.rules).toEqual({ primary: null, secondary: null });
+  });
+
+  it('rejects bad parameters with 400', async () => {
+    for (const qs of ['limit=0', 'limit=2001', 'limit=x', 'status=resolved', 'status=cancelled', 'platform=nasdaq', 'cursor=!!', 'cursor=eyJ4IjoxfQ', 'include=everything'])
+      expect((await h.get(`/markets?${qs}`)).status, qs).toBe(400);
+    expect((await h.get('/markets', null)).status).toBe(401);
+  });
+
+  it('serves an unchanged page from cache and a changed quote fresh', async () => {
+    const a = await h.get('/markets?platform=venue_b');
+    h.apply({ ...ev, localTimestamp: T + 1, venue: 'venue_b', type: 'book_delta', marketId: '0xabc', instrument: 'Y1', changes: [['bid', 4300, 5]] });
+    const b = await h.get('/markets?platform=venue_b');
+    expect(a.body.markets[0].yes_bid).toBe(42);
+    expect(b.body.markets[0].yes_bid).toBe(43);
+  });
+});
+
+describe('GET /prices/bulk (spec 4.9)', () => {
+  it('resolves known ids and lists the rest as unresolved', async () => {
+    const r = await h.get('/prices/bulk?ids=venue_b:0xabc,venue_a:KXTEST-26NOV22-T01,venue_a:NOPE,garbage,venue_z:1');
+    expect(r.status).toBe(200);
+    expect(r.body._meta).toEqual({ requested: 5, resolved: 2, unresolved_ids: ['venue_a:NOPE', 'garbage', 'venue_z:1'] });
+    expect(r.body.prices['venue_b:0xabc']).toMatchObject({ yes_bid: 43, yes_ask: 45, last_price: 60 });
+  });
+
+  it('400 for a missing list, empty items or more than 100 ids', async () => {
+    expect((await h.get('/prices/bulk')).status).toBe(400);
+    expect((await h.get('/prices/bulk?ids=a,,b')).status).toBe(400);
+    const many = Array.from({ length: 101 }, (_, i) => `venue_a:X${i}`).join(',');
+    expect((await h.get(`/prices/bulk?ids=${many}`)).status).toBe(400);
+  });
+});
+
+describe('GET /orderbook (spec 4.10, 2.8)', () => {
+  it('serves YES levels in cents with the NO side as complement, empty NO for yes-only venues', async () => {
+    const a = await h.get('/orderbook?platform=venue_a&market_id=KXTEST-26NOV22-T01');
+    expect(a.body.yes).toEqual({ bids: [{ price: 0, size: 10 }], asks: [{ price: 33, size: 5 }, { price: 34, size: 7 }] });
+    expect(a.body.no).toEqual({ bids: [{ price: 67, size: 5 }, { price: 66, size: 7 }], asks: [{ price: 100, size: 10 }] });
+    const hh = await h.get('/orderbook?platform=venue_h&market_id=venue_h_123456789');
+    expect(hh.body.yes.bids).toEqual([{ price: 55, size: 10 }]);
+    expect(hh.body.no).toEqual({ bids: [], asks: [] });
+  });
+
+  it('400 for venues without books and missing params; 404 for unknown markets', async () => {
+    expect((await h.get('/orderbook?platform=venue_c&market_id=1')).status).toBe(400);
+    expect((await h.get('/orderbook?platform=venue_a')).status).toBe(400);
+    expect((await h.get('/orderbook?platform=venue_a&market_id=NOPE')).status).toBe(404);
+  });
+});

@@ -1,0 +1,67 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { loadConfig } from '../src/config/load.js';
+import { startService, type Service } from '../src/service.js';
+
+/**
+ * The whole service on the embedded default (simulated venues on loopback), as a new user runs it:
+ * every venue live on /status, a demo key, and a restart on the same DATA_DIR serving the same
+ * markets at once, before the venues reconnect.
+ */
+const dir = mkdtempSync(join(tmpdir(), 'cb-service-'));
+const config = (): ReturnType<typeof loadConfig> =>
+  loadConfig({ env: {}, overrides: { dataDir: dir, server: { host: '127.0.0.1', port: 0, baseUrl: null }, sim: { ticksPerSecond: 400, seed: 7 }, ingest: { pollMs: 300 } } });
+let svc: Service | undefined;
+
+afterAll(async () => {
+  await svc?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Status {
+  status: string;
+  platforms: Record<string, { active_markets: number; live_markets: number; feed_healthy: boolean }>;
+  last_updated: string | null;
+}
+
+describe('crossbook service on the embedded default', () => {
+  let counts: Record<string, number> = {};
+
+  it('shows all eight venues live on /status', async () => {
+    svc = await startService(config());
+    expect(svc.demoKey).toMatch(/^pmx_/);
+    let s: Status | undefined;
+    await vi.waitFor(
+      async () => {
+        const r = await fetch(`${svc!.url}/api/v2/status`);
+        s = (await r.json()) as Status;
+        expect(Object.values(s.platforms).every((p) => p.feed_healthy && p.live_markets > 0)).toBe(true);
+      },
+      { timeout: 15_000, interval: 200 },
+    );
+    expect(s!.status).toBe('ok');
+    expect(Object.keys(s!.platforms)).toEqual(['venue_a', 'venue_b', 'venue_c', 'venue_d', 'venue_e', 'venue_f', 'venue_g', 'venue_h']);
+    expect(s!.last_updated).not.toBeNull();
+    counts = Object.fromEntries(Object.entries(s!.platforms).map(([k, v]) => [k, v.active_markets]));
+    // books are live: some venue_a market has a two-sided quote
+    const quotes = [...svc.state.quotes.all()].filter((q) => q.venue === 'venue_a' && q.yesBid !== undefined && q.yesAsk !== undefined);
+    expect(quotes.length).toBeGreaterThan(10);
+  });
+
+  it('a restart on the same DATA_DIR serves the same market counts at once', async () => {
+    await svc!.close();
+    // Restart with every venue unreachable (live mode at a closed port): what /status shows can
+    // only come from disk.
+    const c = config();
+    const dead = 'http://127.0.0.1:1';
+    const venues = c.venues.map((v) => ({ ...v, connection: { mode: 'live' as const, rest: dead, ws: 'ws://127.0.0.1:1', extra: { gamma: dead, data: dead } } }));
+    svc = await startService({ ...c, venues });
+    expect(svc.sim).toBeUndefined();
+    const r = await fetch(`${svc.url}/api/v2/status`);
+    const s = (await r.json()) as Status;
+    for (const [slug, n] of Object.entries(counts)) expect(s.platforms[slug]!.active_markets, slug).toBeGreaterThanOrEqual(n);
+    expect(svc.restored.markets).toBeGreaterThanOrEqual(Object.values(counts).reduce((a, b) => a + b, 0));
+  });
+});
