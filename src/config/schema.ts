@@ -134,6 +134,18 @@ export const appConfig = z
       })
       .strict(),
     persistence: z.object({ snapshotIntervalMs: z.number().int().min(100) }).strict(),
+    api: z
+      .object({
+        /** /trades: window of an unfiltered request without start_time (spec 4.16 rule 2). */
+        tradesDefaultWindowHours: z.number().positive(),
+        /** Trades older than this are pruned: the moving retention boundary (rule 1). */
+        tradesRetentionDays: z.number().positive(),
+        /** Feature flag of rule 4: 422 history_outside_hot_window instead of clamping. */
+        tradesStrictHotWindow: z.boolean(),
+        /** Where the 422 points for older history. */
+        historicalDataUrl: z.url().nullable(),
+      })
+      .strict(),
     ingest: z
       .object({
         reconnectMinMs: z.number().int().positive(),

@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rollup } from '../../src/api/history.js';
+import type { Candle } from '../../src/state/candles.js';
+import { apiHarness, type ApiHarness } from './harness.js';
+
+const MIN = 60_000;
+const c = (t: number, o: number, h: number, l: number, cl: number, volume: number, mid?: number): Candle => ({ venue: 'venue_a', marketId: 'M', t, o, h, l, c: cl, mid, volume, trades: volume ? 1 : 0 });
+
+describe('rollup (spec 2.6)', () => {
+  it('aggregates minutes into buckets with per-bucket volume', () => {
+    const out = rollup([c(0, 4000, 4100, 3900, 4050, 3, 4000), c(MIN, 4050, 4300, 4050, 4200, 2, 4150), c(5 * MIN, 4200, 4200, 4000, 4100, 1, 4100)], 5 * MIN, 0, 10 * MIN);
+    expect(out).toEqual([
+      { t: 0, open: 40, high: 43, low: 39, close: 42, volume: 5, mid: 41.5 },
+      { t: 300, open: 42, high: 42, low: 40, close: 41, volume: 1, mid: 41 },
+    ]);
+  });
+
+  it('carries the previous close through empty buckets, and mid falls back to close', () => {
+    const out = rollup([c(0, 9900, 10_000, 9900, 10_000, 4, undefined)], MIN, 0, 3 * MIN);
+    expect(out).toEqual([
+      { t: 0, open: 99, high: 100, low: 99, close: 100, volume: 4, mid: 100 },
+      { t: 60, open: 100, high: 100, low: 100, close: 100, volume: 0, mid: 100 },
+      { t: 120, open: 100, high: 100, low: 100, close: 100, volume: 0, mid: 100 },
+    ]);
+  });
+});
+
+let h: ApiHarness;
+const NOW = Date.now();
+const T0 = NOW - (NOW % MIN) - 10 * MIN;
+
+beforeAll(async () => {
+  h = await apiHarness();
+  h.apply({ venue: 'venue_a', type: 'market', marketId: 'KXA-1', title: 'A?', status: 'active', timestamp: T0, localTimestamp: T0 });
+  h.apply({ venue: 'venue_b', type: 'market', marketId: '0xc', title: 'B?', status: 'active', yesInstrument: 'YT', noInstrument: 'NT', timestamp: T0, localTimestamp: T0 });
+  for (let i = 0; i < 30; i++) {
+    const t = T0 + i * 20_000;
+    h.apply({ venue: 'venue_a', type: 'trade', marketId: 'KXA-1', tradeId: `a${i}`, price: 4000 + i * 10, yesPrice: 4000 + i * 10, size: 10, takerSide: 'yes', side: 'buy', timestamp: t, localTimestamp: t });
+    h.apply({ venue: 'venue_b', type: 'trade', marketId: '0xc', instrument: i % 2 ? 'YT' : 'NT', tradeId: `b${i}`, price: 5000, yesPrice: 5000, size: i + 1, side: 'buy', takerSide: 'yes', taker: i % 3 ? '0xAAA' : '0xBBB', timestamp: t, localTimestamp: t });
+  }
+  h.state.candles.flush(NOW, false);
+  await h.persistence.flushed();
+});
+afterAll(() => h.close());
+
+describe('GET /prices/history (spec 4.8)', () => {
+  it('serves 1m and 5m candles from the persisted minutes plus the open one', async () => {
+    const from = new Date(T0).toISOString();
+    const r1 = await h.get(`/prices/history?platform=venue_a&market_id=KXA-1&interval=1m&from=${from}`);
+    expect(r1.status).toBe(200);
+    expect(r1.body.candles[0]).toEqual({ t: T0 / 1000, open: 40, high: 40.2, low: 40, close: 40.2, volume: 30, mid: 40.2 });
+    expect(r1.body.candles.slice(0, 10).reduce((a: number, x: { volume: number }) => a + x.volume, 0)).toBe(300);
+    const r5 = await h.get(`/prices/history?platform=venue_a&market_id=KXA-1&interval=5m&from=${from}`);
+    expect(r5.body.candles.reduce((a: number, x: { volume: number }) => a + x.volume, 0)).toBe(300);
+  });
+
+  it('400s bad parameters and 404s unknown markets', async () => {
+    for (const qs of ['market_id=KXA-1', 'platform=venue_a', 'platform=venue_a&market_id=KXA-1&interval=2m', 'platform=venue_a&market_id=KXA-1&from=yesterday', 'platform=venue_a&market_id=KXA-1&from=2026-11-22T00:00:00Z&to=2026-11-21T00:00:00Z', 'platform=venue_a&market_id=KXA-1&interval=1m&from=2020-01-01T00:00:00Z'])
+      expect((await h.get(`/prices/history?${qs}`)).status, qs).toBe(400);
+    expect((await h.get('/prices/history?platform=venue_a&market_id=NOPE')).status).toBe(404);
+  });
+});
+
+describe('GET /trades (spec 4.16, 2.9)', () => {
+  it('returns the unified record, newest first, with the default window flagged', async () => {
+    const r = await h.get('/trades?limit=5');
+    expect(r.status).toBe(200);
+    expect(r.body.trades).toHaveLength(5);
+    expect(r.body.pagination).toMatchObject({ limit: 5, count: 5, has_more: true });
+    expect(r.body._meta.default_window_applied).toBe(true);
+    const t = r.body.trades[0];
+    expect(Object.keys(t).sort()).toEqual(['amount_usd', 'executed_at', 'maker_addr', 'market_id', 'platform', 'price', 'shares', 'side', 'taker_addr', 'taker_side', 'timestamp', 'token_id', 'trade_id'].sort());
+    expect(r.body.trades.map((x: { timestamp: number }) => x.timestamp)).toEqual([...r.body.trades.map((x: { timestamp: number }) => x.timestamp)].sort((a, b) => b - a));
+  });
+
+  it('paginates stably while trades arrive', async () => {
+    const seen: string[] = [];
+    let key: string | null = null;
+    let first = true;
+    do {
+      const r: { body: { trades: { trade_id: string }[]; pagination: { pagination_key: string | null } } } = await h.get(`/trades?platform=venue_a&limit=7${key ? `&pagination_key=${key}` : ''}`);
+      seen.push(...r.body.trades.map((x) => x.trade_id));
+      key = r.body.pagination.pagination_key;
+      if (first) {
+        first = false;
+        const t = Date.now();
+        h.apply({ venue: 'venue_a', type: 'trade', marketId: 'KXA-1', tradeId: 'late', price: 4000, yesPrice: 4000, size: 1, timestamp: t, localTimestamp: t });
+        await h.persistence.flushed();
+      }
+    } while (key);
+    expect(seen).toHaveLength(30);
+    expect(new Set(seen).size).toBe(30);
+  });
+
+  it('filters by market, token, wallet and min_total; filtered requests use the full range', async () => {
+    const byToken = await h.get('/trades?token_id=YT&limit=500');
+    expect(byToken.body.trades).toHaveLength(15);
+    expect(byToken.body._meta.default_window_applied).toBe(false);
+    const byWallet = await h.get('/trades?wallet=0xbbb&limit=500');
+    expect(byWallet.body.trades).toHaveLength(10);
+    const big = await h.get('/trades?platform=venue_b&min_total=10&limit=500');
+    expect(big.body.trades.every((x: { amount_usd: number }) => x.amount_usd >= 10)).toBe(true);
+    expect(big.body.trades).toHaveLength(11);
+    const asc = await h.get('/trades?market_id=KXA-1&order=asc&limit=1');
+    expect(asc.body.trades[0].trade_id).toBe('a0');
+  });
+
+  it('clamps an early start_time to the retention boundary', async () => {
+    const r = await h.get('/trades?start_time=1000&limit=1');
+    expect(r.status).toBe(200);
+    expect(r.body._meta.start_time).toBe(Math.floor(Date.parse(r.body._meta.data_available_from) / 1000));
+  });
+
+  it('400 for malformed bounds, keys and limits', async () => {
+    for (const qs of ['start_time=yesterday', 'end_time=-5', 'start_time=2000&end_time=1000', 'limit=501', 'limit=0', 'order=up', 'pagination_key=zzz', 'platform=venue_c', 'min_total=-1'])
+      expect((await h.get(`/trades?${qs}`)).status, qs).toBe(400);
+  });
+});
+
+describe('GET /trades with the strict hot window flag (spec 4.16 rule 4)', () => {
+  it('answers 422 history_outside_hot_window instead of clamping', async () => {
+    const s = await apiHarness({ overrides: { api: { tradesStrictHotWindow: true } } });
+    try {
+      const r = await s.get('/trades?start_time=1000');
+      expect(r.status).toBe(422);
+      expect(r.body).toMatchObject({ success: false, code: 'history_outside_hot_window' });
+      expect(typeof r.body.data_available_from).toBe('string');
+      expect((await s.get('/trades')).status).toBe(200);
+    } finally {
+      await s.close();
+    }
+  });
+});
