@@ -1,0 +1,29 @@
+import type { ProtocolModule } from '../protocol.js';
+import { createPolymarketFeed } from './feed.js';
+import { PolymarketMapper } from './mappers.js';
+
+export { createPolymarketFeed } from './feed.js';
+export {
+  PolymarketMapper,
+  clobBookToSnapshot,
+  dataTradeId,
+  dataTradeToTrade,
+  gammaMarketToUpsert,
+  gammaStatus,
+  parseLevels,
+  type PolymarketMapperOptions,
+  type TokenInfo,
+} from './mappers.js';
+export * from './raw.js';
+
+/**
+ * Polymarket (venue_b by default): Gamma catalog, CLOB market-channel books, data-api trades.
+ * `createMapper` gives the mapper `crossbook normalize` uses: it takes WebSocket frames and the
+ * REST shapes (Gamma markets/events, CLOB books, data-api trades) and emits `last_trade_price` as
+ * trades.
+ */
+export const protocol: ProtocolModule = {
+  protocol: 'polymarket',
+  createMapper: (venue, log) => new PolymarketMapper(venue, log),
+  createFeed: createPolymarketFeed,
+};
