@@ -4,6 +4,8 @@ import type { Subscription } from 'rxjs';
 import { Api } from './access/api.js';
 import { ApiContext } from './api/context.js';
 import { registerDataRoutes } from './api/index.js';
+import { VenueDirectory } from './api/venues.js';
+import { WsHub } from './ws/hub.js';
 import { KeyStore } from './access/keys.js';
 import { loadPlans } from './access/plans.js';
 import { QuotaLedger } from './access/quota.js';
@@ -35,6 +37,7 @@ export interface Service {
   readonly quota: QuotaLedger;
   /** The demo key (embedded default only), created once and kept in DATA_DIR/demo-key. */
   readonly demoKey: string | undefined;
+  readonly ws: WsHub;
   close(): Promise<void>;
 }
 
@@ -76,6 +79,10 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
   const api = new Api(http, API_BASE, keys, quota, plans);
   registerStatus(api, config, state, startedAt);
   registerDataRoutes(api, new ApiContext(config, state, persistence));
+  const ws = new WsHub(http, `${API_BASE}/ws`, state, new VenueDirectory(config), keys, plans, log);
+  const feedWarnings = ingest.events$.subscribe((ev) => {
+    if (ev.type === 'feed') ws.onFeedEvent(ev);
+  });
   http.get('/', () => ({ status: 200, body: JSON.stringify({ name: 'crossbook', api: API_BASE, status: `${API_BASE}/status`, openapi: `${API_BASE}/openapi.json` }) }));
   const port = opts.listen === false ? 0 : await http.listen(config.server.host, config.server.port);
   const url = config.server.baseUrl ?? `http://${config.server.host}:${port}`;
@@ -96,9 +103,12 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
     keys,
     quota,
     demoKey,
+    ws,
     async close() {
       if (closed) return;
       closed = true;
+      feedWarnings.unsubscribe();
+      ws.close();
       http.close();
       clearInterval(snapshotTimer);
       clearInterval(flushTimer);

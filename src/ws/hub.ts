@@ -1,0 +1,441 @@
+import type * as UWS from 'uWebSockets.js';
+import type { Subscription } from 'rxjs';
+import type { KeyRecord, KeyStore } from '../access/keys.js';
+import type { Plan, PlanName } from '../access/plans.js';
+import type { VenueDirectory } from '../api/venues.js';
+import type { VenueConfig } from '../config/schema.js';
+import type { Logger } from '../core/log.js';
+import { toCents, toDollarString } from '../core/price.js';
+import type { NormalizedEvent } from '../core/types.js';
+import type { HttpServer } from '../server/http.js';
+import type { EngineState } from '../state/engine.js';
+import type { QuoteRecord } from '../state/quotes.js';
+import { clientMessage, CLOSE, CODES } from './protocol.js';
+
+export interface HubOptions {
+  /** Above this many buffered bytes a client gets coalesced updates (latest per topic) instead of every one. */
+  readonly coalesceBytes?: number;
+  /** Above this many buffered bytes a client is disconnected with a reason. */
+  readonly dropBytes?: number;
+  /** A client coalescing this long without catching up is disconnected with a reason (the second bound in time). */
+  readonly stallMs?: number;
+  /** Subscribe/unsubscribe messages allowed per connection per second. */
+  readonly subscribeRate?: number;
+  readonly idleTimeoutSec?: number;
+  readonly maxPayload?: number;
+  readonly bookDepth?: number;
+}
+
+interface Conn {
+  readonly key: KeyRecord;
+  readonly plan: Plan;
+  /** topic → channel, for coalesced catch-up and unsubscribe-all. */
+  readonly topics: Map<string, string>;
+  /** Highest seq delivered per topic while coalescing. */
+  readonly delivered: Map<string, number>;
+  coalescing: boolean;
+  /** When coalescing began (ms). */
+  coalescingSince: number;
+  closed: boolean;
+  rateWindow: number;
+  rateCount: number;
+}
+
+const enc = new TextDecoder();
+
+/**
+ * The WebSocket front: /api/v2/ws on the same uWS app. Fan-out is uWS pub/sub on topics
+ * `<channel>:<venue slug>:<market id>`, each update serialized once and published once, whatever
+ * the number of subscribers. A client that stops reading is moved, past `coalesceBytes` of
+ * buffered data, off the pub/sub topics and onto coalesced catch-up (the latest message of each of
+ * its topics when it drains), and past `dropBytes` disconnected with a reason; nobody else waits
+ * for it. Venue disconnects and gaps reach subscribers of that venue as FEED_INTERRUPTED
+ * warnings, a resync as FEED_READY.
+ */
+export class WsHub {
+  readonly epoch = Date.now();
+  private readonly seq = new Map<string, number>();
+  /** Latest serialized message per topic (for coalesced catch-up). */
+  private readonly latest = new Map<string, { seq: number; msg: string }>();
+  private readonly conns = new Set<UWS.WebSocket<Conn>>();
+  private readonly perKey = new Map<string, number>();
+  private readonly subs: Subscription[] = [];
+  private sweep: NodeJS.Timeout | undefined;
+  private readonly app: UWS.TemplatedApp;
+  private readonly coalesceBytes: number;
+  private readonly dropBytes: number;
+  private readonly catalogVenue: VenueConfig | undefined;
+  private readonly tickerChannel: string | undefined;
+  /** Messages published (each counted once, however many subscribers). */
+  published = 0;
+  dropped = 0;
+
+  constructor(
+    private readonly http: HttpServer,
+    private readonly path: string,
+    private readonly state: EngineState,
+    private readonly venues: VenueDirectory,
+    private readonly keys: KeyStore,
+    private readonly plans: Readonly<Record<PlanName, Plan>>,
+    private readonly log: Logger,
+    private readonly opts: HubOptions = {},
+  ) {
+    this.app = http.app;
+    this.coalesceBytes = opts.coalesceBytes ?? 256 * 1024;
+    this.dropBytes = opts.dropBytes ?? 8 * 1024 * 1024;
+    this.catalogVenue = venues.withCapability('catalog');
+    this.tickerChannel = this.catalogVenue ? `${this.catalogVenue.slug}_prices` : undefined;
+    this.install();
+    this.subs.push(
+      state.quotes.changes$.subscribe((q) => this.onQuote(q)),
+      state.books.changes$.subscribe((b) => this.onBook(b.venue, b.marketId)),
+    );
+    this.sweep = setInterval(() => this.checkBackpressure(), 100);
+    this.sweep.unref();
+  }
+
+  /** Feed health events (from the ingest stream) become warnings to that venue's subscribers. */
+  onFeedEvent(ev: NormalizedEvent): void {
+    if (ev.type !== 'feed') return;
+    const v = this.venues.byLabel.get(ev.venue);
+    if (!v) return;
+    let code: string | undefined;
+    let message = '';
+    if (ev.state === 'disconnected' || ev.state === 'gap' || ev.state === 'stalled') {
+      code = CODES.FEED_INTERRUPTED;
+      message = `${v.slug} feed interrupted (${ev.state}${ev.detail ? `: ${ev.detail}` : ''}); prices may be stale until FEED_READY, then reconcile over REST`;
+    } else if (ev.state === 'resynced' || ev.state === 'connected') {
+      code = CODES.FEED_READY;
+      message = `${v.slug} feed ${ev.state}; reconcile current prices over REST (/prices/bulk) for anything you hold`;
+    }
+    if (!code) return;
+    const topic = `status:${v.slug}`;
+    if (this.app.numSubscribers(topic) === 0) return;
+    this.publish(topic, { type: code === CODES.FEED_READY ? 'ready' : 'warning', code, source: v.slug, message, ...(ev.instrument ? { market_id: ev.instrument } : {}) });
+  }
+
+  private nextSeq(topic: string): number {
+    const s = (this.seq.get(topic) ?? 0) + 1;
+    this.seq.set(topic, s);
+    return s;
+  }
+
+  private publish(topic: string, body: Record<string, unknown>): void {
+    const seq = this.nextSeq(topic);
+    const msg = JSON.stringify({ ...body, seq, epoch: this.epoch, ts: Date.now() });
+    this.latest.set(topic, { seq, msg });
+    this.published++;
+    this.app.publish(topic, msg);
+  }
+
+  private priceBody(v: VenueConfig, q: QuoteRecord, snapshot: boolean): Record<string, unknown> {
+    return {
+      type: 'price_update',
+      channel: 'prices',
+      market_id: q.marketId,
+      source: v.slug,
+      yes_bid: q.yesBid === undefined ? null : toCents(q.yesBid),
+      yes_ask: q.yesAsk === undefined ? null : toCents(q.yesAsk),
+      no_bid: q.yesAsk === undefined ? null : 100 - toCents(q.yesAsk),
+      no_ask: q.yesBid === undefined ? null : 100 - toCents(q.yesBid),
+      last_price: q.lastPrice === undefined ? null : toCents(q.lastPrice),
+      volume: q.volume ?? null,
+      ...(snapshot ? { snapshot: true } : {}),
+    };
+  }
+
+  private tickerBody(v: VenueConfig, q: QuoteRecord): Record<string, unknown> {
+    return {
+      type: 'ticker',
+      channel: this.tickerChannel,
+      market_id: q.marketId,
+      market_ticker: q.marketId,
+      source: v.slug,
+      yes_bid_dollars: q.yesBid === undefined ? null : toDollarString(q.yesBid),
+      yes_ask_dollars: q.yesAsk === undefined ? null : toDollarString(q.yesAsk),
+      price_dollars: q.lastPrice === undefined ? null : toDollarString(q.lastPrice),
+      volume: q.volume ?? null,
+      open_interest: q.openInterest ?? null,
+    };
+  }
+
+  private bookBody(v: VenueConfig, marketId: string): Record<string, unknown> | undefined {
+    const view = this.state.books.marketBook(v.label, marketId, this.opts.bookDepth ?? 20);
+    if (!view) return undefined;
+    const lv = (ls: readonly (readonly [number, number])[], flip: boolean): [number, number][] => ls.map(([p, s]) => [flip ? 100 - toCents(p) : toCents(p), s]);
+    return {
+      type: 'orderbook_update',
+      channel: 'orderbook',
+      market_id: marketId,
+      source: v.slug,
+      ready: view.ready,
+      yes: { bids: lv(view.bids, false), asks: lv(view.asks, false) },
+      no: v.capabilities.yesOnlyBook ? { bids: [], asks: [] } : { bids: lv(view.asks, true), asks: lv(view.bids, true) },
+    };
+  }
+
+  private onQuote(q: QuoteRecord): void {
+    const v = this.venues.byLabel.get(q.venue);
+    if (!v) return;
+    const topic = `prices:${v.slug}:${q.marketId}`;
+    if (this.app.numSubscribers(topic) > 0) this.publish(topic, this.priceBody(v, q, false));
+    if (this.tickerChannel && v === this.catalogVenue) {
+      const t = `${this.tickerChannel}:${v.slug}:${q.marketId}`;
+      const all = `${this.tickerChannel}:${v.slug}:*`;
+      if (this.app.numSubscribers(t) > 0 || this.app.numSubscribers(all) > 0) {
+        const body = this.tickerBody(v, q);
+        if (this.app.numSubscribers(t) > 0) this.publish(t, body);
+        if (this.app.numSubscribers(all) > 0) this.publish(all, body);
+      }
+    }
+  }
+
+  private onBook(label: string, marketId: string): void {
+    const v = this.venues.byLabel.get(label);
+    if (!v) return;
+    const topic = `orderbook:${v.slug}:${marketId}`;
+    if (this.app.numSubscribers(topic) === 0) return;
+    const body = this.bookBody(v, marketId);
+    if (body) this.publish(topic, body);
+  }
+
+  // ---- connections ---------------------------------------------------------------------
+
+  private install(): void {
+    this.app.ws<Conn>(this.path, {
+      maxPayloadLength: this.opts.maxPayload ?? 64 * 1024,
+      idleTimeout: this.opts.idleTimeoutSec ?? 120,
+      sendPingsAutomatically: true,
+      // uWS skips a subscriber above this; our sweep acts earlier (coalesce) and at dropBytes.
+      maxBackpressure: this.dropBytes * 2,
+      upgrade: (res, req, context) => this.upgrade(res, req, context),
+      open: (ws) => this.open(ws),
+      message: (ws, data) => this.message(ws, data),
+      drain: (ws) => this.drain(ws),
+      close: (ws) => this.onClose(ws),
+    });
+  }
+
+  private upgrade(res: UWS.HttpResponse, req: UWS.HttpRequest, context: UWS.us_socket_context_t): void {
+    const headerKey = req.getHeader('x-api-key');
+    const queryKey = new URLSearchParams(req.getQuery() ?? '').get('api_key') ?? undefined;
+    const secKey = req.getHeader('sec-websocket-key');
+    const proto = req.getHeader('sec-websocket-protocol');
+    const ext = req.getHeader('sec-websocket-extensions');
+    const deny = (status: string, code: string, message: string): void => {
+      res.cork(() => {
+        res.writeStatus(status).writeHeader('content-type', 'application/json').end(JSON.stringify({ error: message, success: false, code }));
+      });
+    };
+    const v = this.keys.verify(headerKey || queryKey);
+    if (!v.ok) {
+      const msg = { missing: 'API key required: X-API-Key header or api_key query parameter', invalid: 'invalid API key', revoked: 'API key has been revoked' }[v.reason];
+      return deny('401 Unauthorized', `auth.${v.reason}_key`, msg);
+    }
+    const plan = this.plans[v.record.plan];
+    const open = this.perKey.get(v.record.id) ?? 0;
+    if (plan.ws.connections !== 0 && open >= plan.ws.connections)
+      return deny('429 Too Many Requests', 'rate_limit.connections', `the ${plan.name} plan allows ${plan.ws.connections} concurrent WebSocket connections per key`);
+    const conn: Conn = { key: v.record, plan, topics: new Map(), delivered: new Map(), coalescing: false, coalescingSince: 0, closed: false, rateWindow: 0, rateCount: 0 };
+    res.upgrade(conn, secKey, proto, ext, context);
+  }
+
+  private open(ws: UWS.WebSocket<Conn>): void {
+    const c = ws.getUserData();
+    this.conns.add(ws);
+    this.perKey.set(c.key.id, (this.perKey.get(c.key.id) ?? 0) + 1);
+    ws.send(JSON.stringify({ type: 'welcome', epoch: this.epoch, plan: c.plan.name, channels: this.channelsOf(c.plan), ts: Date.now() }));
+  }
+
+  private onClose(ws: UWS.WebSocket<Conn>): void {
+    const c = ws.getUserData();
+    c.closed = true;
+    this.conns.delete(ws);
+    const n = (this.perKey.get(c.key.id) ?? 1) - 1;
+    if (n <= 0) this.perKey.delete(c.key.id);
+    else this.perKey.set(c.key.id, n);
+  }
+
+  /** Channel names a plan may use, with `{venue_a}` resolved to the catalog venue's slug. */
+  private channelsOf(plan: Plan): string[] {
+    const slug = this.catalogVenue?.slug ?? 'venue_a';
+    return plan.ws.channels.map((c) => c.replace('{venue_a}', slug));
+  }
+
+  private send(ws: UWS.WebSocket<Conn>, body: Record<string, unknown>): void {
+    if (!ws.getUserData().closed) ws.send(JSON.stringify({ ...body, ts: Date.now() }));
+  }
+
+  private message(ws: UWS.WebSocket<Conn>, data: ArrayBuffer): void {
+    const c = ws.getUserData();
+    let raw: unknown;
+    try {
+      raw = JSON.parse(enc.decode(data));
+    } catch {
+      return this.send(ws, { type: 'error', code: CODES.BAD_JSON, message: 'message is not valid JSON' });
+    }
+    const parsed = clientMessage.safeParse(raw);
+    if (!parsed.success) {
+      const i = parsed.error.issues[0];
+      return this.send(ws, { type: 'error', code: CODES.BAD_REQUEST, message: `invalid message: ${i?.path.join('.') || '(root)'}: ${i?.message ?? 'invalid'}` });
+    }
+    const m = parsed.data;
+    if (m.type === 'ping') return this.send(ws, { type: 'pong' });
+    const now = Date.now();
+    if (now - c.rateWindow >= 1000) {
+      c.rateWindow = now;
+      c.rateCount = 0;
+    }
+    if (++c.rateCount > (this.opts.subscribeRate ?? 20))
+      return this.send(ws, { type: 'error', code: CODES.RATE_LIMITED, message: `at most ${this.opts.subscribeRate ?? 20} subscribe/unsubscribe messages per second`, channel: m.channel });
+    const channels = this.channelsOf(c.plan);
+    const known = ['prices', 'orderbook', ...(this.tickerChannel ? [this.tickerChannel] : [])];
+    const ch = m.channel;
+    if (!known.includes(ch) && !['live_games', 'arb', 'ev'].includes(ch))
+      return this.send(ws, { type: 'warning', code: CODES.UNKNOWN_CHANNEL, channel: ch, message: `unknown channel "${ch}"; channels: ${[...known, 'live_games', 'arb', 'ev'].join(', ')}` });
+    if (!known.includes(ch)) return this.send(ws, { type: 'warning', code: CODES.UNKNOWN_CHANNEL, channel: ch, message: `channel "${ch}" is not served by this instance yet` });
+    if (!channels.includes(ch)) return this.send(ws, { type: 'error', code: CODES.NOT_ENTITLED, channel: ch, message: `the ${c.plan.name} plan does not include the ${ch} channel` });
+
+    const wantAll = m.all === true || (m.market_ids?.length === 1 && m.market_ids[0] === '*');
+    if (wantAll) {
+      if (ch !== this.tickerChannel || !channels.includes(`${ch}:all`))
+        return this.send(ws, { type: 'error', code: CODES.NOT_ENTITLED, channel: ch, message: 'subscribing to all markets is for Enterprise plans on the ticker channel' });
+      const topic = `${ch}:${this.catalogVenue!.slug}:*`;
+      if (m.type === 'subscribe') this.sub(ws, c, topic, ch);
+      else this.unsub(ws, c, topic);
+      return this.send(ws, { type: m.type === 'subscribe' ? 'subscribed' : 'unsubscribed', channel: ch, market_ids: ['*'] });
+    }
+    const ids = m.market_ids ?? [];
+    if (ids.length === 0) return this.send(ws, { type: 'error', code: CODES.BAD_REQUEST, channel: ch, message: 'market_ids is required (a non-empty list)' });
+    const accepted: { id: string; v: VenueConfig }[] = [];
+    const unknown: string[] = [];
+    for (const raw of ids) {
+      const r = this.resolve(raw, ch);
+      if (r) accepted.push(r);
+      else unknown.push(raw);
+    }
+    if (m.type === 'subscribe') {
+      const cap = c.plan.ws.subscriptions;
+      if (cap !== 0 && c.topics.size + accepted.length > cap)
+        return this.send(ws, { type: 'error', code: CODES.SUBSCRIPTION_LIMIT, channel: ch, message: `the ${c.plan.name} plan allows ${cap} subscriptions per connection (${c.topics.size} in use)` });
+      this.send(ws, { type: 'subscribed', channel: ch, market_ids: accepted.map((a) => a.id), sources: accepted.map((a) => a.v.slug) });
+      for (const a of accepted) {
+        const topic = `${ch}:${a.v.slug}:${a.id}`;
+        this.sub(ws, c, topic, ch);
+        this.sub(ws, c, `status:${a.v.slug}`, 'status');
+        this.snapshot(ws, ch, a.v, a.id, topic);
+      }
+    } else {
+      for (const a of accepted) this.unsub(ws, c, `${ch}:${a.v.slug}:${a.id}`);
+      this.send(ws, { type: 'unsubscribed', channel: ch, market_ids: accepted.map((a) => a.id) });
+    }
+    if (unknown.length) this.send(ws, { type: 'warning', code: CODES.UNKNOWN_ID, channel: ch, market_ids: unknown, message: `unknown market id${unknown.length > 1 ? 's' : ''} (a market id, not an event id, as the venue names it or as platform:market_id)` });
+  }
+
+  /** A market id as given (native, or platform:market_id) → the venue and native id, if we know the market. */
+  private resolve(raw: string, ch: string): { id: string; v: VenueConfig } | undefined {
+    const i = raw.indexOf(':');
+    if (i > 0) {
+      const v = this.venues.bySlug.get(raw.slice(0, i));
+      if (v) {
+        const id = raw.slice(i + 1);
+        return this.state.catalog.get(v.label, id) && this.channelFits(ch, v) ? { id, v } : undefined;
+      }
+    }
+    const venues = ch === this.tickerChannel ? [this.catalogVenue!] : this.venues.enabled;
+    for (const v of venues) if (this.state.catalog.get(v.label, raw) && this.channelFits(ch, v)) return { id: raw, v };
+    return undefined;
+  }
+
+  private channelFits(ch: string, v: VenueConfig): boolean {
+    if (ch === 'orderbook') return v.capabilities.orderbook;
+    if (ch === this.tickerChannel) return v === this.catalogVenue;
+    return true;
+  }
+
+  private snapshot(ws: UWS.WebSocket<Conn>, ch: string, v: VenueConfig, id: string, topic: string): void {
+    const seq = this.seq.get(topic) ?? 0;
+    let body: Record<string, unknown> | undefined;
+    if (ch === 'prices') {
+      const q = this.state.quotes.get(v.label, id);
+      body = q ? this.priceBody(v, q, true) : { type: 'price_update', channel: 'prices', market_id: id, source: v.slug, yes_bid: null, yes_ask: null, no_bid: null, no_ask: null, last_price: null, volume: null, snapshot: true };
+    } else if (ch === 'orderbook') body = this.bookBody(v, id);
+    else if (ch === this.tickerChannel) {
+      const q = this.state.quotes.get(v.label, id);
+      if (q) body = this.tickerBody(v, q);
+    }
+    if (body) this.send(ws, { ...body, snapshot: true, seq, epoch: this.epoch });
+  }
+
+  private sub(ws: UWS.WebSocket<Conn>, c: Conn, topic: string, ch: string): void {
+    c.topics.set(topic, ch);
+    if (!c.coalescing) ws.subscribe(topic);
+  }
+
+  private unsub(ws: UWS.WebSocket<Conn>, c: Conn, topic: string): void {
+    c.topics.delete(topic);
+    c.delivered.delete(topic);
+    ws.unsubscribe(topic);
+  }
+
+  // ---- backpressure ------------------------------------------------------------------
+
+  private checkBackpressure(): void {
+    for (const ws of this.conns) {
+      const c = ws.getUserData();
+      if (c.closed) continue;
+      const buffered = ws.getBufferedAmount();
+      const stalled = c.coalescing && Date.now() - c.coalescingSince > (this.opts.stallMs ?? 10_000);
+      if (buffered > this.dropBytes || stalled) {
+        this.dropped++;
+        this.log.warn({ key: c.key.id, buffered, stalled }, 'websocket client too slow; disconnecting');
+        c.closed = true;
+        ws.end(CLOSE.BACKPRESSURE, stalled ? 'backpressure: client stopped reading (coalesced and not catching up)' : 'backpressure limit exceeded: client is not reading');
+        continue;
+      }
+      if (!c.coalescing && buffered > this.coalesceBytes) {
+        // Off the topics: from now on this client gets the latest of each topic when it drains.
+        c.coalescing = true;
+        c.coalescingSince = Date.now();
+        for (const t of c.topics.keys()) {
+          c.delivered.set(t, this.seq.get(t) ?? 0);
+          ws.unsubscribe(t);
+        }
+        ws.send(JSON.stringify({ type: 'warning', code: CODES.COALESCED, message: 'you are reading slower than updates arrive: updates are coalesced to the latest per market until you catch up', ts: Date.now() }));
+      }
+    }
+  }
+
+  private drain(ws: UWS.WebSocket<Conn>): void {
+    const c = ws.getUserData();
+    if (!c.coalescing || c.closed) return;
+    if (ws.getBufferedAmount() > this.coalesceBytes / 2) return;
+    for (const [t] of c.topics) {
+      const l = this.latest.get(t);
+      if (l && l.seq > (c.delivered.get(t) ?? 0)) {
+        ws.send(l.msg);
+        c.delivered.set(t, l.seq);
+      }
+      if (ws.getBufferedAmount() > this.coalesceBytes) return; // more next drain
+    }
+    c.coalescing = false;
+    c.delivered.clear();
+    for (const t of c.topics.keys()) ws.subscribe(t);
+  }
+
+  connections(): number {
+    return this.conns.size;
+  }
+
+  close(): void {
+    if (this.sweep) clearInterval(this.sweep);
+    for (const s of this.subs) s.unsubscribe();
+    for (const ws of this.conns) {
+      const c = ws.getUserData();
+      if (!c.closed) {
+        c.closed = true;
+        ws.end(CLOSE.SHUTDOWN, 'server shutting down');
+      }
+    }
+  }
+}

@@ -1,0 +1,220 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { KeyStore } from '../../src/access/keys.js';
+import { loadPlans } from '../../src/access/plans.js';
+import { VenueDirectory } from '../../src/api/venues.js';
+import { loadConfig } from '../../src/config/load.js';
+import { log } from '../../src/core/log.js';
+import type { NormalizedEvent } from '../../src/core/types.js';
+import { Persistence } from '../../src/persist/store.js';
+import { HttpServer } from '../../src/server/http.js';
+import { applyEvent, EngineState } from '../../src/state/engine.js';
+import { WsHub } from '../../src/ws/hub.js';
+
+const config = loadConfig({ env: {} });
+const dir = mkdtempSync(join(tmpdir(), 'cb-ws-'));
+let persistence: Persistence;
+let http: HttpServer;
+let hub: WsHub;
+let state: EngineState;
+let url: string;
+const keys: Record<string, string> = {};
+const T = Date.now();
+const apply = (...evs: NormalizedEvent[]): void => {
+  for (const e of evs) applyEvent(state, e);
+};
+const levels = (n: number, from: number, step: number): [number, number][] => Array.from({ length: n }, (_, i) => [from + i * step, 100 + i]);
+
+beforeAll(async () => {
+  persistence = new Persistence(dir);
+  state = new EngineState(config.venues);
+  const ks = new KeyStore(persistence.db('keys'));
+  for (const p of ['free', 'dev', 'enterprise'] as const) keys[p] = ks.create(p).key;
+  http = new HttpServer(log);
+  hub = new WsHub(http, '/api/v2/ws', state, new VenueDirectory(config), ks, loadPlans(), log, { coalesceBytes: 64 * 1024, dropBytes: 1024 * 1024, stallMs: 1000 });
+  const port = await http.listen('127.0.0.1', 0);
+  url = `ws://127.0.0.1:${port}/api/v2/ws`;
+  const base = { timestamp: T, localTimestamp: T };
+  apply(
+    { ...base, venue: 'venue_a', type: 'market', marketId: 'KXNFLGAME-26NOV23NESEA-SEA', eventId: 'KXNFLGAME-26NOV23NESEA', title: 'New England at Seattle Winner?', status: 'active' },
+    { ...base, venue: 'venue_a', type: 'book_snapshot', marketId: 'KXNFLGAME-26NOV23NESEA-SEA', instrument: 'KXNFLGAME-26NOV23NESEA-SEA', bids: [[5500, 10]], asks: [[5700, 20]] },
+    { ...base, venue: 'venue_h', type: 'market', marketId: 'venue_h_987', title: 'Seattle Seahawks', status: 'active', yesInstrument: '987' },
+    { ...base, venue: 'venue_h', type: 'book_snapshot', marketId: 'venue_h_987', instrument: '987', bids: levels(20, 3000, -100), asks: levels(20, 3100, 100) },
+  );
+});
+afterAll(async () => {
+  hub.close();
+  http.close();
+  await persistence.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Client {
+  ws: WebSocket;
+  msgs: Record<string, unknown>[];
+  next(pred: (m: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
+  send(m: unknown): void;
+}
+
+async function connect(key: string | undefined, headers = true): Promise<Client> {
+  const ws = new WebSocket(headers || !key ? url : `${url}?api_key=${key}`, { headers: headers && key ? { 'x-api-key': key } : {} });
+  const msgs: Record<string, unknown>[] = [];
+  ws.on('message', (d) => msgs.push(JSON.parse(d.toString()) as Record<string, unknown>));
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  const c: Client = {
+    ws,
+    msgs,
+    async next(pred) {
+      let found: Record<string, unknown> | undefined;
+      await vi.waitFor(() => {
+        found = msgs.find(pred);
+        expect(found).toBeDefined();
+      }, { timeout: 3000, interval: 10 });
+      msgs.splice(msgs.indexOf(found!), 1);
+      return found!;
+    },
+    send: (m) => ws.send(typeof m === 'string' ? m : JSON.stringify(m)),
+  };
+  await c.next((m) => m['type'] === 'welcome');
+  return c;
+}
+
+describe('WebSocket authentication (spec 6 rule 5)', () => {
+  it('refuses a missing or bad key at the upgrade with 401 and the reason', async () => {
+    for (const [key, code] of [[undefined, 'auth.missing_key'], ['pmx_' + 'x'.repeat(32), 'auth.invalid_key']] as const) {
+      const ws = new WebSocket(url, { headers: key ? { 'x-api-key': key } : {} });
+      const res = await new Promise<{ status: number; body: string }>((resolve) => {
+        ws.on('unexpected-response', (_req, r) => {
+          let body = '';
+          r.on('data', (d: Buffer) => (body += d.toString()));
+          r.on('end', () => resolve({ status: r.statusCode ?? 0, body }));
+        });
+      });
+      expect(res.status).toBe(401);
+      expect(JSON.parse(res.body)).toMatchObject({ success: false, code });
+    }
+  });
+
+  it('accepts the api_key query parameter', async () => {
+    const c = await connect(keys['dev'], false);
+    c.ws.close();
+  });
+});
+
+describe('prices channel', () => {
+  it('confirms native ids, sends a snapshot, then updates with seq, epoch, ts and source', async () => {
+    const c = await connect(keys['dev']);
+    c.send({ type: 'subscribe', channel: 'prices', market_ids: ['venue_a:KXNFLGAME-26NOV23NESEA-SEA', 'KXNFLGAME-26NOV23NESEA', 'NOPE'] });
+    const sub = await c.next((m) => m['type'] === 'subscribed');
+    expect(sub).toMatchObject({ channel: 'prices', market_ids: ['KXNFLGAME-26NOV23NESEA-SEA'], sources: ['venue_a'] });
+    const warn = await c.next((m) => m['code'] === 'UNKNOWN_ID');
+    expect(warn).toMatchObject({ type: 'warning', market_ids: ['KXNFLGAME-26NOV23NESEA', 'NOPE'] });
+    const snap = await c.next((m) => m['type'] === 'price_update');
+    expect(snap).toMatchObject({ snapshot: true, market_id: 'KXNFLGAME-26NOV23NESEA-SEA', source: 'venue_a', yes_bid: 55, yes_ask: 57, no_bid: 43, no_ask: 45 });
+    apply({ venue: 'venue_a', type: 'book_delta', marketId: 'KXNFLGAME-26NOV23NESEA-SEA', instrument: 'KXNFLGAME-26NOV23NESEA-SEA', changes: [['bid', 5600, 3]], timestamp: T, localTimestamp: T });
+    const u = await c.next((m) => m['type'] === 'price_update');
+    expect(u).toMatchObject({ yes_bid: 56, seq: 1, epoch: hub.epoch });
+    expect(typeof u['ts']).toBe('number');
+    apply({ venue: 'venue_a', type: 'book_delta', marketId: 'KXNFLGAME-26NOV23NESEA-SEA', instrument: 'KXNFLGAME-26NOV23NESEA-SEA', changes: [['bid', 5650, 3]], timestamp: T, localTimestamp: T });
+    expect((await c.next((m) => m['type'] === 'price_update'))['seq']).toBe(2);
+    c.ws.close();
+  });
+
+  it('answers bad JSON, bad messages and unknown channels with codes, and keeps the connection', async () => {
+    const c = await connect(keys['dev']);
+    c.send('{nope');
+    expect(await c.next((m) => m['code'] === 'BAD_JSON')).toMatchObject({ type: 'error' });
+    c.send({ type: 'subscribe', channel: 'prices', market_ids: 'x' });
+    expect(await c.next((m) => m['code'] === 'BAD_REQUEST')).toMatchObject({ type: 'error' });
+    c.send({ type: 'subscribe', channel: 'weather', market_ids: ['x'] });
+    expect(await c.next((m) => m['code'] === 'UNKNOWN_CHANNEL')).toMatchObject({ type: 'warning', channel: 'weather' });
+    c.send({ type: 'ping' });
+    await c.next((m) => m['type'] === 'pong');
+    c.ws.close();
+  });
+
+  it('limits the subscribe rate and the plan entitlements', async () => {
+    const free = await connect(keys['free']);
+    free.send({ type: 'subscribe', channel: 'orderbook', market_ids: ['venue_h_987'] });
+    expect(await free.next((m) => m['code'] === 'NOT_ENTITLED')).toMatchObject({ type: 'error', channel: 'orderbook' });
+    for (let i = 0; i < 25; i++) free.send({ type: 'subscribe', channel: 'prices', market_ids: ['venue_h_987'] });
+    expect(await free.next((m) => m['code'] === 'RATE_LIMITED')).toMatchObject({ type: 'error' });
+    free.ws.close();
+  });
+});
+
+describe('orderbook and venue_a ticker channels', () => {
+  it('streams book updates in cents with empty NO levels on yes-only venues', async () => {
+    const c = await connect(keys['dev']);
+    c.send({ type: 'subscribe', channel: 'orderbook', market_ids: ['venue_h:venue_h_987'] });
+    const snap = await c.next((m) => m['type'] === 'orderbook_update');
+    expect(snap).toMatchObject({ snapshot: true, market_id: 'venue_h_987', source: 'venue_h', no: { bids: [], asks: [] } });
+    expect((snap['yes'] as { bids: number[][] }).bids[0]).toEqual([30, 100]);
+    c.ws.close();
+  });
+
+  it('sends decimal-dollar tickers on <venue_a>_prices; all-markets needs Enterprise', async () => {
+    const c = await connect(keys['dev']);
+    c.send({ type: 'subscribe', channel: 'venue_a_prices', market_ids: ['*'] });
+    expect(await c.next((m) => m['code'] === 'NOT_ENTITLED')).toBeDefined();
+    c.send({ type: 'subscribe', channel: 'venue_a_prices', market_ids: ['KXNFLGAME-26NOV23NESEA-SEA'] });
+    await c.next((m) => m['type'] === 'subscribed');
+    const e = await connect(keys['enterprise']);
+    e.send({ type: 'subscribe', channel: 'venue_a_prices', all: true });
+    await e.next((m) => m['type'] === 'subscribed');
+    apply({ venue: 'venue_a', type: 'book_delta', marketId: 'KXNFLGAME-26NOV23NESEA-SEA', instrument: 'KXNFLGAME-26NOV23NESEA-SEA', changes: [['ask', 5700, 0], ['ask', 5800, 4]], timestamp: T, localTimestamp: T });
+    const t = await c.next((m) => m['type'] === 'ticker' && m['snapshot'] === undefined);
+    expect(t).toMatchObject({ market_ticker: 'KXNFLGAME-26NOV23NESEA-SEA', yes_ask_dollars: '0.5800' });
+    expect(await e.next((m) => m['type'] === 'ticker')).toMatchObject({ yes_ask_dollars: '0.5800' });
+    c.ws.close();
+    e.ws.close();
+  });
+
+  it('warns subscribers when their venue feed is interrupted and when it is ready again', async () => {
+    const c = await connect(keys['dev']);
+    c.send({ type: 'subscribe', channel: 'prices', market_ids: ['KXNFLGAME-26NOV23NESEA-SEA'] });
+    await c.next((m) => m['type'] === 'subscribed');
+    hub.onFeedEvent({ type: 'feed', venue: 'venue_a', state: 'disconnected', timestamp: T, localTimestamp: T });
+    expect(await c.next((m) => m['code'] === 'FEED_INTERRUPTED')).toMatchObject({ type: 'warning', source: 'venue_a' });
+    hub.onFeedEvent({ type: 'feed', venue: 'venue_a', state: 'resynced', timestamp: T, localTimestamp: T });
+    expect(await c.next((m) => m['code'] === 'FEED_READY')).toMatchObject({ type: 'ready', source: 'venue_a' });
+    c.ws.close();
+  });
+});
+
+describe('backpressure', () => {
+  it('coalesces then drops a client that stops reading, while another keeps receiving', async () => {
+    const slow = await connect(keys['enterprise']);
+    const fast = await connect(keys['enterprise']);
+    for (const c of [slow, fast]) {
+      c.send({ type: 'subscribe', channel: 'orderbook', market_ids: ['venue_h_987'] });
+      await c.next((m) => m['type'] === 'orderbook_update');
+    }
+    const closed = new Promise<{ code: number; reason: string }>((resolve) => slow.ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+    slow.ws.pause();
+    let fastCount = 0;
+    fast.ws.on('message', () => fastCount++);
+    // ~900-byte book messages; enough to fill the kernel buffers and both of our bounds
+    for (let round = 0; round < 60; round++) {
+      for (let i = 0; i < 500; i++) {
+        const size = 100 + ((round * 500 + i) % 50);
+        apply({ venue: 'venue_h', type: 'book_delta', marketId: 'venue_h_987', instrument: '987', changes: [['bid', 3000, size]], timestamp: T, localTimestamp: T });
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await vi.waitFor(() => expect(hub.dropped).toBeGreaterThanOrEqual(1), { timeout: 5000, interval: 50 });
+    // The slow client learns why when it reads again: the close frame comes after its backlog.
+    slow.ws.resume();
+    const r = await Promise.race([closed, new Promise<undefined>((res) => setTimeout(() => res(undefined), 10_000))]);
+    expect(r).toMatchObject({ code: 4008, reason: expect.stringMatching(/backpressure/) });
+    expect(slow.msgs.some((m) => m['code'] === 'COALESCED')).toBe(true);
+    await vi.waitFor(() => expect(fastCount).toBeGreaterThanOrEqual(29_000), { timeout: 5000 });
+    fast.ws.close();
+  });
+});
