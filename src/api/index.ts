@@ -4,6 +4,7 @@ import { registerMarkets } from './markets.js';
 import { registerHistory } from './history.js';
 import { registerPrices } from './prices.js';
 import { registerTrades } from './trades.js';
+import { registerVenueA } from './venue-a.js';
 
 /** Every data endpoint of the API, registered on the access layer. */
 export function registerDataRoutes(api: Api, ctx: ApiContext): void {
@@ -11,4 +12,5 @@ export function registerDataRoutes(api: Api, ctx: ApiContext): void {
   registerPrices(api, ctx);
   registerHistory(api, ctx);
   registerTrades(api, ctx);
+  registerVenueA(api, ctx);
 }
