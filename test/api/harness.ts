@@ -20,6 +20,8 @@ import { applyEvent, EngineState } from '../../src/state/engine.js';
  * normalized events, without venues: endpoint tests control exactly what the state holds.
  */
 export interface ApiHarness {
+  readonly api: Api;
+  readonly ctx: ApiContext;
   readonly config: Config;
   readonly state: EngineState;
   readonly persistence: Persistence;
@@ -39,11 +41,14 @@ export async function apiHarness(opts: LoadOptions = {}): Promise<ApiHarness> {
   const keys = new KeyStore(persistence.db('keys'));
   const http = new HttpServer(log);
   const api = new Api(http, '/api/v2', keys, new QuotaLedger(undefined), loadPlans());
-  registerDataRoutes(api, new ApiContext(config, state, persistence));
+  const ctx = new ApiContext(config, state, persistence);
+  registerDataRoutes(api, ctx);
   const port = await http.listen('127.0.0.1', 0);
   const base = `http://127.0.0.1:${port}/api/v2`;
   const { key } = keys.create('enterprise', 'tests');
   return {
+    api,
+    ctx,
     config,
     state,
     persistence,

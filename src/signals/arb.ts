@@ -1,0 +1,157 @@
+import type { VenueConfig } from '../config/schema.js';
+import { PAYOUT } from '../core/price.js';
+import type { Level } from '../core/types.js';
+import { takerFee, type FeeContext } from './fees.js';
+
+/** One market of a match group as the signal engines see it. */
+export interface GroupMember {
+  readonly venue: VenueConfig;
+  readonly marketId: string;
+  /** This market's YES is the group's NO. */
+  readonly inverted: boolean;
+  readonly fee: FeeContext;
+  readonly url?: string | undefined;
+}
+
+/** A member's book in the GROUP's perspective: asks to buy group-YES and to buy group-NO, best first. */
+export interface MemberLadders {
+  readonly member: GroupMember;
+  /** Asks for the group's YES outcome, units, best (lowest) first. */
+  readonly yesAsks: readonly Level[];
+  /** Asks for the group's NO outcome, units, best first. */
+  readonly noAsks: readonly Level[];
+}
+
+/**
+ * Ladders of a member from its own YES-perspective book. Buying NO costs 100 − the YES bid (NO
+ * ask = 100 − best YES bid, spec 2.1), on every venue: where NO is not quoted (yes-only venues)
+ * that is still what selling YES pays. An inverted member swaps the two.
+ */
+export function ladders(member: GroupMember, bids: readonly Level[], asks: readonly Level[]): MemberLadders {
+  const ownYes = asks;
+  const ownNo = bids.map(([p, s]) => [PAYOUT - p, s] as const);
+  return member.inverted ? { member, yesAsks: ownNo, noAsks: ownYes } : { member, yesAsks: ownYes, noAsks: ownNo };
+}
+
+export interface ArbLeg {
+  readonly platform: string;
+  /** The venue label the quote came from (spec 2.15: legs carry a source). */
+  readonly source: string;
+  readonly market_id: string;
+  /** The side bought on this market, in the market's own terms. */
+  readonly side: 'yes' | 'no';
+  /** Best price of the leg and the size-weighted average over the size taken, cents. */
+  readonly price: number;
+  readonly avg_price: number;
+  readonly size: number;
+  /** Taker fee of the leg, dollars. */
+  readonly fee: number;
+  readonly url?: string | undefined;
+}
+
+export interface ArbOpportunity {
+  readonly group_id: number;
+  /** Net ROI in percent: profit / cost × 100, fees included. */
+  readonly roi: number;
+  /** Contracts per leg available at a positive net ROI. */
+  readonly size: number;
+  /** Dollars paid for both legs including fees. */
+  readonly cost: number;
+  /** Guaranteed payout in dollars (one leg pays $1 per contract whatever happens). */
+  readonly payout: number;
+  readonly profit: number;
+  readonly legs: readonly [ArbLeg, ArbLeg];
+}
+
+/**
+ * Walks two ladders (buy group-YES on one market, group-NO on another) level by level while the
+ * next contracts still cost less than their $1 payout after both legs' fees, and returns the
+ * opportunity at the size that maximizes total profit, or undefined when even the first contract
+ * loses money. Fees are computed per fill (per level) with each venue's exact schedule.
+ */
+export function bestArb(groupId: number, y: MemberLadders, n: MemberLadders, maxLevels = 50): ArbOpportunity | undefined {
+  const ya = y.yesAsks;
+  const na = n.noAsks;
+  if (ya.length === 0 || na.length === 0) return undefined;
+  const vy = y.member.venue;
+  const vn = n.member.venue;
+  // Greedy walk in contract chunks bounded by the smaller remaining level.
+  let i = 0;
+  let j = 0;
+  let ry = ya[0]![1];
+  let rn = na[0]![1];
+  const fillsY: [number, number][] = [];
+  const fillsN: [number, number][] = [];
+  let size = 0;
+  let cost = 0;
+  let best: { size: number; cost: number; fy: [number, number][]; fn: [number, number][] } | undefined;
+  let steps = 0;
+  while (i < ya.length && j < na.length && steps++ < maxLevels * 2) {
+    const py = ya[i]![0];
+    const pn = na[j]![0];
+    const c = Math.min(ry, rn);
+    if (c <= 0) break;
+    const feeY = takerFee(vy.fees, py, c, y.member.fee);
+    const feeN = takerFee(vn.fees, pn, c, n.member.fee);
+    const chunkCost = (py + pn) * c + feeY + feeN;
+    if (chunkCost >= PAYOUT * c) break; // these contracts no longer pay; deeper levels cost more
+    fillsY.push([py, c]);
+    fillsN.push([pn, c]);
+    size += c;
+    cost += chunkCost;
+    best = { size, cost, fy: fillsY.slice(), fn: fillsN.slice() };
+    ry -= c;
+    rn -= c;
+    if (ry <= 1e-9 && ++i < ya.length) ry = ya[i]![1];
+    if (rn <= 1e-9 && ++j < na.length) rn = na[j]![1];
+  }
+  if (!best) return undefined;
+  // Exact fees over the fills taken (per-fill rounding), as a venue would charge them.
+  const legFee = (v: VenueConfig, fills: [number, number][], fee: GroupMember['fee']): number => fills.reduce((a, [p, c]) => a + takerFee(v.fees, p, c, fee), 0);
+  const fY = legFee(vy, best.fy, y.member.fee);
+  const fN = legFee(vn, best.fn, n.member.fee);
+  const spentY = best.fy.reduce((a, [p, c]) => a + p * c, 0);
+  const spentN = best.fn.reduce((a, [p, c]) => a + p * c, 0);
+  const totalCost = spentY + spentN + fY + fN;
+  const payout = PAYOUT * best.size;
+  if (totalCost >= payout) return undefined;
+  const leg = (l: MemberLadders, fills: [number, number][], spent: number, fee: number, groupSide: 'yes' | 'no'): ArbLeg => ({
+    platform: l.member.venue.slug,
+    source: l.member.venue.label,
+    market_id: l.member.marketId,
+    side: (groupSide === 'yes') !== l.member.inverted ? 'yes' : 'no',
+    price: round2(fills[0]![0] / 100),
+    avg_price: round4(spent / best.size / 100),
+    size: best.size,
+    fee: round4(fee / PAYOUT),
+    ...(l.member.url ? { url: l.member.url } : {}),
+  });
+  return {
+    group_id: groupId,
+    roi: round4(((payout - totalCost) / totalCost) * 100),
+    size: best.size,
+    cost: round4(totalCost / PAYOUT),
+    payout: round4(payout / PAYOUT),
+    profit: round4((payout - totalCost) / PAYOUT),
+    legs: [leg(y, best.fy, spentY, fY, 'yes'), leg(n, best.fn, spentN, fN, 'no')],
+  };
+}
+
+/** Every two-leg opportunity of a group: each ordered pair of members on different venues. */
+export function groupArbs(groupId: number, members: readonly MemberLadders[]): ArbOpportunity[] {
+  const out: ArbOpportunity[] = [];
+  for (const y of members)
+    for (const n of members) {
+      if (y === n || y.member.venue.label === n.member.venue.label) continue;
+      const o = bestArb(groupId, y, n);
+      if (o) out.push(o);
+    }
+  return out.sort((a, b) => b.roi - a.roi);
+}
+
+function round2(x: number): number {
+  return Math.round(x * 100) / 100;
+}
+function round4(x: number): number {
+  return Math.round(x * 10_000) / 10_000;
+}

@@ -1,0 +1,122 @@
+import { Subject, type Subscription } from 'rxjs';
+import type { VenueDirectory } from '../api/venues.js';
+import type { EngineState } from '../state/engine.js';
+import { groupArbs, ladders, type ArbOpportunity, type GroupMember, type MemberLadders } from './arb.js';
+import { groupEv, type EvOpportunity } from './ev.js';
+
+/** A match group as the signal engine needs it (the matcher provides these). */
+export interface SignalGroup {
+  readonly groupId: number;
+  readonly title: string;
+  readonly members: readonly { readonly venue: string; readonly marketId: string; readonly inverted: boolean }[];
+}
+
+/** Where groups come from: the matcher, behind this small interface. */
+export interface GroupSource {
+  group(id: number): SignalGroup | undefined;
+  groupsOfMarket(venue: string, marketId: string): readonly number[];
+  allGroups(): Iterable<SignalGroup>;
+}
+
+export interface GroupSignals {
+  readonly groupId: number;
+  readonly title: string;
+  readonly arbs: readonly ArbOpportunity[];
+  readonly evs: readonly EvOpportunity[];
+  /** When this group's signals were computed (ms). */
+  readonly at: number;
+}
+
+/**
+ * Live arbitrage and EV, incrementally: every book change of a member recomputes that one group
+ * (a handful of markets) at once, so an opportunity is never older than the book that made it.
+ * `changes$` emits a group whenever its arbitrage or EV list changed, for the WebSocket channels.
+ */
+export class SignalEngine {
+  private readonly signals = new Map<number, GroupSignals>();
+  private readonly subs: Subscription[] = [];
+  readonly changes$ = new Subject<GroupSignals>();
+  /** Bumped on every change, for serialized-response caches. */
+  version = 0;
+  recomputed = 0;
+
+  constructor(
+    private readonly state: EngineState,
+    private readonly venues: VenueDirectory,
+    private readonly groups: GroupSource,
+  ) {
+    this.subs.push(
+      state.books.changes$.subscribe((b) => this.onMarket(b.venue, b.marketId)),
+      state.quotes.changes$.subscribe((q) => {
+        if (!q.fromBook) this.onMarket(q.venue, q.marketId);
+      }),
+      state.catalog.changes$.subscribe((c) => this.onMarket(c.market.venue, c.market.marketId)),
+    );
+  }
+
+  private onMarket(venue: string, marketId: string): void {
+    const ids = this.groups.groupsOfMarket(venue, marketId);
+    for (let i = 0; i < ids.length; i++) this.recompute(ids[i]!);
+  }
+
+  /** Recomputes one group now. */
+  recompute(groupId: number): GroupSignals | undefined {
+    const g = this.groups.group(groupId);
+    if (!g) {
+      if (this.signals.delete(groupId)) this.version++;
+      return undefined;
+    }
+    this.recomputed++;
+    const ls: MemberLadders[] = [];
+    for (const m of g.members) {
+      const v = this.venues.byLabel.get(m.venue);
+      const rec = this.state.catalog.get(m.venue, m.marketId);
+      if (!v || !rec || rec.status !== 'active') continue;
+      const x = rec.extra ?? {};
+      const member: GroupMember = {
+        venue: v,
+        marketId: m.marketId,
+        inverted: m.inverted,
+        fee: { live: x['live'] === true, league: typeof x['league'] === 'string' ? x['league'] : undefined, futures: x['futures'] === true },
+        url: rec.url,
+      };
+      const book = this.state.books.marketBook(m.venue, m.marketId, 50);
+      if (book && book.ready) {
+        ls.push(ladders(member, book.bids, book.asks));
+        continue;
+      }
+      // Venues without books (listings): their quoted top of book, size unknown (0 = not tradable size).
+      const q = this.state.quotes.get(m.venue, m.marketId);
+      if (q && (q.yesBid !== undefined || q.yesAsk !== undefined))
+        ls.push(ladders(member, q.yesBid !== undefined ? [[q.yesBid, q.yesBidSize ?? 0]] : [], q.yesAsk !== undefined ? [[q.yesAsk, q.yesAskSize ?? 0]] : []));
+    }
+    const arbs = groupArbs(groupId, ls);
+    const evs = groupEv(groupId, ls);
+    const prev = this.signals.get(groupId);
+    const next: GroupSignals = { groupId, title: g.title, arbs, evs, at: Date.now() };
+    this.signals.set(groupId, next);
+    if (!prev || JSON.stringify(prev.arbs) !== JSON.stringify(arbs) || JSON.stringify(prev.evs) !== JSON.stringify(evs)) {
+      this.version++;
+      this.changes$.next(next);
+    }
+    return next;
+  }
+
+  /** Recomputes every group (start-up, after a matcher rebuild). */
+  recomputeAll(): void {
+    for (const g of this.groups.allGroups()) this.recompute(g.groupId);
+  }
+
+  get(groupId: number): GroupSignals | undefined {
+    return this.signals.get(groupId);
+  }
+
+  all(): IterableIterator<GroupSignals> {
+    return this.signals.values();
+  }
+
+  close(): void {
+    for (const s of this.subs) s.unsubscribe();
+  }
+}
+

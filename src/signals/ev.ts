@@ -1,0 +1,101 @@
+import { PAYOUT } from '../core/price.js';
+import type { MemberLadders } from './arb.js';
+import { takerFee } from './fees.js';
+
+/** Quotes wider than this are not used for the consensus (the same 20-cent rule as /search). */
+const MAX_SPREAD = 2_000;
+
+export interface Consensus {
+  /** Probability of the group's YES, 0..1. */
+  readonly probability: number;
+  /** Members that contributed, by venue label. */
+  readonly sources: readonly string[];
+}
+
+/**
+ * The consensus probability of a group's YES: the average of member mids (in group terms), each
+ * weighted by the contracts resting at its best bid and ask (depth you could trade against), over
+ * members with a two-sided quote no wider than 20 cents. `exclude` leaves one venue out, so a
+ * venue's price is never judged against a consensus it is part of.
+ */
+export function consensus(members: readonly MemberLadders[], exclude?: string): Consensus | undefined {
+  let w = 0;
+  let sum = 0;
+  const sources: string[] = [];
+  for (const m of members) {
+    if (m.member.venue.label === exclude) continue;
+    const ya = m.yesAsks[0];
+    const na = m.noAsks[0];
+    if (!ya || !na) continue;
+    const yesAsk = ya[0];
+    const yesBid = PAYOUT - na[0];
+    if (yesAsk - yesBid > MAX_SPREAD || yesAsk < yesBid) continue;
+    const weight = Math.max(1, ya[1] + na[1]);
+    sum += ((yesAsk + yesBid) / 2) * weight;
+    w += weight;
+    sources.push(m.member.venue.label);
+  }
+  if (w === 0) return undefined;
+  return { probability: sum / w / PAYOUT, sources };
+}
+
+export interface EvOpportunity {
+  readonly group_id: number;
+  readonly side: 'yes' | 'no';
+  /** Net ROI percent: expected profit per dollar spent × 100, fee included. EV gain per dollar = roi / 100. */
+  readonly roi: number;
+  readonly ev_per_dollar: number;
+  readonly consensus: number;
+  readonly consensus_sources: readonly string[];
+  readonly price: number;
+  readonly size: number;
+  readonly fee: number;
+  readonly legs: readonly [{ platform: string; source: string; market_id: string; side: 'yes' | 'no'; price: number; size: number; fee: number; url?: string | undefined }];
+}
+
+/**
+ * EV of buying the group's YES (or NO) at one member's best ask against the leave-one-out
+ * consensus, per contract after the taker fee. Positive-EV entries only.
+ */
+export function groupEv(groupId: number, members: readonly MemberLadders[]): EvOpportunity[] {
+  const out: EvOpportunity[] = [];
+  for (const m of members) {
+    const c = consensus(members, m.member.venue.label);
+    if (!c) continue;
+    for (const side of ['yes', 'no'] as const) {
+      const best = (side === 'yes' ? m.yesAsks : m.noAsks)[0];
+      if (!best) continue;
+      const [price, size] = best;
+      const p = side === 'yes' ? c.probability : 1 - c.probability;
+      const fee = takerFee(m.member.venue.fees, price, 1, m.member.fee); // per contract, units
+      const cost = price + fee;
+      const ev = p * PAYOUT - cost;
+      if (ev <= 0 || cost <= 0) continue;
+      const roi = (ev / cost) * 100;
+      out.push({
+        group_id: groupId,
+        side,
+        roi: Math.round(roi * 10_000) / 10_000,
+        ev_per_dollar: Math.round((roi / 100) * 1e6) / 1e6,
+        consensus: Math.round(c.probability * 1e4) / 1e4,
+        consensus_sources: c.sources,
+        price: price / 100,
+        size,
+        fee: Math.round((fee / PAYOUT) * 1e4) / 1e4,
+        legs: [
+          {
+            platform: m.member.venue.slug,
+            source: m.member.venue.label,
+            market_id: m.member.marketId,
+            side: (side === 'yes') !== m.member.inverted ? 'yes' : 'no',
+            price: price / 100,
+            size,
+            fee: Math.round((fee / PAYOUT) * 1e4) / 1e4,
+            ...(m.member.url ? { url: m.member.url } : {}),
+          },
+        ],
+      });
+    }
+  }
+  return out.sort((a, b) => b.roi - a.roi);
+}
