@@ -3,6 +3,7 @@ import { loadConfig, ConfigError } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { log, setLogLevel } from '../core/log.js';
 import { PersistenceError } from '../persist/store.js';
+import { feesReport } from './arb.js';
 import { keysCommand } from './keys.js';
 import { normalizeFile } from './normalize.js';
 
@@ -84,6 +85,17 @@ export function program(): Command {
     .action((file: string, o: { protocol: string; book?: boolean; venue?: string }) => {
       const c = loadConfig();
       process.exitCode = normalizeFile(c, o.protocol, file, o, (s) => process.stdout.write(`${s}\n`), (s) => process.stderr.write(`${s}\n`));
+    });
+  p.command('arb')
+    .description('arbitrage tools')
+    .option('--fees', 'print the fee schedule in force per venue')
+    .action((o: { fees?: boolean }) => {
+      if (!o.fees) {
+        process.stderr.write('crossbook arb: nothing to do; try --fees (live opportunities are at GET /api/v2/arb)\n');
+        process.exitCode = 2;
+        return;
+      }
+      process.stdout.write(`${feesReport(loadConfig())}\n`);
     });
   const keys = p.command('keys').description('manage API keys (works while the server runs, same DATA_DIR)');
   const out = (s: string): void => void process.stdout.write(`${s}\n`);
