@@ -8,6 +8,7 @@ import type { Logger } from '../core/log.js';
 import { toCents, toDollarString } from '../core/price.js';
 import type { NormalizedEvent } from '../core/types.js';
 import type { HttpServer } from '../server/http.js';
+import type { GroupSignals, SignalEngine } from '../signals/engine.js';
 import type { EngineState } from '../state/engine.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import { clientMessage, CLOSE, CODES } from './protocol.js';
@@ -92,6 +93,31 @@ export class WsHub {
     );
     this.sweep = setInterval(() => this.checkBackpressure(), 100);
     this.sweep.unref();
+  }
+
+  private signalsOn = false;
+
+  /**
+   * Serves the arb and ev channels from the signal engine: every change of a group's opportunities
+   * is published on `arb:<group_id>` / `ev:<group_id>` and on `arb:*` / `ev:*` (all groups).
+   */
+  attachSignals(engine: SignalEngine): void {
+    this.signalsOn = true;
+    this.signalGroups = (id) => engine.get(id);
+    this.subs.push(engine.changes$.subscribe((g) => this.onSignals(g)));
+  }
+
+  private signalGroups: (id: number) => GroupSignals | undefined = () => undefined;
+
+  private onSignals(g: GroupSignals): void {
+    for (const ch of ['arb', 'ev'] as const) {
+      const body = this.signalBody(ch, g);
+      for (const topic of [`${ch}:${g.groupId}`, `${ch}:*`]) if (this.app.numSubscribers(topic) > 0) this.publish(topic, body);
+    }
+  }
+
+  private signalBody(ch: 'arb' | 'ev', g: GroupSignals): Record<string, unknown> {
+    return { type: ch, channel: ch, group_id: g.groupId, title: g.title, opportunities: ch === 'arb' ? g.arbs : g.evs, computed_at: new Date(g.at).toISOString() };
   }
 
   /** Feed health events (from the ingest stream) become warnings to that venue's subscribers. */
@@ -289,13 +315,14 @@ export class WsHub {
     if (++c.rateCount > (this.opts.subscribeRate ?? 20))
       return this.send(ws, { type: 'error', code: CODES.RATE_LIMITED, message: `at most ${this.opts.subscribeRate ?? 20} subscribe/unsubscribe messages per second`, channel: m.channel });
     const channels = this.channelsOf(c.plan);
-    const known = ['prices', 'orderbook', ...(this.tickerChannel ? [this.tickerChannel] : [])];
+    const known = ['prices', 'orderbook', ...(this.tickerChannel ? [this.tickerChannel] : []), ...(this.signalsOn ? ['arb', 'ev'] : [])];
     const ch = m.channel;
     if (!known.includes(ch) && !['live_games', 'arb', 'ev'].includes(ch))
       return this.send(ws, { type: 'warning', code: CODES.UNKNOWN_CHANNEL, channel: ch, message: `unknown channel "${ch}"; channels: ${[...known, 'live_games', 'arb', 'ev'].join(', ')}` });
     if (!known.includes(ch)) return this.send(ws, { type: 'warning', code: CODES.UNKNOWN_CHANNEL, channel: ch, message: `channel "${ch}" is not served by this instance yet` });
     if (!channels.includes(ch)) return this.send(ws, { type: 'error', code: CODES.NOT_ENTITLED, channel: ch, message: `the ${c.plan.name} plan does not include the ${ch} channel` });
 
+    if (ch === 'arb' || ch === 'ev') return this.subscribeSignals(ws, c, m.type, ch, m.market_ids);
     const wantAll = m.all === true || (m.market_ids?.length === 1 && m.market_ids[0] === '*');
     if (wantAll) {
       if (ch !== this.tickerChannel || !channels.includes(`${ch}:all`))
@@ -330,6 +357,34 @@ export class WsHub {
       this.send(ws, { type: 'unsubscribed', channel: ch, market_ids: accepted.map((a) => a.id) });
     }
     if (unknown.length) this.send(ws, { type: 'warning', code: CODES.UNKNOWN_ID, channel: ch, market_ids: unknown, message: `unknown market id${unknown.length > 1 ? 's' : ''} (a market id, not an event id, as the venue names it or as platform:market_id)` });
+  }
+
+  /**
+   * arb / ev: `market_ids` are match-group ids (from /matching-markets or /events), or omitted
+   * (or ["*"]) for every group. Each subscribed group gets its current opportunities at once.
+   */
+  private subscribeSignals(ws: UWS.WebSocket<Conn>, c: Conn, type: 'subscribe' | 'unsubscribe', ch: 'arb' | 'ev', ids: readonly string[] | undefined): void {
+    const all = !ids || ids.length === 0 || (ids.length === 1 && ids[0] === '*');
+    const groups: number[] = [];
+    const unknown: string[] = [];
+    if (!all)
+      for (const id of ids) {
+        if (/^\d{1,12}$/.test(id) && this.signalGroups(Number(id))) groups.push(Number(id));
+        else unknown.push(id);
+      }
+    const topics = all ? [`${ch}:*`] : groups.map((g) => `${ch}:${g}`);
+    if (type === 'unsubscribe') {
+      for (const t of topics) this.unsub(ws, c, t);
+      this.send(ws, { type: 'unsubscribed', channel: ch, market_ids: all ? ['*'] : groups.map(String) });
+    } else {
+      this.send(ws, { type: 'subscribed', channel: ch, market_ids: all ? ['*'] : groups.map(String) });
+      for (const t of topics) this.sub(ws, c, t, ch);
+      for (const g of all ? [] : groups) {
+        const s = this.signalGroups(g);
+        if (s) this.send(ws, { ...this.signalBody(ch, s), snapshot: true, seq: this.seq.get(`${ch}:${g}`) ?? 0, epoch: this.epoch });
+      }
+    }
+    if (unknown.length) this.send(ws, { type: 'warning', code: CODES.UNKNOWN_ID, channel: ch, market_ids: unknown, message: 'unknown group id (group_id from /matching-markets or /events)' });
   }
 
   /** A market id as given (native, or platform:market_id) → the venue and native id, if we know the market. */
