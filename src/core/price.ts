@@ -8,29 +8,44 @@ export const UNITS_PER_CENT = 100;
 /** The payout of one binary contract, in units. */
 export const PAYOUT = UNITS_PER_DOLLAR;
 
-const DECIMAL = /^(\d*)(?:\.(\d*))?$/;
-
 /**
  * Parses a decimal dollar string ("0.4800", ".48", "1", "0.5") into units.
  * Returns NaN for anything that is not a plain non-negative decimal, has more precision than a
  * unit, or is empty. Never throws: callers on the hot path test with `Number.isNaN`.
+ * A character loop, not a regex: it runs for every level of every book frame.
  */
 export function parseDollars(s: string): number {
-  const m = DECIMAL.exec(s);
-  if (m === null) return NaN;
-  const int = m[1] ?? '';
-  let frac = m[2] ?? '';
-  if (int.length === 0 && frac.length === 0) return NaN;
-  if (int.length > 6) return NaN;
-  if (frac.length > 4) {
-    // Extra digits are accepted only when they are zeros ("0.480000"): anything else is
-    // finer than our unit and would silently round.
-    if (!/^0*$/.test(frac.slice(4))) return NaN;
-    frac = frac.slice(0, 4);
+  const n = s.length;
+  let i = 0;
+  let int = 0;
+  let intDigits = 0;
+  for (; i < n; i++) {
+    const c = s.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) break;
+    if (++intDigits > 6) return NaN;
+    int = int * 10 + c;
   }
-  const i = int.length === 0 ? 0 : parseInt(int, 10);
-  const f = frac.length === 0 ? 0 : parseInt(frac.padEnd(4, '0'), 10);
-  return i * UNITS_PER_DOLLAR + f;
+  let frac = 0;
+  let fracDigits = 0;
+  if (i < n) {
+    if (s.charCodeAt(i) !== 46 /* . */) return NaN;
+    for (i++; i < n; i++) {
+      const c = s.charCodeAt(i) - 48;
+      if (c < 0 || c > 9) return NaN;
+      // Digits past the fourth are accepted only when they are zeros ("0.480000"): anything
+      // else is finer than our unit and would silently round.
+      if (fracDigits >= 4) {
+        if (c !== 0) return NaN;
+        fracDigits++;
+        continue;
+      }
+      frac = frac * 10 + c;
+      fracDigits++;
+    }
+  }
+  if (intDigits === 0 && fracDigits === 0) return NaN;
+  for (let k = Math.min(fracDigits, 4); k < 4; k++) frac *= 10;
+  return int * UNITS_PER_DOLLAR + frac;
 }
 
 /** Parses a dollar price that must lie inside a binary contract's range [0, 1]. */
@@ -77,7 +92,20 @@ export function complement(units: number): number {
  * 1e-6 so that relative deltas do not drift.
  */
 export function parseSize(s: string): number {
-  if (!/^-?(\d+\.?\d*|\.\d+)$/.test(s)) return NaN;
+  // Validate with a character loop (the hot path), then let Number do the conversion.
+  const n = s.length;
+  let i = s.charCodeAt(0) === 45 /* - */ ? 1 : 0;
+  let digits = 0;
+  let dot = false;
+  for (; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 46) {
+      if (dot) return NaN;
+      dot = true;
+    } else if (c >= 48 && c <= 57) digits++;
+    else return NaN;
+  }
+  if (digits === 0) return NaN;
   return roundSize(Number(s));
 }
 

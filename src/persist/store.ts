@@ -161,7 +161,7 @@ export class Persistence {
     const boo = this.db('books');
     const catalogKeys = all ? [...iterKeys(state.catalog.all())] : [...this.dirty.catalog];
     const quoteKeys = all ? [...iterKeys(state.quotes.all())] : [...this.dirty.quotes];
-    const bookKeys = all ? [...state.books.entries()].map(([k]) => k) : [...this.dirty.books];
+    const bookKeys = all ? [...state.books.entries()].map(([v, i]) => marketKey(v, i)) : [...this.dirty.books];
     this.dirty.catalog.clear();
     this.dirty.quotes.clear();
     this.dirty.books.clear();

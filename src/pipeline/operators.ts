@@ -28,10 +28,9 @@ export function mapFrames(mapper: Mapper): OperatorFunction<RawFrame, Normalized
               return;
             }
           }
-          for (const ev of mapper.map(raw, f.localTimestamp)) {
-            mapper.stats.events++;
-            sub.next(ev);
-          }
+          const evs = mapper.map(raw, f.localTimestamp);
+          if (Array.isArray(evs)) for (let i = 0; i < evs.length; i++) sub.next(evs[i]);
+          else for (const ev of evs) sub.next(ev);
         },
         error: (e) => sub.error(e),
         complete: () => sub.complete(),

@@ -2,7 +2,6 @@ import { Subject } from 'rxjs';
 import { BookIntegrityError, OrderBook } from '../core/book.js';
 import type { BookDelta, BookSnapshot, Level, VenueLabel } from '../core/types.js';
 import { PAYOUT } from '../core/price.js';
-import { marketKey } from './catalog.js';
 
 export interface BookChange {
   readonly venue: VenueLabel;
@@ -19,37 +18,60 @@ export interface MarketBookView {
   readonly ready: boolean;
 }
 
+/** Which side of its market an instrument's book is: the YES book, or the NO book (complement). */
+export type BookRole = 'yes' | 'no';
+
 /**
- * Every instrument's L2 book, keyed `<venue>:<instrument>`. Integrity errors leave the book reset
- * (not corrupt) and are counted; the feed resyncs it with the next snapshot.
+ * Every instrument's L2 book, by venue then instrument (nested maps: no key strings built on the
+ * hot path). Integrity errors leave the book reset (not corrupt) and are counted; the feed resyncs
+ * it with the next snapshot. `changes$` is only fed while someone listens.
  */
 export class BookStore {
-  private readonly books = new Map<string, OrderBook>();
-  /** market key → instrument of its YES side / NO side. */
-  private readonly yesOf = new Map<string, string>();
-  private readonly noOf = new Map<string, string>();
+  private readonly books = new Map<VenueLabel, Map<string, OrderBook>>();
+  /** venue → instrument → role, and venue → market → [yes instrument, no instrument]. */
+  private readonly roles = new Map<VenueLabel, Map<string, BookRole>>();
+  private readonly instrumentsOf = new Map<VenueLabel, Map<string, [string | undefined, string | undefined]>>();
   readonly changes$ = new Subject<BookChange>();
   integrityErrors = 0;
 
   get size(): number {
-    return this.books.size;
+    let n = 0;
+    for (const m of this.books.values()) n += m.size;
+    return n;
   }
 
   instrument(venue: VenueLabel, instrument: string): OrderBook | undefined {
-    return this.books.get(marketKey(venue, instrument));
+    return this.books.get(venue)?.get(instrument);
+  }
+
+  /** Role of an instrument's book for its market (default: the YES book, as for one-book venues). */
+  roleOf(venue: VenueLabel, instrument: string): BookRole {
+    return this.roles.get(venue)?.get(instrument) ?? 'yes';
   }
 
   /** Declares which instruments carry a market's YES and NO sides (from its catalog record). */
   link(venue: VenueLabel, marketId: string, yes: string | undefined, no: string | undefined): void {
-    const k = marketKey(venue, marketId);
-    if (yes) this.yesOf.set(k, yes);
-    if (no) this.noOf.set(k, no);
+    let r = this.roles.get(venue);
+    if (!r) this.roles.set(venue, (r = new Map()));
+    let m = this.instrumentsOf.get(venue);
+    if (!m) this.instrumentsOf.set(venue, (m = new Map()));
+    const cur = m.get(marketId) ?? [undefined, undefined];
+    if (yes) {
+      r.set(yes, 'yes');
+      cur[0] = yes;
+    }
+    if (no) {
+      r.set(no, 'no');
+      cur[1] = no;
+    }
+    m.set(marketId, cur);
   }
 
   private getOrCreate(venue: VenueLabel, instrument: string): OrderBook {
-    const k = marketKey(venue, instrument);
-    let b = this.books.get(k);
-    if (!b) this.books.set(k, (b = new OrderBook(instrument)));
+    let v = this.books.get(venue);
+    if (!v) this.books.set(venue, (v = new Map()));
+    let b = v.get(instrument);
+    if (!b) v.set(instrument, (b = new OrderBook(instrument)));
     return b;
   }
 
@@ -63,12 +85,12 @@ export class BookStore {
       b.reset();
       return undefined;
     }
-    this.changes$.next({ venue: ev.venue, marketId: ev.marketId, instrument: ev.instrument, book: b });
+    if (this.changes$.observed) this.changes$.next({ venue: ev.venue, marketId: ev.marketId, instrument: ev.instrument, book: b });
     return b;
   }
 
   applyDelta(ev: BookDelta): OrderBook | undefined {
-    const b = this.books.get(marketKey(ev.venue, ev.instrument));
+    const b = this.books.get(ev.venue)?.get(ev.instrument);
     if (!b || !b.ready) return undefined; // deltas before the first snapshot are dropped
     try {
       b.apply(ev.changes, ev.timestamp);
@@ -78,18 +100,23 @@ export class BookStore {
       b.reset();
       return undefined;
     }
-    this.changes$.next({ venue: ev.venue, marketId: ev.marketId, instrument: ev.instrument, book: b });
+    if (this.changes$.observed) this.changes$.next({ venue: ev.venue, marketId: ev.marketId, instrument: ev.instrument, book: b });
     return b;
   }
 
   /** Resets every book of a venue (disconnect) or one instrument (gap). */
   reset(venue: VenueLabel, instrument?: string): void {
-    if (instrument !== undefined) {
-      this.books.get(marketKey(venue, instrument))?.reset();
-      return;
-    }
-    const prefix = `${venue}:`;
-    for (const [k, b] of this.books) if (k.startsWith(prefix)) b.reset();
+    const v = this.books.get(venue);
+    if (!v) return;
+    if (instrument !== undefined) v.get(instrument)?.reset();
+    else for (const b of v.values()) b.reset();
+  }
+
+  /** The ready YES book of a market, if it has one (its YES instrument, or the market id itself). */
+  yesBook(venue: VenueLabel, marketId: string): OrderBook | undefined {
+    const ins = this.instrumentsOf.get(venue)?.get(marketId);
+    const b = this.books.get(venue)?.get(ins?.[0] ?? marketId);
+    return b && b.ready ? b : undefined;
   }
 
   /**
@@ -97,11 +124,11 @@ export class BookStore {
    * book (a NO bid at p is a YES ask at 100 − p), else the book keyed by the market id.
    */
   marketBook(venue: VenueLabel, marketId: string, depth = Infinity): MarketBookView | undefined {
-    const k = marketKey(venue, marketId);
-    const yes = this.books.get(marketKey(venue, this.yesOf.get(k) ?? marketId));
+    const ins = this.instrumentsOf.get(venue)?.get(marketId);
+    const books = this.books.get(venue);
+    const yes = books?.get(ins?.[0] ?? marketId);
     if (yes && yes.ready) return { bids: yes.bids.levels(depth), asks: yes.asks.levels(depth), timestamp: yes.timestamp, ready: true };
-    const noId = this.noOf.get(k);
-    const no = noId ? this.books.get(marketKey(venue, noId)) : undefined;
+    const no = ins?.[1] ? books?.get(ins[1]) : undefined;
     if (no && no.ready) {
       return {
         bids: no.asks.levels(depth).map(([p, s]) => [PAYOUT - p, s] as const),
@@ -113,9 +140,9 @@ export class BookStore {
     return yes ? { bids: [], asks: [], timestamp: yes.timestamp, ready: false } : undefined;
   }
 
-  /** The market a book instrument belongs to, and whether it is the NO side. */
-  entries(): IterableIterator<[string, OrderBook]> {
-    return this.books.entries();
+  /** Every book as [venue, instrument, book]. */
+  *entries(): Generator<[VenueLabel, string, OrderBook]> {
+    for (const [venue, m] of this.books) for (const [ins, b] of m) yield [venue, ins, b];
   }
 
   /** Restores a persisted book at start-up. */

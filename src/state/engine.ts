@@ -1,4 +1,5 @@
 import type { VenueConfig } from '../config/schema.js';
+import type { OrderBook } from '../core/book.js';
 import { PAYOUT } from '../core/price.js';
 import type { NormalizedEvent, VenueLabel } from '../core/types.js';
 import { BookStore } from './books.js';
@@ -28,16 +29,34 @@ export class EngineState {
   }
 }
 
-/** Book instruments map to their market (venue → instrument → marketId), learned from events. */
-function refreshTop(s: EngineState, venue: VenueLabel, marketId: string, ts: number): void {
-  const view = s.books.marketBook(venue, marketId, 1);
-  if (!view || !view.ready) return;
-  const b = view.bids[0];
-  const a = view.asks[0];
-  s.quotes.fromBook(venue, marketId, b?.[0], b?.[1], a?.[0], a?.[1], ts);
-  const q = s.quotes.get(venue, marketId)!;
-  const mid = b && a ? Math.round((b[0] + a[0]) / 2) : undefined;
-  const price = q.lastPrice ?? mid;
+/**
+ * After a change to `book` (an instrument of `marketId`), updates the market's top of book and,
+ * when the top moved, its candle. Reads the top straight off the book: no views are built on the
+ * hot path. A NO-token change is the mirror of the YES book when that one is live, so it only
+ * counts when the market has no ready YES book.
+ */
+function refreshTop(s: EngineState, venue: VenueLabel, marketId: string, instrument: string, book: OrderBook, ts: number): void {
+  let bid: number | undefined;
+  let bidSize: number | undefined;
+  let ask: number | undefined;
+  let askSize: number | undefined;
+  if (s.books.roleOf(venue, instrument) === 'no') {
+    if (s.books.yesBook(venue, marketId)) return;
+    const a = book.asks.prices[0];
+    const b = book.bids.prices[0];
+    bid = a === undefined ? undefined : PAYOUT - a;
+    bidSize = book.asks.sizes[0];
+    ask = b === undefined ? undefined : PAYOUT - b;
+    askSize = book.bids.sizes[0];
+  } else {
+    bid = book.bids.prices[0];
+    bidSize = book.bids.sizes[0];
+    ask = book.asks.prices[0];
+    askSize = book.asks.sizes[0];
+  }
+  if (!s.quotes.fromBook(venue, marketId, bid, bidSize, ask, askSize, ts)) return;
+  const mid = bid !== undefined && ask !== undefined ? Math.round((bid + ask) / 2) : undefined;
+  const price = s.quotes.get(venue, marketId)!.lastPrice ?? mid;
   if (price !== undefined) s.candles.observe(venue, marketId, price, mid, 0, ts);
 }
 
@@ -48,16 +67,20 @@ function refreshTop(s: EngineState, venue: VenueLabel, marketId: string, ts: num
 export function applyEvent(s: EngineState, ev: NormalizedEvent): void {
   s.applied++;
   switch (ev.type) {
-    case 'book_snapshot':
-      if (s.books.applySnapshot(ev)) refreshTop(s, ev.venue, ev.marketId, ev.localTimestamp);
+    case 'book_snapshot': {
+      const b = s.books.applySnapshot(ev);
+      if (b) refreshTop(s, ev.venue, ev.marketId, ev.instrument, b, ev.localTimestamp);
       else s.quotes.clearBook(ev.venue, ev.marketId, ev.localTimestamp);
       s.health.seen(ev.venue, ev.localTimestamp);
       return;
-    case 'book_delta':
-      if (s.books.applyDelta(ev)) refreshTop(s, ev.venue, ev.marketId, ev.localTimestamp);
-      else s.quotes.clearBook(ev.venue, ev.marketId, ev.localTimestamp);
+    }
+    case 'book_delta': {
+      const b = s.books.applyDelta(ev);
+      if (b) refreshTop(s, ev.venue, ev.marketId, ev.instrument, b, ev.localTimestamp);
+      else if (s.books.instrument(ev.venue, ev.instrument)) s.quotes.clearBook(ev.venue, ev.marketId, ev.localTimestamp);
       s.health.seen(ev.venue, ev.localTimestamp);
       return;
+    }
     case 'quote': {
       s.quotes.fromQuote(ev);
       const q = s.quotes.get(ev.venue, ev.marketId)!;

@@ -1,7 +1,6 @@
 import { Subject } from 'rxjs';
 import { PAYOUT } from '../core/price.js';
 import type { Quote, VenueLabel } from '../core/types.js';
-import { marketKey } from './catalog.js';
 
 /** Current quote of a market, integer units; undefined = truly missing (spec 2.1). */
 export interface QuoteRecord {
@@ -36,31 +35,37 @@ export function noSide(q: Pick<QuoteRecord, 'yesBid' | 'yesAsk'>): { noBid: numb
  * `changes$` fires only when something a client would see changed, not on every deep level.
  */
 export class QuoteStore {
-  private readonly quotes = new Map<string, QuoteRecord>();
+  /** venue → market → quote (nested: no key strings built on the hot path). */
+  private readonly quotes = new Map<VenueLabel, Map<string, QuoteRecord>>();
+  private count = 0;
   readonly changes$ = new Subject<QuoteRecord>();
   /** Latest update time over all quotes (ms). */
   lastUpdate = 0;
 
   get size(): number {
-    return this.quotes.size;
+    return this.count;
   }
 
   get(venue: VenueLabel, marketId: string): QuoteRecord | undefined {
-    return this.quotes.get(marketKey(venue, marketId));
+    return this.quotes.get(venue)?.get(marketId);
   }
 
-  all(): IterableIterator<QuoteRecord> {
-    return this.quotes.values();
+  *all(): Generator<QuoteRecord> {
+    for (const m of this.quotes.values()) yield* m.values();
   }
 
   private record(venue: VenueLabel, marketId: string): QuoteRecord {
-    const k = marketKey(venue, marketId);
-    let q = this.quotes.get(k);
-    if (!q) this.quotes.set(k, (q = { venue, marketId, fromBook: false, updatedAt: 0, version: 0 }));
+    let v = this.quotes.get(venue);
+    if (!v) this.quotes.set(venue, (v = new Map()));
+    let q = v.get(marketId);
+    if (!q) {
+      v.set(marketId, (q = { venue, marketId, fromBook: false, updatedAt: 0, version: 0 }));
+      this.count++;
+    }
     return q;
   }
 
-  /** Top of book from the market's YES book. */
+  /** Top of book from the market's YES book. Returns whether anything changed. */
   fromBook(
     venue: VenueLabel,
     marketId: string,
@@ -69,15 +74,16 @@ export class QuoteStore {
     ask: number | undefined,
     askSize: number | undefined,
     ts: number,
-  ): void {
+  ): boolean {
     const q = this.record(venue, marketId);
-    if (q.fromBook && q.yesBid === bid && q.yesAsk === ask && q.yesBidSize === bidSize && q.yesAskSize === askSize) return;
+    if (q.fromBook && q.yesBid === bid && q.yesAsk === ask && q.yesBidSize === bidSize && q.yesAskSize === askSize) return false;
     q.yesBid = bid;
     q.yesAsk = ask;
     q.yesBidSize = bidSize;
     q.yesAskSize = askSize;
     q.fromBook = true;
     this.touch(q, ts);
+    return true;
   }
 
   /** A venue quote (ticker, listing). Book-derived top of book is not overwritten. */
@@ -114,7 +120,7 @@ export class QuoteStore {
 
   /** The book went away (disconnect, gap): the top of book is unknown until resync. */
   clearBook(venue: VenueLabel, marketId: string, ts: number): void {
-    const q = this.quotes.get(marketKey(venue, marketId));
+    const q = this.quotes.get(venue)?.get(marketId);
     if (!q || !q.fromBook) return;
     q.yesBid = q.yesAsk = q.yesBidSize = q.yesAskSize = undefined;
     q.fromBook = false;
@@ -122,7 +128,10 @@ export class QuoteStore {
   }
 
   restore(q: QuoteRecord): void {
-    this.quotes.set(marketKey(q.venue, q.marketId), q);
+    if (!this.get(q.venue, q.marketId)) this.count++;
+    let v = this.quotes.get(q.venue);
+    if (!v) this.quotes.set(q.venue, (v = new Map()));
+    v.set(q.marketId, q);
     if (q.updatedAt > this.lastUpdate) this.lastUpdate = q.updatedAt;
   }
 
@@ -130,6 +139,6 @@ export class QuoteStore {
     q.updatedAt = ts;
     q.version++;
     if (ts > this.lastUpdate) this.lastUpdate = ts;
-    this.changes$.next(q);
+    if (this.changes$.observed) this.changes$.next(q);
   }
 }

@@ -440,16 +440,11 @@ export class WsHub {
       const c = ws.getUserData();
       if (c.closed) continue;
       const buffered = ws.getBufferedAmount();
-      const stalled = c.coalescing && Date.now() - c.coalescingSince > (this.opts.stallMs ?? 10_000);
-      if (buffered > this.dropBytes || stalled) {
-        this.dropped++;
-        this.log.warn({ key: c.key.id, buffered, stalled }, 'websocket client too slow; disconnecting');
-        c.closed = true;
-        ws.end(CLOSE.BACKPRESSURE, stalled ? 'backpressure: client stopped reading (coalesced and not catching up)' : 'backpressure limit exceeded: client is not reading');
-        continue;
-      }
-      if (!c.coalescing && buffered > this.coalesceBytes) {
-        // Off the topics: from now on this client gets the latest of each topic when it drains.
+      if (!c.coalescing) {
+        if (buffered <= this.coalesceBytes) continue;
+        // First bound: off the topics; from now on this client gets the latest of each topic when
+        // it drains. (Even a client already past the second bound is coalesced first and given
+        // stallMs to catch up: the sweep can see a burst only after it happened.)
         c.coalescing = true;
         c.coalescingSince = Date.now();
         for (const t of c.topics.keys()) {
@@ -457,6 +452,15 @@ export class WsHub {
           ws.unsubscribe(t);
         }
         ws.send(JSON.stringify({ type: 'warning', code: CODES.COALESCED, message: 'you are reading slower than updates arrive: updates are coalesced to the latest per market until you catch up', ts: Date.now() }));
+        continue;
+      }
+      // Second bound: still coalescing and past dropBytes, or not catching up within stallMs.
+      const stalled = Date.now() - c.coalescingSince > (this.opts.stallMs ?? 10_000);
+      if (buffered > this.dropBytes || stalled) {
+        this.dropped++;
+        this.log.warn({ key: c.key.id, buffered, stalled }, 'websocket client too slow; disconnecting');
+        c.closed = true;
+        ws.end(CLOSE.BACKPRESSURE, stalled ? 'backpressure: client stopped reading (coalesced and not catching up)' : 'backpressure limit exceeded: client is not reading');
       }
     }
   }
