@@ -66,7 +66,10 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
   const ingestSub: Subscription = ingest.start();
 
   const snapshotTimer = setInterval(() => void persistence.snapshot(state), config.persistence.snapshotIntervalMs);
-  const flushTimer = setInterval(() => state.candles.flush(Date.now()), 1000);
+  const flushTimer = setInterval(() => {
+    state.candles.flush(Date.now());
+    void persistence.flushCatalog(state);
+  }, 1000);
 
   const plans = loadPlans();
   const keys = new KeyStore(persistence.db('keys'));

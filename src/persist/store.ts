@@ -154,6 +154,23 @@ export class Persistence {
     this.track(this.db('trades').put(t.seq, { ...t }));
   }
 
+  /**
+   * Writes the catalog records that changed (new markets, status changes). Cheap, since the
+   * catalog changes rarely: the service runs it every second so that a crash loses at most a
+   * second of new listings, while books and quotes wait for the periodic snapshot.
+   */
+  async flushCatalog(state: EngineState): Promise<number> {
+    const cat = this.db('catalog');
+    const keys = [...this.dirty.catalog];
+    this.dirty.catalog.clear();
+    for (const k of keys) {
+      const m = state.catalog.byKey(k);
+      if (m) this.track(cat.put(k, { ...m }));
+    }
+    await this.flushed();
+    return keys.length;
+  }
+
   /** Writes everything that changed since the last snapshot. Resolves when it is durable. */
   async snapshot(state: EngineState, all = false): Promise<{ catalog: number; quotes: number; books: number }> {
     const cat = this.db('catalog');

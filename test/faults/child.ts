@@ -1,0 +1,22 @@
+/**
+ * A crossbook service in a child process for the process-fault tests: starts on the DATA_DIR given
+ * in argv[2] with the simulator at a high tick rate, then every 100 ms reports on stdout what is
+ * durable: the highest trade seq written and flushed, and a key's monthly count after a quota flush.
+ * SIGKILL can arrive at any moment; only what was reported may be relied on.
+ */
+import { loadConfig } from '../../src/config/load.js';
+import { startService } from '../../src/service.js';
+
+const dir = process.argv[2]!;
+const config = loadConfig({ env: {}, overrides: { dataDir: dir, logLevel: 'silent', server: { host: '127.0.0.1', port: 0, baseUrl: null }, sim: { ticksPerSecond: 3000, seed: 11 }, ingest: { pollMs: 200 } } });
+const svc = await startService(config);
+process.stdout.write(`${JSON.stringify({ ready: true, url: svc.url, key: svc.demoKey })}\n`);
+setInterval(() => {
+  const seq = svc.state.trades.seq;
+  const markets = svc.state.catalog.size;
+  // What the service does every second (catalog) and on every write (trades, quota), awaited here
+  // so that the report names only what is on disk.
+  void Promise.all([svc.persistence.flushCatalog(svc.state), svc.persistence.flushed(), svc.quota.flush()]).then(() => {
+    process.stdout.write(`${JSON.stringify({ durableSeq: seq, markets })}\n`);
+  });
+}, 100);
