@@ -15,8 +15,8 @@ export interface Consensus {
 /**
  * The consensus probability of a group's YES: the average of member mids (in group terms), each
  * weighted by the contracts resting at its best bid and ask (depth you could trade against), over
- * members with a two-sided quote no wider than 20 cents. `exclude` leaves one venue out, so a
- * venue's price is never judged against a consensus it is part of.
+ * members with a two-sided quote no wider than 20 cents, and at least two of them. `exclude` leaves
+ * one venue out, so a venue's price is never judged against a consensus it is part of.
  */
 export function consensus(members: readonly MemberLadders[], exclude?: string): Consensus | undefined {
   let w = 0;
@@ -33,9 +33,10 @@ export function consensus(members: readonly MemberLadders[], exclude?: string): 
     const weight = Math.max(1, ya[1] + na[1]);
     sum += ((yesAsk + yesBid) / 2) * weight;
     w += weight;
-    sources.push(m.member.venue.label);
+    sources.push(m.member.venue.slug);
   }
-  if (w === 0) return undefined;
+  // One other venue is a quote, not a consensus.
+  if (sources.length < 2) return undefined;
   return { probability: sum / w / PAYOUT, sources };
 }
 

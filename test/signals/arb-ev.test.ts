@@ -61,6 +61,8 @@ describe('EV against the leave-one-out consensus', () => {
     const b = ladders(member('venue_b'), [c(49, 100)], [c(51, 100)]);
     const e = ladders(member('venue_e'), [c(58, 100)], [c(60, 100)]);
     expect(consensus([a, b, e], 'venue_e')!.probability).toBeCloseTo(0.495, 10);
+    // one other venue is not a consensus
+    expect(consensus([a, e], 'venue_e')).toBeUndefined();
     const evs = groupEv(3, [a, b, e]).filter((x) => x.legs[0].platform === 'venue_e');
     const no = evs.find((x) => x.side === 'no')!;
     // NO at 42 + fee 0.02 × 0.42 × 0.58 = 0.004872; p(NO) = 0.505
