@@ -3,7 +3,15 @@ import { join } from 'node:path';
 import type { Subscription } from 'rxjs';
 import { Api } from './access/api.js';
 import { ApiContext } from './api/context.js';
+import { registerAlerts } from './api/alerts.js';
 import { registerDataRoutes } from './api/index.js';
+import { registerMatching } from './api/matching.js';
+import { registerSignals } from './api/signals.js';
+import { registerVenueB } from './api/venue-b.js';
+import { MatchingService } from './matching/service.js';
+import { AlertEngine } from './signals/alerts.js';
+import { SignalEngine } from './signals/engine.js';
+import { WalletLedger } from './signals/wallets.js';
 import { VenueDirectory } from './api/venues.js';
 import { WsHub } from './ws/hub.js';
 import { KeyStore } from './access/keys.js';
@@ -38,6 +46,10 @@ export interface Service {
   /** The demo key (embedded default only), created once and kept in DATA_DIR/demo-key. */
   readonly demoKey: string | undefined;
   readonly ws: WsHub;
+  readonly matching: MatchingService;
+  readonly signals: SignalEngine;
+  readonly ledger: WalletLedger;
+  readonly alerts: AlertEngine;
   close(): Promise<void>;
 }
 
@@ -55,6 +67,20 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
   const restored = persistence.load(state);
   persistence.attach(state);
   log.info({ dataDir: persistence.dir, ...restored }, 'state restored');
+  const directory = new VenueDirectory(config);
+  const ledger = new WalletLedger(state, persistence, { log: log.child({ component: 'wallets' }) });
+  const ledgerRestored = ledger.load();
+  const alerts = new AlertEngine(ledger, persistence, { log: log.child({ component: 'alerts' }) });
+  alerts.load();
+  alerts.attach();
+  ledger.attach();
+  log.info(ledgerRestored, 'wallet ledger restored');
+  const matching = new MatchingService(state, directory, persistence.db('groups'), log.child({ component: 'matching' }));
+  const signals = new SignalEngine(state, directory, matching);
+  signals.recomputeAll();
+  const groupChanges = matching.changes$.subscribe((ids) => {
+    for (const id of ids) signals.recompute(id);
+  });
 
   let sim: RunningSim | undefined;
   const needsSim = config.venues.some((v) => v.enabled && v.connection.mode === 'sim');
@@ -81,8 +107,14 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
   const http = new HttpServer(log);
   const api = new Api(http, API_BASE, keys, quota, plans);
   registerStatus(api, config, state, startedAt);
-  registerDataRoutes(api, new ApiContext(config, state, persistence));
-  const ws = new WsHub(http, `${API_BASE}/ws`, state, new VenueDirectory(config), keys, plans, log);
+  const apiCtx = new ApiContext(config, state, persistence);
+  registerDataRoutes(api, apiCtx);
+  registerMatching(api, apiCtx, matching);
+  registerSignals(api, apiCtx, signals);
+  registerAlerts(api, apiCtx, ledger, alerts);
+  registerVenueB(api, apiCtx, ledger);
+  const ws = new WsHub(http, `${API_BASE}/ws`, state, directory, keys, plans, log);
+  ws.attachSignals(signals);
   const feedWarnings = ingest.events$.subscribe((ev) => {
     if (ev.type === 'feed') ws.onFeedEvent(ev);
   });
@@ -107,6 +139,10 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
     quota,
     demoKey,
     ws,
+    matching,
+    signals,
+    ledger,
+    alerts,
     async close() {
       if (closed) return;
       closed = true;
@@ -117,6 +153,11 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
       clearInterval(flushTimer);
       ingestSub.unsubscribe();
       await sim?.close();
+      groupChanges.unsubscribe();
+      signals.close();
+      matching.close();
+      await alerts.close();
+      await ledger.close();
       keys.stop();
       await quota.stop();
       state.candles.flush(Date.now(), true);

@@ -1,0 +1,457 @@
+/**
+ * The cross-venue matcher: keeps every listing's proposition and groups listings that settle on the
+ * same outcome. Incremental: a new or changed listing is compared only with the listings that
+ * share one of its blocking keys (kind + subject/team + date or threshold), so one change touches a
+ * handful of candidates, never the whole catalog.
+ *
+ * Rules (precision first):
+ * - a listing joins a group only if it agrees with EVERY member (one contradiction and it does not);
+ * - a group holds at most one listing per venue, plus at most one inverted one (the two sides of a
+ *   game or line on one venue);
+ * - a listing that fits two groups about equally well joins neither (ambiguous);
+ * - complements (underdog +2.5 against favourite -2.5, Under against Over) join as `inverted`.
+ *
+ * Group ids are integers, stable across restarts through an optional persistence hook that maps a
+ * proposition signature to the id its group had: the same proposition gets the same id again.
+ */
+import { compare } from './compare.js';
+import { describeGroup, type GroupFields } from './describe.js';
+import { extractProposition, type MatchInput, type Proposition } from './proposition.js';
+
+/** A listing handed to the matcher: the input plus the caller's unique key (e.g. `venue:id`). */
+export type MatcherInput = MatchInput & { readonly key: string };
+
+/** Where group ids live between runs. `load` is read once at construction. */
+export interface MatcherPersistence {
+  load(): Iterable<[signature: string, groupId: number]>;
+  save(signature: string, groupId: number): void;
+}
+
+export interface MatcherOptions {
+  readonly persistence?: MatcherPersistence | undefined;
+  /** Pairs below this confidence are not grouped (default 0.6). */
+  readonly minConfidence?: number | undefined;
+}
+
+/** One member of a match group. */
+export interface GroupMember {
+  readonly key: string;
+  readonly platform: string;
+  readonly market_id: string | null;
+  /** This listing's YES is the group's NO. */
+  readonly inverted: boolean;
+  readonly confidence: number;
+  /** Settlement fields that agreed with the group. */
+  readonly reasons: readonly string[];
+}
+
+/** A match group (spec 2.4) with its members. */
+export interface MatchGroup extends GroupFields {
+  readonly group_id: number;
+  readonly members: readonly GroupMember[];
+}
+
+/** Counters for tests and benchmarks. */
+export interface MatcherStats {
+  readonly markets: number;
+  readonly groups: number;
+  /** Pairwise proposition comparisons made since construction. */
+  readonly comparisons: number;
+}
+
+interface Rec {
+  readonly key: string;
+  readonly input: MatcherInput;
+  readonly platform: string;
+  readonly fingerprint: string;
+  readonly prop: Proposition;
+  readonly index: readonly string[];
+  readonly query: readonly string[];
+  group: Group | undefined;
+}
+
+interface Member {
+  readonly rec: Rec;
+  inverted: boolean;
+  confidence: number;
+  reasons: readonly string[];
+  /**
+   * The member's proposition with the game its group established (teams, day) filled in: a
+   * Polymarket "Spread: Patriots (+2.5)" names one team, but inside a group that knows the game
+   * it can be compared with "Spread: Seahawks (-2.5)".
+   */
+  view: Proposition;
+}
+
+interface Group {
+  readonly id: number;
+  readonly members: Member[];
+  /** The member whose YES is the group's YES (chosen by content, not arrival order). */
+  anchor: Member | undefined;
+  /** Member that founded the group: its confidence and reasons are those of its best partner. */
+  founder: Member | undefined;
+  cached: MatchGroup | undefined;
+}
+
+interface Fit {
+  readonly inverted: boolean;
+  readonly confidence: number;
+  readonly reasons: readonly string[];
+}
+
+interface Slot {
+  readonly rec: Rec;
+  readonly inverted: boolean;
+}
+
+/**
+ * The propositions with the game they agree on filled in where one lacks it: both teams from a
+ * listing that names them, the day from one that states it (ids and titles before close times).
+ */
+function withGame(props: readonly Proposition[]): Proposition[] {
+  if (props.length < 2 || !GAME_KINDS.has(props[0]!.kind)) return props.slice();
+  const teams = props.find((p) => p.teams.length === 2)?.teams;
+  const dated = props.find((p) => p.date !== null && p.dateSource !== 'close_time') ?? props.find((p) => p.date !== null);
+  return props.map((p) => {
+    const needTeams = teams !== undefined && p.teams.length < 2 && p.teams.every((t) => teams.includes(t));
+    const needDate = dated !== undefined && p.date === null;
+    if (!needTeams && !needDate) return p;
+    return { ...p, teams: needTeams ? teams : p.teams, date: needDate ? dated.date : p.date, dateSource: needDate ? dated.dateSource : p.dateSource };
+  });
+}
+
+/** Orders candidate anchors: more complete first (teams, day, subject), then by signature. */
+function anchorRank(a: Proposition, b: Proposition): number {
+  const score = (p: Proposition): number => (p.teams.length === 2 ? 4 : 0) + (p.date !== null && p.dateSource !== 'close_time' ? 2 : 0) + (p.subject !== null ? 1 : 0);
+  const d = score(b) - score(a);
+  if (d !== 0) return d;
+  return a.signature < b.signature ? -1 : a.signature > b.signature ? 1 : 0;
+}
+
+/** A listing that fits two groups within this much confidence is ambiguous. */
+const AMBIGUITY = 0.02;
+const GAME_KINDS = new Set(['game_winner', 'draw', 'spread', 'total', 'player_prop', 'map_winner']);
+
+function fingerprintOf(m: MatcherInput): string {
+  return [m.platform, m.market_id ?? '', m.title, m.event_title ?? '', m.outcome ?? '', m.close_time ?? '', m.category ?? '', m.protocol ?? ''].join('\u0001');
+}
+
+/**
+ * Blocking keys. `index` is where a listing is filed; `query` where it looks for candidates.
+ * Game propositions may lack a date, so a dated listing is filed under its day and under `*`, an
+ * undated one under `?` and `*`; a dated listing looks at its day and `?`, an undated one at `*`.
+ */
+function blockKeys(p: Proposition): { index: string[]; query: string[] } {
+  const index: string[] = [];
+  const query: string[] = [];
+  if (GAME_KINDS.has(p.kind)) {
+    const ids = p.kind === 'player_prop' ? (p.subject ? [p.subject] : []) : [...new Set([...p.teams, ...p.subjectCandidates.filter((s) => s.includes(':') && !s.startsWith('game:'))])];
+    const family = p.kind === 'draw' ? 'game_winner' : p.kind;
+    for (const id of ids) {
+      const k = `${family}|${id}`;
+      if (p.date) {
+        index.push(`${k}@${p.date}`, `${k}@*`);
+        query.push(`${k}@${p.date}`, `${k}@?`);
+      } else {
+        index.push(`${k}@?`, `${k}@*`);
+        query.push(`${k}@*`);
+      }
+    }
+    return { index, query };
+  }
+  const subjects = p.subject ? [p.subject] : p.subjectCandidates;
+  for (const s of subjects) {
+    let k = `${p.kind}|${s}`;
+    if (p.kind === 'crypto_price') k += `|${p.mode}|${p.date}|${p.threshold === null ? '' : Math.round(p.threshold)}`;
+    else if (p.kind === 'fed_decision' || p.kind === 'fed_rate' || p.kind === 'econ_threshold') k += `|${p.month}`;
+    index.push(k);
+    query.push(k);
+  }
+  return { index, query };
+}
+
+/** The cross-venue matcher (see the module comment). */
+export class Matcher {
+  private readonly recs = new Map<string, Rec>();
+  private readonly blocks = new Map<string, Set<Rec>>();
+  private readonly live = new Map<number, Group>();
+  private readonly sigIds = new Map<string, number>();
+  private readonly persistence: MatcherPersistence | undefined;
+  private readonly minConfidence: number;
+  private nextId = 1;
+  private comparisons = 0;
+
+  constructor(opts: MatcherOptions = {}) {
+    this.persistence = opts.persistence;
+    this.minConfidence = opts.minConfidence ?? 0.6;
+    for (const [sig, id] of opts.persistence?.load() ?? []) {
+      if (!Number.isInteger(id) || id < 1) continue;
+      this.sigIds.set(sig, id);
+      if (id >= this.nextId) this.nextId = id + 1;
+    }
+  }
+
+  /**
+   * Adds or updates a listing. An unchanged listing is a no-op; a changed one stays in its group
+   * when it still agrees with every member, else it moves, and singletons near its old place get
+   * another chance to group.
+   */
+  upsert(m: MatcherInput): void {
+    const fingerprint = fingerprintOf(m);
+    const old = this.recs.get(m.key);
+    if (old && old.fingerprint === fingerprint) return;
+    const prop = extractProposition(m);
+    const keys = blockKeys(prop);
+    const rec: Rec = { key: m.key, input: m, platform: m.platform.toLowerCase(), fingerprint, prop, index: keys.index, query: keys.query, group: undefined };
+    if (!old) {
+      this.recs.set(m.key, rec);
+      this.file(rec);
+      this.place(rec);
+      return;
+    }
+    const previous = old.group;
+    this.detach(old);
+    this.unfile(old);
+    this.recs.set(m.key, rec);
+    this.file(rec);
+    const stay = previous && this.live.has(previous.id) ? this.fit(rec, previous) : undefined;
+    if (previous && stay && stay.confidence >= this.minConfidence) this.join(previous, rec, stay);
+    else this.place(rec);
+    this.retryNeighbours(old);
+  }
+
+  /** Removes a listing; returns false when the key is unknown. */
+  remove(key: string): boolean {
+    const rec = this.recs.get(key);
+    if (!rec) return false;
+    this.detach(rec);
+    this.unfile(rec);
+    this.recs.delete(key);
+    this.retryNeighbours(rec);
+    return true;
+  }
+
+  /** Every group, singletons included, by group id. */
+  groups(): MatchGroup[] {
+    return [...this.live.values()].sort((a, b) => a.id - b.id).map((g) => this.view(g));
+  }
+
+  /** The group of a listing, undefined for an unknown key. */
+  groupOf(key: string): MatchGroup | undefined {
+    const g = this.recs.get(key)?.group;
+    return g ? this.view(g) : undefined;
+  }
+
+  /** The proposition extracted for a listing. */
+  propositionOf(key: string): Proposition | undefined {
+    return this.recs.get(key)?.prop;
+  }
+
+  stats(): MatcherStats {
+    return { markets: this.recs.size, groups: this.live.size, comparisons: this.comparisons };
+  }
+
+  // ---- internals ----------------------------------------------------------------------------
+
+  private file(rec: Rec): void {
+    for (const k of rec.index) {
+      let s = this.blocks.get(k);
+      if (!s) this.blocks.set(k, (s = new Set()));
+      s.add(rec);
+    }
+  }
+
+  private unfile(rec: Rec): void {
+    for (const k of rec.index) {
+      const s = this.blocks.get(k);
+      if (!s) continue;
+      s.delete(rec);
+      if (s.size === 0) this.blocks.delete(k);
+    }
+  }
+
+  /** How `rec` would sit in `g`: undefined when it contradicts a member or its venue slot is taken. */
+  private fit(rec: Rec, g: Group): Fit | undefined {
+    let inverted: boolean | undefined;
+    let confidence = 1;
+    let reasons: readonly string[] = [];
+    for (const m of g.members) {
+      if (m.rec === rec) continue;
+      this.comparisons++;
+      const c = compare(rec.prop, m.view);
+      if (c.relation === 'different') return undefined;
+      const inv = (c.relation === 'inverted') !== m.inverted;
+      if (inverted === undefined) {
+        inverted = inv;
+        reasons = c.reasons;
+      } else if (inverted !== inv) return undefined;
+      if (c.confidence < confidence) confidence = c.confidence;
+    }
+    if (inverted === undefined) return undefined;
+    for (const m of g.members) {
+      if (m.rec === rec || m.rec.platform !== rec.platform) continue;
+      // One listing per venue per side; two sides on one venue only for one game's line.
+      if (m.inverted === inverted || !GAME_KINDS.has(rec.prop.kind)) return undefined;
+    }
+    return { inverted, confidence, reasons };
+  }
+
+  /**
+   * Puts a listing in the group it fits best. Groups that fit about as well are either the same
+   * proposition seen from listings that could not be related before (an underdog's spread and the
+   * favourite's, neither naming the other team) and merge, or they contradict each other (two
+   * dated games for one undated listing) and the listing joins none of them.
+   */
+  private place(rec: Rec): void {
+    const seen = new Set<Group>();
+    const fits: { g: Group; fit: Fit }[] = [];
+    for (const k of rec.query) {
+      const s = this.blocks.get(k);
+      if (!s) continue;
+      for (const other of s) {
+        const g = other.group;
+        if (other === rec || !g || seen.has(g)) continue;
+        seen.add(g);
+        const f = this.fit(rec, g);
+        if (f && f.confidence >= this.minConfidence) fits.push({ g, fit: f });
+      }
+    }
+    if (fits.length === 0) return this.found(rec);
+    fits.sort((x, y) => y.fit.confidence - x.fit.confidence || x.g.id - y.g.id);
+    const best = fits[0]!;
+    const rivals = fits.slice(1).filter((f) => f.fit.confidence >= best.fit.confidence - AMBIGUITY);
+    if (rivals.length === 0) return this.join(best.g, rec, best.fit);
+    // Dry run: the best group, the listing and every rival group, oriented as the best group.
+    const all: Slot[] = best.g.members.map((m) => ({ rec: m.rec, inverted: m.inverted }));
+    all.push({ rec, inverted: best.fit.inverted });
+    for (const r of rivals) {
+      const flip = r.fit.inverted !== best.fit.inverted;
+      for (const m of r.g.members) all.push({ rec: m.rec, inverted: m.inverted !== flip });
+    }
+    if (!this.consistent(all)) return this.found(rec);
+    best.g.members.push({ rec, inverted: best.fit.inverted, confidence: best.fit.confidence, reasons: best.fit.reasons, view: rec.prop });
+    rec.group = best.g;
+    this.remember(rec.prop.signature, best.g.id);
+    for (const r of rivals) {
+      const flip = r.fit.inverted !== best.fit.inverted;
+      this.live.delete(r.g.id);
+      for (const m of r.g.members) {
+        best.g.members.push({ rec: m.rec, inverted: m.inverted !== flip, confidence: Math.min(m.confidence, r.fit.confidence), reasons: m.reasons.length > 0 ? m.reasons : r.fit.reasons, view: m.rec.prop });
+        m.rec.group = best.g;
+        this.remember(m.rec.prop.signature, best.g.id);
+      }
+    }
+    this.refresh(best.g);
+  }
+
+  /** Whether listings with these orientations may form one group: every pair agrees, slots hold. */
+  private consistent(all: readonly Slot[]): boolean {
+    const views = withGame(all.map((x) => x.rec.prop));
+    for (let i = 0; i < all.length; i++) {
+      for (let j = i + 1; j < all.length; j++) {
+        const a = all[i]!;
+        const b = all[j]!;
+        if (a.rec.platform === b.rec.platform && (a.inverted === b.inverted || !GAME_KINDS.has(a.rec.prop.kind))) return false;
+        this.comparisons++;
+        const c = compare(views[i]!, views[j]!);
+        if (c.relation === 'different' || c.confidence < this.minConfidence) return false;
+        if ((c.relation === 'inverted') !== (a.inverted !== b.inverted)) return false;
+      }
+    }
+    return true;
+  }
+
+  private found(rec: Rec): void {
+    const sig = rec.prop.signature;
+    let id = this.sigIds.get(sig);
+    if (id === undefined || this.live.has(id)) {
+      id = this.nextId++;
+      if (!this.sigIds.has(sig)) this.remember(sig, id);
+    }
+    const m: Member = { rec, inverted: false, confidence: 1, reasons: [], view: rec.prop };
+    const g: Group = { id, members: [m], anchor: m, founder: m, cached: undefined };
+    this.live.set(id, g);
+    rec.group = g;
+  }
+
+  private remember(sig: string, id: number): void {
+    if (this.sigIds.get(sig) === id) return;
+    const prev = this.sigIds.get(sig);
+    // Never take a signature away from another live group: duplicates keep their own ids.
+    if (prev !== undefined && prev !== id && this.live.has(prev)) return;
+    this.sigIds.set(sig, id);
+    this.persistence?.save(sig, id);
+  }
+
+  private join(g: Group, rec: Rec, f: Fit): void {
+    g.members.push({ rec, inverted: f.inverted, confidence: f.confidence, reasons: f.reasons, view: rec.prop });
+    rec.group = g;
+    this.remember(rec.prop.signature, g.id);
+    this.refresh(g);
+  }
+
+  private detach(rec: Rec): void {
+    const g = rec.group;
+    rec.group = undefined;
+    if (!g) return;
+    const i = g.members.findIndex((m) => m.rec === rec);
+    if (i >= 0) g.members.splice(i, 1);
+    if (g.members.length === 0) {
+      this.live.delete(g.id);
+      return;
+    }
+    if (g.founder?.rec === rec) g.founder = g.members[0];
+    this.refresh(g);
+  }
+
+  /**
+   * After a membership change: the anchor is the member with the most complete proposition (then
+   * the smallest signature), so the group's YES side does not depend on arrival order; the
+   * founder's confidence and reasons are those of its best partner; views get the group's game.
+   */
+  private refresh(g: Group): void {
+    g.cached = undefined;
+    if (g.members.length === 0) return;
+    let anchor = g.members[0]!;
+    for (const m of g.members) if (anchorRank(m.rec.prop, anchor.rec.prop) < 0) anchor = m;
+    if (anchor.inverted) for (const m of g.members) m.inverted = !m.inverted;
+    g.anchor = anchor;
+    const first = g.founder ?? g.members[0]!;
+    let best: Member | undefined;
+    for (const m of g.members) if (m !== first && (!best || m.confidence > best.confidence)) best = m;
+    first.confidence = best ? best.confidence : 1;
+    first.reasons = best ? best.reasons : [];
+    const views = withGame(g.members.map((m) => m.rec.prop));
+    g.members.forEach((m, i) => (m.view = views[i]!));
+  }
+
+  /** Singletons that shared a block with `rec` may group now that it moved or left. */
+  private retryNeighbours(rec: Rec): void {
+    const retry: Rec[] = [];
+    for (const k of [...rec.query, ...rec.index]) {
+      const s = this.blocks.get(k);
+      if (!s) continue;
+      for (const other of s) if (other.key !== rec.key && other.group && other.group.members.length === 1 && !retry.includes(other)) retry.push(other);
+    }
+    for (const other of retry) {
+      if (!other.group || other.group.members.length !== 1) continue;
+      this.detach(other);
+      this.place(other);
+    }
+  }
+
+  private view(g: Group): MatchGroup {
+    if (g.cached) return g.cached;
+    const anchor = g.anchor ?? g.members[0]!;
+    const fields = describeGroup(
+      anchor.rec.prop,
+      g.members.filter((m) => m !== anchor).map((m) => m.rec.prop),
+    );
+    g.cached = {
+      group_id: g.id,
+      ...fields,
+      members: g.members.map((m) => ({ key: m.rec.key, platform: m.rec.input.platform, market_id: m.rec.input.market_id, inverted: m.inverted, confidence: m.confidence, reasons: m.reasons })),
+    };
+    return g.cached;
+  }
+}

@@ -1,0 +1,163 @@
+import { Subject, type Subscription } from 'rxjs';
+import type { Database } from 'lmdb';
+import type { VenueDirectory } from '../api/venues.js';
+import type { Logger } from '../core/log.js';
+import type { GroupSource, SignalGroup } from '../signals/engine.js';
+import type { MarketRecord } from '../state/catalog.js';
+import type { EngineState } from '../state/engine.js';
+import { Matcher, type MatchGroup } from './matcher.js';
+
+/** A cross-venue group as the API serves it: the matcher's group plus its event. */
+export interface ServedGroup extends MatchGroup {
+  /** Event key shared by every group of one real-world event (a game, an election, a meeting). */
+  readonly eventKey: string;
+  readonly category: string | null;
+}
+
+/**
+ * Runs the matcher over the live catalog: every new or changed market is upserted (incremental),
+ * and the cross-venue groups (members on at least two venues) are re-indexed shortly after, in one
+ * pass per burst of catalog changes. Group ids persist in LMDB `groups`, so they survive restarts.
+ * Implements the signal engine's GroupSource.
+ */
+export class MatchingService implements GroupSource {
+  readonly matcher: Matcher;
+  private byId = new Map<number, ServedGroup>();
+  private byKey = new Map<string, number>();
+  private signatures = new Map<number, string>();
+  private pending = false;
+  private readonly sub: Subscription;
+  /** Group ids whose membership or fields changed in the last re-index. */
+  readonly changes$ = new Subject<readonly number[]>();
+  version = 0;
+
+  constructor(
+    private readonly state: EngineState,
+    private readonly venues: VenueDirectory,
+    db: Database | undefined,
+    private readonly log?: Logger,
+  ) {
+    this.matcher = new Matcher({
+      persistence: db
+        ? {
+            load: function* () {
+              for (const { key, value } of db.getRange()) if (typeof key === 'string' && typeof value === 'number') yield [key, value] as [string, number];
+            },
+            save: (sig, id) => void db.put(sig, id),
+          }
+        : undefined,
+    });
+    for (const m of state.catalog.all()) this.upsert(m);
+    this.reindex();
+    this.sub = state.catalog.changes$.subscribe((c) => {
+      this.upsert(c.market);
+      this.schedule();
+    });
+  }
+
+  private upsert(m: MarketRecord): void {
+    const v = this.venues.byLabel.get(m.venue);
+    if (!v) return;
+    this.matcher.upsert({
+      key: `${m.venue}:${m.marketId}`,
+      platform: m.venue,
+      market_id: m.marketId,
+      title: m.title,
+      event_title: m.eventTitle,
+      outcome: m.outcome,
+      close_time: m.closeTime,
+      category: m.category,
+    });
+  }
+
+  private schedule(): void {
+    if (this.pending) return;
+    this.pending = true;
+    setTimeout(() => {
+      this.pending = false;
+      this.reindex();
+    }, 20).unref();
+  }
+
+  /** Rebuilds the cross-venue index from the matcher and reports which groups changed. */
+  reindex(): void {
+    const byId = new Map<number, ServedGroup>();
+    const byKey = new Map<string, number>();
+    const signatures = new Map<number, string>();
+    for (const g of this.matcher.groups()) {
+      if (new Set(g.members.map((m) => m.platform)).size < 2) continue;
+      const served: ServedGroup = { ...g, eventKey: this.eventKey(g), category: this.categoryOf(g) };
+      byId.set(g.group_id, served);
+      for (const m of g.members) byKey.set(m.key, g.group_id);
+      signatures.set(g.group_id, g.members.map((m) => `${m.key}${m.inverted ? '~' : ''}`).sort().join('|'));
+    }
+    const changed: number[] = [];
+    for (const [id, sig] of signatures) if (this.signatures.get(id) !== sig) changed.push(id);
+    for (const id of this.signatures.keys()) if (!signatures.has(id)) changed.push(id);
+    this.byId = byId;
+    this.byKey = byKey;
+    this.signatures = signatures;
+    if (changed.length) {
+      this.version++;
+      this.changes$.next(changed);
+    }
+  }
+
+  /** The event a group belongs to: the game for sports, else the event of its first member in venue order. */
+  private eventKey(g: MatchGroup): string {
+    if (g.event_id) return g.event_id;
+    for (const v of this.venues.enabled) {
+      const mem = g.members.find((m) => m.platform === v.label);
+      const rec = mem ? this.state.catalog.byKey(mem.key) : undefined;
+      if (rec?.eventId) return `${v.slug}:${rec.eventId}`;
+    }
+    return `group:${g.group_id}`;
+  }
+
+  private categoryOf(g: MatchGroup): string | null {
+    for (const m of g.members) {
+      const c = this.state.catalog.byKey(m.key)?.category;
+      if (c) return c;
+    }
+    return null;
+  }
+
+  /** Cross-venue groups. */
+  served(): IterableIterator<ServedGroup> {
+    return this.byId.values();
+  }
+
+  servedGroup(id: number): ServedGroup | undefined {
+    return this.byId.get(id);
+  }
+
+  groupIdOf(venue: string, marketId: string): number | undefined {
+    return this.byKey.get(`${venue}:${marketId}`);
+  }
+
+  // ---- GroupSource --------------------------------------------------------------------------
+
+  group(id: number): SignalGroup | undefined {
+    const g = this.byId.get(id);
+    if (!g) return undefined;
+    return {
+      groupId: g.group_id,
+      title: g.title,
+      members: g.members.map((m) => ({ venue: m.platform, marketId: m.market_id ?? m.key.slice(m.key.indexOf(':') + 1), inverted: m.inverted })),
+    };
+  }
+
+  groupsOfMarket(venue: string, marketId: string): readonly number[] {
+    const id = this.byKey.get(`${venue}:${marketId}`);
+    return id === undefined ? [] : [id];
+  }
+
+  *allGroups(): Generator<SignalGroup> {
+    for (const id of this.byId.keys()) yield this.group(id)!;
+  }
+
+  close(): void {
+    this.sub.unsubscribe();
+    this.log?.debug('matching service closed');
+  }
+}
