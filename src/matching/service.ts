@@ -61,7 +61,10 @@ export class MatchingService implements GroupSource {
     this.matcher.upsert({
       key: `${m.venue}:${m.marketId}`,
       platform: m.venue,
-      market_id: m.marketId,
+      protocol: v.protocol,
+      // Polymarket-style slugs carry league, teams and date ("nfl-ne-sea-2026-09-09"): the
+      // matcher reads them where a condition id says nothing.
+      market_id: typeof m.extra?.['slug'] === 'string' && v.protocol === 'polymarket' ? (m.extra['slug'] as string) : m.marketId,
       title: m.title,
       event_title: m.eventTitle,
       outcome: m.outcome,
@@ -143,7 +146,7 @@ export class MatchingService implements GroupSource {
     return {
       groupId: g.group_id,
       title: g.title,
-      members: g.members.map((m) => ({ venue: m.platform, marketId: m.market_id ?? m.key.slice(m.key.indexOf(':') + 1), inverted: m.inverted })),
+      members: g.members.map((m) => ({ venue: m.platform, marketId: m.key.slice(m.key.indexOf(':') + 1), inverted: m.inverted })),
     };
   }
 

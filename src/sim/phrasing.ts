@@ -62,12 +62,29 @@ const MON = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT
 const MONTH = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 const MON_SHORT = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
+/**
+ * US Eastern wall time of an instant, as a Date whose UTC fields read as Eastern time: venues
+ * name game days and expiries by the Eastern calendar (a 9 pm ET game is "today", not the next
+ * UTC day). DST: second Sunday of March 2:00 to first Sunday of November 2:00.
+ */
+function eastern(ms: number): Date {
+  const y = new Date(ms).getUTCFullYear();
+  const nthSunday = (month: number, n: number): number => {
+    const first = new Date(Date.UTC(y, month, 1)).getUTCDay();
+    return 1 + ((7 - first) % 7) + (n - 1) * 7;
+  };
+  const dstStart = Date.UTC(y, 2, nthSunday(2, 2), 7); // 2:00 EST = 07:00 UTC
+  const dstEnd = Date.UTC(y, 10, nthSunday(10, 1), 6); // 2:00 EDT = 06:00 UTC
+  const offsetH = ms >= dstStart && ms < dstEnd ? 4 : 5;
+  return new Date(ms - offsetH * 3_600_000);
+}
+
 function kDate(ms: number): string {
-  const d = new Date(ms);
+  const d = eastern(ms);
   return `${String(d.getUTCFullYear() % 100).padStart(2, '0')}${MON[d.getUTCMonth()]}${String(d.getUTCDate()).padStart(2, '0')}`;
 }
 function isoDay(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
+  return eastern(ms).toISOString().slice(0, 10);
 }
 function money(n: number): string {
   return n.toLocaleString('en-US', { maximumFractionDigits: 2 });
