@@ -115,6 +115,15 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
   registerVenueB(api, apiCtx, ledger);
   const ws = new WsHub(http, `${API_BASE}/ws`, state, directory, keys, plans, log);
   ws.attachSignals(signals);
+  ws.attachGames({
+    eventOf: (venue, marketId) => {
+      const id = matching.groupIdOf(venue, marketId);
+      const g = id === undefined ? undefined : matching.servedGroup(id);
+      return g?.market_class ? (g.event_id ?? undefined) : undefined;
+    },
+    hasEvent: (id) => matching.hasGameEvent(id),
+    isLive: (id) => matching.isGameLive(id, Date.now()),
+  });
   const feedWarnings = ingest.events$.subscribe((ev) => {
     if (ev.type === 'feed') ws.onFeedEvent(ev);
   });

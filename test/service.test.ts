@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import WebSocket from 'ws';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../src/config/load.js';
 import { startService, type Service } from '../src/service.js';
@@ -48,6 +49,28 @@ describe('crossbook service on the embedded default', () => {
     // books are live: some venue_a market has a two-sided quote
     const quotes = [...svc.state.quotes.all()].filter((q) => q.venue === 'venue_a' && q.yesBid !== undefined && q.yesAsk !== undefined);
     expect(quotes.length).toBeGreaterThan(10);
+  });
+
+  it('streams prices, live games and arbitrage over the WebSocket, and finds matched events', async () => {
+    const key = svc!.demoKey!;
+    const events = (await (await fetch(`${svc!.url}/api/v2/events?event_type=sports&limit=100`, { headers: { 'x-api-key': key } })).json()) as { events: { event_id: string; groups: { group_id: number; markets: { platform: string; market_id: string }[] }[] }[] };
+    expect(events.events.length).toBeGreaterThan(3);
+    const game = events.events[0]!;
+    const market = game.groups[0]!.markets[0]!;
+    const ws = new WebSocket(`${svc!.url.replace('http', 'ws')}/api/v2/ws?api_key=${key}`);
+    const msgs: Record<string, unknown>[] = [];
+    ws.on('message', (d) => msgs.push(JSON.parse(d.toString()) as Record<string, unknown>));
+    await new Promise((r) => ws.once('open', r));
+    ws.send(JSON.stringify({ type: 'subscribe', channel: 'prices', market_ids: [`${market.platform}:${market.market_id}`] }));
+    ws.send(JSON.stringify({ type: 'subscribe', channel: 'live_games', event_ids: [game.event_id, 'no-such-game'] }));
+    ws.send(JSON.stringify({ type: 'subscribe', channel: 'arb' }));
+    await vi.waitFor(() => {
+      expect(msgs.find((m) => m['type'] === 'subscribed' && m['channel'] === 'live_games')).toMatchObject({ event_ids: [game.event_id] });
+      expect(msgs.find((m) => m['code'] === 'UNKNOWN_EVENT_ID')).toMatchObject({ event_ids: ['no-such-game'] });
+      expect(msgs.find((m) => m['type'] === 'price_update' && m['snapshot'] === true)).toMatchObject({ market_id: market.market_id, source: market.platform });
+      expect(msgs.filter((m) => m['type'] === 'live_game').length).toBeGreaterThan(0);
+    }, { timeout: 15_000, interval: 100 });
+    ws.close();
   });
 
   it('a restart on the same DATA_DIR serves the same market counts at once', async () => {

@@ -125,6 +125,25 @@ export class MatchingService implements GroupSource {
     return null;
   }
 
+  /** A sports game event id (shared by all groups of one game) that has a cross-venue group. */
+  hasGameEvent(id: string): boolean {
+    for (const g of this.byId.values()) if (g.market_class && g.event_id === id) return true;
+    return false;
+  }
+
+  /**
+   * Whether a game is live: its day has come and a member says so (venue_h publishes `live`), or
+   * its markets are still open on game day.
+   */
+  isGameLive(id: string, now: number): boolean {
+    for (const g of this.byId.values()) {
+      if (!g.market_class || g.event_id !== id) continue;
+      for (const m of g.members) if (this.state.catalog.byKey(m.key)?.extra?.['live'] === true) return true;
+      if (g.event_date && g.event_date === new Date(now).toISOString().slice(0, 10)) return true;
+    }
+    return false;
+  }
+
   /** Cross-venue groups. */
   served(): IterableIterator<ServedGroup> {
     return this.byId.values();

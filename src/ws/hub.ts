@@ -96,6 +96,27 @@ export class WsHub {
   }
 
   private signalsOn = false;
+  private games: { eventOf(venue: string, marketId: string): string | undefined; hasEvent(id: string): boolean; isLive(id: string): boolean } | undefined;
+
+  /**
+   * Serves live_games: clients subscribe with event_ids (game event ids from /events or
+   * /matching-markets/sports); every price change of a market of that game is published as a
+   * `live_game` message on `live_games:<event_id>`, and every trade in it as a `trade` message
+   * (there is no standalone trades channel: trades are scoped to live games).
+   */
+  attachGames(games: { eventOf(venue: string, marketId: string): string | undefined; hasEvent(id: string): boolean; isLive(id: string): boolean }): void {
+    this.games = games;
+    this.subs.push(
+      this.state.trades.trades$.subscribe((t) => {
+        const eid = games.eventOf(t.venue, t.marketId);
+        if (!eid) return;
+        const topic = `live_games:${eid}`;
+        if (this.app.numSubscribers(topic) === 0) return;
+        const v = this.venues.byLabel.get(t.venue);
+        this.publish(topic, { type: 'trade', channel: 'live_games', event_id: eid, market_id: t.marketId, source: v?.slug ?? t.venue, price: toCents(t.yesPrice), size: t.size, taker_side: t.takerSide ?? null, trade_id: t.tradeId, executed_at: new Date(t.timestamp).toISOString() });
+      }),
+    );
+  }
 
   /**
    * Serves the arb and ev channels from the signal engine: every change of a group's opportunities
@@ -205,6 +226,10 @@ export class WsHub {
     if (!v) return;
     const topic = `prices:${v.slug}:${q.marketId}`;
     if (this.app.numSubscribers(topic) > 0) this.publish(topic, this.priceBody(v, q, false));
+    if (this.games) {
+      const eid = this.games.eventOf(q.venue, q.marketId);
+      if (eid && this.app.numSubscribers(`live_games:${eid}`) > 0) this.publish(`live_games:${eid}`, { ...this.priceBody(v, q, false), type: 'live_game', channel: 'live_games', event_id: eid });
+    }
     if (this.tickerChannel && v === this.catalogVenue) {
       const t = `${this.tickerChannel}:${v.slug}:${q.marketId}`;
       const all = `${this.tickerChannel}:${v.slug}:*`;
@@ -315,7 +340,7 @@ export class WsHub {
     if (++c.rateCount > (this.opts.subscribeRate ?? 20))
       return this.send(ws, { type: 'error', code: CODES.RATE_LIMITED, message: `at most ${this.opts.subscribeRate ?? 20} subscribe/unsubscribe messages per second`, channel: m.channel });
     const channels = this.channelsOf(c.plan);
-    const known = ['prices', 'orderbook', ...(this.tickerChannel ? [this.tickerChannel] : []), ...(this.signalsOn ? ['arb', 'ev'] : [])];
+    const known = ['prices', 'orderbook', ...(this.tickerChannel ? [this.tickerChannel] : []), ...(this.signalsOn ? ['arb', 'ev'] : []), ...(this.games ? ['live_games'] : [])];
     const ch = m.channel;
     if (!known.includes(ch) && !['live_games', 'arb', 'ev'].includes(ch))
       return this.send(ws, { type: 'warning', code: CODES.UNKNOWN_CHANNEL, channel: ch, message: `unknown channel "${ch}"; channels: ${[...known, 'live_games', 'arb', 'ev'].join(', ')}` });
@@ -323,6 +348,7 @@ export class WsHub {
     if (!channels.includes(ch)) return this.send(ws, { type: 'error', code: CODES.NOT_ENTITLED, channel: ch, message: `the ${c.plan.name} plan does not include the ${ch} channel` });
 
     if (ch === 'arb' || ch === 'ev') return this.subscribeSignals(ws, c, m.type, ch, m.market_ids);
+    if (ch === 'live_games') return this.subscribeGames(ws, c, m.type, m.event_ids);
     const wantAll = m.all === true || (m.market_ids?.length === 1 && m.market_ids[0] === '*');
     if (wantAll) {
       if (ch !== this.tickerChannel || !channels.includes(`${ch}:all`))
@@ -357,6 +383,20 @@ export class WsHub {
       this.send(ws, { type: 'unsubscribed', channel: ch, market_ids: accepted.map((a) => a.id) });
     }
     if (unknown.length) this.send(ws, { type: 'warning', code: CODES.UNKNOWN_ID, channel: ch, market_ids: unknown, message: `unknown market id${unknown.length > 1 ? 's' : ''} (a market id, not an event id, as the venue names it or as platform:market_id)` });
+  }
+
+  private subscribeGames(ws: UWS.WebSocket<Conn>, c: Conn, type: 'subscribe' | 'unsubscribe', ids: readonly string[] | undefined): void {
+    if (!ids || ids.length === 0) return this.send(ws, { type: 'error', code: CODES.BAD_REQUEST, channel: 'live_games', message: 'event_ids is required (a non-empty list of game event ids)' });
+    const known = ids.filter((id) => this.games!.hasEvent(id));
+    const unknown = ids.filter((id) => !this.games!.hasEvent(id));
+    if (type === 'subscribe') {
+      for (const id of known) this.sub(ws, c, `live_games:${id}`, 'live_games');
+      this.send(ws, { type: 'subscribed', channel: 'live_games', event_ids: known, live: known.filter((id) => this.games!.isLive(id)) });
+    } else {
+      for (const id of known) this.unsub(ws, c, `live_games:${id}`);
+      this.send(ws, { type: 'unsubscribed', channel: 'live_games', event_ids: known });
+    }
+    if (unknown.length) this.send(ws, { type: 'warning', code: CODES.UNKNOWN_EVENT_ID, channel: 'live_games', event_ids: unknown, message: 'unknown event id (use event_id from /events or /matching-markets/sports)' });
   }
 
   /**
