@@ -104,7 +104,13 @@ export class Api {
       const r = this.quota.consume(keyRecord.id, plan, spec.group, h);
       if (!r.ok) return errorReply(429, spec.group ? `rate_limit.${spec.group}` : 'rate_limit.month', r.message, {}, r.retryAfterSec);
     }
-    return spec.handler({ ...ctx, query, path_: pathParams, key: keyRecord, plan });
+    // Extend the request context in place (no copy per request).
+    const actx = ctx as RequestCtx & { query: Q; path_: Record<string, string>; key: KeyRecord | undefined; plan: Plan | undefined };
+    actx.query = query;
+    actx.path_ = pathParams;
+    actx.key = keyRecord;
+    actx.plan = plan;
+    return spec.handler(actx);
   }
 
   /** The OpenAPI 3.1 document of every declared route (spec 9: version 2.x). */

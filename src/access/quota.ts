@@ -14,9 +14,18 @@ interface MonthCounts {
 
 export type QuotaVerdict = { readonly ok: true } | { readonly ok: false; readonly retryAfterSec: number; readonly message: string };
 
-/** "2026-11" for a time in ms (UTC months). */
+let cachedMonth = '';
+let cachedFrom = 0;
+let cachedTo = -1;
+
+/** "2026-11" for a time in ms (UTC months). Cached for the current month: it runs on every request. */
 export function monthOf(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 7);
+  if (ms >= cachedFrom && ms < cachedTo) return cachedMonth;
+  const d = new Date(ms);
+  cachedFrom = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+  cachedTo = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+  cachedMonth = d.toISOString().slice(0, 7);
+  return cachedMonth;
 }
 
 /** Seconds from `ms` to the start of the next UTC month (at least 1). */

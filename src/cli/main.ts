@@ -5,6 +5,7 @@ import { log, setLogLevel } from '../core/log.js';
 import { PersistenceError } from '../persist/store.js';
 import { feesReport } from './arb.js';
 import { keysCommand } from './keys.js';
+import { matchCommand } from './match.js';
 import { normalizeFile } from './normalize.js';
 
 function config(opts: { port?: string; dataDir?: string; seed?: string; rate?: string }): Config {
@@ -85,6 +86,12 @@ export function program(): Command {
     .action((file: string, o: { protocol: string; book?: boolean; venue?: string }) => {
       const c = loadConfig();
       process.exitCode = normalizeFile(c, o.protocol, file, o, (s) => process.stdout.write(`${s}\n`), (s) => process.stderr.write(`${s}\n`));
+    });
+  p.command('match')
+    .description('group a JSON array of market records {platform, market_id, title, event_title?, outcome?, close_time?} into cross-venue match groups (the live matcher, offline)')
+    .argument('<file>')
+    .action((file: string) => {
+      process.exitCode = matchCommand(file, (s) => process.stdout.write(`${s}\n`), (s) => process.stderr.write(`${s}\n`));
     });
   p.command('arb')
     .description('arbitrage tools')

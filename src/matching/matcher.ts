@@ -91,6 +91,8 @@ interface Group {
   /** Member that founded the group: its confidence and reasons are those of its best partner. */
   founder: Member | undefined;
   cached: MatchGroup | undefined;
+  /** Last placement pass that looked at this group (instead of a Set per pass). */
+  seen: number;
 }
 
 interface Fit {
@@ -131,6 +133,7 @@ function anchorRank(a: Proposition, b: Proposition): number {
 /** A listing that fits two groups within this much confidence is ambiguous. */
 const AMBIGUITY = 0.02;
 const GAME_KINDS = new Set(['game_winner', 'draw', 'spread', 'total', 'player_prop', 'map_winner']);
+const TEAM_ID = /^(?:NFL|NBA|MLB|NHL|NCAAF|SOC|NAT|ESP):/;
 
 function fingerprintOf(m: MatcherInput): string {
   return [m.platform, m.market_id ?? '', m.title, m.event_title ?? '', m.outcome ?? '', m.close_time ?? '', m.category ?? '', m.protocol ?? ''].join('\u0001');
@@ -145,17 +148,42 @@ function blockKeys(p: Proposition): { index: string[]; query: string[] } {
   const index: string[] = [];
   const query: string[] = [];
   if (GAME_KINDS.has(p.kind)) {
-    const ids = p.kind === 'player_prop' ? (p.subject ? [p.subject] : []) : [...new Set([...p.teams, ...p.subjectCandidates.filter((s) => s.includes(':') && !s.startsWith('game:'))])];
+    // A listing that names both teams is filed under the pair (P) and under each team for
+    // listings that know one team only (T); a one-team listing is filed under its team (S). A
+    // two-team listing looks at its pair and at one-team listings; a one-team listing at both.
     const family = p.kind === 'draw' ? 'game_winner' : p.kind;
-    for (const id of ids) {
-      const k = `${family}|${id}`;
-      if (p.date) {
-        index.push(`${k}@${p.date}`, `${k}@*`);
-        query.push(`${k}@${p.date}`, `${k}@?`);
-      } else {
-        index.push(`${k}@?`, `${k}@*`);
-        query.push(`${k}@*`);
+    const prefix = p.kind === 'player_prop' ? `${family}|${p.subject ?? '?'}` : family;
+    if (p.kind === 'player_prop' && !p.subject) return { index, query };
+    const teams = p.teams.length === 2 ? [...p.teams].sort() : [];
+    const teamLike = p.kind === 'player_prop' ? [] : p.subjectCandidates.filter((s) => TEAM_ID.test(s));
+    const singles = teams.length === 2 ? teams : [...new Set([...p.teams, ...teamLike])];
+    const idx: string[] = [];
+    const qry: string[] = [];
+    if (teams.length === 2) {
+      idx.push(`${prefix}|P:${teams.join('+')}`);
+      qry.push(`${prefix}|P:${teams.join('+')}`);
+      for (const t of teams) {
+        idx.push(`${prefix}|T:${t}`);
+        qry.push(`${prefix}|S:${t}`);
       }
+    } else if (p.kind === 'player_prop' && singles.length === 0) {
+      idx.push(`${prefix}|S:`);
+      qry.push(`${prefix}|S:`, `${prefix}|T:`);
+    } else {
+      for (const t of singles) {
+        idx.push(`${prefix}|S:${t}`);
+        qry.push(`${prefix}|S:${t}`, `${prefix}|T:${t}`);
+      }
+    }
+    if (p.kind === 'player_prop' && teams.length === 2) {
+      // Player props often name no team at all: they meet under the player alone.
+      idx.push(`${prefix}|T:`);
+      qry.push(`${prefix}|S:`);
+    }
+    for (const k of idx) index.push(p.date ? `${k}@${p.date}` : `${k}@?`, `${k}@*`);
+    for (const k of qry) {
+      if (p.date) query.push(`${k}@${p.date}`, `${k}@?`);
+      else query.push(`${k}@*`);
     }
     return { index, query };
   }
@@ -180,6 +208,7 @@ export class Matcher {
   private readonly minConfidence: number;
   private nextId = 1;
   private comparisons = 0;
+  private pass = 0;
 
   constructor(opts: MatcherOptions = {}) {
     this.persistence = opts.persistence;
@@ -215,19 +244,20 @@ export class Matcher {
     this.recs.set(m.key, rec);
     this.file(rec);
     const stay = previous && this.live.has(previous.id) ? this.fit(rec, previous) : undefined;
-    if (previous && stay && stay.confidence >= this.minConfidence) this.join(previous, rec, stay);
-    else this.place(rec);
-    this.retryNeighbours(old);
+    if (previous && stay && stay.confidence >= this.minConfidence) return this.join(previous, rec, stay);
+    this.place(rec);
+    if (previous && this.live.has(previous.id)) this.retryNeighbours(old, previous);
   }
 
   /** Removes a listing; returns false when the key is unknown. */
   remove(key: string): boolean {
     const rec = this.recs.get(key);
     if (!rec) return false;
+    const previous = rec.group;
     this.detach(rec);
     this.unfile(rec);
     this.recs.delete(key);
-    this.retryNeighbours(rec);
+    if (previous && this.live.has(previous.id)) this.retryNeighbours(rec, previous);
     return true;
   }
 
@@ -275,6 +305,18 @@ export class Matcher {
     let inverted: boolean | undefined;
     let confidence = 1;
     let reasons: readonly string[] = [];
+    // Venue slots first (cheap): a side of this venue already taken rules the group out.
+    let sameVenue: Member | undefined;
+    for (const m of g.members) {
+      if (m.rec === rec || m.rec.platform !== rec.platform) continue;
+      if (sameVenue || !GAME_KINDS.has(rec.prop.kind)) return undefined;
+      sameVenue = m;
+    }
+    if (sameVenue) {
+      this.comparisons++;
+      const c = compare(rec.prop, sameVenue.view);
+      if (c.relation === 'different' || (c.relation === 'inverted') === false) return undefined;
+    }
     for (const m of g.members) {
       if (m.rec === rec) continue;
       this.comparisons++;
@@ -303,15 +345,15 @@ export class Matcher {
    * dated games for one undated listing) and the listing joins none of them.
    */
   private place(rec: Rec): void {
-    const seen = new Set<Group>();
+    const pass = ++this.pass;
     const fits: { g: Group; fit: Fit }[] = [];
     for (const k of rec.query) {
       const s = this.blocks.get(k);
       if (!s) continue;
       for (const other of s) {
         const g = other.group;
-        if (other === rec || !g || seen.has(g)) continue;
-        seen.add(g);
+        if (other === rec || !g || g.seen === pass) continue;
+        g.seen = pass;
         const f = this.fit(rec, g);
         if (f && f.confidence >= this.minConfidence) fits.push({ g, fit: f });
       }
@@ -369,7 +411,7 @@ export class Matcher {
       if (!this.sigIds.has(sig)) this.remember(sig, id);
     }
     const m: Member = { rec, inverted: false, confidence: 1, reasons: [], view: rec.prop };
-    const g: Group = { id, members: [m], anchor: m, founder: m, cached: undefined };
+    const g: Group = { id, members: [m], anchor: m, founder: m, cached: undefined, seen: 0 };
     this.live.set(id, g);
     rec.group = g;
   }
@@ -425,13 +467,23 @@ export class Matcher {
     g.members.forEach((m, i) => (m.view = views[i]!));
   }
 
-  /** Singletons that shared a block with `rec` may group now that it moved or left. */
-  private retryNeighbours(rec: Rec): void {
+  /**
+   * `rec` left `g` (changed or removed). A singleton it kept out (its venue slot, a contradiction
+   * with it) may fit `g` now; only listings `rec` could see (its query blocks) can be such.
+   */
+  private retryNeighbours(rec: Rec, g: Group): void {
     const retry: Rec[] = [];
-    for (const k of [...rec.query, ...rec.index]) {
+    const pass = ++this.pass;
+    for (const k of rec.query) {
       const s = this.blocks.get(k);
       if (!s) continue;
-      for (const other of s) if (other.key !== rec.key && other.group && other.group.members.length === 1 && !retry.includes(other)) retry.push(other);
+      for (const other of s) {
+        const og = other.group;
+        if (other.key === rec.key || !og || og.members.length !== 1 || og.seen === pass) continue;
+        og.seen = pass;
+        const f = this.fit(other, g);
+        if (f && f.confidence >= this.minConfidence) retry.push(other);
+      }
     }
     for (const other of retry) {
       if (!other.group || other.group.members.length !== 1) continue;

@@ -390,7 +390,9 @@ const STATS: readonly (readonly [RegExp, string])[] = [
   [/\breceiving yards?\b|\brec(?:eiving)? yds\b/, 'receiving_yards'],
   [/\brushing yards?\b|\brush(?:ing)? yds\b/, 'rushing_yards'],
   [/\bpassing yards?\b|\bpass(?:ing)? yds\b/, 'passing_yards'],
-  [/\bpassing (?:touchdowns|tds)\b/, 'passing_touchdowns'],
+  [/\bpassing (?:touchdowns?|tds?)\b/, 'passing_touchdowns'],
+  [/\brushing (?:touchdowns?|tds?)\b/, 'rushing_touchdowns'],
+  [/\breceiving (?:touchdowns?|tds?)\b/, 'receiving_touchdowns'],
   [/\brush(?:ing)? attempts\b/, 'rushing_attempts'],
   [/\bpass(?:ing)? completions\b|\bcompletions\b/, 'completions'],
   [/\breceptions?\b|\bcatches\b/, 'receptions'],
@@ -471,7 +473,18 @@ function resolveMatchup(a: string, b: string, groups: readonly string[] | undefi
   return { a: ca, b: cb, groups };
 }
 
-function parseMatchup(s: string, groups: readonly string[] | undefined): (Resolved & { sep: string; nameA: string; nameB: string }) | undefined {
+type Matchup = Resolved & { sep: string; nameA: string; nameB: string };
+let lastMatchup: { s: string; groups: readonly string[] | undefined; r: Matchup | undefined } | undefined;
+
+/** "A at B" / "A vs. B" resolved to teams (the last answer is kept: branches ask twice). */
+function parseMatchup(s: string, groups: readonly string[] | undefined): Matchup | undefined {
+  if (lastMatchup && lastMatchup.s === s && lastMatchup.groups === groups) return lastMatchup.r;
+  const r = parseMatchupUncached(s, groups);
+  lastMatchup = { s, groups, r };
+  return r;
+}
+
+function parseMatchupUncached(s: string, groups: readonly string[] | undefined): Matchup | undefined {
   const m = MATCHUP_RE.exec(s);
   if (!m) return undefined;
   const sep = /^\s+(at|@)\s+/.test(s.slice(m[1]!.length, m[1]!.length + 5)) ? 'at' : 'vs';
@@ -1154,7 +1167,12 @@ function parseFutures(ctx: Ctx, d: Draft): boolean {
   }
   if (!comp || !kind || !subjectText || !stage) return false;
   if (kt?.series === 'WCGROUPWIN' && kind === 'group_winner' && kt.tail && stage !== `group_${kt.tail.slice(0, 1)}`) d.confidence -= 0.3;
-  const ids = resolveSubjectTeam(subjectText, comp.groups);
+  let ids = resolveSubjectTeam(subjectText, comp.groups);
+  if (ids.length > 1 && kt?.market) {
+    // "Will Los Angeles win …?": the ticker's team code (KXSB-26-LAR) says which one.
+    const byCode = teamsByCode(kt.market, comp.groups).filter((id) => ids.includes(id));
+    if (byCode.length === 1) ids = byCode;
+  }
   if (ids.length === 0) return false;
   d.kind = kind;
   d.market_type = kind === 'championship' ? 'championship_winner' : kind;
@@ -1451,20 +1469,46 @@ interface Cmp {
  * "≥4.7%" / "4.7% or higher" / "25+" (>=), "below" (<), "at most" (<=), "between X and Y"
  * (range), a bare number (= exact bucket: "increase by 2.4%").
  */
+interface CmpPatterns {
+  readonly between: RegExp;
+  readonly to: RegExp | undefined;
+  readonly ge: RegExp;
+  readonly le: RegExp;
+  readonly gt: RegExp;
+  readonly lt: RegExp;
+  readonly eq: RegExp | undefined;
+}
+
+function cmpPatterns(num: string, dollars: boolean): CmpPatterns {
+  return {
+    between: new RegExp(`\\bbetween ${num} and ${num}`),
+    to: dollars ? new RegExp(`${num} to ${num}`) : undefined,
+    ge: new RegExp(`(?:>=|\\bat least|\\bno less than)\\s?${num}|${num}\\s?(?:\\+|or (?:more|higher|above|greater))`),
+    le: new RegExp(`(?:<=|\\bat most|\\bno more than)\\s?${num}|${num}\\s?or (?:less|lower|below|fewer)`),
+    gt: new RegExp(`(?:>|\\babove|\\bmore than|\\bover|\\bgreater than|\\bhigher than|\\bexceeds?|\\bexceeding)\\s?${num}`),
+    lt: new RegExp(`(?:<|\\bbelow|\\bless than|\\bunder|\\blower than)\\s?${num}`),
+    eq: dollars ? undefined : new RegExp(num),
+  };
+}
+
+const MONEY = '\\$?\\s?(\\d{1,3}(?:,\\d{3})+(?:\\.\\d+)?|\\d+(?:\\.\\d+)?(?:k|m)?)';
+const CMP_PCT = cmpPatterns('(-?\\d+(?:\\.\\d+)?)\\s?%', false);
+const CMP_USD = cmpPatterns(MONEY, true);
+
 function comparison(t: string, unit: '%' | '$'): Cmp | undefined {
-  const num = unit === '%' ? '(-?\\d+(?:\\.\\d+)?)\\s?%' : '\\$?\\s?(\\d{1,3}(?:,\\d{3})+(?:\\.\\d+)?|\\d+(?:\\.\\d+)?(?:k|m)?)';
-  const between = new RegExp(`\\bbetween ${num} and ${num}`).exec(t) ?? (unit === '$' ? new RegExp(`${num} to ${num}`).exec(t) : null);
+  const p = unit === '%' ? CMP_PCT : CMP_USD;
+  const between = p.between.exec(t) ?? p.to?.exec(t);
   if (between) return { cmp: 'range', value: amount(between[1]!), high: amount(between[2]!) };
-  const ge = new RegExp(`(?:>=|\\bat least|\\bno less than)\\s?${num}|${num}\\s?(?:\\+|or (?:more|higher|above|greater))`).exec(t);
+  const ge = p.ge.exec(t);
   if (ge) return { cmp: '>=', value: amount(ge[1] ?? ge[2]!) };
-  const le = new RegExp(`(?:<=|\\bat most|\\bno more than)\\s?${num}|${num}\\s?or (?:less|lower|below|fewer)`).exec(t);
+  const le = p.le.exec(t);
   if (le) return { cmp: '<=', value: amount(le[1] ?? le[2]!) };
-  const gt = new RegExp(`(?:>|\\babove|\\bmore than|\\bover|\\bgreater than|\\bhigher than|\\bexceeds?|\\bexceeding)\\s?${num}`).exec(t);
+  const gt = p.gt.exec(t);
   if (gt) return { cmp: '>', value: amount(gt[1]!) };
-  const lt = new RegExp(`(?:<|\\bbelow|\\bless than|\\bunder|\\blower than)\\s?${num}`).exec(t);
+  const lt = p.lt.exec(t);
   if (lt) return { cmp: '<', value: amount(lt[1]!) };
-  const eq = new RegExp(num).exec(t);
-  if (eq && unit === '%') return { cmp: '=', value: amount(eq[1]!) };
+  const eq = p.eq?.exec(t);
+  if (eq) return { cmp: '=', value: amount(eq[1]!) };
   return undefined;
 }
 
@@ -1597,6 +1641,9 @@ function assetOf(ctx: Ctx, s: string): { code: string; name: string } | undefine
   return undefined;
 }
 
+const RE_TOUCH_UP = new RegExp(`\\b(reach|hit|touch|surpass|break|exceed|climb to|rise to)\\s+${MONEY}`);
+const RE_TOUCH_DOWN = new RegExp(`\\b(dip to|dip below|fall to|fall below|drop to|drop below|sink to|crash to|go below|go under)\\s+${MONEY}`);
+
 function parseCrypto(ctx: Ctx, d: Draft): boolean {
   const t = ctx.title.replace(/\?$/, '');
   const asset = assetOf(ctx, t);
@@ -1606,9 +1653,8 @@ function parseCrypto(ctx: Ctx, d: Draft): boolean {
   const series = kt ? /(MAXY|MINY|MAXMON|MINMON|MAX|MIN|D|W)?$/.exec(kt.series)?.[1] : undefined;
   let mode: 'at' | 'max_by' | 'min_by';
   let c: Cmp | undefined;
-  const money = '\\$?\\s?(\\d{1,3}(?:,\\d{3})+(?:\\.\\d+)?|\\d+(?:\\.\\d+)?(?:k|m)?)';
-  const touchUp = new RegExp(`\\b(reach|hit|touch|surpass|break|exceed|climb to|rise to)\\s+${money}`).exec(t);
-  const touchDown = new RegExp(`\\b(dip to|dip below|fall to|fall below|drop to|drop below|sink to|crash to|go below|go under)\\s+${money}`).exec(t);
+  const touchUp = RE_TOUCH_UP.exec(t);
+  const touchDown = RE_TOUCH_DOWN.exec(t);
   const byDeadline = /\bby\b|\bbefore\b|\bin 20\d{2}\b|\bthis year\b|\bend of\b/.test(t);
   if (touchUp) {
     mode = 'max_by';
@@ -1677,6 +1723,9 @@ function parseCrypto(ctx: Ctx, d: Draft): boolean {
   return true;
 }
 
+const RE_MONTH_DEADLINE = new RegExp(`\\b(?:in|by|by the end of|by end of|before the end of|during) (${MONTH_RE})\\b(?!\\.? \\d)(?:,? (20\\d{2}))?`);
+const RE_YEAR_DEADLINE = new RegExp(`\\b(?:end of|by|in|before) (?:the end of )?(?:(${MONTH_RE}) )?(20\\d{2})\\b`);
+
 /**
  * The last day a "by" deadline covers: "by Dec 31, 2026 at 11:59 PM ET" and "by Jan 1, 2027 at
  * 12:00am ET" both end with December 31, 2026; "in 2026", "by the end of 2026" likewise;
@@ -1691,14 +1740,14 @@ function deadline(ctx: Ctx, t: string, td: ReturnType<typeof findDate>, tm: Retu
     if ((tm && tm.minutes === 0) || before) day = addDays(day, -1);
     return day;
   }
-  const monthOnly = new RegExp(`\\b(?:in|by|by the end of|by end of|before the end of|during) (${MONTH_RE})\\b(?!\\.? \\d)(?:,? (20\\d{2}))?`).exec(t);
+  const monthOnly = RE_MONTH_DEADLINE.exec(t);
   if (monthOnly) {
     const m = MONTHS[monthOnly[1]!]!;
     const y = monthOnly[2] ? Number(monthOnly[2]) : ctx.close !== undefined ? yearNear(ctx.close, m) : undefined;
     if (y) return isoDay(y, m, daysInMonth(y, m));
   }
   if (/\bthis year\b|\bend of (?:the )?year\b/.test(t) && ctx.close !== undefined) return isoDay(etParts(ctx.close).y, 12, 31);
-  const endOf = new RegExp(`\\b(?:end of|by|in|before) (?:the end of )?(?:(${MONTH_RE}) )?(20\\d{2})\\b`).exec(t);
+  const endOf = RE_YEAR_DEADLINE.exec(t);
   if (endOf) {
     const y = Number(endOf[2]);
     if (endOf[1]) {
@@ -1879,8 +1928,10 @@ export function extractProposition(m: MatchInput): Proposition {
     parseOther(ctx, d);
   }
   d.confidence = Math.max(0, Math.min(1, Math.round(d.confidence * 100) / 100));
-  const signature = signatureOf(d);
-  return Object.freeze({ ...d, signature });
+  // The draft is private to this call: it becomes the result without a copy.
+  const p = d as Draft & { signature: string };
+  p.signature = signatureOf(d);
+  return p;
 }
 
 /** Runs a parser on a clean draft (a failed earlier parser may have written fields). */

@@ -483,6 +483,8 @@ for (const [group, block] of [['NFL', NFL], ['NBA', NBA], ['MLB', MLB], ['NHL', 
   for (const [code, city, nick, alts, extra, full] of rows(block)) {
     const name = full || `${city} ${nick}`;
     const names = [name, `${city} ${nick}`, nick!, city!, ...list(extra)];
+    // Schools are often written "Ohio St." / "Penn St.".
+    if (city!.endsWith(' State')) names.push(`${city!.slice(0, -6)} St`, `${city!.slice(0, -6)} St ${nick}`);
     add({ id: `${group}:${code}`, group, code: code!, name, city: city!, nick: nick!, names, codes: [code!, ...list(alts)] });
   }
 }
@@ -508,10 +510,25 @@ export function allTeams(): readonly TeamInfo[] {
  * or with the other team of the game. A leading "the" is ignored ("the Norway" is Norway).
  */
 export function teamsByName(name: string, groups?: readonly string[]): string[] {
+  const ids = namedIds(name);
+  return groups && groups.length > 0 ? ids.filter((id) => groups.includes(id.slice(0, id.indexOf(':')))) : ids.slice();
+}
+
+// Titles repeat the same few thousand names: remember what a raw name folded to (bounded).
+const NAME_MEMO = new Map<string, readonly string[]>();
+const NO_IDS: readonly string[] = [];
+
+function namedIds(name: string): readonly string[] {
+  const hit = NAME_MEMO.get(name);
+  if (hit) return hit;
   let k = foldName(name);
   if (k.startsWith('the ') && !BY_NAME.has(k)) k = k.slice(4);
-  const ids = BY_NAME.get(k) ?? [];
-  return groups && groups.length > 0 ? ids.filter((id) => groups.includes(id.slice(0, id.indexOf(':')))) : ids.slice();
+  // Club-name decorations: "Arsenal FC", "FC Barcelona", "Inter Miami CF".
+  if (!BY_NAME.has(k)) k = k.replace(/^(?:fc|cf|afc|ac|as|ssc|sc) /, '').replace(/ (?:fc|cf|sc|afc)$/, '');
+  const ids = BY_NAME.get(k) ?? NO_IDS;
+  if (NAME_MEMO.size >= 50_000) NAME_MEMO.clear();
+  NAME_MEMO.set(name, ids);
+  return ids;
 }
 
 /** Ids of the teams an abbreviation (ticker or slug code, any case) may refer to within `groups`. */
