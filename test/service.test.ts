@@ -73,6 +73,31 @@ describe('crossbook service on the embedded default', () => {
     ws.close();
   });
 
+  it('serves live arbitrage whose ROI recomputes from its legs, sizes and the fee schedules', async () => {
+    const key = svc!.demoKey!;
+    type Leg = { platform: string; avg_price: number; size: number; fee: number; side: string };
+    type Opp = { roi: number; size: number; cost: number; payout: number; profit: number; legs: Leg[] };
+    let opps: Opp[] = [];
+    await vi.waitFor(async () => {
+      const r = await fetch(`${svc!.url}/api/v2/arb?limit=100`, { headers: { 'x-api-key': key } });
+      expect(r.status).toBe(200);
+      opps = ((await r.json()) as { opportunities: Opp[] }).opportunities;
+      expect(opps.length).toBeGreaterThan(0);
+    }, { timeout: 20_000, interval: 250 });
+    for (const o of opps) {
+      const [y, n] = o.legs as [Leg, Leg];
+      expect(y.platform).not.toBe(n.platform);
+      expect(y.size).toBe(o.size);
+      const cost = (y.avg_price * o.size) / 100 + (n.avg_price * o.size) / 100 + y.fee + n.fee;
+      expect(o.cost).toBeCloseTo(cost, 1);
+      expect(o.payout).toBe(o.size);
+      expect(o.profit).toBeCloseTo(o.payout - o.cost, 3);
+      expect(o.roi).toBeCloseTo((o.profit / o.cost) * 100, 1);
+      expect(o.roi).toBeGreaterThan(0);
+    }
+    for (let i = 1; i < opps.length; i++) expect(opps[i - 1]!.roi).toBeGreaterThanOrEqual(opps[i]!.roi);
+  });
+
   it('a restart on the same DATA_DIR serves the same market counts at once', async () => {
     await svc!.close();
     // Restart with every venue unreachable (live mode at a closed port): what /status shows can

@@ -36,6 +36,13 @@ export interface RouteSpec<Q> {
   readonly handler: (ctx: ApiCtx<Q>) => Reply | Promise<Reply>;
 }
 
+/** A query string parsed and validated: the api_key it carried, and the query or the 400. */
+interface Parsed<Q> {
+  readonly apiKey: string | undefined;
+  readonly query?: Q;
+  readonly error?: ParamError;
+}
+
 const AUTH_MESSAGES = {
   missing: 'API key required: send it in the X-API-Key header (or the api_key query parameter)',
   invalid: 'invalid API key',
@@ -62,24 +69,45 @@ export class Api {
   route<Q>(spec: RouteSpec<Q>): void {
     this.specs.push(spec as RouteSpec<unknown>);
     const auth = spec.auth ?? true;
-    this.http.get(`${this.base}${spec.path}`, (ctx) => this.run(spec, auth, ctx));
+    const cache = new Map<string, Parsed<Q>>();
+    this.http.get(`${this.base}${spec.path}`, (ctx) => this.run(spec, auth, ctx, cache));
   }
 
-  private run<Q>(spec: RouteSpec<Q>, auth: boolean, ctx: RequestCtx): Reply | Promise<Reply> {
-    let raw: Record<string, string> = {};
-    let queryError: ParamError | undefined;
-    let keyRecord: KeyRecord | undefined;
-    let plan: Plan | undefined;
-    const h = ctx.responseHeaders;
+  /**
+   * Parses and validates a raw query string once: validation is a pure function of the string, and
+   * clients poll with the same query over and over, so the result (or the 400) is kept per route
+   * for up to 2,000 distinct query strings.
+   */
+  private parse<Q>(spec: RouteSpec<Q>, rawQuery: string, cache: Map<string, Parsed<Q>>): Parsed<Q> {
+    const hit = cache.get(rawQuery);
+    if (hit) return hit;
+    let out: Parsed<Q>;
     try {
-      raw = parseQuery(ctx.rawQuery);
+      const raw = parseQuery(rawQuery);
+      const apiKey = raw['api_key'];
+      delete raw['api_key'];
+      try {
+        out = { apiKey, query: spec.query ? validate(spec.query, raw) : (undefined as Q) };
+      } catch (e) {
+        if (!(e instanceof ParamError)) throw e;
+        out = { apiKey, error: e };
+      }
     } catch (e) {
       if (!(e instanceof ParamError)) throw e;
       // Still authenticate and rate-limit a malformed request before answering it.
-      queryError = e;
+      out = { apiKey: lenientKey(rawQuery), error: e };
     }
-    const queryKey = queryError ? lenientKey(ctx.rawQuery) : raw['api_key'];
-    delete raw['api_key'];
+    if (cache.size >= 2_000) cache.clear();
+    cache.set(rawQuery, out);
+    return out;
+  }
+
+  private run<Q>(spec: RouteSpec<Q>, auth: boolean, ctx: RequestCtx, cache: Map<string, Parsed<Q>>): Reply | Promise<Reply> {
+    let keyRecord: KeyRecord | undefined;
+    let plan: Plan | undefined;
+    const h = ctx.responseHeaders;
+    const parsed = this.parse(spec, ctx.rawQuery, cache);
+    const queryKey = parsed.apiKey;
     if (auth) {
       const v = this.keys.verify(ctx.headers.get('x-api-key') ?? queryKey);
       if (!v.ok) return errorReply(401, `auth.${v.reason}_key`, AUTH_MESSAGES[v.reason]);
@@ -90,12 +118,11 @@ export class Api {
       const r = this.quota.rate(keyRecord.id, plan, h);
       if (!r.ok) return errorReply(429, 'rate_limit.second', r.message, {}, r.retryAfterSec);
     }
-    let query: Q;
+    if (parsed.error) return errorReply(400, parsed.error.code, parsed.error.message);
+    const query = parsed.query as Q;
     const pathParams: Record<string, string> = {};
-    if (queryError) return errorReply(400, queryError.code, queryError.message);
     try {
-      for (const [k, v] of Object.entries(ctx.params)) pathParams[k] = decodePathSegment(k, v);
-      query = spec.query ? validate(spec.query, raw) : (undefined as Q);
+      for (const k in ctx.params) pathParams[k] = decodePathSegment(k, ctx.params[k]!);
     } catch (e) {
       if (e instanceof ParamError) return errorReply(400, e.code, e.message);
       throw e;
