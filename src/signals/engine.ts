@@ -25,6 +25,16 @@ export interface GroupSignals {
   readonly evs: readonly EvOpportunity[];
   /** When this group's signals were computed (ms). */
   readonly at: number;
+  /** What a subscriber would see change (legs, prices, sizes, ROI), to publish only real changes. */
+  readonly sig: string;
+}
+
+function signature(arbs: readonly ArbOpportunity[], evs: readonly EvOpportunity[]): string {
+  let s = '';
+  for (const a of arbs) s += `${a.legs[0].market_id}|${a.legs[1].market_id}|${a.roi}|${a.size};`;
+  s += '#';
+  for (const e of evs) s += `${e.legs[0].market_id}|${e.side}|${e.roi}|${e.size};`;
+  return s;
 }
 
 /**
@@ -80,7 +90,8 @@ export class SignalEngine {
         fee: { live: x['live'] === true, league: typeof x['league'] === 'string' ? x['league'] : undefined, futures: x['futures'] === true },
         url: rec.url,
       };
-      const book = this.state.books.marketBook(m.venue, m.marketId, 50);
+      // 20 levels: deeper than any arbitrage survives fees, far cheaper to copy than whole books.
+      const book = this.state.books.marketBook(m.venue, m.marketId, 20);
       if (book && book.ready) {
         ls.push(ladders(member, book.bids, book.asks));
         continue;
@@ -93,9 +104,10 @@ export class SignalEngine {
     const arbs = groupArbs(groupId, ls);
     const evs = groupEv(groupId, ls);
     const prev = this.signals.get(groupId);
-    const next: GroupSignals = { groupId, title: g.title, arbs, evs, at: Date.now() };
+    const sig = signature(arbs, evs);
+    const next: GroupSignals = { groupId, title: g.title, arbs, evs, at: Date.now(), sig };
     this.signals.set(groupId, next);
-    if (!prev || JSON.stringify(prev.arbs) !== JSON.stringify(arbs) || JSON.stringify(prev.evs) !== JSON.stringify(evs)) {
+    if (!prev || prev.sig !== sig) {
       this.version++;
       this.changes$.next(next);
     }
