@@ -40,6 +40,7 @@ import {
   type WireChange,
   type WireLevel,
 } from './raw.js';
+import { without, issue, upsertKey } from '../common/util.js';
 
 /**
  * crossbook exchange protocol v1 (see raw.ts) → normalized events.
@@ -77,10 +78,6 @@ function statusOf(status: string, result: 'yes' | 'no' | null | undefined, stats
   }
 }
 
-function without<T extends object>(o: T): T {
-  for (const k of Object.keys(o) as (keyof T)[]) if (o[k] === undefined) delete o[k];
-  return o;
-}
 
 function settlement(result: 'yes' | 'no' | null | undefined): { result?: string; settlementValue?: number } {
   if (result === 'yes') return { result: 'yes', settlementValue: PAYOUT };
@@ -169,15 +166,7 @@ export function parseChanges(changes: readonly WireChange[]): [BookSideName, num
   return out;
 }
 
-function issue(e: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }): string {
-  const i = e.issues[0];
-  return i ? `${i.path.map(String).join('.')}: ${i.message}` : 'invalid';
-}
 
-function upsertKey(m: MarketUpsert): string {
-  const { timestamp: _t, localTimestamp: _l, ...rest } = m;
-  return JSON.stringify(rest);
-}
 
 interface Known {
   upsert: MarketUpsert;

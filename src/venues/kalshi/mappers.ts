@@ -50,6 +50,7 @@ import {
   type WsTickerV2,
   type WsTrade,
 } from './raw.js';
+import { without, issue } from '../common/util.js';
 
 /**
  * Kalshi → normalized events.
@@ -158,10 +159,6 @@ function frameTime(m: { ts_ms?: unknown; ts?: unknown; time?: unknown }, local: 
   return local;
 }
 
-function without<T extends object>(o: T): T {
-  for (const k of Object.keys(o) as (keyof T)[]) if (o[k] === undefined) delete o[k];
-  return o;
-}
 
 /** The market's web page from the venue's URL template ({series}, {event}, {marketId}; Kalshi URLs are lowercase). */
 function marketUrl(venue: VenueConfig, series: string | undefined, event: string, ticker: string): string | undefined {
@@ -908,10 +905,6 @@ function levelsOf(levels: readonly WsLevel[] | null | undefined): Map<number, nu
   return out;
 }
 
-function issue(e: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }): string {
-  const i = e.issues[0];
-  return i ? `${i.path.map(String).join('.')}: ${i.message}` : 'invalid';
-}
 
 /** A fresh Kalshi mapper for `venue` (also what `crossbook normalize --protocol kalshi` uses). */
 export function createKalshiMapper(venue: VenueConfig, log?: Logger): KalshiMapper {

@@ -13,6 +13,7 @@ import {
   type ManifoldAnswer,
   type ManifoldMarketShell,
 } from './raw.js';
+import { without, issue, upsertKey } from '../common/util.js';
 
 /**
  * Manifold → normalized events.
@@ -35,10 +36,6 @@ import {
  * - timestamp = `lastUpdatedTime` (the venue's time of the last change), else our receive time.
  */
 
-function without<T extends object>(o: T): T {
-  for (const k of Object.keys(o) as (keyof T)[]) if (o[k] === undefined) delete o[k];
-  return o;
-}
 
 function units(p: number | undefined): number | undefined {
   if (p === undefined) return undefined;
@@ -152,15 +149,7 @@ export function needsFullMarket(m: ManifoldMarketShell): boolean {
   return MULTI_ANSWER_TYPES.has(m.outcomeType) && m.answers === undefined;
 }
 
-function issue(e: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }): string {
-  const i = e.issues[0];
-  return i ? `${i.path.map(String).join('.')}: ${i.message}` : 'invalid';
-}
 
-function upsertKey(m: MarketUpsert): string {
-  const { timestamp: _t, localTimestamp: _l, ...rest } = m;
-  return JSON.stringify(rest);
-}
 
 function quoteKey(q: Quote): string {
   return `${q.lastPrice},${q.volume},${q.liquidity}`;

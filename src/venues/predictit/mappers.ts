@@ -14,6 +14,7 @@ import {
   type PredictItContract,
   type PredictItMarketShell,
 } from './raw.js';
+import { without, issue, upsertKey } from '../common/util.js';
 
 /**
  * PredictIt → normalized events. Each CONTRACT is one of our markets (a binary YES/NO on one
@@ -42,10 +43,6 @@ function units(p: number | null | undefined): number | undefined {
   return Number.isNaN(u) ? undefined : u;
 }
 
-function without<T extends object>(o: T): T {
-  for (const k of Object.keys(o) as (keyof T)[]) if (o[k] === undefined) delete o[k];
-  return o;
-}
 
 /** The catalog record of one contract (pure). */
 export function contractUpsert(
@@ -133,15 +130,7 @@ export function mapMarket(
   return { events, ids, malformed, timestamp };
 }
 
-function issue(e: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }): string {
-  const i = e.issues[0];
-  return i ? `${i.path.map(String).join('.')}: ${i.message}` : 'invalid';
-}
 
-function upsertKey(m: MarketUpsert): string {
-  const { timestamp: _t, localTimestamp: _l, ...rest } = m;
-  return JSON.stringify(rest);
-}
 
 function quoteKey(q: Quote): string {
   return `${q.yesBid},${q.yesAsk},${q.lastPrice}`;
