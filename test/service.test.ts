@@ -73,6 +73,17 @@ describe('crossbook service on the embedded default', () => {
     ws.close();
   });
 
+  it('documents every endpoint in the OpenAPI document, served without a key', async () => {
+    const r = await fetch(`${svc!.url}/api/v2/openapi.json`);
+    expect(r.status).toBe(200);
+    const doc = (await r.json()) as { info: { version: string }; paths: Record<string, { get: { parameters: unknown[] } }> };
+    expect(doc.info.version).toMatch(/^2\./);
+    const paths = Object.keys(doc.paths);
+    for (const p of ['/status', '/markets', '/prices/history', '/prices/bulk', '/orderbook', '/trades', '/arb', '/ev', '/alerts/smart-money', '/alerts/fade-finder', '/matching-markets', '/matching-markets/url', '/matching-markets/sports', '/events', '/search', '/unified-orderbook', '/venue_a/markets', '/venue_a/markets/{ticker}', '/venue_a/series', '/venue_b/market-price/{token_id}', '/venue_b/candlesticks/{condition_id}'])
+      expect(paths, p).toContain(p);
+    expect(paths.length).toBeGreaterThanOrEqual(30);
+  });
+
   it('serves live arbitrage whose ROI recomputes from its legs, sizes and the fee schedules', async () => {
     const key = svc!.demoKey!;
     type Leg = { platform: string; avg_price: number; size: number; fee: number; side: string };
