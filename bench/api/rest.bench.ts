@@ -35,13 +35,13 @@ interface TargetInfo {
 
 async function startTarget(): Promise<TargetInfo & { pid: number; stop: () => Promise<void> }> {
   const child = spawn(process.execPath, [join(here, 'rest-target.js'), String(MARKETS), String(TRADES)], { stdio: ['ignore', 'pipe', 'inherit'] });
-  // SIGTERM lets the target delete its temporary data dir; SIGKILL if it has not exited in 3 s.
+  // SIGTERM lets the target delete its temporary data dir; SIGKILL if it has not exited in 15 s (queued history requests can hold its event loop for seconds).
   const stop = async (): Promise<void> => {
     if (child.exitCode !== null) return;
     const gone = new Promise((r) => child.once('exit', r));
     child.kill('SIGTERM');
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([gone, new Promise((r) => (timer = setTimeout(r, 3000)))]);
+    await Promise.race([gone, new Promise((r) => (timer = setTimeout(r, 15_000)))]);
     clearTimeout(timer);
     child.kill('SIGKILL');
   };

@@ -3,14 +3,15 @@ import type { Api } from '../access/api.js';
 import { p } from '../access/params.js';
 import { errorReply } from '../server/http.js';
 import type { MarketRecord } from '../state/catalog.js';
+import type { QuoteRecord } from '../state/quotes.js';
 import { after, decodeCursor, encodeCursor, type ApiContext } from './context.js';
 import { apiStatus } from './views.js';
 
 interface PageCache {
   readonly body: string;
   readonly catalogVersion: number;
-  /** [market key, catalog updatedAt, quote version] of every market on the page. */
-  readonly deps: readonly (readonly [string, number, number])[];
+  /** [market record, its updatedAt, its quote record, the quote's version] of every market on the page. */
+  readonly deps: readonly (readonly [MarketRecord, number, QuoteRecord | undefined, number])[];
 }
 
 /** GET /markets (spec 4.5): a page of markets across venues with live quotes. */
@@ -46,8 +47,7 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
       const cacheKey = JSON.stringify([label, qy.status, qy.category, qy.q, qy.include, qy.limit, startAfter]);
       const catalog = ctx.state.catalog;
       const hit = pages.get(cacheKey);
-      if (hit && hit.catalogVersion === catalog.version && hit.deps.every(([k, at, qv]) => catalog.byKey(k)?.updatedAt === at && (quoteOf(ctx, k)?.version ?? -1) === qv))
-        return { status: 200, body: hit.body };
+      if (hit && hit.catalogVersion === catalog.version && fresh(ctx, hit.deps)) return { status: 200, body: hit.body };
 
       const cat = qy.category?.toLowerCase();
       const needle = qy.q?.toLowerCase();
@@ -61,7 +61,7 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
       const keys = ctx.marketKeys();
       let i = startAfter ? after(keys, startAfter) : label ? lowerBound(keys, `${label}:`) : 0;
       const parts: string[] = [];
-      const deps: [string, number, number][] = [];
+      const deps: [MarketRecord, number, QuoteRecord | undefined, number][] = [];
       let last = '';
       let more = false;
       for (; i < keys.length; i++) {
@@ -76,7 +76,7 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
         const v = ctx.venues.byLabel.get(m.venue)!;
         const q = quoteOf(ctx, k);
         parts.push(ctx.fragments.get(k, v, m, q, qy.include === 'rules'));
-        deps.push([k, m.updatedAt, q?.version ?? -1]);
+        deps.push([m, m.updatedAt, q, q?.version ?? -1]);
         last = k;
       }
       const countKey = JSON.stringify([label, qy.status, cat, needle]);
@@ -93,6 +93,16 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
       return { status: 200, body };
     },
   });
+}
+
+/** A cached page is fresh while no market on it changed and no quote appeared or moved. */
+function fresh(ctx: ApiContext, deps: PageCache['deps']): boolean {
+  for (let i = 0; i < deps.length; i++) {
+    const [m, at, q, qv] = deps[i]!;
+    if (m.updatedAt !== at) return false;
+    if (q ? q.version !== qv : ctx.state.quotes.get(m.venue, m.marketId) !== undefined) return false;
+  }
+  return true;
 }
 
 function quoteOf(ctx: ApiContext, key: string) {

@@ -3,11 +3,14 @@ import type { Api } from '../access/api.js';
 import { p } from '../access/params.js';
 import { toCents } from '../core/price.js';
 import { errorReply, jsonReply } from '../server/http.js';
+import type { QuoteRecord } from '../state/quotes.js';
 import type { ApiContext } from './context.js';
 import { cents } from './views.js';
 
 /** GET /prices/bulk (spec 4.9, 2.7) and GET /orderbook (spec 4.10, 2.8). */
 export function registerPrices(api: Api, ctx: ApiContext): void {
+  const priceFragments = new WeakMap<object, { version: number; json: string }>();
+  const bulkCache = new Map<string, { body: string; deps: [QuoteRecord, number][]; unresolvedKnown: number }>();
   api.route({
     path: '/prices/bulk',
     summary: 'Current prices of up to 100 markets by platform:market_id',
@@ -15,11 +18,16 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
     query: z.object({ ids: p.string({ required: true, max: 20_000, description: 'comma-separated platform:market_id pairs, at most 100' }) }),
     responseDescription: '{prices: {"<platform>:<market_id>": {yes_bid, yes_ask, no_bid, no_ask, last_price, volume, updated_at}}, _meta: {requested, resolved, unresolved_ids}}',
     handler: (c) => {
+      // Whole responses are cached per ids list and served while none of their quotes moved.
+      const cached = bulkCache.get(c.query.ids!);
+      if (cached && cached.deps.every(([q, v]) => q.version === v) && cached.unresolvedKnown === ctx.state.quotes.size) return { status: 200, body: cached.body };
       const ids = c.query.ids!.split(',').map((s) => s.trim());
       if (ids.some((s) => s === '')) return errorReply(400, 'validation.invalid', 'invalid parameter "ids": must be a comma-separated list without empty items');
       if (ids.length > 100) return errorReply(400, 'validation.too_many', `invalid parameter "ids": at most 100 ids, got ${ids.length}`);
-      const prices: Record<string, unknown> = {};
+      // Each market's price object is serialized once per quote version and reused.
+      const parts: string[] = [];
       const unresolved: string[] = [];
+      const deps: [QuoteRecord, number][] = [];
       for (const id of ids) {
         const i = id.indexOf(':');
         const v = i > 0 ? ctx.venues.bySlug.get(id.slice(0, i)) : undefined;
@@ -28,21 +36,33 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
         const hasPrice = q && (q.yesBid !== undefined || q.yesAsk !== undefined || q.lastPrice !== undefined);
         if (!v || !q || !hasPrice) {
           unresolved.push(id);
+          if (q) deps.push([q, q.version]); // a quote without prices yet: its first price must invalidate
           continue;
         }
-        prices[id] = {
-          platform: v.slug,
-          market_id: marketId,
-          yes_bid: cents(q.yesBid),
-          yes_ask: cents(q.yesAsk),
-          no_bid: q.yesAsk === undefined ? null : 100 - toCents(q.yesAsk),
-          no_ask: q.yesBid === undefined ? null : 100 - toCents(q.yesBid),
-          last_price: cents(q.lastPrice),
-          volume: q.volume ?? null,
-          updated_at: new Date(q.updatedAt).toISOString(),
-        };
+        let f = priceFragments.get(q);
+        if (!f || f.version !== q.version) {
+          const json = JSON.stringify({
+            platform: v.slug,
+            market_id: marketId,
+            yes_bid: cents(q.yesBid),
+            yes_ask: cents(q.yesAsk),
+            no_bid: q.yesAsk === undefined ? null : 100 - toCents(q.yesAsk),
+            no_ask: q.yesBid === undefined ? null : 100 - toCents(q.yesBid),
+            last_price: cents(q.lastPrice),
+            volume: q.volume ?? null,
+            updated_at: new Date(q.updatedAt).toISOString(),
+          });
+          priceFragments.set(q, (f = { version: q.version, json }));
+        }
+        parts.push(`${JSON.stringify(id)}:${f.json}`);
+        deps.push([q, q.version]);
       }
-      return jsonReply({ prices, _meta: { requested: ids.length, resolved: ids.length - unresolved.length, unresolved_ids: unresolved } });
+      const meta = JSON.stringify({ requested: ids.length, resolved: ids.length - unresolved.length, unresolved_ids: unresolved });
+      const body = `{"prices":{${parts.join(',')}},"_meta":${meta}}`;
+      if (bulkCache.size >= 1_000) bulkCache.clear();
+      // An unresolved id may resolve once new quotes appear: the cache entry also keys on the quote count.
+      bulkCache.set(c.query.ids!, { body, deps, unresolvedKnown: ctx.state.quotes.size });
+      return { status: 200, body };
     },
   });
 

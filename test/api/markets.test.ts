@@ -90,6 +90,17 @@ describe('GET /prices/bulk (spec 4.9)', () => {
     expect(r.body.prices['venue_b:0xabc']).toMatchObject({ yes_bid: 43, yes_ask: 45, last_price: 60 });
   });
 
+  it('serves a repeated list from cache until one of its quotes moves', async () => {
+    const url = '/prices/bulk?ids=venue_b:0xabc,venue_h:venue_h_123456789';
+    const a = await h.get(url);
+    const again = await h.get(url);
+    expect(again.body).toEqual(a.body);
+    h.apply({ ...ev, localTimestamp: T + 2, venue: 'venue_h', type: 'book_delta', marketId: 'venue_h_123456789', instrument: '123456789', changes: [['bid', 5600, 1]] });
+    const b = await h.get(url);
+    expect(b.body.prices['venue_h:venue_h_123456789'].yes_bid).toBe(56);
+    expect(a.body.prices['venue_h:venue_h_123456789'].yes_bid).toBe(55);
+  });
+
   it('400 for a missing list, empty items or more than 100 ids', async () => {
     expect((await h.get('/prices/bulk')).status).toBe(400);
     expect((await h.get('/prices/bulk?ids=a,,b')).status).toBe(400);
