@@ -99,6 +99,7 @@ describe('GET /prices/bulk (spec 4.9)', () => {
     const b = await h.get(url);
     expect(b.body.prices['venue_h:venue_h_123456789'].yes_bid).toBe(56);
     expect(a.body.prices['venue_h:venue_h_123456789'].yes_bid).toBe(55);
+    h.apply({ ...ev, localTimestamp: T + 3, venue: 'venue_h', type: 'book_delta', marketId: 'venue_h_123456789', instrument: '123456789', changes: [['bid', 5600, 0]] });
   });
 
   it('400 for a missing list, empty items or more than 100 ids', async () => {
