@@ -2,7 +2,7 @@
  * The server side of bench/api/rest.bench.ts, in its own process so the load generator does not
  * share its event loop: the real API (access layer + data routes, persistence attached) over an
  * EngineState of `MARKETS` markets built through the protocol mappers (bench/build.ts), `TRADES`
- * recent trades and one market with a year of one-minute candles in the persistence `candles` db.
+ * recent trades and one market with a year of one-minute candles (and their hour/day rollups) in LMDB.
  * Two bare routes serve pre-built bodies as large as the real `/markets?limit=50` and 100-id
  * `/prices/bulk` responses (the baselines). Prints one JSON line (port, key, ids, sizes) when ready.
  */
@@ -56,14 +56,14 @@ const venueA = config.venues.find((v) => v.protocol === 'kalshi')!;
 const histId = [...state.catalog.venue(venueA.label).keys()][0]!;
 const r = rng(43);
 const lastMinute = now - (now % 60_000) - 60_000;
-const candles = persistence.db('candles');
 let px = 5000;
 for (let i = 0; i < MINUTES; i++) {
   const t = lastMinute - (MINUTES - 1 - i) * 60_000;
   const o = px;
   px = Math.max(100, Math.min(9900, px + Math.round((r() - 0.5) * 4) * 100));
   const c: Candle = { venue: venueA.label, marketId: histId, t, o, h: Math.max(o, px), l: Math.min(o, px), c: px, mid: px, volume: Math.floor(r() * 50), trades: Math.floor(r() * 5) };
-  void candles.put([venueA.label, histId, t], c);
+  // As the service stores a closed minute: the minute log plus its hour and day rollups.
+  persistence.appendCandle(c);
   if (i % 50_000 === 49_999) await persistence.flushed();
 }
 await persistence.flushed();

@@ -97,7 +97,9 @@ export function registerHistory(api: Api, ctx: ApiContext): void {
         return errorReply(400, 'validation.time_range', `invalid parameters "from"/"to": more than ${MAX_CANDLES} ${interval} candles; narrow the range or use a wider interval`);
       const marketId = q.market_id!;
       const known = ctx.state.catalog.get(v.label, marketId);
-      const minutes = ctx.persistence.candles(v.label, marketId, from - (from % width), to);
+      // 1h and 1d read the stored rollups; shorter intervals roll up one-minute candles.
+      const resolution = interval === '1h' || interval === '1d' ? interval : '1m';
+      const minutes = ctx.persistence.candles(v.label, marketId, from - (from % width), to, resolution);
       const open = ctx.state.candles.current(v.label, marketId);
       if (open && open.t >= from && open.t < to && (minutes.length === 0 || minutes[minutes.length - 1]!.t < open.t)) minutes.push(open);
       if (!known && minutes.length === 0) return errorReply(404, 'not_found', `no ${v.slug} market "${marketId}"`);

@@ -37,7 +37,7 @@ interface StoredBook {
 }
 
 /** Names of the LMDB sub-databases (one environment, one file). */
-export type DbName = 'meta' | 'catalog' | 'quotes' | 'books' | 'candles' | 'trades' | 'keys' | 'quota' | 'groups' | 'wallets';
+export type DbName = 'meta' | 'catalog' | 'quotes' | 'books' | 'candles' | 'candles1h' | 'candles1d' | 'trades' | 'keys' | 'quota' | 'groups' | 'wallets';
 
 /**
  * LMDB persistence under DATA_DIR: snapshots of the catalog, quotes and books (only what changed
@@ -89,7 +89,7 @@ export class Persistence {
     if (hasDb) checkLmdbHeader(file);
     try {
       this.root = open({ path: file, noSubdir: true, maxDbs: 16, mapSize: 8 * 1024 ** 3, readOnly: opts.readOnly ?? false });
-      for (const name of ['meta', 'catalog', 'quotes', 'books', 'candles', 'trades', 'keys', 'quota', 'groups', 'wallets'] as const)
+      for (const name of ['meta', 'catalog', 'quotes', 'books', 'candles', 'candles1h', 'candles1d', 'trades', 'keys', 'quota', 'groups', 'wallets'] as const)
         this.dbs.set(name, this.root.openDB({ name, encoding: 'msgpack', sharedStructuresKey: Symbol.for('structures') }));
       // Reading a key forces LMDB to validate the meta pages: a corrupt file fails here, loudly.
       this.db('meta').get('format');
@@ -146,8 +146,43 @@ export class Persistence {
     );
   }
 
+  /**
+   * Appends a closed one-minute candle and folds it into its hour and day candles, so that long
+   * histories (a year at 1h or 1d) read thousands of rollups instead of half a million minutes. The
+   * rollups being built are kept in memory (the last hour and day per market): a put is not
+   * readable before its batch commits, so read-modify-write through LMDB would lose minutes.
+   */
   appendCandle(c: Candle): void {
     this.track(this.db('candles').put([c.venue, c.marketId, c.t], { ...c }));
+    this.fold('candles1h', this.hourRollups, c, 3_600_000);
+    this.fold('candles1d', this.dayRollups, c, 86_400_000);
+  }
+
+  private readonly hourRollups = new Map<string, Candle>();
+  private readonly dayRollups = new Map<string, Candle>();
+
+  private fold(db: 'candles1h' | 'candles1d', open: Map<string, Candle>, c: Candle, width: number): void {
+    const t = c.t - (c.t % width);
+    const k = `${c.venue}:${c.marketId}`;
+    let r = open.get(k);
+    if (!r || r.t !== t) {
+      if (r && t < r.t) return; // a late minute of an older bucket: the minute log has it
+      // After a restart the bucket may already hold minutes written before: continue from it.
+      const stored = this.db(db).get([c.venue, c.marketId, t]) as Candle | undefined;
+      r = stored ? { ...stored } : { ...c, t, volume: 0, trades: 0 };
+      if (!stored) {
+        r.h = c.h;
+        r.l = c.l;
+      }
+      open.set(k, r);
+    }
+    if (c.h > r.h) r.h = c.h;
+    if (c.l < r.l) r.l = c.l;
+    r.c = c.c;
+    r.mid = c.mid;
+    r.volume += c.volume;
+    r.trades += c.trades;
+    this.track(this.db(db).put([c.venue, c.marketId, t], { ...r }));
   }
 
   appendTrade(t: StoredTrade): void {
@@ -223,10 +258,14 @@ export class Persistence {
     void q.finally(() => this.pending.delete(q));
   }
 
-  /** Candles of a market in [from, to) ms, oldest first. */
-  candles(venue: string, marketId: string, from: number, to: number): Candle[] {
+  /**
+   * Candles of a market in [from, to) ms, oldest first: one-minute candles, or the hour (`1h`) or
+   * day (`1d`) rollups.
+   */
+  candles(venue: string, marketId: string, from: number, to: number, resolution: '1m' | '1h' | '1d' = '1m'): Candle[] {
+    const db = resolution === '1h' ? 'candles1h' : resolution === '1d' ? 'candles1d' : 'candles';
     const out: Candle[] = [];
-    for (const { value } of this.db('candles').getRange({ start: [venue, marketId, from], end: [venue, marketId, to] })) out.push(value as Candle);
+    for (const { value } of this.db(db).getRange({ start: [venue, marketId, from], end: [venue, marketId, to] })) out.push(value as Candle);
     return out;
   }
 

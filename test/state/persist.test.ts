@@ -51,6 +51,27 @@ describe('Persistence', () => {
     await p2.close();
   });
 
+  it('folds closed minutes into hour and day rollups, continuing a bucket after a restart', async () => {
+    const dir = tmp();
+    const H = 3_600_000;
+    const m = (t: number, o: number, h: number, l: number, c: number, volume: number) => ({ venue: 'venue_a', marketId: 'M', t, o, h, l, c, mid: c, volume, trades: volume ? 1 : 0 });
+    const p = new Persistence(dir);
+    p.appendCandle(m(10 * H, 4000, 4200, 3900, 4100, 5));
+    p.appendCandle(m(10 * H + 60_000, 4100, 4500, 4000, 4400, 2));
+    p.appendCandle(m(11 * H, 4400, 4400, 4300, 4300, 1));
+    await p.close();
+    const p2 = new Persistence(dir);
+    p2.appendCandle(m(11 * H + 60_000, 4300, 4600, 4250, 4550, 3)); // same hour, after a restart
+    await p2.flushed();
+    expect(p2.candles('venue_a', 'M', 0, Infinity, '1h')).toEqual([
+      { venue: 'venue_a', marketId: 'M', t: 10 * H, o: 4000, h: 4500, l: 3900, c: 4400, mid: 4400, volume: 7, trades: 2 },
+      { venue: 'venue_a', marketId: 'M', t: 11 * H, o: 4400, h: 4600, l: 4250, c: 4550, mid: 4550, volume: 4, trades: 2 },
+    ]);
+    expect(p2.candles('venue_a', 'M', 0, Infinity, '1d')).toEqual([{ venue: 'venue_a', marketId: 'M', t: 0, o: 4000, h: 4600, l: 3900, c: 4550, mid: 4550, volume: 11, trades: 4 }]);
+    expect(p2.candles('venue_a', 'M', 0, Infinity)).toHaveLength(4);
+    await p2.close();
+  });
+
   it('refuses to guess when data files are missing or corrupt', async () => {
     const dir = tmp();
     const p = new Persistence(dir);
