@@ -46,9 +46,12 @@ describe('crossbook service on the embedded default', () => {
     expect(Object.keys(s!.platforms)).toEqual(['venue_a', 'venue_b', 'venue_c', 'venue_d', 'venue_e', 'venue_f', 'venue_g', 'venue_h']);
     expect(s!.last_updated).not.toBeNull();
     counts = Object.fromEntries(Object.entries(s!.platforms).map(([k, v]) => [k, v.active_markets]));
-    // books are live: some venue_a market has a two-sided quote
-    const quotes = [...svc.state.quotes.all()].filter((q) => q.venue === 'venue_a' && q.yesBid !== undefined && q.yesAsk !== undefined);
-    expect(quotes.length).toBeGreaterThan(10);
+    // books are live: venue_a markets get two-sided quotes once their snapshots arrive (the catalog
+    // walk, which /status counts, comes first)
+    await vi.waitFor(() => {
+      const quotes = [...svc!.state.quotes.all()].filter((q) => q.venue === 'venue_a' && q.yesBid !== undefined && q.yesAsk !== undefined);
+      expect(quotes.length).toBeGreaterThan(10);
+    }, { timeout: 15_000, interval: 200 });
   });
 
   it('streams prices, live games and arbitrage over the WebSocket, and finds matched events', async () => {
