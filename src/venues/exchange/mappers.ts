@@ -78,7 +78,6 @@ function statusOf(status: string, result: 'yes' | 'no' | null | undefined, stats
   }
 }
 
-
 function settlement(result: 'yes' | 'no' | null | undefined): { result?: string; settlementValue?: number } {
   if (result === 'yes') return { result: 'yes', settlementValue: PAYOUT };
   if (result === 'no') return { result: 'no', settlementValue: 0 };
@@ -165,8 +164,6 @@ export function parseChanges(changes: readonly WireChange[]): [BookSideName, num
   }
   return out;
 }
-
-
 
 interface Known {
   upsert: MarketUpsert;

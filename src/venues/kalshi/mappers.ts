@@ -159,7 +159,6 @@ function frameTime(m: { ts_ms?: unknown; ts?: unknown; time?: unknown }, local: 
   return local;
 }
 
-
 /** The market's web page from the venue's URL template ({series}, {event}, {marketId}; Kalshi URLs are lowercase). */
 function marketUrl(venue: VenueConfig, series: string | undefined, event: string, ticker: string): string | undefined {
   let missing = false;
@@ -904,7 +903,6 @@ function levelsOf(levels: readonly WsLevel[] | null | undefined): Map<number, nu
   }
   return out;
 }
-
 
 /** A fresh Kalshi mapper for `venue` (also what `crossbook normalize --protocol kalshi` uses). */
 export function createKalshiMapper(venue: VenueConfig, log?: Logger): KalshiMapper {

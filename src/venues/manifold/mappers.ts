@@ -36,7 +36,6 @@ import { without, issue, upsertKey } from '../common/util.js';
  * - timestamp = `lastUpdatedTime` (the venue's time of the last change), else our receive time.
  */
 
-
 function units(p: number | undefined): number | undefined {
   if (p === undefined) return undefined;
   const u = unitsFromProbability(p);
@@ -148,8 +147,6 @@ export function mapAnswer(venue: VenueConfig, m: ManifoldMarketShell, a: Manifol
 export function needsFullMarket(m: ManifoldMarketShell): boolean {
   return MULTI_ANSWER_TYPES.has(m.outcomeType) && m.answers === undefined;
 }
-
-
 
 function quoteKey(q: Quote): string {
   return `${q.lastPrice},${q.volume},${q.liquidity}`;

@@ -43,7 +43,6 @@ function units(p: number | null | undefined): number | undefined {
   return Number.isNaN(u) ? undefined : u;
 }
 
-
 /** The catalog record of one contract (pure). */
 export function contractUpsert(
   venue: VenueConfig,
@@ -129,8 +128,6 @@ export function mapMarket(
   }
   return { events, ids, malformed, timestamp };
 }
-
-
 
 function quoteKey(q: Quote): string {
   return `${q.yesBid},${q.yesAsk},${q.lastPrice}`;
