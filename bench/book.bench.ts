@@ -294,7 +294,15 @@ for (const [levels, tick] of [
     return b;
   });
   memRows.push(
-    { label: `sorted arrays (OrderBook), ${group}`, group, baseline: true, built: MEM_BOOKS, bytes: sm.bytes, rss: sm.rss, total: (sm.bytes * MEM_BOOKS) / 1024 ** 2 },
+    {
+      label: `sorted arrays (OrderBook), ${group}`,
+      group,
+      baseline: true,
+      built: MEM_BOOKS,
+      bytes: sm.bytes,
+      rss: sm.rss,
+      total: (sm.bytes * MEM_BOOKS) / 1024 ** 2,
+    },
     { label: `tick ladder, ${group}`, group, built: MEM_LADDERS, bytes: lm.bytes, rss: lm.rss, total: (lm.bytes * MEM_BOOKS) / 1024 ** 2 },
   );
 }

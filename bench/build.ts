@@ -89,7 +89,14 @@ export function buildState(venues: readonly VenueConfig[], opts: { markets: numb
 }
 
 /** The market ids the builder used, to draw trades from (same seed → same ids). */
-function tradeOf(r: Rand, seq: number, kalshi: VenueConfig, poly: VenueConfig, tickers: readonly string[], tokens: readonly { condition: string; yes: string }[]): StoredTrade {
+function tradeOf(
+  r: Rand,
+  seq: number,
+  kalshi: VenueConfig,
+  poly: VenueConfig,
+  tickers: readonly string[],
+  tokens: readonly { condition: string; yes: string }[],
+): StoredTrade {
   const ts = T0 + seq * 10;
   const price = 100 * (1 + Math.floor(r() * 98));
   const size = Math.round((1 + r() * 500) * 100) / 100;

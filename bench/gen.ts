@@ -49,7 +49,9 @@ export function polyPrice(units: number): string {
 
 /** Hundredths → Polymarket size ("200", "1833.33", "12.7"). */
 export function polySize(hundredths: number): string {
-  const frac = String(hundredths % 100).padStart(2, '0').replace(/0+$/, '');
+  const frac = String(hundredths % 100)
+    .padStart(2, '0')
+    .replace(/0+$/, '');
   return frac ? `${Math.floor(hundredths / 100)}.${frac}` : String(Math.floor(hundredths / 100));
 }
 
@@ -77,7 +79,24 @@ function letters(r: Rand, n: number): string {
   return s;
 }
 
-const NAMES = ['Adach', 'Sawicki', 'Kowalski', 'Nowak', 'Garcia', 'Okafor', 'Tanaka', 'Moreau', 'Silva', 'Larsen', 'Novak', 'Haddad', 'Brennan', 'Ivanova', 'Costa', 'Fischer'];
+const NAMES = [
+  'Adach',
+  'Sawicki',
+  'Kowalski',
+  'Nowak',
+  'Garcia',
+  'Okafor',
+  'Tanaka',
+  'Moreau',
+  'Silva',
+  'Larsen',
+  'Novak',
+  'Haddad',
+  'Brennan',
+  'Ivanova',
+  'Costa',
+  'Fischer',
+];
 const FIRST = ['Rafal', 'Grzegorz', 'Marta', 'Lucas', 'Amara', 'Kenji', 'Elise', 'Paulo', 'Ingrid', 'Tomas', 'Yara', 'Sean', 'Olga', 'Rita', 'Jonas', 'Nadia'];
 const person = (r: Rand): string => `${FIRST[Math.floor(r() * FIRST.length)]} ${NAMES[Math.floor(r() * NAMES.length)]}`;
 
@@ -241,7 +260,12 @@ export function kalshiSnapshotFrame(sid: number, seq: number, ticker: string, ma
   // The wire lists bids ascending (best last), as in the spec example.
   const yes = [...b.bids.prices].reverse().map((p) => [kalshiDollars(p), fp2(b.bids.sizes.get(p)!)]);
   const no = [...b.asks.prices].reverse().map((p) => [kalshiDollars(PAYOUT - p), fp2(b.asks.sizes.get(p)!)]);
-  return JSON.stringify({ type: 'orderbook_snapshot', sid, seq, msg: { market_ticker: ticker, market_id: marketUuid, yes_dollars_fp: yes, no_dollars_fp: no } });
+  return JSON.stringify({
+    type: 'orderbook_snapshot',
+    sid,
+    seq,
+    msg: { market_ticker: ticker, market_id: marketUuid, yes_dollars_fp: yes, no_dollars_fp: no },
+  });
 }
 
 /** The relative `orderbook_delta` frame of a YES-perspective level change. */

@@ -107,7 +107,7 @@ function check(name: string, ctx: Ctx, wantFrames: number): void {
 
 begin(
   'Ingest throughput',
-  'Raw WebSocket text to engine state on one core, per protocol: the RxJS pipeline the service runs, the same work in a plain loop (baseline), and a floor of JSON.parse plus the book update alone. Synthetic, seeded traffic in the venues\' real wire formats (bench/gen.ts).',
+  "Raw WebSocket text to engine state on one core, per protocol: the RxJS pipeline the service runs, the same work in a plain loop (baseline), and a floor of JSON.parse plus the book update alone. Synthetic, seeded traffic in the venues' real wire formats (bench/gen.ts).",
 );
 
 interface Result {
@@ -133,7 +133,10 @@ function section(
   const fr = s.frames;
   const stateDigest = (name: string): void => {
     check(`${protocol} ${name}`, ctx, fr.length);
-    digests.set(name, digest((i) => ctx.state.books.instrument(venue.label, i), s.instruments));
+    digests.set(
+      name,
+      digest((i) => ctx.state.books.instrument(venue.label, i), s.instruments),
+    );
   };
   const fresh = (): void => {
     events = [];
@@ -148,7 +151,10 @@ function section(
         setup: () => (books = bareBooks(make(), s.snapshots)),
         run: () => {
           for (let i = 0; i < fr.length; i++) bare(books, i, JSON.parse(fr[i]!.data as string));
-          digests.set('floor', digest((i) => books.get(i), s.instruments));
+          digests.set(
+            'floor',
+            digest((i) => books.get(i), s.instruments),
+          );
           return fr.length;
         },
       },

@@ -76,7 +76,10 @@ function percentile(sorted: readonly number[], q: number): number {
 }
 
 function median(xs: readonly number[]): number {
-  return percentile([...xs].sort((a, b) => a - b), 0.5);
+  return percentile(
+    [...xs].sort((a, b) => a - b),
+    0.5,
+  );
 }
 
 /**
@@ -84,10 +87,7 @@ function median(xs: readonly number[]): number {
  * `seconds` or `iterations` calls, whichever comes first. p50/p99 are over per-batch ns/op, since
  * a single call is too short to time without measuring the clock instead.
  */
-export function bench(
-  fn: (i: number) => unknown,
-  opts: { warmupMs?: number; seconds?: number; iterations?: number; batch?: number } = {},
-): Stats {
+export function bench(fn: (i: number) => unknown, opts: { warmupMs?: number; seconds?: number; iterations?: number; batch?: number } = {}): Stats {
   const batch = opts.batch ?? 1000;
   const warmupNs = BigInt(Math.round((opts.warmupMs ?? 300) * 1e6));
   const limitNs = BigInt(Math.round((opts.seconds ?? 2) * 1e9));
@@ -310,7 +310,9 @@ export function markdownTable(s: Section): string {
 
 /** The name of the running bench script: `book` for dist/bench/book.bench.js. */
 export function benchName(): string {
-  return basename(process.argv[1] ?? 'unknown').replace(/\.bench\.(js|ts)$/, '').replace(/\.(js|ts)$/, '');
+  return basename(process.argv[1] ?? 'unknown')
+    .replace(/\.bench\.(js|ts)$/, '')
+    .replace(/\.(js|ts)$/, '');
 }
 
 function resultPath(name: string): string {

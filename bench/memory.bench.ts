@@ -49,12 +49,19 @@ record(
       { key: 'perMarket', title: 'bytes/market (heap + external over empty)' },
     ],
     ratio: { metric: 'rss', title: 'RSS vs empty process' },
-    target: { text: `< ${TARGET_GIB} GiB RSS for 100k markets with 10-level books (measured ${rssGiB.toFixed(2)} GiB with the mappers' book state alive)`, met: rssGiB < TARGET_GIB },
+    target: {
+      text: `< ${TARGET_GIB} GiB RSS for 100k markets with 10-level books (measured ${rssGiB.toFixed(2)} GiB with the mappers' book state alive)`,
+      met: rssGiB < TARGET_GIB,
+    },
     interpretation: `100k markets take ${mib(withMappers.rss - base.rss).toLocaleString('en-US')} MiB of RSS over the empty process, ${rssGiB < TARGET_GIB ? 'within' : 'over'} the 1 GiB target; the mappers' own copies of the books (Kalshi's relative-delta sizes, Polymarket's check books) account for ${mib(withMappers.heapUsed - stateOnly.heapUsed).toLocaleString('en-US')} MiB of heap.`,
     notes: [
       `${counts}; ${built.events.toLocaleString('en-US')} events applied in ${buildSec.toFixed(1)} s (${built.kalshi.toLocaleString('en-US')} Kalshi markets from \`/markets\` pages + \`orderbook_snapshot\` + \`ticker\`; ${built.polymarket.toLocaleString('en-US')} Polymarket markets from Gamma \`/markets\` pages + the YES token's \`book\`).`,
       'Figures after a full GC. RSS does not shrink when the heap does (V8 keeps freed pages), so the "state only" RSS is an upper bound; its heap figure is exact.',
     ],
   },
-  [row('empty process (modules and config loaded)', base, true), row('100k markets, mappers alive (as served)', withMappers), row('100k markets, EngineState only', stateOnly)],
+  [
+    row('empty process (modules and config loaded)', base, true),
+    row('100k markets, mappers alive (as served)', withMappers),
+    row('100k markets, EngineState only', stateOnly),
+  ],
 );

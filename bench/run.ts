@@ -50,7 +50,11 @@ if (!reportOnly) {
   }
 }
 
-const stored = existsSync(RESULTS_DIR) ? readdirSync(RESULTS_DIR).filter((f) => f.endsWith('.json')).map((f) => basename(f, '.json')) : [];
+const stored = existsSync(RESULTS_DIR)
+  ? readdirSync(RESULTS_DIR)
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => basename(f, '.json'))
+  : [];
 const results = order(stored)
   .map((n) => readResult(n))
   .filter((r): r is ResultFile => r !== undefined);
@@ -68,7 +72,7 @@ function render(files: readonly ResultFile[]): string {
     '',
     'What the engine foundation costs, measured by the scripts in `bench/` (STYLE.md rule 9). Every figure',
     'comes with the date, machine, Node version and command of its run, and each table compares against a',
-    'baseline measured in the same run. Workloads are synthetic and seeded (`bench/gen.ts`), in the venues\'',
+    "baseline measured in the same run. Workloads are synthetic and seeded (`bench/gen.ts`), in the venues'",
     'real wire formats. Benchmarks measure; no test asserts a timing.',
     '',
     'Reproduce: `npx tsc -p . && node dist/bench/run.js` (each benchmark runs in its own',

@@ -19,12 +19,7 @@ export interface Ingest {
  * merged, applied to state by a single operator. Later stages (signals, WebSocket fan-out)
  * subscribe to the state's change streams or to `events$`.
  */
-export function createIngest(
-  config: Config,
-  state: EngineState,
-  endpointsOf: (v: VenueConfig) => FeedEndpoints,
-  log: Logger,
-): Ingest {
+export function createIngest(config: Config, state: EngineState, endpointsOf: (v: VenueConfig) => FeedEndpoints, log: Logger): Ingest {
   const feeds = config.venues
     .filter((v) => v.enabled)
     .map((venue) =>

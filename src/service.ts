@@ -127,7 +127,10 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
   const feedWarnings = ingest.events$.subscribe((ev) => {
     if (ev.type === 'feed') ws.onFeedEvent(ev);
   });
-  http.get('/', () => ({ status: 200, body: JSON.stringify({ name: 'crossbook', api: API_BASE, status: `${API_BASE}/status`, openapi: `${API_BASE}/openapi.json` }) }));
+  http.get('/', () => ({
+    status: 200,
+    body: JSON.stringify({ name: 'crossbook', api: API_BASE, status: `${API_BASE}/status`, openapi: `${API_BASE}/openapi.json` }),
+  }));
   const port = opts.listen === false ? 0 : await http.listen(config.server.host, config.server.port);
   const url = config.server.baseUrl ?? `http://${config.server.host}:${port}`;
   api.serveOpenapi(`${url}${API_BASE}`);

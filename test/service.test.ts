@@ -13,7 +13,10 @@ import { startService, type Service } from '../src/service.js';
  */
 const dir = mkdtempSync(join(tmpdir(), 'cb-service-'));
 const config = (): ReturnType<typeof loadConfig> =>
-  loadConfig({ env: {}, overrides: { dataDir: dir, server: { host: '127.0.0.1', port: 0, baseUrl: null }, sim: { ticksPerSecond: 400, seed: 7 }, ingest: { pollMs: 300 } } });
+  loadConfig({
+    env: {},
+    overrides: { dataDir: dir, server: { host: '127.0.0.1', port: 0, baseUrl: null }, sim: { ticksPerSecond: 400, seed: 7 }, ingest: { pollMs: 300 } },
+  });
 let svc: Service | undefined;
 
 afterAll(async () => {
@@ -48,15 +51,20 @@ describe('crossbook service on the embedded default', () => {
     counts = Object.fromEntries(Object.entries(s!.platforms).map(([k, v]) => [k, v.active_markets]));
     // books are live: venue_a markets get two-sided quotes once their snapshots arrive (the catalog
     // walk, which /status counts, comes first)
-    await vi.waitFor(() => {
-      const quotes = [...svc!.state.quotes.all()].filter((q) => q.venue === 'venue_a' && q.yesBid !== undefined && q.yesAsk !== undefined);
-      expect(quotes.length).toBeGreaterThan(10);
-    }, { timeout: 15_000, interval: 200 });
+    await vi.waitFor(
+      () => {
+        const quotes = [...svc!.state.quotes.all()].filter((q) => q.venue === 'venue_a' && q.yesBid !== undefined && q.yesAsk !== undefined);
+        expect(quotes.length).toBeGreaterThan(10);
+      },
+      { timeout: 15_000, interval: 200 },
+    );
   });
 
   it('streams prices, live games and arbitrage over the WebSocket, and finds matched events', async () => {
     const key = svc!.demoKey!;
-    const events = (await (await fetch(`${svc!.url}/api/v2/events?event_type=sports&limit=100`, { headers: { 'x-api-key': key } })).json()) as { events: { event_id: string; groups: { group_id: number; markets: { platform: string; market_id: string }[] }[] }[] };
+    const events = (await (await fetch(`${svc!.url}/api/v2/events?event_type=sports&limit=100`, { headers: { 'x-api-key': key } })).json()) as {
+      events: { event_id: string; groups: { group_id: number; markets: { platform: string; market_id: string }[] }[] }[];
+    };
     expect(events.events.length).toBeGreaterThan(3);
     const game = events.events[0]!;
     const market = game.groups[0]!.markets[0]!;
@@ -67,12 +75,18 @@ describe('crossbook service on the embedded default', () => {
     ws.send(JSON.stringify({ type: 'subscribe', channel: 'prices', market_ids: [`${market.platform}:${market.market_id}`] }));
     ws.send(JSON.stringify({ type: 'subscribe', channel: 'live_games', event_ids: [game.event_id, 'no-such-game'] }));
     ws.send(JSON.stringify({ type: 'subscribe', channel: 'arb' }));
-    await vi.waitFor(() => {
-      expect(msgs.find((m) => m['type'] === 'subscribed' && m['channel'] === 'live_games')).toMatchObject({ event_ids: [game.event_id] });
-      expect(msgs.find((m) => m['code'] === 'UNKNOWN_EVENT_ID')).toMatchObject({ event_ids: ['no-such-game'] });
-      expect(msgs.find((m) => m['type'] === 'price_update' && m['snapshot'] === true)).toMatchObject({ market_id: market.market_id, source: market.platform });
-      expect(msgs.filter((m) => m['type'] === 'live_game').length).toBeGreaterThan(0);
-    }, { timeout: 15_000, interval: 100 });
+    await vi.waitFor(
+      () => {
+        expect(msgs.find((m) => m['type'] === 'subscribed' && m['channel'] === 'live_games')).toMatchObject({ event_ids: [game.event_id] });
+        expect(msgs.find((m) => m['code'] === 'UNKNOWN_EVENT_ID')).toMatchObject({ event_ids: ['no-such-game'] });
+        expect(msgs.find((m) => m['type'] === 'price_update' && m['snapshot'] === true)).toMatchObject({
+          market_id: market.market_id,
+          source: market.platform,
+        });
+        expect(msgs.filter((m) => m['type'] === 'live_game').length).toBeGreaterThan(0);
+      },
+      { timeout: 15_000, interval: 100 },
+    );
     ws.close();
   });
 
@@ -82,7 +96,29 @@ describe('crossbook service on the embedded default', () => {
     const doc = (await r.json()) as { info: { version: string }; paths: Record<string, { get: { parameters: unknown[] } }> };
     expect(doc.info.version).toMatch(/^2\./);
     const paths = Object.keys(doc.paths);
-    for (const p of ['/status', '/markets', '/prices/history', '/prices/bulk', '/orderbook', '/trades', '/arb', '/ev', '/alerts/smart-money', '/alerts/fade-finder', '/matching-markets', '/matching-markets/url', '/matching-markets/sports', '/events', '/search', '/unified-orderbook', '/venue_a/markets', '/venue_a/markets/{ticker}', '/venue_a/series', '/venue_b/market-price/{token_id}', '/venue_b/candlesticks/{condition_id}'])
+    for (const p of [
+      '/status',
+      '/markets',
+      '/prices/history',
+      '/prices/bulk',
+      '/orderbook',
+      '/trades',
+      '/arb',
+      '/ev',
+      '/alerts/smart-money',
+      '/alerts/fade-finder',
+      '/matching-markets',
+      '/matching-markets/url',
+      '/matching-markets/sports',
+      '/events',
+      '/search',
+      '/unified-orderbook',
+      '/venue_a/markets',
+      '/venue_a/markets/{ticker}',
+      '/venue_a/series',
+      '/venue_b/market-price/{token_id}',
+      '/venue_b/candlesticks/{condition_id}',
+    ])
       expect(paths, p).toContain(p);
     expect(paths.length).toBeGreaterThanOrEqual(30);
   });
@@ -92,12 +128,15 @@ describe('crossbook service on the embedded default', () => {
     type Leg = { platform: string; avg_price: number; size: number; fee: number; side: string };
     type Opp = { roi: number; size: number; cost: number; payout: number; profit: number; legs: Leg[] };
     let opps: Opp[] = [];
-    await vi.waitFor(async () => {
-      const r = await fetch(`${svc!.url}/api/v2/arb?limit=100`, { headers: { 'x-api-key': key } });
-      expect(r.status).toBe(200);
-      opps = ((await r.json()) as { opportunities: Opp[] }).opportunities;
-      expect(opps.length).toBeGreaterThan(0);
-    }, { timeout: 20_000, interval: 250 });
+    await vi.waitFor(
+      async () => {
+        const r = await fetch(`${svc!.url}/api/v2/arb?limit=100`, { headers: { 'x-api-key': key } });
+        expect(r.status).toBe(200);
+        opps = ((await r.json()) as { opportunities: Opp[] }).opportunities;
+        expect(opps.length).toBeGreaterThan(0);
+      },
+      { timeout: 20_000, interval: 250 },
+    );
     for (const o of opps) {
       const [y, n] = o.legs as [Leg, Leg];
       expect(y.platform).not.toBe(n.platform);
@@ -118,7 +157,10 @@ describe('crossbook service on the embedded default', () => {
     // only come from disk.
     const c = config();
     const dead = 'http://127.0.0.1:1';
-    const venues = c.venues.map((v) => ({ ...v, connection: { mode: 'live' as const, rest: dead, ws: 'ws://127.0.0.1:1', extra: { gamma: dead, data: dead } } }));
+    const venues = c.venues.map((v) => ({
+      ...v,
+      connection: { mode: 'live' as const, rest: dead, ws: 'ws://127.0.0.1:1', extra: { gamma: dead, data: dead } },
+    }));
     svc = await startService({ ...c, venues });
     expect(svc.sim).toBeUndefined();
     const r = await fetch(`${svc.url}/api/v2/status`);

@@ -63,11 +63,14 @@ try {
   ];
   const wb = wrk(`${base}/bare`, t.key);
   const wk = wrk(`${base}/api/v2/cached?limit=20`, t.key);
-  if (wb !== undefined && wk !== undefined) rows.push({ label: 'bare route, wrk', group: 'wrk', baseline: true, rps: wb }, { label: 'access layer, wrk', group: 'wrk', rps: wk });
-  const best = rows.filter((r) => !r['baseline']).map((r) => {
-    const base = rows.find((b) => b['baseline'] && b['group'] === r['group'])!;
-    return (r['rps'] as number) / (base['rps'] as number);
-  });
+  if (wb !== undefined && wk !== undefined)
+    rows.push({ label: 'bare route, wrk', group: 'wrk', baseline: true, rps: wb }, { label: 'access layer, wrk', group: 'wrk', rps: wk });
+  const best = rows
+    .filter((r) => !r['baseline'])
+    .map((r) => {
+      const base = rows.find((b) => b['baseline'] && b['group'] === r['group'])!;
+      return (r['rps'] as number) / (base['rps'] as number);
+    });
   const ratio = Math.min(...best);
   record(
     {

@@ -27,7 +27,14 @@ const { key } = keys.create('enterprise', 'bench');
 const http = new HttpServer(log);
 const api = new Api(http, '/api/v2', keys, quota, loadPlans());
 const platforms: Record<string, unknown> = {};
-for (const v of 'abcdefgh') platforms[`venue_${v}`] = { active_markets: 1234, live_markets: 987, feed_healthy: true, catalog_refreshed_at: new Date().toISOString(), catalog_healthy: true };
+for (const v of 'abcdefgh')
+  platforms[`venue_${v}`] = {
+    active_markets: 1234,
+    live_markets: 987,
+    feed_healthy: true,
+    catalog_refreshed_at: new Date().toISOString(),
+    catalog_healthy: true,
+  };
 const body = JSON.stringify({ status: 'ok', platforms, last_updated: new Date().toISOString() });
 const reply = { status: 200, body };
 http.get('/bare', () => reply);

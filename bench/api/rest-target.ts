@@ -61,7 +61,18 @@ for (let i = 0; i < MINUTES; i++) {
   const t = lastMinute - (MINUTES - 1 - i) * 60_000;
   const o = px;
   px = Math.max(100, Math.min(9900, px + Math.round((r() - 0.5) * 4) * 100));
-  const c: Candle = { venue: venueA.label, marketId: histId, t, o, h: Math.max(o, px), l: Math.min(o, px), c: px, mid: px, volume: Math.floor(r() * 50), trades: Math.floor(r() * 5) };
+  const c: Candle = {
+    venue: venueA.label,
+    marketId: histId,
+    t,
+    o,
+    h: Math.max(o, px),
+    l: Math.min(o, px),
+    c: px,
+    mid: px,
+    volume: Math.floor(r() * 50),
+    trades: Math.floor(r() * 5),
+  };
   // As the service stores a closed minute: the minute log plus its hour and day rollups.
   persistence.appendCandle(c);
   if (i % 50_000 === 49_999) await persistence.flushed();

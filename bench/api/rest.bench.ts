@@ -187,7 +187,10 @@ try {
       ],
       target: { text: 'p99 < 20 ms', met: p99 < 20 },
       interpretation: `Trades pages (${t.trades.toLocaleString('en-US')} trades stored) p99 ${tr.p99.toFixed(1)} ms; a year of 1 h candles rolled up from ${t.candles.toLocaleString('en-US')} one-minute candles read from LMDB (${histCandles} candles, ${histBytes.toLocaleString('en-US')} bytes) p99 ${hi.p99.toFixed(1)} ms (one request alone: ${single[2]!.toFixed(0)} ms). A history request reads and decodes every one-minute candle of the range from LMDB and rolls them up on the event loop, so concurrent requests queue behind each other.`,
-      notes: [`Trades: ${pages.length} consecutive pages of 100, walked in turn by each connection.`, ...(bad2 ? [`${bad2} errors, timeouts or non-2xx responses`] : [])],
+      notes: [
+        `Trades: ${pages.length} consecutive pages of 100, walked in turn by each connection.`,
+        ...(bad2 ? [`${bad2} errors, timeouts or non-2xx responses`] : []),
+      ],
     },
     [
       { label: `/trades?limit=100 (${pages.length} pages)`, rps: tr.rps, p50: tr.p50, p99: tr.p99 },

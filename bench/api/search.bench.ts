@@ -32,24 +32,39 @@ interface TargetInfo {
 }
 
 async function target(): Promise<void> {
-  const [{ Api }, { KeyStore }, { loadPlans }, { QuotaLedger }, { ApiContext }, { registerMatching }, { VenueDirectory }, { loadConfig }, { log }, { MatchingService }, { Persistence }, { HttpServer }, { createWorld }, { applyEvent, EngineState }, { apiMarketId }] =
-    await Promise.all([
-      import('../../src/access/api.js'),
-      import('../../src/access/keys.js'),
-      import('../../src/access/plans.js'),
-      import('../../src/access/quota.js'),
-      import('../../src/api/context.js'),
-      import('../../src/api/matching.js'),
-      import('../../src/api/venues.js'),
-      import('../../src/config/load.js'),
-      import('../../src/core/log.js'),
-      import('../../src/matching/service.js'),
-      import('../../src/persist/store.js'),
-      import('../../src/server/http.js'),
-      import('../../src/sim/world.js'),
-      import('../../src/state/engine.js'),
-      import('../../src/venues/protocol.js'),
-    ]);
+  const [
+    { Api },
+    { KeyStore },
+    { loadPlans },
+    { QuotaLedger },
+    { ApiContext },
+    { registerMatching },
+    { VenueDirectory },
+    { loadConfig },
+    { log },
+    { MatchingService },
+    { Persistence },
+    { HttpServer },
+    { createWorld },
+    { applyEvent, EngineState },
+    { apiMarketId },
+  ] = await Promise.all([
+    import('../../src/access/api.js'),
+    import('../../src/access/keys.js'),
+    import('../../src/access/plans.js'),
+    import('../../src/access/quota.js'),
+    import('../../src/api/context.js'),
+    import('../../src/api/matching.js'),
+    import('../../src/api/venues.js'),
+    import('../../src/config/load.js'),
+    import('../../src/core/log.js'),
+    import('../../src/matching/service.js'),
+    import('../../src/persist/store.js'),
+    import('../../src/server/http.js'),
+    import('../../src/sim/world.js'),
+    import('../../src/state/engine.js'),
+    import('../../src/venues/protocol.js'),
+  ]);
   log.level = 'silent';
   const config = loadConfig({ env: {} });
   const t0 = performance.now();
@@ -82,7 +97,16 @@ async function target(): Promise<void> {
         timestamp: now,
         localTimestamp: now,
       });
-      applyEvent(state, { type: 'book_snapshot', venue: v.label, marketId, instrument: yes, bids: l.book.bids.levels(), asks: l.book.asks.levels(), timestamp: now, localTimestamp: now });
+      applyEvent(state, {
+        type: 'book_snapshot',
+        venue: v.label,
+        marketId,
+        instrument: yes,
+        bids: l.book.bids.levels(),
+        asks: l.book.asks.levels(),
+        timestamp: now,
+        localTimestamp: now,
+      });
       markets++;
     }
   }
@@ -132,7 +156,10 @@ async function target(): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  begin('/search over 100,000 markets', `Latency of /api/v2/search over the simulator world at scale ${SCALE} (every venue, books and quotes), matched by the real MatchingService, against a bare route serving a pre-built body as large as the largest answer. Server in a child process; autocannon in this one.`);
+  begin(
+    '/search over 100,000 markets',
+    `Latency of /api/v2/search over the simulator world at scale ${SCALE} (every venue, books and quotes), matched by the real MatchingService, against a bare route serving a pre-built body as large as the largest answer. Server in a child process; autocannon in this one.`,
+  );
   const child = spawn(process.execPath, [fileURLToPath(import.meta.url), 'target'], { stdio: ['ignore', 'pipe', 'inherit'] });
   process.once('exit', () => child.kill('SIGKILL'));
   // SIGTERM lets the target delete its temporary data dir; SIGKILL if it has not exited in 3 s.
@@ -182,7 +209,10 @@ async function main(): Promise<void> {
         ratio: { metric: 'rps', title: 'vs bare' },
         target: { text: '/search p99 < 15 ms', met: worst < 15 },
         interpretation: `Over ${t.markets.toLocaleString('en-US')} markets (${t.priced.toLocaleString('en-US')} with a price), the worst query's p99 is ${worst.toFixed(1)} ms against ${b.p99.toFixed(1)} ms for the bare body.`,
-        notes: [`World built in ${t.buildSec.toFixed(1)} s; MatchingService indexed it in ${t.matchSec.toFixed(1)} s (${t.groups.toLocaleString("en-US")} cross-venue groups).`, ...(bad ? [`${bad} errors, timeouts or non-2xx responses`] : [])],
+        notes: [
+          `World built in ${t.buildSec.toFixed(1)} s; MatchingService indexed it in ${t.matchSec.toFixed(1)} s (${t.groups.toLocaleString('en-US')} cross-venue groups).`,
+          ...(bad ? [`${bad} errors, timeouts or non-2xx responses`] : []),
+        ],
       },
       rows,
     );

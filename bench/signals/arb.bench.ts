@@ -63,7 +63,15 @@ function build(withSignals: boolean): { state: EngineState; engine: SignalEngine
     const side = r() < 0.5 ? 'bid' : 'ask';
     const levels = side === 'bid' ? book.bids : book.asks;
     const p = levels.prices[Math.floor(r() * Math.min(3, levels.length))] ?? 5000;
-    deltas.push({ type: 'book_delta', venue: v, marketId: `M${g}`, instrument: `M${g}`, changes: [[side, p, 50 + Math.floor(r() * 200)]], timestamp: t, localTimestamp: t });
+    deltas.push({
+      type: 'book_delta',
+      venue: v,
+      marketId: `M${g}`,
+      instrument: `M${g}`,
+      changes: [[side, p, 50 + Math.floor(r() * 200)]],
+      timestamp: t,
+      localTimestamp: t,
+    });
   }
   return { state, engine, deltas };
 }
@@ -84,7 +92,10 @@ function run(withSignals: boolean): { perSec: number; p50: number; p99: number; 
   return { perSec: deltas.length / secs, p50: q(0.5) * 1000, p99: q(0.99) * 1000, max: sorted[sorted.length - 1]! * 1000 };
 }
 
-begin('Live arbitrage and EV', `${GROUPS.toLocaleString('en-US')} groups of 3 markets with 10-level books; ${CHANGES.toLocaleString('en-US')} book deltas on random members, each timed from applyEvent to its group's recomputed arbitrage and EV (in process, synchronous).`);
+begin(
+  'Live arbitrage and EV',
+  `${GROUPS.toLocaleString('en-US')} groups of 3 markets with 10-level books; ${CHANGES.toLocaleString('en-US')} book deltas on random members, each timed from applyEvent to its group's recomputed arbitrage and EV (in process, synchronous).`,
+);
 const base = run(false);
 const sig = run(true);
 const rows: Row[] = [

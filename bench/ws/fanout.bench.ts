@@ -85,7 +85,10 @@ async function run(mode: 'hub' | 'bare'): Promise<Result> {
   return { delivered, perSec: delivered / secs, p50: q(0.5), p99: q(0.99), max: lat[lat.length - 1] ?? NaN, gaps, serverRssMiB: Math.round(rss) };
 }
 
-begin('WebSocket fan-out', `${CLIENTS} clients × ${SUBS} subscriptions over ${MARKETS} markets, ${RATE} ticks/s, ${SECONDS} s measured; load generator (ws library) in this process, server in a child process.`);
+begin(
+  'WebSocket fan-out',
+  `${CLIENTS} clients × ${SUBS} subscriptions over ${MARKETS} markets, ${RATE} ticks/s, ${SECONDS} s measured; load generator (ws library) in this process, server in a child process.`,
+);
 const bare = await run('bare');
 const hub = await run('hub');
 const expected = (RATE * CLIENTS * SUBS) / MARKETS;

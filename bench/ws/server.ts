@@ -37,7 +37,22 @@ if (mode === 'hub') {
   const t = Date.now();
   for (let i = 0; i < markets; i++) {
     applyEvent(state, { type: 'market', venue: 'venue_a', marketId: id(i), title: `Bench ${i}?`, status: 'active', timestamp: t, localTimestamp: t });
-    applyEvent(state, { type: 'book_snapshot', venue: 'venue_a', marketId: id(i), instrument: id(i), bids: [[4000, 10], [3900, 10]], asks: [[4200, 10], [4300, 10]], timestamp: t, localTimestamp: t });
+    applyEvent(state, {
+      type: 'book_snapshot',
+      venue: 'venue_a',
+      marketId: id(i),
+      instrument: id(i),
+      bids: [
+        [4000, 10],
+        [3900, 10],
+      ],
+      asks: [
+        [4200, 10],
+        [4300, 10],
+      ],
+      timestamp: t,
+      localTimestamp: t,
+    });
   }
   // Per market: alternately add and remove a better bid, so every tick moves the top of book.
   const flip = new Uint8Array(markets);
@@ -45,7 +60,15 @@ if (mode === 'hub') {
     const m = id(i);
     const now = Date.now();
     flip[i] = flip[i]! ^ 1;
-    applyEvent(state, { type: 'book_delta', venue: 'venue_a', marketId: m, instrument: m, changes: [['bid', 4100, flip[i] ? 5 : 0]], timestamp: now, localTimestamp: now });
+    applyEvent(state, {
+      type: 'book_delta',
+      venue: 'venue_a',
+      marketId: m,
+      instrument: m,
+      changes: [['bid', 4100, flip[i] ? 5 : 0]],
+      timestamp: now,
+      localTimestamp: now,
+    });
   };
 } else {
   const app = http.app;
@@ -62,7 +85,10 @@ if (mode === 'hub') {
     if (app.numSubscribers(topic) === 0) return;
     const s = (seq.get(topic) ?? 0) + 1;
     seq.set(topic, s);
-    app.publish(topic, `{"type":"price_update","channel":"prices","market_id":"${id(i)}","source":"venue_a","yes_bid":41,"yes_ask":42,"no_bid":58,"no_ask":59,"last_price":null,"volume":null,"seq":${s},"epoch":1,"ts":${Date.now()}}`);
+    app.publish(
+      topic,
+      `{"type":"price_update","channel":"prices","market_id":"${id(i)}","source":"venue_a","yes_bid":41,"yes_ask":42,"no_bid":58,"no_ask":59,"last_price":null,"volume":null,"seq":${s},"epoch":1,"ts":${Date.now()}}`,
+    );
   };
 }
 

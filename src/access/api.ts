@@ -114,7 +114,11 @@ export class Api {
       keyRecord = v.record;
       plan = this.plans[v.record.plan];
       if (spec.endpoint && plan.blocked.includes(spec.endpoint))
-        return errorReply(403, 'auth.endpoint_blocked', `the ${plan.name} plan does not include ${this.base}${spec.path}; upgrade to a plan that includes ${spec.endpoint}`);
+        return errorReply(
+          403,
+          'auth.endpoint_blocked',
+          `the ${plan.name} plan does not include ${this.base}${spec.path}; upgrade to a plan that includes ${spec.endpoint}`,
+        );
       const r = this.quota.rate(keyRecord.id, plan, h);
       if (!r.ok) return errorReply(429, 'rate_limit.second', r.message, {}, r.retryAfterSec);
     }
@@ -145,18 +149,30 @@ export class Api {
     const paths: Record<string, Record<string, unknown>> = {};
     for (const s of this.specs) {
       const params: unknown[] = [];
-      for (const [name, description] of Object.entries(s.pathParams ?? {})) params.push({ name, in: 'path', required: true, description, schema: { type: 'string' } });
+      for (const [name, description] of Object.entries(s.pathParams ?? {}))
+        params.push({ name, in: 'path', required: true, description, schema: { type: 'string' } });
       const shape = s.query && 'shape' in s.query ? (s.query as unknown as z.ZodObject).shape : {};
       for (const [name, schema] of Object.entries(shape)) {
         const d = docOf(schema as z.ZodType);
-        params.push({ name, in: 'query', required: d?.required ?? false, ...(d?.description ? { description: d.description } : {}), schema: d?.schema ?? { type: 'string' } });
+        params.push({
+          name,
+          in: 'query',
+          required: d?.required ?? false,
+          ...(d?.description ? { description: d.description } : {}),
+          schema: d?.schema ?? { type: 'string' },
+        });
       }
       const auth = s.auth ?? true;
       const responses: Record<string, unknown> = {
         200: { description: s.responseDescription ?? 'OK', content: { 'application/json': { schema: s.responseSchema ?? { type: 'object' } } } },
         400: { $ref: '#/components/responses/BadRequest' },
       };
-      if (auth) Object.assign(responses, { 401: { $ref: '#/components/responses/Unauthorized' }, 403: { $ref: '#/components/responses/Forbidden' }, 429: { $ref: '#/components/responses/TooManyRequests' } });
+      if (auth)
+        Object.assign(responses, {
+          401: { $ref: '#/components/responses/Unauthorized' },
+          403: { $ref: '#/components/responses/Forbidden' },
+          429: { $ref: '#/components/responses/TooManyRequests' },
+        });
       paths[s.path.replace(/:([A-Za-z_]+)/g, '{$1}')] = {
         get: {
           summary: s.summary,
@@ -170,11 +186,22 @@ export class Api {
         },
       };
     }
-    const error = { type: 'object', required: ['error', 'success'], properties: { error: { type: 'string' }, success: { type: 'boolean', const: false }, code: { type: 'string' }, request_id: { type: 'string' } } };
-    const errorResponse = (description: string): Record<string, unknown> => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+    const error = {
+      type: 'object',
+      required: ['error', 'success'],
+      properties: { error: { type: 'string' }, success: { type: 'boolean', const: false }, code: { type: 'string' }, request_id: { type: 'string' } },
+    };
+    const errorResponse = (description: string): Record<string, unknown> => ({
+      description,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    });
     return {
       openapi: '3.1.0',
-      info: { title: 'crossbook Market Aggregation API', version, description: 'Read-only prediction-market data: prices, books, matching, signals. All prices are cents on a 0 to 100 scale.' },
+      info: {
+        title: 'crossbook Market Aggregation API',
+        version,
+        description: 'Read-only prediction-market data: prices, books, matching, signals. All prices are cents on a 0 to 100 scale.',
+      },
       servers: [{ url: serverUrl }],
       paths,
       components: {

@@ -24,11 +24,7 @@ export function docOf(s: z.ZodType): ParamDoc | undefined {
 type Raw = string | undefined;
 type Param<T> = z.ZodType<T, Raw>;
 
-function param<T>(
-  doc: ParamDoc,
-  parse: (v: string) => { ok: true; value: T } | { ok: false; message: string },
-  fallback: () => T,
-): Param<T> {
+function param<T>(doc: ParamDoc, parse: (v: string) => { ok: true; value: T } | { ok: false; message: string }, fallback: () => T): Param<T> {
   const s = z
     .string()
     .optional()
@@ -60,7 +56,11 @@ export const p = {
   int(o: Common & { min: number; max: number; default?: number; required?: boolean }): Param<number | undefined> {
     const range = `an integer from ${o.min} to ${o.max}`;
     return param(
-      { schema: { type: 'integer', minimum: o.min, maximum: o.max, ...(o.default !== undefined ? { default: o.default } : {}) }, description: o.description, required: o.required ?? false },
+      {
+        schema: { type: 'integer', minimum: o.min, maximum: o.max, ...(o.default !== undefined ? { default: o.default } : {}) },
+        description: o.description,
+        required: o.required ?? false,
+      },
       (v) => {
         if (!/^-?\d{1,16}$/.test(v)) return { ok: false, message: `must be ${range}, got "${clip(v)}"` };
         const n = Number(v);
@@ -74,7 +74,16 @@ export const p = {
   number(o: Common & { min: number; max?: number; default?: number }): Param<number | undefined> {
     const what = o.max === undefined ? `a number >= ${o.min}` : `a number from ${o.min} to ${o.max}`;
     return param(
-      { schema: { type: 'number', minimum: o.min, ...(o.max !== undefined ? { maximum: o.max } : {}), ...(o.default !== undefined ? { default: o.default } : {}) }, description: o.description, required: false },
+      {
+        schema: {
+          type: 'number',
+          minimum: o.min,
+          ...(o.max !== undefined ? { maximum: o.max } : {}),
+          ...(o.default !== undefined ? { default: o.default } : {}),
+        },
+        description: o.description,
+        required: false,
+      },
       (v) => {
         if (!/^-?(\d+\.?\d*|\.\d+)$/.test(v)) return { ok: false, message: `must be ${what}, got "${clip(v)}"` };
         const n = Number(v);
@@ -101,7 +110,11 @@ export const p = {
   /** One of `values`; `retired` values (earlier published enums) get a message saying so. */
   enum<const T extends string>(values: readonly T[], o: Common & { default?: T; required?: boolean; retired?: readonly string[] } = {}): Param<T | undefined> {
     return param(
-      { schema: { type: 'string', enum: values, ...(o.default !== undefined ? { default: o.default } : {}) }, description: o.description, required: o.required ?? false },
+      {
+        schema: { type: 'string', enum: values, ...(o.default !== undefined ? { default: o.default } : {}) },
+        description: o.description,
+        required: o.required ?? false,
+      },
       (v) => {
         if ((values as readonly string[]).includes(v)) return { ok: true, value: v as T };
         if (o.retired?.includes(v)) return { ok: false, message: `"${v}" is no longer accepted; use one of ${values.join(', ')}` };
@@ -131,7 +144,11 @@ export const p = {
   /** A comma-separated list, each item one of `values` when given; empty items are rejected. */
   list<const T extends string>(o: Common & { values?: readonly T[]; max?: number; allowAll?: boolean } = {}): Param<T[] | 'all' | undefined> {
     return param<T[] | 'all' | undefined>(
-      { schema: { type: 'string', description: `comma-separated${o.values ? `: ${o.values.join(', ')}` : ''}${o.allowAll ? ', or all' : ''}` }, description: o.description, required: false },
+      {
+        schema: { type: 'string', description: `comma-separated${o.values ? `: ${o.values.join(', ')}` : ''}${o.allowAll ? ', or all' : ''}` },
+        description: o.description,
+        required: false,
+      },
       (v) => {
         if (o.allowAll && v === 'all') return { ok: true, value: 'all' };
         const items = v.split(',').map((s) => s.trim());
@@ -139,7 +156,11 @@ export const p = {
         if (o.max !== undefined && items.length > o.max) return { ok: false, message: `takes at most ${o.max} items, got ${items.length}` };
         if (o.values) {
           const bad = items.filter((s) => !(o.values as readonly string[]).includes(s));
-          if (bad.length) return { ok: false, message: `unknown value${bad.length > 1 ? 's' : ''} ${bad.map((b) => `"${clip(b)}"`).join(', ')}; accepted: ${o.values.join(', ')}${o.allowAll ? ', all' : ''}` };
+          if (bad.length)
+            return {
+              ok: false,
+              message: `unknown value${bad.length > 1 ? 's' : ''} ${bad.map((b) => `"${clip(b)}"`).join(', ')}; accepted: ${o.values.join(', ')}${o.allowAll ? ', all' : ''}`,
+            };
         }
         return { ok: true, value: items as T[] };
       },
@@ -168,7 +189,8 @@ export const p = {
     return param(
       { schema: { type: 'string', format: 'date-time' }, description: o.description, required: false },
       (v) => {
-        if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(v)) return { ok: false, message: `must be an ISO 8601 time such as 2026-11-22T10:00:00Z, got "${clip(v)}"` };
+        if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(v))
+          return { ok: false, message: `must be an ISO 8601 time such as 2026-11-22T10:00:00Z, got "${clip(v)}"` };
         const t = Date.parse(v);
         return Number.isNaN(t) ? { ok: false, message: `is not a valid time: "${clip(v)}"` } : { ok: true, value: t };
       },
@@ -179,7 +201,11 @@ export const p = {
   /** Unix seconds (integer), to ms. */
   unixSeconds(o: Common & { orIso?: boolean } = {}): Param<number | undefined> {
     return param(
-      { schema: o.orIso ? { oneOf: [{ type: 'integer' }, { type: 'string', format: 'date-time' }] } : { type: 'integer', minimum: 0 }, description: o.description, required: false },
+      {
+        schema: o.orIso ? { oneOf: [{ type: 'integer' }, { type: 'string', format: 'date-time' }] } : { type: 'integer', minimum: 0 },
+        description: o.description,
+        required: false,
+      },
       (v) => {
         if (/^\d{1,12}$/.test(v)) return { ok: true, value: Number(v) * 1000 };
         if (o.orIso) {
@@ -257,6 +283,10 @@ export function exactlyOne<T extends Record<string, unknown>>(keys: readonly (ke
   return (v: T, ctx: z.RefinementCtx): void => {
     const given = keys.filter((k) => v[k] !== undefined);
     if (given.length !== 1)
-      ctx.addIssue({ code: 'custom', message: `exactly one of ${keys.join(', ')} is required (got ${given.length ? given.join(', ') : 'none'})`, params: { code: 'validation.exactly_one' } });
+      ctx.addIssue({
+        code: 'custom',
+        message: `exactly one of ${keys.join(', ')} is required (got ${given.length ? given.join(', ') : 'none'})`,
+        params: { code: 'validation.exactly_one' },
+      });
   };
 }

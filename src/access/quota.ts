@@ -113,7 +113,8 @@ export class QuotaLedger {
       headers[`X-RateLimit-Remaining-${h}-Month`] = show(gLimit, c.groups[group] ?? 0);
     }
     if (monthOver) return { ok: false, retryAfterSec: secondsToNextMonth(now), message: `monthly limit of ${plan.monthly} requests exceeded` };
-    if (groupOver) return { ok: false, retryAfterSec: secondsToNextMonth(now), message: `monthly ${group!.replace('_', '-')} quota of ${gLimit} requests exceeded` };
+    if (groupOver)
+      return { ok: false, retryAfterSec: secondsToNextMonth(now), message: `monthly ${group!.replace('_', '-')} quota of ${gLimit} requests exceeded` };
     return { ok: true };
   }
 

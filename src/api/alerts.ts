@@ -60,13 +60,19 @@ export function registerAlerts(api: Api, ctx: ApiContext, ledger: WalletLedger, 
         limit: p.int({ min: 1, max: 100, default: 20 }),
         cursor: p.string({ max: 2000, description: 'opaque token from a previous page' }),
         since: p.unixSeconds({ orIso: true, description: 'only alerts raised at or after this time: unix seconds or ISO 8601' }),
-        platform: p.enum(allSlugs, { description: `one of ${covered.map((v) => v.slug).join(', ')}${uncovered.length ? `; ${uncovered.join(', ')} have no alert data (400)` : ''}` }),
+        platform: p.enum(allSlugs, {
+          description: `one of ${covered.map((v) => v.slug).join(', ')}${uncovered.length ? `; ${uncovered.join(', ')} have no alert data (400)` : ''}`,
+        }),
       }),
       responseDescription: '{alerts: Alert[], pagination: {limit, count, cursor: string|null, has_more}, _meta: {alert_types, platforms, since}}',
       handler: (c) => {
         const q = c.query;
         if (q.platform !== undefined && uncovered.includes(q.platform))
-          return errorReply(400, 'validation.no_data', `invalid parameter "platform": ${q.platform} has no alert data (it is not covered by the smart-money or fade-finder feeds); accepted: ${covered.map((v) => v.slug).join(', ')}`);
+          return errorReply(
+            400,
+            'validation.no_data',
+            `invalid parameter "platform": ${q.platform} has no alert data (it is not covered by the smart-money or fade-finder feeds); accepted: ${covered.map((v) => v.slug).join(', ')}`,
+          );
         let before: number | undefined;
         if (q.cursor !== undefined) {
           const k = decodeCursor(q.cursor);

@@ -42,7 +42,8 @@ export function rollup(minutes: readonly Candle[], width: number, from: number, 
   const fillTo = (t: number): void => {
     // empty buckets between the last one and bucket t
     if (lastClose === undefined) return;
-    for (let b = curT + width; b < t; b += width) out.push({ t: b / 1000, open: lastClose, high: lastClose, low: lastClose, close: lastClose, volume: 0, mid: lastMid ?? lastClose });
+    for (let b = curT + width; b < t; b += width)
+      out.push({ t: b / 1000, open: lastClose, high: lastClose, low: lastClose, close: lastClose, volume: 0, mid: lastMid ?? lastClose });
   };
   for (const c of minutes) {
     if (c.t < from || c.t >= to) continue;
@@ -75,7 +76,8 @@ export function registerHistory(api: Api, ctx: ApiContext): void {
   api.route({
     path: '/prices/history',
     summary: 'OHLC candles of one market (cents)',
-    description: 'Candles {t (bucket start, unix seconds), open, high, low, close, volume (traded within the bucket), mid}. Built from one-minute candles; empty buckets after the first observation carry the previous close.',
+    description:
+      'Candles {t (bucket start, unix seconds), open, high, low, close, volume (traded within the bucket), mid}. Built from one-minute candles; empty buckets after the first observation carry the previous close.',
     tags: ['prices'],
     query: z.object({
       platform: p.enum(ctx.venues.slugs(), { required: true }),
@@ -94,7 +96,11 @@ export function registerHistory(api: Api, ctx: ApiContext): void {
       const from = q.from ?? to - DEFAULT_SPAN[interval];
       if (from >= to) return errorReply(400, 'validation.time_range', 'invalid parameters "from"/"to": from must be before to');
       if ((to - from) / width > MAX_CANDLES)
-        return errorReply(400, 'validation.time_range', `invalid parameters "from"/"to": more than ${MAX_CANDLES} ${interval} candles; narrow the range or use a wider interval`);
+        return errorReply(
+          400,
+          'validation.time_range',
+          `invalid parameters "from"/"to": more than ${MAX_CANDLES} ${interval} candles; narrow the range or use a wider interval`,
+        );
       const marketId = q.market_id!;
       const known = ctx.state.catalog.get(v.label, marketId);
       // 1h and 1d read the stored rollups; shorter intervals roll up one-minute candles.
@@ -103,7 +109,14 @@ export function registerHistory(api: Api, ctx: ApiContext): void {
       const open = ctx.state.candles.current(v.label, marketId);
       if (open && open.t >= from && open.t < to && (minutes.length === 0 || minutes[minutes.length - 1]!.t < open.t)) minutes.push(open);
       if (!known && minutes.length === 0) return errorReply(404, 'not_found', `no ${v.slug} market "${marketId}"`);
-      return jsonReply({ platform: v.slug, market_id: marketId, interval, from: new Date(from).toISOString(), to: new Date(to).toISOString(), candles: rollup(minutes, width, from - (from % width), to) });
+      return jsonReply({
+        platform: v.slug,
+        market_id: marketId,
+        interval,
+        from: new Date(from).toISOString(),
+        to: new Date(to).toISOString(),
+        candles: rollup(minutes, width, from - (from % width), to),
+      });
     },
   });
 }

@@ -40,7 +40,8 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
       let startAfter = '';
       if (qy.cursor !== undefined) {
         const cur = decodeCursor(qy.cursor);
-        if (!cur || typeof cur['k'] !== 'string') return errorReply(400, 'validation.invalid_cursor', 'invalid parameter "cursor": not a cursor this API issued');
+        if (!cur || typeof cur['k'] !== 'string')
+          return errorReply(400, 'validation.invalid_cursor', 'invalid parameter "cursor": not a cursor this API issued');
         startAfter = cur['k'];
       }
       const label = qy.platform ? ctx.venues.bySlug.get(qy.platform)!.label : undefined;
@@ -55,7 +56,13 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
         if (label && m.venue !== label) return false;
         if (qy.status !== 'all' && apiStatus(m) !== qy.status) return false;
         if (cat !== undefined && m.category?.toLowerCase() !== cat && !(m.tags ?? []).some((t) => t.toLowerCase() === cat)) return false;
-        if (needle !== undefined && !m.title.toLowerCase().includes(needle) && !m.marketId.toLowerCase().includes(needle) && !(m.seriesTitle ?? '').toLowerCase().includes(needle)) return false;
+        if (
+          needle !== undefined &&
+          !m.title.toLowerCase().includes(needle) &&
+          !m.marketId.toLowerCase().includes(needle) &&
+          !(m.seriesTitle ?? '').toLowerCase().includes(needle)
+        )
+          return false;
         return true;
       };
       const keys = ctx.marketKeys();

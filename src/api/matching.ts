@@ -65,7 +65,7 @@ export function registerMatching(api: Api, ctx: ApiContext, matching: MatchingSe
         completed: allClosed || past,
       });
     }
-    events.sort((a, b) => (a.date ?? '9999') < (b.date ?? '9999') ? -1 : (a.date ?? '9999') > (b.date ?? '9999') ? 1 : a.event_id < b.event_id ? -1 : 1);
+    events.sort((a, b) => ((a.date ?? '9999') < (b.date ?? '9999') ? -1 : (a.date ?? '9999') > (b.date ?? '9999') ? 1 : a.event_id < b.event_id ? -1 : 1));
     eventById = new Map(events.map((e) => [e.event_id, e]));
     index = new MiniSearch({ fields: ['title', 'text'], storeFields: ['id'], searchOptions: { boost: { title: 2 } } });
     index.addAll(
@@ -91,7 +91,13 @@ export function registerMatching(api: Api, ctx: ApiContext, matching: MatchingSe
     return hits.map((h) => eventById.get(String(h.id))).filter((e): e is EventRec => e !== undefined);
   };
 
-  const legJson = (key: string, inverted: boolean, confidence: number, reasons: readonly string[], withPrices: boolean): Record<string, unknown> | undefined => {
+  const legJson = (
+    key: string,
+    inverted: boolean,
+    confidence: number,
+    reasons: readonly string[],
+    withPrices: boolean,
+  ): Record<string, unknown> | undefined => {
     const rec = state.catalog.byKey(key);
     if (!rec) return undefined;
     const v = venues.byLabel.get(rec.venue)!;
@@ -109,7 +115,8 @@ export function registerMatching(api: Api, ctx: ApiContext, matching: MatchingSe
       reasons,
       url: m.url,
     };
-    if (withPrices) Object.assign(leg, { yes_bid: m.yes_bid, yes_ask: m.yes_ask, no_bid: m.no_bid, no_ask: m.no_ask, last_price: m.last_price, volume: m.volume });
+    if (withPrices)
+      Object.assign(leg, { yes_bid: m.yes_bid, yes_ask: m.yes_ask, no_bid: m.no_bid, no_ask: m.no_ask, last_price: m.last_price, volume: m.volume });
     return leg;
   };
 
@@ -135,9 +142,23 @@ export function registerMatching(api: Api, ctx: ApiContext, matching: MatchingSe
     return out;
   };
 
-  const eventJson = (e: EventRec, includeGroups: boolean, types: Cls[] | 'all' | undefined, withPrices: boolean, searchPrices = false): Record<string, unknown> => {
+  const eventJson = (
+    e: EventRec,
+    includeGroups: boolean,
+    types: Cls[] | 'all' | undefined,
+    withPrices: boolean,
+    searchPrices = false,
+  ): Record<string, unknown> => {
     const groups = e.groups.filter((g) => typesMatch(g, types));
-    const out: Record<string, unknown> = { event_id: e.event_id, title: e.title, event_type: e.event_type, status: e.completed ? 'completed' : 'active', tags: e.tags, date: e.date, group_count: groups.length };
+    const out: Record<string, unknown> = {
+      event_id: e.event_id,
+      title: e.title,
+      event_type: e.event_type,
+      status: e.completed ? 'completed' : 'active',
+      tags: e.tags,
+      date: e.date,
+      group_count: groups.length,
+    };
     if (includeGroups)
       out['groups'] = groups.map((g) => {
         const j = groupJson(g, withPrices && !searchPrices);
@@ -196,7 +217,9 @@ export function registerMatching(api: Api, ctx: ApiContext, matching: MatchingSe
         groups = searchEvents(q['q']).flatMap((e) => e.groups);
       } else if (q[bKey] !== undefined && venueB) {
         const key = q[bKey]!;
-        const recs = [...state.catalog.venue(venueB.label).values()].filter((m) => m.marketId === key || m.extra?.['slug'] === key || m.extra?.['eventSlug'] === key || m.extra?.['event_slug'] === key);
+        const recs = [...state.catalog.venue(venueB.label).values()].filter(
+          (m) => m.marketId === key || m.extra?.['slug'] === key || m.extra?.['eventSlug'] === key || m.extra?.['event_slug'] === key,
+        );
         groups = groupsOfRecords(recs);
       } else if (venueA) {
         const t = q[aKey]!;
@@ -219,7 +242,10 @@ export function registerMatching(api: Api, ctx: ApiContext, matching: MatchingSe
       const r = resolveUrl(ctx, raw);
       if ('error' in r) return errorReply(400, 'validation.invalid_url', `invalid parameter "url": ${r.error}`);
       const groups = groupsOfRecords(r.markets);
-      return jsonReply({ groups: groups.map((g) => groupJson(g)), _meta: { count: groups.length, platform: r.venue.slug, resolved: r.markets.map((m) => m.marketId) } });
+      return jsonReply({
+        groups: groups.map((g) => groupJson(g)),
+        _meta: { count: groups.length, platform: r.venue.slug, resolved: r.markets.map((m) => m.marketId) },
+      });
     },
   });
 
@@ -248,7 +274,14 @@ export function registerMatching(api: Api, ctx: ApiContext, matching: MatchingSe
         const league = prop?.league?.toLowerCase();
         const sp = prop?.sport?.toLowerCase();
         if (league !== sport && sp !== sport) continue;
-        if (plat && g.members.filter((m) => plat.has(venues.slugOf(m.platform))).map((m) => m.platform).filter((x, i, a) => a.indexOf(x) === i).length < 2) continue;
+        if (
+          plat &&
+          g.members
+            .filter((m) => plat.has(venues.slugOf(m.platform)))
+            .map((m) => m.platform)
+            .filter((x, i, a) => a.indexOf(x) === i).length < 2
+        )
+          continue;
         const key = g.event_id ?? g.eventKey;
         const list = games.get(key);
         if (list) list.push(g);
@@ -292,7 +325,8 @@ export function registerMatching(api: Api, ctx: ApiContext, matching: MatchingSe
       let offset = 0;
       if (q.cursor !== undefined) {
         const k = decodeCursor(q.cursor);
-        if (!k || typeof k['o'] !== 'number' || k['o'] < 0) return errorReply(400, 'validation.invalid_cursor', 'invalid parameter "cursor": not a cursor this API issued');
+        if (!k || typeof k['o'] !== 'number' || k['o'] < 0)
+          return errorReply(400, 'validation.invalid_cursor', 'invalid parameter "cursor": not a cursor this API issued');
         offset = k['o'];
       }
       const tags = Array.isArray(q.tags) ? q.tags.map((t) => t.toLowerCase()) : undefined;
@@ -306,7 +340,11 @@ export function registerMatching(api: Api, ctx: ApiContext, matching: MatchingSe
       );
       const page = list.slice(offset, offset + q.limit!);
       const more = offset + q.limit! < list.length;
-      return jsonReply({ events: page.map((e) => eventJson(e, q.include_groups!, q.types, true)), cursor: more ? encodeCursor({ o: offset + q.limit! }) : null, _meta: { count: page.length, total_count: list.length } });
+      return jsonReply({
+        events: page.map((e) => eventJson(e, q.include_groups!, q.types, true)),
+        cursor: more ? encodeCursor({ o: offset + q.limit! }) : null,
+        _meta: { count: page.length, total_count: list.length },
+      });
     },
   });
 
@@ -314,7 +352,8 @@ export function registerMatching(api: Api, ctx: ApiContext, matching: MatchingSe
   api.route({
     path: '/search',
     summary: 'Full-text search over events and their matched markets',
-    description: 'Short all-caps acronyms (NFL, CPI, BTC) match whole words only. last_price is the midpoint of the best YES bid and ask, null when a side is missing, the spread is wider than 20 cents, or the event is completed.',
+    description:
+      'Short all-caps acronyms (NFL, CPI, BTC) match whole words only. last_price is the midpoint of the best YES bid and ask, null when a side is missing, the spread is wider than 20 cents, or the event is completed.',
     tags: ['matching'],
     query: z.object({
       q: p.string({ required: true, min: 3, max: 100 }),
@@ -330,11 +369,13 @@ export function registerMatching(api: Api, ctx: ApiContext, matching: MatchingSe
     }),
     handler: (c) => {
       const q = c.query;
-      if (q.date_from && q.date_to && q.date_from > q.date_to) return errorReply(400, 'validation.time_range', 'invalid parameters: date_from is after date_to');
+      if (q.date_from && q.date_to && q.date_from > q.date_to)
+        return errorReply(400, 'validation.time_range', 'invalid parameters: date_from is after date_to');
       let offset = 0;
       if (q.cursor !== undefined) {
         const k = decodeCursor(q.cursor);
-        if (!k || typeof k['o'] !== 'number' || k['o'] < 0) return errorReply(400, 'validation.invalid_cursor', 'invalid parameter "cursor": not a cursor this API issued');
+        if (!k || typeof k['o'] !== 'number' || k['o'] < 0)
+          return errorReply(400, 'validation.invalid_cursor', 'invalid parameter "cursor": not a cursor this API issued');
         offset = k['o'];
       }
       const list = searchEvents(q.q!).filter(
@@ -351,10 +392,15 @@ export function registerMatching(api: Api, ctx: ApiContext, matching: MatchingSe
       const body = page.map((e) => {
         const j = eventJson(e, q.include_groups!, q.types, q.include_prices! && !pricesUnavailable, true);
         if (q.include_groups && q.include_prices && pricesUnavailable)
-          for (const g of j['groups'] as Record<string, unknown>[]) for (const l of g['markets'] as Record<string, unknown>[]) Object.assign(l, { last_price: null, yes_bid: null, yes_ask: null });
+          for (const g of j['groups'] as Record<string, unknown>[])
+            for (const l of g['markets'] as Record<string, unknown>[]) Object.assign(l, { last_price: null, yes_bid: null, yes_ask: null });
         return j;
       });
-      return jsonReply({ events: body, cursor: more ? encodeCursor({ o: offset + q.limit! }) : null, _meta: { count: page.length, total_count: list.length, ...(pricesUnavailable ? { prices_unavailable: true } : {}) } });
+      return jsonReply({
+        events: body,
+        cursor: more ? encodeCursor({ o: offset + q.limit! }) : null,
+        _meta: { count: page.length, total_count: list.length, ...(pricesUnavailable ? { prices_unavailable: true } : {}) },
+      });
     },
   });
 
@@ -397,7 +443,10 @@ export function registerMatching(api: Api, ctx: ApiContext, matching: MatchingSe
         outcome: g.title,
         outcomes,
         yes: { bids: bids.slice(0, c.query.depth), asks: asks.slice(0, c.query.depth) },
-        no: { bids: asks.slice(0, c.query.depth).map((l) => ({ ...l, price: 100 - l.price })), asks: bids.slice(0, c.query.depth).map((l) => ({ ...l, price: 100 - l.price })) },
+        no: {
+          bids: asks.slice(0, c.query.depth).map((l) => ({ ...l, price: 100 - l.price })),
+          asks: bids.slice(0, c.query.depth).map((l) => ({ ...l, price: 100 - l.price })),
+        },
         timestamp: new Date().toISOString(),
       });
     },
@@ -419,7 +468,12 @@ function minDate(recs: readonly MarketRecord[]): string | null {
 function officeYearContradiction(matching: MatchingService, g: ServedGroup): string | undefined {
   const props = g.members.map((m) => matching.matcher.propositionOf(m.key)).filter((x) => x !== undefined);
   const offices = new Set(props.map((x) => x.office).filter((x) => x !== null));
-  const years = new Set(props.filter((x) => x.office !== null).map((x) => x.year).filter((x) => x !== null));
+  const years = new Set(
+    props
+      .filter((x) => x.office !== null)
+      .map((x) => x.year)
+      .filter((x) => x !== null),
+  );
   if (offices.size > 1) return `offices ${[...offices].join(' vs ')}`;
   if (years.size > 1) return `years ${[...years].join(' vs ')}`;
   return undefined;
@@ -435,13 +489,18 @@ function resolveUrl(ctx: ApiContext, raw: string): { venue: VenueConfig; markets
   }
   const host = u.host.toLowerCase();
   const deep = u.protocol !== 'https:' && u.protocol !== 'http:';
-  const venue = ctx.venues.enabled.find((v) => v.web.hosts.includes(host) || (deep && v.web.deepLink !== undefined && v.web.deepLink.startsWith(`${u.protocol}//`)));
+  const venue = ctx.venues.enabled.find(
+    (v) => v.web.hosts.includes(host) || (deep && v.web.deepLink !== undefined && v.web.deepLink.startsWith(`${u.protocol}//`)),
+  );
   if (!venue) {
     const known = ctx.venues.enabled.filter((v) => v.capabilities.urlMatcher).flatMap((v) => v.web.hosts);
     return { error: `host "${host}" is not a supported market page; accepted hosts: ${known.join(', ')}` };
   }
   if (!venue.capabilities.urlMatcher) return { error: `${venue.slug} market pages cannot be resolved by the URL matcher` };
-  const parts = (deep ? `${u.host}${u.pathname}` : u.pathname).split('/').filter(Boolean).map((s) => decodeURIComponent(s));
+  const parts = (deep ? `${u.host}${u.pathname}` : u.pathname)
+    .split('/')
+    .filter(Boolean)
+    .map((s) => decodeURIComponent(s));
   const catalog = ctx.state.catalog.venue(venue.label);
   const all = [...catalog.values()];
   const found: MarketRecord[] = [];
@@ -459,7 +518,8 @@ function resolveUrl(ctx: ApiContext, raw: string): { venue: VenueConfig; markets
       const slugs = parts.slice(1);
       const market = slugs[1] ?? (parts[0] === 'market' ? slugs[0] : undefined);
       if (market) found.push(...all.filter((x) => x.extra?.['slug'] === market));
-      if (found.length === 0 && slugs[0]) found.push(...all.filter((x) => x.extra?.['eventSlug'] === slugs[0] || x.extra?.['event_slug'] === slugs[0] || x.extra?.['slug'] === slugs[0]));
+      if (found.length === 0 && slugs[0])
+        found.push(...all.filter((x) => x.extra?.['eventSlug'] === slugs[0] || x.extra?.['event_slug'] === slugs[0] || x.extra?.['slug'] === slugs[0]));
       break;
     }
     case 'predictit': {
@@ -479,4 +539,3 @@ function resolveUrl(ctx: ApiContext, raw: string): { venue: VenueConfig; markets
   if (found.length === 0) return { error: `no ${venue.slug} market found for ${u.pathname || u.host}` };
   return { venue, markets: found };
 }
-

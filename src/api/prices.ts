@@ -16,13 +16,16 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
     summary: 'Current prices of up to 100 markets by platform:market_id',
     tags: ['prices'],
     query: z.object({ ids: p.string({ required: true, max: 20_000, description: 'comma-separated platform:market_id pairs, at most 100' }) }),
-    responseDescription: '{prices: {"<platform>:<market_id>": {yes_bid, yes_ask, no_bid, no_ask, last_price, volume, updated_at}}, _meta: {requested, resolved, unresolved_ids}}',
+    responseDescription:
+      '{prices: {"<platform>:<market_id>": {yes_bid, yes_ask, no_bid, no_ask, last_price, volume, updated_at}}, _meta: {requested, resolved, unresolved_ids}}',
     handler: (c) => {
       // Whole responses are cached per ids list and served while none of their quotes moved.
       const cached = bulkCache.get(c.query.ids!);
-      if (cached && cached.deps.every(([q, v]) => q.version === v) && cached.unresolvedKnown === ctx.state.quotes.size) return { status: 200, body: cached.body };
+      if (cached && cached.deps.every(([q, v]) => q.version === v) && cached.unresolvedKnown === ctx.state.quotes.size)
+        return { status: 200, body: cached.body };
       const ids = c.query.ids!.split(',').map((s) => s.trim());
-      if (ids.some((s) => s === '')) return errorReply(400, 'validation.invalid', 'invalid parameter "ids": must be a comma-separated list without empty items');
+      if (ids.some((s) => s === ''))
+        return errorReply(400, 'validation.invalid', 'invalid parameter "ids": must be a comma-separated list without empty items');
       if (ids.length > 100) return errorReply(400, 'validation.too_many', `invalid parameter "ids": at most 100 ids, got ${ids.length}`);
       // Each market's price object is serialized once per quote version and reused.
       const parts: string[] = [];
@@ -76,7 +79,8 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
       market_id: p.string({ required: true, max: 300 }),
       depth: p.int({ min: 1, max: 500, default: 50, description: 'levels per side' }),
     }),
-    responseDescription: '{platform, market_id, yes: {bids, asks}, no: {bids, asks}, timestamp} — levels [{price, size}] best first; yes-only venues have empty no levels',
+    responseDescription:
+      '{platform, market_id, yes: {bids, asks}, no: {bids, asks}, timestamp} — levels [{price, size}] best first; yes-only venues have empty no levels',
     handler: (c) => {
       const v = ctx.venues.bySlug.get(c.query.platform!)!;
       const marketId = c.query.market_id!;

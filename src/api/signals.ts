@@ -27,14 +27,24 @@ export function registerSignals(api: Api, ctx: ApiContext, engine: SignalEngine)
     group: 'arb',
     endpoint: 'arb',
     query: z.object(common),
-    responseDescription: '{opportunities: [{group_id, title, roi, size, cost, payout, profit, legs: [{platform, source, market_id, side, price, avg_price, size, fee, url}], updated_at}], _meta: {count, as_of, fees}}',
+    responseDescription:
+      '{opportunities: [{group_id, title, roi, size, cost, payout, profit, legs: [{platform, source, market_id, side, price, avg_price, size, fee, url}], updated_at}], _meta: {count, as_of, fees}}',
     handler: (c) => {
       const q = c.query;
       const out = [];
       for (const g of engine.all())
-        for (const a of g.arbs) if (a.roi >= q.min_roi! && legsMatch(a.legs, q.platforms)) out.push({ ...a, title: g.title, updated_at: new Date(g.at).toISOString() });
+        for (const a of g.arbs)
+          if (a.roi >= q.min_roi! && legsMatch(a.legs, q.platforms)) out.push({ ...a, title: g.title, updated_at: new Date(g.at).toISOString() });
       out.sort((a, b) => b.roi - a.roi);
-      return jsonReply({ opportunities: out.slice(0, q.limit), _meta: { count: Math.min(out.length, q.limit!), total: out.length, as_of: new Date().toISOString(), fees: 'ROI is net of each venue taker fee (see `crossbook arb --fees`)' } });
+      return jsonReply({
+        opportunities: out.slice(0, q.limit),
+        _meta: {
+          count: Math.min(out.length, q.limit!),
+          total: out.length,
+          as_of: new Date().toISOString(),
+          fees: 'ROI is net of each venue taker fee (see `crossbook arb --fees`)',
+        },
+      });
     },
   });
 
@@ -45,15 +55,25 @@ export function registerSignals(api: Api, ctx: ApiContext, engine: SignalEngine)
     group: 'ev',
     endpoint: 'ev',
     query: z.object({ ...common, side: p.enum(['yes', 'no', 'both'] as const, { default: 'both' }) }),
-    responseDescription: '{opportunities: [{group_id, title, side, roi, ev_per_dollar, consensus, consensus_sources, price, size, fee, legs, updated_at}], _meta}',
+    responseDescription:
+      '{opportunities: [{group_id, title, side, roi, ev_per_dollar, consensus, consensus_sources, price, size, fee, legs, updated_at}], _meta}',
     handler: (c) => {
       const q = c.query;
       const out = [];
       for (const g of engine.all())
         for (const e of g.evs)
-          if (e.roi >= q.min_roi! && (q.side === 'both' || e.side === q.side) && legsMatch(e.legs, q.platforms)) out.push({ ...e, title: g.title, updated_at: new Date(g.at).toISOString() });
+          if (e.roi >= q.min_roi! && (q.side === 'both' || e.side === q.side) && legsMatch(e.legs, q.platforms))
+            out.push({ ...e, title: g.title, updated_at: new Date(g.at).toISOString() });
       out.sort((a, b) => b.roi - a.roi);
-      return jsonReply({ opportunities: out.slice(0, q.limit), _meta: { count: Math.min(out.length, q.limit!), total: out.length, as_of: new Date().toISOString(), consensus: 'depth-weighted mid of the other venues of the group (20-cent spread cap)' } });
+      return jsonReply({
+        opportunities: out.slice(0, q.limit),
+        _meta: {
+          count: Math.min(out.length, q.limit!),
+          total: out.length,
+          as_of: new Date().toISOString(),
+          consensus: 'depth-weighted mid of the other venues of the group (20-cent spread cap)',
+        },
+      });
     },
   });
 }

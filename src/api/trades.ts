@@ -78,7 +78,8 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
       order: p.enum(['asc', 'desc'] as const, { default: 'desc' }),
       pagination_key: p.string({ max: 2000 }),
     }),
-    responseDescription: '{trades: Trade[], pagination: {limit, count, pagination_key, has_more}, _meta: {data_available_from, start_time?, end_time?, default_window_applied?}}',
+    responseDescription:
+      '{trades: Trade[], pagination: {limit, count, pagination_key, has_more}, _meta: {data_available_from, start_time?, end_time?, default_window_applied?}}',
     handler: (c) => {
       const q = c.query;
       const now = Date.now();
@@ -96,7 +97,8 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
         endMs = k['b'];
         if (cfg.tradesStrictHotWindow && startMs < from) return outside(from, cfg.historicalDataUrl);
       }
-      if (startMs !== undefined && endMs < startMs) return errorReply(400, 'validation.time_range', 'invalid parameters: end_time must not be before start_time');
+      if (startMs !== undefined && endMs < startMs)
+        return errorReply(400, 'validation.time_range', 'invalid parameters: end_time must not be before start_time');
       const filtered = q.market_id !== undefined || q.token_id !== undefined || q.wallet !== undefined;
       let defaultWindow = false;
       if (startMs === undefined) {
@@ -118,7 +120,9 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
       const out: Record<string, unknown>[] = [];
       let lastSeq = 0;
       let hasMore = false;
-      const range = desc ? { reverse: true, ...(afterSeq !== undefined ? { start: afterSeq - 1 } : {}) } : { ...(afterSeq !== undefined ? { start: afterSeq + 1 } : {}) };
+      const range = desc
+        ? { reverse: true, ...(afterSeq !== undefined ? { start: afterSeq - 1 } : {}) }
+        : { ...(afterSeq !== undefined ? { start: afterSeq + 1 } : {}) };
       for (const { value } of trades.getRange(range)) {
         const t = value as StoredTrade;
         if (desc ? t.timestamp < startMs - SLACK_MS : t.timestamp > endMs + SLACK_MS) break;

@@ -45,7 +45,13 @@ export function registerVenueA(api: Api, ctx: ApiContext): void {
     for (const m of state.catalog.venue(label).values()) {
       if (!m.seriesId || !m.category) continue; // only series the catalog knows (spec 2.11)
       if (out.has(m.seriesId)) continue;
-      out.set(m.seriesId, { ticker: m.seriesId, title: m.seriesTitle ?? null, category: m.category, tags: m.tags ?? [], frequency: str(m.extra?.['frequency']) ?? null });
+      out.set(m.seriesId, {
+        ticker: m.seriesId,
+        title: m.seriesTitle ?? null,
+        category: m.category,
+        tags: m.tags ?? [],
+        frequency: str(m.extra?.['frequency']) ?? null,
+      });
     }
     return out;
   };
@@ -70,7 +76,9 @@ export function registerVenueA(api: Api, ctx: ApiContext): void {
       ...(known ? { category: m.category, tags: m.tags ?? [] } : {}),
       status: m.status,
       result: m.result ?? null,
-      settlement_value_dollars: str(x['settlement_value_dollars']) ?? (m.settlementValue !== undefined && (m.status === 'determined' || m.status === 'finalized') ? (m.settlementValue / 10_000).toFixed(4) : null),
+      settlement_value_dollars:
+        str(x['settlement_value_dollars']) ??
+        (m.settlementValue !== undefined && (m.status === 'determined' || m.status === 'finalized') ? (m.settlementValue / 10_000).toFixed(4) : null),
       yes_bid: cents(q?.yesBid),
       yes_ask: cents(q?.yesAsk),
       no_bid: q?.yesAsk === undefined ? null : 100 - toCents(q.yesAsk),
@@ -134,13 +142,23 @@ export function registerVenueA(api: Api, ctx: ApiContext): void {
       const combos = q.include_combos === 'true';
       const withRules = q.include === 'rules';
       const passes = (m: MarketRecord): boolean =>
-        (!statuses || statuses.includes(m.status)) && (combos || m.extra?.['combo'] !== true) && (cat === undefined || m.category?.toLowerCase() === (cat as string).toLowerCase());
+        (!statuses || statuses.includes(m.status)) &&
+        (combos || m.extra?.['combo'] !== true) &&
+        (cat === undefined || m.category?.toLowerCase() === (cat as string).toLowerCase());
 
       if (q.created_since !== undefined) {
         const bad = (['tickers', 'event_ticker', 'series_ticker', 'min_close_ts', 'max_close_ts'] as const).filter((k) => q[k] !== undefined);
-        if (bad.length) return errorReply(400, 'validation.delta_mode', `invalid parameters: ${bad.join(', ')} cannot be combined with created_since (delta mode)`);
+        if (bad.length)
+          return errorReply(400, 'validation.delta_mode', `invalid parameters: ${bad.join(', ')} cannot be combined with created_since (delta mode)`);
         if (combos) return errorReply(400, 'validation.delta_mode', 'invalid parameters: include_combos=true cannot be combined with created_since');
-        return delta(q.created_since, q.limit!, q.cursor, passes, withRules, statuses !== undefined && !statuses.includes('closed') && !statuses.includes('determined'));
+        return delta(
+          q.created_since,
+          q.limit!,
+          q.cursor,
+          passes,
+          withRules,
+          statuses !== undefined && !statuses.includes('closed') && !statuses.includes('determined'),
+        );
       }
 
       let after = '';
@@ -187,12 +205,20 @@ export function registerVenueA(api: Api, ctx: ApiContext): void {
   });
 
   /** Delta mode (rule 2–6): markets first recorded after `since`, oldest first, by internal record time. */
-  function delta(since: number, limit: number, cursor: string | undefined, passes: (m: MarketRecord) => boolean, withRules: boolean, excludesFinished: boolean) {
+  function delta(
+    since: number,
+    limit: number,
+    cursor: string | undefined,
+    passes: (m: MarketRecord) => boolean,
+    withRules: boolean,
+    excludesFinished: boolean,
+  ) {
     let afterT = since;
     let afterK = '';
     if (cursor !== undefined) {
       const k = decodeCursor(cursor);
-      if (!k || typeof k['t'] !== 'number' || typeof k['k'] !== 'string') return errorReply(400, 'validation.invalid_cursor', 'invalid parameter "cursor": not a cursor this API issued');
+      if (!k || typeof k['t'] !== 'number' || typeof k['k'] !== 'string')
+        return errorReply(400, 'validation.invalid_cursor', 'invalid parameter "cursor": not a cursor this API issued');
       afterT = k['t'];
       afterK = k['k'];
     }
@@ -244,4 +270,3 @@ export function registerVenueA(api: Api, ctx: ApiContext): void {
     },
   });
 }
-

@@ -174,7 +174,11 @@ export function registerVenueB(api: Api, ctx: ApiContext, ledger: WalletLedger):
     out.shares = Math.round(out.shares * 1e6) / 1e6;
     return out;
   };
-  const volumeJson = (s: { shares: number; notional: number; trades: number }): Record<string, unknown> => ({ volume: s.shares, volume_usd: usd(s.notional), trades: s.trades });
+  const volumeJson = (s: { shares: number; notional: number; trades: number }): Record<string, unknown> => ({
+    volume: s.shares,
+    volume_usd: usd(s.notional),
+    trades: s.trades,
+  });
   const cacheKey = (c: { path: string; rawQuery: string }): string => `${c.path}?${c.rawQuery.replace(/(^|&)api_key=[^&]*/g, '')}`;
 
   /** The YES price of a market now: settlement, book mid, last trade. */
@@ -200,7 +204,12 @@ export function registerVenueB(api: Api, ctx: ApiContext, ledger: WalletLedger):
       if (ts === undefined) {
         const y = yesNow(r.marketId);
         if (!y) return errorReply(404, 'not_found', `no current price for token ${r.token}`);
-        return jsonReply({ token_id: r.token, timestamp: Math.floor(now / 1000), price: side(y.price), _meta: { source: y.source, market_id: r.marketId, outcome: r.outcome } });
+        return jsonReply({
+          token_id: r.token,
+          timestamp: Math.floor(now / 1000),
+          price: side(y.price),
+          _meta: { source: y.source, market_id: r.marketId, outcome: r.outcome },
+        });
       }
       if (ts > now + HOUR) return bad('timestamp', 'is more than an hour in the future');
       const candles = minutes(r.marketId, ts - HOUR - MINUTE, ts + HOUR + 1);
@@ -214,7 +223,12 @@ export function registerVenueB(api: Api, ctx: ApiContext, ledger: WalletLedger):
         consider(k.t + MINUTE, k.c);
       }
       if (!best) return errorReply(404, 'not_found', `no price for token ${r.token} within an hour of ${new Date(ts).toISOString()}`);
-      return jsonReply({ token_id: r.token, timestamp: Math.floor(best.at / 1000), price: side(best.price), _meta: { source: 'candles_1m', market_id: r.marketId, outcome: r.outcome, requested_timestamp: Math.floor(ts / 1000) } });
+      return jsonReply({
+        token_id: r.token,
+        timestamp: Math.floor(best.at / 1000),
+        price: side(best.price),
+        _meta: { source: 'candles_1m', market_id: r.marketId, outcome: r.outcome, requested_timestamp: Math.floor(ts / 1000) },
+      });
     },
   });
 
@@ -249,10 +263,20 @@ export function registerVenueB(api: Api, ctx: ApiContext, ledger: WalletLedger):
       if (minutesPer === 0) minutesPer = [1, 5, 15, 60, 1440].find((m) => (w.to - w.from) / (m * MINUTE) <= AUTO_TARGET) ?? 1440;
       const width = minutesPer * MINUTE;
       if ((w.to - w.from) / width > MAX_POINTS)
-        return errorReply(400, 'validation.time_range', `invalid parameters "start_ts"/"end_ts": more than ${MAX_POINTS} candles of ${minutesPer} minutes; narrow the range or use a wider interval`);
+        return errorReply(
+          400,
+          'validation.time_range',
+          `invalid parameters "start_ts"/"end_ts": more than ${MAX_POINTS} candles of ${minutesPer} minutes; narrow the range or use a wider interval`,
+        );
       const from = w.from - (w.from % width);
       const out = rollup(minutes(r.marketId, from, w.to), width, from, w.to).map((k) => ({ t: k.t, o: k.open, h: k.high, l: k.low, c: k.close, v: null }));
-      return jsonReply({ condition_id: r.conditionId, interval: minutesPer, start_ts: Math.floor(w.from / 1000), end_ts: Math.floor(w.to / 1000), candlesticks: out });
+      return jsonReply({
+        condition_id: r.conditionId,
+        interval: minutesPer,
+        start_ts: Math.floor(w.from / 1000),
+        end_ts: Math.floor(w.to / 1000),
+        candlesticks: out,
+      });
     },
   });
 
@@ -270,7 +294,8 @@ export function registerVenueB(api: Api, ctx: ApiContext, ledger: WalletLedger):
     tags,
     pathParams: { token_id: 'outcome token id (decimal)' },
     query: z.object(timeQuery),
-    responseDescription: '{token_id, condition_id, outcome, volume, volume_usd, trades, _meta: {watermark, refreshed_at, lag_seconds, cached, data_available_from, start_ts, end_ts, default_window_applied}}',
+    responseDescription:
+      '{token_id, condition_id, outcome, volume, volume_usd, trades, _meta: {watermark, refreshed_at, lag_seconds, cached, data_available_from, start_ts, end_ts, default_window_applied}}',
     handler: (c) => {
       const r = resolveToken(c.path_['token_id']!);
       if (isReply(r)) return r;
@@ -299,7 +324,11 @@ export function registerVenueB(api: Api, ctx: ApiContext, ledger: WalletLedger):
         if (isReply(w)) return w;
         const width = Number(c.query.interval) * MINUTE;
         if ((w.to - w.from) / width > MAX_POINTS)
-          return errorReply(400, 'validation.time_range', `invalid parameters "start_ts"/"end_ts": more than ${MAX_POINTS} points of ${c.query.interval} minutes`);
+          return errorReply(
+            400,
+            'validation.time_range',
+            `invalid parameters "start_ts"/"end_ts": more than ${MAX_POINTS} points of ${c.query.interval} minutes`,
+          );
         const start = w.from - (w.from % width);
         const n = Math.ceil((w.to - start) / width);
         const points = Array.from({ length: n }, (_, i) => ({ t: (start + i * width) / 1000, shares: 0, notional: 0, trades: 0 }));
@@ -370,13 +399,15 @@ export function registerVenueB(api: Api, ctx: ApiContext, ledger: WalletLedger):
     for (const o of ['yes', 'no'] as const) out[o].sort((a, b) => b.p.shares - a.p.shares || (a.w.address < b.w.address ? -1 : 1));
     return out;
   };
-  const venueOpenInterest = (m: MarketRecord | undefined, marketId: string): number | null => state.quotes.get(label, marketId)?.openInterest ?? m?.openInterest ?? null;
+  const venueOpenInterest = (m: MarketRecord | undefined, marketId: string): number | null =>
+    state.quotes.get(label, marketId)?.openInterest ?? m?.openInterest ?? null;
   const sumShares = (xs: { p: PositionRecord }[]): number => Math.round(xs.reduce((a, x) => a + x.p.shares, 0) * 1e6) / 1e6;
 
   api.route({
     path: `/${slug}/open-interest/:condition_id`,
     summary: `GET /${slug}/open-interest/{condition_id}: open interest of a market (venue figure) and what tracked wallets hold per outcome`,
-    description: 'open_interest is the venue-reported figure (shares) when the venue publishes one, else null; tracked holdings are the wallet ledger\'s open positions (wallets seen on trades since _meta.tracked_since). Cached up to 20 s.',
+    description:
+      "open_interest is the venue-reported figure (shares) when the venue publishes one, else null; tracked holdings are the wallet ledger's open positions (wallets seen on trades since _meta.tracked_since). Cached up to 20 s.",
     tags,
     pathParams: { condition_id: 'condition id (0x + 64 hex)' },
     responseDescription: '{condition_id, open_interest, source, tracked: [{token_id, outcome, shares, holders}], _meta}',
@@ -391,8 +422,19 @@ export function registerVenueB(api: Api, ctx: ApiContext, ledger: WalletLedger):
           condition_id: r.conditionId,
           open_interest: oi,
           source: oi === null ? null : 'venue',
-          tracked: (['yes', 'no'] as const).map((o) => ({ token_id: tokenOf(r.market, o) ?? h[o][0]?.p.token ?? null, outcome: o, shares: sumShares(h[o]), holders: h[o].length })),
-          _meta: { watermark: iso(wm), refreshed_at: new Date(now).toISOString(), lag_seconds: wm === undefined ? null : Math.max(0, Math.round((now - wm) / 1000)), cached: false, tracked_since: iso(ledger.firstTradeAt) },
+          tracked: (['yes', 'no'] as const).map((o) => ({
+            token_id: tokenOf(r.market, o) ?? h[o][0]?.p.token ?? null,
+            outcome: o,
+            shares: sumShares(h[o]),
+            holders: h[o].length,
+          })),
+          _meta: {
+            watermark: iso(wm),
+            refreshed_at: new Date(now).toISOString(),
+            lag_seconds: wm === undefined ? null : Math.max(0, Math.round((now - wm) / 1000)),
+            cached: false,
+            tracked_since: iso(ledger.firstTradeAt),
+          },
         };
       });
     },
@@ -405,7 +447,8 @@ export function registerVenueB(api: Api, ctx: ApiContext, ledger: WalletLedger):
     tags,
     pathParams: { condition_id: 'condition id (0x + 64 hex)' },
     query: z.object({ limit: p.int({ min: 1, max: TOP_N, default: TOP_N }), offset: p.int({ min: 0, max: TOP_N - 1, default: 0 }) }),
-    responseDescription: '{condition_id, outcomes: [{outcome, token_id, holders: [{rank, wallet, shares, avg_price, cost_usd, value_usd}], has_more}], pagination: {offset, limit}, _meta: {coverage}}',
+    responseDescription:
+      '{condition_id, outcomes: [{outcome, token_id, holders: [{rank, wallet, shares, avg_price, cost_usd, value_usd}], has_more}], pagination: {offset, limit}, _meta: {coverage}}',
     handler: (c) => {
       const r = resolveCondition(c.path_['condition_id']!);
       if (isReply(r)) return r;
@@ -464,7 +507,8 @@ export function registerVenueB(api: Api, ctx: ApiContext, ledger: WalletLedger):
       offset: p.int({ min: 0, max: 10_000, default: 0 }),
       min_entries: p.int({ min: 0, max: 100_000, default: 0, description: 'minimum scored entries' }),
     }),
-    responseDescription: '{leaderboard: [{rank, wallet, pnl_usd, realized_pnl_usd, unrealized_pnl_usd, volume_usd, trades, markets_traded, scored_entries, hit_rate, hit_rate_lower_bound, first_seen, last_seen}], pagination: {offset, limit, count, total, has_more}, _meta}',
+    responseDescription:
+      '{leaderboard: [{rank, wallet, pnl_usd, realized_pnl_usd, unrealized_pnl_usd, volume_usd, trades, markets_traded, scored_entries, hit_rate, hit_rate_lower_bound, first_seen, last_seen}], pagination: {offset, limit, count, total, has_more}, _meta}',
     handler: (c) => {
       const q = c.query as { sort: LeaderSort; limit: number; offset: number; min_entries: number };
       const now = Date.now();
@@ -495,7 +539,13 @@ export function registerVenueB(api: Api, ctx: ApiContext, ledger: WalletLedger):
           last_seen: iso(x.w.lastSeen),
         })),
         pagination: { offset: q.offset, limit: q.limit, count: page.length, total: rows.length, has_more: q.offset + page.length < rows.length },
-        _meta: { sort: q.sort, refreshed_at: new Date(board.at).toISOString(), cached: board.at !== now, tracked_since: iso(ledger.firstTradeAt), tracked_wallets: ledger.walletCount },
+        _meta: {
+          sort: q.sort,
+          refreshed_at: new Date(board.at).toISOString(),
+          cached: board.at !== now,
+          tracked_since: iso(ledger.firstTradeAt),
+          tracked_wallets: ledger.walletCount,
+        },
       });
     },
   });
@@ -527,7 +577,8 @@ export function registerVenueB(api: Api, ctx: ApiContext, ledger: WalletLedger):
       }
       if (any) rows.push({ w, realized, unrealized, volume: w.volume, lb: wilsonLow(w.entries.good, w.entries.scored) });
     }
-    const key = (x: LeaderRow): number => (sort === 'pnl' ? x.realized + x.unrealized : sort === 'realized_pnl' ? x.realized : sort === 'volume' ? x.volume : x.lb);
+    const key = (x: LeaderRow): number =>
+      sort === 'pnl' ? x.realized + x.unrealized : sort === 'realized_pnl' ? x.realized : sort === 'volume' ? x.volume : x.lb;
     rows.sort((a, b) => key(b) - key(a) || (a.w.address < b.w.address ? -1 : 1));
     return rows;
   }
@@ -541,18 +592,31 @@ export function registerVenueB(api: Api, ctx: ApiContext, ledger: WalletLedger):
       'A smart wallet has at least the smart-money minimum of scored entries with a good-entry rate whose lower 95% bound passes the threshold (see /alerts/smart-money). While the ledger has scored too few entries to tell smart wallets apart, _meta.warming is true and the response has no ranking: an empty list then does not mean no activity; retry with backoff (_meta.retry_after_seconds).',
     tags,
     query: z.object({ window: p.enum(Object.keys(WINDOWS) as (keyof typeof WINDOWS)[], { default: '1h' }), limit: p.int({ min: 1, max: 100, default: 20 }) }),
-    responseDescription: '{markets: [{rank, market_id, title, smart_wallets, entries, amount_usd, yes: {wallets, shares, amount_usd}, no: {…}, direction, last_entry_at}], _meta: {warming, window, scored_entries, as_of}}',
+    responseDescription:
+      '{markets: [{rank, market_id, title, smart_wallets, entries, amount_usd, yes: {wallets, shares, amount_usd}, no: {…}, direction, last_entry_at}], _meta: {warming, window, scored_entries, as_of}}',
     handler: (c) => {
       const now = Date.now();
       const base = { window: c.query.window, scored_entries: ledger.scoredTotal, as_of: new Date(now).toISOString() };
       if (ledger.warming())
-        return jsonReply({ markets: [], _meta: { warming: true, ...base, needed_scored_entries: ledger.options.warmMinScored, retry_after_seconds: Math.max(5, Math.round(ledger.horizonMs / 1000 / 4)) } });
+        return jsonReply({
+          markets: [],
+          _meta: {
+            warming: true,
+            ...base,
+            needed_scored_entries: ledger.options.warmMinScored,
+            retry_after_seconds: Math.max(5, Math.round(ledger.horizonMs / 1000 / 4)),
+          },
+        });
       type Side = { wallets: Set<string>; shares: number; notional: number };
       const agg = new Map<string, { yes: Side; no: Side; entries: number; last: number }>();
       for (const f of ledger.smartFlow(now - WINDOWS[c.query.window!])) {
         if (f.venue !== label) continue;
         let a = agg.get(f.marketId);
-        if (!a) agg.set(f.marketId, (a = { yes: { wallets: new Set(), shares: 0, notional: 0 }, no: { wallets: new Set(), shares: 0, notional: 0 }, entries: 0, last: 0 }));
+        if (!a)
+          agg.set(
+            f.marketId,
+            (a = { yes: { wallets: new Set(), shares: 0, notional: 0 }, no: { wallets: new Set(), shares: 0, notional: 0 }, entries: 0, last: 0 }),
+          );
         const s = a[f.outcome];
         s.wallets.add(f.wallet);
         s.shares += f.size;
@@ -560,7 +624,12 @@ export function registerVenueB(api: Api, ctx: ApiContext, ledger: WalletLedger):
         a.entries++;
         if (f.timestamp > a.last) a.last = f.timestamp;
       }
-      const rows = [...agg].map(([marketId, a]) => ({ marketId, a, wallets: new Set([...a.yes.wallets, ...a.no.wallets]).size, notional: a.yes.notional + a.no.notional }));
+      const rows = [...agg].map(([marketId, a]) => ({
+        marketId,
+        a,
+        wallets: new Set([...a.yes.wallets, ...a.no.wallets]).size,
+        notional: a.yes.notional + a.no.notional,
+      }));
       rows.sort((x, y) => y.wallets - x.wallets || y.notional - x.notional || (x.marketId < y.marketId ? -1 : 1));
       const side = (s: Side) => ({ wallets: s.wallets.size, shares: Math.round(s.shares * 1e6) / 1e6, amount_usd: usd(s.notional) });
       return jsonReply({
@@ -600,10 +669,12 @@ export function registerVenueB(api: Api, ctx: ApiContext, ledger: WalletLedger):
   api.route({
     path: `/${slug}/wallets/:address`,
     summary: `GET /${slug}/wallets/{address}: identity and record of a wallet (first/last seen, volume, PnL, scored entries, labels)`,
-    description: 'labels: smart_money (passes the smart-money test), fade (reliably wrong). name and pseudonym are null: the ledger keeps what trades show, not profiles.',
+    description:
+      'labels: smart_money (passes the smart-money test), fade (reliably wrong). name and pseudonym are null: the ledger keeps what trades show, not profiles.',
     tags,
     pathParams: { address: 'wallet address (0x + 40 hex), case-insensitive' },
-    responseDescription: '{wallet: {address, name, pseudonym, labels, first_seen, last_seen, trades, taker_trades, maker_trades, volume_usd, markets_traded, open_positions, realized_pnl_usd, entries}, _meta}',
+    responseDescription:
+      '{wallet: {address, name, pseudonym, labels, first_seen, last_seen, trades, taker_trades, maker_trades, volume_usd, markets_traded, open_positions, realized_pnl_usd, entries}, _meta}',
     handler: (c) => {
       const w = resolveWallet(c.path_['address']!);
       if (isReply(w)) return w;
@@ -638,14 +709,23 @@ export function registerVenueB(api: Api, ctx: ApiContext, ledger: WalletLedger):
     description: 'status: open (default; shares held), closed (sold out or settled), all. Largest cost first for open positions, most recent first otherwise.',
     tags,
     pathParams: { address: 'wallet address (0x + 40 hex)' },
-    query: z.object({ status: p.enum(['open', 'closed', 'all'] as const, { default: 'open' }), limit: p.int({ min: 1, max: 500, default: 100 }), offset: p.int({ min: 0, max: 100_000, default: 0 }) }),
-    responseDescription: '{wallet, positions: [{market_id, title, token_id, outcome, status, shares, avg_price, cost_usd, current_price, value_usd, unrealized_pnl_usd, realized_pnl_usd, opened_at, updated_at, settled_at, payout}], pagination: {offset, limit, count, total, has_more}}',
+    query: z.object({
+      status: p.enum(['open', 'closed', 'all'] as const, { default: 'open' }),
+      limit: p.int({ min: 1, max: 500, default: 100 }),
+      offset: p.int({ min: 0, max: 100_000, default: 0 }),
+    }),
+    responseDescription:
+      '{wallet, positions: [{market_id, title, token_id, outcome, status, shares, avg_price, cost_usd, current_price, value_usd, unrealized_pnl_usd, realized_pnl_usd, opened_at, updated_at, settled_at, payout}], pagination: {offset, limit, count, total, has_more}}',
     handler: (c) => {
       const w = resolveWallet(c.path_['address']!);
       if (isReply(w)) return w;
       const q = c.query as { status: 'open' | 'closed' | 'all'; limit: number; offset: number };
       const all = [...w.positions.values()].filter((x) => x.venue === label && (q.status === 'all' || (q.status === 'open') === x.shares > 0));
-      all.sort((a, b) => (q.status === 'open' ? b.cost - a.cost : b.updatedAt - a.updatedAt) || (a.marketId < b.marketId ? -1 : a.marketId > b.marketId ? 1 : a.outcome < b.outcome ? -1 : 1));
+      all.sort(
+        (a, b) =>
+          (q.status === 'open' ? b.cost - a.cost : b.updatedAt - a.updatedAt) ||
+          (a.marketId < b.marketId ? -1 : a.marketId > b.marketId ? 1 : a.outcome < b.outcome ? -1 : 1),
+      );
       const page = all.slice(q.offset, q.offset + q.limit).map((x) => {
         const m = state.catalog.get(label, x.marketId);
         const y = x.shares > 0 ? yesNow(x.marketId) : undefined;
@@ -671,7 +751,11 @@ export function registerVenueB(api: Api, ctx: ApiContext, ledger: WalletLedger):
           payout: x.payout === undefined ? null : toCents(x.payout),
         };
       });
-      return jsonReply({ wallet: w.address, positions: page, pagination: { offset: q.offset, limit: q.limit, count: page.length, total: all.length, has_more: q.offset + page.length < all.length } });
+      return jsonReply({
+        wallet: w.address,
+        positions: page,
+        pagination: { offset: q.offset, limit: q.limit, count: page.length, total: all.length, has_more: q.offset + page.length < all.length },
+      });
     },
   });
 
@@ -708,7 +792,12 @@ export function registerVenueB(api: Api, ctx: ApiContext, ledger: WalletLedger):
         out.push({ ...tradeJson(slug, t), role: t.taker?.toLowerCase() === w.address ? 'taker' : 'maker' });
         last = seq;
       }
-      return jsonReply({ wallet: w.address, activity: out, pagination: { limit: c.query.limit, count: out.length, cursor: more ? encodeCursor({ s: last }) : null, has_more: more }, _meta: { indexed: w.recent.length } });
+      return jsonReply({
+        wallet: w.address,
+        activity: out,
+        pagination: { limit: c.query.limit, count: out.length, cursor: more ? encodeCursor({ s: last }) : null, has_more: more },
+        _meta: { indexed: w.recent.length },
+      });
     },
   });
 }

@@ -37,7 +37,12 @@ export class VenueDirectory {
  * and any key of the market's `extra` record ({series}, {event}, {slug}, {eventSlug}, …); a
  * template whose placeholders cannot all be filled gives undefined rather than a broken link.
  */
-export function marketUrl(v: VenueConfig, nativeId: string, extra: Readonly<Record<string, unknown>> | undefined, template = v.web.marketUrl): string | undefined {
+export function marketUrl(
+  v: VenueConfig,
+  nativeId: string,
+  extra: Readonly<Record<string, unknown>> | undefined,
+  template = v.web.marketUrl,
+): string | undefined {
   let missing = false;
   const url = template.replace(/\{(\w+)\}/g, (_, k: string) => {
     const val = k === 'marketId' || k === 'outcomeId' ? (extra?.[k] ?? nativeId) : extra?.[k];

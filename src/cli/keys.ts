@@ -31,7 +31,8 @@ export async function keysCommand(
       case 'list': {
         const rows = keys.list();
         if (rows.length === 0) out('no keys');
-        for (const r of rows) out(`${r.id}  ${r.hint}  plan=${r.plan}  account=${r.account}  created=${r.createdAt}${r.revokedAt ? `  REVOKED ${r.revokedAt}` : ''}`);
+        for (const r of rows)
+          out(`${r.id}  ${r.hint}  plan=${r.plan}  account=${r.account}  created=${r.createdAt}${r.revokedAt ? `  REVOKED ${r.revokedAt}` : ''}`);
         return 0;
       }
       case 'revoke': {

@@ -13,7 +13,10 @@ function config(opts: { port?: string; dataDir?: string; seed?: string; rate?: s
   if (opts.port !== undefined) overrides['server'] = { port: Number(opts.port) };
   if (opts.dataDir !== undefined) overrides['dataDir'] = opts.dataDir;
   if (opts.seed !== undefined || opts.rate !== undefined)
-    overrides['sim'] = { ...(opts.seed !== undefined ? { seed: Number(opts.seed) } : {}), ...(opts.rate !== undefined ? { ticksPerSecond: Number(opts.rate) } : {}) };
+    overrides['sim'] = {
+      ...(opts.seed !== undefined ? { seed: Number(opts.seed) } : {}),
+      ...(opts.rate !== undefined ? { ticksPerSecond: Number(opts.rate) } : {}),
+    };
   const c = loadConfig({ overrides });
   setLogLevel(c.logLevel);
   return c;
@@ -28,7 +31,10 @@ async function serve(opts: { port?: string; dataDir?: string; seed?: string; rat
     `  API:     ${svc.url}/api/v2   (status: ${svc.url}/api/v2/status)`,
     ...(svc.demoKey ? [`  demo key: ${svc.demoKey}   (try: curl -H 'X-API-Key: ${svc.demoKey}' ${svc.url}/api/v2/status)`] : []),
     `  data:    ${svc.persistence.dir}${svc.restored.markets ? ` (restored ${svc.restored.markets} markets)` : ''}`,
-    `  venues:  ${c.venues.filter((v) => v.enabled).map((v) => `${v.slug} (${v.protocol}, ${v.connection.mode})`).join(', ')}`,
+    `  venues:  ${c.venues
+      .filter((v) => v.enabled)
+      .map((v) => `${v.slug} (${v.protocol}, ${v.connection.mode})`)
+      .join(', ')}`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
   let stopping = false;
@@ -55,7 +61,9 @@ async function sim(opts: { seed?: string; rate?: string; basePort?: string }): P
   const s = await startSim(cfg);
   process.stdout.write(`crossbook venue simulator (seed ${cfg.sim.seed}, ${cfg.sim.ticksPerSecond} ticks/s)\n`);
   for (const [label, srv] of s.servers)
-    process.stdout.write(`  ${label} (${srv.venue.protocol}): rest ${srv.endpoints.rest}${srv.endpoints.ws ? `  ws ${srv.endpoints.ws}` : ''}${srv.endpoints.extra ? `  ${JSON.stringify(srv.endpoints.extra)}` : ''}\n`);
+    process.stdout.write(
+      `  ${label} (${srv.venue.protocol}): rest ${srv.endpoints.rest}${srv.endpoints.ws ? `  ws ${srv.endpoints.ws}` : ''}${srv.endpoints.extra ? `  ${JSON.stringify(srv.endpoints.extra)}` : ''}\n`,
+    );
   const stop = (): void => void s.close().then(() => process.exit(0));
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
@@ -79,19 +87,36 @@ export function program(): Command {
     .action(sim);
   p.command('normalize')
     .description('run a file of raw venue frames (JSON array or JSON lines) through the adapters and print normalized events as JSON lines')
-    .addOption(new Option('--protocol <name>', 'wire protocol of the frames').choices(['kalshi', 'polymarket', 'polymarket_us', 'predictit', 'manifold', 'exchange']).makeOptionMandatory())
+    .addOption(
+      new Option('--protocol <name>', 'wire protocol of the frames')
+        .choices(['kalshi', 'polymarket', 'polymarket_us', 'predictit', 'manifold', 'exchange'])
+        .makeOptionMandatory(),
+    )
     .option('--book', 'print the rebuilt books instead: {instrument: {bids, asks}}, cents, best first')
     .option('--venue <label>', 'venue whose registry entry to use (default: the first speaking the protocol)')
     .argument('<file>')
     .action((file: string, o: { protocol: string; book?: boolean; venue?: string }) => {
       const c = loadConfig();
-      process.exitCode = normalizeFile(c, o.protocol, file, o, (s) => process.stdout.write(`${s}\n`), (s) => process.stderr.write(`${s}\n`));
+      process.exitCode = normalizeFile(
+        c,
+        o.protocol,
+        file,
+        o,
+        (s) => process.stdout.write(`${s}\n`),
+        (s) => process.stderr.write(`${s}\n`),
+      );
     });
   p.command('match')
-    .description('group a JSON array of market records {platform, market_id, title, event_title?, outcome?, close_time?} into cross-venue match groups (the live matcher, offline)')
+    .description(
+      'group a JSON array of market records {platform, market_id, title, event_title?, outcome?, close_time?} into cross-venue match groups (the live matcher, offline)',
+    )
     .argument('<file>')
     .action((file: string) => {
-      process.exitCode = matchCommand(file, (s) => process.stdout.write(`${s}\n`), (s) => process.stderr.write(`${s}\n`));
+      process.exitCode = matchCommand(
+        file,
+        (s) => process.stdout.write(`${s}\n`),
+        (s) => process.stderr.write(`${s}\n`),
+      );
     });
   p.command('arb')
     .description('arbitrage tools')

@@ -90,7 +90,14 @@ export function isProtocol(p: string): p is Protocol {
   return (PROTOCOLS as readonly string[]).includes(p);
 }
 
-export function normalizeFile(config: Config, protocol: string, file: string, opts: { book?: boolean; venue?: string }, out: (s: string) => void, err: (s: string) => void): number {
+export function normalizeFile(
+  config: Config,
+  protocol: string,
+  file: string,
+  opts: { book?: boolean; venue?: string },
+  out: (s: string) => void,
+  err: (s: string) => void,
+): number {
   if (!isProtocol(protocol)) {
     err(`unknown protocol "${protocol}"; expected one of ${PROTOCOLS.join(', ')}`);
     return 2;

@@ -1,9 +1,7 @@
 import { z } from 'zod';
 
 /** A slug appears in paths, parameter names and channel names, so it is kept URL- and identifier-safe. */
-const slug = z
-  .string()
-  .regex(/^[a-z][a-z0-9_]{0,31}$/, 'must be lowercase letters, digits or _ (start with a letter, at most 32)');
+const slug = z.string().regex(/^[a-z][a-z0-9_]{0,31}$/, 'must be lowercase letters, digits or _ (start with a letter, at most 32)');
 
 export const PROTOCOLS = ['kalshi', 'polymarket', 'polymarket_us', 'predictit', 'manifold', 'exchange'] as const;
 export type Protocol = (typeof PROTOCOLS)[number];
@@ -32,9 +30,7 @@ export const feeSchedule = z.discriminatedUnion('kind', [
       note: z.string().default(''),
     })
     .strict(),
-  z
-    .object({ kind: z.literal('profit_share'), rate: z.number().min(0).max(1), note: z.string().default('') })
-    .strict(),
+  z.object({ kind: z.literal('profit_share'), rate: z.number().min(0).max(1), note: z.string().default('') }).strict(),
 ]);
 export type FeeSchedule = z.infer<typeof feeSchedule>;
 export type FeeRule = z.infer<typeof feeRule>;
@@ -83,9 +79,7 @@ export const venueConfig = z
       .strict(),
     /** Market ids are served as `<slug>_<venue id>` (spec 2.2, venue_g and venue_h). */
     idPrefix: z.boolean().default(false),
-    freshness: z
-      .object({ catalogMaxAgeSec: z.number().int().positive(), quoteMaxAgeSec: z.number().int().positive() })
-      .strict(),
+    freshness: z.object({ catalogMaxAgeSec: z.number().int().positive(), quoteMaxAgeSec: z.number().int().positive() }).strict(),
     connection,
     enabled: z.boolean().default(true),
   })

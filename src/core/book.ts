@@ -143,9 +143,7 @@ export class OrderBook {
   }
 
   private check(price: number, size: number): void {
-    if (!Number.isInteger(price) || price < 0 || price > PAYOUT)
-      throw new BookIntegrityError(this.instrument, 'price_out_of_range', String(price));
-    if (!(size >= 0) || !Number.isFinite(size))
-      throw new BookIntegrityError(this.instrument, 'negative_size', `${size} at ${price}`);
+    if (!Number.isInteger(price) || price < 0 || price > PAYOUT) throw new BookIntegrityError(this.instrument, 'price_out_of_range', String(price));
+    if (!(size >= 0) || !Number.isFinite(size)) throw new BookIntegrityError(this.instrument, 'negative_size', `${size} at ${price}`);
   }
 }

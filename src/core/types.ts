@@ -143,13 +143,6 @@ export interface FeedEvent extends Base {
   readonly instrument?: string | undefined;
 }
 
-export type NormalizedEvent =
-  | MarketUpsert
-  | MarketStatusChange
-  | Quote
-  | BookSnapshot
-  | BookDelta
-  | Trade
-  | FeedEvent;
+export type NormalizedEvent = MarketUpsert | MarketStatusChange | Quote | BookSnapshot | BookDelta | Trade | FeedEvent;
 
 export type NormalizedType = NormalizedEvent['type'];

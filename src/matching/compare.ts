@@ -334,7 +334,17 @@ function compareGame(a: Proposition, b: Proposition, v: Verdict): Comparison {
       // The two sides of a game that cannot be drawn are complements.
       const league = leagueInfo(a.league ?? b.league ?? '');
       const noDraw = league ? !league.draws : false;
-      if (s === false && a.subject && b.subject && game.length === 2 && game.includes(a.subject) && game.includes(b.subject) && noDraw && a.period === 'full' && b.period === 'full') {
+      if (
+        s === false &&
+        a.subject &&
+        b.subject &&
+        game.length === 2 &&
+        game.includes(a.subject) &&
+        game.includes(b.subject) &&
+        noDraw &&
+        a.period === 'full' &&
+        b.period === 'full'
+      ) {
         v.agree('team');
         return v.done(a.negated === b.negated ? 'inverted' : 'same');
       }

@@ -141,7 +141,17 @@ function merge(anchor: Proposition, others: readonly Proposition[]): Merged {
 export function describeGroup(anchor: Proposition, others: readonly Proposition[]): GroupFields {
   const p = anchor;
   if (GAME_KINDS.has(p.kind)) return describeGame(p, merge(p, others));
-  const base = { market_class: null, market_type: p.market_type, period: null, line: null, side: null, player: null, team: p.team, game_title: null, event_date: null };
+  const base = {
+    market_class: null,
+    market_type: p.market_type,
+    period: null,
+    line: null,
+    side: null,
+    player: null,
+    team: p.team,
+    game_title: null,
+    event_date: null,
+  };
   const subj = p.subjectName ?? '?';
   const no = p.negated ? ' (No)' : '';
   switch (p.kind) {
@@ -154,10 +164,16 @@ export function describeGroup(anchor: Proposition, others: readonly Proposition[
       let what: string;
       if (p.kind === 'group_winner') what = `win ${comp} ${p.stage?.replace('group_', 'Group ')}`;
       else if (p.kind === 'stage_reach') what = `reach the ${year}${comp} ${STAGE_NAME[p.stage ?? ''] ?? p.stage}`;
-      else if (p.stage?.startsWith('conf_') || p.stage?.startsWith('div_')) what = `win the ${year}${p.stage.slice(p.stage.indexOf('_') + 1).replace(/_/g, ' ')}`;
+      else if (p.stage?.startsWith('conf_') || p.stage?.startsWith('div_'))
+        what = `win the ${year}${p.stage.slice(p.stage.indexOf('_') + 1).replace(/_/g, ' ')}`;
       else what = `win the ${year}${comp}`;
       const eventId = `${(p.competition ?? 'x').toLowerCase()}-${p.year ?? 'x'}-${(p.stage ?? 'x').toLowerCase()}`;
-      return { ...base, title: `${subj} to ${what}${no}`, event_id: eventId, event_name: `${year}${comp}${p.stage && p.stage !== 'winner' ? ` (${p.stage})` : ''}` };
+      return {
+        ...base,
+        title: `${subj} to ${what}${no}`,
+        event_id: eventId,
+        event_name: `${year}${comp}${p.stage && p.stage !== 'winner' ? ` (${p.stage})` : ''}`,
+      };
     }
     case 'nomination': {
       const what = `${p.year ?? ''} ${PARTY[p.party ?? ''] ?? p.party} ${officeLabel(p.office).replace(/^US /, '')} nomination`.trim();
@@ -168,23 +184,62 @@ export function describeGroup(anchor: Proposition, others: readonly Proposition[
       return { ...base, title: `${subj} to win the ${what}${no}`, event_id: `election-${p.office}-${p.year ?? 'x'}`, event_name: what };
     }
     case 'fed_decision':
-      return { ...base, title: `Fed ${monthLabel(p.month)} meeting: ${fedLabel(p)}${no}`, event_id: `fed-${p.month}`, event_name: `FOMC ${monthLabel(p.month)}` };
+      return {
+        ...base,
+        title: `Fed ${monthLabel(p.month)} meeting: ${fedLabel(p)}${no}`,
+        event_id: `fed-${p.month}`,
+        event_name: `FOMC ${monthLabel(p.month)}`,
+      };
     case 'fed_rate':
-      return { ...base, title: `Fed funds rate ${CMP_WORD[p.comparator ?? '='] ?? ''} ${p.threshold}% after ${monthLabel(p.month)}${no}`, event_id: `fed-${p.month}`, event_name: `FOMC ${monthLabel(p.month)}` };
+      return {
+        ...base,
+        title: `Fed funds rate ${CMP_WORD[p.comparator ?? '='] ?? ''} ${p.threshold}% after ${monthLabel(p.month)}${no}`,
+        event_id: `fed-${p.month}`,
+        event_name: `FOMC ${monthLabel(p.month)}`,
+      };
     case 'econ_threshold': {
       const v = p.comparator === 'range' ? `${p.threshold}% and ${p.thresholdHigh}%` : `${p.threshold}%`;
-      return { ...base, title: `${p.market_type} ${monthLabel(p.month)}: ${CMP_WORD[p.comparator ?? '='] ?? ''} ${v}${no}`, event_id: `${p.market_type}-${p.month}`, event_name: `${p.market_type} ${monthLabel(p.month)}` };
+      return {
+        ...base,
+        title: `${p.market_type} ${monthLabel(p.month)}: ${CMP_WORD[p.comparator ?? '='] ?? ''} ${v}${no}`,
+        event_id: `${p.market_type}-${p.month}`,
+        event_name: `${p.market_type} ${monthLabel(p.month)}`,
+      };
     }
     case 'crypto_price': {
       const v = p.comparator === 'range' ? `$${fmtNum(p.threshold ?? 0)} and $${fmtNum(p.thresholdHigh ?? 0)}` : `$${fmtNum(p.threshold ?? 0)}`;
-      const verb = p.mode === 'max_by' ? (p.comparator === '>=' ? 'reaches' : 'trades above') : p.mode === 'min_by' ? (p.comparator === '<=' ? 'dips to' : 'trades below') : `${CMP_WORD[p.comparator ?? '='] ?? ''}`;
+      const verb =
+        p.mode === 'max_by'
+          ? p.comparator === '>='
+            ? 'reaches'
+            : 'trades above'
+          : p.mode === 'min_by'
+            ? p.comparator === '<='
+              ? 'dips to'
+              : 'trades below'
+            : `${CMP_WORD[p.comparator ?? '='] ?? ''}`;
       const when = p.mode === 'at' ? `on ${p.date}${p.time ? ` at ${p.time} ET` : ''}` : `by ${p.date}`;
-      return { ...base, title: `${subj} ${verb} ${v} ${when}${no}`, event_id: `${p.subject?.slice(6).toLowerCase()}-${p.mode}-${p.date}`, event_name: `${subj} price ${p.mode === 'at' ? 'on' : 'by'} ${p.date}` };
+      return {
+        ...base,
+        title: `${subj} ${verb} ${v} ${when}${no}`,
+        event_id: `${p.subject?.slice(6).toLowerCase()}-${p.mode}-${p.date}`,
+        event_name: `${subj} price ${p.mode === 'at' ? 'on' : 'by'} ${p.date}`,
+      };
     }
     case 'ipo':
-      return { ...base, title: p.mode === 'first' ? `${subj} IPOs first${no}` : `${subj} IPO by ${p.date}${no}`, event_id: `ipo-${p.subject?.slice(4)}`, event_name: `${subj} IPO` };
+      return {
+        ...base,
+        title: p.mode === 'first' ? `${subj} IPOs first${no}` : `${subj} IPO by ${p.date}${no}`,
+        event_id: `ipo-${p.subject?.slice(4)}`,
+        event_name: `${subj} IPO`,
+      };
     case 'award':
-      return { ...base, title: `${subj} to win ${p.stage} (${p.year ?? ''} ${p.competition})${no}`.replace('( ', '('), event_id: `${p.competition}-${p.year ?? 'x'}-${(p.stage ?? '').replace(/ /g, '-')}`, event_name: `${p.year ?? ''} ${p.competition}: ${p.stage}`.trim() };
+      return {
+        ...base,
+        title: `${subj} to win ${p.stage} (${p.year ?? ''} ${p.competition})${no}`.replace('( ', '('),
+        event_id: `${p.competition}-${p.year ?? 'x'}-${(p.stage ?? '').replace(/ /g, '-')}`,
+        event_name: `${p.year ?? ''} ${p.competition}: ${p.stage}`.trim(),
+      };
     default:
       return { ...base, title: subj, event_id: null, event_name: null };
   }
@@ -201,7 +256,8 @@ function describeGame(p: Proposition, g: Merged): GroupFields {
   const pair = g.away && g.home ? [g.away, g.home] : [...g.teams].sort();
   const eventId = pair.length === 2 ? `${league}-${g.date ?? 'undated'}-${code(pair[0]!)}-${code(pair[1]!)}` : null;
   const period = p.period && p.period !== 'full' ? ` (${p.period})` : '';
-  const side: GroupFields['side'] = p.kind === 'total' || p.kind === 'player_prop' ? p.side : p.subject && p.subject === g.home ? 'home' : p.subject && p.subject === g.away ? 'away' : p.side;
+  const side: GroupFields['side'] =
+    p.kind === 'total' || p.kind === 'player_prop' ? p.side : p.subject && p.subject === g.home ? 'home' : p.subject && p.subject === g.away ? 'away' : p.side;
   const no = p.negated ? ' (No)' : '';
   let title: string;
   switch (p.kind) {

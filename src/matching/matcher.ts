@@ -124,7 +124,8 @@ function withGame(props: readonly Proposition[]): Proposition[] {
 
 /** Orders candidate anchors: more complete first (teams, day, subject), then by signature. */
 function anchorRank(a: Proposition, b: Proposition): number {
-  const score = (p: Proposition): number => (p.teams.length === 2 ? 4 : 0) + (p.date !== null && p.dateSource !== 'close_time' ? 2 : 0) + (p.subject !== null ? 1 : 0);
+  const score = (p: Proposition): number =>
+    (p.teams.length === 2 ? 4 : 0) + (p.date !== null && p.dateSource !== 'close_time' ? 2 : 0) + (p.subject !== null ? 1 : 0);
   const d = score(b) - score(a);
   if (d !== 0) return d;
   return a.signature < b.signature ? -1 : a.signature > b.signature ? 1 : 0;
@@ -378,7 +379,13 @@ export class Matcher {
       const flip = r.fit.inverted !== best.fit.inverted;
       this.live.delete(r.g.id);
       for (const m of r.g.members) {
-        best.g.members.push({ rec: m.rec, inverted: m.inverted !== flip, confidence: Math.min(m.confidence, r.fit.confidence), reasons: m.reasons.length > 0 ? m.reasons : r.fit.reasons, view: m.rec.prop });
+        best.g.members.push({
+          rec: m.rec,
+          inverted: m.inverted !== flip,
+          confidence: Math.min(m.confidence, r.fit.confidence),
+          reasons: m.reasons.length > 0 ? m.reasons : r.fit.reasons,
+          view: m.rec.prop,
+        });
         m.rec.group = best.g;
         this.remember(m.rec.prop.signature, best.g.id);
       }
@@ -502,7 +509,14 @@ export class Matcher {
     g.cached = {
       group_id: g.id,
       ...fields,
-      members: g.members.map((m) => ({ key: m.rec.key, platform: m.rec.input.platform, market_id: m.rec.input.market_id, inverted: m.inverted, confidence: m.confidence, reasons: m.reasons })),
+      members: g.members.map((m) => ({
+        key: m.rec.key,
+        platform: m.rec.input.platform,
+        market_id: m.rec.input.market_id,
+        inverted: m.inverted,
+        confidence: m.confidence,
+        reasons: m.reasons,
+      })),
     };
     return g.cached;
   }

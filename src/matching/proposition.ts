@@ -428,7 +428,7 @@ function periodOf(s: string): string | undefined {
   const m = PERIOD_RE.exec(s);
   if (!m) return undefined;
   const p = m[1]!;
-  if (p === '1h' || p.endsWith(' half') && p.startsWith('f') || p === '1st half') return '1H';
+  if (p === '1h' || (p.endsWith(' half') && p.startsWith('f')) || p === '1st half') return '1H';
   if (p === '2h' || p === 'second half' || p === '2nd half') return '2H';
   if (p === '1q' || p.endsWith('quarter')) return '1Q';
   if (p === 'f5' || p === 'first 5 innings') return 'F5';
@@ -600,7 +600,7 @@ function opponent(g: Game, id: string): string | undefined {
 
 function applyGame(d: Draft, g: Game, ctx: Ctx): void {
   d.league = (g.league ?? leagueOfTeams(g.teams))?.league ?? null;
-  d.sport = g.league?.sport ?? (g.teams[0] ? GROUP_SPORT[groupOf(g.teams[0])] ?? null : null);
+  d.sport = g.league?.sport ?? (g.teams[0] ? (GROUP_SPORT[groupOf(g.teams[0])] ?? null) : null);
   d.teams = g.teams.slice();
   d.home = g.home ?? null;
   d.away = g.away ?? null;
@@ -680,7 +680,7 @@ function parseSports(ctx: Ctx, d: Draft): boolean {
   }
   t = t.replace(BO_RE, '').trim();
   const g = gameFacts(ctx, d, series, prefixLeague);
-  const period = periodOf(t) ?? (kinfo?.period ?? undefined);
+  const period = periodOf(t) ?? kinfo?.period ?? undefined;
   if (period) d.period = period;
 
   const titleMatchup = (s: string | undefined): void => {
@@ -700,7 +700,13 @@ function parseSports(ctx: Ctx, d: Draft): boolean {
     eventMatchup();
     return playerProp(ctx, d, g, m[1]!, statOf(m[3]!)!, '>=', Number(m[2]), kinfo);
   }
-  if ((m = RE_POLY_PROP.exec(t)) && !looksLikeMatchup(m[1]!) && m[2]!.length > 0 && statOf(m[2]!) && !/^(?:1h |first half )?(?:games?|maps?)? ?total$/.test(m[2]!)) {
+  if (
+    (m = RE_POLY_PROP.exec(t)) &&
+    !looksLikeMatchup(m[1]!) &&
+    m[2]!.length > 0 &&
+    statOf(m[2]!) &&
+    !/^(?:1h |first half )?(?:games?|maps?)? ?total$/.test(m[2]!)
+  ) {
     eventMatchup();
     const under = /^under\b/.test(ctx.outcome);
     return playerProp(ctx, d, g, m[1]!, statOf(m[2]!)!, under ? '<' : '>', Number(m[3]), kinfo);
@@ -747,7 +753,10 @@ function parseSports(ctx: Ctx, d: Draft): boolean {
     return total(ctx, d, g, ou?.[1] === 'under', line, m[3]!);
   }
   if ((m = RE_OU.exec(t))) {
-    const gamePart = t.slice(0, m.index).replace(/[:\-]\s*$/, '').trim();
+    const gamePart = t
+      .slice(0, m.index)
+      .replace(/[:\-]\s*$/, '')
+      .trim();
     titleMatchup(gamePart);
     eventMatchup();
     if (m[1]) d.period = '1H';
@@ -1003,11 +1012,26 @@ const COMPETITIONS: readonly (readonly [RegExp, Competition])[] = [
   [/\bclub world cup\b/, { competition: 'fifa_club_world_cup', groups: ['SOC'], league: null, sport: 'soccer', name: 'FIFA Club World Cup' }],
   [/\bwomen'?s world cup\b/, { competition: 'fifa_world_cup_women', groups: ['NAT'], league: null, sport: 'soccer', name: "FIFA Women's World Cup" }],
   [/\bworld cup\b/, { competition: 'fifa_world_cup_men', groups: ['NAT'], league: 'WC', sport: 'soccer', name: 'FIFA World Cup' }],
-  [/\bsuper bowl\b|\bpro football championship\b|\bnfl (?:league )?championship\b|\bnfl champion\b/, { competition: 'NFL', groups: ['NFL'], league: 'NFL', sport: 'football', name: 'NFL Championship' }],
-  [/\bnba finals\b|\bnba championship\b|\bpro basketball championship\b|\bnba champion\b/, { competition: 'NBA', groups: ['NBA'], league: 'NBA', sport: 'basketball', name: 'NBA Championship' }],
-  [/\bworld series\b|\bpro baseball championship\b|\bmlb champion(?:ship)?\b/, { competition: 'MLB', groups: ['MLB'], league: 'MLB', sport: 'baseball', name: 'World Series' }],
-  [/\bstanley cup\b|\bpro hockey championship\b|\bnhl champion(?:ship)?\b/, { competition: 'NHL', groups: ['NHL'], league: 'NHL', sport: 'hockey', name: 'Stanley Cup' }],
-  [/\bcollege football (?:playoff )?(?:national )?championship\b|\bcfp (?:national )?championship\b|\bncaa(?:f)? (?:football )?championship\b/, { competition: 'NCAAF', groups: ['NCAAF'], league: 'NCAAF', sport: 'football', name: 'College Football Championship' }],
+  [
+    /\bsuper bowl\b|\bpro football championship\b|\bnfl (?:league )?championship\b|\bnfl champion\b/,
+    { competition: 'NFL', groups: ['NFL'], league: 'NFL', sport: 'football', name: 'NFL Championship' },
+  ],
+  [
+    /\bnba finals\b|\bnba championship\b|\bpro basketball championship\b|\bnba champion\b/,
+    { competition: 'NBA', groups: ['NBA'], league: 'NBA', sport: 'basketball', name: 'NBA Championship' },
+  ],
+  [
+    /\bworld series\b|\bpro baseball championship\b|\bmlb champion(?:ship)?\b/,
+    { competition: 'MLB', groups: ['MLB'], league: 'MLB', sport: 'baseball', name: 'World Series' },
+  ],
+  [
+    /\bstanley cup\b|\bpro hockey championship\b|\bnhl champion(?:ship)?\b/,
+    { competition: 'NHL', groups: ['NHL'], league: 'NHL', sport: 'hockey', name: 'Stanley Cup' },
+  ],
+  [
+    /\bcollege football (?:playoff )?(?:national )?championship\b|\bcfp (?:national )?championship\b|\bncaa(?:f)? (?:football )?championship\b/,
+    { competition: 'NCAAF', groups: ['NCAAF'], league: 'NCAAF', sport: 'football', name: 'College Football Championship' },
+  ],
   [/\bchampions league\b|\bucl\b/, { competition: 'UCL', groups: ['SOC'], league: 'UCL', sport: 'soccer', name: 'UEFA Champions League' }],
   [/\beuropa league\b/, { competition: 'UEL', groups: ['SOC'], league: 'UEL', sport: 'soccer', name: 'UEFA Europa League' }],
   [/\bpremier league\b|\bepl\b/, { competition: 'EPL', groups: ['SOC'], league: 'EPL', sport: 'soccer', name: 'Premier League' }],
@@ -1136,7 +1160,10 @@ function parseFutures(ctx: Ctx, d: Draft): boolean {
       stage = `div_${div[1]!.toUpperCase()}_${div[2]!.toUpperCase()}`;
     } else if (conf) {
       kind = 'championship';
-      stage = `conf_${conf[1]!.replace(/ pennant$/, '').replace(/ /g, '_').toUpperCase()}`;
+      stage = `conf_${conf[1]!
+        .replace(/ pennant$/, '')
+        .replace(/ /g, '_')
+        .toUpperCase()}`;
     } else if (/\b(?:semi-?finals?|quarter-?finals?|round of \d+|playoffs?)\b/.test(what)) {
       return false; // "win their quarterfinal", "win a playoff game": not a title
     } else {
@@ -1196,27 +1223,130 @@ function parseFutures(ctx: Ctx, d: Draft): boolean {
 // Politics: nominations and elections.
 
 const STATES: Readonly<Record<string, string>> = {
-  alabama: 'al', alaska: 'ak', arizona: 'az', arkansas: 'ar', california: 'ca', colorado: 'co', connecticut: 'ct',
-  delaware: 'de', florida: 'fl', georgia: 'ga', hawaii: 'hi', idaho: 'id', illinois: 'il', indiana: 'in', iowa: 'ia',
-  kansas: 'ks', kentucky: 'ky', louisiana: 'la', maine: 'me', maryland: 'md', massachusetts: 'ma', michigan: 'mi',
-  minnesota: 'mn', mississippi: 'ms', missouri: 'mo', montana: 'mt', nebraska: 'ne', nevada: 'nv', 'new hampshire': 'nh',
-  'new jersey': 'nj', 'new mexico': 'nm', 'new york': 'ny', 'north carolina': 'nc', 'north dakota': 'nd', ohio: 'oh',
-  oklahoma: 'ok', oregon: 'or', pennsylvania: 'pa', 'rhode island': 'ri', 'south carolina': 'sc', 'south dakota': 'sd',
-  tennessee: 'tn', texas: 'tx', utah: 'ut', vermont: 'vt', virginia: 'va', washington: 'wa', 'west virginia': 'wv',
-  wisconsin: 'wi', wyoming: 'wy',
+  alabama: 'al',
+  alaska: 'ak',
+  arizona: 'az',
+  arkansas: 'ar',
+  california: 'ca',
+  colorado: 'co',
+  connecticut: 'ct',
+  delaware: 'de',
+  florida: 'fl',
+  georgia: 'ga',
+  hawaii: 'hi',
+  idaho: 'id',
+  illinois: 'il',
+  indiana: 'in',
+  iowa: 'ia',
+  kansas: 'ks',
+  kentucky: 'ky',
+  louisiana: 'la',
+  maine: 'me',
+  maryland: 'md',
+  massachusetts: 'ma',
+  michigan: 'mi',
+  minnesota: 'mn',
+  mississippi: 'ms',
+  missouri: 'mo',
+  montana: 'mt',
+  nebraska: 'ne',
+  nevada: 'nv',
+  'new hampshire': 'nh',
+  'new jersey': 'nj',
+  'new mexico': 'nm',
+  'new york': 'ny',
+  'north carolina': 'nc',
+  'north dakota': 'nd',
+  ohio: 'oh',
+  oklahoma: 'ok',
+  oregon: 'or',
+  pennsylvania: 'pa',
+  'rhode island': 'ri',
+  'south carolina': 'sc',
+  'south dakota': 'sd',
+  tennessee: 'tn',
+  texas: 'tx',
+  utah: 'ut',
+  vermont: 'vt',
+  virginia: 'va',
+  washington: 'wa',
+  'west virginia': 'wv',
+  wisconsin: 'wi',
+  wyoming: 'wy',
 };
-const STATE_RE = new RegExp(`\\b(${Object.keys(STATES).sort((a, b) => b.length - a.length).join('|')})\\b`);
+const STATE_RE = new RegExp(
+  `\\b(${Object.keys(STATES)
+    .sort((a, b) => b.length - a.length)
+    .join('|')})\\b`,
+);
 
 const DEMONYMS: Readonly<Record<string, string>> = {
-  brazilian: 'br', brazil: 'br', french: 'fr', france: 'fr', colombian: 'co', colombia: 'co', chilean: 'cl', chile: 'cl',
-  peruvian: 'pe', peru: 'pe', mexican: 'mx', mexico: 'mx', argentine: 'ar', argentinian: 'ar', argentina: 'ar',
-  polish: 'pl', poland: 'pl', 'south korean': 'kr', 'south korea': 'kr', portuguese: 'pt', portugal: 'pt',
-  romanian: 'ro', romania: 'ro', ecuadorian: 'ec', ecuador: 'ec', costa: 'cr', 'costa rican': 'cr', philippine: 'ph',
-  filipino: 'ph', ukrainian: 'ua', ukraine: 'ua', russian: 'ru', russia: 'ru', taiwanese: 'tw', taiwan: 'tw',
-  bolivian: 'bo', bolivia: 'bo', honduran: 'hn', honduras: 'hn', uruguayan: 'uy', uruguay: 'uy', venezuelan: 've',
-  venezuela: 've', irish: 'ie', ireland: 'ie', german: 'de', germany: 'de', canadian: 'ca', canada: 'ca', japanese: 'jp',
-  japan: 'jp', israeli: 'il', israel: 'il', hungarian: 'hu', hungary: 'hu', czech: 'cz', dutch: 'nl', netherlands: 'nl',
-  'u.s.': 'us', us: 'us', 'united states': 'us', american: 'us', america: 'us', 'u.k.': 'uk', uk: 'uk', british: 'uk',
+  brazilian: 'br',
+  brazil: 'br',
+  french: 'fr',
+  france: 'fr',
+  colombian: 'co',
+  colombia: 'co',
+  chilean: 'cl',
+  chile: 'cl',
+  peruvian: 'pe',
+  peru: 'pe',
+  mexican: 'mx',
+  mexico: 'mx',
+  argentine: 'ar',
+  argentinian: 'ar',
+  argentina: 'ar',
+  polish: 'pl',
+  poland: 'pl',
+  'south korean': 'kr',
+  'south korea': 'kr',
+  portuguese: 'pt',
+  portugal: 'pt',
+  romanian: 'ro',
+  romania: 'ro',
+  ecuadorian: 'ec',
+  ecuador: 'ec',
+  costa: 'cr',
+  'costa rican': 'cr',
+  philippine: 'ph',
+  filipino: 'ph',
+  ukrainian: 'ua',
+  ukraine: 'ua',
+  russian: 'ru',
+  russia: 'ru',
+  taiwanese: 'tw',
+  taiwan: 'tw',
+  bolivian: 'bo',
+  bolivia: 'bo',
+  honduran: 'hn',
+  honduras: 'hn',
+  uruguayan: 'uy',
+  uruguay: 'uy',
+  venezuelan: 've',
+  venezuela: 've',
+  irish: 'ie',
+  ireland: 'ie',
+  german: 'de',
+  germany: 'de',
+  canadian: 'ca',
+  canada: 'ca',
+  japanese: 'jp',
+  japan: 'jp',
+  israeli: 'il',
+  israel: 'il',
+  hungarian: 'hu',
+  hungary: 'hu',
+  czech: 'cz',
+  dutch: 'nl',
+  netherlands: 'nl',
+  'u.s.': 'us',
+  us: 'us',
+  'united states': 'us',
+  american: 'us',
+  america: 'us',
+  'u.k.': 'uk',
+  uk: 'uk',
+  british: 'uk',
 };
 const DEMONYM_RE = new RegExp(
   `\\b(${Object.keys(DEMONYMS)
@@ -1240,7 +1370,8 @@ function officeIn(s: string, kt: Ticker | undefined): string | undefined {
   if (/\bpresiden(?:t|cy|tial)\b/.test(s)) {
     const dm = /\b([a-z.]+(?: [a-z]+)?) presiden(?:t|cy|tial)/.exec(s);
     const of = /\bpresident of (?:the )?([a-z. ]+?)(?:\?|$| in | election)/.exec(s);
-    const key = (dm && (DEMONYMS[dm[1]!] ? dm[1] : DEMONYMS[dm[1]!.split(' ').pop()!] ? dm[1]!.split(' ').pop() : undefined)) ?? (of ? of[1]!.trim() : undefined);
+    const key =
+      (dm && (DEMONYMS[dm[1]!] ? dm[1] : DEMONYMS[dm[1]!.split(' ').pop()!] ? dm[1]!.split(' ').pop() : undefined)) ?? (of ? of[1]!.trim() : undefined);
     if (key && DEMONYMS[key]) return `president_${DEMONYMS[key]}`;
     const dem = DEMONYM_RE.exec(s);
     if (dem && DEMONYMS[dem[1]!] !== 'us') return `president_${DEMONYMS[dem[1]!]}`;
@@ -1359,7 +1490,8 @@ function parsePolitics(ctx: Ctx, d: Draft): boolean {
     note(d, 'title');
     return true;
   }
-  const electionWords = /\b(?:win|be elected|become|be the next)\b.*\b(?:election|presidency|president|governorship|governor|senate|mayor(?:al)?(?: race| election)?|prime minister|race|primary|runoff|pope)\b|^who will win\b/;
+  const electionWords =
+    /\b(?:win|be elected|become|be the next)\b.*\b(?:election|presidency|president|governorship|governor|senate|mayor(?:al)?(?: race| election)?|prime minister|race|primary|runoff|pope)\b|^who will win\b/;
   const listQuestion = /^who will (?:win|be)\b/.test(ctx.event) && NAME_ONLY.test(t);
   if (!electionWords.test(t) && !listQuestion && !(kt && officeIn('', kt))) return false;
   const office = officeIn(all, kt);
@@ -1539,7 +1671,10 @@ const INDICATORS: readonly (readonly [RegExp, string])[] = [
   [/\bcore (?:cpi|inflation)\b.*\b(?:year|annual|yoy|y\/y|12-month)\b|\b(?:annual|yoy|year-over-year) core\b/, 'core_cpi_yoy'],
   [/\bcore (?:cpi|inflation)\b/, 'core_cpi_mom'],
   [/\bpce\b/, 'pce'],
-  [/\b(?:cpi|inflation)\b.*\b(?:year ending|annual|yoy|y\/y|12-month|year-over-year|year over year)\b|\b(?:annual|yoy|year-over-year)\b.*\b(?:cpi|inflation)\b/, 'cpi_yoy'],
+  [
+    /\b(?:cpi|inflation)\b.*\b(?:year ending|annual|yoy|y\/y|12-month|year-over-year|year over year)\b|\b(?:annual|yoy|year-over-year)\b.*\b(?:cpi|inflation)\b/,
+    'cpi_yoy',
+  ],
   [/\b(?:cpi|inflation)\b.*\b(?:monthly|month-over-month|m\/m|mom)\b|\b(?:monthly)\b.*\b(?:cpi|inflation)\b/, 'cpi_mom'],
   [/\bu-?6\b/, 'unemployment_u6'],
   [/\bunemployment\b/, 'unemployment'],
@@ -1564,10 +1699,12 @@ function parseEcon(ctx: Ctx, d: Draft): boolean {
   const all = `${t} | ${ctx.event}`;
   const kt = ctx.kt;
   let ind = kt ? SERIES_INDICATOR[kt.series] : undefined;
-  if (!ind) for (const [re, id] of INDICATORS) if (re.test(all)) {
-    ind = id;
-    break;
-  }
+  if (!ind)
+    for (const [re, id] of INDICATORS)
+      if (re.test(all)) {
+        ind = id;
+        break;
+      }
   if (!ind) return false;
   let c = ind === 'payrolls' ? comparison(t.replace(/\bjobs?\b/g, ''), '$') : comparison(t, '%');
   if (!c) c = tickerStrike(ctx);
@@ -1626,7 +1763,8 @@ const ASSETS: readonly (readonly [RegExp, string, string, boolean])[] = [
 ];
 
 const PRICE_WORDS = /\$|\bprice\b|\babove\b|\bbelow\b|\breach\b|\bhit\b|\bdip\b/;
-const CRYPTO_EXCLUDE = /\bup or down\b|\ball[- ]time high\b|\bmarket cap\b|\betf\b|\bflip(?:pening)?\b|\bdominance\b|\breserve\b|\bhalving\b|\bunban\b|\bstrategic\b/;
+const CRYPTO_EXCLUDE =
+  /\bup or down\b|\ball[- ]time high\b|\bmarket cap\b|\betf\b|\bflip(?:pening)?\b|\bdominance\b|\breserve\b|\bhalving\b|\bunban\b|\bstrategic\b/;
 
 function assetOf(ctx: Ctx, s: string): { code: string; name: string } | undefined {
   const kt = ctx.kt;
@@ -1765,7 +1903,10 @@ function deadline(ctx: Ctx, t: string, td: ReturnType<typeof findDate>, tm: Retu
 // IPOs and awards.
 
 function orgId(s: string): string {
-  return `org:${foldPerson(s).replace(/\b(inc|corp|corporation|ltc|llc|co|company|the)\b/g, '').replace(/\s+/g, ' ').trim()}`;
+  return `org:${foldPerson(s)
+    .replace(/\b(inc|corp|corporation|ltc|llc|co|company|the)\b/g, '')
+    .replace(/\s+/g, ' ')
+    .trim()}`;
 }
 
 function parseIpo(ctx: Ctx, d: Draft): boolean {
@@ -1835,10 +1976,11 @@ function parseAward(ctx: Ctx, d: Draft): boolean {
   const t = ctx.title.replace(/\?$/, '');
   const all = `${t} | ${ctx.event}`;
   let ceremony: string | undefined;
-  for (const [re, c] of CEREMONIES) if (re.test(all)) {
-    ceremony = c;
-    break;
-  }
+  for (const [re, c] of CEREMONIES)
+    if (re.test(all)) {
+      ceremony = c;
+      break;
+    }
   if (!ceremony && !/\bheisman\b|\bcy young\b/.test(all)) return false;
   let subject: string | undefined;
   let category: string | undefined;
@@ -1922,7 +2064,15 @@ function signatureOf(d: Draft): string {
 export function extractProposition(m: MatchInput): Proposition {
   const ctx = context(m);
   const d = blank(ctx);
-  const ok = parseSports(ctx, d) || reset(ctx, d, parseFutures) || reset(ctx, d, parsePolitics) || reset(ctx, d, parseFed) || reset(ctx, d, parseEcon) || reset(ctx, d, parseCrypto) || reset(ctx, d, parseIpo) || reset(ctx, d, parseAward);
+  const ok =
+    parseSports(ctx, d) ||
+    reset(ctx, d, parseFutures) ||
+    reset(ctx, d, parsePolitics) ||
+    reset(ctx, d, parseFed) ||
+    reset(ctx, d, parseEcon) ||
+    reset(ctx, d, parseCrypto) ||
+    reset(ctx, d, parseIpo) ||
+    reset(ctx, d, parseAward);
   if (!ok) {
     Object.assign(d, blank(ctx));
     parseOther(ctx, d);

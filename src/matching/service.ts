@@ -92,7 +92,13 @@ export class MatchingService implements GroupSource {
       const served: ServedGroup = { ...g, eventKey: this.eventKey(g), category: this.categoryOf(g) };
       byId.set(g.group_id, served);
       for (const m of g.members) byKey.set(m.key, g.group_id);
-      signatures.set(g.group_id, g.members.map((m) => `${m.key}${m.inverted ? '~' : ''}`).sort().join('|'));
+      signatures.set(
+        g.group_id,
+        g.members
+          .map((m) => `${m.key}${m.inverted ? '~' : ''}`)
+          .sort()
+          .join('|'),
+      );
     }
     const changed: number[] = [];
     for (const [id, sig] of signatures) if (this.signatures.get(id) !== sig) changed.push(id);

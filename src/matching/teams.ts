@@ -476,10 +476,21 @@ function rows(block: string): string[][] {
 }
 
 function list(s: string | undefined): string[] {
-  return s ? s.split(',').map((x) => x.trim()).filter((x) => x.length > 0) : [];
+  return s
+    ? s
+        .split(',')
+        .map((x) => x.trim())
+        .filter((x) => x.length > 0)
+    : [];
 }
 
-for (const [group, block] of [['NFL', NFL], ['NBA', NBA], ['MLB', MLB], ['NHL', NHL], ['NCAAF', NCAAF]] as const) {
+for (const [group, block] of [
+  ['NFL', NFL],
+  ['NBA', NBA],
+  ['MLB', MLB],
+  ['NHL', NHL],
+  ['NCAAF', NCAAF],
+] as const) {
   for (const [code, city, nick, alts, extra, full] of rows(block)) {
     const name = full || `${city} ${nick}`;
     const names = [name, `${city} ${nick}`, nick!, city!, ...list(extra)];
@@ -488,7 +499,11 @@ for (const [group, block] of [['NFL', NFL], ['NBA', NBA], ['MLB', MLB], ['NHL', 
     add({ id: `${group}:${code}`, group, code: code!, name, city: city!, nick: nick!, names, codes: [code!, ...list(alts)] });
   }
 }
-for (const [group, block] of [['SOC', SOCCER], ['ESP', ESPORTS], ['NAT', NATIONS]] as const) {
+for (const [group, block] of [
+  ['SOC', SOCCER],
+  ['ESP', ESPORTS],
+  ['NAT', NATIONS],
+] as const) {
   for (const [code, name, alts, extra] of rows(block)) {
     add({ id: `${group}:${code}`, group, code: code!, name: name!, city: name!, nick: name!, names: [name!, ...list(extra)], codes: [code!, ...list(alts)] });
   }

@@ -24,15 +24,37 @@ export function foldText(s: string): string {
 
 /** Month number (1..12) by folded name or abbreviation. */
 export const MONTHS: Readonly<Record<string, number>> = {
-  jan: 1, january: 1, feb: 2, february: 2, mar: 3, march: 3, apr: 4, april: 4, may: 5, jun: 6, june: 6,
-  jul: 7, july: 7, aug: 8, august: 8, sep: 9, sept: 9, september: 9, oct: 10, october: 10, nov: 11,
-  november: 11, dec: 12, december: 12,
+  jan: 1,
+  january: 1,
+  feb: 2,
+  february: 2,
+  mar: 3,
+  march: 3,
+  apr: 4,
+  april: 4,
+  may: 5,
+  jun: 6,
+  june: 6,
+  jul: 7,
+  july: 7,
+  aug: 8,
+  august: 8,
+  sep: 9,
+  sept: 9,
+  september: 9,
+  oct: 10,
+  october: 10,
+  nov: 11,
+  november: 11,
+  dec: 12,
+  december: 12,
 };
 
 export const MONTH_NAMES = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 
 /** A month-name alternation for regular expressions (longest names first). */
-export const MONTH_RE = 'january|february|march|april|may|june|july|august|september|october|november|december|sept|jan|feb|mar|apr|jun|jul|aug|sep|oct|nov|dec';
+export const MONTH_RE =
+  'january|february|march|april|may|june|july|august|september|october|november|december|sept|jan|feb|mar|apr|jun|jul|aug|sep|oct|nov|dec';
 
 /** Parses "139,999.99", "45000.00", "140k", "1.5m" (no currency sign) into a number; NaN if not one. */
 export function parseAmount(s: string): number {
@@ -188,7 +210,9 @@ export function findYear(t: string): number | undefined {
 }
 
 const STOP = new Set(
-  'will the a an of in on at by to be is are was for and or with who what which when how does do did this that there their its it his her as from than into vs will?'.split(' '),
+  'will the a an of in on at by to be is are was for and or with who what which when how does do did this that there their its it his her as from than into vs will?'.split(
+    ' ',
+  ),
 );
 
 /** Content words of a folded title, sorted and de-duplicated (the fallback "other" signature). */

@@ -59,7 +59,11 @@ export class Persistence {
   writeErrors = 0;
   lastWriteError: string | undefined;
 
-  constructor(dataDir: string, private readonly log?: Logger, opts: { readonly readOnly?: boolean } = {}) {
+  constructor(
+    dataDir: string,
+    private readonly log?: Logger,
+    opts: { readonly readOnly?: boolean } = {},
+  ) {
     this.dir = resolve(dataDir);
     const marker = join(this.dir, MARKER);
     const file = join(this.dir, DB_FILE);
@@ -67,9 +71,13 @@ export class Persistence {
     const hasDb = existsSync(file);
     if (existsSync(this.dir) && !statSync(this.dir).isDirectory()) throw new PersistenceError(`DATA_DIR ${this.dir} exists and is not a directory`);
     if (hasMarker && !hasDb)
-      throw new PersistenceError(`DATA_DIR ${this.dir}: ${DB_FILE} is missing but ${MARKER} says data was stored here; restore the file or point DATA_DIR at an empty directory`);
+      throw new PersistenceError(
+        `DATA_DIR ${this.dir}: ${DB_FILE} is missing but ${MARKER} says data was stored here; restore the file or point DATA_DIR at an empty directory`,
+      );
     if (!hasMarker && hasDb)
-      throw new PersistenceError(`DATA_DIR ${this.dir}: ${DB_FILE} exists without ${MARKER}; refusing to guess whose data this is (move it away or restore ${MARKER})`);
+      throw new PersistenceError(
+        `DATA_DIR ${this.dir}: ${DB_FILE} exists without ${MARKER}; refusing to guess whose data this is (move it away or restore ${MARKER})`,
+      );
     if (hasMarker) {
       let m: Marker;
       try {

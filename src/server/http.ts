@@ -35,9 +35,19 @@ interface Route {
 }
 
 const STATUS_TEXT: Record<number, string> = {
-  200: '200 OK', 400: '400 Bad Request', 401: '401 Unauthorized', 403: '403 Forbidden', 404: '404 Not Found',
-  405: '405 Method Not Allowed', 409: '409 Conflict', 413: '413 Payload Too Large', 414: '414 URI Too Long',
-  422: '422 Unprocessable Entity', 429: '429 Too Many Requests', 500: '500 Internal Server Error', 503: '503 Service Unavailable',
+  200: '200 OK',
+  400: '400 Bad Request',
+  401: '401 Unauthorized',
+  403: '403 Forbidden',
+  404: '404 Not Found',
+  405: '405 Method Not Allowed',
+  409: '409 Conflict',
+  413: '413 Payload Too Large',
+  414: '414 URI Too Long',
+  422: '422 Unprocessable Entity',
+  429: '429 Too Many Requests',
+  500: '500 Internal Server Error',
+  503: '503 Service Unavailable',
 };
 
 /** Request headers copied into the context (lower-case). */
@@ -142,7 +152,11 @@ export class HttpServer {
     };
     const m = this.match(method, path);
     if (m === undefined || m === 'method') {
-      finish(m === 'method' ? errorReply(405, 'method_not_allowed', `${method.toUpperCase()} is not allowed on ${path}; all endpoints are GET`) : errorReply(404, 'not_found', `no route ${path}`));
+      finish(
+        m === 'method'
+          ? errorReply(405, 'method_not_allowed', `${method.toUpperCase()} is not allowed on ${path}; all endpoints are GET`)
+          : errorReply(404, 'not_found', `no route ${path}`),
+      );
       return;
     }
     (ctx as { params: Record<string, string> }).params = m.params;
@@ -171,7 +185,8 @@ export class HttpServer {
     res.end(reply.body);
     const ms = performance.now() - ctx.startedAt;
     if (reply.status >= 500) this.log.warn({ requestId: ctx.requestId, path: ctx.path, status: reply.status, ms }, 'request');
-    else if (this.log.isLevelEnabled('debug')) this.log.debug({ requestId: ctx.requestId, path: ctx.path, query: redactQuery(ctx.rawQuery), status: reply.status, ms }, 'request');
+    else if (this.log.isLevelEnabled('debug'))
+      this.log.debug({ requestId: ctx.requestId, path: ctx.path, query: redactQuery(ctx.rawQuery), status: reply.status, ms }, 'request');
   }
 
   listen(host: string, port: number): Promise<number> {

@@ -229,34 +229,46 @@ export class AlertEngine {
       const e = w.entries;
       if (this.ledger.isSmart(w) && usd(notional) >= this.o.smartMinUsd) {
         const rate = e.good / e.scored;
-        this.fire('smart_money', a, f, `${short(w.address)} buys ${f.outcome.toUpperCase()} at ${cents(f.price)}¢ ($${usd(notional)}); ${e.good} of its ${e.scored} scored entries were good early entries (${pct(rate)}%)`, {
-          scored_entries: e.scored,
-          good_entries: e.good,
-          bad_entries: e.bad,
-          hit_rate: pct(rate),
-          hit_rate_lower_bound: pct(wilsonLow(e.good, e.scored)),
-          avg_move_cents: cents(e.moveSum / e.scored),
-          realized_pnl_usd: usd(w.realized),
-          amount_usd: usd(notional),
-          min_entries: this.ledger.options.smartMinEntries,
-          min_hit_rate_lower_bound: pct(this.ledger.options.smartMinHitRate),
-        });
+        this.fire(
+          'smart_money',
+          a,
+          f,
+          `${short(w.address)} buys ${f.outcome.toUpperCase()} at ${cents(f.price)}¢ ($${usd(notional)}); ${e.good} of its ${e.scored} scored entries were good early entries (${pct(rate)}%)`,
+          {
+            scored_entries: e.scored,
+            good_entries: e.good,
+            bad_entries: e.bad,
+            hit_rate: pct(rate),
+            hit_rate_lower_bound: pct(wilsonLow(e.good, e.scored)),
+            avg_move_cents: cents(e.moveSum / e.scored),
+            realized_pnl_usd: usd(w.realized),
+            amount_usd: usd(notional),
+            min_entries: this.ledger.options.smartMinEntries,
+            min_hit_rate_lower_bound: pct(this.ledger.options.smartMinHitRate),
+          },
+        );
       }
       if (this.ledger.isFade(w) && usd(notional) >= this.o.fadeMinUsd) {
         const rate = e.bad / e.scored;
-        this.fire('fade', a, f, `${short(w.address)} bets $${usd(notional)} on ${f.outcome.toUpperCase()} at ${cents(f.price)}¢; ${e.bad} of its ${e.scored} scored entries went against it (${pct(rate)}%): consider the other side`, {
-          scored_entries: e.scored,
-          bad_entries: e.bad,
-          good_entries: e.good,
-          miss_rate: pct(rate),
-          miss_rate_lower_bound: pct(wilsonLow(e.bad, e.scored)),
-          avg_move_cents: cents(e.moveSum / e.scored),
-          realized_pnl_usd: usd(w.realized),
-          amount_usd: usd(notional),
-          min_amount_usd: this.o.fadeMinUsd,
-          min_entries: this.ledger.options.fadeMinEntries,
-          min_miss_rate_lower_bound: pct(this.ledger.options.fadeMinMissRate),
-        });
+        this.fire(
+          'fade',
+          a,
+          f,
+          `${short(w.address)} bets $${usd(notional)} on ${f.outcome.toUpperCase()} at ${cents(f.price)}¢; ${e.bad} of its ${e.scored} scored entries went against it (${pct(rate)}%): consider the other side`,
+          {
+            scored_entries: e.scored,
+            bad_entries: e.bad,
+            good_entries: e.good,
+            miss_rate: pct(rate),
+            miss_rate_lower_bound: pct(wilsonLow(e.bad, e.scored)),
+            avg_move_cents: cents(e.moveSum / e.scored),
+            realized_pnl_usd: usd(w.realized),
+            amount_usd: usd(notional),
+            min_amount_usd: this.o.fadeMinUsd,
+            min_entries: this.ledger.options.fadeMinEntries,
+            min_miss_rate_lower_bound: pct(this.ledger.options.fadeMinMissRate),
+          },
+        );
       }
     }
     if (a.taker?.exit) this.hook(a, a.taker);
@@ -314,14 +326,29 @@ export class AlertEngine {
       amount_usd: amount,
       price_source: s.priceSource,
     };
-    const base = { venue: e.venue, marketId: e.marketId, token: e.token ?? null, outcome: e.outcome, price: e.price, size: e.size, notional: e.notional, tradeId: e.tradeId, tradeTimestamp: e.timestamp };
+    const base = {
+      venue: e.venue,
+      marketId: e.marketId,
+      token: e.token ?? null,
+      outcome: e.outcome,
+      price: e.price,
+      size: e.size,
+      notional: e.notional,
+      tradeId: e.tradeId,
+      tradeTimestamp: e.timestamp,
+    };
     if (e.wallet === undefined) {
       if (!this.anonymousVenues.has(e.venue) || amount < this.o.anonymousMinUsd) return;
-      this.emit('insider', { ...base, wallet: null }, `an anonymous $${amount} ${e.outcome.toUpperCase()} buy at ${cents(e.price)}¢ preceded a ${cents(s.move)}¢ move within ${common.horizon_seconds} s`, {
-        path: 'anonymous_trade',
-        ...common,
-        min_amount_usd: this.o.anonymousMinUsd,
-      });
+      this.emit(
+        'insider',
+        { ...base, wallet: null },
+        `an anonymous $${amount} ${e.outcome.toUpperCase()} buy at ${cents(e.price)}¢ preceded a ${cents(s.move)}¢ move within ${common.horizon_seconds} s`,
+        {
+          path: 'anonymous_trade',
+          ...common,
+          min_amount_usd: this.o.anonymousMinUsd,
+        },
+      );
       return;
     }
     const w = s.wallet;
@@ -330,23 +357,34 @@ export class AlertEngine {
     const priorRate = prior.scored > 0 ? prior.good / prior.scored : 0;
     const posUsd = usd(e.positionCost);
     let path: 'track_record' | 'fresh_wallet' | undefined;
-    if (prior.scored >= this.o.insiderPriorMinEntries && priorRate >= this.o.insiderPriorMinHitRate && e.notional >= this.o.insiderMinSizeRatio * e.typicalNotional) path = 'track_record';
-    else if (prior.scored <= this.o.insiderFreshMaxEntries && posUsd >= this.o.insiderFreshMinUsd && e.concentration >= this.o.insiderFreshMinShare) path = 'fresh_wallet';
+    if (
+      prior.scored >= this.o.insiderPriorMinEntries &&
+      priorRate >= this.o.insiderPriorMinHitRate &&
+      e.notional >= this.o.insiderMinSizeRatio * e.typicalNotional
+    )
+      path = 'track_record';
+    else if (prior.scored <= this.o.insiderFreshMaxEntries && posUsd >= this.o.insiderFreshMinUsd && e.concentration >= this.o.insiderFreshMinShare)
+      path = 'fresh_wallet';
     if (!path) return;
     const why =
       path === 'track_record'
         ? `its ${prior.good} of ${prior.scored} earlier entries were good (${pct(priorRate)}%) and this bet was ${Math.round((e.notional / Math.max(1, e.typicalNotional)) * 10) / 10}× its usual size`
         : `a fresh wallet with ${pct(e.concentration)}% of its exposure ($${posUsd}) in this one outcome`;
-    this.emit('insider', { ...base, wallet: w.address }, `${short(w.address)} bought ${e.outcome.toUpperCase()} at ${cents(e.price)}¢ ($${amount}) ${common.horizon_seconds} s before a ${cents(s.move)}¢ move; ${why}`, {
-      path,
-      ...common,
-      position_usd: posUsd,
-      concentration: pct(e.concentration),
-      typical_entry_usd: usd(e.typicalNotional),
-      prior_entries: prior.scored,
-      prior_good_entries: prior.good,
-      prior_hit_rate: pct(priorRate),
-    });
+    this.emit(
+      'insider',
+      { ...base, wallet: w.address },
+      `${short(w.address)} bought ${e.outcome.toUpperCase()} at ${cents(e.price)}¢ ($${amount}) ${common.horizon_seconds} s before a ${cents(s.move)}¢ move; ${why}`,
+      {
+        path,
+        ...common,
+        position_usd: posUsd,
+        concentration: pct(e.concentration),
+        typical_entry_usd: usd(e.typicalNotional),
+        prior_entries: prior.scored,
+        prior_good_entries: prior.good,
+        prior_hit_rate: pct(priorRate),
+      },
+    );
   }
 
   // ---- storage --------------------------------------------------------------------------------

@@ -107,7 +107,8 @@ export function bestArb(groupId: number, y: MemberLadders, n: MemberLadders, max
   }
   if (!best) return undefined;
   // Exact fees over the fills taken (per-fill rounding), as a venue would charge them.
-  const legFee = (v: VenueConfig, fills: [number, number][], fee: GroupMember['fee']): number => fills.reduce((a, [p, c]) => a + takerFee(v.fees, p, c, fee), 0);
+  const legFee = (v: VenueConfig, fills: [number, number][], fee: GroupMember['fee']): number =>
+    fills.reduce((a, [p, c]) => a + takerFee(v.fees, p, c, fee), 0);
   const fY = legFee(vy, best.fy, y.member.fee);
   const fN = legFee(vn, best.fn, n.member.fee);
   const spentY = best.fy.reduce((a, [p, c]) => a + p * c, 0);

@@ -131,4 +131,3 @@ export class SignalEngine {
     for (const s of this.subs) s.unsubscribe();
   }
 }
-

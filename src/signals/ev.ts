@@ -51,7 +51,9 @@ export interface EvOpportunity {
   readonly price: number;
   readonly size: number;
   readonly fee: number;
-  readonly legs: readonly [{ platform: string; source: string; market_id: string; side: 'yes' | 'no'; price: number; size: number; fee: number; url?: string | undefined }];
+  readonly legs: readonly [
+    { platform: string; source: string; market_id: string; side: 'yes' | 'no'; price: number; size: number; fee: number; url?: string | undefined },
+  ];
 }
 
 /**

@@ -189,7 +189,8 @@ export function currentYesPrice(state: EngineState, venue: VenueLabel, marketId:
   if (m && isSettled(m)) return { price: m.settlementValue!, source: 'settlement' };
   const q = state.quotes.get(venue, marketId);
   if (!q) return undefined;
-  if (q.yesBid !== undefined && q.yesAsk !== undefined && q.yesAsk - q.yesBid <= maxSpread) return { price: Math.round((q.yesBid + q.yesAsk) / 2), source: 'book_mid' };
+  if (q.yesBid !== undefined && q.yesAsk !== undefined && q.yesAsk - q.yesBid <= maxSpread)
+    return { price: Math.round((q.yesBid + q.yesAsk) / 2), source: 'book_mid' };
   if (q.lastPrice !== undefined) return { price: q.lastPrice, source: 'last_trade' };
   return undefined;
 }
@@ -492,7 +493,10 @@ export class WalletLedger {
         else {
           // The maker sold what the taker bought if it held it; otherwise it took the other side.
           const held = w.positions.get(posKey(t.venue, t.marketId, d.outcome));
-          md = held && held.shares > 0 ? { outcome: d.outcome, action: 'sell', price: d.price } : { outcome: opp(d.outcome), action: 'buy', price: PAYOUT - d.price };
+          md =
+            held && held.shares > 0
+              ? { outcome: d.outcome, action: 'sell', price: d.price }
+              : { outcome: opp(d.outcome), action: 'buy', price: PAYOUT - d.price };
         }
       }
       maker = this.fill(t.maker, t, mk, 'maker', md);
@@ -521,7 +525,15 @@ export class WalletLedger {
         typicalNotional: typical,
       });
       if (w && this.isSmart(w)) {
-        this.flow.push({ timestamp: t.timestamp, venue: t.venue, marketId: t.marketId, outcome: d.outcome, wallet: w.address, notional: d.price * t.size, size: t.size });
+        this.flow.push({
+          timestamp: t.timestamp,
+          venue: t.venue,
+          marketId: t.marketId,
+          outcome: d.outcome,
+          wallet: w.address,
+          notional: d.price * t.size,
+          size: t.size,
+        });
         this.pruneFlow(t.timestamp);
       }
     }
@@ -623,7 +635,17 @@ export class WalletLedger {
           pos.shares = 0;
           pos.cost = 0;
         }
-        exit = { implied: false, outcome: d.outcome, shares: sold, sharesBefore: before, runStart: pos.runStart, runSold: pos.runSold, avgCost: avg, exitPrice: d.price, costBefore };
+        exit = {
+          implied: false,
+          outcome: d.outcome,
+          shares: sold,
+          sharesBefore: before,
+          runStart: pos.runStart,
+          runSold: pos.runSold,
+          avgCost: avg,
+          exitPrice: d.price,
+          costBefore,
+        };
       }
       // A sale of more than we saw bought: the rest was bought before we were watching; nothing to realize.
     }
@@ -634,7 +656,21 @@ export class WalletLedger {
     const k = posKey(venue, marketId, outcome);
     let p = w.positions.get(k);
     if (!p) {
-      p = { venue, marketId, outcome, token: undefined, shares: 0, cost: 0, realized: 0, bought: 0, sold: 0, openedAt: ts, updatedAt: ts, runStart: 0, runSold: 0 };
+      p = {
+        venue,
+        marketId,
+        outcome,
+        token: undefined,
+        shares: 0,
+        cost: 0,
+        realized: 0,
+        bought: 0,
+        sold: 0,
+        openedAt: ts,
+        updatedAt: ts,
+        runStart: 0,
+        runSold: 0,
+      };
       w.positions.set(k, p);
       this.addHolder(marketKey(venue, marketId), w.address);
     }

@@ -37,21 +37,7 @@ export interface PropMeta {
   readonly league?: LeagueDef | undefined;
   /** Kind of proposition, for phrasing. */
   readonly kind:
-    | 'ml'
-    | 'ml1h'
-    | 'draw'
-    | 'spread'
-    | 'total'
-    | 'player'
-    | 'map1'
-    | 'champ'
-    | 'worldcup'
-    | 'race'
-    | 'fed'
-    | 'cpi'
-    | 'crypto_daily'
-    | 'crypto_max'
-    | 'award';
+    'ml' | 'ml1h' | 'draw' | 'spread' | 'total' | 'player' | 'map1' | 'champ' | 'worldcup' | 'race' | 'fed' | 'cpi' | 'crypto_daily' | 'crypto_max' | 'award';
   /** Codes used in ids (candidate code, country code, Fed outcome code…). */
   readonly code?: string | undefined;
   readonly name?: string | undefined;
@@ -151,29 +137,74 @@ function kalshi(prop: SimProposition, meta: PropMeta, rng: Rng): ListingSpec | u
         const s = `KX${code}GAME`;
         const team = prop.team!;
         const title = lg.draws ? `${gameTitle} Winner?` : `${gameTitle} Winner?`;
-        return { ...base, tags, id: `${ev(s)}-${team.abbr}`, title, eventTitle: gameTitle, seriesTitle: `${lg.league} Game`, outcome: lg.draws ? team.name : team.city, ids: ids(s, ev(s), `${ev(s)}-${team.abbr}`, `If ${team.name} wins the ${gameTitle} game, the market resolves to Yes.`) };
+        return {
+          ...base,
+          tags,
+          id: `${ev(s)}-${team.abbr}`,
+          title,
+          eventTitle: gameTitle,
+          seriesTitle: `${lg.league} Game`,
+          outcome: lg.draws ? team.name : team.city,
+          ids: ids(s, ev(s), `${ev(s)}-${team.abbr}`, `If ${team.name} wins the ${gameTitle} game, the market resolves to Yes.`),
+        };
       }
       case 'draw': {
         const s = `KX${code}GAME`;
-        return { ...base, tags, id: `${ev(s)}-TIE`, title: `${gameTitle} Winner?`, eventTitle: gameTitle, seriesTitle: `${lg.league} Game`, outcome: 'Tie', ids: ids(s, ev(s), `${ev(s)}-TIE`, `If the ${gameTitle} game ends in a tie, the market resolves to Yes.`) };
+        return {
+          ...base,
+          tags,
+          id: `${ev(s)}-TIE`,
+          title: `${gameTitle} Winner?`,
+          eventTitle: gameTitle,
+          seriesTitle: `${lg.league} Game`,
+          outcome: 'Tie',
+          ids: ids(s, ev(s), `${ev(s)}-TIE`, `If the ${gameTitle} game ends in a tie, the market resolves to Yes.`),
+        };
       }
       case 'ml1h': {
         if (!['NFL', 'NBA'].includes(lg.league)) return undefined;
         const s = `KX${code}1HWINNER`;
         const team = prop.team!;
-        return { ...base, tags, id: `${ev(s)}-${team.abbr}`, title: `${gameTitle}: First Half Winner?`, eventTitle: gameTitle, seriesTitle: `${lg.league} 1H Winner`, outcome: team.city, ids: ids(s, ev(s), `${ev(s)}-${team.abbr}`, `If ${team.name} leads at halftime, the market resolves to Yes.`) };
+        return {
+          ...base,
+          tags,
+          id: `${ev(s)}-${team.abbr}`,
+          title: `${gameTitle}: First Half Winner?`,
+          eventTitle: gameTitle,
+          seriesTitle: `${lg.league} 1H Winner`,
+          outcome: team.city,
+          ids: ids(s, ev(s), `${ev(s)}-${team.abbr}`, `If ${team.name} leads at halftime, the market resolves to Yes.`),
+        };
       }
       case 'spread': {
         const s = `KX${code}SPREAD`;
         const team = prop.team!;
         const line = Math.abs(prop.line!);
         const t = `${ev(s)}-${team.abbr}${Math.floor(line)}`;
-        return { ...base, tags, id: t, title: `${team.city} wins by over ${line} ${lg.unit}?`, eventTitle: gameTitle, seriesTitle: `${lg.league} Spread`, outcome: team.city, ids: ids(s, ev(s), t, `If ${team.name} wins by more than ${line} ${lg.unit}, the market resolves to Yes.`) };
+        return {
+          ...base,
+          tags,
+          id: t,
+          title: `${team.city} wins by over ${line} ${lg.unit}?`,
+          eventTitle: gameTitle,
+          seriesTitle: `${lg.league} Spread`,
+          outcome: team.city,
+          ids: ids(s, ev(s), t, `If ${team.name} wins by more than ${line} ${lg.unit}, the market resolves to Yes.`),
+        };
       }
       case 'total': {
         const s = `KX${code}TOTAL`;
         const t = `${ev(s)}-${Math.floor(prop.line!)}`;
-        return { ...base, tags, id: t, title: `${gameTitle}: Total ${cap(lg.unit)}`, eventTitle: gameTitle, seriesTitle: `${lg.league} Total`, outcome: `Over ${prop.line} ${lg.unit}`, ids: ids(s, ev(s), t, `If more than ${prop.line} ${lg.unit} are scored, the market resolves to Yes.`) };
+        return {
+          ...base,
+          tags,
+          id: t,
+          title: `${gameTitle}: Total ${cap(lg.unit)}`,
+          eventTitle: gameTitle,
+          seriesTitle: `${lg.league} Total`,
+          outcome: `Over ${prop.line} ${lg.unit}`,
+          ids: ids(s, ev(s), t, `If more than ${prop.line} ${lg.unit} are scored, the market resolves to Yes.`),
+        };
       }
       case 'player': {
         const stat = String(meta.extra?.['stat'] ?? '');
@@ -181,7 +212,16 @@ function kalshi(prop: SimProposition, meta: PropMeta, rng: Rng): ListingSpec | u
         const s = `KX${code}${stat === 'receptions' ? 'REC' : stat === 'points' ? 'PTS' : stat.replace(/\W/g, '').slice(0, 4).toUpperCase()}`;
         const pcode = `${prop.team!.abbr}${slugify(prop.player!).replace(/-/g, '').toUpperCase().slice(0, 14)}`;
         const t = `${ev(s)}-${pcode}-${n}`;
-        return { ...base, tags, id: t, title: `${prop.player}: ${n}+ ${stat}`, eventTitle: gameTitle, seriesTitle: `${lg.league} ${cap(stat)}`, outcome: `${n}+`, ids: ids(s, ev(s), t, `If ${prop.player} records ${n} or more ${stat}, the market resolves to Yes.`) };
+        return {
+          ...base,
+          tags,
+          id: t,
+          title: `${prop.player}: ${n}+ ${stat}`,
+          eventTitle: gameTitle,
+          seriesTitle: `${lg.league} ${cap(stat)}`,
+          outcome: `${n}+`,
+          ids: ids(s, ev(s), t, `If ${prop.player} records ${n} or more ${stat}, the market resolves to Yes.`),
+        };
       }
       default:
         return undefined;
@@ -193,30 +233,70 @@ function kalshi(prop: SimProposition, meta: PropMeta, rng: Rng): ListingSpec | u
       const yy = String(new Date(e.closeTime).getUTCFullYear() % 100);
       const year = Number(meta.extra?.['year']);
       const t = `KX${c.code}-${yy}-${prop.team!.abbr}`;
-      return { ...base, tags: ['Sports', lg!.league], id: t, title: `Will ${prop.team!.city} win the ${year} ${c.kalshi}?`, eventTitle: `${year} ${c.kalshi} winner?`, outcome: prop.team!.city, ids: ids(`KX${c.code}`, `KX${c.code}-${yy}`, t, `If ${prop.team!.name} wins the ${year} ${c.kalshi}, the market resolves to Yes.`, 'annual') };
+      return {
+        ...base,
+        tags: ['Sports', lg!.league],
+        id: t,
+        title: `Will ${prop.team!.city} win the ${year} ${c.kalshi}?`,
+        eventTitle: `${year} ${c.kalshi} winner?`,
+        outcome: prop.team!.city,
+        ids: ids(`KX${c.code}`, `KX${c.code}-${yy}`, t, `If ${prop.team!.name} wins the ${year} ${c.kalshi}, the market resolves to Yes.`, 'annual'),
+      };
     }
     case 'worldcup': {
       const t = `KXMENWORLDCUP-26-${meta.code}`;
-      return { ...base, tags: ['Sports', 'Soccer'], id: t, title: `Will the ${meta.name} win the 2026 Men's World Cup?`, eventTitle: "2026 Men's World Cup winner?", outcome: meta.name, ids: ids('KXMENWORLDCUP', 'KXMENWORLDCUP-26', t, `If ${meta.name} wins the 2026 FIFA World Cup, the market resolves to Yes.`, 'one_off') };
+      return {
+        ...base,
+        tags: ['Sports', 'Soccer'],
+        id: t,
+        title: `Will the ${meta.name} win the 2026 Men's World Cup?`,
+        eventTitle: "2026 Men's World Cup winner?",
+        outcome: meta.name,
+        ids: ids('KXMENWORLDCUP', 'KXMENWORLDCUP-26', t, `If ${meta.name} wins the 2026 FIFA World Cup, the market resolves to Yes.`, 'one_off'),
+      };
     }
     case 'race': {
       const series = String(meta.extra?.['series']);
       const yy = String(Number(meta.extra?.['year']) % 100);
       const t = `${series}-${yy}-${meta.code}`;
-      return { ...base, tags: ['Politics', 'Elections'], id: t, title: String(meta.extra?.['kalshiTitle']), eventTitle: String(meta.extra?.['kalshiEvent']), outcome: meta.name, ids: ids(series, `${series}-${yy}`, t, `If ${meta.name} wins, the market resolves to Yes.`, 'one_off') };
+      return {
+        ...base,
+        tags: ['Politics', 'Elections'],
+        id: t,
+        title: String(meta.extra?.['kalshiTitle']),
+        eventTitle: String(meta.extra?.['kalshiEvent']),
+        outcome: meta.name,
+        ids: ids(series, `${series}-${yy}`, t, `If ${meta.name} wins, the market resolves to Yes.`, 'one_off'),
+      };
     }
     case 'fed': {
       const d = new Date(e.closeTime);
       const ev = `KXFEDDECISION-${String(d.getUTCFullYear() % 100)}${MON[d.getUTCMonth()]}`;
       const t = `${ev}-${meta.code}`;
-      return { ...base, tags: ['Economics', 'Fed'], id: t, title: `Will the Federal Reserve ${meta.extra?.['kalshi']} at their ${MONTH[d.getUTCMonth()]} ${d.getUTCFullYear()} meeting?`, eventTitle: `Fed decision in ${MON_SHORT[d.getUTCMonth()]} ${d.getUTCFullYear()}?`, outcome: String(meta.extra?.['kalshi']), ids: ids('KXFEDDECISION', ev, t, 'Resolves on the FOMC target rate announcement.', 'custom') };
+      return {
+        ...base,
+        tags: ['Economics', 'Fed'],
+        id: t,
+        title: `Will the Federal Reserve ${meta.extra?.['kalshi']} at their ${MONTH[d.getUTCMonth()]} ${d.getUTCFullYear()} meeting?`,
+        eventTitle: `Fed decision in ${MON_SHORT[d.getUTCMonth()]} ${d.getUTCFullYear()}?`,
+        outcome: String(meta.extra?.['kalshi']),
+        ids: ids('KXFEDDECISION', ev, t, 'Resolves on the FOMC target rate announcement.', 'custom'),
+      };
     }
     case 'cpi': {
       const m = Number(meta.extra?.['month']);
       const y = Number(meta.extra?.['year']);
       const ev = `KXCPIYOY-${y % 100}${MON[m]}`;
       const t = `${ev}-T${prop.line}`;
-      return { ...base, tags: ['Economics', 'Inflation'], id: t, title: `Will the rate of CPI inflation be above ${prop.line}% for the year ending in ${MONTH[m]} ${y}?`, eventTitle: `CPI year-over-year in ${MON_SHORT[m]} ${y}?`, outcome: `Above ${prop.line}%`, ids: ids('KXCPIYOY', ev, t, 'Resolves on the BLS CPI-U release.', 'monthly') };
+      return {
+        ...base,
+        tags: ['Economics', 'Inflation'],
+        id: t,
+        title: `Will the rate of CPI inflation be above ${prop.line}% for the year ending in ${MONTH[m]} ${y}?`,
+        eventTitle: `CPI year-over-year in ${MON_SHORT[m]} ${y}?`,
+        outcome: `Above ${prop.line}%`,
+        ids: ids('KXCPIYOY', ev, t, 'Resolves on the BLS CPI-U release.', 'monthly'),
+      };
     }
     case 'crypto_daily': {
       const d = new Date(e.closeTime);
@@ -224,19 +304,50 @@ function kalshi(prop: SimProposition, meta: PropMeta, rng: Rng): ListingSpec | u
       const strike = (prop.line! - 0.01).toFixed(2);
       const t = `${ev}-T${strike}`;
       const created = rng.chance(0.3) ? rng.int(0, 20) * 3_600_000 : undefined;
-      return { ...base, tags: ['Crypto', meta.name!], id: t, title: `${meta.name} price on ${MON_SHORT[d.getUTCMonth()]} ${d.getUTCDate()}, ${d.getUTCFullYear()} at 5pm EST?`, eventTitle: `${meta.name} price on ${MON_SHORT[d.getUTCMonth()]} ${d.getUTCDate()}, ${d.getUTCFullYear()} at 5pm EST?`, outcome: `$${money(prop.line!)} or above`, ids: ids(`KX${meta.code}D`, ev, t, `If the ${meta.name} index is above ${strike} at 5pm EST, the market resolves to Yes.`, 'daily'), createdAt: created };
+      return {
+        ...base,
+        tags: ['Crypto', meta.name!],
+        id: t,
+        title: `${meta.name} price on ${MON_SHORT[d.getUTCMonth()]} ${d.getUTCDate()}, ${d.getUTCFullYear()} at 5pm EST?`,
+        eventTitle: `${meta.name} price on ${MON_SHORT[d.getUTCMonth()]} ${d.getUTCDate()}, ${d.getUTCFullYear()} at 5pm EST?`,
+        outcome: `$${money(prop.line!)} or above`,
+        ids: ids(`KX${meta.code}D`, ev, t, `If the ${meta.name} index is above ${strike} at 5pm EST, the market resolves to Yes.`, 'daily'),
+        createdAt: created,
+      };
     }
     case 'crypto_max': {
       const y = new Date(e.closeTime).getUTCFullYear() - 1;
       const strike = (prop.line! - 0.01).toFixed(2);
       const t = `KX${meta.code}MAXY-${y % 100}DEC31-${strike}`;
-      return { ...base, tags: ['Crypto', meta.name!], id: t, title: `Will ${meta.name} be above $${money(prop.line! - 0.01)} by Dec 31, ${y} at 11:59 PM ET?`, eventTitle: `How high will ${meta.name} get in ${y}?`, outcome: `Above $${money(prop.line! - 0.01)}`, ids: ids(`KX${meta.code}MAXY`, `KX${meta.code}MAXY-${y % 100}DEC31`, t, 'Resolves Yes if the index trades above the strike before the deadline.', 'annual') };
+      return {
+        ...base,
+        tags: ['Crypto', meta.name!],
+        id: t,
+        title: `Will ${meta.name} be above $${money(prop.line! - 0.01)} by Dec 31, ${y} at 11:59 PM ET?`,
+        eventTitle: `How high will ${meta.name} get in ${y}?`,
+        outcome: `Above $${money(prop.line! - 0.01)}`,
+        ids: ids(
+          `KX${meta.code}MAXY`,
+          `KX${meta.code}MAXY-${y % 100}DEC31`,
+          t,
+          'Resolves Yes if the index trades above the strike before the deadline.',
+          'annual',
+        ),
+      };
     }
     case 'award': {
       const y = Number(meta.extra?.['year']);
       const ev = `KX${meta.code}-${y % 100}`;
       const t = `${ev}-${slugify(meta.name!).replace(/-/g, '').toUpperCase().slice(0, 8)}`;
-      return { ...base, tags: ['Entertainment', String(meta.extra?.['show'])], id: t, title: `Will ${meta.name} win ${meta.extra?.['category']} at the ${y} ${meta.extra?.['show']}?`, eventTitle: `${meta.extra?.['show']} ${y}: ${meta.extra?.['category']}`, outcome: meta.name, ids: ids(`KX${meta.code}`, ev, t, 'Resolves on the official announcement.', 'annual') };
+      return {
+        ...base,
+        tags: ['Entertainment', String(meta.extra?.['show'])],
+        id: t,
+        title: `Will ${meta.name} win ${meta.extra?.['category']} at the ${y} ${meta.extra?.['show']}?`,
+        eventTitle: `${meta.extra?.['show']} ${y}: ${meta.extra?.['category']}`,
+        outcome: meta.name,
+        ids: ids(`KX${meta.code}`, ev, t, 'Resolves on the official announcement.', 'annual'),
+      };
     }
     default:
       return undefined;
@@ -278,18 +389,50 @@ function polymarket(prop: SimProposition, meta: PropMeta, rng: Rng): ListingSpec
       case 'ml': {
         if (lg.draws) {
           const team = prop.team!;
-          return { ...base, tags, id: '', title: `Will ${team.name} win on ${isoDay(e.startTime)}?`, eventTitle: matchup(e, ' vs. ', (t) => t.name), outcome: 'Yes', ids: polyIds(rng, `${es}-${team.abbr.toLowerCase()}`, es, 'Yes', 'No') };
+          return {
+            ...base,
+            tags,
+            id: '',
+            title: `Will ${team.name} win on ${isoDay(e.startTime)}?`,
+            eventTitle: matchup(e, ' vs. ', (t) => t.name),
+            outcome: 'Yes',
+            ids: polyIds(rng, `${es}-${team.abbr.toLowerCase()}`, es, 'Yes', 'No'),
+          };
         }
         // One market per game; YES token = the first-named (away) team, as Polymarket lists it.
         if (prop.side !== 'away') return undefined;
         const title = lg.esports ? gameTitle : game;
-        return { ...base, tags, id: '', title, eventTitle: title, outcome: e.away.name === e.away.nick ? e.away.nick : lg.esports ? e.away.name : e.away.nick, ids: polyIds(rng, es, es, lg.esports ? e.away.name : e.away.nick, lg.esports ? e.home.name : e.home.nick) };
+        return {
+          ...base,
+          tags,
+          id: '',
+          title,
+          eventTitle: title,
+          outcome: e.away.name === e.away.nick ? e.away.nick : lg.esports ? e.away.name : e.away.nick,
+          ids: polyIds(rng, es, es, lg.esports ? e.away.name : e.away.nick, lg.esports ? e.home.name : e.home.nick),
+        };
       }
       case 'draw':
-        return { ...base, tags, id: '', title: `Will ${matchup(e, ' vs. ', (t) => t.name)} end in a draw?`, eventTitle: matchup(e, ' vs. ', (t) => t.name), outcome: 'Yes', ids: polyIds(rng, `${es}-draw`, es, 'Yes', 'No') };
+        return {
+          ...base,
+          tags,
+          id: '',
+          title: `Will ${matchup(e, ' vs. ', (t) => t.name)} end in a draw?`,
+          eventTitle: matchup(e, ' vs. ', (t) => t.name),
+          outcome: 'Yes',
+          ids: polyIds(rng, `${es}-draw`, es, 'Yes', 'No'),
+        };
       case 'ml1h': {
         if (prop.side !== 'away' || !['NFL', 'NBA'].includes(lg.league)) return undefined;
-        return { ...base, tags, id: '', title: `${game}: 1H Moneyline`, eventTitle: game, outcome: e.away.nick, ids: polyIds(rng, `${es}-1h-moneyline`, es, e.away.nick, e.home.nick) };
+        return {
+          ...base,
+          tags,
+          id: '',
+          title: `${game}: 1H Moneyline`,
+          eventTitle: game,
+          outcome: e.away.nick,
+          ids: polyIds(rng, `${es}-1h-moneyline`, es, e.away.nick, e.home.nick),
+        };
       }
       case 'spread': {
         const line = Math.abs(prop.line!);
@@ -297,23 +440,72 @@ function polymarket(prop: SimProposition, meta: PropMeta, rng: Rng): ListingSpec
         const dog = fav === e.home ? e.away : e.home;
         const name = (t: SimTeam): string => (lg.esports ? t.name : t.nick);
         if (lg.esports) {
-          return { ...base, tags, id: '', title: `Map Handicap: ${name(fav)} (-${line}) vs ${name(dog)} (+${line})`, eventTitle: gameTitle, outcome: name(fav), ids: polyIds(rng, `${es}-map-handicap`, es, name(fav), name(dog)) };
+          return {
+            ...base,
+            tags,
+            id: '',
+            title: `Map Handicap: ${name(fav)} (-${line}) vs ${name(dog)} (+${line})`,
+            eventTitle: gameTitle,
+            outcome: name(fav),
+            ids: polyIds(rng, `${es}-map-handicap`, es, name(fav), name(dog)),
+          };
         }
         // Half of the spreads are listed from the underdog's side: the same market, YES inverted.
         if (rng.chance(0.5)) {
-          return { ...base, inverted: true, tags, id: '', title: `Spread: ${name(dog)} (+${line})`, eventTitle: game, outcome: name(dog), ids: polyIds(rng, `${es}-spread-away-${String(line).replace('.', 'pt')}`, es, name(dog), name(fav)) };
+          return {
+            ...base,
+            inverted: true,
+            tags,
+            id: '',
+            title: `Spread: ${name(dog)} (+${line})`,
+            eventTitle: game,
+            outcome: name(dog),
+            ids: polyIds(rng, `${es}-spread-away-${String(line).replace('.', 'pt')}`, es, name(dog), name(fav)),
+          };
         }
-        return { ...base, tags, id: '', title: `Spread: ${name(fav)} (-${line})`, eventTitle: game, outcome: name(fav), ids: polyIds(rng, `${es}-spread-home-${String(line).replace('.', 'pt')}`, es, name(fav), name(dog)) };
+        return {
+          ...base,
+          tags,
+          id: '',
+          title: `Spread: ${name(fav)} (-${line})`,
+          eventTitle: game,
+          outcome: name(fav),
+          ids: polyIds(rng, `${es}-spread-home-${String(line).replace('.', 'pt')}`, es, name(fav), name(dog)),
+        };
       }
       case 'total':
-        return { ...base, tags, id: '', title: lg.esports ? `${gameTitle}: Games Total O/U ${prop.line}` : `${game}: O/U ${prop.line}`, eventTitle: lg.esports ? gameTitle : game, outcome: 'Over', ids: polyIds(rng, `${es}-total-${String(prop.line).replace('.', 'pt')}`, es, 'Over', 'Under') };
+        return {
+          ...base,
+          tags,
+          id: '',
+          title: lg.esports ? `${gameTitle}: Games Total O/U ${prop.line}` : `${game}: O/U ${prop.line}`,
+          eventTitle: lg.esports ? gameTitle : game,
+          outcome: 'Over',
+          ids: polyIds(rng, `${es}-total-${String(prop.line).replace('.', 'pt')}`, es, 'Over', 'Under'),
+        };
       case 'player': {
         const stat = String(meta.extra?.['stat'] ?? '');
         const label = stat.split(' ').map(cap).join(' ');
-        return { ...base, tags, id: '', title: `${prop.player}: ${label} O/U ${prop.line}`, eventTitle: game, outcome: 'Over', ids: polyIds(rng, `${es}-${slugify(prop.player!)}-${slugify(stat)}-${String(prop.line).replace('.', 'pt')}`, es, 'Over', 'Under') };
+        return {
+          ...base,
+          tags,
+          id: '',
+          title: `${prop.player}: ${label} O/U ${prop.line}`,
+          eventTitle: game,
+          outcome: 'Over',
+          ids: polyIds(rng, `${es}-${slugify(prop.player!)}-${slugify(stat)}-${String(prop.line).replace('.', 'pt')}`, es, 'Over', 'Under'),
+        };
       }
       case 'map1':
-        return { ...base, tags, id: '', title: `${prefix}${matchup(e, ' vs ', (t) => t.name)} - Game 1 Winner`, eventTitle: gameTitle, outcome: e.away.name, ids: polyIds(rng, `${es}-game1`, es, e.away.name, e.home.name) };
+        return {
+          ...base,
+          tags,
+          id: '',
+          title: `${prefix}${matchup(e, ' vs ', (t) => t.name)} - Game 1 Winner`,
+          eventTitle: gameTitle,
+          outcome: e.away.name,
+          ids: polyIds(rng, `${es}-game1`, es, e.away.name, e.home.name),
+        };
       default:
         return undefined;
     }
@@ -324,42 +516,104 @@ function polymarket(prop: SimProposition, meta: PropMeta, rng: Rng): ListingSpec
       const c = lg!.champ!;
       const year = Number(meta.extra?.['year']);
       const ev = c.poly === 'World Series' ? `MLB World Series Champion ${year}` : `${c.poly.replace(' league championship', '')} Champion ${year}`;
-      const title = c.poly === 'World Series' ? `Will the ${prop.team!.name} win the ${year} World Series?` : `Will the ${prop.team!.name} win the ${year} ${c.poly}?`;
+      const title =
+        c.poly === 'World Series' ? `Will the ${prop.team!.name} win the ${year} World Series?` : `Will the ${prop.team!.name} win the ${year} ${c.poly}?`;
       return { ...base, tags: ['Sports', lg!.league], id: '', title, eventTitle: ev, outcome: 'Yes', ids: yn(slugify(title), slugify(ev)) };
     }
     case 'worldcup': {
       const title = `Will ${meta.name} win the 2026 FIFA World Cup?`;
-      return { ...base, tags: ['Sports', 'Soccer'], id: '', title, eventTitle: '2026 FIFA World Cup Winner', outcome: 'Yes', ids: yn(slugify(title), '2026-fifa-world-cup-winner') };
+      return {
+        ...base,
+        tags: ['Sports', 'Soccer'],
+        id: '',
+        title,
+        eventTitle: '2026 FIFA World Cup Winner',
+        outcome: 'Yes',
+        ids: yn(slugify(title), '2026-fifa-world-cup-winner'),
+      };
     }
     case 'race': {
       const title = String(meta.extra?.['polyTitle']);
-      return { ...base, tags: ['Politics', 'Elections'], id: '', title, eventTitle: String(meta.extra?.['polyEvent']), outcome: 'Yes', ids: { ...yn(slugify(title), slugify(String(meta.extra?.['polyEvent']))), neg_risk: 'true' } };
+      return {
+        ...base,
+        tags: ['Politics', 'Elections'],
+        id: '',
+        title,
+        eventTitle: String(meta.extra?.['polyEvent']),
+        outcome: 'Yes',
+        ids: { ...yn(slugify(title), slugify(String(meta.extra?.['polyEvent']))), neg_risk: 'true' },
+      };
     }
     case 'fed': {
       const d = new Date(e.closeTime);
       const when = `${MONTH[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
-      const title = meta.code === 'H0' ? `Will there be no change in Fed interest rates after the ${when} meeting?` : `Will the Fed ${meta.extra?.['poly']} after the ${when} meeting?`;
-      return { ...base, tags: ['Economics', 'Fed'], id: '', title, eventTitle: `Fed decision in ${MONTH[d.getUTCMonth()]}?`, outcome: 'Yes', ids: yn(slugify(title), `fed-decision-in-${MONTH[d.getUTCMonth()]!.toLowerCase()}`) };
+      const title =
+        meta.code === 'H0'
+          ? `Will there be no change in Fed interest rates after the ${when} meeting?`
+          : `Will the Fed ${meta.extra?.['poly']} after the ${when} meeting?`;
+      return {
+        ...base,
+        tags: ['Economics', 'Fed'],
+        id: '',
+        title,
+        eventTitle: `Fed decision in ${MONTH[d.getUTCMonth()]}?`,
+        outcome: 'Yes',
+        ids: yn(slugify(title), `fed-decision-in-${MONTH[d.getUTCMonth()]!.toLowerCase()}`),
+      };
     }
     case 'cpi': {
       const m = Number(meta.extra?.['month']);
       const title = `Will annual inflation be above ${prop.line}% in ${MONTH[m]}?`;
-      return { ...base, tags: ['Economics', 'Inflation'], id: '', title, eventTitle: `${MONTH[m]} inflation US - annual`, outcome: 'Yes', ids: yn(slugify(title), slugify(`${MONTH[m]} inflation us annual`)) };
+      return {
+        ...base,
+        tags: ['Economics', 'Inflation'],
+        id: '',
+        title,
+        eventTitle: `${MONTH[m]} inflation US - annual`,
+        outcome: 'Yes',
+        ids: yn(slugify(title), slugify(`${MONTH[m]} inflation us annual`)),
+      };
     }
     case 'crypto_daily': {
       const d = new Date(e.closeTime);
       const title = `${meta.name} above ${money(prop.line!)} on ${MONTH[d.getUTCMonth()]} ${d.getUTCDate()}?`;
-      return { ...base, tags: ['Crypto', meta.name!], id: '', title, eventTitle: `${meta.name} above ___ on ${MONTH[d.getUTCMonth()]} ${d.getUTCDate()}?`, outcome: 'Yes', ids: yn(slugify(title), slugify(`${meta.name} above on ${MONTH[d.getUTCMonth()]} ${d.getUTCDate()}`), '0.001'), tick: 10 };
+      return {
+        ...base,
+        tags: ['Crypto', meta.name!],
+        id: '',
+        title,
+        eventTitle: `${meta.name} above ___ on ${MONTH[d.getUTCMonth()]} ${d.getUTCDate()}?`,
+        outcome: 'Yes',
+        ids: yn(slugify(title), slugify(`${meta.name} above on ${MONTH[d.getUTCMonth()]} ${d.getUTCDate()}`), '0.001'),
+        tick: 10,
+      };
     }
     case 'crypto_max': {
       const y = new Date(e.closeTime).getUTCFullYear() - 1;
       const title = `Will ${meta.name} reach $${money(prop.line!)} by December 31, ${y}?`;
-      return { ...base, tags: ['Crypto', meta.name!], id: '', title, eventTitle: `What price will ${meta.name} hit in ${y}?`, outcome: 'Yes', ids: yn(slugify(title), slugify(`what price will ${meta.name} hit in ${y}`), '0.001'), tick: 10 };
+      return {
+        ...base,
+        tags: ['Crypto', meta.name!],
+        id: '',
+        title,
+        eventTitle: `What price will ${meta.name} hit in ${y}?`,
+        outcome: 'Yes',
+        ids: yn(slugify(title), slugify(`what price will ${meta.name} hit in ${y}`), '0.001'),
+        tick: 10,
+      };
     }
     case 'award': {
       const y = Number(meta.extra?.['year']);
       const title = `Will "${meta.name}" win ${meta.extra?.['category']} at the ${y} ${meta.extra?.['show']}?`;
-      return { ...base, tags: ['Entertainment'], id: '', title, eventTitle: `${meta.extra?.['show']} ${y}: ${meta.extra?.['category']} Winner`, outcome: 'Yes', ids: yn(slugify(title), slugify(`${meta.extra?.['show']} ${y} ${meta.extra?.['category']} winner`)) };
+      return {
+        ...base,
+        tags: ['Entertainment'],
+        id: '',
+        title,
+        eventTitle: `${meta.extra?.['show']} ${y}: ${meta.extra?.['category']} Winner`,
+        outcome: 'Yes',
+        ids: yn(slugify(title), slugify(`${meta.extra?.['show']} ${y} ${meta.extra?.['category']} winner`)),
+      };
     }
     default:
       return undefined;
@@ -374,7 +628,17 @@ function polymarketUs(prop: SimProposition, meta: PropMeta): ListingSpec | undef
     const c = lg!.champ!;
     const year = Number(meta.extra?.['year']);
     const slug = `${lg!.league.toLowerCase()}-champion-${year}-${prop.team!.abbr.toLowerCase()}`;
-    return { id: slug, title: `${prop.team!.name} to win the ${year} ${c.poly}`, eventTitle: `${year} ${c.poly}`, outcome: prop.team!.name, inverted: false, category: 'Sports', tags: ['Sports', lg!.league], ids: { slug, event_slug: `${lg!.league.toLowerCase()}-champion-${year}` }, tick: 100 };
+    return {
+      id: slug,
+      title: `${prop.team!.name} to win the ${year} ${c.poly}`,
+      eventTitle: `${year} ${c.poly}`,
+      outcome: prop.team!.name,
+      inverted: false,
+      category: 'Sports',
+      tags: ['Sports', lg!.league],
+      ids: { slug, event_slug: `${lg!.league.toLowerCase()}-champion-${year}` },
+      tick: 100,
+    };
   }
   const es = `aec-${lg.league.toLowerCase()}-${e.away.abbr.toLowerCase()}-${e.home.abbr.toLowerCase()}-${isoDay(e.startTime)}`;
   const game = matchup(e, ' vs. ', (t) => t.name);
@@ -388,7 +652,14 @@ function polymarketUs(prop: SimProposition, meta: PropMeta): ListingSpec | undef
     }
     case 'spread': {
       const slug = `${es}-spread-${prop.team!.abbr.toLowerCase()}-${String(Math.abs(prop.line!)).replace('.', 'pt')}`;
-      return { ...base, id: slug, title: `${game}: ${prop.team!.name} -${Math.abs(prop.line!)}`, eventTitle: game, outcome: prop.team!.name, ids: { slug, event_slug: es } };
+      return {
+        ...base,
+        id: slug,
+        title: `${game}: ${prop.team!.name} -${Math.abs(prop.line!)}`,
+        eventTitle: game,
+        outcome: prop.team!.name,
+        ids: { slug, event_slug: es },
+      };
     }
     case 'total': {
       const slug = `${es}-total-over-${String(prop.line).replace('.', 'pt')}`;
@@ -433,7 +704,15 @@ function manifold(prop: SimProposition, meta: PropMeta, rng: Rng): ListingSpec |
       inverted: false,
       category: 'Politics',
       tags: ['Politics'],
-      ids: { id: `${contractId}:${answerId}`, contract_id: contractId, answer_id: answerId, answer_text: meta.name!, slug: slugify(question), creator_username: 'Manifold', question },
+      ids: {
+        id: `${contractId}:${answerId}`,
+        contract_id: contractId,
+        answer_id: answerId,
+        answer_text: meta.name!,
+        slug: slugify(question),
+        creator_username: 'Manifold',
+        question,
+      },
       tick: 100,
     };
   }
@@ -444,7 +723,17 @@ function manifold(prop: SimProposition, meta: PropMeta, rng: Rng): ListingSpec |
   else if (meta.kind === 'champ' && meta.league?.league === 'NFL') question = `Will the ${prop.team!.name} win the ${meta.extra?.['year']} Super Bowl?`;
   if (!question) return undefined;
   const id = rng.hex(20);
-  return { id, title: question, eventTitle: question, outcome: 'Yes', inverted: false, category: category(e), tags: [category(e)], ids: { id, slug: slugify(question), creator_username: creator, question }, tick: 100 };
+  return {
+    id,
+    title: question,
+    eventTitle: question,
+    outcome: 'Yes',
+    inverted: false,
+    category: category(e),
+    tags: [category(e)],
+    ids: { id, slug: slugify(question), creator_username: creator, question },
+    tick: 100,
+  };
 }
 
 function exchange(venue: VenueConfig, prop: SimProposition, meta: PropMeta, rng: Rng): ListingSpec | undefined {
@@ -462,10 +751,26 @@ function exchange(venue: VenueConfig, prop: SimProposition, meta: PropMeta, rng:
     switch (meta.kind) {
       case 'ml':
         if (!sportsOnly && yesOnly) return undefined;
-        return { ...base, tags: ['Sports', lg.league], id: outcomeId, title: sportsOnly ? prop.team!.name : `${prop.team!.name} to beat ${(prop.team === e.home ? e.away : e.home).name}`, eventTitle: game, outcome: prop.team!.name, ids: ids('Moneyline') };
+        return {
+          ...base,
+          tags: ['Sports', lg.league],
+          id: outcomeId,
+          title: sportsOnly ? prop.team!.name : `${prop.team!.name} to beat ${(prop.team === e.home ? e.away : e.home).name}`,
+          eventTitle: game,
+          outcome: prop.team!.name,
+          ids: ids('Moneyline'),
+        };
       case 'spread':
         if (!sportsOnly) return undefined;
-        return { ...base, tags: ['Sports', lg.league], id: outcomeId, title: `${prop.team!.name} -${Math.abs(prop.line!)}`, eventTitle: game, outcome: prop.team!.name, ids: ids('Spread') };
+        return {
+          ...base,
+          tags: ['Sports', lg.league],
+          id: outcomeId,
+          title: `${prop.team!.name} -${Math.abs(prop.line!)}`,
+          eventTitle: game,
+          outcome: prop.team!.name,
+          ids: ids('Spread'),
+        };
       case 'total':
         if (!sportsOnly) return undefined;
         return { ...base, tags: ['Sports', lg.league], id: outcomeId, title: `Over ${prop.line}`, eventTitle: game, outcome: 'Over', ids: ids('Total') };
@@ -476,24 +781,60 @@ function exchange(venue: VenueConfig, prop: SimProposition, meta: PropMeta, rng:
   if (sportsOnly) {
     if (meta.kind === 'champ' && lg && ['NFL', 'NCAAF', 'NBA'].includes(lg.league)) {
       const year = Number(meta.extra?.['year']);
-      return { ...base, tags: ['Sports', lg.league], id: outcomeId, title: prop.team!.name, eventTitle: `${year} ${lg.champ!.poly} Winner`, outcome: prop.team!.name, ids: ids('Futures') };
+      return {
+        ...base,
+        tags: ['Sports', lg.league],
+        id: outcomeId,
+        title: prop.team!.name,
+        eventTitle: `${year} ${lg.champ!.poly} Winner`,
+        outcome: prop.team!.name,
+        ids: ids('Futures'),
+      };
     }
     return undefined;
   }
   switch (meta.kind) {
     case 'race':
-      return { ...base, id: outcomeId, title: `${meta.name} to win: ${meta.extra?.['office']} ${meta.extra?.['year']}`, eventTitle: `${meta.extra?.['office']} ${meta.extra?.['year']}`, outcome: meta.name, ids: ids('Winner') };
+      return {
+        ...base,
+        id: outcomeId,
+        title: `${meta.name} to win: ${meta.extra?.['office']} ${meta.extra?.['year']}`,
+        eventTitle: `${meta.extra?.['office']} ${meta.extra?.['year']}`,
+        outcome: meta.name,
+        ids: ids('Winner'),
+      };
     case 'fed': {
       const d = new Date(e.closeTime);
-      return { ...base, id: outcomeId, title: `Fed ${MONTH[d.getUTCMonth()]} ${d.getUTCFullYear()}: ${meta.extra?.['kalshi']}`, eventTitle: `FOMC ${MONTH[d.getUTCMonth()]} ${d.getUTCFullYear()}`, outcome: String(meta.extra?.['kalshi']), ids: ids('Rate decision') };
+      return {
+        ...base,
+        id: outcomeId,
+        title: `Fed ${MONTH[d.getUTCMonth()]} ${d.getUTCFullYear()}: ${meta.extra?.['kalshi']}`,
+        eventTitle: `FOMC ${MONTH[d.getUTCMonth()]} ${d.getUTCFullYear()}`,
+        outcome: String(meta.extra?.['kalshi']),
+        ids: ids('Rate decision'),
+      };
     }
     case 'crypto_daily': {
       if (venue.label !== 'venue_f' && rng.chance(0.5)) return undefined;
       const d = new Date(e.closeTime);
-      return { ...base, id: outcomeId, title: `${meta.name} above $${money(prop.line!)} on ${isoDay(d.getTime())} 22:00 UTC`, eventTitle: `${meta.name} daily close ${isoDay(d.getTime())}`, outcome: 'Yes', ids: ids('Above') };
+      return {
+        ...base,
+        id: outcomeId,
+        title: `${meta.name} above $${money(prop.line!)} on ${isoDay(d.getTime())} 22:00 UTC`,
+        eventTitle: `${meta.name} daily close ${isoDay(d.getTime())}`,
+        outcome: 'Yes',
+        ids: ids('Above'),
+      };
     }
     case 'cpi':
-      return { ...base, id: outcomeId, title: `US CPI YoY above ${prop.line}% (${MONTH[Number(meta.extra?.['month'])]} ${meta.extra?.['year']})`, eventTitle: `US CPI ${MONTH[Number(meta.extra?.['month'])]} ${meta.extra?.['year']}`, outcome: 'Yes', ids: ids('Above') };
+      return {
+        ...base,
+        id: outcomeId,
+        title: `US CPI YoY above ${prop.line}% (${MONTH[Number(meta.extra?.['month'])]} ${meta.extra?.['year']})`,
+        eventTitle: `US CPI ${MONTH[Number(meta.extra?.['month'])]} ${meta.extra?.['year']}`,
+        outcome: 'Yes',
+        ids: ids('Above'),
+      };
     default:
       return undefined;
   }

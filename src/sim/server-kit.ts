@@ -8,11 +8,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
  * e.g. stop answering pings during a stall, which ws allows with autoPong:false).
  */
 
-export type RestHandler = (
-  query: URLSearchParams,
-  params: Record<string, string>,
-  req: IncomingMessage,
-) => unknown | Promise<unknown>;
+export type RestHandler = (query: URLSearchParams, params: Record<string, string>, req: IncomingMessage) => unknown | Promise<unknown>;
 
 interface Route {
   readonly parts: string[];

@@ -43,9 +43,26 @@ export function marketKey(venue: VenueLabel, marketId: string): string {
 }
 
 const FIELDS = [
-  'title', 'eventTitle', 'seriesTitle', 'eventId', 'seriesId', 'outcome', 'category', 'tags', 'status',
-  'openTime', 'closeTime', 'url', 'yesInstrument', 'noInstrument', 'result', 'settlementValue', 'volume',
-  'openInterest', 'liquidity', 'extra',
+  'title',
+  'eventTitle',
+  'seriesTitle',
+  'eventId',
+  'seriesId',
+  'outcome',
+  'category',
+  'tags',
+  'status',
+  'openTime',
+  'closeTime',
+  'url',
+  'yesInstrument',
+  'noInstrument',
+  'result',
+  'settlementValue',
+  'volume',
+  'openInterest',
+  'liquidity',
+  'extra',
 ] as const;
 
 /**

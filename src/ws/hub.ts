@@ -113,7 +113,18 @@ export class WsHub {
         const topic = `live_games:${eid}`;
         if (this.app.numSubscribers(topic) === 0) return;
         const v = this.venues.byLabel.get(t.venue);
-        this.publish(topic, { type: 'trade', channel: 'live_games', event_id: eid, market_id: t.marketId, source: v?.slug ?? t.venue, price: toCents(t.yesPrice), size: t.size, taker_side: t.takerSide ?? null, trade_id: t.tradeId, executed_at: new Date(t.timestamp).toISOString() });
+        this.publish(topic, {
+          type: 'trade',
+          channel: 'live_games',
+          event_id: eid,
+          market_id: t.marketId,
+          source: v?.slug ?? t.venue,
+          price: toCents(t.yesPrice),
+          size: t.size,
+          taker_side: t.takerSide ?? null,
+          trade_id: t.tradeId,
+          executed_at: new Date(t.timestamp).toISOString(),
+        });
       }),
     );
   }
@@ -138,7 +149,14 @@ export class WsHub {
   }
 
   private signalBody(ch: 'arb' | 'ev', g: GroupSignals): Record<string, unknown> {
-    return { type: ch, channel: ch, group_id: g.groupId, title: g.title, opportunities: ch === 'arb' ? g.arbs : g.evs, computed_at: new Date(g.at).toISOString() };
+    return {
+      type: ch,
+      channel: ch,
+      group_id: g.groupId,
+      title: g.title,
+      opportunities: ch === 'arb' ? g.arbs : g.evs,
+      computed_at: new Date(g.at).toISOString(),
+    };
   }
 
   /** Feed health events (from the ingest stream) become warnings to that venue's subscribers. */
@@ -158,7 +176,13 @@ export class WsHub {
     if (!code) return;
     const topic = `status:${v.slug}`;
     if (this.app.numSubscribers(topic) === 0) return;
-    this.publish(topic, { type: code === CODES.FEED_READY ? 'ready' : 'warning', code, source: v.slug, message, ...(ev.instrument ? { market_id: ev.instrument } : {}) });
+    this.publish(topic, {
+      type: code === CODES.FEED_READY ? 'ready' : 'warning',
+      code,
+      source: v.slug,
+      message,
+      ...(ev.instrument ? { market_id: ev.instrument } : {}),
+    });
   }
 
   private nextSeq(topic: string): number {
@@ -228,7 +252,8 @@ export class WsHub {
     if (this.app.numSubscribers(topic) > 0) this.publish(topic, this.priceBody(v, q, false));
     if (this.games) {
       const eid = this.games.eventOf(q.venue, q.marketId);
-      if (eid && this.app.numSubscribers(`live_games:${eid}`) > 0) this.publish(`live_games:${eid}`, { ...this.priceBody(v, q, false), type: 'live_game', channel: 'live_games', event_id: eid });
+      if (eid && this.app.numSubscribers(`live_games:${eid}`) > 0)
+        this.publish(`live_games:${eid}`, { ...this.priceBody(v, q, false), type: 'live_game', channel: 'live_games', event_id: eid });
     }
     if (this.tickerChannel && v === this.catalogVenue) {
       const t = `${this.tickerChannel}:${v.slug}:${q.marketId}`;
@@ -275,19 +300,38 @@ export class WsHub {
     const ext = req.getHeader('sec-websocket-extensions');
     const deny = (status: string, code: string, message: string): void => {
       res.cork(() => {
-        res.writeStatus(status).writeHeader('content-type', 'application/json').end(JSON.stringify({ error: message, success: false, code }));
+        res
+          .writeStatus(status)
+          .writeHeader('content-type', 'application/json')
+          .end(JSON.stringify({ error: message, success: false, code }));
       });
     };
     const v = this.keys.verify(headerKey || queryKey);
     if (!v.ok) {
-      const msg = { missing: 'API key required: X-API-Key header or api_key query parameter', invalid: 'invalid API key', revoked: 'API key has been revoked' }[v.reason];
+      const msg = { missing: 'API key required: X-API-Key header or api_key query parameter', invalid: 'invalid API key', revoked: 'API key has been revoked' }[
+        v.reason
+      ];
       return deny('401 Unauthorized', `auth.${v.reason}_key`, msg);
     }
     const plan = this.plans[v.record.plan];
     const open = this.perKey.get(v.record.id) ?? 0;
     if (plan.ws.connections !== 0 && open >= plan.ws.connections)
-      return deny('429 Too Many Requests', 'rate_limit.connections', `the ${plan.name} plan allows ${plan.ws.connections} concurrent WebSocket connections per key`);
-    const conn: Conn = { key: v.record, plan, topics: new Map(), delivered: new Map(), coalescing: false, coalescingSince: 0, closed: false, rateWindow: 0, rateCount: 0 };
+      return deny(
+        '429 Too Many Requests',
+        'rate_limit.connections',
+        `the ${plan.name} plan allows ${plan.ws.connections} concurrent WebSocket connections per key`,
+      );
+    const conn: Conn = {
+      key: v.record,
+      plan,
+      topics: new Map(),
+      delivered: new Map(),
+      coalescing: false,
+      coalescingSince: 0,
+      closed: false,
+      rateWindow: 0,
+      rateCount: 0,
+    };
     res.upgrade(conn, secKey, proto, ext, context);
   }
 
@@ -328,7 +372,11 @@ export class WsHub {
     const parsed = clientMessage.safeParse(raw);
     if (!parsed.success) {
       const i = parsed.error.issues[0];
-      return this.send(ws, { type: 'error', code: CODES.BAD_REQUEST, message: `invalid message: ${i?.path.join('.') || '(root)'}: ${i?.message ?? 'invalid'}` });
+      return this.send(ws, {
+        type: 'error',
+        code: CODES.BAD_REQUEST,
+        message: `invalid message: ${i?.path.join('.') || '(root)'}: ${i?.message ?? 'invalid'}`,
+      });
     }
     const m = parsed.data;
     if (m.type === 'ping') return this.send(ws, { type: 'pong' });
@@ -338,21 +386,44 @@ export class WsHub {
       c.rateCount = 0;
     }
     if (++c.rateCount > (this.opts.subscribeRate ?? 20))
-      return this.send(ws, { type: 'error', code: CODES.RATE_LIMITED, message: `at most ${this.opts.subscribeRate ?? 20} subscribe/unsubscribe messages per second`, channel: m.channel });
+      return this.send(ws, {
+        type: 'error',
+        code: CODES.RATE_LIMITED,
+        message: `at most ${this.opts.subscribeRate ?? 20} subscribe/unsubscribe messages per second`,
+        channel: m.channel,
+      });
     const channels = this.channelsOf(c.plan);
-    const known = ['prices', 'orderbook', ...(this.tickerChannel ? [this.tickerChannel] : []), ...(this.signalsOn ? ['arb', 'ev'] : []), ...(this.games ? ['live_games'] : [])];
+    const known = [
+      'prices',
+      'orderbook',
+      ...(this.tickerChannel ? [this.tickerChannel] : []),
+      ...(this.signalsOn ? ['arb', 'ev'] : []),
+      ...(this.games ? ['live_games'] : []),
+    ];
     const ch = m.channel;
     if (!known.includes(ch) && !['live_games', 'arb', 'ev'].includes(ch))
-      return this.send(ws, { type: 'warning', code: CODES.UNKNOWN_CHANNEL, channel: ch, message: `unknown channel "${ch}"; channels: ${[...known, 'live_games', 'arb', 'ev'].join(', ')}` });
-    if (!known.includes(ch)) return this.send(ws, { type: 'warning', code: CODES.UNKNOWN_CHANNEL, channel: ch, message: `channel "${ch}" is not served by this instance yet` });
-    if (!channels.includes(ch)) return this.send(ws, { type: 'error', code: CODES.NOT_ENTITLED, channel: ch, message: `the ${c.plan.name} plan does not include the ${ch} channel` });
+      return this.send(ws, {
+        type: 'warning',
+        code: CODES.UNKNOWN_CHANNEL,
+        channel: ch,
+        message: `unknown channel "${ch}"; channels: ${[...known, 'live_games', 'arb', 'ev'].join(', ')}`,
+      });
+    if (!known.includes(ch))
+      return this.send(ws, { type: 'warning', code: CODES.UNKNOWN_CHANNEL, channel: ch, message: `channel "${ch}" is not served by this instance yet` });
+    if (!channels.includes(ch))
+      return this.send(ws, { type: 'error', code: CODES.NOT_ENTITLED, channel: ch, message: `the ${c.plan.name} plan does not include the ${ch} channel` });
 
     if (ch === 'arb' || ch === 'ev') return this.subscribeSignals(ws, c, m.type, ch, m.market_ids);
     if (ch === 'live_games') return this.subscribeGames(ws, c, m.type, m.event_ids);
     const wantAll = m.all === true || (m.market_ids?.length === 1 && m.market_ids[0] === '*');
     if (wantAll) {
       if (ch !== this.tickerChannel || !channels.includes(`${ch}:all`))
-        return this.send(ws, { type: 'error', code: CODES.NOT_ENTITLED, channel: ch, message: 'subscribing to all markets is for Enterprise plans on the ticker channel' });
+        return this.send(ws, {
+          type: 'error',
+          code: CODES.NOT_ENTITLED,
+          channel: ch,
+          message: 'subscribing to all markets is for Enterprise plans on the ticker channel',
+        });
       const topic = `${ch}:${this.catalogVenue!.slug}:*`;
       if (m.type === 'subscribe') this.sub(ws, c, topic, ch);
       else this.unsub(ws, c, topic);
@@ -370,7 +441,12 @@ export class WsHub {
     if (m.type === 'subscribe') {
       const cap = c.plan.ws.subscriptions;
       if (cap !== 0 && c.topics.size + accepted.length > cap)
-        return this.send(ws, { type: 'error', code: CODES.SUBSCRIPTION_LIMIT, channel: ch, message: `the ${c.plan.name} plan allows ${cap} subscriptions per connection (${c.topics.size} in use)` });
+        return this.send(ws, {
+          type: 'error',
+          code: CODES.SUBSCRIPTION_LIMIT,
+          channel: ch,
+          message: `the ${c.plan.name} plan allows ${cap} subscriptions per connection (${c.topics.size} in use)`,
+        });
       this.send(ws, { type: 'subscribed', channel: ch, market_ids: accepted.map((a) => a.id), sources: accepted.map((a) => a.v.slug) });
       for (const a of accepted) {
         const topic = `${ch}:${a.v.slug}:${a.id}`;
@@ -382,11 +458,24 @@ export class WsHub {
       for (const a of accepted) this.unsub(ws, c, `${ch}:${a.v.slug}:${a.id}`);
       this.send(ws, { type: 'unsubscribed', channel: ch, market_ids: accepted.map((a) => a.id) });
     }
-    if (unknown.length) this.send(ws, { type: 'warning', code: CODES.UNKNOWN_ID, channel: ch, market_ids: unknown, message: `unknown market id${unknown.length > 1 ? 's' : ''} (a market id, not an event id, as the venue names it or as platform:market_id)` });
+    if (unknown.length)
+      this.send(ws, {
+        type: 'warning',
+        code: CODES.UNKNOWN_ID,
+        channel: ch,
+        market_ids: unknown,
+        message: `unknown market id${unknown.length > 1 ? 's' : ''} (a market id, not an event id, as the venue names it or as platform:market_id)`,
+      });
   }
 
   private subscribeGames(ws: UWS.WebSocket<Conn>, c: Conn, type: 'subscribe' | 'unsubscribe', ids: readonly string[] | undefined): void {
-    if (!ids || ids.length === 0) return this.send(ws, { type: 'error', code: CODES.BAD_REQUEST, channel: 'live_games', message: 'event_ids is required (a non-empty list of game event ids)' });
+    if (!ids || ids.length === 0)
+      return this.send(ws, {
+        type: 'error',
+        code: CODES.BAD_REQUEST,
+        channel: 'live_games',
+        message: 'event_ids is required (a non-empty list of game event ids)',
+      });
     const known = ids.filter((id) => this.games!.hasEvent(id));
     const unknown = ids.filter((id) => !this.games!.hasEvent(id));
     if (type === 'subscribe') {
@@ -396,7 +485,14 @@ export class WsHub {
       for (const id of known) this.unsub(ws, c, `live_games:${id}`);
       this.send(ws, { type: 'unsubscribed', channel: 'live_games', event_ids: known });
     }
-    if (unknown.length) this.send(ws, { type: 'warning', code: CODES.UNKNOWN_EVENT_ID, channel: 'live_games', event_ids: unknown, message: 'unknown event id (use event_id from /events or /matching-markets/sports)' });
+    if (unknown.length)
+      this.send(ws, {
+        type: 'warning',
+        code: CODES.UNKNOWN_EVENT_ID,
+        channel: 'live_games',
+        event_ids: unknown,
+        message: 'unknown event id (use event_id from /events or /matching-markets/sports)',
+      });
   }
 
   /**
@@ -424,7 +520,14 @@ export class WsHub {
         if (s) this.send(ws, { ...this.signalBody(ch, s), snapshot: true, seq: this.seq.get(`${ch}:${g}`) ?? 0, epoch: this.epoch });
       }
     }
-    if (unknown.length) this.send(ws, { type: 'warning', code: CODES.UNKNOWN_ID, channel: ch, market_ids: unknown, message: 'unknown group id (group_id from /matching-markets or /events)' });
+    if (unknown.length)
+      this.send(ws, {
+        type: 'warning',
+        code: CODES.UNKNOWN_ID,
+        channel: ch,
+        market_ids: unknown,
+        message: 'unknown group id (group_id from /matching-markets or /events)',
+      });
   }
 
   /** A market id as given (native, or platform:market_id) → the venue and native id, if we know the market. */
@@ -453,7 +556,21 @@ export class WsHub {
     let body: Record<string, unknown> | undefined;
     if (ch === 'prices') {
       const q = this.state.quotes.get(v.label, id);
-      body = q ? this.priceBody(v, q, true) : { type: 'price_update', channel: 'prices', market_id: id, source: v.slug, yes_bid: null, yes_ask: null, no_bid: null, no_ask: null, last_price: null, volume: null, snapshot: true };
+      body = q
+        ? this.priceBody(v, q, true)
+        : {
+            type: 'price_update',
+            channel: 'prices',
+            market_id: id,
+            source: v.slug,
+            yes_bid: null,
+            yes_ask: null,
+            no_bid: null,
+            no_ask: null,
+            last_price: null,
+            volume: null,
+            snapshot: true,
+          };
     } else if (ch === 'orderbook') body = this.bookBody(v, id);
     else if (ch === this.tickerChannel) {
       const q = this.state.quotes.get(v.label, id);
@@ -491,7 +608,14 @@ export class WsHub {
           c.delivered.set(t, this.seq.get(t) ?? 0);
           ws.unsubscribe(t);
         }
-        ws.send(JSON.stringify({ type: 'warning', code: CODES.COALESCED, message: 'you are reading slower than updates arrive: updates are coalesced to the latest per market until you catch up', ts: Date.now() }));
+        ws.send(
+          JSON.stringify({
+            type: 'warning',
+            code: CODES.COALESCED,
+            message: 'you are reading slower than updates arrive: updates are coalesced to the latest per market until you catch up',
+            ts: Date.now(),
+          }),
+        );
         continue;
       }
       // Second bound: still coalescing and past dropBytes, or not catching up within stallMs.
@@ -500,7 +624,10 @@ export class WsHub {
         this.dropped++;
         this.log.warn({ key: c.key.id, buffered, stalled }, 'websocket client too slow; disconnecting');
         c.closed = true;
-        ws.end(CLOSE.BACKPRESSURE, stalled ? 'backpressure: client stopped reading (coalesced and not catching up)' : 'backpressure limit exceeded: client is not reading');
+        ws.end(
+          CLOSE.BACKPRESSURE,
+          stalled ? 'backpressure: client stopped reading (coalesced and not catching up)' : 'backpressure limit exceeded: client is not reading',
+        );
       }
     }
   }

@@ -76,7 +76,11 @@ describe('authentication (spec 5)', () => {
 
   it('401 for a missing, malformed, unknown or revoked key; /status needs none', async () => {
     expect((await get('/status')).status).toBe(200);
-    for (const [key, code] of [[undefined, 'auth.missing_key'], ['nope', 'auth.invalid_key'], ['pmx_' + 'A'.repeat(32), 'auth.invalid_key']] as const) {
+    for (const [key, code] of [
+      [undefined, 'auth.missing_key'],
+      ['nope', 'auth.invalid_key'],
+      ['pmx_' + 'A'.repeat(32), 'auth.invalid_key'],
+    ] as const) {
       const r = await get('/things', key);
       expect(r.status).toBe(401);
       expect(await r.json()).toMatchObject({ success: false, code });
@@ -108,7 +112,14 @@ describe('plans and quotas (spec 5, 8)', () => {
   it('sends the rate-limit headers, and the group headers on group routes', async () => {
     const r = await get('/arb', k['pro']);
     expect(r.status).toBe(200);
-    for (const h of ['x-ratelimit-limit-second', 'x-ratelimit-remaining-second', 'x-ratelimit-limit-month', 'x-ratelimit-remaining-month', 'x-ratelimit-limit-arb-month', 'x-ratelimit-remaining-arb-month'])
+    for (const h of [
+      'x-ratelimit-limit-second',
+      'x-ratelimit-remaining-second',
+      'x-ratelimit-limit-month',
+      'x-ratelimit-remaining-month',
+      'x-ratelimit-limit-arb-month',
+      'x-ratelimit-remaining-arb-month',
+    ])
       expect(r.headers.get(h), h).toBeTruthy();
     expect(r.headers.get('x-ratelimit-limit-second')).toBe('100');
     const plain = await get('/things', k['pro']);
@@ -189,7 +200,14 @@ describe('validation (spec 7: 400s)', () => {
   }
 
   it('accepts every spelling of a boolean and applies defaults', async () => {
-    for (const [v, want] of [['true', true], ['1', true], ['YES', true], ['false', false], ['0', false], ['no', false]] as const) {
+    for (const [v, want] of [
+      ['true', true],
+      ['1', true],
+      ['YES', true],
+      ['false', false],
+      ['0', false],
+      ['no', false],
+    ] as const) {
       const r = await get(`/things?include_prices=${v}`, k['pro']);
       expect(((await r.json()) as { include_prices: boolean }).include_prices).toBe(want);
     }
@@ -214,7 +232,11 @@ describe('OpenAPI document', () => {
   it('is served without a key, version 2.x, and lists every declared route with its parameters', async () => {
     const r = await fetch(`${base}/openapi.json`);
     expect(r.status).toBe(200);
-    const doc = (await r.json()) as { openapi: string; info: { version: string }; paths: Record<string, { get: { parameters: { name: string; schema: Record<string, unknown> }[] } }> };
+    const doc = (await r.json()) as {
+      openapi: string;
+      info: { version: string };
+      paths: Record<string, { get: { parameters: { name: string; schema: Record<string, unknown> }[] } }>;
+    };
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.info.version).toMatch(/^2\./);
     expect(Object.keys(doc.paths).sort()).toEqual(['/arb', '/item/{id}', '/one-of', '/status', '/things']);

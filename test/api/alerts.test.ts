@@ -79,7 +79,26 @@ describe('GET /alerts/smart-money (spec 4.14, 2.14)', () => {
     expect(ids).toEqual([...ids].sort((a, b) => b - a));
     const sm = r.body.alerts[1];
     expect(Object.keys(sm).sort()).toEqual(
-      ['alert_id', 'alert_type', 'amount_usd', 'created_at', 'executed_at', 'figures', 'market_id', 'outcome', 'platform', 'price', 'reason', 'shares', 'side', 'timestamp', 'title', 'token_id', 'trade_id', 'wallet'].sort(),
+      [
+        'alert_id',
+        'alert_type',
+        'amount_usd',
+        'created_at',
+        'executed_at',
+        'figures',
+        'market_id',
+        'outcome',
+        'platform',
+        'price',
+        'reason',
+        'shares',
+        'side',
+        'timestamp',
+        'title',
+        'token_id',
+        'trade_id',
+        'wallet',
+      ].sort(),
     );
     expect(sm).toMatchObject({ platform: 'venue_b', outcome: 'yes', side: 'buy', wallet: addr('a').toLowerCase(), price: 41, shares: 100, amount_usd: 41 });
     expect(sm.figures).toMatchObject({ scored_entries: 5, good_entries: 5, hit_rate: 100 });
@@ -94,7 +113,9 @@ describe('GET /alerts/smart-money (spec 4.14, 2.14)', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const r: { body: { alerts: { alert_id: string }[]; pagination: { cursor: string | null } } } = await h.get(`/alerts/smart-money?limit=4${cursor ? `&cursor=${cursor}` : ''}`);
+      const r: { body: { alerts: { alert_id: string }[]; pagination: { cursor: string | null } } } = await h.get(
+        `/alerts/smart-money?limit=4${cursor ? `&cursor=${cursor}` : ''}`,
+      );
       seen.push(...r.body.alerts.map((a) => a.alert_id));
       cursor = r.body.pagination.cursor;
     } while (cursor);
@@ -115,7 +136,20 @@ describe('GET /alerts/smart-money (spec 4.14, 2.14)', () => {
   });
 
   it('400s bad parameters; venue_g and venue_h are refused as having no data', async () => {
-    for (const qs of ['limit=0', 'limit=101', 'limit=ten', 'alert_type=fade', 'alert_type=whale', 'since=yesterday', 'since=2026-13-45', 'since=-5', 'cursor=zzz', 'cursor=eyJzIjoiYSJ9', 'platform=venue_z', 'platform=venue_a,venue_b']) {
+    for (const qs of [
+      'limit=0',
+      'limit=101',
+      'limit=ten',
+      'alert_type=fade',
+      'alert_type=whale',
+      'since=yesterday',
+      'since=2026-13-45',
+      'since=-5',
+      'cursor=zzz',
+      'cursor=eyJzIjoiYSJ9',
+      'platform=venue_z',
+      'platform=venue_a,venue_b',
+    ]) {
       const r = await h.get(`/alerts/smart-money?${qs}`);
       expect(r.status, qs).toBe(400);
       expect(r.body.success, qs).toBe(false);
@@ -131,7 +165,9 @@ describe('GET /alerts/smart-money (spec 4.14, 2.14)', () => {
 
 describe('alert routes in the OpenAPI document', () => {
   it('declare their quota groups and parameters', () => {
-    const doc = h.api.openapi('http://localhost/api/v2') as { paths: Record<string, { get: { 'x-quota-group': string; parameters: { name: string; schema: { enum?: string[] } }[] } }> };
+    const doc = h.api.openapi('http://localhost/api/v2') as {
+      paths: Record<string, { get: { 'x-quota-group': string; parameters: { name: string; schema: { enum?: string[] } }[] } }>;
+    };
     const sm = doc.paths['/alerts/smart-money']!.get;
     expect(sm['x-quota-group']).toBe('smart_money');
     expect(sm.parameters.map((x) => x.name)).toEqual(['alert_type', 'limit', 'cursor', 'since', 'platform']);
@@ -145,11 +181,18 @@ describe('GET /alerts/fade-finder (spec 4.15)', () => {
     const r = await h.get('/alerts/fade-finder');
     expect(r.status).toBe(200);
     expect(r.body.alerts).toHaveLength(3);
-    expect(r.body.alerts[0]).toMatchObject({ alert_type: 'fade', wallet: addr('c').toLowerCase(), outcome: 'no', price: 59, figures: { bad_entries: 5, miss_rate: 100 } });
+    expect(r.body.alerts[0]).toMatchObject({
+      alert_type: 'fade',
+      wallet: addr('c').toLowerCase(),
+      outcome: 'no',
+      price: 59,
+      figures: { bad_entries: 5, miss_rate: 100 },
+    });
     expect(r.body.alerts[0].reason).toMatch(/5 of its 5 scored entries went against it/);
     expect(r.headers.get('x-ratelimit-limit-fade-finder-month')).toBe('unlimited');
     expect(r.headers.get('x-ratelimit-limit-smart-money-month')).toBeNull();
     expect((await h.get('/alerts/fade-finder?alert_type=fade&limit=1')).body.pagination).toMatchObject({ count: 1, has_more: true });
-    for (const qs of ['alert_type=smart_money', 'alert_type=insider', 'platform=venue_g', 'limit=500']) expect((await h.get(`/alerts/fade-finder?${qs}`)).status, qs).toBe(400);
+    for (const qs of ['alert_type=smart_money', 'alert_type=insider', 'platform=venue_g', 'limit=500'])
+      expect((await h.get(`/alerts/fade-finder?${qs}`)).status, qs).toBe(400);
   });
 });

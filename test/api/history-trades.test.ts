@@ -4,11 +4,27 @@ import type { Candle } from '../../src/state/candles.js';
 import { apiHarness, type ApiHarness } from './harness.js';
 
 const MIN = 60_000;
-const c = (t: number, o: number, h: number, l: number, cl: number, volume: number, mid?: number): Candle => ({ venue: 'venue_a', marketId: 'M', t, o, h, l, c: cl, mid, volume, trades: volume ? 1 : 0 });
+const c = (t: number, o: number, h: number, l: number, cl: number, volume: number, mid?: number): Candle => ({
+  venue: 'venue_a',
+  marketId: 'M',
+  t,
+  o,
+  h,
+  l,
+  c: cl,
+  mid,
+  volume,
+  trades: volume ? 1 : 0,
+});
 
 describe('rollup (spec 2.6)', () => {
   it('aggregates minutes into buckets with per-bucket volume', () => {
-    const out = rollup([c(0, 4000, 4100, 3900, 4050, 3, 4000), c(MIN, 4050, 4300, 4050, 4200, 2, 4150), c(5 * MIN, 4200, 4200, 4000, 4100, 1, 4100)], 5 * MIN, 0, 10 * MIN);
+    const out = rollup(
+      [c(0, 4000, 4100, 3900, 4050, 3, 4000), c(MIN, 4050, 4300, 4050, 4200, 2, 4150), c(5 * MIN, 4200, 4200, 4000, 4100, 1, 4100)],
+      5 * MIN,
+      0,
+      10 * MIN,
+    );
     expect(out).toEqual([
       { t: 0, open: 40, high: 43, low: 39, close: 42, volume: 5, mid: 41.5 },
       { t: 300, open: 42, high: 42, low: 40, close: 41, volume: 1, mid: 41 },
@@ -32,11 +48,47 @@ const T0 = NOW - (NOW % MIN) - 10 * MIN;
 beforeAll(async () => {
   h = await apiHarness();
   h.apply({ venue: 'venue_a', type: 'market', marketId: 'KXA-1', title: 'A?', status: 'active', timestamp: T0, localTimestamp: T0 });
-  h.apply({ venue: 'venue_b', type: 'market', marketId: '0xc', title: 'B?', status: 'active', yesInstrument: 'YT', noInstrument: 'NT', timestamp: T0, localTimestamp: T0 });
+  h.apply({
+    venue: 'venue_b',
+    type: 'market',
+    marketId: '0xc',
+    title: 'B?',
+    status: 'active',
+    yesInstrument: 'YT',
+    noInstrument: 'NT',
+    timestamp: T0,
+    localTimestamp: T0,
+  });
   for (let i = 0; i < 30; i++) {
     const t = T0 + i * 20_000;
-    h.apply({ venue: 'venue_a', type: 'trade', marketId: 'KXA-1', tradeId: `a${i}`, price: 4000 + i * 10, yesPrice: 4000 + i * 10, size: 10, takerSide: 'yes', side: 'buy', timestamp: t, localTimestamp: t });
-    h.apply({ venue: 'venue_b', type: 'trade', marketId: '0xc', instrument: i % 2 ? 'YT' : 'NT', tradeId: `b${i}`, price: 5000, yesPrice: 5000, size: i + 1, side: 'buy', takerSide: 'yes', taker: i % 3 ? '0xAAA' : '0xBBB', timestamp: t, localTimestamp: t });
+    h.apply({
+      venue: 'venue_a',
+      type: 'trade',
+      marketId: 'KXA-1',
+      tradeId: `a${i}`,
+      price: 4000 + i * 10,
+      yesPrice: 4000 + i * 10,
+      size: 10,
+      takerSide: 'yes',
+      side: 'buy',
+      timestamp: t,
+      localTimestamp: t,
+    });
+    h.apply({
+      venue: 'venue_b',
+      type: 'trade',
+      marketId: '0xc',
+      instrument: i % 2 ? 'YT' : 'NT',
+      tradeId: `b${i}`,
+      price: 5000,
+      yesPrice: 5000,
+      size: i + 1,
+      side: 'buy',
+      takerSide: 'yes',
+      taker: i % 3 ? '0xAAA' : '0xBBB',
+      timestamp: t,
+      localTimestamp: t,
+    });
   }
   h.state.candles.flush(NOW, false);
   await h.persistence.flushed();
@@ -55,7 +107,14 @@ describe('GET /prices/history (spec 4.8)', () => {
   });
 
   it('400s bad parameters and 404s unknown markets', async () => {
-    for (const qs of ['market_id=KXA-1', 'platform=venue_a', 'platform=venue_a&market_id=KXA-1&interval=2m', 'platform=venue_a&market_id=KXA-1&from=yesterday', 'platform=venue_a&market_id=KXA-1&from=2026-11-22T00:00:00Z&to=2026-11-21T00:00:00Z', 'platform=venue_a&market_id=KXA-1&interval=1m&from=2020-01-01T00:00:00Z'])
+    for (const qs of [
+      'market_id=KXA-1',
+      'platform=venue_a',
+      'platform=venue_a&market_id=KXA-1&interval=2m',
+      'platform=venue_a&market_id=KXA-1&from=yesterday',
+      'platform=venue_a&market_id=KXA-1&from=2026-11-22T00:00:00Z&to=2026-11-21T00:00:00Z',
+      'platform=venue_a&market_id=KXA-1&interval=1m&from=2020-01-01T00:00:00Z',
+    ])
       expect((await h.get(`/prices/history?${qs}`)).status, qs).toBe(400);
     expect((await h.get('/prices/history?platform=venue_a&market_id=NOPE')).status).toBe(404);
   });
@@ -69,8 +128,26 @@ describe('GET /trades (spec 4.16, 2.9)', () => {
     expect(r.body.pagination).toMatchObject({ limit: 5, count: 5, has_more: true });
     expect(r.body._meta.default_window_applied).toBe(true);
     const t = r.body.trades[0];
-    expect(Object.keys(t).sort()).toEqual(['amount_usd', 'executed_at', 'maker_addr', 'market_id', 'platform', 'price', 'shares', 'side', 'taker_addr', 'taker_side', 'timestamp', 'token_id', 'trade_id'].sort());
-    expect(r.body.trades.map((x: { timestamp: number }) => x.timestamp)).toEqual([...r.body.trades.map((x: { timestamp: number }) => x.timestamp)].sort((a, b) => b - a));
+    expect(Object.keys(t).sort()).toEqual(
+      [
+        'amount_usd',
+        'executed_at',
+        'maker_addr',
+        'market_id',
+        'platform',
+        'price',
+        'shares',
+        'side',
+        'taker_addr',
+        'taker_side',
+        'timestamp',
+        'token_id',
+        'trade_id',
+      ].sort(),
+    );
+    expect(r.body.trades.map((x: { timestamp: number }) => x.timestamp)).toEqual(
+      [...r.body.trades.map((x: { timestamp: number }) => x.timestamp)].sort((a, b) => b - a),
+    );
   });
 
   it('paginates stably while trades arrive', async () => {
@@ -78,7 +155,9 @@ describe('GET /trades (spec 4.16, 2.9)', () => {
     let key: string | null = null;
     let first = true;
     do {
-      const r: { body: { trades: { trade_id: string }[]; pagination: { pagination_key: string | null } } } = await h.get(`/trades?platform=venue_a&limit=7${key ? `&pagination_key=${key}` : ''}`);
+      const r: { body: { trades: { trade_id: string }[]; pagination: { pagination_key: string | null } } } = await h.get(
+        `/trades?platform=venue_a&limit=7${key ? `&pagination_key=${key}` : ''}`,
+      );
       seen.push(...r.body.trades.map((x) => x.trade_id));
       key = r.body.pagination.pagination_key;
       if (first) {
@@ -112,7 +191,17 @@ describe('GET /trades (spec 4.16, 2.9)', () => {
   });
 
   it('400 for malformed bounds, keys and limits', async () => {
-    for (const qs of ['start_time=yesterday', 'end_time=-5', 'start_time=2000&end_time=1000', 'limit=501', 'limit=0', 'order=up', 'pagination_key=zzz', 'platform=venue_c', 'min_total=-1'])
+    for (const qs of [
+      'start_time=yesterday',
+      'end_time=-5',
+      'start_time=2000&end_time=1000',
+      'limit=501',
+      'limit=0',
+      'order=up',
+      'pagination_key=zzz',
+      'platform=venue_c',
+      'min_total=-1',
+    ])
       expect((await h.get(`/trades?${qs}`)).status, qs).toBe(400);
   });
 });

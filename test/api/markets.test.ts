@@ -10,11 +10,42 @@ beforeAll(async () => {
   h = await apiHarness();
   const evs: NormalizedEvent[] = [];
   for (let i = 0; i < 30; i++)
-    evs.push({ ...ev, venue: 'venue_a', type: 'market', marketId: `KXTEST-26NOV22-T${String(i).padStart(2, '0')}`, title: `Test market ${i}?`, seriesTitle: 'Test series', status: i < 25 ? 'active' : 'finalized', category: i % 2 ? 'Crypto' : 'Sports', closeTime: T + 86_400_000 });
-  evs.push({ ...ev, venue: 'venue_b', type: 'market', marketId: '0xabc', title: 'Will Bitcoin reach $140,000 by December 31, 2026?', status: 'active', yesInstrument: 'Y1', noInstrument: 'N1', extra: { slug: 'will-bitcoin-reach-140k', eventSlug: 'btc-2026' } });
+    evs.push({
+      ...ev,
+      venue: 'venue_a',
+      type: 'market',
+      marketId: `KXTEST-26NOV22-T${String(i).padStart(2, '0')}`,
+      title: `Test market ${i}?`,
+      seriesTitle: 'Test series',
+      status: i < 25 ? 'active' : 'finalized',
+      category: i % 2 ? 'Crypto' : 'Sports',
+      closeTime: T + 86_400_000,
+    });
+  evs.push({
+    ...ev,
+    venue: 'venue_b',
+    type: 'market',
+    marketId: '0xabc',
+    title: 'Will Bitcoin reach $140,000 by December 31, 2026?',
+    status: 'active',
+    yesInstrument: 'Y1',
+    noInstrument: 'N1',
+    extra: { slug: 'will-bitcoin-reach-140k', eventSlug: 'btc-2026' },
+  });
   evs.push({ ...ev, venue: 'venue_b', type: 'book_snapshot', marketId: '0xabc', instrument: 'Y1', bids: [[4200, 100]], asks: [[4500, 50]] });
   evs.push({ ...ev, venue: 'venue_b', type: 'trade', marketId: '0xabc', tradeId: 'x', price: 6000, yesPrice: 6000, size: 1 });
-  evs.push({ ...ev, venue: 'venue_a', type: 'book_snapshot', marketId: 'KXTEST-26NOV22-T01', instrument: 'KXTEST-26NOV22-T01', bids: [[0, 10]], asks: [[3300, 5], [3400, 7]] });
+  evs.push({
+    ...ev,
+    venue: 'venue_a',
+    type: 'book_snapshot',
+    marketId: 'KXTEST-26NOV22-T01',
+    instrument: 'KXTEST-26NOV22-T01',
+    bids: [[0, 10]],
+    asks: [
+      [3300, 5],
+      [3400, 7],
+    ],
+  });
   evs.push({ ...ev, venue: 'venue_h', type: 'market', marketId: 'venue_h_123456789', title: 'Seattle Seahawks', status: 'active', yesInstrument: '123456789' });
   evs.push({ ...ev, venue: 'venue_h', type: 'book_snapshot', marketId: 'venue_h_123456789', instrument: '123456789', bids: [[5500, 10]], asks: [[5700, 10]] });
   h.apply(...evs);
@@ -42,7 +73,17 @@ describe('GET /markets (spec 4.5)', () => {
   it('serializes quotes in cents, a stored zero as 0 and a missing value as null (spec 2.1)', async () => {
     const r = await h.get('/markets?platform=venue_a&q=T01');
     const m = r.body.markets[0];
-    expect(m).toMatchObject({ platform: 'venue_a', market_id: 'KXTEST-26NOV22-T01', yes_bid: 0, yes_ask: 33, no_bid: 67, no_ask: 100, last_price: null, series_title: 'Test series', status: 'active' });
+    expect(m).toMatchObject({
+      platform: 'venue_a',
+      market_id: 'KXTEST-26NOV22-T01',
+      yes_bid: 0,
+      yes_ask: 33,
+      no_bid: 67,
+      no_ask: 100,
+      last_price: null,
+      series_title: 'Test series',
+      status: 'active',
+    });
     const other = (await h.get('/markets?platform=venue_a&q=T02')).body.markets[0];
     expect(other).toMatchObject({ yes_bid: null, yes_ask: null, no_bid: null, no_ask: null, last_price: null });
   });
@@ -68,7 +109,17 @@ describe('GET /markets (spec 4.5)', () => {
   });
 
   it('rejects bad parameters with 400', async () => {
-    for (const qs of ['limit=0', 'limit=2001', 'limit=x', 'status=resolved', 'status=cancelled', 'platform=nasdaq', 'cursor=!!', 'cursor=eyJ4IjoxfQ', 'include=everything'])
+    for (const qs of [
+      'limit=0',
+      'limit=2001',
+      'limit=x',
+      'status=resolved',
+      'status=cancelled',
+      'platform=nasdaq',
+      'cursor=!!',
+      'cursor=eyJ4IjoxfQ',
+      'include=everything',
+    ])
       expect((await h.get(`/markets?${qs}`)).status, qs).toBe(400);
     expect((await h.get('/markets', null)).status).toBe(401);
   });
@@ -95,11 +146,27 @@ describe('GET /prices/bulk (spec 4.9)', () => {
     const a = await h.get(url);
     const again = await h.get(url);
     expect(again.body).toEqual(a.body);
-    h.apply({ ...ev, localTimestamp: T + 2, venue: 'venue_h', type: 'book_delta', marketId: 'venue_h_123456789', instrument: '123456789', changes: [['bid', 5600, 1]] });
+    h.apply({
+      ...ev,
+      localTimestamp: T + 2,
+      venue: 'venue_h',
+      type: 'book_delta',
+      marketId: 'venue_h_123456789',
+      instrument: '123456789',
+      changes: [['bid', 5600, 1]],
+    });
     const b = await h.get(url);
     expect(b.body.prices['venue_h:venue_h_123456789'].yes_bid).toBe(56);
     expect(a.body.prices['venue_h:venue_h_123456789'].yes_bid).toBe(55);
-    h.apply({ ...ev, localTimestamp: T + 3, venue: 'venue_h', type: 'book_delta', marketId: 'venue_h_123456789', instrument: '123456789', changes: [['bid', 5600, 0]] });
+    h.apply({
+      ...ev,
+      localTimestamp: T + 3,
+      venue: 'venue_h',
+      type: 'book_delta',
+      marketId: 'venue_h_123456789',
+      instrument: '123456789',
+      changes: [['bid', 5600, 0]],
+    });
   });
 
   it('400 for a missing list, empty items or more than 100 ids', async () => {
@@ -113,8 +180,20 @@ describe('GET /prices/bulk (spec 4.9)', () => {
 describe('GET /orderbook (spec 4.10, 2.8)', () => {
   it('serves YES levels in cents with the NO side as complement, empty NO for yes-only venues', async () => {
     const a = await h.get('/orderbook?platform=venue_a&market_id=KXTEST-26NOV22-T01');
-    expect(a.body.yes).toEqual({ bids: [{ price: 0, size: 10 }], asks: [{ price: 33, size: 5 }, { price: 34, size: 7 }] });
-    expect(a.body.no).toEqual({ bids: [{ price: 67, size: 5 }, { price: 66, size: 7 }], asks: [{ price: 100, size: 10 }] });
+    expect(a.body.yes).toEqual({
+      bids: [{ price: 0, size: 10 }],
+      asks: [
+        { price: 33, size: 5 },
+        { price: 34, size: 7 },
+      ],
+    });
+    expect(a.body.no).toEqual({
+      bids: [
+        { price: 67, size: 5 },
+        { price: 66, size: 7 },
+      ],
+      asks: [{ price: 100, size: 10 }],
+    });
     const hh = await h.get('/orderbook?platform=venue_h&market_id=venue_h_123456789');
     expect(hh.body.yes.bids).toEqual([{ price: 55, size: 10 }]);
     expect(hh.body.no).toEqual({ bids: [], asks: [] });

@@ -20,13 +20,79 @@ const kickoff = Date.parse('2026-12-10T01:20:00Z'); // 8:20 pm ET on Dec 9: Poly
 beforeAll(async () => {
   h = await apiHarness();
   const evs: NormalizedEvent[] = [
-    { ...e, venue: 'venue_a', type: 'market', marketId: 'KXNFLGAME-26DEC09NESEA-NE', eventId: 'KXNFLGAME-26DEC09NESEA', title: 'New England at Seattle Winner?', outcome: 'New England', status: 'active', closeTime: close, category: 'Sports', tags: ['NFL'], url: 'https://kalshi.com/markets/kxnflgame/nfl-game/kxnflgame-26dec09nesea' },
-    { ...e, venue: 'venue_b', type: 'market', marketId: '0xabc1', title: 'Patriots vs. Seahawks', outcome: 'Patriots', eventTitle: 'Patriots vs. Seahawks', status: 'active', closeTime: kickoff, yesInstrument: 'T1', noInstrument: 'T2', extra: { slug: 'nfl-ne-sea-2026-12-09', eventSlug: 'nfl-ne-sea-2026-12-09' } },
-    { ...e, venue: 'venue_a', type: 'market', marketId: 'KXNFLSPREAD-26DEC09NESEA-SEA2', eventId: 'KXNFLSPREAD-26DEC09NESEA', title: 'Seattle wins by over 2.5 points?', outcome: 'Seattle', status: 'active', closeTime: close, category: 'Sports' },
-    { ...e, venue: 'venue_b', type: 'market', marketId: '0xabc2', title: 'Spread: Patriots (+2.5)', outcome: 'Patriots', eventTitle: 'Patriots vs. Seahawks', status: 'active', closeTime: kickoff, yesInstrument: 'S1', noInstrument: 'S2', extra: { slug: 'nfl-ne-sea-2026-12-09-spread', eventSlug: 'nfl-ne-sea-2026-12-09' } },
-    { ...e, venue: 'venue_a', type: 'book_snapshot', marketId: 'KXNFLGAME-26DEC09NESEA-NE', instrument: 'KXNFLGAME-26DEC09NESEA-NE', bids: [[4000, 100]], asks: [[4300, 100]] },
+    {
+      ...e,
+      venue: 'venue_a',
+      type: 'market',
+      marketId: 'KXNFLGAME-26DEC09NESEA-NE',
+      eventId: 'KXNFLGAME-26DEC09NESEA',
+      title: 'New England at Seattle Winner?',
+      outcome: 'New England',
+      status: 'active',
+      closeTime: close,
+      category: 'Sports',
+      tags: ['NFL'],
+      url: 'https://kalshi.com/markets/kxnflgame/nfl-game/kxnflgame-26dec09nesea',
+    },
+    {
+      ...e,
+      venue: 'venue_b',
+      type: 'market',
+      marketId: '0xabc1',
+      title: 'Patriots vs. Seahawks',
+      outcome: 'Patriots',
+      eventTitle: 'Patriots vs. Seahawks',
+      status: 'active',
+      closeTime: kickoff,
+      yesInstrument: 'T1',
+      noInstrument: 'T2',
+      extra: { slug: 'nfl-ne-sea-2026-12-09', eventSlug: 'nfl-ne-sea-2026-12-09' },
+    },
+    {
+      ...e,
+      venue: 'venue_a',
+      type: 'market',
+      marketId: 'KXNFLSPREAD-26DEC09NESEA-SEA2',
+      eventId: 'KXNFLSPREAD-26DEC09NESEA',
+      title: 'Seattle wins by over 2.5 points?',
+      outcome: 'Seattle',
+      status: 'active',
+      closeTime: close,
+      category: 'Sports',
+    },
+    {
+      ...e,
+      venue: 'venue_b',
+      type: 'market',
+      marketId: '0xabc2',
+      title: 'Spread: Patriots (+2.5)',
+      outcome: 'Patriots',
+      eventTitle: 'Patriots vs. Seahawks',
+      status: 'active',
+      closeTime: kickoff,
+      yesInstrument: 'S1',
+      noInstrument: 'S2',
+      extra: { slug: 'nfl-ne-sea-2026-12-09-spread', eventSlug: 'nfl-ne-sea-2026-12-09' },
+    },
+    {
+      ...e,
+      venue: 'venue_a',
+      type: 'book_snapshot',
+      marketId: 'KXNFLGAME-26DEC09NESEA-NE',
+      instrument: 'KXNFLGAME-26DEC09NESEA-NE',
+      bids: [[4000, 100]],
+      asks: [[4300, 100]],
+    },
     { ...e, venue: 'venue_b', type: 'book_snapshot', marketId: '0xabc1', instrument: 'T1', bids: [[4400, 50]], asks: [[4500, 80]] },
-    { ...e, venue: 'venue_a', type: 'book_snapshot', marketId: 'KXNFLSPREAD-26DEC09NESEA-SEA2', instrument: 'KXNFLSPREAD-26DEC09NESEA-SEA2', bids: [[3000, 10]], asks: [[6000, 10]] },
+    {
+      ...e,
+      venue: 'venue_a',
+      type: 'book_snapshot',
+      marketId: 'KXNFLSPREAD-26DEC09NESEA-SEA2',
+      instrument: 'KXNFLSPREAD-26DEC09NESEA-SEA2',
+      bids: [[3000, 10]],
+      asks: [[6000, 10]],
+    },
   ];
   h.apply(...evs);
   matching = new MatchingService(h.state, new VenueDirectory(h.config), h.persistence.db('groups'));
@@ -97,7 +163,8 @@ describe('GET /events, /search, /unified-orderbook', () => {
     const lite = await h.get('/events?status=all&include_groups=false&types=moneyline');
     expect(lite.body.events[0]).not.toHaveProperty('groups');
     expect(lite.body.events[0].group_count).toBe(1);
-    for (const qs of ['status=resolved', 'status=cancelled', 'limit=101', 'include_groups=maybe', 'types=moneyline,parlay', 'date=2026-13-01']) expect((await h.get(`/events?${qs}`)).status, qs).toBe(400);
+    for (const qs of ['status=resolved', 'status=cancelled', 'limit=101', 'include_groups=maybe', 'types=moneyline,parlay', 'date=2026-13-01'])
+      expect((await h.get(`/events?${qs}`)).status, qs).toBe(400);
   });
 
   it('searches with the 20-cent midpoint rule and include_prices', async () => {
@@ -110,7 +177,14 @@ describe('GET /events, /search, /unified-orderbook', () => {
     expect(sp.markets.find((m) => m.platform === 'venue_a')!.last_price).toBeNull(); // 30/60: wider than 20 cents
     const np = await h.get('/search?q=Seahawks&status=all&include_prices=no');
     expect(np.body.events[0].groups[0].markets[0]).not.toHaveProperty('last_price');
-    for (const qs of ['q=ab', 'q=Seahawks&include_prices=maybe', 'q=Seahawks&status=resolved', 'q=Seahawks&date_from=2026-02-31', 'q=Seahawks&date_from=2026-10-01&date_to=2026-09-01']) expect((await h.get(`/search?${qs}`)).status, qs).toBe(400);
+    for (const qs of [
+      'q=ab',
+      'q=Seahawks&include_prices=maybe',
+      'q=Seahawks&status=resolved',
+      'q=Seahawks&date_from=2026-02-31',
+      'q=Seahawks&date_from=2026-10-01&date_to=2026-09-01',
+    ])
+      expect((await h.get(`/search?${qs}`)).status, qs).toBe(400);
   });
 
   it('merges depth across venues in the group’s YES terms', async () => {

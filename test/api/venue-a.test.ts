@@ -13,7 +13,8 @@ function load(target: ApiHarness): void {
   const venue = target.config.venues.find((v) => v.protocol === 'kalshi')!;
   const mapper = createKalshiMapper(venue);
   const now = Date.now();
-  for (const doc of [fx('rest_series_subset_2026-09-13.json'), fx('rest_event_with_nested_markets_KXELONMARS-99_2026-09-13.json')]) target.apply(...mapper.map(doc, now - 60_000));
+  for (const doc of [fx('rest_series_subset_2026-09-13.json'), fx('rest_event_with_nested_markets_KXELONMARS-99_2026-09-13.json')])
+    target.apply(...mapper.map(doc, now - 60_000));
   target.apply(...mapper.map(fx('rest_markets_page_first2_2026-09-13.json'), now));
 }
 
@@ -72,7 +73,10 @@ describe('GET /venue_a/markets (spec 4.20, 2.11)', () => {
   it('delta mode: oldest first, watermark, frozen while degraded, rejected combinations', async () => {
     const r = await h.get(`/venue_a/markets?created_since=${Math.floor(since / 1000)}`);
     expect(r.status).toBe(200);
-    expect(r.body.markets.map((m: { ticker: string }) => m.ticker).sort()).toEqual(['KXTTELITEMATCH-26SEP131110GSARAD-GSA', 'KXTTELITEMATCH-26SEP131110GSARAD-RAD']);
+    expect(r.body.markets.map((m: { ticker: string }) => m.ticker).sort()).toEqual([
+      'KXTTELITEMATCH-26SEP131110GSARAD-GSA',
+      'KXTTELITEMATCH-26SEP131110GSARAD-RAD',
+    ]);
     // no live venue_a feed in this harness: delta serving is degraded and the watermark stays put
     expect(r.body._meta).toMatchObject({ degraded: true, omitted_tickers: [] });
     expect(Date.parse(r.body._meta.watermark)).toBe(Math.floor(since / 1000) * 1000);
@@ -85,7 +89,16 @@ describe('GET /venue_a/markets (spec 4.20, 2.11)', () => {
   });
 
   it('400 for comma-separated status, unknown status and bad flags', async () => {
-    for (const qs of ['status=open,closed', 'status=active', 'status=resolved', 'include_combos=maybe', 'include_combos=1', 'limit=0', 'created_since=soon', 'cursor=@@'])
+    for (const qs of [
+      'status=open,closed',
+      'status=active',
+      'status=resolved',
+      'include_combos=maybe',
+      'include_combos=1',
+      'limit=0',
+      'created_since=soon',
+      'cursor=@@',
+    ])
       expect((await h.get(`/venue_a/markets?${qs}`)).status, qs).toBe(400);
   });
 });

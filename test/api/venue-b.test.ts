@@ -39,7 +39,18 @@ beforeAll(async () => {
   apply(book(M1, yesTok(1), 39, 41, T + 31 * MIN));
   // 25 holders of M2 YES, holder i with 10 × (i + 1) shares, plus A.
   apply(market(M2, 2, T), book(M2, yesTok(2), 59, 61, T));
-  for (let i = 0; i < 25; i++) apply(buy({ marketId: M2, n: 2, wallet: `0x${(i + 1).toString(16).padStart(40, '0')}`, outcome: 'yes', cents: 60, size: 10 * (i + 1), ts: T + 40 * MIN + i * 1_000 }));
+  for (let i = 0; i < 25; i++)
+    apply(
+      buy({
+        marketId: M2,
+        n: 2,
+        wallet: `0x${(i + 1).toString(16).padStart(40, '0')}`,
+        outcome: 'yes',
+        cents: 60,
+        size: 10 * (i + 1),
+        ts: T + 40 * MIN + i * 1_000,
+      }),
+    );
   apply(buy({ marketId: M2, n: 2, wallet: A, outcome: 'yes', cents: 60, size: 1_000, ts: T + 50 * MIN }));
   h.state.candles.flush(Date.now());
   await h.persistence.flushed();
@@ -62,7 +73,12 @@ describe('GET /venue_b/market-price/{token_id} (spec 4.17, 2.10)', () => {
   it('gives the closest one-minute candle price within an hour of a timestamp, NO = 100 − YES', async () => {
     // Minute T: the book (40). Minute T+10: A's trade at 45.
     const at = async (ms: number, tok = yesTok(1)) => h.get(`/venue_b/market-price/${tok}?timestamp=${s(ms)}`);
-    expect((await at(T + 10 * MIN + 30_000)).body).toEqual({ token_id: yesTok(1), timestamp: s(T + 10 * MIN), price: 45, _meta: { source: 'candles_1m', market_id: M1, outcome: 'yes', requested_timestamp: s(T + 10 * MIN + 30_000) } });
+    expect((await at(T + 10 * MIN + 30_000)).body).toEqual({
+      token_id: yesTok(1),
+      timestamp: s(T + 10 * MIN),
+      price: 45,
+      _meta: { source: 'candles_1m', market_id: M1, outcome: 'yes', requested_timestamp: s(T + 10 * MIN + 30_000) },
+    });
     expect((await at(T + 5 * MIN)).body).toMatchObject({ timestamp: s(T + MIN), price: 40 });
     expect((await at(T + 5 * MIN, noTok(1))).body).toMatchObject({ price: 60 });
     expect((await at(T - 30 * MIN)).body).toMatchObject({ timestamp: s(T), price: 40 });
@@ -70,7 +86,15 @@ describe('GET /venue_b/market-price/{token_id} (spec 4.17, 2.10)', () => {
   });
 
   it('400s malformed token ids and timestamps, 404s unknown tokens', async () => {
-    for (const p of [`/venue_b/market-price/0xabc`, `/venue_b/market-price/12a4`, `/venue_b/market-price/${'1'.repeat(79)}`, `/venue_b/market-price/${yesTok(1)}?timestamp=yesterday`, `/venue_b/market-price/${yesTok(1)}?timestamp=-1`, `/venue_b/market-price/${yesTok(1)}?timestamp=1.5`, `/venue_b/market-price/${yesTok(1)}?timestamp=${s(Date.now() + 3 * HOUR)}`]) {
+    for (const p of [
+      `/venue_b/market-price/0xabc`,
+      `/venue_b/market-price/12a4`,
+      `/venue_b/market-price/${'1'.repeat(79)}`,
+      `/venue_b/market-price/${yesTok(1)}?timestamp=yesterday`,
+      `/venue_b/market-price/${yesTok(1)}?timestamp=-1`,
+      `/venue_b/market-price/${yesTok(1)}?timestamp=1.5`,
+      `/venue_b/market-price/${yesTok(1)}?timestamp=${s(Date.now() + 3 * HOUR)}`,
+    ]) {
       const r = await h.get(p);
       expect(r.status, p).toBe(400);
       expect(r.body.success).toBe(false);
@@ -96,7 +120,15 @@ describe('GET /venue_b/candlesticks/{condition_id} (spec 4.18)', () => {
   });
 
   it('400s bad ids, intervals and ranges; 404s unknown markets', async () => {
-    for (const qs of ['interval=2', 'interval=abc', 'interval=-1', `start_ts=${s(T + HOUR)}&end_ts=${s(T)}`, 'start_ts=abc', 'end_ts=2026-01-01', `interval=1&start_ts=${s(T - 30 * 24 * HOUR)}&end_ts=${s(T)}`])
+    for (const qs of [
+      'interval=2',
+      'interval=abc',
+      'interval=-1',
+      `start_ts=${s(T + HOUR)}&end_ts=${s(T)}`,
+      'start_ts=abc',
+      'end_ts=2026-01-01',
+      `interval=1&start_ts=${s(T - 30 * 24 * HOUR)}&end_ts=${s(T)}`,
+    ])
       expect((await h.get(`/venue_b/candlesticks/${M1}?${qs}`)).status, qs).toBe(400);
     for (const id of ['0x12', 'abc', `${M1}00`]) expect((await h.get(`/venue_b/candlesticks/${id}`)).status, id).toBe(400);
     expect((await h.get(`/venue_b/candlesticks/${cond('9')}`)).status).toBe(404);
@@ -181,7 +213,13 @@ describe('venue_b open interest, top holders, leaderboard (spec 4.19)', () => {
     expect(yes.holders[1]).toMatchObject({ rank: 2, shares: 250 });
     expect(yes.has_more).toBe(false);
     expect(r.body.outcomes[1]).toEqual({ outcome: 'no', token_id: noTok(2), holders: [], has_more: false });
-    expect(r.body._meta.coverage).toMatchObject({ top_n: 20, holders_tracked: { yes: 26, no: 0 }, shares_tracked: { yes: 1_000 + 3_250, no: 0 }, venue_open_interest: null, share_of_open_interest: null });
+    expect(r.body._meta.coverage).toMatchObject({
+      top_n: 20,
+      holders_tracked: { yes: 26, no: 0 },
+      shares_tracked: { yes: 1_000 + 3_250, no: 0 },
+      venue_open_interest: null,
+      share_of_open_interest: null,
+    });
     const page = await h.get(`/venue_b/top-holders/${M2}?offset=15&limit=10`);
     expect(page.body.outcomes[0].holders.map((x: { rank: number }) => x.rank)).toEqual([16, 17, 18, 19, 20]);
     const first = await h.get(`/venue_b/top-holders/${M2}?limit=5`);
@@ -200,7 +238,9 @@ describe('venue_b open interest, top holders, leaderboard (spec 4.19)', () => {
     // A: realized (50 − 45) × 20 = $1; 80 YES at 40 against a cost of $36: −$4; M2 at cost: 0.
     expect(pnl.body.leaderboard[0]).toMatchObject({ rank: 1, wallet: B.toLowerCase(), pnl_usd: 2.5, realized_pnl_usd: 0, unrealized_pnl_usd: 2.5 });
     const last = await h.get('/venue_b/leaderboard?offset=26');
-    expect(last.body.leaderboard).toEqual([expect.objectContaining({ rank: 27, wallet: A.toLowerCase(), pnl_usd: -3, realized_pnl_usd: 1, unrealized_pnl_usd: -4 })]);
+    expect(last.body.leaderboard).toEqual([
+      expect.objectContaining({ rank: 27, wallet: A.toLowerCase(), pnl_usd: -3, realized_pnl_usd: 1, unrealized_pnl_usd: -4 }),
+    ]);
     const realized = await h.get('/venue_b/leaderboard?sort=realized_pnl&limit=1');
     expect(realized.body.leaderboard[0].wallet).toBe(A.toLowerCase());
     expect((await h.get('/venue_b/leaderboard?min_entries=1')).body.pagination.total).toBe(0);
@@ -212,7 +252,19 @@ describe('venue_b wallets (spec 4.19)', () => {
   it('identity and record of a wallet; 400 for a malformed address, 404 for an unseen one', async () => {
     const r = await h.get(`/venue_b/wallets/${A}`);
     expect(r.status).toBe(200);
-    expect(r.body.wallet).toMatchObject({ address: A.toLowerCase(), name: null, labels: [], trades: 3, taker_trades: 3, volume_usd: 655, markets_traded: 2, open_positions: 2, realized_pnl_usd: 1, first_seen: new Date(T + 10 * MIN).toISOString(), last_seen: new Date(T + 50 * MIN).toISOString() });
+    expect(r.body.wallet).toMatchObject({
+      address: A.toLowerCase(),
+      name: null,
+      labels: [],
+      trades: 3,
+      taker_trades: 3,
+      volume_usd: 655,
+      markets_traded: 2,
+      open_positions: 2,
+      realized_pnl_usd: 1,
+      first_seen: new Date(T + 10 * MIN).toISOString(),
+      last_seen: new Date(T + 50 * MIN).toISOString(),
+    });
     expect(r.body.wallet.entries).toMatchObject({ made: 2 });
     expect((await h.get(`/venue_b/wallets/${A.toLowerCase()}`)).body.wallet.address).toBe(A.toLowerCase());
     for (const a of ['0x123', 'abc', `${A}0`, `0x${'g'.repeat(40)}`]) expect((await h.get(`/venue_b/wallets/${a}`)).status, a).toBe(400);
@@ -222,7 +274,18 @@ describe('venue_b wallets (spec 4.19)', () => {
   it('positions: open by cost, closed, all; offset pagination', async () => {
     const r = await h.get(`/venue_b/wallets/${A}/positions`);
     expect(r.body.positions.map((p: { market_id: string }) => p.market_id)).toEqual([M2, M1]);
-    expect(r.body.positions[1]).toMatchObject({ token_id: yesTok(1), outcome: 'yes', status: 'open', shares: 80, avg_price: 45, cost_usd: 36, current_price: 40, value_usd: 32, unrealized_pnl_usd: -4, realized_pnl_usd: 1 });
+    expect(r.body.positions[1]).toMatchObject({
+      token_id: yesTok(1),
+      outcome: 'yes',
+      status: 'open',
+      shares: 80,
+      avg_price: 45,
+      cost_usd: 36,
+      current_price: 40,
+      value_usd: 32,
+      unrealized_pnl_usd: -4,
+      realized_pnl_usd: 1,
+    });
     expect((await h.get(`/venue_b/wallets/${A}/positions?status=closed`)).body.positions).toEqual([]);
     const one = await h.get(`/venue_b/wallets/${A}/positions?limit=1&offset=1`);
     expect(one.body.pagination).toEqual({ offset: 1, limit: 1, count: 1, total: 2, has_more: false });
@@ -265,7 +328,12 @@ describe('venue_b routes in the OpenAPI document', () => {
         '/venue_b/wallets/{address}/activity',
       ].sort(),
     );
-    expect(doc.paths['/venue_b/candlesticks/{condition_id}']!.get.parameters.map((x) => `${x.in}:${x.name}`)).toEqual(['path:condition_id', 'query:interval', 'query:start_ts', 'query:end_ts']);
+    expect(doc.paths['/venue_b/candlesticks/{condition_id}']!.get.parameters.map((x) => `${x.in}:${x.name}`)).toEqual([
+      'path:condition_id',
+      'query:interval',
+      'query:start_ts',
+      'query:end_ts',
+    ]);
   });
 });
 
@@ -282,7 +350,12 @@ describe('GET /venue_b/smart-activity (spec 4.19)', () => {
     let t = Date.now() - 20 * MIN;
     for (let i = 0; i < 5; i++) {
       const id = cond('4').slice(0, 60) + i.toString(16).padStart(6, '0');
-      apply(market(id, 10 + i, t), book(id, yesTok(10 + i), 39, 41, t), buy({ marketId: id, n: 10 + i, wallet: S, outcome: 'yes', cents: 41, size: 100, ts: t }), book(id, yesTok(10 + i), 49, 51, t + 10_000));
+      apply(
+        market(id, 10 + i, t),
+        book(id, yesTok(10 + i), 39, 41, t),
+        buy({ marketId: id, n: 10 + i, wallet: S, outcome: 'yes', cents: 41, size: 100, ts: t }),
+        book(id, yesTok(10 + i), 49, 51, t + 10_000),
+      );
       t += 121_000;
       clock = t;
       ledger.advance(t);
@@ -292,7 +365,18 @@ describe('GET /venue_b/smart-activity (spec 4.19)', () => {
     const r = await h.get('/venue_b/smart-activity?window=1h');
     expect(r.body._meta).toMatchObject({ warming: false, window: '1h' });
     expect(r.body.markets).toEqual([
-      { rank: 1, market_id: M3, title: 'Market 3?', smart_wallets: 1, entries: 1, amount_usd: 51, yes: { wallets: 0, shares: 0, amount_usd: 0 }, no: { wallets: 1, shares: 100, amount_usd: 51 }, direction: 'no', last_entry_at: new Date(t).toISOString() },
+      {
+        rank: 1,
+        market_id: M3,
+        title: 'Market 3?',
+        smart_wallets: 1,
+        entries: 1,
+        amount_usd: 51,
+        yes: { wallets: 0, shares: 0, amount_usd: 0 },
+        no: { wallets: 1, shares: 100, amount_usd: 51 },
+        direction: 'no',
+        last_entry_at: new Date(t).toISOString(),
+      },
     ]);
     expect((await h.get(`/venue_b/wallets/${S}`)).body.wallet.labels).toEqual(['smart_money']);
     for (const qs of ['window=2h', 'limit=0']) expect((await h.get(`/venue_b/smart-activity?${qs}`)).status, qs).toBe(400);

@@ -11,7 +11,14 @@ const fx = (p: string): string => join(__dirname, '../fixtures', p);
 function run(protocol: string, file: string, book = false): { out: string[]; err: string[]; code: number } {
   const out: string[] = [];
   const err: string[] = [];
-  const code = normalizeFile(config, protocol, file, { book }, (s) => out.push(s), (s) => err.push(s));
+  const code = normalizeFile(
+    config,
+    protocol,
+    file,
+    { book },
+    (s) => out.push(s),
+    (s) => err.push(s),
+  );
   return { out, err, code };
 }
 
@@ -36,7 +43,11 @@ describe('crossbook normalize --book rebuilds real recorded books exactly', () =
   it('Polymarket book captures: every asset, bids descending, asks ascending', () => {
     for (const file of ['polymarket/ws_book_capture_2026-08-13.json', 'polymarket/ws_book_captures_2026-02-12.json']) {
       const doc = JSON.parse(readFileSync(fx(file), 'utf8')) as unknown;
-      const frames = (Array.isArray(doc) ? doc : [doc]) as { asset_id: string; bids: { price: string; size: string }[]; asks: { price: string; size: string }[] }[];
+      const frames = (Array.isArray(doc) ? doc : [doc]) as {
+        asset_id: string;
+        bids: { price: string; size: string }[];
+        asks: { price: string; size: string }[];
+      }[];
       const r = run('polymarket', fx(file), true);
       const books = JSON.parse(r.out[0]!) as Record<string, { bids: number[][]; asks: number[][] }>;
       for (const f of frames) {
@@ -50,7 +61,18 @@ describe('crossbook normalize --book rebuilds real recorded books exactly', () =
   it('prints normalized events as JSON lines and reports gaps and malformed frames', () => {
     const r = run('kalshi', fx('kalshi/ws_orderbook_snapshot_then_delta_spec_example.json'));
     const evs = r.out.map((l) => JSON.parse(l) as { type: string; state?: string });
-    expect(evs[0]).toMatchObject({ type: 'book_snapshot', instrument: 'FED-23DEC-T3.00', bids: [[2200, 333], [800, 300]], asks: [[4400, 146], [4600, 20]] });
+    expect(evs[0]).toMatchObject({
+      type: 'book_snapshot',
+      instrument: 'FED-23DEC-T3.00',
+      bids: [
+        [2200, 333],
+        [800, 300],
+      ],
+      asks: [
+        [4400, 146],
+        [4600, 20],
+      ],
+    });
     // the docs' made-up delta removes 54 contracts from an empty level: reported, book reset
     expect(evs[1]).toMatchObject({ type: 'feed', state: 'gap' });
     expect(r.err.join('\n')).toMatch(/sequence gaps: 1/);

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { complement, parseDollars, parseProbabilityDollars, parseSize, toCents, toDollarString, unitsFromIntCents, unitsFromProbability } from '../../src/core/price.js';
+import {
+  complement,
+  parseDollars,
+  parseProbabilityDollars,
+  parseSize,
+  toCents,
+  toDollarString,
+  unitsFromIntCents,
+  unitsFromProbability,
+} from '../../src/core/price.js';
 
 describe('parseDollars', () => {
   it('parses wire strings exactly, without float arithmetic', () => {

@@ -8,7 +8,16 @@ import { loadConfig } from '../../src/config/load.js';
 import { startService } from '../../src/service.js';
 
 const dir = process.argv[2]!;
-const config = loadConfig({ env: {}, overrides: { dataDir: dir, logLevel: 'silent', server: { host: '127.0.0.1', port: 0, baseUrl: null }, sim: { ticksPerSecond: 3000, seed: 11 }, ingest: { pollMs: 200 } } });
+const config = loadConfig({
+  env: {},
+  overrides: {
+    dataDir: dir,
+    logLevel: 'silent',
+    server: { host: '127.0.0.1', port: 0, baseUrl: null },
+    sim: { ticksPerSecond: 3000, seed: 11 },
+    ingest: { pollMs: 200 },
+  },
+});
 const svc = await startService(config);
 process.stdout.write(`${JSON.stringify({ ready: true, url: svc.url, key: svc.demoKey })}\n`);
 setInterval(() => {

@@ -32,10 +32,11 @@ function start(): { child: ChildProcess; reports: Report[]; next: (pred: (r: Rep
       return;
     }
     reports.push(r);
-    for (const w of [...waiters]) if (w.pred(r)) {
-      waiters.splice(waiters.indexOf(w), 1);
-      w.resolve(r);
-    }
+    for (const w of [...waiters])
+      if (w.pred(r)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(r);
+      }
   });
   const next = (pred: (r: Report) => boolean, ms = 20_000): Promise<Report> =>
     new Promise((resolve, reject) => {

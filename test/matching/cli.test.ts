@@ -12,7 +12,11 @@ function run(content: string | undefined): { code: number; out: string[]; err: s
   if (content !== undefined) writeFileSync(file, content);
   const out: string[] = [];
   const err: string[] = [];
-  const code = matchCommand(file, (s) => out.push(s), (s) => err.push(s));
+  const code = matchCommand(
+    file,
+    (s) => out.push(s),
+    (s) => err.push(s),
+  );
   return { code, out, err };
 }
 
@@ -41,8 +45,20 @@ describe('crossbook match FILE', () => {
         game_title: 'Buffalo Bills at Jacksonville Jaguars',
         event_date: '2026-01-11',
         markets: [
-          { platform: 'kalshi', market_id: 'KXNFLGAME-26JAN11BUFJAC-BUF', inverted: false, confidence: 1, reasons: ['kind', 'league', 'period', 'date', 'teams', 'team'] },
-          { platform: 'polymarket', market_id: 'nfl-buf-jax-2026-01-11', inverted: false, confidence: 1, reasons: ['kind', 'league', 'period', 'date', 'teams', 'team'] },
+          {
+            platform: 'kalshi',
+            market_id: 'KXNFLGAME-26JAN11BUFJAC-BUF',
+            inverted: false,
+            confidence: 1,
+            reasons: ['kind', 'league', 'period', 'date', 'teams', 'team'],
+          },
+          {
+            platform: 'polymarket',
+            market_id: 'nfl-buf-jax-2026-01-11',
+            inverted: false,
+            confidence: 1,
+            reasons: ['kind', 'league', 'period', 'date', 'teams', 'team'],
+          },
         ],
       },
       {
@@ -60,7 +76,13 @@ describe('crossbook match FILE', () => {
         game_title: 'New England Patriots at Seattle Seahawks',
         event_date: '2026-09-09',
         markets: [
-          { platform: 'kalshi', market_id: 'KXNFLSPREAD-26SEP09NESEA-SEA2', inverted: false, confidence: 0.85, reasons: ['kind', 'league', 'period', 'team', 'line'] },
+          {
+            platform: 'kalshi',
+            market_id: 'KXNFLSPREAD-26SEP09NESEA-SEA2',
+            inverted: false,
+            confidence: 0.85,
+            reasons: ['kind', 'league', 'period', 'team', 'line'],
+          },
           { platform: 'polymarket', market_id: null, inverted: true, confidence: 0.85, reasons: ['kind', 'league', 'period', 'team', 'line'] },
         ],
       },

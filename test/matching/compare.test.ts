@@ -54,7 +54,12 @@ describe('equivalent phrasings are "same" with their reasons (dev-pairs.json)', 
     expect(c).toEqual({ relation: 'same', confidence: 0.85, reasons: ['kind', 'period', 'player', 'stat', 'line'], conflict: null });
   });
   it('above $139,999.99 by Dec 31 = reach $140,000 by December 31', () => {
-    expect(cmp(PAIRS[17]!.a, PAIRS[17]!.b)).toEqual({ relation: 'same', confidence: 1, reasons: ['kind', 'asset', 'mode', 'date', 'threshold'], conflict: null });
+    expect(cmp(PAIRS[17]!.a, PAIRS[17]!.b)).toEqual({
+      relation: 'same',
+      confidence: 1,
+      reasons: ['kind', 'asset', 'mode', 'date', 'threshold'],
+      conflict: null,
+    });
   });
   it('below $45,000 by Jan 1 12:00am = dip to $45,000 by December 31', () => {
     expect(cmp(PAIRS[18]!.a, PAIRS[18]!.b).relation).toBe('same');
@@ -63,7 +68,12 @@ describe('equivalent phrasings are "same" with their reasons (dev-pairs.json)', 
     expect(cmp(PAIRS[12]!.a, PAIRS[12]!.b).relation).toBe('same');
   });
   it('Kalshi city = Polymarket nickname, same side of one game', () => {
-    expect(cmp(PAIRS[29]!.a, PAIRS[29]!.b)).toEqual({ relation: 'same', confidence: 1, reasons: ['kind', 'league', 'period', 'date', 'teams', 'team'], conflict: null });
+    expect(cmp(PAIRS[29]!.a, PAIRS[29]!.b)).toEqual({
+      relation: 'same',
+      confidence: 1,
+      reasons: ['kind', 'league', 'period', 'date', 'teams', 'team'],
+      conflict: null,
+    });
   });
 });
 
@@ -101,9 +111,19 @@ describe('inversions are detected, not paired as equal', () => {
 });
 
 describe('thresholds compare on the quantity\u2019s own grid', () => {
-  const cpi = (title: string, extra: Partial<MatchInput> = {}): MatchInput => ({ platform: 'polymarket', market_id: null, title, close_time: '2026-01-13T00:00:00Z', ...extra });
+  const cpi = (title: string, extra: Partial<MatchInput> = {}): MatchInput => ({
+    platform: 'polymarket',
+    market_id: null,
+    title,
+    close_time: '2026-01-13T00:00:00Z',
+    ...extra,
+  });
   it('above 2.9% = ≥3.0% for a rate reported to one decimal', () => {
-    const k = { platform: 'kalshi', market_id: 'KXCPIYOY-25DEC-T2.9', title: 'Will the rate of CPI inflation be above 2.9% for the year ending in December 2025?' };
+    const k = {
+      platform: 'kalshi',
+      market_id: 'KXCPIYOY-25DEC-T2.9',
+      title: 'Will the rate of CPI inflation be above 2.9% for the year ending in December 2025?',
+    };
     expect(cmp(k, cpi('Will annual inflation increase by ≥3.0% in December?')).relation).toBe('same');
     expect(cmp(k, cpi('Will annual inflation increase by ≥2.9% in December?')).relation).toBe('different');
   });

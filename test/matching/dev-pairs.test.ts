@@ -10,7 +10,10 @@ describe('matcher quality on the real dev pairs (test/fixtures/matching/dev-pair
     const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
     const lines = [
       `dev pairs: ${PAIRS.length}  precision ${pct(e.precision)}  recall ${pct(e.recall)}  (tp ${e.tp}, fp ${e.fp}, fn ${e.fn}, tn ${e.tn})`,
-      ...Object.entries(e.perCategory).map(([c, s]) => `  ${c.padEnd(18)} precision ${pct(s.precision).padStart(6)}  recall ${pct(s.recall).padStart(6)}  (tp ${s.tp}, fp ${s.fp}, fn ${s.fn}, tn ${s.tn})`),
+      ...Object.entries(e.perCategory).map(
+        ([c, s]) =>
+          `  ${c.padEnd(18)} precision ${pct(s.precision).padStart(6)}  recall ${pct(s.recall).padStart(6)}  (tp ${s.tp}, fp ${s.fp}, fn ${s.fn}, tn ${s.tn})`,
+      ),
     ];
     console.log(lines.join('\n'));
     for (const r of e.results) if (r.same !== r.predicted) console.log(`  miss: pair ${r.index} (${r.category}) labelled ${r.same ? 'same' : 'different'}`);

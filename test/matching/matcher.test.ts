@@ -165,12 +165,20 @@ describe('Matcher group ids through the persistence hook', () => {
     const markets = devMarkets();
     const first = new Matcher({ persistence: store });
     for (const x of markets) first.upsert(x);
-    const want = ids(first, markets.map((x) => x.key));
+    const want = ids(
+      first,
+      markets.map((x) => x.key),
+    );
     const maxStored = Math.max(...store.map.values());
 
     const second = new Matcher({ persistence: store });
     for (const x of [...markets].reverse()) second.upsert(x);
-    expect(ids(second, markets.map((x) => x.key))).toEqual(want);
+    expect(
+      ids(
+        second,
+        markets.map((x) => x.key),
+      ),
+    ).toEqual(want);
 
     // A proposition never seen before gets a fresh id above every stored one.
     second.upsert({ key: 'new', platform: 'polymarket', market_id: '1', title: 'Will Gavin Newsom win the 2028 Democratic presidential nomination?' });

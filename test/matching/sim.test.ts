@@ -21,7 +21,16 @@ function build(seed: number): { m: Matcher; byKey: Map<string, SimListing>; inpu
     for (const l of world.listings(v.label)) {
       const key = `${v.label}:${l.id}`;
       byKey.set(key, l);
-      inputs.push({ key, platform: v.label, protocol: v.protocol, market_id: l.id, title: l.title, event_title: l.eventTitle, outcome: l.outcome, close_time: new Date(l.closeTime).toISOString() });
+      inputs.push({
+        key,
+        platform: v.label,
+        protocol: v.protocol,
+        market_id: l.id,
+        title: l.title,
+        event_title: l.eventTitle,
+        outcome: l.outcome,
+        close_time: new Date(l.closeTime).toISOString(),
+      });
     }
   for (const x of inputs) m.upsert(x);
   return { m, byKey, inputs };
@@ -31,7 +40,16 @@ function build(seed: number): { m: Matcher; byKey: Map<string, SimListing>; inpu
 function sides(a: SimListing, b: SimListing): boolean {
   const p = a.prop;
   const q = b.prop;
-  return p !== q && p.event === q.event && p.marketType === 'moneyline' && q.marketType === 'moneyline' && p.period === q.period && p.side !== q.side && p.side !== null && q.side !== null;
+  return (
+    p !== q &&
+    p.event === q.event &&
+    p.marketType === 'moneyline' &&
+    q.marketType === 'moneyline' &&
+    p.period === q.period &&
+    p.side !== q.side &&
+    p.side !== null &&
+    q.side !== null
+  );
 }
 
 describe('matcher against the simulator world\u2019s ground truth (synthetic)', () => {

@@ -9,7 +9,16 @@ const NOW = 1_800_000_000_000;
 function stateWith(liveVenues: string[], opts: { catalogAt?: number; closeTime?: number } = {}): EngineState {
   const s = new EngineState(config.venues);
   for (const v of config.venues) {
-    applyEvent(s, { type: 'market', venue: v.label, marketId: 'M1', title: 't', status: 'active', closeTime: opts.closeTime ?? NOW + 1e6, timestamp: NOW, localTimestamp: NOW });
+    applyEvent(s, {
+      type: 'market',
+      venue: v.label,
+      marketId: 'M1',
+      title: 't',
+      status: 'active',
+      closeTime: opts.closeTime ?? NOW + 1e6,
+      timestamp: NOW,
+      localTimestamp: NOW,
+    });
     applyEvent(s, { type: 'market', venue: v.label, marketId: 'M2', title: 't', status: 'finalized', timestamp: NOW, localTimestamp: NOW });
     if (liveVenues.includes(v.label)) applyEvent(s, { type: 'feed', venue: v.label, state: 'catalog', timestamp: NOW, localTimestamp: opts.catalogAt ?? NOW });
   }

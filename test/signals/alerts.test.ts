@@ -87,7 +87,16 @@ describe('smart_money and fade (raised at trade time)', () => {
     s.apply(buy({ marketId: m.id, n: m.k, wallet: W, outcome: 'no', cents: 59, size: 100, ts: s.now() }));
     const [a] = s.of('smart_money');
     expect(a).toMatchObject({ type: 'smart_money', venue: VB, marketId: m.id, wallet: W.toLowerCase(), outcome: 'no', action: 'buy', price: 5900, size: 100 });
-    expect(a!.figures).toMatchObject({ scored_entries: 5, good_entries: 5, bad_entries: 0, hit_rate: 100, hit_rate_lower_bound: 64.9, avg_move_cents: 9, amount_usd: 59, min_entries: 5 });
+    expect(a!.figures).toMatchObject({
+      scored_entries: 5,
+      good_entries: 5,
+      bad_entries: 0,
+      hit_rate: 100,
+      hit_rate_lower_bound: 64.9,
+      avg_move_cents: 9,
+      amount_usd: 59,
+      min_entries: 5,
+    });
     expect(a!.reason).toMatch(/5 of its 5 scored entries were good/);
     // The same wallet, market and outcome within the cooldown is folded; another market is not.
     s.apply(buy({ marketId: m.id, n: m.k, wallet: W, outcome: 'no', cents: 59, size: 100, ts: s.now() + 1 }));
@@ -108,7 +117,15 @@ describe('smart_money and fade (raised at trade time)', () => {
     expect(s.of('fade')).toEqual([]);
     s.apply(buy({ marketId: m.id, n: m.k, wallet: F, outcome: 'yes', cents: 41, size: 100, ts: s.now() }));
     expect(s.of('fade')).toHaveLength(1);
-    expect(s.of('fade')[0]!.figures).toMatchObject({ scored_entries: 5, bad_entries: 5, miss_rate: 100, miss_rate_lower_bound: 64.9, avg_move_cents: -9, amount_usd: 41, min_amount_usd: 25 });
+    expect(s.of('fade')[0]!.figures).toMatchObject({
+      scored_entries: 5,
+      bad_entries: 5,
+      miss_rate: 100,
+      miss_rate_lower_bound: 64.9,
+      avg_move_cents: -9,
+      amount_usd: 41,
+      min_amount_usd: 25,
+    });
     expect(s.of('smart_money')).toEqual([]);
     expect(s.of('insider')).toEqual([]);
   });
@@ -122,7 +139,15 @@ describe('insider (raised when the move confirms)', () => {
     // Entries 4 and 5 had 3 and 4 good earlier entries when they were scored.
     const ins = s.of('insider');
     expect(ins.map((a) => a.marketId)).toEqual(ids.slice(3));
-    expect(ins[0]!.figures).toMatchObject({ path: 'track_record', move_cents: 9, horizon_seconds: 120, amount_usd: 41, prior_entries: 3, prior_good_entries: 3, prior_hit_rate: 100 });
+    expect(ins[0]!.figures).toMatchObject({
+      path: 'track_record',
+      move_cents: 9,
+      horizon_seconds: 120,
+      amount_usd: 41,
+      prior_entries: 3,
+      prior_good_entries: 3,
+      prior_hit_rate: 100,
+    });
     expect(ins[0]!.createdAt - ins[0]!.tradeTimestamp).toBe(H);
   });
 
@@ -170,7 +195,18 @@ describe('captain_hook (raised at trade time)', () => {
     const hooks = s.of('captain_hook');
     expect(hooks).toHaveLength(1);
     expect(hooks[0]).toMatchObject({ wallet: C.toLowerCase(), outcome: 'yes', action: 'sell', price: 4600, size: 100 });
-    expect(hooks[0]!.figures).toMatchObject({ avg_cost_cents: 30, exit_price_cents: 46, gain_cents: 16, window_low_cents: 30, spike_cents: 16, shares_sold: 300, position_shares: 500, fraction_sold: 60, position_cost_usd: 150, implied_by_other_outcome: false });
+    expect(hooks[0]!.figures).toMatchObject({
+      avg_cost_cents: 30,
+      exit_price_cents: 46,
+      gain_cents: 16,
+      window_low_cents: 30,
+      spike_cents: 16,
+      shares_sold: 300,
+      position_shares: 500,
+      fraction_sold: 60,
+      position_cost_usd: 150,
+      implied_by_other_outcome: false,
+    });
     expect(s.ledger.wallet(C)!.realized).toBe(16 * 100 * 400);
   });
 
@@ -210,7 +246,9 @@ describe('alert storage', () => {
     expect([p1.alerts.map((a) => a.seq), p1.more]).toEqual([[8, 7, 6, 5], true]);
     const p2 = s.alerts.page({ types: new Set<AlertType>(['smart_money']), limit: 4, before: 5 });
     expect([p2.alerts.map((a) => a.seq), p2.more]).toEqual([[4, 3], false]);
-    expect(s.alerts.page({ types: new Set<AlertType>(['insider', 'smart_money']), limit: 100, since: all.alerts[2]!.createdAt }).alerts.length).toBeGreaterThanOrEqual(3);
+    expect(
+      s.alerts.page({ types: new Set<AlertType>(['insider', 'smart_money']), limit: 100, since: all.alerts[2]!.createdAt }).alerts.length,
+    ).toBeGreaterThanOrEqual(3);
     for (const c of cleanups.splice(0).reverse()) await c();
 
     const p = new Persistence(dir);
@@ -273,7 +311,20 @@ describe('alerts on the simulator (precision and recall per wallet class)', () =
     };
     const report = { smart_money: measure('smart_money', 'informed'), insider: measure('insider', 'informed'), fade: measure('fade', 'fader') };
     // The figures for the record (they are deterministic for the seed).
-    console.log(JSON.stringify({ ms: Math.round(ms), trades: f.tradesBy, scored: ledger.scoredTotal, unscored: ledger.unscored, wallets: { informed: traded.informed.size, fader: traded.fader.size, noise: traded.noise.size }, report }, null, 1));
+    console.log(
+      JSON.stringify(
+        {
+          ms: Math.round(ms),
+          trades: f.tradesBy,
+          scored: ledger.scoredTotal,
+          unscored: ledger.unscored,
+          wallets: { informed: traded.informed.size, fader: traded.fader.size, noise: traded.noise.size },
+          report,
+        },
+        null,
+        1,
+      ),
+    );
 
     expect(f.tradesBy.informed).toBeGreaterThan(300);
     expect(f.tradesBy.fader).toBeGreaterThan(60);

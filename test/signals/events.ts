@@ -33,7 +33,16 @@ export function market(marketId: string, n: number, ts: number, venue = VB, extr
 
 /** The market's YES book with one level each side: bid and ask in cents. */
 export function book(marketId: string, instrument: string, bidCents: number, askCents: number, ts: number, venue = VB): BookSnapshot {
-  return { type: 'book_snapshot', venue, marketId, instrument, bids: [[bidCents * 100, 1_000]], asks: [[askCents * 100, 1_000]], timestamp: ts, localTimestamp: ts };
+  return {
+    type: 'book_snapshot',
+    venue,
+    marketId,
+    instrument,
+    bids: [[bidCents * 100, 1_000]],
+    asks: [[askCents * 100, 1_000]],
+    timestamp: ts,
+    localTimestamp: ts,
+  };
 }
 
 let n = 0;
@@ -42,7 +51,17 @@ let n = 0;
  * A taker buy as the venue_b data-api reports it: side buy of the bought outcome's token at that
  * token's price (cents). `venue_a` trades have no wallets and no token.
  */
-export function buy(o: { marketId: string; n: number; wallet?: string; outcome: 'yes' | 'no'; cents: number; size: number; ts: number; venue?: string; maker?: string }): Trade {
+export function buy(o: {
+  marketId: string;
+  n: number;
+  wallet?: string;
+  outcome: 'yes' | 'no';
+  cents: number;
+  size: number;
+  ts: number;
+  venue?: string;
+  maker?: string;
+}): Trade {
   const price = o.cents * 100;
   const venue = o.venue ?? VB;
   return {
@@ -84,5 +103,14 @@ export function sell(o: { marketId: string; n: number; wallet: string; outcome: 
 }
 
 export function settle(marketId: string, yesValueCents: number, ts: number, venue = VB): MarketStatusChange {
-  return { type: 'market_status', venue, marketId, status: 'finalized', result: yesValueCents >= 50 ? 'yes' : 'no', settlementValue: yesValueCents * 100, timestamp: ts, localTimestamp: ts };
+  return {
+    type: 'market_status',
+    venue,
+    marketId,
+    status: 'finalized',
+    result: yesValueCents >= 50 ? 'yes' : 'no',
+    settlementValue: yesValueCents * 100,
+    timestamp: ts,
+    localTimestamp: ts,
+  };
 }

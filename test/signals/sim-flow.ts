@@ -49,8 +49,27 @@ export function simFlow(config: Config, opts: { seed: number; msPerTick?: number
   const yesToken = (l: SimListing): string => l.ids['yes_token']!;
   for (const l of world.listings(venue.label)) {
     const marketId = apiMarketId(venue, l.id);
-    apply({ type: 'market', venue: venue.label, marketId, title: l.title, status: l.status, yesInstrument: yesToken(l), noInstrument: l.ids['no_token'], timestamp: clock, localTimestamp: clock });
-    apply({ type: 'book_snapshot', venue: venue.label, marketId, instrument: yesToken(l), bids: l.book.bids.levels(), asks: l.book.asks.levels(), timestamp: clock, localTimestamp: clock });
+    apply({
+      type: 'market',
+      venue: venue.label,
+      marketId,
+      title: l.title,
+      status: l.status,
+      yesInstrument: yesToken(l),
+      noInstrument: l.ids['no_token'],
+      timestamp: clock,
+      localTimestamp: clock,
+    });
+    apply({
+      type: 'book_snapshot',
+      venue: venue.label,
+      marketId,
+      instrument: yesToken(l),
+      bids: l.book.bids.levels(),
+      asks: l.book.asks.levels(),
+      timestamp: clock,
+      localTimestamp: clock,
+    });
   }
 
   const dataTrade = (t: SimTrade): DataTrade => {
@@ -75,7 +94,15 @@ export function simFlow(config: Config, opts: { seed: number; msPerTick?: number
 
   world.onChange((c) => {
     if (c.type === 'book' && c.listing.venue === venue.label) {
-      apply({ type: 'book_delta', venue: venue.label, marketId: apiMarketId(venue, c.listing.id), instrument: yesToken(c.listing), changes: c.changes.map(([s, p, sz]) => [s, p, sz] as const), timestamp: c.timestamp, localTimestamp: c.timestamp });
+      apply({
+        type: 'book_delta',
+        venue: venue.label,
+        marketId: apiMarketId(venue, c.listing.id),
+        instrument: yesToken(c.listing),
+        changes: c.changes.map(([s, p, sz]) => [s, p, sz] as const),
+        timestamp: c.timestamp,
+        localTimestamp: c.timestamp,
+      });
     } else if (c.type === 'trade' && c.trade.listing.venue === venue.label) {
       const k = classes.get(c.trade.taker.toLowerCase());
       if (k) tradesBy[k]++;

@@ -48,7 +48,14 @@ const view = (w: WalletRecord | undefined) =>
     volumeUsd: w.volume / 10_000,
     realizedUsd: Math.round(w.realized) / 10_000,
     markets: [...w.markets],
-    positions: [...w.positions.values()].map((p) => ({ outcome: p.outcome, token: p.token, shares: p.shares, costUsd: Math.round(p.cost) / 10_000, realizedUsd: Math.round(p.realized) / 10_000, payout: p.payout })),
+    positions: [...w.positions.values()].map((p) => ({
+      outcome: p.outcome,
+      token: p.token,
+      shares: p.shares,
+      costUsd: Math.round(p.cost) / 10_000,
+      realizedUsd: Math.round(p.realized) / 10_000,
+      payout: p.payout,
+    })),
   };
 
 describe('WalletLedger positions and PnL', () => {
@@ -93,7 +100,11 @@ describe('WalletLedger positions and PnL', () => {
   it('a sale of shares bought before the ledger was watching realizes nothing and never goes short', () => {
     const { ledger, apply } = setup();
     const A = addr('e');
-    apply(market(M, 1, T0), buy({ marketId: M, n: 1, wallet: A, outcome: 'no', cents: 20, size: 10, ts: T0 }), sell({ marketId: M, n: 1, wallet: A, outcome: 'no', cents: 30, size: 25, ts: T0 + 1 }));
+    apply(
+      market(M, 1, T0),
+      buy({ marketId: M, n: 1, wallet: A, outcome: 'no', cents: 20, size: 10, ts: T0 }),
+      sell({ marketId: M, n: 1, wallet: A, outcome: 'no', cents: 30, size: 25, ts: T0 + 1 }),
+    );
     expect(view(ledger.wallet(A))!.positions).toEqual([{ outcome: 'no', token: noTok(1), shares: 0, costUsd: 0, realizedUsd: 1, payout: undefined }]);
     expect(ledger.wallet(A)!.openCost).toBe(0);
   });
@@ -161,7 +172,12 @@ describe('WalletLedger volume and persistence', () => {
     );
     expect([...ledger.tokenVolume(VB, yesTok(1))!.buckets]).toEqual([[T0, { shares: 15, notional: 40 * 100 * 10 + 50 * 100 * 5, trades: 2 }]]);
     expect([...ledger.tokenVolume(VB, noTok(1))!.buckets]).toEqual([[T0 + 60_000, { shares: 2, notional: 12_000, trades: 1 }]]);
-    expect(ledger.marketVolumes(VB, M).map((v) => v.outcome).sort()).toEqual(['no', 'yes']);
+    expect(
+      ledger
+        .marketVolumes(VB, M)
+        .map((v) => v.outcome)
+        .sort(),
+    ).toEqual(['no', 'yes']);
     // venue_a is not a wallet venue: its per-token volume is not materialized.
     expect(ledger.marketVolumes('venue_a', 'KXA')).toEqual([]);
     expect(ledger.watermark.get(VB)).toBe(T0 + 61_000);
@@ -174,7 +190,18 @@ describe('WalletLedger volume and persistence', () => {
     const first = setup({ persist: dir, now: () => now });
     first.apply(market(M, 1, now), book(M, yesTok(1), 39, 41, now));
     for (let i = 0; i < 20; i++)
-      first.apply(buy({ marketId: M, n: 1, wallet: addr(String(i % 4)), maker: addr('f'), outcome: i % 3 ? 'yes' : 'no', cents: 41, size: 10 + i, ts: now - 300_000 + i * 1_000 }));
+      first.apply(
+        buy({
+          marketId: M,
+          n: 1,
+          wallet: addr(String(i % 4)),
+          maker: addr('f'),
+          outcome: i % 3 ? 'yes' : 'no',
+          cents: 41,
+          size: 10 + i,
+          ts: now - 300_000 + i * 1_000,
+        }),
+      );
     first.apply(sell({ marketId: M, n: 1, wallet: addr('1'), outcome: 'yes', cents: 45, size: 5, ts: now - 100_000 }));
     first.ledger.advance(now);
     await first.persistence!.snapshot(first.state);
@@ -229,18 +256,27 @@ describe('WalletLedger volume and persistence', () => {
     applyEvent(state, book(M, yesTok(1), 49, 51, now));
     applyEvent(state, buy({ marketId: M, n: 1, wallet: addr('9'), outcome: 'yes', cents: 41, size: 10, ts: now - 120_000 }));
     const until = Date.now() + 2_000;
-    while ((ledger.scoredTotal === 0 || p.db('wallets').get(['w', addr('9').toLowerCase()]) === undefined) && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+    while ((ledger.scoredTotal === 0 || p.db('wallets').get(['w', addr('9').toLowerCase()]) === undefined) && Date.now() < until)
+      await new Promise((r) => setTimeout(r, 10));
     expect(ledger.wallet(addr('9'))!.entries).toMatchObject({ scored: 1, good: 1 });
     await ledger.flush();
     expect((p.db('wallets').get(['w', addr('9').toLowerCase()]) as { entries: { good: number } }).entries.good).toBe(1);
   });
 
-  it('applies 100 000 trades in O(1) each, with only the horizon\'s entries pending', () => {
+  it("applies 100 000 trades in O(1) each, with only the horizon's entries pending", () => {
     const { ledger, state } = setup();
     const t0 = performance.now();
     let maxPending = 0;
     for (let i = 0; i < 100_000; i++) {
-      const t = buy({ marketId: cond(String(i % 10)), n: i % 10, wallet: addr(String(i % 16)), outcome: i % 2 ? 'yes' : 'no', cents: 40, size: 10, ts: T0 + i * 10 });
+      const t = buy({
+        marketId: cond(String(i % 10)),
+        n: i % 10,
+        wallet: addr(String(i % 16)),
+        outcome: i % 2 ? 'yes' : 'no',
+        cents: 40,
+        size: 10,
+        ts: T0 + i * 10,
+      });
       ledger.apply({ ...t, seq: i + 1 });
       if (i % 100 === 99) {
         ledger.advance(t.timestamp); // the 1 s timer: one advance per 100 trades at 10 ms apart

@@ -56,7 +56,16 @@ describe('EngineState.applyEvent', () => {
     const s = new EngineState(venues);
     apply(s, [
       { ...base, type: 'book_snapshot', marketId: 'M', instrument: 'M', bids: [[4000, 10]], asks: [[4500, 1]] },
-      { ...base, type: 'book_delta', marketId: 'M', instrument: 'M', changes: [['bid', 4100, 1], ['ask', 20_000, 1]] },
+      {
+        ...base,
+        type: 'book_delta',
+        marketId: 'M',
+        instrument: 'M',
+        changes: [
+          ['bid', 4100, 1],
+          ['ask', 20_000, 1],
+        ],
+      },
     ]);
     expect(s.books.integrityErrors).toBe(1);
     expect(s.books.marketBook('venue_a', 'M')!.ready).toBe(false);
@@ -76,7 +85,16 @@ describe('EngineState.applyEvent', () => {
     const s = new EngineState(venues);
     const closed: unknown[] = [];
     s.candles.closed$.subscribe((c) => closed.push(c));
-    const t = (id: string, p: number, size: number, at: number): NormalizedEvent => ({ ...base, localTimestamp: at, type: 'trade', marketId: 'M', tradeId: id, price: p, yesPrice: p, size });
+    const t = (id: string, p: number, size: number, at: number): NormalizedEvent => ({
+      ...base,
+      localTimestamp: at,
+      type: 'trade',
+      marketId: 'M',
+      tradeId: id,
+      price: p,
+      yesPrice: p,
+      size,
+    });
     apply(s, [t('1', 4000, 5, 60_000), t('2', 4200, 3, 61_000), t('2', 4200, 3, 61_000), t('3', 3900, 1, 119_999), t('4', 4100, 2, 120_000)]);
     expect(closed).toEqual([{ venue: 'venue_a', marketId: 'M', t: 60_000, o: 4000, h: 4200, l: 3900, c: 3900, mid: 3900, volume: 9, trades: 3 }]);
     expect(s.trades.size).toBe(4);

@@ -54,7 +54,18 @@ describe('Persistence', () => {
   it('folds closed minutes into hour and day rollups, continuing a bucket after a restart', async () => {
     const dir = tmp();
     const H = 3_600_000;
-    const m = (t: number, o: number, h: number, l: number, c: number, volume: number) => ({ venue: 'venue_a', marketId: 'M', t, o, h, l, c, mid: c, volume, trades: volume ? 1 : 0 });
+    const m = (t: number, o: number, h: number, l: number, c: number, volume: number) => ({
+      venue: 'venue_a',
+      marketId: 'M',
+      t,
+      o,
+      h,
+      l,
+      c,
+      mid: c,
+      volume,
+      trades: volume ? 1 : 0,
+    });
     const p = new Persistence(dir);
     p.appendCandle(m(10 * H, 4000, 4200, 3900, 4100, 5));
     p.appendCandle(m(10 * H + 60_000, 4100, 4500, 4000, 4400, 2));
@@ -67,7 +78,9 @@ describe('Persistence', () => {
       { venue: 'venue_a', marketId: 'M', t: 10 * H, o: 4000, h: 4500, l: 3900, c: 4400, mid: 4400, volume: 7, trades: 2 },
       { venue: 'venue_a', marketId: 'M', t: 11 * H, o: 4400, h: 4600, l: 4250, c: 4550, mid: 4550, volume: 4, trades: 2 },
     ]);
-    expect(p2.candles('venue_a', 'M', 0, Infinity, '1d')).toEqual([{ venue: 'venue_a', marketId: 'M', t: 0, o: 4000, h: 4600, l: 3900, c: 4550, mid: 4550, volume: 11, trades: 4 }]);
+    expect(p2.candles('venue_a', 'M', 0, Infinity, '1d')).toEqual([
+      { venue: 'venue_a', marketId: 'M', t: 0, o: 4000, h: 4600, l: 3900, c: 4550, mid: 4550, volume: 11, trades: 4 },
+    ]);
     expect(p2.candles('venue_a', 'M', 0, Infinity)).toHaveLength(4);
     await p2.close();
   });

@@ -34,13 +34,33 @@ beforeAll(async () => {
   const ks = new KeyStore(persistence.db('keys'));
   for (const p of ['free', 'dev', 'enterprise'] as const) keys[p] = ks.create(p).key;
   http = new HttpServer(log);
-  hub = new WsHub(http, '/api/v2/ws', state, new VenueDirectory(config), ks, loadPlans(), log, { coalesceBytes: 64 * 1024, dropBytes: 1024 * 1024, stallMs: 1000 });
+  hub = new WsHub(http, '/api/v2/ws', state, new VenueDirectory(config), ks, loadPlans(), log, {
+    coalesceBytes: 64 * 1024,
+    dropBytes: 1024 * 1024,
+    stallMs: 1000,
+  });
   const port = await http.listen('127.0.0.1', 0);
   url = `ws://127.0.0.1:${port}/api/v2/ws`;
   const base = { timestamp: T, localTimestamp: T };
   apply(
-    { ...base, venue: 'venue_a', type: 'market', marketId: 'KXNFLGAME-26NOV23NESEA-SEA', eventId: 'KXNFLGAME-26NOV23NESEA', title: 'New England at Seattle Winner?', status: 'active' },
-    { ...base, venue: 'venue_a', type: 'book_snapshot', marketId: 'KXNFLGAME-26NOV23NESEA-SEA', instrument: 'KXNFLGAME-26NOV23NESEA-SEA', bids: [[5500, 10]], asks: [[5700, 20]] },
+    {
+      ...base,
+      venue: 'venue_a',
+      type: 'market',
+      marketId: 'KXNFLGAME-26NOV23NESEA-SEA',
+      eventId: 'KXNFLGAME-26NOV23NESEA',
+      title: 'New England at Seattle Winner?',
+      status: 'active',
+    },
+    {
+      ...base,
+      venue: 'venue_a',
+      type: 'book_snapshot',
+      marketId: 'KXNFLGAME-26NOV23NESEA-SEA',
+      instrument: 'KXNFLGAME-26NOV23NESEA-SEA',
+      bids: [[5500, 10]],
+      asks: [[5700, 20]],
+    },
     { ...base, venue: 'venue_h', type: 'market', marketId: 'venue_h_987', title: 'Seattle Seahawks', status: 'active', yesInstrument: '987' },
     { ...base, venue: 'venue_h', type: 'book_snapshot', marketId: 'venue_h_987', instrument: '987', bids: levels(20, 3000, -100), asks: levels(20, 3100, 100) },
   );
@@ -72,10 +92,13 @@ async function connect(key: string | undefined, headers = true): Promise<Client>
     msgs,
     async next(pred) {
       let found: Record<string, unknown> | undefined;
-      await vi.waitFor(() => {
-        found = msgs.find(pred);
-        expect(found).toBeDefined();
-      }, { timeout: 3000, interval: 10 });
+      await vi.waitFor(
+        () => {
+          found = msgs.find(pred);
+          expect(found).toBeDefined();
+        },
+        { timeout: 3000, interval: 10 },
+      );
       msgs.splice(msgs.indexOf(found!), 1);
       return found!;
     },
@@ -87,7 +110,10 @@ async function connect(key: string | undefined, headers = true): Promise<Client>
 
 describe('WebSocket authentication (spec 6 rule 5)', () => {
   it('refuses a missing or bad key at the upgrade with 401 and the reason', async () => {
-    for (const [key, code] of [[undefined, 'auth.missing_key'], ['pmx_' + 'x'.repeat(32), 'auth.invalid_key']] as const) {
+    for (const [key, code] of [
+      [undefined, 'auth.missing_key'],
+      ['pmx_' + 'x'.repeat(32), 'auth.invalid_key'],
+    ] as const) {
       const ws = new WebSocket(url, { headers: key ? { 'x-api-key': key } : {} });
       const res = await new Promise<{ status: number; body: string }>((resolve) => {
         ws.on('unexpected-response', (_req, r) => {
@@ -116,12 +142,36 @@ describe('prices channel', () => {
     const warn = await c.next((m) => m['code'] === 'UNKNOWN_ID');
     expect(warn).toMatchObject({ type: 'warning', market_ids: ['KXNFLGAME-26NOV23NESEA', 'NOPE'] });
     const snap = await c.next((m) => m['type'] === 'price_update');
-    expect(snap).toMatchObject({ snapshot: true, market_id: 'KXNFLGAME-26NOV23NESEA-SEA', source: 'venue_a', yes_bid: 55, yes_ask: 57, no_bid: 43, no_ask: 45 });
-    apply({ venue: 'venue_a', type: 'book_delta', marketId: 'KXNFLGAME-26NOV23NESEA-SEA', instrument: 'KXNFLGAME-26NOV23NESEA-SEA', changes: [['bid', 5600, 3]], timestamp: T, localTimestamp: T });
+    expect(snap).toMatchObject({
+      snapshot: true,
+      market_id: 'KXNFLGAME-26NOV23NESEA-SEA',
+      source: 'venue_a',
+      yes_bid: 55,
+      yes_ask: 57,
+      no_bid: 43,
+      no_ask: 45,
+    });
+    apply({
+      venue: 'venue_a',
+      type: 'book_delta',
+      marketId: 'KXNFLGAME-26NOV23NESEA-SEA',
+      instrument: 'KXNFLGAME-26NOV23NESEA-SEA',
+      changes: [['bid', 5600, 3]],
+      timestamp: T,
+      localTimestamp: T,
+    });
     const u = await c.next((m) => m['type'] === 'price_update');
     expect(u).toMatchObject({ yes_bid: 56, seq: 1, epoch: hub.epoch });
     expect(typeof u['ts']).toBe('number');
-    apply({ venue: 'venue_a', type: 'book_delta', marketId: 'KXNFLGAME-26NOV23NESEA-SEA', instrument: 'KXNFLGAME-26NOV23NESEA-SEA', changes: [['bid', 5650, 3]], timestamp: T, localTimestamp: T });
+    apply({
+      venue: 'venue_a',
+      type: 'book_delta',
+      marketId: 'KXNFLGAME-26NOV23NESEA-SEA',
+      instrument: 'KXNFLGAME-26NOV23NESEA-SEA',
+      changes: [['bid', 5650, 3]],
+      timestamp: T,
+      localTimestamp: T,
+    });
     expect((await c.next((m) => m['type'] === 'price_update'))['seq']).toBe(2);
     c.ws.close();
   });
@@ -168,7 +218,18 @@ describe('orderbook and venue_a ticker channels', () => {
     const e = await connect(keys['enterprise']);
     e.send({ type: 'subscribe', channel: 'venue_a_prices', all: true });
     await e.next((m) => m['type'] === 'subscribed');
-    apply({ venue: 'venue_a', type: 'book_delta', marketId: 'KXNFLGAME-26NOV23NESEA-SEA', instrument: 'KXNFLGAME-26NOV23NESEA-SEA', changes: [['ask', 5700, 0], ['ask', 5800, 4]], timestamp: T, localTimestamp: T });
+    apply({
+      venue: 'venue_a',
+      type: 'book_delta',
+      marketId: 'KXNFLGAME-26NOV23NESEA-SEA',
+      instrument: 'KXNFLGAME-26NOV23NESEA-SEA',
+      changes: [
+        ['ask', 5700, 0],
+        ['ask', 5800, 4],
+      ],
+      timestamp: T,
+      localTimestamp: T,
+    });
     const t = await c.next((m) => m['type'] === 'ticker' && m['snapshot'] === undefined);
     expect(t).toMatchObject({ market_ticker: 'KXNFLGAME-26NOV23NESEA-SEA', yes_ask_dollars: '0.5800' });
     expect(await e.next((m) => m['type'] === 'ticker')).toMatchObject({ yes_ask_dollars: '0.5800' });
@@ -196,7 +257,9 @@ describe('backpressure', () => {
       c.send({ type: 'subscribe', channel: 'orderbook', market_ids: ['venue_h_987'] });
       await c.next((m) => m['type'] === 'orderbook_update');
     }
-    const closed = new Promise<{ code: number; reason: string }>((resolve) => slow.ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+    const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+      slow.ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+    );
     slow.ws.pause();
     let fastCount = 0;
     fast.ws.on('message', () => fastCount++);
@@ -204,7 +267,15 @@ describe('backpressure', () => {
     for (let round = 0; round < 60; round++) {
       for (let i = 0; i < 500; i++) {
         const size = 100 + ((round * 500 + i) % 50);
-        apply({ venue: 'venue_h', type: 'book_delta', marketId: 'venue_h_987', instrument: '987', changes: [['bid', 3000, size]], timestamp: T, localTimestamp: T });
+        apply({
+          venue: 'venue_h',
+          type: 'book_delta',
+          marketId: 'venue_h_987',
+          instrument: '987',
+          changes: [['bid', 3000, size]],
+          timestamp: T,
+          localTimestamp: T,
+        });
       }
       await new Promise((r) => setTimeout(r, 5));
     }

@@ -82,14 +82,18 @@ export function registerStatus(api: Api, config: Config, state: EngineState, sta
   api.route({
     path: '/status',
     summary: 'Service health and per-venue market counts',
-    description: 'No key needed. ok when a strict majority of venues have live markets; degraded when that majority is lost or a catalog refresh is stale; HTTP 503 with status unknown when health cannot be determined.',
+    description:
+      'No key needed. ok when a strict majority of venues have live markets; degraded when that majority is lost or a catalog refresh is stale; HTTP 503 with status unknown when health cannot be determined.',
     tags: ['status'],
     auth: false,
     responseSchema: {
       type: 'object',
       properties: {
         status: { enum: ['ok', 'degraded', 'unknown'] },
-        platforms: { type: 'object', additionalProperties: { type: 'object', properties: { active_markets: { type: 'integer' }, live_markets: { type: 'integer' } } } },
+        platforms: {
+          type: 'object',
+          additionalProperties: { type: 'object', properties: { active_markets: { type: 'integer' }, live_markets: { type: 'integer' } } },
+        },
         last_updated: { type: ['string', 'null'], format: 'date-time' },
       },
     },

@@ -214,7 +214,15 @@ export const serve: SimServerFactory = async (world: SimWorldApi, venue: VenueCo
           for (const b of books) sendSeq(c, l.id, { type: 'update', market: l.id, book: b, changes: wireChanges(ch.changes, b), ts: ch.timestamp });
           break;
         case 'trade':
-          sendSeq(c, l.id, { type: 'trade', market: l.id, id: ch.trade.id, price: dollars(ch.trade.price), size: size(ch.trade.size), taker: ch.trade.takerSide, ts: ch.trade.timestamp });
+          sendSeq(c, l.id, {
+            type: 'trade',
+            market: l.id,
+            id: ch.trade.id,
+            price: dollars(ch.trade.price),
+            size: size(ch.trade.size),
+            taker: ch.trade.takerSide,
+            ts: ch.trade.timestamp,
+          });
           break;
         case 'status':
           sendSeq(c, l.id, { type: 'status', market: l.id, status: statusOf(l), result: resultOf(l), event_state: l.event.state, ts: ch.timestamp });
@@ -292,4 +300,3 @@ function malformedFrame(n: number, c: Conn, world: SimWorldApi): string {
       return JSON.stringify({ type: 'book_v2', market, seq, ts });
   }
 }
-

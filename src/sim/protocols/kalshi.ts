@@ -144,9 +144,15 @@ export function marketObject(l: SimListing): Record<string, unknown> {
 export function snapshotMsg(l: SimListing | undefined, ticker: string): Record<string, unknown> {
   if (!l) return { market_ticker: ticker, market_id: '' };
   const msg: Record<string, unknown> = { market_ticker: l.id, market_id: l.ids['market_uuid'] ?? '' };
-  const yes = l.book.bids.levels().reverse().map(([p, s]) => [toDollarString(p), fp(s)]);
+  const yes = l.book.bids
+    .levels()
+    .reverse()
+    .map(([p, s]) => [toDollarString(p), fp(s)]);
   // asks ascending → NO bids descending; reversed to ascending.
-  const no = l.book.asks.levels().map(([p, s]) => [toDollarString(PAYOUT - p), fp(s)]).reverse();
+  const no = l.book.asks
+    .levels()
+    .map(([p, s]) => [toDollarString(PAYOUT - p), fp(s)])
+    .reverse();
   if (yes.length > 0) msg['yes_dollars_fp'] = yes;
   if (no.length > 0) msg['no_dollars_fp'] = no;
   return msg;
@@ -154,8 +160,14 @@ export function snapshotMsg(l: SimListing | undefined, ticker: string): Record<s
 
 /** The REST orderbook of a listing (`orderbook_fp`), bids ascending with the best last. */
 function restBook(l: SimListing, depth = Infinity): Record<string, unknown> {
-  const yes = l.book.bids.levels(depth).reverse().map(([p, s]) => [toDollarString(p), fp(s)]);
-  const no = l.book.asks.levels(depth).map(([p, s]) => [toDollarString(PAYOUT - p), fp(s)]).reverse();
+  const yes = l.book.bids
+    .levels(depth)
+    .reverse()
+    .map(([p, s]) => [toDollarString(p), fp(s)]);
+  const no = l.book.asks
+    .levels(depth)
+    .map(([p, s]) => [toDollarString(PAYOUT - p), fp(s)])
+    .reverse();
   return { yes_dollars: yes, no_dollars: no };
 }
 
@@ -181,7 +193,10 @@ function limitOf(q: URLSearchParams, def: number, max: number): number {
 function listOf(q: URLSearchParams, key: string): string[] | undefined {
   const s = q.get(key);
   if (s === null || s === '') return undefined;
-  return s.split(',').map((x) => x.trim()).filter(Boolean);
+  return s
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
 }
 
 function statusesOf(q: URLSearchParams): Set<MarketStatus> | undefined {
@@ -189,7 +204,8 @@ function statusesOf(q: URLSearchParams): Set<MarketStatus> | undefined {
   if (!list) return undefined;
   const out = new Set<MarketStatus>();
   for (const s of list) {
-    if (!(KALSHI_STATUS_FILTERS as readonly string[]).includes(s)) throw badRequest(`invalid status filter ${s}: use one of ${KALSHI_STATUS_FILTERS.join(', ')}`);
+    if (!(KALSHI_STATUS_FILTERS as readonly string[]).includes(s))
+      throw badRequest(`invalid status filter ${s}: use one of ${KALSHI_STATUS_FILTERS.join(', ')}`);
     for (const st of STATUS_FILTER[s as KalshiStatusFilter]) out.add(st);
   }
   return out;
@@ -285,7 +301,8 @@ export const serve: SimServerFactory = async (world: SimWorldApi, venue: VenueCo
     const tickers = listOf(q, 'tickers');
     const minClose = q.get('min_close_ts') ? Number(q.get('min_close_ts')) * 1000 : undefined;
     const maxClose = q.get('max_close_ts') ? Number(q.get('max_close_ts')) * 1000 : undefined;
-    if ((minClose !== undefined && !Number.isFinite(minClose)) || (maxClose !== undefined && !Number.isFinite(maxClose))) throw badRequest('min_close_ts / max_close_ts must be unix seconds');
+    if ((minClose !== undefined && !Number.isFinite(minClose)) || (maxClose !== undefined && !Number.isFinite(maxClose)))
+      throw badRequest('min_close_ts / max_close_ts must be unix seconds');
     const mve = q.get('mve_filter');
     if (mve !== null && mve !== 'only' && mve !== 'exclude') throw badRequest('mve_filter must be only or exclude');
     const all = listings().filter(
@@ -372,7 +389,9 @@ export const serve: SimServerFactory = async (world: SimWorldApi, venue: VenueCo
 
   http.get(`${BASE}/exchange/status`, () => ({
     exchange_active: true,
-    exchange_index_statuses: [{ description: 'Default', exchange_active: true, exchange_index: 0, intra_exchange_transfers_active: true, trading_active: true }],
+    exchange_index_statuses: [
+      { description: 'Default', exchange_active: true, exchange_index: 0, intra_exchange_transfers_active: true, trading_active: true },
+    ],
     intra_exchange_transfers_active: true,
     trading_active: true,
   }));
@@ -410,7 +429,8 @@ export const serve: SimServerFactory = async (world: SimWorldApi, venue: VenueCo
 
   const covers = (s: Sub, ticker: string): boolean => s.tickers === null || s.tickers.has(ticker);
 
-  const error = (c: Conn, id: number | undefined, code: number, msg: string): void => send(c, id === undefined ? { type: 'error', msg: { code, msg } } : { id, type: 'error', msg: { code, msg } });
+  const error = (c: Conn, id: number | undefined, code: number, msg: string): void =>
+    send(c, id === undefined ? { type: 'error', msg: { code, msg } } : { id, type: 'error', msg: { code, msg } });
 
   const snapshot = (c: Conn, s: Sub, ticker: string, id?: number): void => sendSeq(c, s, 'orderbook_snapshot', snapshotMsg(listing(ticker), ticker), id);
 
@@ -441,8 +461,7 @@ export const serve: SimServerFactory = async (world: SimWorldApi, venue: VenueCo
     lastTicker.set(l, key);
     let msg: Record<string, unknown> | undefined;
     for (const c of conns)
-      for (const s of c.subs.values())
-        if (s.channel === 'ticker' && covers(s, l.id)) send(c, { type: 'ticker', sid: s.sid, msg: (msg ??= tickerMsg(l)) });
+      for (const s of c.subs.values()) if (s.channel === 'ticker' && covers(s, l.id)) send(c, { type: 'ticker', sid: s.sid, msg: (msg ??= tickerMsg(l)) });
   };
 
   const lifecycle = (msg: Record<string, unknown>): void => {

@@ -147,7 +147,9 @@ export const serve: SimServerFactory = async (world: SimWorldApi, venue: VenueCo
       closed: CLOSED.includes(l.status),
       category: l.category,
       tags: l.tags.map((t) => ({ id: sha1(t).slice(0, 6), label: t, slug: t.toLowerCase().replace(/[^a-z0-9]+/g, '-') })),
-      ...(l.seriesTitle ? { series: [{ id: sha1(l.seriesTitle).slice(0, 6), slug: l.seriesTitle.toLowerCase().replace(/[^a-z0-9]+/g, '-'), title: l.seriesTitle }] } : {}),
+      ...(l.seriesTitle
+        ? { series: [{ id: sha1(l.seriesTitle).slice(0, 6), slug: l.seriesTitle.toLowerCase().replace(/[^a-z0-9]+/g, '-'), title: l.seriesTitle }] }
+        : {}),
     };
   }
 
@@ -456,9 +458,23 @@ export const serve: SimServerFactory = async (world: SimWorldApi, venue: VenueCo
     const entries: Record<string, unknown>[] = [];
     for (const [side, price, size] of ch.changes) {
       if (wantYes)
-        entries.push({ asset_id: yesId, price: polyPrice(price), size: polySize(size), side: side === 'bid' ? 'BUY' : 'SELL', hash: sha1(`${yesId}${ch.timestamp}${side}${price}${size}`), ...yesTop });
+        entries.push({
+          asset_id: yesId,
+          price: polyPrice(price),
+          size: polySize(size),
+          side: side === 'bid' ? 'BUY' : 'SELL',
+          hash: sha1(`${yesId}${ch.timestamp}${side}${price}${size}`),
+          ...yesTop,
+        });
       if (wantNo)
-        entries.push({ asset_id: noId, price: polyPrice(PAYOUT - price), size: polySize(size), side: side === 'bid' ? 'SELL' : 'BUY', hash: sha1(`${noId}${ch.timestamp}${side}${price}${size}`), ...noTop });
+        entries.push({
+          asset_id: noId,
+          price: polyPrice(PAYOUT - price),
+          size: polySize(size),
+          side: side === 'bid' ? 'SELL' : 'BUY',
+          hash: sha1(`${noId}${ch.timestamp}${side}${price}${size}`),
+          ...noTop,
+        });
     }
     out(c, JSON.stringify({ market: l.id, price_changes: entries, timestamp: String(ch.timestamp), event_type: 'price_change' }));
   }
@@ -520,8 +536,7 @@ export const serve: SimServerFactory = async (world: SimWorldApi, venue: VenueCo
           winning_outcome: l.ids[result === 'yes' ? 'outcome_yes' : 'outcome_no'],
           event_type: 'market_resolved',
         });
-        for (const c of conns)
-          if (c.custom && (c.assets.has(l.ids['yes_token']!) || c.assets.has(l.ids['no_token']!))) out(c, frame);
+        for (const c of conns) if (c.custom && (c.assets.has(l.ids['yes_token']!) || c.assets.has(l.ids['no_token']!))) out(c, frame);
         return;
       }
       case 'listing': {
@@ -547,9 +562,19 @@ export const serve: SimServerFactory = async (world: SimWorldApi, venue: VenueCo
       case 2:
         return JSON.stringify({ event_type: 'order_book_v9', asset_id: a, market }); // unknown variant
       case 3:
-        return JSON.stringify({ market, price_changes: [{ asset_id: a, price: '1.5', size: '10', side: 'BUY' }], timestamp: String(world.now()), event_type: 'price_change' });
+        return JSON.stringify({
+          market,
+          price_changes: [{ asset_id: a, price: '1.5', size: '10', side: 'BUY' }],
+          timestamp: String(world.now()),
+          event_type: 'price_change',
+        });
       default:
-        return JSON.stringify({ market, price_changes: [{ asset_id: a, price: '0.5', size: '-10', side: 'SELL' }], timestamp: String(world.now()), event_type: 'price_change' });
+        return JSON.stringify({
+          market,
+          price_changes: [{ asset_id: a, price: '0.5', size: '-10', side: 'SELL' }],
+          timestamp: String(world.now()),
+          event_type: 'price_change',
+        });
     }
   }
 

@@ -314,7 +314,16 @@ export class ExchangeMapper implements Mapper {
     this.seq.set(f.market, f.seq);
     const instrument = bookKey(f.market, f.book);
     this.ready.add(instrument);
-    const e: BookSnapshot = { type: 'book_snapshot', venue: this.venue, timestamp: f.ts, localTimestamp: local, marketId: apiMarketId(this.venueConfig, f.market), instrument, bids, asks };
+    const e: BookSnapshot = {
+      type: 'book_snapshot',
+      venue: this.venue,
+      timestamp: f.ts,
+      localTimestamp: local,
+      marketId: apiMarketId(this.venueConfig, f.market),
+      instrument,
+      bids,
+      asks,
+    };
     out.push(e);
     if (this.resyncing.has(f.market)) {
       out.push({ type: 'feed', venue: this.venue, timestamp: f.ts, localTimestamp: local, state: 'resynced', instrument });
@@ -335,7 +344,15 @@ export class ExchangeMapper implements Mapper {
       return;
     }
     if (changes.length === 0) return;
-    const e: BookDelta = { type: 'book_delta', venue: this.venue, timestamp: f.ts, localTimestamp: local, marketId: apiMarketId(this.venueConfig, f.market), instrument, changes };
+    const e: BookDelta = {
+      type: 'book_delta',
+      venue: this.venue,
+      timestamp: f.ts,
+      localTimestamp: local,
+      marketId: apiMarketId(this.venueConfig, f.market),
+      instrument,
+      changes,
+    };
     out.push(e);
   }
 
@@ -369,7 +386,15 @@ export class ExchangeMapper implements Mapper {
     const marketId = apiMarketId(this.venueConfig, f.market);
     const known = this.catalog.get(f.market);
     if (known === undefined || known.upsert.status !== status || known.upsert.result !== (f.result ?? undefined)) {
-      const change: MarketStatusChange = without({ type: 'market_status', venue: this.venue, timestamp: f.ts, localTimestamp: local, marketId, status, ...settlement(f.result) });
+      const change: MarketStatusChange = without({
+        type: 'market_status',
+        venue: this.venue,
+        timestamp: f.ts,
+        localTimestamp: local,
+        marketId,
+        status,
+        ...settlement(f.result),
+      });
       out.push(change);
     }
     if (known === undefined) return;
@@ -385,7 +410,16 @@ export class ExchangeMapper implements Mapper {
     const bids = parseLevels(b.data.bids, 'bid');
     const asks = parseLevels(b.data.asks, 'ask');
     if (bids === undefined || asks === undefined) return this.stats.malformedFrame('book', 'bad level', f);
-    out.push({ type: 'book_snapshot', venue: this.venue, timestamp: b.data.ts, localTimestamp: local, marketId: apiMarketId(this.venueConfig, b.data.market), instrument: bookKey(b.data.market, b.data.book), bids, asks });
+    out.push({
+      type: 'book_snapshot',
+      venue: this.venue,
+      timestamp: b.data.ts,
+      localTimestamp: local,
+      marketId: apiMarketId(this.venueConfig, b.data.market),
+      instrument: bookKey(b.data.market, b.data.book),
+      bids,
+      asks,
+    });
   }
 
   private events(raw: object, local: number, out: NormalizedEvent[]): void {

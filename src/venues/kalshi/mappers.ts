@@ -295,7 +295,16 @@ export function mapRestOrderbooks(venue: VenueConfig, doc: KalshiOrderbooks, tim
       continue;
     }
     const { bids, asks } = yesPerspective(yes, no);
-    out.push({ type: 'book_snapshot', venue: venue.label, timestamp, localTimestamp, marketId: apiMarketId(venue, ob.ticker), instrument: ob.ticker, bids, asks });
+    out.push({
+      type: 'book_snapshot',
+      venue: venue.label,
+      timestamp,
+      localTimestamp,
+      marketId: apiMarketId(venue, ob.ticker),
+      instrument: ob.ticker,
+      bids,
+      asks,
+    });
   }
   return out;
 }
@@ -719,7 +728,17 @@ export class KalshiMapper implements Mapper {
     const ticker = m.market_ticker;
     const status = (s: MarketStatus, extra: Partial<MarketStatusChange> = {}): void => {
       this.statuses.set(ticker, s);
-      out.push(without<MarketStatusChange>({ type: 'market_status', venue: this.venue, timestamp: local, localTimestamp: local, marketId: this.id(ticker), status: s, ...extra }));
+      out.push(
+        without<MarketStatusChange>({
+          type: 'market_status',
+          venue: this.venue,
+          timestamp: local,
+          localTimestamp: local,
+          marketId: this.id(ticker),
+          status: s,
+          ...extra,
+        }),
+      );
     };
     switch (m.event_type) {
       case 'created':
@@ -734,7 +753,8 @@ export class KalshiMapper implements Mapper {
       case 'close_date_updated': {
         const closeTime = m.close_ts === undefined ? undefined : m.close_ts * 1000;
         const known = this.statuses.get(ticker);
-        const s: MarketStatus | undefined = closeTime !== undefined && closeTime <= local && (known === undefined || known === 'active' || known === 'initialized') ? 'closed' : known;
+        const s: MarketStatus | undefined =
+          closeTime !== undefined && closeTime <= local && (known === undefined || known === 'active' || known === 'initialized') ? 'closed' : known;
         if (s === undefined || closeTime === undefined) this.stats.ignored++;
         else status(s, { closeTime });
         return;

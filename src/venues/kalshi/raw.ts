@@ -121,10 +121,8 @@ export function isWsError(f: WsFrame): f is WsError {
 /** A level as any wire version sends it: `["0.0800","300.00"]`, `["0.08",300]` or `[8,300]`. */
 export type WsLevel = readonly [string | number, string | number];
 
-const isLevel = (v: unknown): v is WsLevel =>
-  Array.isArray(v) && v.length === 2 && (isStr(v[0]) || isNum(v[0])) && (isStr(v[1]) || isNum(v[1]));
-const optLevels = (o: Obj, k: string): boolean =>
-  o[k] === undefined || o[k] === null || (Array.isArray(o[k]) && (o[k] as unknown[]).every(isLevel));
+const isLevel = (v: unknown): v is WsLevel => Array.isArray(v) && v.length === 2 && (isStr(v[0]) || isNum(v[0])) && (isStr(v[1]) || isNum(v[1]));
+const optLevels = (o: Obj, k: string): boolean => o[k] === undefined || o[k] === null || (Array.isArray(o[k]) && (o[k] as unknown[]).every(isLevel));
 
 export interface WsOrderbookSnapshotMsg {
   readonly market_ticker: string;
@@ -240,7 +238,18 @@ export interface WsTicker extends WsFrame {
   readonly msg: WsTickerMsg;
 }
 
-const TICKER_STR = ['market_id', 'price_dollars', 'yes_bid_dollars', 'yes_ask_dollars', 'volume_fp', 'open_interest_fp', 'yes_bid_size_fp', 'yes_ask_size_fp', 'last_trade_size_fp', 'time'];
+const TICKER_STR = [
+  'market_id',
+  'price_dollars',
+  'yes_bid_dollars',
+  'yes_ask_dollars',
+  'volume_fp',
+  'open_interest_fp',
+  'yes_bid_size_fp',
+  'yes_ask_size_fp',
+  'last_trade_size_fp',
+  'time',
+];
 const TICKER_NUM = ['price', 'yes_bid', 'yes_ask', 'volume', 'open_interest', 'dollar_volume', 'dollar_open_interest', 'ts', 'ts_ms'];
 
 export function isWsTicker(f: WsFrame): f is WsTicker {
@@ -418,7 +427,12 @@ export interface WsEventLifecycle extends WsFrame {
 export function isWsEventLifecycle(f: WsFrame): f is WsEventLifecycle {
   if (f.type !== 'event_lifecycle' || !isObject(f.msg)) return false;
   const m = f.msg;
-  return isStr(m['event_ticker']) && ['title', 'subtitle', 'sub_title', 'collateral_return_type', 'series_ticker', 'strike_period'].every((k) => optStr(m, k)) && optNum(m, 'strike_date') && optNum(m, 'exchange_index');
+  return (
+    isStr(m['event_ticker']) &&
+    ['title', 'subtitle', 'sub_title', 'collateral_return_type', 'series_ticker', 'strike_period'].every((k) => optStr(m, k)) &&
+    optNum(m, 'strike_date') &&
+    optNum(m, 'exchange_index')
+  );
 }
 
 /** `event_fee_update` (on the market_lifecycle_v2 channel): a fee override set (or cleared with nulls). */
@@ -586,7 +600,16 @@ export const wsMarketLifecycleSchema = z.object({
   seq: zInt,
   msg: z.object({
     market_ticker: z.string().min(1),
-    event_type: z.enum(['created', 'activated', 'deactivated', 'close_date_updated', 'determined', 'settled', 'price_level_structure_updated', 'metadata_updated']),
+    event_type: z.enum([
+      'created',
+      'activated',
+      'deactivated',
+      'close_date_updated',
+      'determined',
+      'settled',
+      'price_level_structure_updated',
+      'metadata_updated',
+    ]),
     exchange_index: zInt.optional(),
     open_ts: zInt.optional(),
     close_ts: zInt.optional(),
@@ -828,7 +851,10 @@ export const kalshiSeriesListSchema = z.object({ series: z.array(kalshiSeriesSch
 export type KalshiSeriesList = z.infer<typeof kalshiSeriesListSchema>;
 
 /** `[price_dollars, count_fp]`. REST books are bids only, sorted ASCENDING: the best bid is last. */
-const restLevels = z.array(z.tuple([z.string(), z.string()])).nullable().optional();
+const restLevels = z
+  .array(z.tuple([z.string(), z.string()]))
+  .nullable()
+  .optional();
 
 export const kalshiOrderbookFpSchema = z.object({ yes_dollars: restLevels, no_dollars: restLevels });
 
@@ -861,7 +887,9 @@ export const kalshiExchangeStatusSchema = z.object({
 export type KalshiExchangeStatus = z.infer<typeof kalshiExchangeStatusSchema>;
 
 /** Error body of the REST API: `{"error":{"code":"…","message":"…"}}`. */
-export const kalshiRestErrorSchema = z.object({ error: z.object({ code: z.string(), message: z.string(), details: z.string().optional(), service: z.string().optional() }) });
+export const kalshiRestErrorSchema = z.object({
+  error: z.object({ code: z.string(), message: z.string(), details: z.string().optional(), service: z.string().optional() }),
+});
 
 /** The request status filter of `GET /markets` (single value per request). */
 export const KALSHI_STATUS_FILTERS = ['unopened', 'open', 'closed', 'settled'] as const;

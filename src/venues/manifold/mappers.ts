@@ -5,14 +5,7 @@ import type { MarketStatus, MarketUpsert, NormalizedEvent, Quote } from '../../c
 import type { Mapper } from '../common/mapper.js';
 import { FeedStats } from '../common/stats.js';
 import { apiMarketId } from '../protocol.js';
-import {
-  manifoldAnswerSchema,
-  manifoldMarketShellSchema,
-  MULTI_ANSWER_TYPES,
-  UNLISTED_TYPES,
-  type ManifoldAnswer,
-  type ManifoldMarketShell,
-} from './raw.js';
+import { manifoldAnswerSchema, manifoldMarketShellSchema, MULTI_ANSWER_TYPES, UNLISTED_TYPES, type ManifoldAnswer, type ManifoldMarketShell } from './raw.js';
 import { without, issue, upsertKey } from '../common/util.js';
 
 /**
@@ -74,7 +67,14 @@ function common(venue: VenueConfig, m: ManifoldMarketShell, local: number): Omit
     closeTime: m.closeTime,
     url,
     tags: m.groupSlugs,
-    extra: without({ outcomeType: m.outcomeType, mechanism: m.mechanism, token: m.token, creatorUsername: m.creatorUsername, slug: m.slug, siblingContractId: m.siblingContractId }),
+    extra: without({
+      outcomeType: m.outcomeType,
+      mechanism: m.mechanism,
+      token: m.token,
+      creatorUsername: m.creatorUsername,
+      slug: m.slug,
+      siblingContractId: m.siblingContractId,
+    }),
   };
 }
 

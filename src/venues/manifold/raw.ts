@@ -55,7 +55,10 @@ export const manifoldMarketShellSchema = z.object({
   outcomeType: z.string().min(1),
   /** cpmm-1, cpmm-multi-1, dpm-2, none, … */
   mechanism: z.string(),
-  pool: z.union([z.record(z.string(), z.number()), z.number()]).nullable().optional(),
+  pool: z
+    .union([z.record(z.string(), z.number()), z.number()])
+    .nullable()
+    .optional(),
   probability: probability.optional(),
   p: z.number().optional(),
   totalLiquidity: amount.optional(),
@@ -90,4 +93,15 @@ export const MULTI_ANSWER_TYPES: ReadonlySet<string> = new Set(['MULTIPLE_CHOICE
  * Outcome types we know and do not list: they are not YES/NO contracts on a 0..1 price
  * (numeric ranges, polls, bounties, stonks).
  */
-export const UNLISTED_TYPES: ReadonlySet<string> = new Set(['PSEUDO_NUMERIC', 'NUMERIC', 'NUMBER', 'MULTI_NUMERIC', 'DATE', 'POLL', 'BOUNTIED_QUESTION', 'STONK', 'QUADRATIC_FUNDING', 'CERT']);
+export const UNLISTED_TYPES: ReadonlySet<string> = new Set([
+  'PSEUDO_NUMERIC',
+  'NUMERIC',
+  'NUMBER',
+  'MULTI_NUMERIC',
+  'DATE',
+  'POLL',
+  'BOUNTIED_QUESTION',
+  'STONK',
+  'QUADRATIC_FUNDING',
+  'CERT',
+]);

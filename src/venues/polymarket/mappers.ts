@@ -203,7 +203,14 @@ export class PolymarketMapper implements Mapper {
   }
 
   private *book(
-    m: { asset_id: string; market: string; bids: readonly WsLevel[]; asks: readonly WsLevel[]; timestamp?: string | number; last_trade_price?: string | null | undefined },
+    m: {
+      asset_id: string;
+      market: string;
+      bids: readonly WsLevel[];
+      asks: readonly WsLevel[];
+      timestamp?: string | number;
+      last_trade_price?: string | null | undefined;
+    },
     local: number,
   ): Iterable<NormalizedEvent> {
     const ts = parseTimestamp(m.timestamp, local);
@@ -363,9 +370,7 @@ export class PolymarketMapper implements Mapper {
       localTimestamp: local,
       marketId: tok.marketId,
       instrument: m.asset_id,
-      tradeId: m.transaction_hash
-        ? `${m.transaction_hash}:${m.asset_id}`
-        : `${m.asset_id}:${String(m.timestamp ?? ts)}:${m.side}:${m.price}:${m.size}`,
+      tradeId: m.transaction_hash ? `${m.transaction_hash}:${m.asset_id}` : `${m.asset_id}:${String(m.timestamp ?? ts)}:${m.side}:${m.price}:${m.size}`,
       price,
       yesPrice,
       size,
@@ -483,12 +488,7 @@ export class PolymarketMapper implements Mapper {
  *   multi-market event, the `groupItemTitle` (the candidate); otherwise none.
  * - status: see gammaStatus.
  */
-export function gammaMarketToUpsert(
-  venue: VenueConfig,
-  m: GammaMarket,
-  parent: GammaEventRef | undefined,
-  localTimestamp: number,
-): MarketUpsert | undefined {
+export function gammaMarketToUpsert(venue: VenueConfig, m: GammaMarket, parent: GammaEventRef | undefined, localTimestamp: number): MarketUpsert | undefined {
   const outcomes = m.outcomes ?? ['Yes', 'No'];
   if (outcomes.length !== 2) return undefined;
   const tokens = m.clobTokenIds ?? [];
@@ -590,10 +590,7 @@ export function clobBookToSnapshot(venue: VenueConfig, b: ClobBook, localTimesta
  * so the hash is qualified by a short digest of what tells fills apart.
  */
 export function dataTradeId(t: DataTrade): string {
-  const digest = createHash('sha1')
-    .update(`${t.asset}|${t.proxyWallet}|${t.side}|${t.price}|${t.size}|${t.timestamp}`)
-    .digest('hex')
-    .slice(0, 12);
+  const digest = createHash('sha1').update(`${t.asset}|${t.proxyWallet}|${t.side}|${t.price}|${t.size}|${t.timestamp}`).digest('hex').slice(0, 12);
   return `${t.transactionHash}:${digest}`;
 }
 
@@ -602,12 +599,7 @@ export function dataTradeId(t: DataTrade): string {
  * taker with the API's default takerOnly=true), so it is recorded as `taker`; the maker is not
  * given. The token's side comes from `outcomeIndex` (0 = YES), else from `token`.
  */
-export function dataTradeToTrade(
-  venue: VenueConfig,
-  t: DataTrade,
-  localTimestamp: number,
-  token?: TokenInfo,
-): Trade {
+export function dataTradeToTrade(venue: VenueConfig, t: DataTrade, localTimestamp: number, token?: TokenInfo): Trade {
   const price = unitsFromProbability(t.price);
   const idx = t.outcomeIndex ?? (token ? (token.side === 'yes' ? 0 : 1) : 0);
   const yes = idx === 0;

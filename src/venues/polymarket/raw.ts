@@ -170,15 +170,7 @@ export interface WsMarketResolved extends Omit<WsNewMarket, 'event_type'> {
   readonly winning_outcome?: string;
 }
 
-export type WsMessage =
-  | WsBook
-  | WsPriceChange
-  | WsLegacyPriceChange
-  | WsTickSizeChange
-  | WsLastTradePrice
-  | WsBestBidAsk
-  | WsNewMarket
-  | WsMarketResolved;
+export type WsMessage = WsBook | WsPriceChange | WsLegacyPriceChange | WsTickSizeChange | WsLastTradePrice | WsBestBidAsk | WsNewMarket | WsMarketResolved;
 
 // ---------------------------------------------------------------------------------------------
 // Guards. They check shape and primitive types only; value checks (a price inside [0, 1], a
@@ -208,22 +200,14 @@ function isStrArray(v: unknown): v is string[] {
 }
 
 export function isWsBook(m: Obj): m is Obj & WsBook {
-  return (
-    isStr(m['asset_id']) &&
-    isStr(m['market']) &&
-    isLevels(m['bids']) &&
-    isLevels(m['asks']) &&
-    optTs(m['timestamp']) &&
-    optStr(m['last_trade_price'])
-  );
+  return isStr(m['asset_id']) && isStr(m['market']) && isLevels(m['bids']) && isLevels(m['asks']) && optTs(m['timestamp']) && optStr(m['last_trade_price']);
 }
 
 export function isWsPriceChange(m: Obj): m is Obj & WsPriceChange {
   const pcs = m['price_changes'];
   if (!isStr(m['market']) || !Array.isArray(pcs) || !optTs(m['timestamp'])) return false;
   for (const c of pcs) {
-    if (!isObject(c) || !isStr(c['asset_id']) || !isStr(c['price']) || !isStr(c['size']) || !isSide(c['side']))
-      return false;
+    if (!isObject(c) || !isStr(c['asset_id']) || !isStr(c['price']) || !isStr(c['size']) || !isSide(c['side'])) return false;
     if (!optStr(c['best_bid']) || !optStr(c['best_ask'])) return false;
   }
   return true;
@@ -237,13 +221,7 @@ export function isWsLegacyPriceChange(m: Obj): m is Obj & WsLegacyPriceChange {
 }
 
 export function isWsTickSizeChange(m: Obj): m is Obj & WsTickSizeChange {
-  return (
-    isStr(m['asset_id']) &&
-    isStr(m['market']) &&
-    isStr(m['old_tick_size']) &&
-    isStr(m['new_tick_size']) &&
-    optTs(m['timestamp'])
-  );
+  return isStr(m['asset_id']) && isStr(m['market']) && isStr(m['old_tick_size']) && isStr(m['new_tick_size']) && optTs(m['timestamp']);
 }
 
 export function isWsLastTradePrice(m: Obj): m is Obj & WsLastTradePrice {
@@ -259,9 +237,7 @@ export function isWsLastTradePrice(m: Obj): m is Obj & WsLastTradePrice {
 }
 
 export function isWsBestBidAsk(m: Obj): m is Obj & WsBestBidAsk {
-  return (
-    isStr(m['asset_id']) && isStr(m['market']) && isStr(m['best_bid']) && isStr(m['best_ask']) && optTs(m['timestamp'])
-  );
+  return isStr(m['asset_id']) && isStr(m['market']) && isStr(m['best_bid']) && isStr(m['best_ask']) && optTs(m['timestamp']);
 }
 
 function isEventMessage(v: unknown): boolean {

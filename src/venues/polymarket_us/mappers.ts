@@ -112,7 +112,8 @@ export class PolymarketUsMapper implements Mapper {
     } else if ('trade' in m) {
       // venue_g is not covered by trade feeds (spec 2.2); the feed does not subscribe to them.
       this.stats.ignored++;
-    } else if ('subscribe' in m || 'unsubscribe' in m) this.stats.ignored++; // our own requests in a recording
+    } else if ('subscribe' in m || 'unsubscribe' in m)
+      this.stats.ignored++; // our own requests in a recording
     else if (Array.isArray(m['markets']) || Array.isArray(m['events'])) yield* this.rest(m, local);
     else if ('marketSlug' in m && 'bids' in m && 'offers' in m) {
       const r = usMarketBookSchema.safeParse(m);
@@ -170,7 +171,16 @@ export class PolymarketUsMapper implements Mapper {
       this.stats.malformedFrame('marketDataLite', 'bad price', l);
       return;
     }
-    const q: Quote = { type: 'quote', venue: this.venue, timestamp: local, localTimestamp: local, marketId: apiMarketId(this.config, l.marketSlug), yesBid: bid, yesAsk: ask, lastPrice: last };
+    const q: Quote = {
+      type: 'quote',
+      venue: this.venue,
+      timestamp: local,
+      localTimestamp: local,
+      marketId: apiMarketId(this.config, l.marketSlug),
+      yesBid: bid,
+      yesAsk: ask,
+      lastPrice: last,
+    };
     yield q;
   }
 

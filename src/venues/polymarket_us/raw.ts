@@ -137,12 +137,7 @@ function isLevels(v: unknown): v is WsLevel[] {
 function isStats(v: unknown): boolean {
   return (
     v === undefined ||
-    (isObject(v) &&
-      optAmount(v['lastTradePx']) &&
-      optStr(v['sharesTraded']) &&
-      optStr(v['openInterest']) &&
-      optAmount(v['highPx']) &&
-      optAmount(v['lowPx']))
+    (isObject(v) && optAmount(v['lastTradePx']) && optStr(v['sharesTraded']) && optStr(v['openInterest']) && optAmount(v['highPx']) && optAmount(v['lowPx']))
   );
 }
 

@@ -32,11 +32,7 @@ export function createPredictItFeed(ctx: FeedContext): VenueFeed {
  * between reachable and not: `connected` after the first good poll and after a recovery, `error`
  * once when polls start failing. Never rejects.
  */
-function pollWith(
-  ctx: FeedContext,
-  stats: FeedStats,
-  map: (doc: unknown, localTimestamp: number) => NormalizedEvent[],
-): () => Promise<NormalizedEvent[]> {
+function pollWith(ctx: FeedContext, stats: FeedStats, map: (doc: unknown, localTimestamp: number) => NormalizedEvent[]): () => Promise<NormalizedEvent[]> {
   let healthy: boolean | undefined;
   const feed = (state: FeedEvent['state'], detail?: string): FeedEvent => {
     const now = Date.now();

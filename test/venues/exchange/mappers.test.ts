@@ -115,7 +115,14 @@ const snap = (market: string, book: 'yes' | 'no', seq: number, bids: string[][],
   asks,
   ts: TS + seq,
 });
-const upd = (market: string, book: 'yes' | 'no', seq: number, changes: string[][]): Record<string, unknown> => ({ type: 'update', market, book, seq, changes, ts: TS + seq });
+const upd = (market: string, book: 'yes' | 'no', seq: number, changes: string[][]): Record<string, unknown> => ({
+  type: 'update',
+  market,
+  book,
+  seq,
+  changes,
+  ts: TS + seq,
+});
 
 describe('exchange wire schemas over our own hand-written documents', () => {
   it('accept the catalog and a REST book', () => {
@@ -175,16 +182,98 @@ describe('ExchangeMapper: two-sided book stream (venue_e)', () => {
   it('maps YES and NO snapshots and absolute updates, best first, in units', () => {
     const m = mapper(venueE);
     const out = [
-      ...m.map(snap('E-1', 'yes', 1, [['0.4800', '120'], ['0.4700', '50']], [['0.5000', '80']]), L),
-      ...m.map(snap('E-1', 'no', 2, [['0.5000', '80']], [['0.5200', '120'], ['0.5300', '50']]), L),
-      ...m.map(upd('E-1', 'yes', 3, [['bid', '0.4800', '0'], ['bid', '0.4900', '10']]), L),
-      ...m.map(upd('E-1', 'no', 4, [['ask', '0.5200', '0'], ['ask', '0.5100', '10']]), L),
+      ...m.map(
+        snap(
+          'E-1',
+          'yes',
+          1,
+          [
+            ['0.4800', '120'],
+            ['0.4700', '50'],
+          ],
+          [['0.5000', '80']],
+        ),
+        L,
+      ),
+      ...m.map(
+        snap(
+          'E-1',
+          'no',
+          2,
+          [['0.5000', '80']],
+          [
+            ['0.5200', '120'],
+            ['0.5300', '50'],
+          ],
+        ),
+        L,
+      ),
+      ...m.map(
+        upd('E-1', 'yes', 3, [
+          ['bid', '0.4800', '0'],
+          ['bid', '0.4900', '10'],
+        ]),
+        L,
+      ),
+      ...m.map(
+        upd('E-1', 'no', 4, [
+          ['ask', '0.5200', '0'],
+          ['ask', '0.5100', '10'],
+        ]),
+        L,
+      ),
     ];
     expect(out).toStrictEqual([
-      { type: 'book_snapshot', venue: 'venue_e', timestamp: TS + 1, localTimestamp: L, marketId: 'E-1', instrument: 'E-1', bids: [[4800, 120], [4700, 50]], asks: [[5000, 80]] },
-      { type: 'book_snapshot', venue: 'venue_e', timestamp: TS + 2, localTimestamp: L, marketId: 'E-1', instrument: 'E-1:no', bids: [[5000, 80]], asks: [[5200, 120], [5300, 50]] },
-      { type: 'book_delta', venue: 'venue_e', timestamp: TS + 3, localTimestamp: L, marketId: 'E-1', instrument: 'E-1', changes: [['bid', 4800, 0], ['bid', 4900, 10]] },
-      { type: 'book_delta', venue: 'venue_e', timestamp: TS + 4, localTimestamp: L, marketId: 'E-1', instrument: 'E-1:no', changes: [['ask', 5200, 0], ['ask', 5100, 10]] },
+      {
+        type: 'book_snapshot',
+        venue: 'venue_e',
+        timestamp: TS + 1,
+        localTimestamp: L,
+        marketId: 'E-1',
+        instrument: 'E-1',
+        bids: [
+          [4800, 120],
+          [4700, 50],
+        ],
+        asks: [[5000, 80]],
+      },
+      {
+        type: 'book_snapshot',
+        venue: 'venue_e',
+        timestamp: TS + 2,
+        localTimestamp: L,
+        marketId: 'E-1',
+        instrument: 'E-1:no',
+        bids: [[5000, 80]],
+        asks: [
+          [5200, 120],
+          [5300, 50],
+        ],
+      },
+      {
+        type: 'book_delta',
+        venue: 'venue_e',
+        timestamp: TS + 3,
+        localTimestamp: L,
+        marketId: 'E-1',
+        instrument: 'E-1',
+        changes: [
+          ['bid', 4800, 0],
+          ['bid', 4900, 10],
+        ],
+      },
+      {
+        type: 'book_delta',
+        venue: 'venue_e',
+        timestamp: TS + 4,
+        localTimestamp: L,
+        marketId: 'E-1',
+        instrument: 'E-1:no',
+        changes: [
+          ['ask', 5200, 0],
+          ['ask', 5100, 10],
+        ],
+      },
     ]);
   });
 
@@ -200,11 +289,17 @@ describe('ExchangeMapper: two-sided book stream (venue_e)', () => {
     expect(m.marketOf('E-1:no')).toBe('E-1');
     // Frames already in flight are dropped until the snapshots come.
     expect(m.map(upd('E-1', 'yes', 5, [['bid', '0.4700', '6']]), L)).toEqual([]);
-    expect(m.map(snap('E-1', 'yes', 6, [['0.4700', '6']], []), L).map((e) => e.type + ('state' in e ? `:${e.state}` : ''))).toEqual(['book_snapshot', 'feed:resynced']);
+    expect(m.map(snap('E-1', 'yes', 6, [['0.4700', '6']], []), L).map((e) => e.type + ('state' in e ? `:${e.state}` : ''))).toEqual([
+      'book_snapshot',
+      'feed:resynced',
+    ]);
     // The NO book is not ready yet: an in-sequence NO update is dropped, a YES one applies.
     expect(m.map(upd('E-1', 'no', 7, [['ask', '0.5300', '1']]), L)).toEqual([]);
     expect(m.map(upd('E-1', 'yes', 8, [['bid', '0.4600', '1']]), L).map((e) => e.type)).toEqual(['book_delta']);
-    expect(m.map(snap('E-1', 'no', 9, [], [['0.5300', '1']]), L).map((e) => e.type + ('state' in e ? `:${e.state}` : ''))).toEqual(['book_snapshot', 'feed:resynced']);
+    expect(m.map(snap('E-1', 'no', 9, [], [['0.5300', '1']]), L).map((e) => e.type + ('state' in e ? `:${e.state}` : ''))).toEqual([
+      'book_snapshot',
+      'feed:resynced',
+    ]);
     expect(m.map(upd('E-1', 'no', 10, [['ask', '0.5300', '0']]), L).map((e) => e.type)).toEqual(['book_delta']);
     expect(m.stats.gaps).toBe(1);
   });
@@ -225,7 +320,20 @@ describe('ExchangeMapper: two-sided book stream (venue_e)', () => {
     const m = mapper(venueE);
     m.map(snap('E-1', 'yes', 1, [], []), L);
     expect(m.map({ type: 'trade', market: 'E-1', seq: 2, id: 't-9', price: '0.4800', size: '10', taker: 'no', ts: TS }, L)).toStrictEqual([
-      { type: 'trade', venue: 'venue_e', timestamp: TS, localTimestamp: L, marketId: 'E-1', instrument: 'E-1:no', tradeId: 't-9', price: 5200, yesPrice: 4800, size: 10, side: 'buy', takerSide: 'no' },
+      {
+        type: 'trade',
+        venue: 'venue_e',
+        timestamp: TS,
+        localTimestamp: L,
+        marketId: 'E-1',
+        instrument: 'E-1:no',
+        tradeId: 't-9',
+        price: 5200,
+        yesPrice: 4800,
+        size: 10,
+        side: 'buy',
+        takerSide: 'no',
+      },
     ]);
   });
 });
@@ -234,7 +342,16 @@ describe('ExchangeMapper: yes-only book stream (venue_f, venue_h)', () => {
   it('maps the YES book of a prefixed venue_h outcome and refuses NO books', () => {
     const m = mapper(venueH);
     expect(m.map(snap('123456789', 'yes', 1, [['0.6100', '25']], [['0.6300', '40']]), L)).toStrictEqual([
-      { type: 'book_snapshot', venue: 'venue_h', timestamp: TS + 1, localTimestamp: L, marketId: 'venue_h_123456789', instrument: '123456789', bids: [[6100, 25]], asks: [[6300, 40]] },
+      {
+        type: 'book_snapshot',
+        venue: 'venue_h',
+        timestamp: TS + 1,
+        localTimestamp: L,
+        marketId: 'venue_h_123456789',
+        instrument: '123456789',
+        bids: [[6100, 25]],
+        asks: [[6300, 40]],
+      },
     ]);
     expect(m.map(snap('123456789', 'no', 2, [], []), L)).toEqual([]);
     expect(m.stats.malformed.get('no_book')).toBe(1);
@@ -244,7 +361,20 @@ describe('ExchangeMapper: yes-only book stream (venue_f, venue_h)', () => {
     const m = mapper(venueF);
     m.map(snap('F-1', 'yes', 1, [], []), L);
     expect(m.map({ type: 'trade', market: 'F-1', seq: 2, id: 't-1', price: '0.3000', size: '2.5', taker: 'no', ts: TS }, L)).toStrictEqual([
-      { type: 'trade', venue: 'venue_f', timestamp: TS, localTimestamp: L, marketId: 'F-1', instrument: 'F-1', tradeId: 't-1', price: 3000, yesPrice: 3000, size: 2.5, side: 'sell', takerSide: 'no' },
+      {
+        type: 'trade',
+        venue: 'venue_f',
+        timestamp: TS,
+        localTimestamp: L,
+        marketId: 'F-1',
+        instrument: 'F-1',
+        tradeId: 't-1',
+        price: 3000,
+        yesPrice: 3000,
+        size: 2.5,
+        side: 'sell',
+        takerSide: 'no',
+      },
     ]);
   });
 
@@ -257,7 +387,16 @@ describe('ExchangeMapper: yes-only book stream (venue_f, venue_h)', () => {
       { ...SEAHAWKS_H, timestamp: TS + 9, extra: extra('live', 'Moneyline') },
     ]);
     expect(m.map({ type: 'status', market: '123456789', seq: 3, status: 'settled', result: 'yes', event_state: 'final', ts: TS + 10 }, L)).toStrictEqual([
-      { type: 'market_status', venue: 'venue_h', timestamp: TS + 10, localTimestamp: L, marketId: 'venue_h_123456789', status: 'finalized', result: 'yes', settlementValue: 10_000 },
+      {
+        type: 'market_status',
+        venue: 'venue_h',
+        timestamp: TS + 10,
+        localTimestamp: L,
+        marketId: 'venue_h_123456789',
+        status: 'finalized',
+        result: 'yes',
+        settlementValue: 10_000,
+      },
       { ...SEAHAWKS_H, timestamp: TS + 10, status: 'finalized', result: 'yes', settlementValue: 10_000, extra: extra('final', 'Moneyline') },
     ]);
     expect(m.subscribable()).toEqual(['223456789']);
@@ -287,7 +426,17 @@ describe('ExchangeMapper: bad input', () => {
       upd('F-1', 'yes', 2, [['bid', '0.40005', '2']]), // finer than a unit
       upd('F-1', 'yes', 2, [['bid', 'NA', '2']]),
       snap('F-1', 'yes', 2, [['0.5000', '-3']], []),
-      snap('F-1', 'yes', 2, [['0.5000', '3'], ['0.5000', '4'], ['0.6000', '1']], []), // a price twice
+      snap(
+        'F-1',
+        'yes',
+        2,
+        [
+          ['0.5000', '3'],
+          ['0.5000', '4'],
+          ['0.6000', '1'],
+        ],
+        [],
+      ), // a price twice
       { type: 'trade', market: 'F-1', seq: 2, id: 't', price: '0.5', size: '0', taker: 'yes', ts: TS }, // empty trade
       { type: 'status', market: 'F-1', seq: 2, status: 'open', result: 'maybe', event_state: 'live', ts: TS },
       { type: 'book_v2', market: 'F-1', seq: 2 },
@@ -306,8 +455,33 @@ describe('ExchangeMapper: bad input', () => {
   });
 
   it('sorts levels a venue sent out of order and drops zero sizes from snapshots', () => {
-    const [e] = mapper(venueF).map(snap('F-1', 'yes', 1, [['0.4000', '1'], ['0.4500', '2'], ['0.4200', '0']], [['0.5500', '1'], ['0.5000', '2']]), L);
-    expect(e).toMatchObject({ bids: [[4500, 2], [4000, 1]], asks: [[5000, 2], [5500, 1]] });
+    const [e] = mapper(venueF).map(
+      snap(
+        'F-1',
+        'yes',
+        1,
+        [
+          ['0.4000', '1'],
+          ['0.4500', '2'],
+          ['0.4200', '0'],
+        ],
+        [
+          ['0.5500', '1'],
+          ['0.5000', '2'],
+        ],
+      ),
+      L,
+    );
+    expect(e).toMatchObject({
+      bids: [
+        [4500, 2],
+        [4000, 1],
+      ],
+      asks: [
+        [5000, 2],
+        [5500, 1],
+      ],
+    });
   });
 
   it('passes venue errors on as feed errors and maps a REST book', () => {

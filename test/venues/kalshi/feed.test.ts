@@ -38,7 +38,10 @@ async function setup(opts: { now?: () => number; ingest?: Partial<typeof ingest>
   cleanups.push(() => world.stop());
   const server = await serve(world, venue, { host: '127.0.0.1', port: 0 });
   cleanups.push(() => server.close());
-  const feed = createKalshiFeed({ venue, endpoints: server.endpoints, ingest: { ...ingest, ...opts.ingest }, log }, { resyncRetryMs: 300, settledLookbackMs: 3_650 * 86_400_000, ...opts.feed });
+  const feed = createKalshiFeed(
+    { venue, endpoints: server.endpoints, ingest: { ...ingest, ...opts.ingest }, log },
+    { resyncRetryMs: 300, settledLookbackMs: 3_650 * 86_400_000, ...opts.feed },
+  );
   const h: Harness = { world, server, events: [], books: new Map(), status: new Map(), feed };
   const sub = feed.events$.subscribe((e) => {
     h.events.push(e);
@@ -102,11 +105,21 @@ describe('Kalshi feed against the simulator (end to end)', () => {
     expect(new Set(ups.map((e) => e.marketId)).size).toBe(listings.length);
     for (const l of listings) {
       const u = ups.find((e) => e.marketId === l.id)!;
-      expect(u).toMatchObject({ status: l.status, title: l.title, eventId: l.ids['event_ticker'], seriesId: l.ids['series_ticker'], category: l.category, eventTitle: l.eventTitle });
+      expect(u).toMatchObject({
+        status: l.status,
+        title: l.title,
+        eventId: l.ids['event_ticker'],
+        seriesId: l.ids['series_ticker'],
+        category: l.category,
+        eventTitle: l.eventTitle,
+      });
     }
     const tradesBefore = h.world.trades(venue.label).length;
     h.world.tick(400);
-    await waitFor('books to follow 400 ticks', () => mismatched(h).length === 0 && h.events.filter((e) => e.type === 'trade').length === h.world.trades(venue.label).length - tradesBefore);
+    await waitFor(
+      'books to follow 400 ticks',
+      () => mismatched(h).length === 0 && h.events.filter((e) => e.type === 'trade').length === h.world.trades(venue.label).length - tradesBefore,
+    );
     expect(mismatched(h)).toEqual([]);
     const trades = h.events.filter((e) => e.type === 'trade');
     expect(trades.length).toBeGreaterThan(10);
@@ -119,7 +132,11 @@ describe('Kalshi feed against the simulator (end to end)', () => {
     for (const [id, q] of quotes) {
       const l = h.world.listing(venue.label, id)!;
       // An empty side is absent from the quote (the venue's 0 / 1.0000 placeholders mean "none").
-      expect([(q as { yesBid?: number }).yesBid, (q as { yesAsk?: number }).yesAsk, (q as { volume?: number }).volume]).toEqual([l.book.bids.best(), l.book.asks.best(), l.volume]);
+      expect([(q as { yesBid?: number }).yesBid, (q as { yesAsk?: number }).yesAsk, (q as { volume?: number }).volume]).toEqual([
+        l.book.bids.best(),
+        l.book.asks.best(),
+        l.volume,
+      ]);
     }
     expect(h.feed.stats.malformedTotal).toBe(0);
     expect(h.feed.stats.gaps).toBe(0);
@@ -145,7 +162,9 @@ describe('Kalshi feed against the simulator (end to end)', () => {
     h.server.fault({ kind: 'gap' });
     h.world.tick(200);
     await waitFor('gap', () => feedStates(h).includes('gap'));
-    const gapped = new Set(h.events.flatMap((e) => (e.type === 'feed' && e.state === 'gap' && e.instrument && !e.instrument.startsWith('sid:') ? [e.instrument] : [])));
+    const gapped = new Set(
+      h.events.flatMap((e) => (e.type === 'feed' && e.state === 'gap' && e.instrument && !e.instrument.startsWith('sid:') ? [e.instrument] : [])),
+    );
     expect(gapped.size).toBeGreaterThan(100);
     await waitFor('resync', () => {
       const resynced = new Set(h.events.flatMap((e) => (e.type === 'feed' && e.state === 'resynced' ? [e.instrument] : [])));

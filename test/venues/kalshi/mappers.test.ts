@@ -371,7 +371,11 @@ describe('KalshiMapper: REST fixtures (golden)', () => {
   });
 
   it('maps the venue status vocabulary (current and legacy) to ours', () => {
-    expect(['initialized', 'unopened', 'active', 'open', 'inactive', 'closed', 'determined', 'disputed', 'amended', 'finalized', 'settled', 'weird'].map(kalshiStatus)).toEqual([
+    expect(
+      ['initialized', 'unopened', 'active', 'open', 'inactive', 'closed', 'determined', 'disputed', 'amended', 'finalized', 'settled', 'weird'].map(
+        kalshiStatus,
+      ),
+    ).toEqual([
       'initialized',
       'initialized',
       'active',
@@ -415,15 +419,29 @@ const bookDelta = (ticker: string, seq: number, side: 'bid' | 'ask', price: numb
 describe('KalshiMapper: relative deltas → absolute levels', () => {
   it('adds to, takes from, deletes and creates levels on both sides', () => {
     const m = fresh();
-    run(m, snapshot(1, 1, 'T', [['0.2200', '333.00'], ['0.0800', '300.00']], [['0.5400', '20.00']]));
-    expect(run(m, [
-      delta(1, 2, 'T', 'yes', '0.2200', '-33.00'),
-      delta(1, 3, 'T', 'no', '0.5400', '5.50'),
-      delta(1, 4, 'T', 'yes', '0.2200', '-300.00'),
-      delta(1, 5, 'T', 'yes', '0.3050', '10.00'),
-      delta(1, 6, 'T', 'no', '0.5400', '-25.50'),
-      delta(1, 7, 'T', 'no', '0.9190', '1.25'),
-    ])).toEqual([
+    run(
+      m,
+      snapshot(
+        1,
+        1,
+        'T',
+        [
+          ['0.2200', '333.00'],
+          ['0.0800', '300.00'],
+        ],
+        [['0.5400', '20.00']],
+      ),
+    );
+    expect(
+      run(m, [
+        delta(1, 2, 'T', 'yes', '0.2200', '-33.00'),
+        delta(1, 3, 'T', 'no', '0.5400', '5.50'),
+        delta(1, 4, 'T', 'yes', '0.2200', '-300.00'),
+        delta(1, 5, 'T', 'yes', '0.3050', '10.00'),
+        delta(1, 6, 'T', 'no', '0.5400', '-25.50'),
+        delta(1, 7, 'T', 'no', '0.9190', '1.25'),
+      ]),
+    ).toEqual([
       bookDelta('T', 2, 'bid', 2200, 300),
       bookDelta('T', 3, 'ask', 4600, 25.5),
       bookDelta('T', 4, 'bid', 2200, 0),
@@ -437,12 +455,48 @@ describe('KalshiMapper: relative deltas → absolute levels', () => {
   it('legacy integer-cent snapshot and delta', () => {
     const m = fresh();
     const out = run(m, [
-      { type: 'orderbook_snapshot', sid: 5, seq: 1, msg: { market_ticker: 'OLD', market_id: 'x', yes: [[45, 100], [46, 250]], no: [[53, 120]] } },
-      { type: 'orderbook_delta', sid: 5, seq: 2, msg: { market_ticker: 'OLD', market_id: 'x', price: 46, delta: -50, side: 'yes', ts: '2026-02-14T15:30:00Z' } },
+      {
+        type: 'orderbook_snapshot',
+        sid: 5,
+        seq: 1,
+        msg: {
+          market_ticker: 'OLD',
+          market_id: 'x',
+          yes: [
+            [45, 100],
+            [46, 250],
+          ],
+          no: [[53, 120]],
+        },
+      },
+      {
+        type: 'orderbook_delta',
+        sid: 5,
+        seq: 2,
+        msg: { market_ticker: 'OLD', market_id: 'x', price: 46, delta: -50, side: 'yes', ts: '2026-02-14T15:30:00Z' },
+      },
     ]);
     expect(out).toEqual([
-      { type: 'book_snapshot', ...base, marketId: 'OLD', instrument: 'OLD', bids: [[4600, 250], [4500, 100]], asks: [[4700, 120]] },
-      { type: 'book_delta', venue: 'venue_a', timestamp: Date.parse('2026-02-14T15:30:00Z'), localTimestamp: L, marketId: 'OLD', instrument: 'OLD', changes: [['bid', 4600, 200]] },
+      {
+        type: 'book_snapshot',
+        ...base,
+        marketId: 'OLD',
+        instrument: 'OLD',
+        bids: [
+          [4600, 250],
+          [4500, 100],
+        ],
+        asks: [[4700, 120]],
+      },
+      {
+        type: 'book_delta',
+        venue: 'venue_a',
+        timestamp: Date.parse('2026-02-14T15:30:00Z'),
+        localTimestamp: L,
+        marketId: 'OLD',
+        instrument: 'OLD',
+        changes: [['bid', 4600, 200]],
+      },
     ]);
   });
 
@@ -497,7 +551,20 @@ describe('KalshiMapper: sequence numbers', () => {
       snapshot(1, 4, 'B', [], [['0.5000', '2.00']]),
       delta(1, 5, 'A', 'yes', '0.4000', '1.00'),
       { id: 3, type: 'subscribed', msg: { channel: 'trade', sid: 2 } },
-      { type: 'trade', sid: 2, seq: 1, msg: { trade_id: 't1', market_ticker: 'A', yes_price_dollars: '0.4000', no_price_dollars: '0.6000', count_fp: '3.00', taker_outcome_side: 'yes', ts_ms: L } },
+      {
+        type: 'trade',
+        sid: 2,
+        seq: 1,
+        msg: {
+          trade_id: 't1',
+          market_ticker: 'A',
+          yes_price_dollars: '0.4000',
+          no_price_dollars: '0.6000',
+          count_fp: '3.00',
+          taker_outcome_side: 'yes',
+          ts_ms: L,
+        },
+      },
       { id: 4, sid: 2, seq: 2, type: 'unsubscribed' },
     ]);
     expect(out.filter((e) => e.type === 'feed')).toEqual([]);
@@ -507,11 +574,7 @@ describe('KalshiMapper: sequence numbers', () => {
 
   it('a skipped seq resets every book of that sid (one gap per market) and leaves other sids alone', () => {
     const m = fresh();
-    run(m, [
-      snapshot(1, 1, 'A', [['0.4000', '10.00']], []),
-      snapshot(1, 2, 'B', [['0.3000', '5.00']], []),
-      snapshot(7, 1, 'C', [['0.2000', '5.00']], []),
-    ]);
+    run(m, [snapshot(1, 1, 'A', [['0.4000', '10.00']], []), snapshot(1, 2, 'B', [['0.3000', '5.00']], []), snapshot(7, 1, 'C', [['0.2000', '5.00']], [])]);
     const detail = 'sid 1: seq expected 3, got 4';
     expect(run(m, delta(1, 4, 'A', 'yes', '0.4000', '1.00'))).toEqual([
       { type: 'feed', ...base, state: 'gap', detail, instrument: 'A' },
@@ -534,7 +597,9 @@ describe('KalshiMapper: sequence numbers', () => {
       msg: { trade_id: `t${seq}`, market_ticker: 'A', yes_price_dollars: '0.4000', count_fp: '1.00', taker_side: 'no', ts: 1 },
     });
     const out = run(m, [trade(10), trade(11), trade(11)]);
-    expect(out.filter((e) => e.type === 'feed')).toEqual([{ type: 'feed', ...base, state: 'gap', detail: 'sid 4: seq expected 12, got 11', instrument: 'sid:4' }]);
+    expect(out.filter((e) => e.type === 'feed')).toEqual([
+      { type: 'feed', ...base, state: 'gap', detail: 'sid 4: seq expected 12, got 11', instrument: 'sid:4' },
+    ]);
     expect(out.filter((e) => e.type === 'trade')).toHaveLength(3);
   });
 });
@@ -593,8 +658,12 @@ describe('KalshiMapper: bad input is counted and never corrupts a book', () => {
   it('a snapshot with an invalid level is not applied and the market waits for a good one', () => {
     const m = fresh();
     run(m, snapshot(1, 1, 'A', [['0.4000', '10.00']], []));
-    expect(run(m, snapshot(1, 2, 'A', [['1.5000', '1.00']], []))).toEqual([{ type: 'feed', ...base, state: 'gap', detail: 'malformed snapshot', instrument: 'A' }]);
-    expect(run(m, snapshot(1, 3, 'A', [['0.4000', '-1.00']], []))).toEqual([{ type: 'feed', ...base, state: 'gap', detail: 'malformed snapshot', instrument: 'A' }]);
+    expect(run(m, snapshot(1, 2, 'A', [['1.5000', '1.00']], []))).toEqual([
+      { type: 'feed', ...base, state: 'gap', detail: 'malformed snapshot', instrument: 'A' },
+    ]);
+    expect(run(m, snapshot(1, 3, 'A', [['0.4000', '-1.00']], []))).toEqual([
+      { type: 'feed', ...base, state: 'gap', detail: 'malformed snapshot', instrument: 'A' },
+    ]);
     expect(m.hasBook('A')).toBe(false);
     expect(m.takeResync()).toEqual([{ sid: 1, tickers: ['A'] }]);
   });
@@ -613,7 +682,13 @@ describe('KalshiMapper: bad input is counted and never corrupts a book', () => {
 
 describe('KalshiMapper: lifecycle status changes', () => {
   const lc = (seq: number, msg: Record<string, unknown>): Record<string, unknown> => ({ type: 'market_lifecycle_v2', sid: 3, seq, msg });
-  const status = (s: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ type: 'market_status', ...base, marketId: 'M', status: s, ...extra });
+  const status = (s: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+    type: 'market_status',
+    ...base,
+    marketId: 'M',
+    status: s,
+    ...extra,
+  });
 
   it('activated, deactivated, close_date_updated, determined, settled', () => {
     const m = fresh();
@@ -643,6 +718,8 @@ describe('KalshiMapper: lifecycle status changes', () => {
   });
 
   it('determined without a settlement value derives it from the result', () => {
-    expect(run(fresh(), lc(1, { market_ticker: 'M', event_type: 'determined', result: 'yes' }))).toEqual([status('determined', { result: 'yes', settlementValue: 10_000 })]);
+    expect(run(fresh(), lc(1, { market_ticker: 'M', event_type: 'determined', result: 'yes' }))).toEqual([
+      status('determined', { result: 'yes', settlementValue: 10_000 }),
+    ]);
   });
 });

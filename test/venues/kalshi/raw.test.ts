@@ -106,7 +106,12 @@ describe('kalshiAuthHeaders', () => {
     const h = kalshiAuthHeaders('wss://api.example/trade-api/ws/v2', { KALSHI_API_KEY_ID: 'key-1', KALSHI_PRIVATE_KEY: pem })!;
     const check = (copy: Record<string, string>): void => {
       expect(copy['KALSHI-ACCESS-KEY']).toBe('key-1');
-      const ok = verify('sha256', Buffer.from(`${copy['KALSHI-ACCESS-TIMESTAMP']}GET/trade-api/ws/v2`), { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_DIGEST }, Buffer.from(copy['KALSHI-ACCESS-SIGNATURE']!, 'base64'));
+      const ok = verify(
+        'sha256',
+        Buffer.from(`${copy['KALSHI-ACCESS-TIMESTAMP']}GET/trade-api/ws/v2`),
+        { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_DIGEST },
+        Buffer.from(copy['KALSHI-ACCESS-SIGNATURE']!, 'base64'),
+      );
       expect(ok).toBe(true);
     };
     // The ws client copies the headers with a spread, as here.

@@ -83,7 +83,10 @@ describe('simulated Kalshi REST', () => {
   });
 
   it('serves books ascending with the best bid last, which map back to the listing book', async () => {
-    const ls = world.listings(venue.label).filter((l) => l.status === 'active').slice(0, 5);
+    const ls = world
+      .listings(venue.label)
+      .filter((l) => l.status === 'active')
+      .slice(0, 5);
     const doc = kalshiOrderbooksSchema.parse((await get(`/markets/orderbooks?tickers=${ls.map((l) => l.id).join(',')}`)).body);
     const yes = doc.orderbooks![0]!.orderbook_fp.yes_dollars!;
     expect(Number(yes[0]![0])).toBeLessThan(Number(yes[yes.length - 1]![0]));
@@ -95,7 +98,11 @@ describe('simulated Kalshi REST', () => {
 
   it('serves market, events (nested or not), series and exchange status in the venue shapes', async () => {
     const l = world.listings(venue.label)[0]!;
-    expect(kalshiMarketResponseSchema.parse((await get(`/markets/${l.id}`)).body).market).toMatchObject({ ticker: l.id, title: l.title, yes_sub_title: l.outcome });
+    expect(kalshiMarketResponseSchema.parse((await get(`/markets/${l.id}`)).body).market).toMatchObject({
+      ticker: l.id,
+      title: l.title,
+      yes_sub_title: l.outcome,
+    });
     const nested = kalshiEventResponseSchema.parse((await get(`/events/${l.ids['event_ticker']}?with_nested_markets=true`)).body);
     expect(nested.markets).toEqual([]);
     expect(nested.event).toMatchObject({ event_ticker: l.ids['event_ticker'], series_ticker: l.ids['series_ticker'], title: l.eventTitle });
@@ -105,7 +112,12 @@ describe('simulated Kalshi REST', () => {
     const events = kalshiEventsPageSchema.parse((await get('/events?status=open&limit=200')).body);
     expect(events.events!.length).toBeGreaterThan(10);
     const series = kalshiSeriesListSchema.parse((await get('/series')).body);
-    expect(series.series!.find((s) => s.ticker === l.ids['series_ticker'])).toMatchObject({ category: l.category, tags: [...l.tags], frequency: l.ids['frequency'], fee_type: 'quadratic' });
+    expect(series.series!.find((s) => s.ticker === l.ids['series_ticker'])).toMatchObject({
+      category: l.category,
+      tags: [...l.tags],
+      frequency: l.ids['frequency'],
+      fee_type: 'quadratic',
+    });
     const sports = kalshiSeriesListSchema.parse((await get('/series?category=sports')).body);
     expect(sports.series!.every((s) => s.category === 'Sports')).toBe(true);
     expect(kalshiExchangeStatusSchema.parse((await get('/exchange/status')).body).trading_active).toBe(true);
@@ -113,7 +125,13 @@ describe('simulated Kalshi REST', () => {
 });
 
 /** A raw client that records every text frame. */
-async function client(): Promise<{ ws: WebSocket; texts: string[]; frames: () => Record<string, unknown>[]; send: (c: unknown) => void; until: (pred: () => boolean) => Promise<void> }> {
+async function client(): Promise<{
+  ws: WebSocket;
+  texts: string[];
+  frames: () => Record<string, unknown>[];
+  send: (c: unknown) => void;
+  until: (pred: () => boolean) => Promise<void>;
+}> {
   const ws = new WebSocket(server.endpoints.ws!);
   const texts: string[] = [];
   ws.on('message', (d) => texts.push(d.toString()));
@@ -155,7 +173,10 @@ function seqOk(frames: Record<string, unknown>[]): boolean {
 describe('simulated Kalshi WebSocket', () => {
   it('subscribe → subscribed per channel, snapshots first, then sequenced deltas, tickers and trades in the venue shapes', async () => {
     const c = await client();
-    const tickers = world.listings(venue.label).filter((l) => l.status === 'active').map((l) => l.id);
+    const tickers = world
+      .listings(venue.label)
+      .filter((l) => l.status === 'active')
+      .map((l) => l.id);
     c.send({ id: 1, cmd: 'subscribe', params: { channels: ['orderbook_delta', 'ticker', 'trade'], market_tickers: tickers } });
     c.send({ id: 2, cmd: 'subscribe', params: { channels: ['market_lifecycle_v2'] } });
     await c.until(() => c.frames().filter((f) => f['type'] === 'subscribed').length === 4);
@@ -168,18 +189,38 @@ describe('simulated Kalshi WebSocket', () => {
     ]);
     expect(c.frames().filter((f) => f['type'] === 'orderbook_snapshot')).toHaveLength(tickers.length);
     world.tick(300);
-    await c.until(() => c.frames().some((f) => f['type'] === 'orderbook_delta') && c.frames().some((f) => f['type'] === 'trade') && c.frames().some((f) => f['type'] === 'ticker'));
+    await c.until(
+      () =>
+        c.frames().some((f) => f['type'] === 'orderbook_delta') &&
+        c.frames().some((f) => f['type'] === 'trade') &&
+        c.frames().some((f) => f['type'] === 'ticker'),
+    );
     for (const f of c.frames()) expect(wsServerFrameSchema.safeParse(f).success, JSON.stringify(f)).toBe(true);
     expect(seqOk(c.frames())).toBe(true);
     // Ticker frames carry no seq; every other data frame does.
-    expect(c.frames().filter((f) => f['type'] === 'ticker').every((f) => f['seq'] === undefined)).toBe(true);
+    expect(
+      c
+        .frames()
+        .filter((f) => f['type'] === 'ticker')
+        .every((f) => f['seq'] === undefined),
+    ).toBe(true);
     // Deltas of a bid side are YES bids, asks become NO bids at 1 − price.
-    expect(new Set(c.frames().filter((f) => f['type'] === 'orderbook_delta').map((f) => (f['msg'] as { side: string }).side))).toEqual(new Set(['yes', 'no']));
+    expect(
+      new Set(
+        c
+          .frames()
+          .filter((f) => f['type'] === 'orderbook_delta')
+          .map((f) => (f['msg'] as { side: string }).side),
+      ),
+    ).toEqual(new Set(['yes', 'no']));
   });
 
   it('answers commands as the spec examples: errors, list_subscriptions, update_subscription (acks use a seq), get_snapshot, unsubscribe', async () => {
     const c = await client();
-    const [a, b, d] = world.listings(venue.label).filter((l) => l.status === 'active').map((l) => l.id);
+    const [a, b, d] = world
+      .listings(venue.label)
+      .filter((l) => l.status === 'active')
+      .map((l) => l.id);
     c.send('{"id":1,"cmd":"subscribe"');
     c.send({ id: 2, cmd: 'dance' });
     c.send({ id: 3, cmd: 'subscribe', params: { channels: ['orderbook_delta'] } });
@@ -192,7 +233,8 @@ describe('simulated Kalshi WebSocket', () => {
     c.send({ id: 10, cmd: 'list_subscriptions' });
     c.send({ id: 11, cmd: 'unsubscribe', params: { sids: [1, 99] } });
     await c.until(() => c.frames().some((f) => f['id'] === 11 && f['type'] === 'error'));
-    const strip = (f: Record<string, unknown>): Record<string, unknown> => (f['type'] === 'orderbook_snapshot' ? { ...f, msg: (f['msg'] as { market_ticker: string }).market_ticker } : f);
+    const strip = (f: Record<string, unknown>): Record<string, unknown> =>
+      f['type'] === 'orderbook_snapshot' ? { ...f, msg: (f['msg'] as { market_ticker: string }).market_ticker } : f;
     expect(c.frames().map(strip)).toEqual([
       { type: 'error', msg: { code: 1, msg: 'Unable to process message' } },
       { id: 2, type: 'error', msg: { code: 5, msg: 'Unknown command' } },
@@ -218,11 +260,21 @@ describe('simulated Kalshi WebSocket', () => {
     await c.until(() => c.frames().some((f) => f['type'] === 'orderbook_snapshot'));
     server.fault({ kind: 'duplicate_snapshot' });
     await c.until(() => c.frames().filter((f) => f['type'] === 'orderbook_snapshot').length === 2);
-    expect(c.frames().filter((f) => f['type'] === 'orderbook_snapshot').map((f) => f['seq'])).toEqual([1, 2]);
+    expect(
+      c
+        .frames()
+        .filter((f) => f['type'] === 'orderbook_snapshot')
+        .map((f) => f['seq']),
+    ).toEqual([1, 2]);
     server.fault({ kind: 'gap' });
     server.fault({ kind: 'duplicate_snapshot' });
     await c.until(() => c.frames().filter((f) => f['type'] === 'orderbook_snapshot').length === 3);
-    expect(c.frames().filter((f) => f['type'] === 'orderbook_snapshot').map((f) => f['seq'])).toEqual([1, 2, 4]);
+    expect(
+      c
+        .frames()
+        .filter((f) => f['type'] === 'orderbook_snapshot')
+        .map((f) => f['seq']),
+    ).toEqual([1, 2, 4]);
     const before = c.texts.length;
     server.fault({ kind: 'malformed', count: 8 });
     await c.until(() => c.texts.length === before + 8);
@@ -236,14 +288,16 @@ describe('simulated Kalshi WebSocket', () => {
       }
       expect(wsServerFrameSchema.safeParse(parsed).success, t).toBe(false);
     }
-    expect(bad.filter((t) => {
-      try {
-        JSON.parse(t);
-        return false;
-      } catch {
-        return true;
-      }
-    }).length).toBeGreaterThanOrEqual(2);
+    expect(
+      bad.filter((t) => {
+        try {
+          JSON.parse(t);
+          return false;
+        } catch {
+          return true;
+        }
+      }).length,
+    ).toBeGreaterThanOrEqual(2);
   });
 
   it('stall: nothing arrives (no pong either) until the stall ends, then the queued frames in order', async () => {

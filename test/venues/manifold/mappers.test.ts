@@ -42,7 +42,16 @@ const EXPECTED_BINARY = [
     openTime: 1723160097217,
   },
   // probability 0.8178289933167157 → 8178 units; no book, so no bid or ask.
-  { type: 'quote', venue: 'venue_d', timestamp: 1730343796668, localTimestamp: LOCAL, marketId: '29jsg4n8jf', lastPrice: 8178, volume: 7358.999568, liquidity: 1000 },
+  {
+    type: 'quote',
+    venue: 'venue_d',
+    timestamp: 1730343796668,
+    localTimestamp: LOCAL,
+    marketId: '29jsg4n8jf',
+    lastPrice: 8178,
+    volume: 7358.999568,
+    liquidity: 1000,
+  },
   {
     type: 'market',
     venue: 'venue_d',
@@ -128,7 +137,16 @@ describe('ManifoldMapper', () => {
     moved[1]!['probability'] = 0.81;
     moved[1]!['lastUpdatedTime'] = 1730388800000;
     expect(m.map(moved, LOCAL + 2)).toStrictEqual([
-      { type: 'quote', venue: 'venue_d', timestamp: 1730388800000, localTimestamp: LOCAL + 2, marketId: '5qp0Qc02L9', lastPrice: 8100, volume: 4, liquidity: 100 },
+      {
+        type: 'quote',
+        venue: 'venue_d',
+        timestamp: 1730388800000,
+        localTimestamp: LOCAL + 2,
+        marketId: '5qp0Qc02L9',
+        lastPrice: 8100,
+        volume: 4,
+        liquidity: 100,
+      },
     ]);
     // Past its close time the market reads closed, with no new quote.
     const late = m.map(moved, 1765349940000);
@@ -160,9 +178,17 @@ describe('ManifoldMapper', () => {
       [`${CID}:3`, 'yes'],
       [`${CID}:4`, 'no'],
     ]);
-    const cpmm: Record<string, unknown> = { ...freeResponse(), isResolved: false, resolution: undefined, outcomeType: 'MULTIPLE_CHOICE', mechanism: 'cpmm-multi-1' };
+    const cpmm: Record<string, unknown> = {
+      ...freeResponse(),
+      isResolved: false,
+      resolution: undefined,
+      outcomeType: 'MULTIPLE_CHOICE',
+      mechanism: 'cpmm-multi-1',
+    };
     (cpmm['answers'] as Record<string, unknown>[])[1]!['resolution'] = 'NO';
-    const out = mapper().map(cpmm, 1655260000000).filter((e) => e.type === 'market');
+    const out = mapper()
+      .map(cpmm, 1655260000000)
+      .filter((e) => e.type === 'market');
     expect(out.map((e) => (e.type === 'market' ? [e.status, e.result] : []))).toEqual([
       ['active', undefined],
       ['finalized', 'no'],
@@ -192,14 +218,7 @@ describe('ManifoldMapper', () => {
       ],
       LOCAL,
     );
-    expect(out.map((e) => ('marketId' in e ? e.marketId : e.type))).toEqual([
-      `${CID}:2`,
-      `${CID}:2`,
-      `${CID}:3`,
-      `${CID}:3`,
-      `${CID}:4`,
-      `${CID}:4`,
-    ]);
+    expect(out.map((e) => ('marketId' in e ? e.marketId : e.type))).toEqual([`${CID}:2`, `${CID}:2`, `${CID}:3`, `${CID}:3`, `${CID}:4`, `${CID}:4`]);
     expect(Object.fromEntries(m.stats.malformed)).toEqual({ market: 7, answer: 1 });
     expect(m.stats.ignored).toBe(2);
     expect(Object.fromEntries(m.stats.unknown)).toEqual({ 'outcomeType:SOMETHING_NEW': 1 });

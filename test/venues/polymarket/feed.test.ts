@@ -64,8 +64,7 @@ class Store {
   }
 }
 
-const levels = (b: OrderBook | undefined): [Level[], Level[]] | undefined =>
-  b?.ready ? [b.bids.levels(), b.asks.levels()] : undefined;
+const levels = (b: OrderBook | undefined): [Level[], Level[]] | undefined => (b?.ready ? [b.bids.levels(), b.asks.levels()] : undefined);
 const mirror = (l: SimListing): [Level[], Level[]] => [
   l.book.asks.levels().map(([p, s]): Level => [10_000 - p, s]),
   l.book.bids.levels().map(([p, s]): Level => [10_000 - p, s]),
@@ -88,7 +87,7 @@ function movedTop(l: SimListing, changes: readonly (readonly [string, number, nu
   const before = (side: 'bid' | 'ask'): number | undefined => {
     const book = side === 'bid' ? l.book.bids : l.book.asks;
     const levels = new Map(book.levels());
-    for (const [s, p, , prev] of changes) if (s === side) (prev === 0 ? levels.delete(p) : levels.set(p, prev));
+    for (const [s, p, , prev] of changes) if (s === side) prev === 0 ? levels.delete(p) : levels.set(p, prev);
     const ps = [...levels.keys()];
     return ps.length === 0 ? undefined : side === 'bid' ? Math.max(...ps) : Math.min(...ps);
   };
@@ -220,13 +219,19 @@ describe('polymarket feed against the simulator', () => {
       store.apply(e);
       if (e.type === 'market_status') statuses.push(e);
     });
-    cleanups.push(() => sub.unsubscribe(), () => world.stop());
+    cleanups.push(
+      () => sub.unsubscribe(),
+      () => world.stop(),
+    );
     const open = world.listings(venue.label).filter((l) => l.status === 'active');
     await until('initial books', () => diff(store, open).length === 0);
 
     now += 3 * 86_400_000; // three days on: the games of the first days are final and settled
     world.start();
-    await until('resolutions', () => statuses.length > 0 && open.filter((l) => l.status === 'finalized').every((l) => store.markets.get(l.id)?.status === 'finalized'));
+    await until(
+      'resolutions',
+      () => statuses.length > 0 && open.filter((l) => l.status === 'finalized').every((l) => store.markets.get(l.id)?.status === 'finalized'),
+    );
     const done = open.filter((l) => l.status === 'finalized');
     expect(done.length).toBeGreaterThan(10);
     for (const l of done) {

@@ -4,13 +4,7 @@ import { loadConfig } from '../../../src/config/load.js';
 import type { VenueConfig } from '../../../src/config/schema.js';
 import { OrderBook } from '../../../src/core/book.js';
 import type { Level, MarketUpsert, NormalizedEvent } from '../../../src/core/types.js';
-import {
-  clobBookToSnapshot,
-  dataTradeToTrade,
-  gammaMarketToUpsert,
-  gammaStatus,
-  PolymarketMapper,
-} from '../../../src/venues/polymarket/mappers.js';
+import { clobBookToSnapshot, dataTradeToTrade, gammaMarketToUpsert, gammaStatus, PolymarketMapper } from '../../../src/venues/polymarket/mappers.js';
 import {
   clobBookSchema,
   dataTradesResponseSchema,
@@ -31,8 +25,7 @@ const DIR = 'test/fixtures/polymarket';
 const fixture = (name: string): unknown => JSON.parse(readFileSync(`${DIR}/${name}`, 'utf8'));
 const venue: VenueConfig = loadConfig({ env: {} }).venues.find((v) => v.protocol === 'polymarket')!;
 const LOCAL = 1_700_000_000_000;
-const mapper = (opts?: ConstructorParameters<typeof PolymarketMapper>[2]): PolymarketMapper =>
-  new PolymarketMapper(venue, undefined, opts);
+const mapper = (opts?: ConstructorParameters<typeof PolymarketMapper>[2]): PolymarketMapper => new PolymarketMapper(venue, undefined, opts);
 const run = (m: PolymarketMapper, raw: unknown): NormalizedEvent[] => [...m.map(raw, LOCAL)];
 const base = { venue: 'venue_b', localTimestamp: LOCAL };
 
@@ -41,9 +34,7 @@ const docs = (eventType: string): Record<string, unknown> => structuredClone(DOC
 
 /** Test-side oracle for the big captures: float parse is fine for 2–3 decimal test values. */
 function oracle(levels: { price: string; size: string }[], descending: boolean): Level[] {
-  return levels
-    .map((l): Level => [Math.round(Number(l.price) * 10_000), Number(l.size)])
-    .sort((a, b) => (descending ? b[0] - a[0] : a[0] - b[0]));
+  return levels.map((l): Level => [Math.round(Number(l.price) * 10_000), Number(l.size)]).sort((a, b) => (descending ? b[0] - a[0] : a[0] - b[0]));
 }
 
 describe('polymarket WS frames (docs examples)', () => {
@@ -129,7 +120,17 @@ describe('polymarket WS frames (docs examples)', () => {
     const asset = '114122071509644379678018727908709560226618148003371446110114509806601493071694';
     const market = '0x6a67b9d828d53862160e470329ffea5246f338ecfffdf2cab45211ec578b0347';
     const learn = (m: PolymarketMapper, yes: string, no: string): void =>
-      m.learn({ type: 'market', ...base, timestamp: LOCAL, marketId: market, title: 't', status: 'active', yesInstrument: yes, noInstrument: no, extra: { outcomes: ['Yes', 'No'] } });
+      m.learn({
+        type: 'market',
+        ...base,
+        timestamp: LOCAL,
+        marketId: market,
+        title: 't',
+        status: 'active',
+        yesInstrument: yes,
+        noInstrument: no,
+        extra: { outcomes: ['Yes', 'No'] },
+      });
 
     const asYes = mapper();
     learn(asYes, asset, 'other');
@@ -289,7 +290,16 @@ describe('polymarket book captures', () => {
 
     const rest = fixture('rest_book_empty_ask_capture_2026-08-03.json') as { asset_id: string; market: string };
     const m2 = mapper();
-    m2.learn({ type: 'market', ...base, timestamp: LOCAL, marketId: rest.market, title: 't', status: 'active', yesInstrument: rest.asset_id, noInstrument: 'n' });
+    m2.learn({
+      type: 'market',
+      ...base,
+      timestamp: LOCAL,
+      marketId: rest.market,
+      title: 't',
+      status: 'active',
+      yesInstrument: rest.asset_id,
+      noInstrument: 'n',
+    });
     expect(run(m2, rest).map((e) => e.type)).toEqual(['book_snapshot']); // last_trade_price ""
   });
 });
@@ -599,9 +609,7 @@ describe('polymarket bad input', () => {
   it('size "0" deletes a level; a consistent best_bid passes', () => {
     const { books, feed } = primed();
     const out = feed(change('.50', '0', 'BUY', { best_bid: '0.49', best_ask: '0.52' }));
-    expect(out).toEqual([
-      { type: 'book_delta', ...base, timestamp: 123456790000, marketId: MARKET, instrument: ASSET, changes: [['bid', 5000, 0]] },
-    ]);
+    expect(out).toEqual([{ type: 'book_delta', ...base, timestamp: 123456790000, marketId: MARKET, instrument: ASSET, changes: [['bid', 5000, 0]] }]);
     expect(books.get(ASSET)!.bids.levels()).toEqual([
       [4900, 20],
       [4800, 30],
@@ -612,9 +620,7 @@ describe('polymarket bad input', () => {
     const { m, books, feed } = primed();
     // The venue says the best bid is still .50 after we removed it: an update was lost.
     const out = feed(change('.50', '0', 'BUY', { best_bid: '0.5', best_ask: '0.52' }));
-    expect(out).toEqual([
-      { type: 'feed', ...base, timestamp: 123456790000, state: 'gap', instrument: ASSET, detail: 'best bid 4900 != venue 5000' },
-    ]);
+    expect(out).toEqual([{ type: 'feed', ...base, timestamp: 123456790000, state: 'gap', instrument: ASSET, detail: 'best bid 4900 != venue 5000' }]);
     expect(m.stats.gaps).toBe(1);
     expect(books.get(ASSET)!.ready).toBe(false);
     expect(feed(change('.47', '10', 'BUY', { best_bid: '0.5', best_ask: '0.52' }))).toEqual([]);

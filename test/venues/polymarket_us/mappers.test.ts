@@ -106,10 +106,23 @@ describe('polymarket_us REST (simulator) through zod and the mapper', () => {
 describe('polymarket_us market data (simulator) through the mapper', () => {
   it('maps each full-book message to a snapshot equal to the listing book, plus its stats', async () => {
     const ls = open().slice(0, 3);
-    const msgs = await messages(ls.map((l) => l.id), 3);
+    const msgs = await messages(
+      ls.map((l) => l.id),
+      3,
+    );
     for (const msg of msgs) expect(isMarketBook(msg['marketData'])).toBe(true);
     const m = mapper();
-    for (const l of ls) m.learn({ type: 'market', venue: 'venue_g', timestamp: LOCAL, localTimestamp: LOCAL, marketId: `venue_g_${l.id}`, title: l.title, status: 'active', yesInstrument: l.id });
+    for (const l of ls)
+      m.learn({
+        type: 'market',
+        venue: 'venue_g',
+        timestamp: LOCAL,
+        localTimestamp: LOCAL,
+        marketId: `venue_g_${l.id}`,
+        title: l.title,
+        status: 'active',
+        yesInstrument: l.id,
+      });
     const out = msgs.flatMap((x) => run(m, x));
     expect(out).toEqual(
       ls.flatMap((l) => [
@@ -172,7 +185,16 @@ describe('polymarket_us market data (simulator) through the mapper', () => {
       { type: 'feed', venue: 'venue_g', timestamp: LOCAL, localTimestamp: LOCAL, state: 'error', detail: 'md-1: unknown market' },
     ]);
     expect(run(m, { marketDataLite: { marketSlug: 'x', bestBid: { value: '0.41', currency: 'USD' } } })).toEqual([
-      { type: 'quote', venue: 'venue_g', timestamp: LOCAL, localTimestamp: LOCAL, marketId: 'venue_g_x', yesBid: 4100, yesAsk: undefined, lastPrice: undefined },
+      {
+        type: 'quote',
+        venue: 'venue_g',
+        timestamp: LOCAL,
+        localTimestamp: LOCAL,
+        marketId: 'venue_g_x',
+        yesBid: 4100,
+        yesAsk: undefined,
+        lastPrice: undefined,
+      },
     ]);
   });
 

@@ -119,7 +119,15 @@ describe('predictit feed against a venue that answers badly', () => {
     const sub = feed.events$.subscribe((e) => events.push(e));
     cleanups.push(() => sub.unsubscribe());
     await vi.waitFor(() => expect(events.filter((e) => e.type === 'quote')).toHaveLength(2), { timeout: 2000, interval: 10 });
-    expect(events.map((e) => (e.type === 'feed' ? `feed:${e.state}` : e.type))).toEqual(['feed:error', 'feed:connected', 'market', 'quote', 'market', 'quote', 'feed:catalog']);
+    expect(events.map((e) => (e.type === 'feed' ? `feed:${e.state}` : e.type))).toEqual([
+      'feed:error',
+      'feed:connected',
+      'market',
+      'quote',
+      'market',
+      'quote',
+      'feed:catalog',
+    ]);
     expect(feed.stats.malformed.get('http_json')).toBe(2);
     expect(feed.stats.reconnects).toBe(1);
   });

@@ -4,12 +4,7 @@ import { loadConfig } from '../../../src/config/load.js';
 import type { VenueConfig } from '../../../src/config/schema.js';
 import { FeedStats } from '../../../src/venues/common/stats.js';
 import { PredictItMapper } from '../../../src/venues/predictit/mappers.js';
-import {
-  formatPredictItTime,
-  parsePredictItTime,
-  predictItAllSchema,
-  predictItMarketSchema,
-} from '../../../src/venues/predictit/raw.js';
+import { formatPredictItTime, parsePredictItTime, predictItAllSchema, predictItMarketSchema } from '../../../src/venues/predictit/raw.js';
 
 const FIXTURE = 'test/fixtures/predictit/marketdata_market_7085_2021-02-26.json';
 const market7085 = (): Record<string, unknown> => JSON.parse(readFileSync(FIXTURE, 'utf8')) as Record<string, unknown>;
