@@ -7,6 +7,7 @@ import { PAYOUT, toCents } from '../core/price.js';
 import type { MatchingService, ServedGroup } from '../matching/service.js';
 import { errorReply, jsonReply } from '../server/http.js';
 import type { MarketRecord } from '../state/catalog.js';
+import type { QuoteRecord } from '../state/quotes.js';
 import { decodeCursor, encodeCursor, type ApiContext } from './context.js';
 import { cents, marketJson } from './views.js';
 
@@ -91,6 +92,11 @@ export function registerMatching(api: Api, ctx: ApiContext, matching: MatchingSe
     return hits.map((h) => eventById.get(String(h.id))).filter((e): e is EventRec => e !== undefined);
   };
 
+  const searchCache = new Map<string, { body: string; deps: [QuoteRecord, number][]; matching: number; catalog: number; quotes: number }>();
+
+  /** The price-free part of a leg, rebuilt only when the market record changes (URLs and ids cost more than prices). */
+  const legStatic = new Map<string, { at: number; ticker: string; url: string | null; status: string }>();
+
   const legJson = (
     key: string,
     inverted: boolean,
@@ -101,22 +107,29 @@ export function registerMatching(api: Api, ctx: ApiContext, matching: MatchingSe
     const rec = state.catalog.byKey(key);
     if (!rec) return undefined;
     const v = venues.byLabel.get(rec.venue)!;
-    const m = marketJson(v, rec, withPrices ? state.quotes.get(rec.venue, rec.marketId) : undefined);
+    let st = legStatic.get(key);
+    if (!st || st.at !== rec.updatedAt) {
+      const m = marketJson(v, rec, undefined);
+      legStatic.set(key, (st = { at: rec.updatedAt, ticker: m.ticker_name, url: m.url, status: m.status }));
+    }
     const leg: Record<string, unknown> = {
       platform: v.slug,
       market_id: rec.marketId,
-      ticker_name: m.ticker_name,
+      ticker_name: st.ticker,
       title: rec.title,
       event_title: rec.eventTitle ?? null,
       outcome: rec.outcome ?? null,
-      status: m.status,
+      status: st.status,
       inverted,
       confidence,
       reasons,
-      url: m.url,
+      url: st.url,
     };
-    if (withPrices)
+    if (withPrices) {
+      const q = state.quotes.get(rec.venue, rec.marketId);
+      const m = marketJson(v, rec, q);
       Object.assign(leg, { yes_bid: m.yes_bid, yes_ask: m.yes_ask, no_bid: m.no_bid, no_ask: m.no_ask, last_price: m.last_price, volume: m.volume });
+    }
     return leg;
   };
 
@@ -369,6 +382,17 @@ export function registerMatching(api: Api, ctx: ApiContext, matching: MatchingSe
     }),
     handler: (c) => {
       const q = c.query;
+      // Serialized once per state: a cached body is served while the groups, the catalog and
+      // every quote it shows are unchanged (broad queries build hundreds of legs).
+      const hit = searchCache.get(c.rawQuery);
+      if (
+        hit &&
+        hit.matching === matching.version &&
+        hit.catalog === state.catalog.version &&
+        hit.quotes === state.quotes.size &&
+        hit.deps.every(([r, v]) => r.version === v)
+      )
+        return { status: 200, body: hit.body };
       if (q.date_from && q.date_to && q.date_from > q.date_to)
         return errorReply(400, 'validation.time_range', 'invalid parameters: date_from is after date_to');
       let offset = 0;
@@ -389,18 +413,31 @@ export function registerMatching(api: Api, ctx: ApiContext, matching: MatchingSe
       const pricesUnavailable = q.include_prices! && state.quotes.size === 0;
       const page = list.slice(offset, offset + q.limit!);
       const more = offset + q.limit! < list.length;
-      const body = page.map((e) => {
+      const events = page.map((e) => {
         const j = eventJson(e, q.include_groups!, q.types, q.include_prices! && !pricesUnavailable, true);
         if (q.include_groups && q.include_prices && pricesUnavailable)
           for (const g of j['groups'] as Record<string, unknown>[])
             for (const l of g['markets'] as Record<string, unknown>[]) Object.assign(l, { last_price: null, yes_bid: null, yes_ask: null });
         return j;
       });
-      return jsonReply({
-        events: body,
+      const body = JSON.stringify({
+        events,
         cursor: more ? encodeCursor({ o: offset + q.limit! }) : null,
         _meta: { count: page.length, total_count: list.length, ...(pricesUnavailable ? { prices_unavailable: true } : {}) },
       });
+      const deps: [QuoteRecord, number][] = [];
+      if (q.include_prices)
+        for (const e of page)
+          for (const g of e.groups)
+            for (const m of g.members) {
+              const rec = state.catalog.byKey(m.key);
+              const qr = rec ? state.quotes.get(rec.venue, rec.marketId) : undefined;
+              if (qr) deps.push([qr, qr.version]);
+            }
+      if (searchCache.size >= 500) searchCache.clear();
+      // A leg with no quote yet gets one by growing the quote store: the count guards that case.
+      searchCache.set(c.rawQuery, { body, deps, matching: matching.version, catalog: state.catalog.version, quotes: state.quotes.size });
+      return { status: 200, body };
     },
   });
 

@@ -187,6 +187,36 @@ describe('GET /events, /search, /unified-orderbook', () => {
       expect((await h.get(`/search?${qs}`)).status, qs).toBe(400);
   });
 
+  it('serves a repeated search from cache only while the prices it shows are unchanged', async () => {
+    const price = async (): Promise<number | null> => {
+      const r = await h.get('/search?q=Seahawks&status=all');
+      const ml = (r.body.events[0].groups as { market_class: string; markets: { platform: string; last_price: number | null }[] }[]).find(
+        (g) => g.market_class === 'moneyline',
+      )!;
+      return ml.markets.find((m) => m.platform === 'venue_a')!.last_price;
+    };
+    expect(await price()).toBe(41.5);
+    expect(await price()).toBe(41.5);
+    h.apply({
+      ...e,
+      venue: 'venue_a',
+      type: 'book_delta',
+      marketId: 'KXNFLGAME-26DEC09NESEA-NE',
+      instrument: 'KXNFLGAME-26DEC09NESEA-NE',
+      changes: [['bid', 4200, 5]],
+    });
+    expect(await price()).toBe(42.5);
+    h.apply({
+      ...e,
+      venue: 'venue_a',
+      type: 'book_delta',
+      marketId: 'KXNFLGAME-26DEC09NESEA-NE',
+      instrument: 'KXNFLGAME-26DEC09NESEA-NE',
+      changes: [['bid', 4200, 0]],
+    });
+    expect(await price()).toBe(41.5);
+  });
+
   it('merges depth across venues in the group’s YES terms', async () => {
     const id = matching.groupIdOf('venue_a', 'KXNFLGAME-26DEC09NESEA-NE')!;
     const r = await h.get(`/unified-orderbook?group_id=${id}`);
