@@ -105,8 +105,10 @@ function bodyOf(bytes: number): { status: number; body: string } {
 }
 let bareMarkets = bodyOf(0);
 let bareBulk = bodyOf(0);
+let bareHistory = bodyOf(0);
 http.get('/bare-markets', () => bareMarkets);
 http.get('/bare-bulk', () => bareBulk);
+http.get('/bare-history', () => bareHistory);
 
 const port = await http.listen('127.0.0.1', 0);
 const base = `http://127.0.0.1:${port}/api/v2`;
@@ -118,8 +120,12 @@ const size = async (path: string): Promise<number> => {
 };
 const marketsBytes = await size('/markets?limit=50');
 const bulkBytes = await size(`/prices/bulk?ids=${encodeURIComponent(ids.join(','))}`);
+const historyBytes = await size(
+  `/prices/history?platform=${venueA.slug}&market_id=${encodeURIComponent(histId)}&interval=1h&from=${encodeURIComponent(new Date(Date.now() - 365 * 86_400_000).toISOString())}`,
+);
 bareMarkets = bodyOf(marketsBytes);
 bareBulk = bodyOf(bulkBytes);
+bareHistory = bodyOf(historyBytes);
 
 process.stdout.write(
   `${JSON.stringify({

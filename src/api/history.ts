@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { Api } from '../access/api.js';
 import { p } from '../access/params.js';
 import { toCents } from '../core/price.js';
-import { errorReply, jsonReply } from '../server/http.js';
+import { HISTORY_STABLE_MS } from '../persist/store.js';
+import { errorReply } from '../server/http.js';
 import { MINUTE, type Candle } from '../state/candles.js';
 import type { ApiContext } from './context.js';
 
@@ -26,53 +27,137 @@ export interface OutCandle {
 }
 
 /**
- * Rolls one-minute candles (oldest first) up into `width`-ms buckets in [from, to). Buckets with no
- * minute after the first observed one carry the previous close (volume 0), so a chart has no holes
- * and a settled market stays at its settlement price rather than dropping to 50.
+ * Rolls one-minute candles (oldest first) up into `width`-ms buckets. Buckets with no minute after
+ * the first observed one carry the previous close (volume 0), so a chart has no holes and a settled
+ * market stays at its settlement price rather than dropping to 50. Stateful so that a range can be
+ * rolled up in two pieces (cached closed buckets, then the live tail) with the same result as one.
  */
-export function rollup(minutes: readonly Candle[], width: number, from: number, to: number): OutCandle[] {
-  const out: OutCandle[] = [];
-  let cur: OutCandle | undefined;
-  let curT = -1;
-  let lastClose: number | undefined;
-  let lastMid: number | undefined;
-  const push = (): void => {
-    if (cur) out.push(cur);
-  };
-  const fillTo = (t: number): void => {
-    // empty buckets between the last one and bucket t
-    if (lastClose === undefined) return;
-    for (let b = curT + width; b < t; b += width)
-      out.push({ t: b / 1000, open: lastClose, high: lastClose, low: lastClose, close: lastClose, volume: 0, mid: lastMid ?? lastClose });
-  };
-  for (const c of minutes) {
-    if (c.t < from || c.t >= to) continue;
-    const b = c.t - (((c.t % width) + width) % width);
-    if (b !== curT) {
-      push();
-      if (curT >= 0) fillTo(b);
-      cur = { t: b / 1000, open: toCents(c.o), high: toCents(c.h), low: toCents(c.l), close: toCents(c.c), volume: c.volume, mid: toCents(c.mid ?? c.c) };
-      curT = b;
-    } else if (cur) {
+export class Rollup {
+  readonly out: OutCandle[] = [];
+  private cur: OutCandle | undefined;
+  private curT = -1;
+  private lastClose: number | undefined;
+  private lastMid: number | undefined;
+
+  constructor(private readonly width: number) {}
+
+  /** Continues after `prev` rolled up everything before its `finish(end)`. */
+  static after(prev: Rollup): Rollup {
+    const r = new Rollup(prev.width);
+    r.curT = prev.curT;
+    r.lastClose = prev.lastClose;
+    r.lastMid = prev.lastMid;
+    return r;
+  }
+
+  /** Adds minutes in [from, to), oldest first. */
+  addAll(minutes: readonly Candle[], from: number, to: number): this {
+    for (const c of minutes) if (c.t >= from && c.t < to) this.add(c);
+    return this;
+  }
+
+  add(c: Candle): void {
+    const w = this.width;
+    const b = c.t - (((c.t % w) + w) % w);
+    let cur = this.cur;
+    if (b !== this.curT || !cur) {
+      if (cur) this.out.push(cur);
+      if (this.curT >= 0) this.fillTo(b);
+      cur = this.cur = {
+        t: b / 1000,
+        open: toCents(c.o),
+        high: toCents(c.h),
+        low: toCents(c.l),
+        close: toCents(c.c),
+        volume: c.volume,
+        mid: toCents(c.mid ?? c.c),
+      };
+      this.curT = b;
+    } else {
       cur.high = Math.max(cur.high, toCents(c.h));
       cur.low = Math.min(cur.low, toCents(c.l));
       cur.close = toCents(c.c);
       cur.volume += c.volume;
       cur.mid = toCents(c.mid ?? c.c);
     }
-    lastClose = cur!.close;
-    lastMid = cur!.mid;
+    this.lastClose = cur.close;
+    this.lastMid = cur.mid;
   }
-  push();
-  if (curT >= 0) {
-    const end = to - (((to % width) + width) % width);
-    fillTo(end + (to % width === 0 ? 0 : width));
+
+  /** Emits the open bucket and carries the close through every bucket starting before `to`. */
+  finish(to: number): OutCandle[] {
+    const w = this.width;
+    if (this.cur) this.out.push(this.cur);
+    this.cur = undefined;
+    if (this.curT >= 0) {
+      const end = to - (((to % w) + w) % w);
+      this.fillTo(end + (to % w === 0 ? 0 : w));
+    }
+    return this.out;
   }
-  return out;
+
+  /** Empty buckets after the last one, up to (not including) bucket `t`. */
+  private fillTo(t: number): void {
+    const c = this.lastClose;
+    if (c === undefined) return;
+    for (let b = this.curT + this.width; b < t; b += this.width) {
+      this.out.push({ t: b / 1000, open: c, high: c, low: c, close: c, volume: 0, mid: this.lastMid ?? c });
+      this.curT = b;
+    }
+  }
+}
+
+/** Rolls one-minute candles (oldest first) in [from, to) up into `width`-ms buckets (see Rollup). */
+export function rollup(minutes: readonly Candle[], width: number, from: number, to: number): OutCandle[] {
+  return new Rollup(width).addAll(minutes, from, to).finish(to);
+}
+
+/** The serialized closed buckets of one (market, interval, from, stable end, history epoch). */
+interface ClosedPrefix {
+  /** The buckets' JSON, comma-separated, UTF-8 (copied into each body, never re-encoded). */
+  readonly json: Buffer;
+  readonly roll: Rollup;
+}
+
+/**
+ * Serialized closed buckets, LRU by bytes. Buckets ending before the stable horizon never change
+ * (Persistence.historyEpoch is bumped when one does), so the year of hourly candles a dashboard asks
+ * for is read from LMDB and stringified once per hour instead of once per request.
+ */
+class PrefixCache {
+  private readonly map = new Map<string, ClosedPrefix>();
+  private bytes = 0;
+  constructor(private readonly maxBytes: number) {}
+
+  get(key: string): ClosedPrefix | undefined {
+    const v = this.map.get(key);
+    if (v) {
+      this.map.delete(key);
+      this.map.set(key, v);
+    }
+    return v;
+  }
+
+  set(key: string, v: ClosedPrefix): void {
+    if (v.json.length > this.maxBytes / 4) return;
+    const old = this.map.get(key);
+    if (old) {
+      this.map.delete(key);
+      this.bytes -= old.json.length;
+    }
+    this.map.set(key, v);
+    this.bytes += v.json.length;
+    for (const [k, old] of this.map) {
+      if (this.bytes <= this.maxBytes) break;
+      this.map.delete(k);
+      this.bytes -= old.json.length;
+    }
+  }
 }
 
 /** GET /prices/history (spec 4.8, 2.6). */
 export function registerHistory(api: Api, ctx: ApiContext): void {
+  const cache = new PrefixCache(64 * 1024 * 1024);
   api.route({
     path: '/prices/history',
     summary: 'OHLC candles of one market (cents)',
@@ -105,18 +190,39 @@ export function registerHistory(api: Api, ctx: ApiContext): void {
       const known = ctx.state.catalog.get(v.label, marketId);
       // 1h and 1d read the stored rollups; shorter intervals roll up one-minute candles.
       const resolution = interval === '1h' || interval === '1d' ? interval : '1m';
-      const minutes = ctx.persistence.candles(v.label, marketId, from - (from % width), to, resolution);
+      const start = from - (from % width);
+      // [start, stable) holds closed buckets only: served from the cache of serialized buckets.
+      const stableBound = Math.min(to, now - HISTORY_STABLE_MS);
+      const stable = Math.max(start, stableBound - (stableBound % width));
+      let prefix: ClosedPrefix | undefined;
+      if (stable - start >= 16 * width) {
+        const key = `${v.label}\u0000${marketId}\u0000${interval}\u0000${start}\u0000${stable}\u0000${ctx.persistence.historyEpoch}`;
+        prefix = cache.get(key);
+        if (!prefix) {
+          const roll = new Rollup(width).addAll(ctx.persistence.candles(v.label, marketId, start, stable, resolution), start, stable);
+          const out = roll.finish(stable);
+          let json = '';
+          for (let i = 0; i < out.length; i++) json += (i ? ',' : '') + JSON.stringify(out[i]);
+          prefix = { json: Buffer.from(json), roll: Rollup.after(roll) }; // the state only, not the emitted buckets
+          cache.set(key, prefix);
+        }
+      }
+      const tailFrom = prefix ? stable : start;
+      const minutes = ctx.persistence.candles(v.label, marketId, tailFrom, to, resolution);
       const open = ctx.state.candles.current(v.label, marketId);
-      if (open && open.t >= from && open.t < to && (minutes.length === 0 || minutes[minutes.length - 1]!.t < open.t)) minutes.push(open);
-      if (!known && minutes.length === 0) return errorReply(404, 'not_found', `no ${v.slug} market "${marketId}"`);
-      return jsonReply({
-        platform: v.slug,
-        market_id: marketId,
-        interval,
-        from: new Date(from).toISOString(),
-        to: new Date(to).toISOString(),
-        candles: rollup(minutes, width, from - (from % width), to),
-      });
+      if (open && open.t >= tailFrom && open.t < to && (minutes.length === 0 || minutes[minutes.length - 1]!.t < open.t)) minutes.push(open);
+      if (!known && minutes.length === 0 && !prefix?.json.length) return errorReply(404, 'not_found', `no ${v.slug} market "${marketId}"`);
+      const tail = (prefix ? Rollup.after(prefix.roll) : new Rollup(width)).addAll(minutes, tailFrom, to).finish(to);
+      const head = JSON.stringify({ platform: v.slug, market_id: marketId, interval, from: new Date(from).toISOString(), to: new Date(to).toISOString() });
+      let rest = '';
+      let sep = prefix?.json.length ? ',' : '';
+      for (const k of tail) {
+        rest += sep + JSON.stringify(k);
+        sep = ',';
+      }
+      const headBuf = Buffer.from(head.slice(0, -1) + ',"candles":[');
+      const tailBuf = Buffer.from(rest + ']}');
+      return { status: 200, body: prefix ? Buffer.concat([headBuf, prefix.json, tailBuf]) : Buffer.concat([headBuf, tailBuf]) };
     },
   });
 }

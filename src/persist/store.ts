@@ -20,6 +20,8 @@ export class PersistenceError extends Error {
 }
 
 const FORMAT = 1;
+/** Minutes that closed more than this long ago are final: their candles and rollups no longer change. */
+export const HISTORY_STABLE_MS = 3 * 60_000;
 const MARKER = 'crossbook.json';
 const DB_FILE = 'crossbook.mdb';
 
@@ -55,6 +57,12 @@ export class Persistence {
   private readonly dirty = { catalog: new Set<string>(), quotes: new Set<string>(), books: new Set<string>() };
   private subs: Subscription[] = [];
   private pending = new Set<Promise<unknown>>();
+  /**
+   * Bumped whenever a one-minute candle older than HISTORY_STABLE_MS is written (backfills, clock
+   * skew): history older than that horizon is otherwise immutable, which is what lets
+   * `/prices/history` cache its serialized closed buckets under a key that includes this epoch.
+   */
+  historyEpoch = 0;
   /** Write failures (full disk, read-only dir): counted and logged once; the service keeps serving. */
   writeErrors = 0;
   lastWriteError: string | undefined;
@@ -161,20 +169,48 @@ export class Persistence {
    * readable before its batch commits, so read-modify-write through LMDB would lose minutes.
    */
   appendCandle(c: Candle): void {
-    this.track(this.db('candles').put([c.venue, c.marketId, c.t], { ...c }));
-    this.fold('candles1h', this.hourRollups, c, 3_600_000);
-    this.fold('candles1d', this.dayRollups, c, 86_400_000);
+    const put = this.db('candles').put([c.venue, c.marketId, c.t], { ...c });
+    const lateHour = !this.fold('candles1h', this.hourRollups, c, 3_600_000);
+    const lateDay = !this.fold('candles1d', this.dayRollups, c, 86_400_000);
+    if (!lateHour && !lateDay && c.t + 60_000 > Date.now() - HISTORY_STABLE_MS) return this.track(put);
+    // A minute older than the stable horizon or than its open rollup (a backfill, clock skew): once
+    // it is readable (a put is invisible until its batch commits), rebuild the rollup buckets it
+    // falls in from the minute log, and bump the epoch so cached history is rebuilt too.
+    this.historyEpoch++;
+    this.track(
+      put
+        .then(() => Promise.all([lateHour && this.rebuildRollup('candles1h', c, 3_600_000), lateDay && this.rebuildRollup('candles1d', c, 86_400_000)]))
+        .then(() => this.historyEpoch++),
+    );
+  }
+
+  /** Recomputes one rollup bucket from the committed one-minute candles in it. */
+  private rebuildRollup(db: 'candles1h' | 'candles1d', c: Candle, width: number): Promise<unknown> {
+    const t = c.t - (c.t % width);
+    let r: Candle | undefined;
+    for (const { value } of this.db('candles').getRange({ start: [c.venue, c.marketId, t], end: [c.venue, c.marketId, t + width] })) {
+      const m = value as Candle;
+      if (!r) r = { ...m, t, volume: 0, trades: 0 };
+      if (m.h > r.h) r.h = m.h;
+      if (m.l < r.l) r.l = m.l;
+      r.c = m.c;
+      r.mid = m.mid;
+      r.volume += m.volume;
+      r.trades += m.trades;
+    }
+    return r ? this.db(db).put([c.venue, c.marketId, t], r) : Promise.resolve();
   }
 
   private readonly hourRollups = new Map<string, Candle>();
   private readonly dayRollups = new Map<string, Candle>();
 
-  private fold(db: 'candles1h' | 'candles1d', open: Map<string, Candle>, c: Candle, width: number): void {
+  /** Folds a minute into its open rollup; false for a late minute of an older bucket (rebuilt from the minute log). */
+  private fold(db: 'candles1h' | 'candles1d', open: Map<string, Candle>, c: Candle, width: number): boolean {
     const t = c.t - (c.t % width);
     const k = `${c.venue}:${c.marketId}`;
     let r = open.get(k);
     if (!r || r.t !== t) {
-      if (r && t < r.t) return; // a late minute of an older bucket: the minute log has it
+      if (r && t < r.t) return false;
       // After a restart the bucket may already hold minutes written before: continue from it.
       const stored = this.db(db).get([c.venue, c.marketId, t]) as Candle | undefined;
       r = stored ? { ...stored } : { ...c, t, volume: 0, trades: 0 };
@@ -191,6 +227,7 @@ export class Persistence {
     r.volume += c.volume;
     r.trades += c.trades;
     this.track(this.db(db).put([c.venue, c.marketId, t], { ...r }));
+    return true;
   }
 
   appendTrade(t: StoredTrade): void {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rollup } from '../../src/api/history.js';
+import { rollup, Rollup } from '../../src/api/history.js';
 import type { Candle } from '../../src/state/candles.js';
 import { apiHarness, type ApiHarness } from './harness.js';
 
@@ -38,6 +38,28 @@ describe('rollup (spec 2.6)', () => {
       { t: 60, open: 100, high: 100, low: 100, close: 100, volume: 0, mid: 100 },
       { t: 120, open: 100, high: 100, low: 100, close: 100, volume: 0, mid: 100 },
     ]);
+  });
+
+  it('rolls up in two pieces (closed prefix, then the tail) exactly as in one', () => {
+    let seed = 7;
+    const rnd = (n: number): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    for (let round = 0; round < 50; round++) {
+      const width = [MIN, 5 * MIN, 60 * MIN][rnd(3)]!;
+      const minutes: Candle[] = [];
+      for (let t = rnd(30) * MIN; t < 600 * MIN; t += (1 + rnd(90)) * MIN) {
+        const p = 100 + rnd(9800);
+        minutes.push(c(t, p, p + 50, p - 50, p, rnd(3), rnd(2) ? p : undefined));
+      }
+      const from = rnd(100) * MIN;
+      const to = from + (200 + rnd(400)) * MIN + rnd(MIN);
+      const start = from - (from % width);
+      const split = start + width * rnd(Math.floor((to - start) / width));
+      const whole = rollup(minutes, width, start, to);
+      const head = new Rollup(width).addAll(minutes, start, split);
+      const first = head.finish(split);
+      const rest = Rollup.after(head).addAll(minutes, split, to).finish(to);
+      expect([...first, ...rest], `round ${round}`).toEqual(whole);
+    }
   });
 });
 
@@ -104,6 +126,26 @@ describe('GET /prices/history (spec 4.8)', () => {
     expect(r1.body.candles.slice(0, 10).reduce((a: number, x: { volume: number }) => a + x.volume, 0)).toBe(300);
     const r5 = await h.get(`/prices/history?platform=venue_a&market_id=KXA-1&interval=5m&from=${from}`);
     expect(r5.body.candles.reduce((a: number, x: { volume: number }) => a + x.volume, 0)).toBe(300);
+  });
+
+  it('serves a long range from cached closed buckets, rebuilt when an old minute is written late', async () => {
+    const H = 60 * MIN;
+    const base = NOW - (NOW % H) - 40 * H;
+    for (let i = 0; i < 30; i++)
+      h.persistence.appendCandle({ ...c(base + i * H + 5 * MIN, 5000 + i, 5000 + i, 5000 + i, 5000 + i, 1, 5000 + i), marketId: 'KXA-1' });
+    await h.persistence.flushed();
+    const url = `/prices/history?platform=venue_a&market_id=KXA-1&interval=1h&from=${new Date(base).toISOString()}`;
+    const first = (await h.get(url)).body as { candles: { t: number; close: number }[] };
+    const again = (await h.get(url)).body as { candles: { t: number; close: number }[] };
+    expect(again.candles).toEqual(first.candles);
+    expect(first.candles[0]).toMatchObject({ t: base / 1000, close: 50 });
+    expect(first.candles[29]).toMatchObject({ close: 50.29 });
+    // a backfilled minute inside a cached bucket: the next response shows it
+    h.persistence.appendCandle({ ...c(base + 2 * H + 30 * MIN, 7000, 7000, 7000, 7000, 1, 7000), marketId: 'KXA-1' });
+    await h.persistence.flushed();
+    const after = (await h.get(url)).body as { candles: { t: number; close: number }[] };
+    expect(after.candles[2]).toMatchObject({ t: (base + 2 * H) / 1000, close: 70 });
+    expect(after.candles.length).toBe(first.candles.length);
   });
 
   it('400s bad parameters and 404s unknown markets', async () => {
