@@ -670,7 +670,7 @@ export function registerVenueB(api: Api, ctx: ApiContext, ledger: WalletLedger):
     path: `/${slug}/wallets/:address`,
     summary: `GET /${slug}/wallets/{address}: identity and record of a wallet (first/last seen, volume, PnL, scored entries, labels)`,
     description:
-      'labels: smart_money (passes the smart-money test), fade (reliably wrong). name and pseudonym are null: the ledger keeps what trades show, not profiles.',
+      'labels: smart_money (passes the smart-money test), fade (reliably wrong). name and pseudonym: the latest public profile the venue showed on one of the wallet\'s trades; null when it never showed one (maker-only wallets, anonymous traders).',
     tags,
     pathParams: { address: 'wallet address (0x + 40 hex), case-insensitive' },
     responseDescription:
@@ -684,8 +684,8 @@ export function registerVenueB(api: Api, ctx: ApiContext, ledger: WalletLedger):
       return jsonReply({
         wallet: {
           address: w.address,
-          name: null,
-          pseudonym: null,
+          name: w.name ?? null,
+          pseudonym: w.pseudonym ?? null,
           labels,
           first_seen: iso(w.firstSeen),
           last_seen: iso(w.lastSeen),

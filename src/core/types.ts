@@ -125,6 +125,9 @@ export interface Trade extends Base {
   readonly takerSide?: 'yes' | 'no' | undefined;
   readonly maker?: string | undefined;
   readonly taker?: string | undefined;
+  /** The taker's public profile as the venue shows it on the trade (venue_b data-api), when set. */
+  readonly takerName?: string | undefined;
+  readonly takerPseudonym?: string | undefined;
   readonly outcome?: string | undefined;
 }
 

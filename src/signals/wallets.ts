@@ -71,6 +71,9 @@ export interface EntryStats {
 /** Everything the ledger knows about one wallet. */
 export interface WalletRecord {
   readonly address: string;
+  /** Public profile name and pseudonym, the latest the venue showed on one of its trades. */
+  name?: string | undefined;
+  pseudonym?: string | undefined;
   firstSeen: number;
   lastSeen: number;
   trades: number;
@@ -573,8 +576,11 @@ export class WalletLedger {
     const address = raw.toLowerCase();
     const w = this.walletFor(address, t.timestamp);
     w.trades++;
-    if (role === 'taker') w.takerTrades++;
-    else w.makerTrades++;
+    if (role === 'taker') {
+      w.takerTrades++;
+      if (t.takerName) w.name = t.takerName;
+      if (t.takerPseudonym) w.pseudonym = t.takerPseudonym;
+    } else w.makerTrades++;
     w.volume += t.price * t.size;
     if (t.timestamp < w.firstSeen) w.firstSeen = t.timestamp;
     if (t.timestamp > w.lastSeen) w.lastSeen = t.timestamp;

@@ -1,20 +1,19 @@
-import { createHash } from 'node:crypto';
-import type { Config, VenueConfig } from '../../src/config/schema.js';
-import { PAYOUT } from '../../src/core/price.js';
-import type { NormalizedEvent } from '../../src/core/types.js';
-import type { SimWorld } from '../../src/sim/world.js';
-import { createWorld } from '../../src/sim/world.js';
-import type { SimListing, SimTrade } from '../../src/sim/types.js';
-import { applyEvent, EngineState } from '../../src/state/engine.js';
-import { dataTradeToTrade } from '../../src/venues/polymarket/mappers.js';
-import type { DataTrade } from '../../src/venues/polymarket/raw.js';
-import { apiMarketId } from '../../src/venues/protocol.js';
+import type { Config, VenueConfig } from '../config/schema.js';
+import type { NormalizedEvent } from '../core/types.js';
+import type { SimWorld } from './world.js';
+import { createWorld } from './world.js';
+import type { SimListing } from './types.js';
+import { applyEvent, EngineState } from '../state/engine.js';
+import { dataTradeToTrade } from '../venues/polymarket/mappers.js';
+import type { DataTrade } from '../venues/polymarket/raw.js';
+import { apiMarketId } from '../venues/protocol.js';
+import { dataTrade } from './protocols/polymarket.js';
 
 /**
  * SIMULATOR DATA. Connects a seeded simulator world's venue_b (Polymarket protocol) listings to an
  * EngineState without sockets: each listing's market and YES-token book go in as the normalized
  * events the adapter would emit, book changes as deltas, and each simulated trade as the data-api
- * record the sim server would serve (same fields as src/sim/protocols/polymarket.ts `dataTrade`),
+ * record the sim server serves (src/sim/protocols/polymarket.ts `dataTrade`),
  * mapped by the real `dataTradeToTrade`. So the ledger sees exactly what the polling feed gives it:
  * the taker's wallet only (takerOnly=true), no maker.
  *
@@ -72,26 +71,6 @@ export function simFlow(config: Config, opts: { seed: number; msPerTick?: number
     });
   }
 
-  const dataTrade = (t: SimTrade): DataTrade => {
-    const l = t.listing;
-    const yes = t.takerSide === 'yes';
-    return {
-      proxyWallet: t.taker,
-      side: 'BUY',
-      asset: l.ids[yes ? 'yes_token' : 'no_token']!,
-      conditionId: l.id,
-      size: t.size,
-      price: (yes ? t.price : PAYOUT - t.price) / PAYOUT,
-      timestamp: Math.floor(t.timestamp / 1000),
-      title: l.title,
-      slug: l.ids['slug'] ?? null,
-      eventSlug: l.ids['event_slug'] ?? null,
-      outcome: l.ids[yes ? 'outcome_yes' : 'outcome_no'] ?? (yes ? 'Yes' : 'No'),
-      outcomeIndex: yes ? 0 : 1,
-      transactionHash: `0x${createHash('sha256').update(t.id).digest('hex')}`,
-    };
-  };
-
   world.onChange((c) => {
     if (c.type === 'book' && c.listing.venue === venue.label) {
       apply({
@@ -106,7 +85,7 @@ export function simFlow(config: Config, opts: { seed: number; msPerTick?: number
     } else if (c.type === 'trade' && c.trade.listing.venue === venue.label) {
       const k = classes.get(c.trade.taker.toLowerCase());
       if (k) tradesBy[k]++;
-      apply(dataTradeToTrade(venue, dataTrade(c.trade), c.trade.timestamp));
+      apply(dataTradeToTrade(venue, dataTrade(c.trade) as DataTrade, c.trade.timestamp));
     }
   });
 

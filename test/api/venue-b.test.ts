@@ -34,7 +34,11 @@ beforeAll(async () => {
   registerVenueB(h.api, h.ctx, ledger);
   apply(market(M1, 1, T, undefined, { openInterest: 1_234 }), book(M1, yesTok(1), 39, 41, T));
   apply(buy({ marketId: M1, n: 1, wallet: A, outcome: 'yes', cents: 45, size: 100, ts: T + 10 * MIN }));
-  apply(buy({ marketId: M1, n: 1, wallet: B, outcome: 'no', cents: 55, size: 50, ts: T + 20 * MIN }));
+  apply({
+    ...buy({ marketId: M1, n: 1, wallet: B, outcome: 'no', cents: 55, size: 50, ts: T + 20 * MIN }),
+    takerName: 'NYC-Jungle',
+    takerPseudonym: 'Enchanting-Populist',
+  });
   apply(sell({ marketId: M1, n: 1, wallet: A, outcome: 'yes', cents: 50, size: 20, ts: T + 30 * MIN }));
   apply(book(M1, yesTok(1), 39, 41, T + 31 * MIN));
   // 25 holders of M2 YES, holder i with 10 × (i + 1) shares, plus A.
@@ -267,6 +271,8 @@ describe('venue_b wallets (spec 4.19)', () => {
     });
     expect(r.body.wallet.entries).toMatchObject({ made: 2 });
     expect((await h.get(`/venue_b/wallets/${A.toLowerCase()}`)).body.wallet.address).toBe(A.toLowerCase());
+    // the profile the data-api showed on B's trade
+    expect((await h.get(`/venue_b/wallets/${B}`)).body.wallet).toMatchObject({ name: 'NYC-Jungle', pseudonym: 'Enchanting-Populist' });
     for (const a of ['0x123', 'abc', `${A}0`, `0x${'g'.repeat(40)}`]) expect((await h.get(`/venue_b/wallets/${a}`)).status, a).toBe(400);
     expect((await h.get(`/venue_b/wallets/${addr('9')}`)).status).toBe(404);
   });

@@ -334,33 +334,6 @@ export const serve: SimServerFactory = async (world: SimWorldApi, venue: VenueCo
     };
   });
 
-  function dataTrade(t: SimTrade): Record<string, unknown> {
-    const l = t.listing;
-    const yes = t.takerSide === 'yes';
-    const price = yes ? t.price : PAYOUT - t.price;
-    return {
-      proxyWallet: t.taker,
-      side: 'BUY',
-      asset: l.ids[yes ? 'yes_token' : 'no_token'],
-      conditionId: l.id,
-      size: t.size,
-      price: price / PAYOUT,
-      timestamp: Math.floor(t.timestamp / 1000),
-      title: l.title,
-      slug: l.ids['slug'],
-      icon: '',
-      eventSlug: l.ids['event_slug'],
-      outcome: l.ids[yes ? 'outcome_yes' : 'outcome_no'] ?? (yes ? 'Yes' : 'No'),
-      outcomeIndex: yes ? 0 : 1,
-      name: '',
-      pseudonym: '',
-      bio: '',
-      profileImage: '',
-      profileImageOptimized: '',
-      transactionHash: `0x${createHash('sha256').update(t.id).digest('hex')}`,
-    };
-  }
-
   http.get('/data/trades', (q) => {
     const markets = new Set((q.get('market') ?? '').split(',').filter(Boolean));
     const user = q.get('user')?.toLowerCase();
@@ -615,3 +588,44 @@ export const serve: SimServerFactory = async (world: SimWorldApi, venue: VenueCo
     },
   };
 };
+
+const ADJECTIVES = ['Enchanting', 'Quiet', 'Bold', 'Lucky', 'Patient', 'Sharp', 'Restless', 'Frugal', 'Brave', 'Curious'];
+const NOUNS = ['Populist', 'Otter', 'Contrarian', 'Falcon', 'Oracle', 'Badger', 'Skeptic', 'Heron', 'Gambit', 'Lantern'];
+
+/**
+ * The public profile the data-api shows with a wallet's trades, as on the venue: about a third
+ * of wallets have none (empty strings), the rest an Adjective-Noun pseudonym, some a chosen name.
+ */
+export function profile(wallet: string): { name: string; pseudonym: string } {
+  const h = createHash('sha1').update(wallet.toLowerCase()).digest();
+  if (h[0]! % 3 === 0) return { name: '', pseudonym: '' };
+  const pseudonym = `${ADJECTIVES[h[1]! % ADJECTIVES.length]}-${NOUNS[h[2]! % NOUNS.length]}`;
+  return { name: h[3]! % 2 ? `trader-${wallet.slice(2, 8).toLowerCase()}` : '', pseudonym };
+}
+
+/** A simulated trade as the data-api serves it (taker only, the API's default takerOnly=true). */
+export function dataTrade(t: SimTrade): Record<string, unknown> {
+  const l = t.listing;
+  const yes = t.takerSide === 'yes';
+  const price = yes ? t.price : PAYOUT - t.price;
+  return {
+    proxyWallet: t.taker,
+    side: 'BUY',
+    asset: l.ids[yes ? 'yes_token' : 'no_token'],
+    conditionId: l.id,
+    size: t.size,
+    price: price / PAYOUT,
+    timestamp: Math.floor(t.timestamp / 1000),
+    title: l.title,
+    slug: l.ids['slug'],
+    icon: '',
+    eventSlug: l.ids['event_slug'],
+    outcome: l.ids[yes ? 'outcome_yes' : 'outcome_no'] ?? (yes ? 'Yes' : 'No'),
+    outcomeIndex: yes ? 0 : 1,
+    ...profile(t.taker),
+    bio: '',
+    profileImage: '',
+    profileImageOptimized: '',
+    transactionHash: `0x${createHash('sha256').update(t.id).digest('hex')}`,
+  };
+}

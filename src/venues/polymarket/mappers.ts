@@ -618,6 +618,8 @@ export function dataTradeToTrade(venue: VenueConfig, t: DataTrade, localTimestam
     side: buy ? 'buy' : 'sell',
     takerSide: takerSide(yes ? 'yes' : 'no', buy),
     taker: t.proxyWallet,
+    takerName: t.name || undefined,
+    takerPseudonym: t.pseudonym || undefined,
     outcome: t.outcome ?? token?.outcome ?? undefined,
   };
 }

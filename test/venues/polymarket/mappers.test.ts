@@ -492,6 +492,9 @@ describe('polymarket REST', () => {
         tradeId: '0x2e34c255aaf68780608cb9b48671f3edd6b4f10377690d97a77763b8fd8d40be:12eeca67eba1',
         size: 10,
         taker: '0x44461806c4fdbfafeae351cfb9b873f7f7f3f12e',
+        // the profile shown with the trade; the first trader has none (empty strings → absent)
+        takerName: 'NYC-NO.1-Jungle-FanYang',
+        takerPseudonym: 'Enchanting-Populist',
       },
     ]);
     const [sdk] = dataTradesResponseSchema.parse(fixture('data_api_trades_sdk_test_example.json'));
@@ -509,6 +512,8 @@ describe('polymarket REST', () => {
         side: 'buy',
         takerSide: 'yes',
         taker: '0x1234567890abcdef1234567890abcdef12345678',
+        takerName: 'Trader Name',
+        takerPseudonym: 'TraderX',
         outcome: 'Yes',
       },
     ]);
