@@ -68,9 +68,9 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
   persistence.attach(state);
   log.info({ dataDir: persistence.dir, ...restored }, 'state restored');
   const directory = new VenueDirectory(config);
-  const ledger = new WalletLedger(state, persistence, { log: log.child({ component: 'wallets' }) });
+  const ledger = new WalletLedger(state, persistence, { ...config.signals?.wallets, log: log.child({ component: 'wallets' }) });
   const ledgerRestored = ledger.load();
-  const alerts = new AlertEngine(ledger, persistence, { log: log.child({ component: 'alerts' }) });
+  const alerts = new AlertEngine(ledger, persistence, { ...config.signals?.alerts, log: log.child({ component: 'alerts' }) });
   alerts.load();
   alerts.attach();
   ledger.attach();

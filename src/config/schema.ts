@@ -140,6 +140,49 @@ export const appConfig = z
         historicalDataUrl: z.url().nullable(),
       })
       .strict(),
+    /** Wallet scoring and alert thresholds (src/signals/wallets.ts, alerts.ts); a missing key keeps the built-in default. */
+    signals: z
+      .object({
+        $comment: z.string(),
+        wallets: z
+          .object({
+            horizonMs: z.number().int().min(1_000),
+            goodMoveUnits: z.number().int().min(1).max(10_000),
+            smartMinEntries: z.number().int().min(1),
+            smartMinHitRate: z.number().min(0).max(1),
+            fadeMinEntries: z.number().int().min(1),
+            fadeMinMissRate: z.number().min(0).max(1),
+            warmMinScored: z.number().int().min(0),
+          })
+          .partial()
+          .strict(),
+        alerts: z
+          .object({
+            smartMinUsd: z.number().min(0),
+            fadeMinUsd: z.number().min(0),
+            insiderMinMoveUnits: z.number().int().min(1).max(10_000),
+            insiderMinUsd: z.number().min(0),
+            insiderMinSizeRatio: z.number().min(0),
+            insiderPriorMinEntries: z.number().int().min(0),
+            insiderPriorMinHitRate: z.number().min(0).max(1),
+            insiderFreshMaxEntries: z.number().int().min(0),
+            insiderFreshMinUsd: z.number().min(0),
+            insiderFreshMinShare: z.number().min(0).max(1),
+            anonymousMinUsd: z.number().min(0),
+            hookMinCostUsd: z.number().min(0),
+            hookMinGainUnits: z.number().int().min(1).max(10_000),
+            hookMinSpikeUnits: z.number().int().min(1).max(10_000),
+            hookMinFraction: z.number().min(0).max(1),
+            hookWindowMs: z.number().int().min(1_000),
+            hookImpliedExits: z.boolean(),
+            cooldownMs: z.number().int().min(0),
+          })
+          .partial()
+          .strict(),
+      })
+      .partial()
+      .strict()
+      .optional(),
     ingest: z
       .object({
         reconnectMinMs: z.number().int().positive(),

@@ -30,6 +30,16 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ env: { CROSSBOOK__server__colour: '"red"' } })).toThrow(ConfigError);
   });
 
+  it('takes wallet and alert thresholds from config, rejecting bad ones by name', () => {
+    const c = loadConfig({ env: { CROSSBOOK__signals__alerts__smartMinUsd: '50', CROSSBOOK__signals__wallets__horizonMs: '300000' } });
+    expect(c.signals?.alerts?.smartMinUsd).toBe(50);
+    expect(c.signals?.alerts?.insiderMinMoveUnits).toBe(600); // the default file's value
+    expect(c.signals?.wallets?.horizonMs).toBe(300_000);
+    expect(() => loadConfig({ env: { CROSSBOOK__signals__alerts__smartMinUsd: '-1' } })).toThrow(/signals\.alerts\.smartMinUsd/);
+    expect(() => loadConfig({ env: { CROSSBOOK__signals__wallets__smartMinHitRate: '1.5' } })).toThrow(/signals\.wallets\.smartMinHitRate/);
+    expect(() => loadConfig({ env: { CROSSBOOK__signals__alerts__smartMinUSD: '5' } })).toThrow(/smartMinUSD/);
+  });
+
   it('reads an override file and reports unreadable or invalid files', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cb-cfg-'));
     const good = join(dir, 'good.json');
