@@ -9,7 +9,7 @@ import { AlertEngine, type Alert, type AlertOptions, type AlertType } from '../.
 import { WalletLedger } from '../../src/signals/wallets.js';
 import { applyEvent, EngineState } from '../../src/state/engine.js';
 import { addr, book, buy, cond, market, sell, VA, VB, yesTok } from './events.js';
-import { simFlow } from '../../src/sim/flow.js';
+import { runAlertStudy } from '../../src/signals/study.js';
 
 const config = loadConfig({ env: {} });
 const T0 = Date.UTC(2026, 2, 10, 12);
@@ -277,54 +277,11 @@ describe('alert storage', () => {
  */
 describe('alerts on the simulator (precision and recall per wallet class)', () => {
   it('smart_money and insider fire on informed wallets, fade on faders, none on noise wallets', () => {
-    const f = simFlow(config, { seed: 7 });
-    const ledger = new WalletLedger(f.state, undefined, { now: f.now, advanceMs: 0 });
-    const alerts = new AlertEngine(ledger, undefined, { memory: 100_000 });
-    alerts.attach();
-    ledger.attach();
-    const entries = { informed: new Set<string>(), fader: new Set<string>(), noise: new Set<string>() };
-    const traded = { informed: new Set<string>(), fader: new Set<string>(), noise: new Set<string>() };
-    ledger.applied$.subscribe((a) => {
-      const w = a.taker?.wallet.address;
-      const k = w ? f.classOf(w) : undefined;
-      if (!k) return;
-      traded[k].add(w!);
-      if (a.taker!.action === 'buy') entries[k].add(a.trade.tradeId);
-    });
-    const t0 = performance.now();
-    f.run(1_000_000, (now) => ledger.advance(now));
-    const ms = performance.now() - t0;
-    void ledger.close();
-    void alerts.close();
-
-    const measure = (type: AlertType, target: 'informed' | 'fader') => {
-      const as = alerts.recent().filter((a) => a.type === type);
-      const on = (k: string) => as.filter((a) => a.wallet && f.classOf(a.wallet) === k);
-      const hit = on(target);
-      return {
-        alerts: as.length,
-        byClass: { informed: on('informed').length, fader: on('fader').length, noise: on('noise').length },
-        precision: as.length ? hit.length / as.length : 0,
-        walletRecall: new Set(hit.map((a) => a.wallet)).size / traded[target].size,
-        entryRecall: new Set(hit.map((a) => a.tradeId)).size / entries[target].size,
-      };
-    };
-    const report = { smart_money: measure('smart_money', 'informed'), insider: measure('insider', 'informed'), fade: measure('fade', 'fader') };
-    // The figures for the record (they are deterministic for the seed).
-    console.log(
-      JSON.stringify(
-        {
-          ms: Math.round(ms),
-          trades: f.tradesBy,
-          scored: ledger.scoredTotal,
-          unscored: ledger.unscored,
-          wallets: { informed: traded.informed.size, fader: traded.fader.size, noise: traded.noise.size },
-          report,
-        },
-        null,
-        1,
-      ),
-    );
+    const study = runAlertStudy(config, { seed: 7, ticks: 1_000_000 });
+    const { report } = study;
+    const f = { tradesBy: study.trades };
+    // The figures for the record (deterministic for the seed; bench/signals/alerts.bench.ts reports them).
+    console.log(JSON.stringify(study, null, 1));
 
     expect(f.tradesBy.informed).toBeGreaterThan(300);
     expect(f.tradesBy.fader).toBeGreaterThan(60);
