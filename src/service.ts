@@ -22,6 +22,7 @@ import type { Config } from './config/schema.js';
 import { log as rootLog, type Logger } from './core/log.js';
 import { Persistence } from './persist/store.js';
 import { HttpServer } from './server/http.js';
+import { registerMetrics } from './server/routes/metrics.js';
 import { registerStatus } from './server/routes/status.js';
 import { startSim, type RunningSim } from './sim/runner.js';
 import { EngineState } from './state/engine.js';
@@ -124,6 +125,7 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
     hasEvent: (id) => matching.hasGameEvent(id),
     isLive: (id) => matching.isGameLive(id, Date.now()),
   });
+  registerMetrics(api, { state, feeds: ingest.feeds, ws, persistence });
   const feedWarnings = ingest.events$.subscribe((ev) => {
     if (ev.type === 'feed') ws.onFeedEvent(ev);
   });

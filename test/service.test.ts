@@ -90,6 +90,19 @@ describe('crossbook service on the embedded default', () => {
     ws.close();
   });
 
+  it('exposes Prometheus metrics behind a key: process, event-loop lag, feeds, WebSocket', async () => {
+    expect((await fetch(`${svc!.url}/api/v2/metrics`)).status).toBe(401);
+    const r = await fetch(`${svc!.url}/api/v2/metrics`, { headers: { 'x-api-key': svc!.demoKey! } });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/^text\/plain/);
+    const text = await r.text();
+    const value = (name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
+    expect(value('process_resident_memory_bytes')).toBeGreaterThan(10 * 1024 * 1024);
+    expect(value('nodejs_eventloop_lag_p99_seconds')).toBeGreaterThan(0);
+    expect(value('crossbook_markets')).toBe(svc!.state.catalog.size);
+    expect(text).toMatch(/^crossbook_feed_frames_total\{venue="venue_a"\} [1-9]/m);
+  });
+
   it('documents every endpoint in the OpenAPI document, served without a key', async () => {
     const r = await fetch(`${svc!.url}/api/v2/openapi.json`);
     expect(r.status).toBe(200);

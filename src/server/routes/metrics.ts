@@ -1,0 +1,90 @@
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import type { Api } from '../../access/api.js';
+import type { Persistence } from '../../persist/store.js';
+import type { EngineState } from '../../state/engine.js';
+import type { VenueFeed } from '../../venues/protocol.js';
+import type { WsHub } from '../../ws/hub.js';
+
+export interface MetricsSources {
+  readonly state: EngineState;
+  readonly feeds: readonly VenueFeed[];
+  readonly ws: WsHub;
+  readonly persistence: Persistence;
+}
+
+/**
+ * GET /api/v2/metrics (key required): Prometheus text format, through prom-client. The process
+ * metrics every Node exporter has (CPU seconds, resident memory, heap, GC, event-loop lag
+ * percentiles as `nodejs_eventloop_lag_p99_seconds`…) plus crossbook's own: markets, WebSocket
+ * connections and messages, per-venue frames, malformed frames, gaps and reconnects, persistence
+ * write errors. Values are read at scrape time, so the hot paths pay nothing for them.
+ * `crossbook bench` and `npm run soak` read CPU, RSS and event-loop lag from here.
+ */
+export function registerMetrics(api: Api, src: MetricsSources): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 });
+  const registers = [registry];
+  new Gauge({
+    name: 'crossbook_markets',
+    help: 'Markets in the catalog',
+    registers,
+    collect() {
+      this.set(src.state.catalog.size);
+    },
+  });
+  new Gauge({
+    name: 'crossbook_ws_connections',
+    help: 'Open WebSocket connections',
+    registers,
+    collect() {
+      this.set(src.ws.connections());
+    },
+  });
+  const counter = (name: string, help: string, read: () => number): void => {
+    let last = 0;
+    new Counter({
+      name,
+      help,
+      registers,
+      collect() {
+        const v = read();
+        if (v > last) this.inc(v - last);
+        last = v;
+      },
+    });
+  };
+  counter('crossbook_ws_published_total', 'WebSocket messages published (once per topic, before fan-out)', () => src.ws.published);
+  counter('crossbook_ws_dropped_clients_total', 'WebSocket clients disconnected for backpressure', () => src.ws.dropped);
+  counter('crossbook_persistence_write_errors_total', 'Failed LMDB writes (full disk, read-only DATA_DIR)', () => src.persistence.writeErrors);
+  const perVenue = (name: string, help: string, read: (f: VenueFeed) => number): void => {
+    const last = new Map<string, number>();
+    new Counter({
+      name,
+      help,
+      labelNames: ['venue'],
+      registers,
+      collect() {
+        for (const f of src.feeds) {
+          const v = read(f);
+          const prev = last.get(f.venue.slug) ?? 0;
+          if (v > prev) this.inc({ venue: f.venue.slug }, v - prev);
+          last.set(f.venue.slug, v);
+        }
+      },
+    });
+  };
+  perVenue('crossbook_feed_frames_total', 'Frames received from a venue', (f) => f.stats.frames);
+  perVenue('crossbook_feed_malformed_frames_total', 'Malformed venue frames dropped', (f) => f.stats.malformedTotal);
+  perVenue('crossbook_feed_gaps_total', 'Sequence gaps and book integrity failures (each triggers a resync)', (f) => f.stats.gaps);
+  perVenue('crossbook_feed_reconnects_total', 'Venue reconnects', (f) => f.stats.reconnects);
+
+  api.route({
+    path: '/metrics',
+    summary: 'Prometheus metrics: process (CPU, memory, event-loop lag, GC) and crossbook (markets, WebSocket, feeds, persistence)',
+    description: 'Text exposition format 0.0.4. Needs a key like every route but /status and /openapi.json; scrape with an X-API-Key header.',
+    tags: ['status'],
+    responseDescription: 'text/plain; version=0.0.4',
+    handler: async () => ({ status: 200, body: await registry.metrics(), contentType: registry.contentType }),
+  });
+  return registry;
+}
