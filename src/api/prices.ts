@@ -10,7 +10,7 @@ import { cents } from './views.js';
 /** GET /prices/bulk (spec 4.9, 2.7) and GET /orderbook (spec 4.10, 2.8). */
 export function registerPrices(api: Api, ctx: ApiContext): void {
   const priceFragments = new WeakMap<object, { version: number; json: string }>();
-  const bulkCache = new Map<string, { body: string; deps: [QuoteRecord, number][]; unresolvedKnown: number }>();
+  const bulkCache = new Map<string, { body: Buffer; deps: [QuoteRecord, number][]; unresolvedKnown: number }>();
   api.route({
     path: '/prices/bulk',
     summary: 'Current prices of up to 100 markets by platform:market_id',
@@ -61,7 +61,8 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
         deps.push([q, q.version]);
       }
       const meta = JSON.stringify({ requested: ids.length, resolved: ids.length - unresolved.length, unresolved_ids: unresolved });
-      const body = `{"prices":{${parts.join(',')}},"_meta":${meta}}`;
+      // UTF-8 once: uWS writes a Buffer as is, while a string is encoded again on every send.
+      const body = Buffer.from(`{"prices":{${parts.join(',')}},"_meta":${meta}}`);
       if (bulkCache.size >= 1_000) bulkCache.clear();
       // An unresolved id may resolve once new quotes appear: the cache entry also keys on the quote count.
       bulkCache.set(c.query.ids!, { body, deps, unresolvedKnown: ctx.state.quotes.size });
