@@ -138,9 +138,10 @@ export interface FeedEvent extends Base {
    * connected / disconnected: the stream; gap: a sequence gap or book integrity failure (books of
    * `instrument`, or all, reset until resynced); resynced: fresh snapshots after a gap; stalled: no
    * frames for too long; error: a failure worth surfacing; catalog: a REST catalog refresh
-   * succeeded (drives /status freshness).
+   * succeeded (drives /status freshness); degraded: the venue is sending malformed frames (they
+   * are dropped; books stay consistent); recovered: none for a while (both from HealthStore).
    */
-  readonly state: 'connected' | 'disconnected' | 'gap' | 'resynced' | 'stalled' | 'error' | 'catalog';
+  readonly state: 'connected' | 'disconnected' | 'gap' | 'resynced' | 'stalled' | 'error' | 'catalog' | 'degraded' | 'recovered';
   readonly detail?: string | undefined;
   /** The instrument or subscription concerned, when the event is narrower than the venue. */
   readonly instrument?: string | undefined;

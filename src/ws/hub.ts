@@ -169,7 +169,10 @@ export class WsHub {
     if (ev.state === 'disconnected' || ev.state === 'gap' || ev.state === 'stalled') {
       code = CODES.FEED_INTERRUPTED;
       message = `${v.slug} feed interrupted (${ev.state}${ev.detail ? `: ${ev.detail}` : ''}); prices may be stale until FEED_READY, then reconcile over REST`;
-    } else if (ev.state === 'resynced' || ev.state === 'connected') {
+    } else if (ev.state === 'degraded') {
+      code = CODES.FEED_DEGRADED;
+      message = `${v.slug} is sending malformed frames (${ev.detail ?? 'dropped'}); they are dropped and books stay consistent, but updates may be delayed until FEED_READY`;
+    } else if (ev.state === 'resynced' || ev.state === 'connected' || ev.state === 'recovered') {
       code = CODES.FEED_READY;
       message = `${v.slug} feed ${ev.state}; reconcile current prices over REST (/prices/bulk) for anything you hold`;
     }

@@ -14,12 +14,30 @@ export interface PlatformStatus {
   /** Last successful catalog refresh, ISO 8601, null before the first. */
   readonly catalog_refreshed_at: string | null;
   readonly catalog_healthy: boolean;
+  /** ok; degraded: books resyncing after a sequence gap, or malformed frames arriving; down: not connected or silent. */
+  readonly feed_status: 'ok' | 'degraded' | 'down';
+  /** Why the feed is not ok, null when it is. */
+  readonly feed_issue: string | null;
+  /** Since start: disconnects (and stalls), sequence gaps, malformed frames dropped. */
+  readonly disconnects: number;
+  readonly gaps: number;
+  readonly malformed_frames: number;
+}
+
+export interface PersistenceStatus {
+  /** degraded: writes are failing (full disk) or DATA_DIR could not be written at start. */
+  readonly status: 'ok' | 'degraded';
+  /** false when serving from a temporary copy because DATA_DIR is read-only. */
+  readonly writable: boolean;
+  readonly write_errors: number;
+  readonly last_error: string | null;
 }
 
 export interface StatusRecord {
   readonly status: 'ok' | 'degraded' | 'unknown';
   readonly platforms: Record<string, PlatformStatus>;
   readonly last_updated: string | null;
+  readonly persistence?: PersistenceStatus;
 }
 
 /**
@@ -54,12 +72,18 @@ export function computeStatus(config: Config, state: EngineState, now: number, s
     const recent = Math.max(lastEventAt, lastCatalogAt) > 0 && now - Math.max(lastEventAt, lastCatalogAt) <= v.freshness.quoteMaxAgeSec * 1000;
     const feedHealthy = (h?.connected ?? false) && recent;
     if (feedHealthy && live > 0) withLive++;
+    const feed = h ? state.health.feedStatus(h, feedHealthy, now) : { status: 'down' as const, issue: 'no feed' };
     platforms[v.slug] = {
       active_markets: total,
       live_markets: live,
       feed_healthy: feedHealthy,
       catalog_refreshed_at: lastCatalogAt > 0 ? new Date(lastCatalogAt).toISOString() : null,
       catalog_healthy: catalogHealthy,
+      feed_status: feed.status,
+      feed_issue: feed.issue,
+      disconnects: h?.disconnects ?? 0,
+      gaps: h?.gaps ?? 0,
+      malformed_frames: h?.malformed ?? 0,
     };
   }
   const lastUpdated = Math.max(state.quotes.lastUpdate, lastCatalog);
@@ -76,14 +100,14 @@ export function computeStatus(config: Config, state: EngineState, now: number, s
  * GET /api/v2/status (no key). The body is rebuilt at most every `cacheMs`: it changes with every
  * quote (last_updated), and rebuilding it per request would cost more than serving it.
  */
-export function registerStatus(api: Api, config: Config, state: EngineState, startedAt: number, cacheMs = 100): void {
+export function registerStatus(api: Api, config: Config, state: EngineState, startedAt: number, cacheMs = 100, persistence?: () => PersistenceStatus): void {
   let cached: Reply | undefined;
   let cachedAt = 0;
   api.route({
     path: '/status',
     summary: 'Service health and per-venue market counts',
     description:
-      'No key needed. ok when a strict majority of venues have live markets; degraded when that majority is lost or a catalog refresh is stale; HTTP 503 with status unknown when health cannot be determined.',
+      'No key needed. ok when a strict majority of venues have live markets; degraded when that majority is lost or a catalog refresh is stale; HTTP 503 with status unknown when health cannot be determined. Per platform, feed_status is ok, degraded (books resyncing after a sequence gap, or malformed frames arriving; feed_issue says which) or down (disconnected, stalled or silent), with disconnects, gaps and malformed_frames since start. persistence: ok, or degraded when writes fail (full disk) or DATA_DIR was not writable at start (writable=false: serving from a temporary copy).',
     tags: ['status'],
     auth: false,
     responseSchema: {
@@ -101,6 +125,7 @@ export function registerStatus(api: Api, config: Config, state: EngineState, sta
       const now = Date.now();
       if (!cached || now - cachedAt >= cacheMs) {
         const s = computeStatus(config, state, now, startedAt);
+        if (persistence) (s as { persistence?: PersistenceStatus }).persistence = persistence();
         cached = { status: s.status === 'unknown' ? 503 : 200, body: JSON.stringify(s) };
         cachedAt = now;
       }
