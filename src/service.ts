@@ -20,7 +20,7 @@ import { QuotaLedger } from './access/quota.js';
 import { createIngest, liveEndpoints, type Ingest } from '../pipelines/ingest.js';
 import type { Config } from './config/schema.js';
 import { log as rootLog, type Logger } from './core/log.js';
-import { Persistence } from './persist/store.js';
+import { openPersistence, type Persistence } from './persist/store.js';
 import { HttpServer } from './server/http.js';
 import { registerMetrics } from './server/routes/metrics.js';
 import { registerStatus } from './server/routes/status.js';
@@ -63,7 +63,7 @@ export interface Service {
 export async function startService(config: Config, opts: { log?: Logger; listen?: boolean } = {}): Promise<Service> {
   const log = opts.log ?? rootLog;
   const startedAt = Date.now();
-  const persistence = new Persistence(config.dataDir, log);
+  const persistence = openPersistence(config.dataDir, log);
   const state = new EngineState(config.venues);
   const restored = persistence.load(state);
   persistence.attach(state);
@@ -93,9 +93,26 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
   const ingestSub: Subscription = ingest.start();
 
   const snapshotTimer = setInterval(() => void persistence.snapshot(state), config.persistence.snapshotIntervalMs);
+  // Feeds sending malformed frames: degraded on /status and a warning to subscribers, until quiet.
+  const checkFeeds = (now: number): void => {
+    for (const f of ingest.feeds) {
+      const change = state.health.checkMalformed(f.venue.label, f.stats.malformedTotal, now);
+      if (!change) continue;
+      const detail = change === 'degraded' ? `malformed frames (${f.stats.malformedTotal} dropped so far)` : 'no malformed frames for 10 s';
+      log.warn(
+        { venue: f.venue.label, malformed: f.stats.malformedTotal },
+        change === 'degraded' ? 'venue sending malformed frames' : 'venue frames clean again',
+      );
+      const ev = { type: 'feed', venue: f.venue.label, state: change, detail, timestamp: now, localTimestamp: now } as const;
+      state.health.feed(ev);
+      ws.onFeedEvent(ev);
+    }
+  };
   const flushTimer = setInterval(() => {
-    state.candles.flush(Date.now());
+    const now = Date.now();
+    state.candles.flush(now);
     void persistence.flushCatalog(state);
+    checkFeeds(now);
   }, 1000);
 
   const plans = loadPlans();
@@ -107,7 +124,7 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
 
   const http = new HttpServer(log);
   const api = new Api(http, API_BASE, keys, quota, plans);
-  registerStatus(api, config, state, startedAt);
+  registerStatus(api, config, state, startedAt, 100, () => persistence.health());
   const apiCtx = new ApiContext(config, state, persistence);
   registerDataRoutes(api, apiCtx);
   registerMatching(api, apiCtx, matching);

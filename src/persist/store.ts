@@ -1,4 +1,21 @@
-import { accessSync, closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  copyFileSync,
+  existsSync,
+  fstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { Subscription } from 'rxjs';
@@ -66,6 +83,8 @@ export class Persistence {
   /** Write failures (full disk, read-only dir): counted and logged once; the service keeps serving. */
   writeErrors = 0;
   lastWriteError: string | undefined;
+  /** Set when DATA_DIR could not be written at start and this store is a temporary copy (see openPersistence). */
+  fallback: { readonly dataDir: string; readonly reason: string } | undefined;
 
   constructor(
     dataDir: string,
@@ -112,6 +131,8 @@ export class Persistence {
     } catch (e) {
       throw new PersistenceError(`DATA_DIR ${this.dir}: cannot open ${DB_FILE}: ${(e as Error).message}`);
     }
+    openStores.add(this);
+    guardLmdbRejections();
     if (!hasMarker && !opts.readOnly) {
       writeFileSync(marker, JSON.stringify({ format: FORMAT, createdAt: new Date().toISOString() } satisfies Marker, null, 2));
       this.db('meta').putSync('format', FORMAT);
@@ -293,11 +314,7 @@ export class Persistence {
   private track(p: Promise<unknown>): void {
     const q = p.then(
       () => undefined,
-      (e: Error) => {
-        this.writeErrors++;
-        if (this.lastWriteError === undefined) this.log?.error({ err: e.message, dir: this.dir }, 'persistence write failed; serving from memory');
-        this.lastWriteError = e.message;
-      },
+      (e: Error) => this.noteWriteError(e),
     );
     this.pending.add(q);
     void q.finally(() => this.pending.delete(q));
@@ -319,6 +336,103 @@ export class Persistence {
     this.subs = [];
     await this.flushed();
     await this.root.close();
+    openStores.delete(this);
+    if (this.fallback) rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /** Counts a failed write and logs the first one (the service keeps serving from memory). */
+  noteWriteError(e: Error): void {
+    this.writeErrors++;
+    if (this.lastWriteError === undefined) this.log?.error({ err: e.message, dir: this.dir }, 'persistence write failed; serving from memory');
+    this.lastWriteError = e.message;
+  }
+
+  /** For /status: whether what the service takes in is reaching the disk. */
+  health(): { status: 'ok' | 'degraded'; writable: boolean; write_errors: number; last_error: string | null } {
+    const problem = this.fallback?.reason ?? this.lastWriteError;
+    return { status: problem ? 'degraded' : 'ok', writable: !this.fallback, write_errors: this.writeErrors, last_error: problem ?? null };
+  }
+}
+
+const openStores = new Set<Persistence>();
+let guarded = false;
+
+/**
+ * When a commit fails (full disk, I/O error), lmdb-js rejects internal promises that nobody holds
+ * (its per-transaction commit error among them); under Node's default policy that kills the
+ * process. This listener counts those as write errors of the open stores, so the service keeps
+ * serving from memory. Any other unhandled rejection keeps the default outcome: when no other
+ * listener (a test runner) handles it, it is printed and the process exits 1.
+ */
+function guardLmdbRejections(): void {
+  if (guarded) return;
+  guarded = true;
+  process.on('unhandledRejection', (reason) => {
+    if (isLmdbFailure(reason)) {
+      for (const s of openStores) s.noteWriteError(reason);
+      return;
+    }
+    if (process.listenerCount('unhandledRejection') > 1) return;
+    console.error(reason);
+    process.exit(1);
+  });
+}
+
+function isLmdbFailure(e: unknown): e is Error {
+  if (!(e instanceof Error)) return false;
+  if ('commitError' in e) return true;
+  return /[/\\]node_modules[/\\]lmdb[/\\]/.test(e.stack ?? '');
+}
+
+/** errno codes that mean "this directory cannot take writes", as opposed to bad data in it. */
+const UNWRITABLE = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT']);
+
+/**
+ * Opens DATA_DIR for the service. A directory that cannot be written (read-only mount,
+ * permissions, full disk) does not stop the service: it logs a clear error and serves from a
+ * temporary copy of what DATA_DIR holds (so keys, catalog and history are still there), with
+ * `/status` saying persistence is degraded; nothing written then survives a restart, and DATA_DIR
+ * itself is never touched. Bad data in DATA_DIR (corrupt file, foreign format) still fails start.
+ */
+export function openPersistence(dataDir: string, log?: Logger): Persistence {
+  const dir = resolve(dataDir);
+  const problem = unwritable(dir);
+  if (!problem) return new Persistence(dir, log);
+  const tmp = mkdtempSync(join(tmpdir(), 'crossbook-fallback-'));
+  for (const f of [MARKER, DB_FILE, 'demo-key'])
+    if (existsSync(join(dir, f))) {
+      try {
+        copyFileSync(join(dir, f), join(tmp, f));
+      } catch (e) {
+        rmSync(tmp, { recursive: true, force: true });
+        throw new PersistenceError(`DATA_DIR ${dir} is not writable (${problem}) and ${f} cannot be read either: ${(e as Error).message}`);
+      }
+    }
+  const reason = `DATA_DIR ${dir} is not writable (${problem}): serving from a temporary copy; nothing taken in from now on survives a restart`;
+  log?.error({ dataDir: dir, copy: tmp, err: problem }, reason);
+  let p: Persistence;
+  try {
+    p = new Persistence(tmp, log);
+  } catch (e) {
+    rmSync(tmp, { recursive: true, force: true });
+    throw e;
+  }
+  p.fallback = { dataDir: dir, reason };
+  return p;
+}
+
+/** Why `dir` cannot take writes (an errno code and message), or undefined when it can. */
+function unwritable(dir: string): string | undefined {
+  const probe = join(dir, `.crossbook-write-probe-${process.pid}`);
+  try {
+    if (existsSync(dir) && !statSync(dir).isDirectory()) return undefined; // Persistence gives the clear error
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(probe, 'x');
+    unlinkSync(probe);
+    return undefined;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return code && UNWRITABLE.has(code) ? `${code}: ${(e as Error).message}` : undefined;
   }
 }
 

@@ -20,12 +20,14 @@ const config = loadConfig({
 });
 const svc = await startService(config);
 process.stdout.write(`${JSON.stringify({ ready: true, url: svc.url, key: svc.demoKey })}\n`);
+process.once('SIGTERM', () => void svc.close().then(() => process.exit(0)));
 setInterval(() => {
   const seq = svc.state.trades.seq;
   const markets = svc.state.catalog.size;
   // What the service does every second (catalog) and on every write (trades, quota), awaited here
   // so that the report names only what is on disk.
   void Promise.all([svc.persistence.flushCatalog(svc.state), svc.persistence.flushed(), svc.quota.flush()]).then(() => {
-    process.stdout.write(`${JSON.stringify({ durableSeq: seq, markets })}\n`);
+    // writeErrors: writes that failed (full disk); durableSeq then means "attempted", not "on disk".
+    process.stdout.write(`${JSON.stringify({ durableSeq: seq, markets, writeErrors: svc.persistence.writeErrors })}\n`);
   });
 }, 100);

@@ -1,52 +1,17 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { Persistence } from '../../src/persist/store.js';
 import { EngineState } from '../../src/state/engine.js';
 import type { StoredTrade } from '../../src/state/trades.js';
+import { startChild } from './spawn.js';
+
+const start = (): ReturnType<typeof startChild> => startChild(dir);
 
 const dir = mkdtempSync(join(tmpdir(), 'cb-kill-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-interface Report {
-  ready?: boolean;
-  url?: string;
-  key?: string;
-  durableSeq?: number;
-  markets?: number;
-}
-
-function start(): { child: ChildProcess; reports: Report[]; next: (pred: (r: Report) => boolean, ms?: number) => Promise<Report> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'child.ts'), dir], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const reports: Report[] = [];
-  const waiters: { pred: (r: Report) => boolean; resolve: (r: Report) => void }[] = [];
-  createInterface({ input: child.stdout! }).on('line', (l) => {
-    let r: Report;
-    try {
-      r = JSON.parse(l) as Report;
-    } catch {
-      return;
-    }
-    reports.push(r);
-    for (const w of [...waiters])
-      if (w.pred(r)) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(r);
-      }
-  });
-  const next = (pred: (r: Report) => boolean, ms = 20_000): Promise<Report> =>
-    new Promise((resolve, reject) => {
-      const hit = reports.find(pred);
-      if (hit) return resolve(hit);
-      const t = setTimeout(() => reject(new Error('child did not report in time')), ms);
-      waiters.push({ pred, resolve: (r) => (clearTimeout(t), resolve(r)) });
-    });
-  return { child, reports, next };
-}
 
 describe('kill -9 during heavy ingest', () => {
   it('keeps every trade reported durable, the monthly counts, and a readable LMDB', async () => {
