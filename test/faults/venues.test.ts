@@ -1,0 +1,150 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
+import type { Level } from '../../src/core/types.js';
+import { startService, type Service } from '../../src/service.js';
+import type { SimFault } from '../../src/sim/types.js';
+
+/**
+ * Venue faults against the whole service (issue 8): each of the simulator's knobs on venue_a
+ * (Kalshi protocol) and venue_e (exchange protocol, two-sided). For each: the service keeps
+ * serving, /status marks the venue (down or degraded, with counters), subscribed WebSocket clients
+ * get the warning and then FEED_READY, and once recovered the service's books equal the
+ * simulator's exactly. The world only moves when the test ticks it, so "equal" is exact.
+ */
+const dir = mkdtempSync(join(tmpdir(), 'cb-venue-faults-'));
+let svc: Service;
+let base: string;
+let key: string;
+const VENUES = ['venue_a', 'venue_e'] as const;
+type Label = (typeof VENUES)[number];
+
+beforeAll(async () => {
+  svc = await startService(
+    loadConfig({
+      env: {},
+      overrides: {
+        dataDir: dir,
+        logLevel: 'silent',
+        server: { host: '127.0.0.1', port: 0, baseUrl: null },
+        sim: { ticksPerSecond: 0, seed: 5 },
+        ingest: { heartbeatMs: 1000, reconnectMinMs: 100, reconnectMaxMs: 1000 },
+      },
+    }),
+  );
+  base = `${svc.url}/api/v2`;
+  key = svc.demoKey!;
+});
+afterAll(async () => {
+  await svc.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Platform {
+  feed_status: 'ok' | 'degraded' | 'down';
+  feed_issue: string | null;
+  disconnects: number;
+  gaps: number;
+  malformed_frames: number;
+}
+const status = async (): Promise<Record<string, Platform>> => {
+  const r = await fetch(`${base}/status`);
+  expect(r.status).toBe(200);
+  return ((await r.json()) as { platforms: Record<string, Platform> }).platforms;
+};
+
+/** Every active listing's book in the service equals the simulator's (YES and, two-sided, NO). */
+function booksDiff(label: Label): string[] {
+  const diffs: string[] = [];
+  const same = (a: readonly Level[], b: readonly Level[]): boolean => JSON.stringify(a) === JSON.stringify(b);
+  let compared = 0;
+  for (const l of svc.sim!.world.listings(label)) {
+    if (l.status !== 'active') continue;
+    const b = svc.state.books.instrument(label, l.id);
+    if (!b?.ready) {
+      diffs.push(`${l.id}: not ready`);
+      continue;
+    }
+    compared++;
+    if (!same(b.bids.levels(), l.book.bids.levels()) || !same(b.asks.levels(), l.book.asks.levels())) diffs.push(`${l.id}: differs`);
+  }
+  if (compared < 3) diffs.push(`only ${compared} books compared`);
+  return diffs;
+}
+const booksEqual = (label: Label): Promise<void> => vi.waitFor(() => expect(booksDiff(label)).toEqual([]), { timeout: 10_000, interval: 50 });
+
+interface Msg {
+  type: string;
+  code?: string;
+  source?: string;
+  seq?: number;
+}
+let client: WebSocket;
+const got: Msg[] = [];
+const seen = (label: Label, type: string, code: string, after: number): boolean =>
+  got.slice(after).some((m) => m.type === type && m.code === code && m.source === label);
+
+describe('venue faults on the running service', () => {
+  it('starts with both venues ok and their books equal to the simulator', async () => {
+    await vi.waitFor(
+      async () => {
+        const s = await status();
+        for (const v of VENUES) expect(s[v]!.feed_status).toBe('ok');
+      },
+      { timeout: 15_000, interval: 100 },
+    );
+    for (const v of VENUES) await booksEqual(v);
+    client = new WebSocket(`${base.replace('http', 'ws')}/ws?api_key=${key}`);
+    client.on('message', (d) => got.push(JSON.parse(d.toString()) as Msg));
+    await new Promise((r) => client.once('open', r));
+    for (const v of VENUES) {
+      const ids = svc
+        .sim!.world.listings(v)
+        .filter((l) => l.status === 'active')
+        .slice(0, 3);
+      const marketIds = ids.map(
+        (l) => `${v}:${[...svc.state.catalog.venue(v).values()].find((m) => m.yesInstrument === l.id || m.marketId === l.id)!.marketId}`,
+      );
+      client.send(JSON.stringify({ type: 'subscribe', channel: 'orderbook', market_ids: marketIds }));
+    }
+    await vi.waitFor(() => expect(got.filter((m) => m.type === 'subscribed').length).toBe(2), { timeout: 5000 });
+  });
+
+  const cases: { name: string; fault: SimFault; during?: (p: Platform) => boolean; warn: string }[] = [
+    { name: 'sequence gap', fault: { kind: 'gap' }, warn: 'FEED_INTERRUPTED' },
+    { name: 'malformed and truncated frames', fault: { kind: 'malformed', count: 8 }, during: (p) => p.feed_status === 'degraded', warn: 'FEED_DEGRADED' },
+    { name: 'stall without close', fault: { kind: 'stall', ms: 3000 }, during: (p) => p.feed_status === 'down', warn: 'FEED_INTERRUPTED' },
+    { name: 'disconnect', fault: { kind: 'disconnect' }, warn: 'FEED_INTERRUPTED' },
+    { name: 'duplicate snapshots', fault: { kind: 'duplicate_snapshot' }, warn: '' },
+  ];
+  for (const c of cases)
+    for (const v of VENUES)
+      it(`${v}: ${c.name}: keeps serving, marks and warns, resyncs to the simulator's books`, async () => {
+        const before = (await status())[v]!;
+        const mark = got.length;
+        svc.sim!.servers.get(v)!.fault(c.fault);
+        svc.sim!.world.tick(300);
+        if (c.during) await vi.waitFor(async () => expect(c.during!((await status())[v]!)).toBe(true), { timeout: 10_000, interval: 50 });
+        // the service answers throughout
+        expect((await fetch(`${base}/markets?limit=5&platform=${v}`, { headers: { 'x-api-key': key } })).status).toBe(200);
+        if (c.warn) {
+          await vi.waitFor(() => expect(seen(v, 'warning', c.warn, mark)).toBe(true), { timeout: 10_000, interval: 50 });
+          await vi.waitFor(() => expect(seen(v, 'ready', 'FEED_READY', mark)).toBe(true), { timeout: 20_000, interval: 50 });
+        }
+        svc.sim!.world.tick(300);
+        await booksEqual(v);
+        await vi.waitFor(async () => expect((await status())[v]!.feed_status).toBe('ok'), { timeout: 20_000, interval: 100 });
+        const after = (await status())[v]!;
+        if (c.fault.kind === 'gap') expect(after.gaps).toBeGreaterThan(before.gaps);
+        if (c.fault.kind === 'malformed') expect(after.malformed_frames).toBeGreaterThanOrEqual(before.malformed_frames + 4);
+        if (c.fault.kind === 'disconnect' || c.fault.kind === 'stall') expect(after.disconnects).toBeGreaterThan(before.disconnects);
+      }, 60_000);
+
+  it('closes the client', () => {
+    client.close();
+    expect(got.filter((m) => m.type === 'error')).toEqual([]);
+  });
+});
