@@ -211,13 +211,7 @@ export class Persistence {
     let r: Candle | undefined;
     for (const { value } of this.db('candles').getRange({ start: [c.venue, c.marketId, t], end: [c.venue, c.marketId, t + width] })) {
       const m = value as Candle;
-      if (!r) r = { ...m, t, volume: 0, trades: 0 };
-      if (m.h > r.h) r.h = m.h;
-      if (m.l < r.l) r.l = m.l;
-      r.c = m.c;
-      r.mid = m.mid;
-      r.volume += m.volume;
-      r.trades += m.trades;
+      mergeMinute((r ??= { ...m, t, volume: 0, trades: 0 }), m);
     }
     return r ? this.db(db).put([c.venue, c.marketId, t], r) : Promise.resolve();
   }
@@ -241,12 +235,7 @@ export class Persistence {
       }
       open.set(k, r);
     }
-    if (c.h > r.h) r.h = c.h;
-    if (c.l < r.l) r.l = c.l;
-    r.c = c.c;
-    r.mid = c.mid;
-    r.volume += c.volume;
-    r.trades += c.trades;
+    mergeMinute(r, c);
     this.track(this.db(db).put([c.venue, c.marketId, t], { ...r }));
     return true;
   }
@@ -352,6 +341,16 @@ export class Persistence {
     const problem = this.fallback?.reason ?? this.lastWriteError;
     return { status: problem ? 'degraded' : 'ok', writable: !this.fallback, write_errors: this.writeErrors, last_error: problem ?? null };
   }
+}
+
+/** Folds a later one-minute candle into a rollup candle (its open stays). */
+function mergeMinute(r: Candle, m: Candle): void {
+  if (m.h > r.h) r.h = m.h;
+  if (m.l < r.l) r.l = m.l;
+  r.c = m.c;
+  r.mid = m.mid;
+  r.volume += m.volume;
+  r.trades += m.trades;
 }
 
 const openStores = new Set<Persistence>();
