@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Observable, type Subscription } from 'rxjs';
 import { z } from 'zod';
 import type { FeedEvent, MarketStatus, MarketUpsert, NormalizedEvent } from '../../core/types.js';
+import { signedHeaders } from '../common/auth.js';
 import { getJson, url, VenueHttpError } from '../common/http.js';
 import { reconnectingSocket, type SocketEvent } from '../common/socket.js';
 import { FeedStats } from '../common/stats.js';
@@ -62,35 +63,22 @@ export function parseFrame(text: string, stats: FeedStats): unknown {
 }
 
 /**
- * Kalshi API-key headers for the WebSocket handshake, or undefined when no key is configured.
- * The handshake reads the headers once per connection attempt; TIMESTAMP and SIGNATURE are getters
- * so that each attempt signs afresh (a reused signature would be refused once stale).
+ * Kalshi API-key headers for the WebSocket handshake (RSA-PSS SHA-256 over timestamp + GET +
+ * path, signed afresh per connection attempt), or undefined when no key is configured.
  */
 export function kalshiAuthHeaders(wsUrl: string, env: Readonly<Record<string, string | undefined>> = process.env): Record<string, string> | undefined {
   const keyId = env['KALSHI_API_KEY_ID'];
   const pem = env['KALSHI_PRIVATE_KEY'] ?? (env['KALSHI_PRIVATE_KEY_PATH'] ? readFileSync(env['KALSHI_PRIVATE_KEY_PATH'], 'utf8') : undefined);
   if (!keyId || !pem) return undefined;
   const key: KeyObject = createPrivateKey(pem);
-  const path = new URL(wsUrl).pathname;
-  let current = { ts: '', sig: '' };
-  const headers: Record<string, string> = {};
-  // Insertion order matters: the TIMESTAMP getter signs, the SIGNATURE getter (read after it) reuses.
-  Object.defineProperty(headers, 'KALSHI-ACCESS-KEY', { value: keyId, enumerable: true });
-  Object.defineProperty(headers, 'KALSHI-ACCESS-TIMESTAMP', {
-    enumerable: true,
-    get: () => {
-      const ts = String(Date.now());
-      const sig = sign('sha256', Buffer.from(`${ts}GET${path}`), {
-        key,
-        padding: cryptoConstants.RSA_PKCS1_PSS_PADDING,
-        saltLength: cryptoConstants.RSA_PSS_SALTLEN_DIGEST,
-      }).toString('base64');
-      current = { ts, sig };
-      return ts;
-    },
-  });
-  Object.defineProperty(headers, 'KALSHI-ACCESS-SIGNATURE', { enumerable: true, get: () => current.sig });
-  return headers;
+  const sig = (m: Buffer): Buffer =>
+    sign('sha256', m, { key, padding: cryptoConstants.RSA_PKCS1_PSS_PADDING, saltLength: cryptoConstants.RSA_PSS_SALTLEN_DIGEST });
+  return signedHeaders(
+    { key: 'KALSHI-ACCESS-KEY', timestamp: 'KALSHI-ACCESS-TIMESTAMP', signature: 'KALSHI-ACCESS-SIGNATURE' },
+    keyId,
+    new URL(wsUrl).pathname,
+    sig,
+  );
 }
 
 const eventsPageShell = z.object({ cursor: z.string().nullable().optional(), events: z.array(z.unknown()).nullable() });

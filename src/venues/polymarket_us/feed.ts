@@ -1,7 +1,9 @@
+import { createPrivateKey, sign } from 'node:crypto';
 import { Observable, type Subscription } from 'rxjs';
 import type { z } from 'zod';
 import type { MarketUpsert, NormalizedEvent } from '../../core/types.js';
 import { getJson, url } from '../common/http.js';
+import { signedHeaders } from '../common/auth.js';
 import { reconnectingSocket } from '../common/socket.js';
 import { FeedStats } from '../common/stats.js';
 import { venueMarketId, type FeedContext, type VenueFeed } from '../protocol.js';
@@ -26,8 +28,10 @@ import {
  * - Books: one connection; slugs subscribed in requests of at most 100 (`md-<n>` request ids);
  *   every message is a full book, so there is no gap to detect: a lost message is repaired by the
  *   next one, and a reconnect resubscribes everything and gets fresh books.
- * - Auth: the real stream requires an Ed25519-signed handshake, which is not implemented (see
- *   raw.ts); the simulator does not ask for it.
+ * - Auth: the real stream requires an Ed25519-signed handshake. With POLYMARKET_US_KEY_ID and
+ *   POLYMARKET_US_SECRET_KEY (base64 Ed25519 key: 32-byte seed, or 64 bytes seed + public key) set,
+ *   the upgrade carries X-PM-Access-Key, X-PM-Timestamp (ms) and X-PM-Signature (base64 Ed25519
+ *   over timestamp + GET + path), signed afresh per attempt; the simulator does not ask for it.
  */
 export function createPolymarketUsFeed(ctx: FeedContext): VenueFeed {
   const { venue, endpoints, ingest } = ctx;
@@ -35,6 +39,7 @@ export function createPolymarketUsFeed(ctx: FeedContext): VenueFeed {
   const wsUrl = endpoints.ws;
   if (!wsUrl) throw new Error(`${venue.label}: polymarket_us feed needs endpoints.ws`);
   const stats = new FeedStats(log);
+  const auth = polymarketUsAuthHeaders(wsUrl);
 
   const events$ = new Observable<NormalizedEvent>((sub) => {
     const mapper = new PolymarketUsMapper(venue, log, stats);
@@ -128,6 +133,7 @@ export function createPolymarketUsFeed(ctx: FeedContext): VenueFeed {
     function connect(): void {
       socket = reconnectingSocket({
         url: wsUrl!,
+        headers: auth,
         log,
         minBackoffMs: ingest.reconnectMinMs,
         maxBackoffMs: ingest.reconnectMaxMs,
@@ -189,4 +195,26 @@ export function createPolymarketUsFeed(ctx: FeedContext): VenueFeed {
   });
 
   return { venue, stats, events$ };
+}
+
+/** PKCS#8 DER prefix of an Ed25519 private key; the 32-byte seed follows. */
+const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+
+/**
+ * Polymarket US API-key headers for the WebSocket handshake, or undefined when no key is
+ * configured. Throws a clear error for a secret that is not a base64 Ed25519 key.
+ */
+export function polymarketUsAuthHeaders(wsUrl: string, env: Readonly<Record<string, string | undefined>> = process.env): Record<string, string> | undefined {
+  const keyId = env['POLYMARKET_US_KEY_ID'];
+  const secret = env['POLYMARKET_US_SECRET_KEY'];
+  if (!keyId || !secret) return undefined;
+  const raw = /^[A-Za-z0-9+/]+={0,2}$/.test(secret.trim()) ? Buffer.from(secret.trim(), 'base64') : Buffer.alloc(0);
+  if (raw.length !== 32 && raw.length !== 64)
+    throw new Error(
+      `POLYMARKET_US_SECRET_KEY: expected a base64 Ed25519 key of 32 or 64 bytes, got ${raw.length ? `${raw.length} bytes` : 'something that is not base64'}`,
+    );
+  const key = createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, raw.subarray(0, 32)]), format: 'der', type: 'pkcs8' });
+  return signedHeaders({ key: 'X-PM-Access-Key', timestamp: 'X-PM-Timestamp', signature: 'X-PM-Signature' }, keyId, new URL(wsUrl).pathname, (m) =>
+    sign(null, m, key),
+  );
 }
