@@ -118,6 +118,48 @@ export function program(): Command {
         (s) => process.stderr.write(`${s}\n`),
       );
     });
+  p.command('bench')
+    .description('capacity planning: run the service under stepped load until an objective breaks; writes an HTML + JSON report')
+    .option('--profile <name>', 'load profile from config/bench-profiles.json (trading, dashboard, rest, smoke)', 'trading')
+    .option('--out <dir>', 'report directory', 'bench-report')
+    .option('--max-minutes <n>', 'stop stepping after this long', '10')
+    .option('--no-results', 'do not write bench/results/capacity-<profile>.json (BENCHMARKS.md)')
+    .action(async (o: { profile: string; out: string; maxMinutes: string; results: boolean }) => {
+      const { loadProfile } = await import('../capacity/profiles.js');
+      const { runBench } = await import('../capacity/run.js');
+      const profile = loadProfile(o.profile);
+      await runBench({
+        profileName: o.profile,
+        profile,
+        outDir: o.out,
+        maxMinutes: Number(o.maxMinutes),
+        results: o.results && o.profile !== 'smoke',
+        command: `crossbook bench --profile ${o.profile}`,
+        log: (l) => void process.stdout.write(`${l}\n`),
+      });
+    });
+  p.command('soak')
+    .description('run the embedded default under steady load for a while and report memory, event-loop lag and p99 over time (npm run soak)')
+    .option('--minutes <n>', 'how long (env SOAK_MINUTES)', process.env['SOAK_MINUTES'] ?? '30')
+    .option('--out <dir>', 'report directory', 'bench-report')
+    .option('--no-results', 'do not write bench/results/soak.json (BENCHMARKS.md)')
+    .action(async (o: { minutes: string; out: string; results: boolean }) => {
+      const { runSoak } = await import('../capacity/soak.js');
+      const minutes = Number(o.minutes);
+      if (!(minutes > 0)) throw new Error(`--minutes must be a positive number, got "${o.minutes}"`);
+      await runSoak({
+        minutes,
+        sampleSeconds: minutes < 5 ? 15 : 30,
+        ticksPerSecond: 1000,
+        clients: 200,
+        subscriptions: 20,
+        restRate: 200,
+        outDir: o.out,
+        results: o.results,
+        command: `crossbook soak --minutes ${minutes}`,
+        log: (l) => void process.stdout.write(`${l}\n`),
+      });
+    });
   p.command('arb')
     .description('arbitrage tools')
     .option('--fees', 'print the fee schedule in force per venue')

@@ -1,0 +1,202 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { machineInfo } from './report.js';
+import { projectRoot, startTarget } from './target.js';
+import { quantile, WsLoad } from './ws-load.js';
+
+export interface SoakOptions {
+  readonly minutes: number;
+  readonly sampleSeconds: number;
+  readonly ticksPerSecond: number;
+  readonly clients: number;
+  readonly subscriptions: number;
+  /** Steady REST rate, requests per second (autocannon overallRate over 4 connections). */
+  readonly restRate: number;
+  readonly outDir: string;
+  readonly results: boolean;
+  readonly command: string;
+  readonly log: (line: string) => void;
+}
+
+export interface SoakSample {
+  readonly minute: number;
+  readonly rssMiB: number;
+  readonly heapMiB: number;
+  readonly cpuPct: number;
+  readonly lagP99Ms: number;
+  readonly lagMaxMs: number;
+  readonly restRps: number;
+  readonly restP99: number;
+  readonly wsPerSec: number;
+  readonly wsP99: number;
+  readonly lost: number;
+  readonly errors: number;
+}
+
+/** Least-squares slope of y over x. */
+export function slope(xs: readonly number[], ys: readonly number[]): number {
+  const n = xs.length;
+  if (n < 2) return 0;
+  const mx = xs.reduce((a, b) => a + b, 0) / n;
+  const my = ys.reduce((a, b) => a + b, 0) / n;
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < n; i++) {
+    num += (xs[i]! - mx) * (ys[i]! - my);
+    den += (xs[i]! - mx) ** 2;
+  }
+  return den === 0 ? 0 : num / den;
+}
+
+/**
+ * `npm run soak`: the embedded default under a steady load (WebSocket clients on the prices
+ * channel, REST at a fixed rate) for `minutes`, sampled every `sampleSeconds`: RSS, heap,
+ * event-loop lag, REST and WebSocket p99. The RSS slope over the second half (MiB/hour) says
+ * whether memory is flat. Writes soak.json and soak.html to `outDir` and, with `results`,
+ * bench/results/soak.json for BENCHMARKS.md.
+ */
+export async function runSoak(o: SoakOptions): Promise<{ samples: SoakSample[]; rssSlopeMiBPerHour: number }> {
+  const t0 = Date.now();
+  o.log(
+    `soak: ${o.minutes} min, ${o.clients} WebSocket clients × ${o.subscriptions} subscriptions, REST ${o.restRate} req/s, simulator ${o.ticksPerSecond} ticks/s`,
+  );
+  const target = await startTarget({ ticksPerSecond: o.ticksPerSecond });
+  const load = new WsLoad(`${target.url.replace('http', 'ws')}/api/v2/ws`, target.key);
+  const samples: SoakSample[] = [];
+  try {
+    await new Promise((r) => setTimeout(r, 3000));
+    const page = (await (await fetch(`${target.api}/markets?limit=500`, { headers: { 'x-api-key': target.key } })).json()) as {
+      markets: { platform: string; market_id: string }[];
+    };
+    const ids = page.markets.map((m) => `${m.platform}:${m.market_id}`);
+    await load.grow(o.clients, (i) => Array.from({ length: o.subscriptions }, (_, k) => ids[(i * o.subscriptions + k) % ids.length]!));
+    const paths = ['/api/v2/markets?limit=50', `/api/v2/prices/bulk?ids=${encodeURIComponent(ids.slice(0, 100).join(','))}`, '/api/v2/status'];
+    await target.sample();
+    o.log('  min   RSS MiB  heap MiB  CPU%  lag p99/max ms  REST req/s  REST p99  WS msgs/s  WS p99  lost  errors');
+    while (Date.now() - t0 < o.minutes * 60_000) {
+      load.reset();
+      const r = await autocannon({
+        url: target.url,
+        connections: 4,
+        overallRate: o.restRate,
+        duration: o.sampleSeconds,
+        headers: { 'x-api-key': target.key },
+        requests: paths.map((p) => ({ method: 'GET' as const, path: p })),
+      });
+      const s = await target.sample();
+      const x: SoakSample = {
+        minute: Math.round(((Date.now() - t0) / 60_000) * 10) / 10,
+        rssMiB: Math.round(s.rssMiB),
+        heapMiB: Math.round(s.heapMiB),
+        cpuPct: Math.round(s.cpuPct),
+        lagP99Ms: Math.round(s.lagP99Ms * 10) / 10,
+        lagMaxMs: Math.round(s.lagMaxMs * 10) / 10,
+        restRps: Math.round(r.requests.average),
+        restP99: r.latency.p99,
+        wsPerSec: Math.round(load.delivered / o.sampleSeconds),
+        wsP99: quantile(load.latencies, 0.99),
+        lost: load.lost,
+        errors: r.errors + r.non2xx + r.timeouts + load.failed,
+      };
+      samples.push(x);
+      o.log(
+        `  ${x.minute.toFixed(1).padStart(4)}  ${String(x.rssMiB).padStart(7)}  ${String(x.heapMiB).padStart(8)}  ${String(x.cpuPct).padStart(4)}  ${`${x.lagP99Ms}/${x.lagMaxMs}`.padStart(14)}  ${String(x.restRps).padStart(10)}  ${String(x.restP99).padStart(8)}  ${String(x.wsPerSec).padStart(9)}  ${String(x.wsP99).padStart(6)}  ${String(x.lost).padStart(4)}  ${x.errors}`,
+      );
+    }
+  } finally {
+    load.close();
+    await target.stop();
+  }
+  const half = samples.slice(Math.floor(samples.length / 2));
+  const rssSlopeMiBPerHour =
+    Math.round(
+      slope(
+        half.map((s) => s.minute),
+        half.map((s) => s.rssMiB),
+      ) *
+        60 *
+        10,
+    ) / 10;
+  const m = machineInfo();
+  mkdirSync(o.outDir, { recursive: true });
+  writeFileSync(join(o.outDir, 'soak.json'), JSON.stringify({ options: { ...o, log: undefined }, machine: m, samples, rssSlopeMiBPerHour }, null, 2) + '\n');
+  writeFileSync(join(o.outDir, 'soak.html'), soakHtml(samples, rssSlopeMiBPerHour, m, o));
+  o.log(`\nRSS slope over the second half: ${rssSlopeMiBPerHour} MiB/hour; report ${join(o.outDir, 'soak.html')}`);
+  if (o.results) writeSoakResults(samples, rssSlopeMiBPerHour, m, o);
+  return { samples, rssSlopeMiBPerHour };
+}
+
+function writeSoakResults(samples: readonly SoakSample[], slopeMiB: number, m: ReturnType<typeof machineInfo>, o: SoakOptions): void {
+  const dir = join(projectRoot(), 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  // One row per ~5 minutes keeps the table readable; the HTML has every sample.
+  const every = Math.max(1, Math.round(samples.length / 8));
+  const rows = samples.filter((_, i) => i === 0 || i % every === 0 || i === samples.length - 1).map((s) => ({ label: `minute ${s.minute}`, ...s }));
+  const first = samples[0];
+  const last = samples.at(-1);
+  const flat = Math.abs(slopeMiB) < 20;
+  writeFileSync(
+    join(dir, 'soak.json'),
+    JSON.stringify(
+      {
+        name: 'soak',
+        title: 'Soak: the embedded default under steady load',
+        intro: `${o.minutes} minutes of the whole service (simulator at ${o.ticksPerSecond} ticks/s) with ${o.clients} WebSocket clients × ${o.subscriptions} subscriptions and REST at ${o.restRate} req/s (markets pages, 100-id bulk prices, status), sampled every ${o.sampleSeconds} s.`,
+        command: o.command,
+        machine: m,
+        sections: [
+          {
+            title: `RSS, event-loop lag and p99 over ${o.minutes} minutes`,
+            columns: [
+              { key: 'rssMiB', title: 'RSS MiB' },
+              { key: 'heapMiB', title: 'heap MiB' },
+              { key: 'cpuPct', title: 'CPU %' },
+              { key: 'lagP99Ms', title: 'loop lag p99 ms', digits: 1 },
+              { key: 'restRps', title: 'REST req/s' },
+              { key: 'restP99', title: 'REST p99 ms' },
+              { key: 'wsPerSec', title: 'WS msgs/s' },
+              { key: 'wsP99', title: 'WS p99 ms' },
+              { key: 'lost', title: 'lost' },
+              { key: 'errors', title: 'errors' },
+            ],
+            rows,
+            target: {
+              text: 'flat memory (|RSS slope| < 20 MiB/hour over the second half), nothing lost, no errors',
+              met: flat && samples.every((s) => s.lost === 0 && s.errors === 0),
+            },
+            interpretation: `RSS went from ${first?.rssMiB ?? '?'} to ${last?.rssMiB ?? '?'} MiB; over the second half it moved ${slopeMiB} MiB/hour (least squares). ${samples.reduce((a, s) => a + s.lost, 0)} updates lost, ${samples.reduce((a, s) => a + s.errors, 0)} errors.`,
+            notes: ['Baseline: the first sample of the same run (the soak compares the service with itself over time).', `HTML chart: ${o.outDir}/soak.html`],
+          },
+        ],
+      },
+      null,
+      2,
+    ) + '\n',
+  );
+}
+
+function soakHtml(samples: readonly SoakSample[], slopeMiB: number, m: ReturnType<typeof machineInfo>, o: SoakOptions): string {
+  const W = 760;
+  const H = 240;
+  const line = (ys: number[], color: string, max: number): string =>
+    `<polyline fill="none" stroke="${color}" stroke-width="2" points="${ys.map((v, i) => `${50 + (i * (W - 70)) / Math.max(1, ys.length - 1)},${H - 30 - (v / max) * (H - 50)}`).join(' ')}"/>`;
+  const panel = (title: string, series: { name: string; color: string; ys: number[] }[]): string => {
+    const max = Math.max(1, ...series.flatMap((s) => s.ys));
+    return `<figure><figcaption>${title} (max ${max})</figcaption><svg width="${W}" height="${H}" viewBox="0 0 ${W} ${H}"><line x1="50" x2="${W - 20}" y1="${H - 30}" y2="${H - 30}" stroke="#999"/>${series.map((s) => line(s.ys, s.color, max)).join('')}${series.map((s, i) => `<text x="${60 + i * 160}" y="14" font-size="12" fill="${s.color}">■ ${s.name}</text>`).join('')}<text x="50" y="${H - 10}" font-size="11">minute 0</text><text x="${W - 20}" y="${H - 10}" font-size="11" text-anchor="end">minute ${samples.at(-1)?.minute ?? 0}</text></svg></figure>`;
+  };
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>crossbook soak</title><style>body{font-family:system-ui,sans-serif;margin:2em}figure{margin:1em 0}figcaption{font-weight:600}</style></head><body>
+<h1>crossbook soak</h1><p>${m.date} · ${m.cpu} × ${m.cores} · Node ${m.node} · <code>${o.command}</code></p>
+<p>RSS slope over the second half: <b>${slopeMiB} MiB/hour</b>.</p>
+${panel('Memory (MiB)', [
+  { name: 'RSS', color: '#393', ys: samples.map((s) => s.rssMiB) },
+  { name: 'heap used', color: '#6a6', ys: samples.map((s) => s.heapMiB) },
+])}
+${panel('Latency (ms)', [
+  { name: 'REST p99', color: '#36c', ys: samples.map((s) => s.restP99) },
+  { name: 'WS p99', color: '#c33', ys: samples.map((s) => s.wsP99) },
+  { name: 'loop lag p99', color: '#888', ys: samples.map((s) => s.lagP99Ms) },
+])}
+</body></html>
+`;
+}
