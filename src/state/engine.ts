@@ -111,7 +111,7 @@ export function applyEvent(s: EngineState, ev: NormalizedEvent): void {
       return;
     case 'feed':
       s.health.feed(ev);
-      if (ev.state === 'disconnected' || ev.state === 'gap') {
+      if (ev.state === 'disconnected' || ev.state === 'stalled' || ev.state === 'gap') {
         s.books.reset(ev.venue, ev.state === 'gap' ? ev.instrument : undefined);
       }
       return;

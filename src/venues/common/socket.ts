@@ -5,7 +5,8 @@ import type { Logger } from '../../core/log.js';
 export type SocketEvent =
   | { readonly kind: 'open'; readonly send: (data: string) => void; readonly attempt: number }
   | { readonly kind: 'message'; readonly data: string; readonly localTimestamp: number }
-  | { readonly kind: 'close'; readonly code: number; readonly reason: string; readonly retryInMs: number };
+  /** stalled: we closed it because nothing (not even a pong) came for 2.5 heartbeats. */
+  | { readonly kind: 'close'; readonly code: number; readonly reason: string; readonly retryInMs: number; readonly stalled: boolean };
 
 export interface SocketOptions {
   readonly url: string;
@@ -52,6 +53,7 @@ export function reconnectingSocket(opts: SocketOptions): Observable<SocketEvent>
       });
       ws = sock;
       let opened = false;
+      let stalled = false;
       sock.on('open', () => {
         opened = true;
         lastSeen = Date.now();
@@ -61,6 +63,7 @@ export function reconnectingSocket(opts: SocketOptions): Observable<SocketEvent>
         hbTimer = setInterval(() => {
           if (Date.now() - lastSeen > hb * 2.5) {
             opts.log?.warn({ url: opts.url }, 'venue socket stalled; terminating');
+            stalled = true;
             sock.terminate();
             return;
           }
@@ -92,7 +95,8 @@ export function reconnectingSocket(opts: SocketOptions): Observable<SocketEvent>
         if (closed) return;
         const exp = Math.min(max, min * 2 ** Math.min(attempt, 16));
         const retryInMs = Math.round(exp / 2 + Math.random() * (exp / 2));
-        sub.next({ kind: 'close', code, reason: reasonBuf.toString() || (opened ? 'closed' : 'connect failed'), retryInMs });
+        const reason = stalled ? `stalled: nothing for ${Math.round((hb * 2.5) / 1000)} s` : reasonBuf.toString() || (opened ? 'closed' : 'connect failed');
+        sub.next({ kind: 'close', code, reason, retryInMs, stalled });
         retryTimer = setTimeout(connect, retryInMs);
       });
     };

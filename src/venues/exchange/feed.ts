@@ -119,7 +119,7 @@ export function createExchangeFeed(ctx: FeedContext): VenueFeed {
             subscribed.clear();
             mapper.reset();
             stats.reconnects++;
-            sub.next(feed('disconnected', `${ev.code} ${ev.reason}; retry in ${ev.retryInMs} ms`));
+            sub.next(feed(ev.stalled ? 'stalled' : 'disconnected', `${ev.code} ${ev.reason}; retry in ${ev.retryInMs} ms`));
             break;
         }
       });

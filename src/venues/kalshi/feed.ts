@@ -234,7 +234,7 @@ export function createKalshiFeed(ctx: FeedContext, opts: KalshiFeedOptions = {})
           subscribed.clear();
           if (connected) {
             connected = false;
-            sub.next(feed('disconnected', `${ev.code} ${ev.reason}; retry in ${ev.retryInMs} ms`));
+            sub.next(feed(ev.stalled ? 'stalled' : 'disconnected', `${ev.code} ${ev.reason}; retry in ${ev.retryInMs} ms`));
           }
           return;
       }

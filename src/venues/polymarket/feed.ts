@@ -82,7 +82,7 @@ export function createPolymarketFeed(ctx: FeedContext): VenueFeed {
       }, ms);
       timers.add(t);
     };
-    const feedEvent = (state: 'connected' | 'disconnected' | 'error' | 'resynced' | 'catalog', detail?: string, instrument?: string): void => {
+    const feedEvent = (state: 'connected' | 'disconnected' | 'stalled' | 'error' | 'resynced' | 'catalog', detail?: string, instrument?: string): void => {
       const now = Date.now();
       emit({ type: 'feed', venue: venue.label, timestamp: now, localTimestamp: now, state, detail, instrument });
     };
@@ -241,10 +241,10 @@ export function createPolymarketFeed(ctx: FeedContext): VenueFeed {
         for (const a of shard.assets) resyncing.delete(a);
         if (shards.length === 1) {
           mapper.reset();
-          feedEvent('disconnected', detail);
+          feedEvent(ev.stalled ? 'stalled' : 'disconnected', detail);
         } else {
           mapper.resetInstruments(shard.assets);
-          for (const a of shard.assets) feedEvent('disconnected', detail, a);
+          for (const a of shard.assets) feedEvent(ev.stalled ? 'stalled' : 'disconnected', detail, a);
         }
         return;
       }

@@ -56,7 +56,7 @@ export function createPolymarketUsFeed(ctx: FeedContext): VenueFeed {
     const emit = (e: NormalizedEvent): void => {
       if (!stopped) sub.next(e);
     };
-    const feedEvent = (state: 'connected' | 'disconnected' | 'error' | 'catalog', detail?: string): void => {
+    const feedEvent = (state: 'connected' | 'disconnected' | 'stalled' | 'error' | 'catalog', detail?: string): void => {
       const now = Date.now();
       emit({ type: 'feed', venue: venue.label, timestamp: now, localTimestamp: now, state, detail });
     };
@@ -151,7 +151,7 @@ export function createPolymarketUsFeed(ctx: FeedContext): VenueFeed {
             send = undefined;
             if (!was) return;
             mapper.reset();
-            feedEvent('disconnected', `${ev.code} ${ev.reason}; retry in ${ev.retryInMs} ms`);
+            feedEvent(ev.stalled ? 'stalled' : 'disconnected', `${ev.code} ${ev.reason}; retry in ${ev.retryInMs} ms`);
           } else {
             let parsed: unknown;
             try {

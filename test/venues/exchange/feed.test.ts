@@ -41,7 +41,7 @@ class Books {
       case 'feed':
         this.feed.push(e);
         if (e.state === 'gap' && e.instrument) this.books.get(e.instrument)?.reset();
-        if (e.state === 'disconnected') for (const b of this.books.values()) b.reset();
+        if (e.state === 'disconnected' || e.state === 'stalled') for (const b of this.books.values()) b.reset();
         break;
       default:
     }
@@ -173,7 +173,7 @@ describe('exchange feed against the simulator', () => {
     // A stall longer than 2.5 heartbeats: the feed gives up on the socket, reconnects and resyncs.
     server.fault({ kind: 'stall', ms: 600 });
     world.tick(2000);
-    await vi.waitFor(() => expect(books.feed.some((e) => e.state === 'disconnected')).toBe(true), WAIT);
+    await vi.waitFor(() => expect(books.feed.some((e) => e.state === 'stalled')).toBe(true), WAIT);
     await vi.waitFor(check, WAIT);
     expect(feed.stats.reconnects).toBeGreaterThan(0);
   });

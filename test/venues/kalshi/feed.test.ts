@@ -58,7 +58,7 @@ async function setup(opts: { now?: () => number; ingest?: Partial<typeof ingest>
         break;
       case 'feed':
         if (e.state === 'gap' && e.instrument) h.books.get(e.instrument)?.reset();
-        if (e.state === 'disconnected') for (const b of h.books.values()) b.reset();
+        if (e.state === 'disconnected' || e.state === 'stalled') for (const b of h.books.values()) b.reset();
         break;
       case 'market':
       case 'market_status':

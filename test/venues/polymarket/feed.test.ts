@@ -56,7 +56,7 @@ class Store {
         return;
       case 'feed':
         this.feed.push(e);
-        if (e.state === 'disconnected' || e.state === 'gap') {
+        if (e.state === 'disconnected' || e.state === 'stalled' || e.state === 'gap') {
           if (e.instrument) this.books.get(e.instrument)?.reset();
           else for (const b of this.books.values()) b.reset();
         }
@@ -201,7 +201,7 @@ describe('polymarket feed against the simulator', () => {
 
     server.fault({ kind: 'stall', ms: 900 });
     world.tick(300);
-    await until('stall detected', () => store.feed.some((e) => e.state === 'disconnected'));
+    await until('stall detected', () => store.feed.some((e) => e.state === 'stalled'));
     await until('books after stall', () => diff(store, open).length === 0);
     expect(feed.stats.reconnects).toBeGreaterThanOrEqual(1);
     expect(store.integrityErrors).toBe(0);

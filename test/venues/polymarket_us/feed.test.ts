@@ -43,7 +43,7 @@ describe('polymarket_us feed against the simulator', () => {
       else if (e.type === 'market') markets.set(e.marketId, e);
       else if (e.type === 'feed') {
         feedEvents.push(e);
-        if (e.state === 'disconnected') for (const b of books.values()) b.reset();
+        if (e.state === 'disconnected' || e.state === 'stalled') for (const b of books.values()) b.reset();
       }
     });
     cleanups.push(() => sub.unsubscribe());
