@@ -17,6 +17,8 @@ export interface VenueHealth {
   malformedAt: number;
   /** Malformed frames arrived within the last MALFORMED_QUIET_MS. */
   garbage: boolean;
+  /** The last disconnect, stall, gap or burst of malformed frames, and when (local ms). */
+  lastInterruption?: { readonly kind: 'disconnected' | 'stalled' | 'gap' | 'malformed'; readonly at: number } | undefined;
   /** What the feed last reported (connected, disconnected, stalled, gap, resynced, …). */
   lastState?: FeedEvent['state'] | undefined;
   lastError?: string | undefined;
@@ -68,12 +70,18 @@ export class HealthStore {
         else h.resyncing.clear();
         break;
       case 'disconnected':
-      case 'stalled':
+      case 'stalled': {
+        // A stall is followed by the close of that socket: one outage, counted once, named by its cause.
+        const sameOutage = !h.connected && (h.lastInterruption?.kind === 'stalled' || h.lastInterruption?.kind === 'disconnected');
         h.connected = false;
+        if (sameOutage) break;
         h.disconnects++;
+        h.lastInterruption = { kind: ev.state, at: ev.localTimestamp };
         break;
+      }
       case 'gap':
         h.gaps++;
+        h.lastInterruption = { kind: 'gap', at: ev.localTimestamp };
         h.resyncing.set(ev.instrument ?? '*', ev.localTimestamp);
         break;
       case 'error':
@@ -99,6 +107,7 @@ export class HealthStore {
       h.malformedAt = now;
       if (!h.garbage) {
         h.garbage = true;
+        h.lastInterruption = { kind: 'malformed', at: now };
         return 'degraded';
       }
     } else if (h.garbage && now - h.malformedAt >= MALFORMED_QUIET_MS) {

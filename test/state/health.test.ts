@@ -30,9 +30,15 @@ describe('HealthStore: what /status says of a feed', () => {
     h.feed(ev('gap', 'sid:3'));
     expect(h.feedStatus(v, true, T + 1000).status).toBe('degraded');
     expect(h.feedStatus(v, true, T + 61_000).status).toBe('ok');
-    h.feed(ev('stalled'));
+    h.feed(ev('stalled', undefined, T + 100));
     expect(h.feedStatus(v, false, T)).toEqual({ status: 'down', issue: 'stalled: no frames from the venue' });
+    h.feed(ev('disconnected', undefined, T + 200)); // the stalled socket closing: the same outage
     expect(v.disconnects).toBe(1);
+    expect(v.lastInterruption).toEqual({ kind: 'stalled', at: T + 100 });
+    h.feed(ev('connected'));
+    h.feed(ev('disconnected', undefined, T + 300));
+    expect(v.disconnects).toBe(2);
+    expect(v.lastInterruption).toEqual({ kind: 'disconnected', at: T + 300 });
     expect(v.gaps).toBe(3);
   });
 

@@ -22,6 +22,8 @@ export interface PlatformStatus {
   readonly disconnects: number;
   readonly gaps: number;
   readonly malformed_frames: number;
+  /** The last disconnect, stall, sequence gap or burst of malformed frames, null when none since start. */
+  readonly last_interruption: { readonly kind: string; readonly at: string } | null;
 }
 
 export interface PersistenceStatus {
@@ -84,6 +86,7 @@ export function computeStatus(config: Config, state: EngineState, now: number, s
       disconnects: h?.disconnects ?? 0,
       gaps: h?.gaps ?? 0,
       malformed_frames: h?.malformed ?? 0,
+      last_interruption: h?.lastInterruption ? { kind: h.lastInterruption.kind, at: new Date(h.lastInterruption.at).toISOString() } : null,
     };
   }
   const lastUpdated = Math.max(state.quotes.lastUpdate, lastCatalog);
