@@ -1,6 +1,7 @@
 import type { Config } from '../config/schema.js';
 import type { FeedEndpoints } from '../venues/protocol.js';
 import { SIM_SERVERS } from './protocols/index.js';
+import { withGarbage } from './server-kit.js';
 import type { SimServer } from './types.js';
 import { createWorld, type SimWorld } from './world.js';
 
@@ -25,7 +26,7 @@ export async function startSim(config: Config, opts: { start?: boolean; scale?: 
       const port = config.sim.basePort === 0 ? 0 : config.sim.basePort + i;
       i++;
       if (!v.enabled) continue;
-      servers.set(v.label, await SIM_SERVERS[v.protocol](world, v, { host: config.sim.host, port }));
+      servers.set(v.label, withGarbage(await SIM_SERVERS[v.protocol](world, v, { host: config.sim.host, port })));
     }
   } catch (e) {
     await Promise.all([...servers.values()].map((s) => s.close()));

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
+import type { SimFault, SimServer } from './types.js';
 
 /**
  * The small HTTP + WebSocket toolkit every simulated venue is built on: node:http for REST and the
@@ -130,4 +131,71 @@ function send(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
+}
+
+/**
+ * Gives a protocol server the `garbage` fault: for `ms`, its own `malformed` frames at `perSecond`
+ * (in batches every 100 ms), then it stops by itself. Other faults pass through.
+ */
+export function withGarbage(server: SimServer): SimServer {
+  const timers = new Set<NodeJS.Timeout>();
+  return {
+    ...server,
+    fault(f: SimFault) {
+      if (f.kind !== 'garbage') return server.fault(f);
+      const end = Date.now() + f.ms;
+      const batch = Math.max(1, Math.round((f.perSecond ?? 50) / 10));
+      const t = setInterval(() => {
+        if (Date.now() >= end) {
+          clearInterval(t);
+          timers.delete(t);
+          return;
+        }
+        server.fault({ kind: 'malformed', count: batch });
+      }, 100);
+      t.unref?.();
+      timers.add(t);
+    },
+    async close() {
+      for (const t of timers) clearInterval(t);
+      await server.close();
+    },
+  };
+}
+
+/**
+ * The `reorder` fault on one connection: once armed, the next frame of a sequence is held back and
+ * sent right after the following frame of the same sequence (or alone after 250 ms).
+ */
+export class Reorder {
+  private armed = false;
+  private held: { key: string; text: string; timer: NodeJS.Timeout } | undefined;
+
+  arm(): void {
+    this.armed = true;
+  }
+
+  /** Sends frame `text` of sequence `key` through `send`, out of order when armed. */
+  send(key: string, text: string, send: (text: string) => void): void {
+    const h = this.held;
+    if (h && h.key === key) {
+      this.held = undefined;
+      clearTimeout(h.timer);
+      send(text);
+      send(h.text);
+      return;
+    }
+    if (this.armed && !h) {
+      this.armed = false;
+      const timer = setTimeout(() => {
+        const late = this.held;
+        this.held = undefined;
+        if (late) send(late.text);
+      }, 250);
+      timer.unref?.();
+      this.held = { key, text, timer };
+      return;
+    }
+    send(text);
+  }
 }

@@ -130,7 +130,19 @@ export type SimFault =
   /** Stop sending anything (and stop answering pings) for `ms`, without closing. */
   | { readonly kind: 'stall'; readonly ms: number }
   /** Send the current snapshot again for every subscribed instrument. */
-  | { readonly kind: 'duplicate_snapshot' };
+  | { readonly kind: 'duplicate_snapshot' }
+  /**
+   * Out-of-order frames: on every connection the next sequenced frame is held back and sent after
+   * the one that follows it on the same sequence (or after 250 ms). Sequenced protocols only
+   * (kalshi, exchange); a no-op where every message is a full book or a poll.
+   */
+  | { readonly kind: 'reorder' }
+  /**
+   * A venue sending garbage for a while: `perSecond` (default 50) malformed frames a second for
+   * `ms`, interleaved with the real stream (applied by `withGarbage`, which startSim puts on every
+   * server, on top of each protocol's `malformed`).
+   */
+  | { readonly kind: 'garbage'; readonly ms: number; readonly perSecond?: number };
 
 export interface SimWorldApi {
   readonly seed: number;

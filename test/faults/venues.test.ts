@@ -49,6 +49,7 @@ interface Platform {
   disconnects: number;
   gaps: number;
   malformed_frames: number;
+  last_interruption: { kind: string; at: string } | null;
 }
 const status = async (): Promise<Record<string, Platform>> => {
   const r = await fetch(`${base}/status`);
@@ -113,18 +114,21 @@ describe('venue faults on the running service', () => {
     await vi.waitFor(() => expect(got.filter((m) => m.type === 'subscribed').length).toBe(2), { timeout: 5000 });
   });
 
-  const cases: { name: string; fault: SimFault; during?: (p: Platform) => boolean; warn: string }[] = [
-    { name: 'sequence gap', fault: { kind: 'gap' }, warn: 'FEED_INTERRUPTED' },
-    { name: 'malformed and truncated frames', fault: { kind: 'malformed', count: 8 }, during: (p) => p.feed_status === 'degraded', warn: 'FEED_DEGRADED' },
-    { name: 'stall without close', fault: { kind: 'stall', ms: 3000 }, during: (p) => p.feed_status === 'down', warn: 'FEED_INTERRUPTED' },
-    { name: 'disconnect', fault: { kind: 'disconnect' }, warn: 'FEED_INTERRUPTED' },
+  /** during: what /status shows while the fault lasts; kind: the interruption /status records (on venue_e a bad snapshot also resets its book: a gap). */
+  const cases: { name: string; fault: SimFault; during?: (p: Platform) => boolean; warn: string; kind?: RegExp }[] = [
+    { name: 'sequence gap', fault: { kind: 'gap' }, warn: 'FEED_INTERRUPTED', kind: /^gap$/ },
+    { name: 'malformed and truncated frames', fault: { kind: 'malformed', count: 8 }, during: (p) => p.feed_status === 'degraded', warn: 'FEED_DEGRADED', kind: /^(malformed|gap)$/ },
+    { name: 'stall without close', fault: { kind: 'stall', ms: 3000 }, warn: 'FEED_INTERRUPTED', kind: /^stalled$/ },
+    { name: 'disconnect', fault: { kind: 'disconnect' }, warn: 'FEED_INTERRUPTED', kind: /^disconnected$/ },
     { name: 'duplicate snapshots', fault: { kind: 'duplicate_snapshot' }, warn: '' },
+    { name: 'out-of-order frames', fault: { kind: 'reorder' }, warn: 'FEED_INTERRUPTED', kind: /^gap$/ },
   ];
   for (const c of cases)
     for (const v of VENUES)
       it(`${v}: ${c.name}: keeps serving, marks and warns, resyncs to the simulator's books`, async () => {
         const before = (await status())[v]!;
         const mark = got.length;
+        const startedAt = new Date(Date.now() - 1).toISOString();
         svc.sim!.servers.get(v)!.fault(c.fault);
         svc.sim!.world.tick(300);
         if (c.during) await vi.waitFor(async () => expect(c.during!((await status())[v]!)).toBe(true), { timeout: 10_000, interval: 50 });
@@ -138,10 +142,45 @@ describe('venue faults on the running service', () => {
         await booksEqual(v);
         await vi.waitFor(async () => expect((await status())[v]!.feed_status).toBe('ok'), { timeout: 20_000, interval: 100 });
         const after = (await status())[v]!;
-        if (c.fault.kind === 'gap') expect(after.gaps).toBeGreaterThan(before.gaps);
+        if (c.kind) {
+          expect(after.last_interruption?.kind).toMatch(c.kind);
+          expect(after.last_interruption!.at >= startedAt).toBe(true);
+        }
+        if (c.fault.kind === 'gap' || c.fault.kind === 'reorder') expect(after.gaps).toBeGreaterThan(before.gaps);
         if (c.fault.kind === 'malformed') expect(after.malformed_frames).toBeGreaterThanOrEqual(before.malformed_frames + 4);
         if (c.fault.kind === 'disconnect' || c.fault.kind === 'stall') expect(after.disconnects).toBeGreaterThan(before.disconnects);
       }, 60_000);
+
+  it('venue_a sending garbage for a minute: serves throughout, stays consistent, recovers', async () => {
+    const v: Label = 'venue_a';
+    const before = (await status())[v]!;
+    const mark = got.length;
+    const t0 = Date.now();
+    svc.sim!.servers.get(v)!.fault({ kind: 'garbage', ms: 60_000, perSecond: 50 });
+    await vi.waitFor(async () => expect((await status())[v]).toMatchObject({ feed_status: 'degraded', feed_issue: expect.stringMatching(/malformed/) }), {
+      timeout: 5000,
+      interval: 100,
+    });
+    await vi.waitFor(() => expect(seen(v, 'warning', 'FEED_DEGRADED', mark)).toBe(true), { timeout: 5000, interval: 50 });
+    // While the garbage flows the market moves; the books follow it exactly and every route answers.
+    while (Date.now() - t0 < 55_000) {
+      svc.sim!.world.tick(200);
+      await booksEqual(v);
+      expect((await status())[v]!.feed_status).toBe('degraded');
+      expect(
+        (await fetch(`${base}/orderbook?platform=${v}&market_id=${[...svc.state.catalog.venue(v).keys()][0]}`, { headers: { 'x-api-key': key } })).status,
+      ).toBe(200);
+      await new Promise((r) => setTimeout(r, 5000));
+    }
+    await vi.waitFor(async () => expect((await status())[v]!.feed_status).toBe('ok'), { timeout: 25_000, interval: 200 });
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(60_000);
+    expect(seen(v, 'ready', 'FEED_READY', mark)).toBe(true);
+    const after = (await status())[v]!;
+    expect(after.malformed_frames - before.malformed_frames).toBeGreaterThan(2000); // ~50/s for 60 s
+    expect(after.disconnects).toBe(before.disconnects); // garbage is dropped, not a reason to reconnect
+    svc.sim!.world.tick(200);
+    await booksEqual(v);
+  }, 120_000);
 
   it('closes the client', () => {
     client.close();

@@ -11,7 +11,7 @@ import {
   type ExchangeMarket,
   type WireChange,
 } from '../../venues/exchange/raw.js';
-import { createSimHttp, HttpError } from '../server-kit.js';
+import { createSimHttp, HttpError, Reorder } from '../server-kit.js';
 import type { SimChange, SimFault, SimListing, SimServer, SimServerFactory, SimWorldApi } from '../types.js';
 
 /**
@@ -26,7 +26,8 @@ import type { SimChange, SimFault, SimListing, SimServer, SimServerFactory, SimW
  * connection; `malformed` sends `count` bad frames to every connection (truncated JSON, wrong
  * types, a snapshot with a negative size, an unknown type), none of which uses a seq; `stall` sends
  * nothing, answers no ping and holds REST for `ms`, then delivers what was held, in order;
- * `duplicate_snapshot` sends every subscribed book's snapshot again (new seq).
+ * `duplicate_snapshot` sends every subscribed book's snapshot again (new seq); `reorder` swaps the
+ * next two frames of one market on every connection (the later seq arrives first).
  */
 
 const HEARTBEAT_MS = 5_000;
@@ -37,6 +38,7 @@ interface Conn {
   readonly subs: Map<string, number>;
   /** Frames held back by a stall. */
   readonly held: string[];
+  readonly reorder: Reorder;
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -158,7 +160,7 @@ export const serve: SimServerFactory = async (world: SimWorldApi, venue: VenueCo
   const sendSeq = (c: Conn, market: string, frame: Record<string, unknown>): void => {
     const seq = (c.subs.get(market) ?? 0) + 1;
     c.subs.set(market, seq);
-    sendText(c, JSON.stringify({ ...frame, seq }));
+    c.reorder.send(market, JSON.stringify({ ...frame, seq }), (t) => sendText(c, t));
   };
 
   const sendSnapshots = (c: Conn, l: SimListing): void => {
@@ -167,7 +169,7 @@ export const serve: SimServerFactory = async (world: SimWorldApi, venue: VenueCo
   };
 
   const onConnection = (ws: WebSocket): void => {
-    const c: Conn = { ws, subs: new Map(), held: [] };
+    const c: Conn = { ws, subs: new Map(), held: [], reorder: new Reorder() };
     conns.add(c);
     ws.on('close', () => conns.delete(c));
     ws.on('error', () => conns.delete(c));
@@ -264,6 +266,9 @@ export const serve: SimServerFactory = async (world: SimWorldApi, venue: VenueCo
           if (flushTimer) clearTimeout(flushTimer);
           flushTimer = undefined;
           scheduleFlush();
+          break;
+        case 'reorder':
+          for (const c of conns) c.reorder.arm();
           break;
         case 'duplicate_snapshot':
           for (const c of conns) {

@@ -3,7 +3,7 @@ import type { VenueConfig } from '../../config/schema.js';
 import { PAYOUT, toDollarString } from '../../core/price.js';
 import type { BookSideName, MarketStatus } from '../../core/types.js';
 import { KALSHI_STATUS_FILTERS, type KalshiStatusFilter } from '../../venues/kalshi/raw.js';
-import { createSimHttp, HttpError } from '../server-kit.js';
+import { createSimHttp, HttpError, Reorder } from '../server-kit.js';
 import type { SimChange, SimFault, SimListing, SimServer, SimServerFactory, SimTrade, SimWorldApi } from '../types.js';
 
 /**
@@ -31,7 +31,8 @@ import type { SimChange, SimFault, SimListing, SimServer, SimServerFactory, SimT
  * malformed sends `count` bad frames to every connection (not JSON, truncated JSON, wrong field
  * types — none of them carries a usable sid/seq, so the real stream stays intact); stall queues
  * everything (and withholds pongs, REST answers) for `ms`, then flushes; duplicate_snapshot sends
- * every subscribed market's snapshot again, in sequence.
+ * every subscribed market's snapshot again, in sequence; reorder swaps the next two frames of one
+ * sid on every connection (the later seq arrives first).
  */
 
 interface Sub {
@@ -47,6 +48,7 @@ interface Conn {
   readonly subs: Map<number, Sub>;
   readonly queue: string[];
   nextSid: number;
+  readonly reorder: Reorder;
 }
 
 const BASE = '/trade-api/v2';
@@ -424,7 +426,8 @@ export const serve: SimServerFactory = async (world: SimWorldApi, venue: VenueCo
   /** Sends a frame on a sid, taking its next seq. */
   const sendSeq = (c: Conn, s: Sub, type: string, msg: unknown, id?: number): void => {
     s.seq++;
-    send(c, id === undefined ? { type, sid: s.sid, seq: s.seq, msg } : { type, id, sid: s.sid, seq: s.seq, msg });
+    const frame = id === undefined ? { type, sid: s.sid, seq: s.seq, msg } : { type, id, sid: s.sid, seq: s.seq, msg };
+    c.reorder.send(String(s.sid), JSON.stringify(frame), (t) => sendText(c, t));
   };
 
   const covers = (s: Sub, ticker: string): boolean => s.tickers === null || s.tickers.has(ticker);
@@ -664,7 +667,7 @@ export const serve: SimServerFactory = async (world: SimWorldApi, venue: VenueCo
   };
 
   http.ws(WS_PATH, (ws) => {
-    const c: Conn = { ws, subs: new Map(), queue: [], nextSid: 1 };
+    const c: Conn = { ws, subs: new Map(), queue: [], nextSid: 1, reorder: new Reorder() };
     conns.add(c);
     ws.on('message', (data) => onCommand(c, data.toString()));
     ws.on('close', () => conns.delete(c));
@@ -709,6 +712,9 @@ export const serve: SimServerFactory = async (world: SimWorldApi, venue: VenueCo
           if (flushTimer) clearTimeout(flushTimer);
           flushTimer = setTimeout(flushAll, http.stallUntil - Date.now() + 1);
           flushTimer.unref?.();
+          return;
+        case 'reorder':
+          for (const c of conns) c.reorder.arm();
           return;
         case 'duplicate_snapshot':
           for (const c of conns)
