@@ -19,6 +19,8 @@ export interface ProcessSample {
   /** CPU used since the previous sample, % of one core. */
   readonly cpuPct: number;
   readonly rssMiB: number;
+  /** The anonymous part of RSS (heap, native buffers); the rest is file pages, mostly LMDB's memory map, which grows with the data. */
+  readonly rssAnonMiB: number;
   /** Event-loop delay p99 and max since the previous scrape (prom-client resets its histogram per scrape), ms. */
   readonly lagP99Ms: number;
   readonly lagMaxMs: number;
@@ -36,8 +38,8 @@ export function cpuSeconds(pid: number): number {
   return (Number(f[11]) + Number(f[12])) / CLK_TCK;
 }
 
-export function rssMiB(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+export function rssMiB(pid: number, field: 'VmRSS' | 'RssAnon' = 'VmRSS'): number {
+  const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : 0;
 }
 
@@ -119,6 +121,7 @@ export async function startTarget(o: { ticksPerSecond: number; seed?: number; lo
     const s: ProcessSample = {
       cpuPct: ((cpu - lastCpu) / sec) * 100,
       rssMiB: rssMiB(pid),
+      rssAnonMiB: rssMiB(pid, 'RssAnon'),
       lagP99Ms: metric(text, 'nodejs_eventloop_lag_p99_seconds') * 1000,
       lagMaxMs: metric(text, 'nodejs_eventloop_lag_max_seconds') * 1000,
       heapMiB: metric(text, 'nodejs_heap_size_used_bytes') / 1024 / 1024,
