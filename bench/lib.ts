@@ -7,9 +7,9 @@
  * they never assert: a slow figure is reported, not failed.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
 import { basename, dirname, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { machineInfo } from '../src/capacity/report.js';
 
 /** The repository root, found from this file in both bench/ (tsx) and dist/bench/ (built). */
 export function repoRoot(): string {
@@ -32,16 +32,7 @@ export interface MachineInfo {
 }
 
 export function machine(): MachineInfo {
-  const c = cpus();
-  return {
-    cpu: c[0]?.model.trim() ?? 'unknown',
-    cores: c.length,
-    memGiB: Math.round((totalmem() / 1024 ** 3) * 10) / 10,
-    node: process.version,
-    platform: `${process.platform}-${process.arch}`,
-    date: new Date().toISOString(),
-    load1: Math.round(loadavg()[0]! * 100) / 100,
-  };
+  return machineInfo();
 }
 
 /** The command that reproduces this run, as typed from the repository root. */
