@@ -19,6 +19,7 @@ import {
   teamById,
   teamsByCode,
   teamsByName,
+  INDIVIDUAL,
   type LeagueInfo,
 } from './teams.js';
 import {
@@ -335,6 +336,8 @@ function tickerYear(ctx: Ctx): number | undefined {
 const SPORT_SUFFIX: Readonly<Record<string, { kind: PropositionKind; period?: string; stat?: string }>> = {
   GAME: { kind: 'game_winner' },
   MATCH: { kind: 'game_winner' },
+  FIGHT: { kind: 'game_winner' },
+  BOUT: { kind: 'game_winner' },
   WINNER: { kind: 'game_winner' },
   '1HWINNER': { kind: 'game_winner', period: '1H' },
   H1WINNER: { kind: 'game_winner', period: '1H' },
@@ -380,8 +383,21 @@ function tickerSport(kt: Ticker | undefined): SportSeries | undefined {
   for (const code of LEAGUE_CODES_LONGEST_FIRST) {
     if (!kt.series.startsWith(code)) continue;
     const league = leagueByCode(code);
-    if (league) return { league, suffix: kt.series.slice(code.length) };
+    // One-on-one sports list each bout as its own event: a bare series (KXBOXING-…) is the bout.
+    if (league) return { league, suffix: kt.series.slice(code.length) || (league.groups.includes(INDIVIDUAL) && kt.tail ? 'MATCH' : '') };
   }
+  return undefined;
+}
+
+/** One-on-one sports named in a title or event title (venues without a league code in ids). */
+const INDIVIDUAL_SPORT: readonly (readonly [RegExp, string])[] = [
+  [/\b(?:atp|wta|tennis|wimbledon|roland garros|french open|australian open)\b/, 'TENNIS'],
+  [/\b(?:ufc|mma|pfl|bellator)\b/, 'MMA'],
+  [/\bboxing\b/, 'BOXING'],
+];
+
+function individualSport(...texts: string[]): LeagueInfo | undefined {
+  for (const [re, league] of INDIVIDUAL_SPORT) if (texts.some((t) => re.test(t))) return leagueInfo(league);
   return undefined;
 }
 
@@ -558,7 +574,7 @@ function mergeMatchup(g: Game, mu: ReturnType<typeof parseMatchup>): void {
   if (g.teams.length === 2 && ((a && !g.teams.includes(a)) || (b && !g.teams.includes(b)))) return; // contradicts the id: keep the id's
   addTeam(g, a);
   addTeam(g, b);
-  if (!g.away && !g.home && a && b) {
+  if (!g.away && !g.home && a && b && !(g.groups ?? mu.groups ?? []).includes(INDIVIDUAL)) {
     // "A at B" names the away team first; so do Polymarket's US-sports "A vs. B" titles. Soccer
     // lists the home side first.
     const soccer = (g.groups ?? mu.groups ?? []).some((x) => x === 'SOC' || x === 'NAT');
@@ -647,7 +663,7 @@ const RE_1H_ML = /^(.+?): (?:1h|first half|1st half) (?:moneyline|winner)$/;
 const RE_MAP_WINNER = /^(.+?) - (?:game|map) (\d) winner$/;
 const RE_DRAW = /^will (.+?) end in a (?:draw|tie)$/;
 const RE_WIN_ON = /^will (.+?) win(?: on (20\d{2}-\d{2}-\d{2}))?$/;
-const RE_WIN_MATCH = /^will (.+?) win the (.+?) (?:match|game)$/;
+const RE_WIN_MATCH = /^will (.+?) win the (.+?) (?:match|game|fight|bout)$/;
 const RE_TO_BEAT = /^(.+?) to (?:beat|defeat) (.+)$/;
 const RE_TO_WIN = /^(.+?): (.+?) to win$/;
 const RE_PLAIN_WINNER = /^(.+?)(?: winner)?$/;
@@ -678,6 +694,7 @@ function parseSports(ctx: Ctx, d: Draft): boolean {
     const ep = ESPORTS_PREFIX.exec(ctx.event);
     if (ep) prefixLeague = esportsLeague(ep[1]!);
   }
+  if (!prefixLeague && !series && !ctx.slug) prefixLeague = individualSport(ctx.title, ctx.event);
   t = t.replace(BO_RE, '').trim();
   const g = gameFacts(ctx, d, series, prefixLeague);
   const period = periodOf(t) ?? kinfo?.period ?? undefined;

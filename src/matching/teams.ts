@@ -509,9 +509,43 @@ for (const [group, block] of [
   }
 }
 
-/** The team with this id. */
+/** The team with this id (an individual's id is made up on the spot: see personId). */
 export function teamById(id: string): TeamInfo | undefined {
-  return BY_ID.get(id);
+  const t = BY_ID.get(id);
+  if (t || !id.startsWith(`${INDIVIDUAL}:`)) return t;
+  const surname = id.slice(INDIVIDUAL.length + 1);
+  const name = surname.replace(/(^|\s)\S/g, (c) => c.toUpperCase());
+  return { id, group: INDIVIDUAL, code: surname.slice(0, 3).toUpperCase(), name, city: name, nick: name, names: [surname], codes: [] };
+}
+
+/**
+ * The team group of one-on-one sports (tennis, MMA, boxing): no table of players, each competitor
+ * is identified by surname within the game (the blocking key also carries the day and the opponent).
+ */
+export const INDIVIDUAL = 'IND';
+const NAME_SUFFIXES = new Set(['jr', 'sr', 'ii', 'iii', 'iv']);
+
+/**
+ * An individual competitor's id from a name as titles write it ("Jannik Sinner", "Sinner",
+ * "J. Sinner (ITA)", "Alex Pereira - Round 1"): `IND:<surname>`, or undefined when the text does
+ * not look like a person's name (1 to 4 words of letters).
+ */
+export function personId(name: string): string | undefined {
+  // "UFC 322: Della Maddalena" (a label before "X:") and "Alcaraz : Final" / "Pereira - Round 1" (a qualifier after " :").
+  const core = name
+    .replace(/\(.*?\)/g, ' ')
+    .replace(/^.*\S:\s+/, '')
+    .replace(/\s+[-–:|](?:\s.*)?$/, '');
+  const words = foldName(core)
+    .split(' ')
+    .filter((w) => w.length > 0 && !NAME_SUFFIXES.has(w));
+  if (words.length === 0 || words.length > 4 || !words.every((w) => /^[a-z]+$/.test(w))) return undefined;
+  const last = words[words.length - 1]!;
+  // "de Minaur", "van de Zandschulp", "Della Maddalena": particles belong to the surname.
+  let i = words.length - 1;
+  while (i > 0 && /^(de|da|del|della|di|van|von|der|den|le|la|dos|du|st|mc|mac|al|el|ben|bin)$/.test(words[i - 1]!)) i--;
+  const surname = i < words.length - 1 ? words.slice(i).join(' ') : last;
+  return last.length >= 2 ? `${INDIVIDUAL}:${surname}` : undefined;
 }
 
 /** Every known team (for tests and diagnostics). */
@@ -525,6 +559,10 @@ export function allTeams(): readonly TeamInfo[] {
  * or with the other team of the game. A leading "the" is ignored ("the Norway" is Norway).
  */
 export function teamsByName(name: string, groups?: readonly string[]): string[] {
+  if (groups?.includes(INDIVIDUAL)) {
+    const p = personId(name);
+    return p ? [p] : [];
+  }
   const ids = namedIds(name);
   return groups && groups.length > 0 ? ids.filter((id) => groups.includes(id.slice(0, id.indexOf(':')))) : ids.slice();
 }
@@ -607,6 +645,10 @@ const LEAGUE_ROWS: readonly LeagueInfo[] = [
   { league: 'CS2', sport: 'esports', groups: ['ESP'], draws: false },
   { league: 'VALORANT', sport: 'esports', groups: ['ESP'], draws: false },
   { league: 'DOTA2', sport: 'esports', groups: ['ESP'], draws: false },
+  // One-on-one sports: one league per sport (venues split tours differently: ATP/WTA, UFC/PFL).
+  { league: 'TENNIS', sport: 'tennis', groups: ['IND'], draws: false },
+  { league: 'MMA', sport: 'mma', groups: ['IND'], draws: true },
+  { league: 'BOXING', sport: 'boxing', groups: ['IND'], draws: true },
 ];
 
 const LEAGUE_BY_NAME = new Map<string, LeagueInfo>(LEAGUE_ROWS.map((l) => [l.league, l]));
@@ -644,6 +686,13 @@ const LEAGUE_ALIASES: Readonly<Record<string, string>> = {
   VALORANT: 'VALORANT',
   DOTA2: 'DOTA2',
   DOTA: 'DOTA2',
+  ATP: 'TENNIS',
+  WTA: 'TENNIS',
+  TENNIS: 'TENNIS',
+  UFC: 'MMA',
+  MMA: 'MMA',
+  PFL: 'MMA',
+  BOXING: 'BOXING',
 };
 
 /** The league for a code ("NFL", "nfl", "fifwc", "KXEPL…" stripped of KX), if known. */

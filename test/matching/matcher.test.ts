@@ -118,6 +118,57 @@ describe('Matcher grouping', () => {
   });
 });
 
+describe('one-on-one sports (tennis, MMA): competitors by surname, no team table', () => {
+  const m = (platform: string, id: string, title: string, extra: Partial<MatcherInput> = {}): MatcherInput => ({
+    key: `${platform}:${id}`,
+    platform,
+    market_id: id,
+    title,
+    ...extra,
+  });
+  const close = '2025-07-13T15:00:00Z';
+  const markets: MatcherInput[] = [
+    m('kalshi', 'KXATPMATCH-25JUL13SINALC-SIN', 'Will Jannik Sinner win the Sinner vs Alcaraz : Final match?', {
+      event_title: 'Sinner vs Alcaraz : Final',
+      outcome: 'Jannik Sinner',
+    }),
+    m('kalshi', 'KXATPMATCH-25JUL13SINALC-ALC', 'Will Carlos Alcaraz win the Sinner vs Alcaraz : Final match?', {
+      event_title: 'Sinner vs Alcaraz : Final',
+      outcome: 'Carlos Alcaraz',
+    }),
+    m('polymarket', 'p-sin', "Wimbledon Men's Final: Sinner vs. Alcaraz", { outcome: 'Sinner', close_time: close }),
+    // another match the same day, and the same pair on another day: not the same
+    m('polymarket', 'p-djo', 'Wimbledon: Djokovic vs. Alcaraz', { outcome: 'Alcaraz', close_time: close }),
+    m('polymarket', 'p-old', 'Wimbledon: Sinner vs. Alcaraz', { outcome: 'Sinner', close_time: '2024-07-13T15:00:00Z' }),
+    m('kalshi', 'KXUFCFIGHT-25NOV15MAKDEL-MAK', 'Will Islam Makhachev win the Makhachev vs Della Maddalena fight?', { outcome: 'Islam Makhachev' }),
+    m('polymarket', 'p-ufc', 'UFC 322: Della Maddalena vs. Makhachev', { outcome: 'Makhachev', close_time: '2025-11-16T03:00:00Z' }),
+    // no sport named: two surnames alone are not enough
+    m('polymarket', 'p-bare', 'Sinner vs. Alcaraz', { outcome: 'Sinner', close_time: close }),
+  ];
+  const matcher = new Matcher();
+  for (const x of markets) matcher.upsert(x);
+  const g = (k: string) => matcher.groupOf(k);
+
+  it('groups the same match across venues, each side with its YES team', () => {
+    const final = g('kalshi:KXATPMATCH-25JUL13SINALC-SIN')!;
+    const inv = Object.fromEntries(final.members.map((x) => [x.market_id, x.inverted]));
+    expect(Object.keys(inv).sort()).toEqual(['KXATPMATCH-25JUL13SINALC-ALC', 'KXATPMATCH-25JUL13SINALC-SIN', 'p-sin']);
+    // "Sinner wins" on both venues on one side, "Alcaraz wins" on the other
+    expect(inv['p-sin']).toBe(inv['KXATPMATCH-25JUL13SINALC-SIN']);
+    expect(inv['KXATPMATCH-25JUL13SINALC-ALC']).toBe(!inv['p-sin']);
+    expect(final.title).toMatch(/^Sinner vs Alcaraz: (Sinner|Alcaraz) to win$/);
+    expect(final.event_date).toBe('2025-07-13');
+    const ufc = g('kalshi:KXUFCFIGHT-25NOV15MAKDEL-MAK')!;
+    expect(ufc.members.map((x) => x.market_id).sort()).toEqual(['KXUFCFIGHT-25NOV15MAKDEL-MAK', 'p-ufc']);
+    expect(ufc.members.every((x) => !x.inverted)).toBe(true);
+  });
+
+  it('keeps other matches, other days and sport-less titles apart', () => {
+    const final = g('kalshi:KXATPMATCH-25JUL13SINALC-SIN')!.group_id;
+    for (const k of ['polymarket:p-djo', 'polymarket:p-old', 'polymarket:p-bare']) expect(g(k)?.group_id ?? null, k).not.toBe(final);
+  });
+});
+
 describe('Matcher incremental updates', () => {
   it('a changed title moves one market; other groups keep their ids and members', () => {
     const m = new Matcher();
