@@ -24,6 +24,8 @@ export interface SoakSample {
   readonly rssMiB: number;
   readonly rssAnonMiB: number;
   readonly heapMiB: number;
+  readonly heapTotalMiB: number;
+  readonly externalMiB: number;
   readonly cpuPct: number;
   readonly lagP99Ms: number;
   readonly lagMaxMs: number;
@@ -74,7 +76,7 @@ export async function runSoak(o: SoakOptions): Promise<{ samples: SoakSample[]; 
     await load.grow(o.clients, (i) => Array.from({ length: o.subscriptions }, (_, k) => ids[(i * o.subscriptions + k) % ids.length]!));
     const paths = ['/api/v2/markets?limit=50', `/api/v2/prices/bulk?ids=${encodeURIComponent(ids.slice(0, 100).join(','))}`, '/api/v2/status'];
     await target.sample();
-    o.log('  min   RSS MiB  heap MiB  CPU%  lag p99/max ms  REST req/s  REST p99  WS msgs/s  WS p99  lost  errors');
+    o.log('  min   RSS MiB  anon MiB  heap used/total MiB  ext MiB  CPU%  lag p99/max ms  REST req/s  REST p99  WS msgs/s  WS p99  lost  errors');
     while (Date.now() - t0 < o.minutes * 60_000) {
       load.reset();
       const r = await autocannon({
@@ -91,6 +93,8 @@ export async function runSoak(o: SoakOptions): Promise<{ samples: SoakSample[]; 
         rssMiB: Math.round(s.rssMiB),
         rssAnonMiB: Math.round(s.rssAnonMiB),
         heapMiB: Math.round(s.heapMiB),
+        heapTotalMiB: Math.round(s.heapTotalMiB),
+        externalMiB: Math.round(s.externalMiB),
         cpuPct: Math.round(s.cpuPct),
         lagP99Ms: Math.round(s.lagP99Ms * 10) / 10,
         lagMaxMs: Math.round(s.lagMaxMs * 10) / 10,
@@ -103,7 +107,7 @@ export async function runSoak(o: SoakOptions): Promise<{ samples: SoakSample[]; 
       };
       samples.push(x);
       o.log(
-        `  ${x.minute.toFixed(1).padStart(4)}  ${String(x.rssMiB).padStart(7)}  ${String(x.heapMiB).padStart(8)}  ${String(x.cpuPct).padStart(4)}  ${`${x.lagP99Ms}/${x.lagMaxMs}`.padStart(14)}  ${String(x.restRps).padStart(10)}  ${String(x.restP99).padStart(8)}  ${String(x.wsPerSec).padStart(9)}  ${String(x.wsP99).padStart(6)}  ${String(x.lost).padStart(4)}  ${x.errors}`,
+        `  ${x.minute.toFixed(1).padStart(4)}  ${String(x.rssMiB).padStart(7)}  ${String(x.rssAnonMiB).padStart(8)}  ${`${x.heapMiB}/${x.heapTotalMiB}`.padStart(19)}  ${String(x.externalMiB).padStart(7)}  ${String(x.cpuPct).padStart(4)}  ${`${x.lagP99Ms}/${x.lagMaxMs}`.padStart(14)}  ${String(x.restRps).padStart(10)}  ${String(x.restP99).padStart(8)}  ${String(x.wsPerSec).padStart(9)}  ${String(x.wsP99).padStart(6)}  ${String(x.lost).padStart(4)}  ${x.errors}`,
       );
     }
   } finally {
@@ -159,6 +163,7 @@ function writeSoakResults(samples: readonly SoakSample[], slopeMiB: number, anon
               { key: 'rssMiB', title: 'RSS MiB' },
               { key: 'rssAnonMiB', title: 'anon MiB' },
               { key: 'heapMiB', title: 'heap MiB' },
+              { key: 'heapTotalMiB', title: 'heap total MiB' },
               { key: 'cpuPct', title: 'CPU %' },
               { key: 'lagP99Ms', title: 'loop lag p99 ms', digits: 1 },
               { key: 'restRps', title: 'REST req/s' },
@@ -200,6 +205,8 @@ ${panel('Memory (MiB)', [
   { name: 'RSS', color: '#393', ys: samples.map((s) => s.rssMiB) },
   { name: 'RSS anonymous', color: '#a60', ys: samples.map((s) => s.rssAnonMiB) },
   { name: 'heap used', color: '#6a6', ys: samples.map((s) => s.heapMiB) },
+  { name: 'heap total', color: '#36c', ys: samples.map((s) => s.heapTotalMiB) },
+  { name: 'external', color: '#888', ys: samples.map((s) => s.externalMiB) },
 ])}
 ${panel('Latency (ms)', [
   { name: 'REST p99', color: '#36c', ys: samples.map((s) => s.restP99) },

@@ -25,6 +25,9 @@ export interface ProcessSample {
   readonly lagP99Ms: number;
   readonly lagMaxMs: number;
   readonly heapMiB: number;
+  /** V8 heap reserved (used + free pages) and memory held by C++ objects bound to JS (buffers), MiB. */
+  readonly heapTotalMiB: number;
+  readonly externalMiB: number;
   /** WebSocket messages published (once per topic, before fan-out) since the previous sample, per second. */
   readonly publishedPerSec: number;
 }
@@ -125,6 +128,8 @@ export async function startTarget(o: { ticksPerSecond: number; seed?: number; lo
       lagP99Ms: metric(text, 'nodejs_eventloop_lag_p99_seconds') * 1000,
       lagMaxMs: metric(text, 'nodejs_eventloop_lag_max_seconds') * 1000,
       heapMiB: metric(text, 'nodejs_heap_size_used_bytes') / 1024 / 1024,
+      heapTotalMiB: metric(text, 'nodejs_heap_size_total_bytes') / 1024 / 1024,
+      externalMiB: metric(text, 'nodejs_external_memory_bytes') / 1024 / 1024,
       publishedPerSec: Number.isNaN(lastPublished) ? 0 : (published - lastPublished) / sec,
     };
     lastCpu = cpu;
