@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { EVENT_LOOP_RESOLUTION_MS } from '../server/routes/metrics.js';
 
 /** The repository root, from this file in src/ (tests) or dist/src/ (built). */
 export function projectRoot(): string {
@@ -21,7 +22,7 @@ export interface ProcessSample {
   readonly rssMiB: number;
   /** The anonymous part of RSS (heap, native buffers); the rest is file pages, mostly LMDB's memory map, which grows with the data. */
   readonly rssAnonMiB: number;
-  /** Event-loop delay p99 and max since the previous scrape (prom-client resets its histogram per scrape), ms. */
+  /** Event-loop delay p99 and max since the previous scrape (prom-client resets its histogram per scrape), ms, net of the sampling interval. */
   readonly lagP99Ms: number;
   readonly lagMaxMs: number;
   readonly heapMiB: number;
@@ -125,8 +126,8 @@ export async function startTarget(o: { ticksPerSecond: number; seed?: number; lo
       cpuPct: ((cpu - lastCpu) / sec) * 100,
       rssMiB: rssMiB(pid),
       rssAnonMiB: rssMiB(pid, 'RssAnon'),
-      lagP99Ms: metric(text, 'nodejs_eventloop_lag_p99_seconds') * 1000,
-      lagMaxMs: metric(text, 'nodejs_eventloop_lag_max_seconds') * 1000,
+      lagP99Ms: Math.max(0, metric(text, 'nodejs_eventloop_lag_p99_seconds') * 1000 - EVENT_LOOP_RESOLUTION_MS),
+      lagMaxMs: Math.max(0, metric(text, 'nodejs_eventloop_lag_max_seconds') * 1000 - EVENT_LOOP_RESOLUTION_MS),
       heapMiB: metric(text, 'nodejs_heap_size_used_bytes') / 1024 / 1024,
       heapTotalMiB: metric(text, 'nodejs_heap_size_total_bytes') / 1024 / 1024,
       externalMiB: metric(text, 'nodejs_external_memory_bytes') / 1024 / 1024,

@@ -13,6 +13,13 @@ export interface MetricsSources {
 }
 
 /**
+ * Sampling interval of the event-loop delay histogram, ms. Node's histogram records the whole
+ * interval between samples, so the `nodejs_eventloop_lag_*` values include it: an idle loop
+ * reads about 10 ms; the lag proper is the value minus this.
+ */
+export const EVENT_LOOP_RESOLUTION_MS = 10;
+
+/**
  * GET /api/v2/metrics (key required): Prometheus text format, through prom-client. The process
  * metrics every Node exporter has (CPU seconds, resident memory, heap, GC, event-loop lag
  * percentiles as `nodejs_eventloop_lag_p99_seconds`…) plus crossbook's own: markets, WebSocket
@@ -22,7 +29,7 @@ export interface MetricsSources {
  */
 export function registerMetrics(api: Api, src: MetricsSources): Registry {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 });
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_RESOLUTION_MS });
   const registers = [registry];
   new Gauge({
     name: 'crossbook_markets',
