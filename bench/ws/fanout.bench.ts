@@ -9,7 +9,8 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import WebSocket from 'ws';
+import { readFileSync } from 'node:fs';
+import { quantile, WsLoad } from '../../src/capacity/ws-load.js';
 import { begin, record, type Row } from '../lib.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -37,57 +38,25 @@ async function run(mode: 'hub' | 'bare'): Promise<Result> {
     child.once('exit', (c) => reject(new Error(`server exited ${c}`)));
   });
   const { port, key } = JSON.parse(line) as { port: number; key: string };
-  const lat: number[] = [];
-  let delivered = 0;
-  let gaps = 0;
-  let measuring = false;
-  const socks: WebSocket[] = [];
-  for (let c = 0; c < CLIENTS; c++) {
-    const ws = new WebSocket(`ws://127.0.0.1:${port}/api/v2/ws`, { headers: { 'x-api-key': key }, perMessageDeflate: false });
-    const lastSeq = new Map<string, number>();
-    // The load generator shares the machine: it reads only what it needs with indexOf, not JSON.parse.
-    ws.on('message', (d: Buffer) => {
-      const s = d.toString('latin1');
-      const si = s.lastIndexOf('"seq":');
-      if (si < 0) return;
-      const ei = s.indexOf(',', si);
-      const ti = s.lastIndexOf('"ts":');
-      const mi = s.indexOf('"market_id":"');
-      const mid = s.slice(mi + 13, s.indexOf('"', mi + 13));
-      const seq = Number(s.slice(si + 6, ei));
-      const prev = lastSeq.get(mid);
-      if (measuring) {
-        delivered++;
-        if (prev !== undefined && seq > prev + 1) gaps += seq - prev - 1;
-        if ((delivered & 7) === 0) lat.push(Date.now() - Number(s.slice(ti + 5, s.length - 1)));
-      }
-      lastSeq.set(mid, seq);
-    });
-    await new Promise<void>((resolve, reject) => {
-      ws.once('open', () => resolve());
-      ws.once('error', reject);
-    });
-    const ids = Array.from({ length: SUBS }, (_, k) => id((c * 10 + k) % MARKETS));
-    ws.send(JSON.stringify({ type: 'subscribe', channel: 'prices', market_ids: ids }));
-    socks.push(ws);
-  }
+  const load = new WsLoad(`ws://127.0.0.1:${port}/api/v2/ws`, key);
+  await load.grow(CLIENTS, (c) => Array.from({ length: SUBS }, (_, k) => id((c * 10 + k) % MARKETS)));
+  if (load.failed > 0) throw new Error(`${load.failed} clients failed to subscribe: ${load.lastFailure}`);
   await new Promise((r) => setTimeout(r, 2000));
-  measuring = true;
+  load.reset();
   const t0 = Date.now();
   await new Promise((r) => setTimeout(r, SECONDS * 1000));
-  measuring = false;
   const secs = (Date.now() - t0) / 1000;
-  const rss = Number((await import('node:fs')).readFileSync(`/proc/${child.pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)?.[1] ?? 0) / 1024;
-  for (const s of socks) s.terminate();
+  const { delivered, lost, latencies } = load;
+  const rss = Number(readFileSync(`/proc/${child.pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)?.[1] ?? 0) / 1024;
+  load.close();
   child.kill('SIGKILL');
-  lat.sort((a, b) => a - b);
-  const q = (p: number): number => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? NaN;
-  return { delivered, perSec: delivered / secs, p50: q(0.5), p99: q(0.99), max: lat[lat.length - 1] ?? NaN, gaps, serverRssMiB: Math.round(rss) };
+  const p99 = quantile(latencies, 0.99); // sorts
+  return { delivered, perSec: delivered / secs, p50: quantile(latencies, 0.5), p99, max: latencies[latencies.length - 1] ?? NaN, gaps: lost, serverRssMiB: Math.round(rss) };
 }
 
 begin(
   'WebSocket fan-out',
-  `${CLIENTS} clients × ${SUBS} subscriptions over ${MARKETS} markets, ${RATE} ticks/s, ${SECONDS} s measured; load generator (ws library) in this process, server in a child process.`,
+  `${CLIENTS} clients × ${SUBS} subscriptions over ${MARKETS} markets, ${RATE} ticks/s, ${SECONDS} s measured; load generator (crossbook's raw-socket WsLoad, src/capacity/ws-load.ts) in this process, server in a child process.`,
 );
 const bare = await run('bare');
 const hub = await run('hub');

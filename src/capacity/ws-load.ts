@@ -1,24 +1,48 @@
-import WebSocket from 'ws';
+import { RawWebSocket } from './raw-ws.js';
+
+const SEQ = Buffer.from('"seq":');
+const TS = Buffer.from('"ts":');
+const MARKET_ID = Buffer.from('"market_id":"');
+const SNAPSHOT = Buffer.from('"snapshot":true');
+
+/** The non-negative integer written in ASCII digits at `at`. */
+function digits(b: Buffer, at: number): number {
+  let v = 0;
+  for (let i = at; i < b.length; i++) {
+    const c = b[i]! - 48;
+    if (c < 0 || c > 9) break;
+    v = v * 10 + c;
+  }
+  return v;
+}
 
 /**
- * The WebSocket load generator: clients that each subscribe to a list of markets on the prices
- * channel and measure every update: delivery latency (receive time − the message's server `ts`),
- * lost updates (per-topic `seq` gaps) and throughput. It reads only what it needs from each frame
- * with indexOf, not JSON.parse, because it shares the machine with the service.
+ * The WebSocket load generator: clients that each subscribe to a list of markets on a channel and
+ * measure every update: delivery latency (receive time − the message's server `ts`), lost updates
+ * (per-topic `seq` gaps) and throughput. Clients are {@link RawWebSocket}s and read only what they
+ * need from each frame's bytes (indexOf on the frame, digits parsed in place), not JSON.parse, because the generator shares the machine
+ * with the service it measures. Used by `crossbook bench`, `crossbook soak` and the fan-out bench.
  */
 export class WsLoad {
-  private readonly clients: WebSocket[] = [];
+  private readonly clients: RawWebSocket[] = [];
   delivered = 0;
   lost = 0;
+  /** Clients that could not connect or subscribe, or that the server closed while measuring. */
   failed = 0;
   /** Every 4th latency, ms (enough for p99 at these rates, a quarter of the memory). */
   latencies: number[] = [];
+  /** Why the last failed client failed (an HTTP status line, a close code and reason). */
+  lastFailure = '';
   private n = 0;
 
+  /**
+   * @param headers extra upgrade headers; the key goes in `X-API-Key` (a bare baseline ignores it).
+   */
   constructor(
     private readonly wsUrl: string,
     private readonly key: string,
     private readonly channel = 'prices',
+    private readonly headers: Readonly<Record<string, string>> = {},
   ) {}
 
   get size(): number {
@@ -35,40 +59,55 @@ export class WsLoad {
   }
 
   private open(ids: string[]): Promise<void> {
-    const ws = new WebSocket(`${this.wsUrl}?api_key=${this.key}`, { perMessageDeflate: false });
-    this.clients.push(ws);
-    const seqs = new Map<string, number>();
+    const seqs = new Map<number, number>();
     return new Promise((resolve) => {
-      const done = (): void => resolve();
-      const t = setTimeout(() => {
+      let subscribed = false;
+      const done = (): void => {
+        clearTimeout(t);
+        resolve();
+      };
+      const fail = (reason: string): void => {
         this.failed++;
+        this.lastFailure = reason;
+      };
+      const t = setTimeout(() => {
+        fail('no subscribed reply within 15 s');
         done();
       }, 15_000);
-      ws.on('open', () => ws.send(JSON.stringify({ type: 'subscribe', channel: this.channel, market_ids: ids })));
-      ws.on('error', () => {
-        this.failed++;
-        clearTimeout(t);
-        done();
-      });
-      ws.on('message', (d: Buffer) => {
-        const s = d.toString('latin1');
-        if (s.startsWith('{"type":"subscribed"')) {
-          clearTimeout(t);
-          return done();
-        }
-        const si = s.lastIndexOf('"seq":');
-        const ti = s.lastIndexOf('"ts":');
-        const mi = s.indexOf('"market_id":"');
-        if (si < 0 || ti < 0 || mi < 0) return;
-        const topic = s.slice(mi + 13, s.indexOf('"', mi + 13));
-        const seq = Number(s.slice(si + 6, s.indexOf(',', si)));
-        const prev = seqs.get(topic);
-        seqs.set(topic, seq);
-        if (s.includes('"snapshot":true')) return; // the state on subscribe, not an update
-        this.delivered++;
-        if (prev !== undefined && seq > prev + 1) this.lost += seq - prev - 1;
-        if ((++this.n & 3) === 0) this.latencies.push(Date.now() - Number(s.slice(ti + 5, s.indexOf('}', ti))));
-      });
+      const ws = new RawWebSocket(
+        this.wsUrl,
+        { 'X-API-Key': this.key, ...this.headers },
+        (data, start, end) => {
+          if (!subscribed) {
+            if (data.toString('latin1', start, Math.min(end, start + 20)) === '{"type":"subscribed"') {
+              subscribed = true;
+              done();
+            }
+            return;
+          }
+          const m = data.subarray(start, end);
+          const si = m.lastIndexOf(SEQ);
+          const ti = m.lastIndexOf(TS);
+          const mi = m.indexOf(MARKET_ID);
+          if (si < 0 || ti < 0 || mi < 0) return;
+          // The topic as a hash of its market id's bytes: no string per message (100 topics a client).
+          let topic = 0x811c9dc5;
+          for (let i = mi + MARKET_ID.length; i < m.length && m[i] !== 0x22; i++) topic = Math.imul(topic ^ m[i]!, 0x01000193);
+          const seq = digits(m, si + SEQ.length);
+          const prev = seqs.get(topic);
+          seqs.set(topic, seq);
+          if (m.indexOf(SNAPSHOT) >= 0) return; // the state on subscribe, not an update
+          this.delivered++;
+          if (prev !== undefined && seq > prev + 1) this.lost += seq - prev - 1;
+          if ((++this.n & 3) === 0) this.latencies.push(Date.now() - digits(m, ti + TS.length));
+        },
+        () => ws.send(JSON.stringify({ type: 'subscribe', channel: this.channel, market_ids: ids })),
+        (reason) => {
+          fail(reason);
+          if (!subscribed) done();
+        },
+      );
+      this.clients.push(ws);
     });
   }
 
