@@ -192,7 +192,7 @@ export const p = {
         if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(v))
           return { ok: false, message: `must be an ISO 8601 time such as 2026-11-22T10:00:00Z, got "${clip(v)}"` };
         const t = Date.parse(v);
-        return Number.isNaN(t) ? { ok: false, message: `is not a valid time: "${clip(v)}"` } : { ok: true, value: t };
+        return Number.isNaN(t) || !realDate(v) ? { ok: false, message: `is not a valid time: "${clip(v)}"` } : { ok: true, value: t };
       },
       () => undefined,
     );
@@ -209,7 +209,7 @@ export const p = {
       (v) => {
         if (/^\d{1,12}$/.test(v)) return { ok: true, value: Number(v) * 1000 };
         if (o.orIso) {
-          const t = /^\d{4}-\d{2}-\d{2}/.test(v) ? Date.parse(v) : NaN;
+          const t = /^\d{4}-\d{2}-\d{2}/.test(v) && realDate(v) ? Date.parse(v) : NaN;
           if (!Number.isNaN(t)) return { ok: true, value: t };
         }
         return { ok: false, message: `must be unix seconds${o.orIso ? ' or an ISO 8601 time' : ''}, got "${clip(v)}"` };
@@ -218,6 +218,16 @@ export const p = {
     );
   },
 };
+
+/**
+ * The leading YYYY-MM-DD of `v` is a calendar date. Date.parse rolls 2026-02-30 over to March 2
+ * instead of failing, and a malformed time bound must be a 400 (spec 7), not another day.
+ */
+function realDate(v: string): boolean {
+  const d = v.slice(0, 10);
+  const t = Date.UTC(Number(d.slice(0, 4)), Number(d.slice(5, 7)) - 1, Number(d.slice(8, 10)));
+  return !Number.isNaN(t) && new Date(t).toISOString().slice(0, 10) === d;
+}
 
 function clip(s: string): string {
   return s.length > 40 ? `${s.slice(0, 40)}…` : s;

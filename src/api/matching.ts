@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Api } from '../access/api.js';
 import { exactlyOne, p } from '../access/params.js';
 import type { VenueConfig } from '../config/schema.js';
-import { PAYOUT, toCents } from '../core/price.js';
+import { PAYOUT, toCents, UNITS_PER_CENT } from '../core/price.js';
 import type { MatchingService, ServedGroup } from '../matching/service.js';
 import { errorReply, jsonReply } from '../server/http.js';
 import type { MarketRecord } from '../state/catalog.js';
@@ -471,6 +471,8 @@ export function registerMatching(api: Api, ctx: ApiContext, matching: MatchingSe
         for (const [pr, s] of gb) bids.push({ price: toCents(pr), size: s, platform: v.slug, market_id: rec.marketId });
         for (const [pr, s] of ga) asks.push({ price: toCents(pr), size: s, platform: v.slug, market_id: rec.marketId });
       }
+      // NO levels complement in integer units (100 − 48.1 in floating point is 51.900000000000006).
+      const flip = (l: L): L => ({ ...l, price: toCents(PAYOUT - Math.round(l.price * UNITS_PER_CENT)) });
       bids.sort((a, b) => b.price - a.price);
       asks.sort((a, b) => a.price - b.price);
       return jsonReply({
@@ -481,8 +483,8 @@ export function registerMatching(api: Api, ctx: ApiContext, matching: MatchingSe
         outcomes,
         yes: { bids: bids.slice(0, c.query.depth), asks: asks.slice(0, c.query.depth) },
         no: {
-          bids: asks.slice(0, c.query.depth).map((l) => ({ ...l, price: 100 - l.price })),
-          asks: bids.slice(0, c.query.depth).map((l) => ({ ...l, price: 100 - l.price })),
+          bids: asks.slice(0, c.query.depth).map(flip),
+          asks: bids.slice(0, c.query.depth).map(flip),
         },
         timestamp: new Date().toISOString(),
       });
@@ -534,10 +536,16 @@ function resolveUrl(ctx: ApiContext, raw: string): { venue: VenueConfig; markets
     return { error: `host "${host}" is not a supported market page; accepted hosts: ${known.join(', ')}` };
   }
   if (!venue.capabilities.urlMatcher) return { error: `${venue.slug} market pages cannot be resolved by the URL matcher` };
-  const parts = (deep ? `${u.host}${u.pathname}` : u.pathname)
-    .split('/')
-    .filter(Boolean)
-    .map((s) => decodeURIComponent(s));
+  let parts: string[];
+  try {
+    parts = (deep ? `${u.host}${u.pathname}` : u.pathname)
+      .split('/')
+      .filter(Boolean)
+      .map((s) => decodeURIComponent(s));
+  } catch {
+    // A path with malformed percent-encoding is the client's error (400), not ours (500).
+    return { error: 'malformed percent-encoding in the URL path' };
+  }
   const catalog = ctx.state.catalog.venue(venue.label);
   const all = [...catalog.values()];
   const found: MarketRecord[] = [];

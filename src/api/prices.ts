@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import type { Api } from '../access/api.js';
 import { p } from '../access/params.js';
-import { toCents } from '../core/price.js';
+import { PAYOUT, toCents } from '../core/price.js';
 import { errorReply, jsonReply } from '../server/http.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import type { ApiContext } from './context.js';
-import { cents } from './views.js';
+import { quotePrices } from './views.js';
 
 /** GET /prices/bulk (spec 4.9, 2.7) and GET /orderbook (spec 4.10, 2.8). */
 export function registerPrices(api: Api, ctx: ApiContext): void {
@@ -47,11 +47,7 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
           const json = JSON.stringify({
             platform: v.slug,
             market_id: marketId,
-            yes_bid: cents(q.yesBid),
-            yes_ask: cents(q.yesAsk),
-            no_bid: q.yesAsk === undefined ? null : 100 - toCents(q.yesAsk),
-            no_ask: q.yesBid === undefined ? null : 100 - toCents(q.yesBid),
-            last_price: cents(q.lastPrice),
+            ...quotePrices(v, q),
             volume: q.volume ?? null,
             updated_at: new Date(q.updatedAt).toISOString(),
           });
@@ -89,7 +85,7 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
       const view = ctx.state.books.marketBook(v.label, marketId, c.query.depth);
       if (!m && !view) return errorReply(404, 'not_found', `no ${v.slug} market "${marketId}"`);
       const lv = (ls: readonly (readonly [number, number])[], flip: boolean): { price: number; size: number }[] =>
-        ls.map(([pr, s]) => ({ price: flip ? 100 - toCents(pr) : toCents(pr), size: s }));
+        ls.map(([pr, s]) => ({ price: toCents(flip ? PAYOUT - pr : pr), size: s }));
       const bids = view?.bids ?? [];
       const asks = view?.asks ?? [];
       const yesOnly = v.capabilities.yesOnlyBook;

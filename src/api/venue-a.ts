@@ -2,11 +2,10 @@ import { z } from 'zod';
 import type { Api } from '../access/api.js';
 import { p } from '../access/params.js';
 import type { VenueConfig } from '../config/schema.js';
-import { toCents } from '../core/price.js';
 import { errorReply, jsonReply } from '../server/http.js';
 import type { MarketRecord } from '../state/catalog.js';
 import { decodeCursor, encodeCursor, type ApiContext } from './context.js';
-import { cents, nativeId } from './views.js';
+import { cents, nativeId, noCents } from './views.js';
 
 /** Request status vocabulary → our statuses (spec 3: unopened, open, closed, settled). */
 const STATUS_FILTER: Record<string, readonly string[]> = {
@@ -81,8 +80,8 @@ export function registerVenueA(api: Api, ctx: ApiContext): void {
         (m.settlementValue !== undefined && (m.status === 'determined' || m.status === 'finalized') ? (m.settlementValue / 10_000).toFixed(4) : null),
       yes_bid: cents(q?.yesBid),
       yes_ask: cents(q?.yesAsk),
-      no_bid: q?.yesAsk === undefined ? null : 100 - toCents(q.yesAsk),
-      no_ask: q?.yesBid === undefined ? null : 100 - toCents(q.yesBid),
+      no_bid: noCents(q?.yesAsk),
+      no_ask: noCents(q?.yesBid),
       last_price: cents(q?.lastPrice),
       volume_fp: str(x['volume_fp']) ?? (m.volume !== undefined ? m.volume.toFixed(2) : null),
       open_interest_fp: str(x['open_interest_fp']) ?? (m.openInterest !== undefined ? m.openInterest.toFixed(2) : null),

@@ -1,5 +1,5 @@
 import type { VenueConfig } from '../config/schema.js';
-import { toCents } from '../core/price.js';
+import { PAYOUT, toCents } from '../core/price.js';
 import type { MarketRecord } from '../state/catalog.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import { marketUrl } from './venues.js';
@@ -7,6 +7,38 @@ import { marketUrl } from './venues.js';
 /** cents from units, or null when missing (spec 2.1: a stored zero is 0, missing is null). */
 export function cents(u: number | undefined): number | null {
   return u === undefined ? null : toCents(u);
+}
+
+/**
+ * NO-side cents of a YES price in units (100 − YES), or null when missing. Complemented in integer
+ * units before dividing: 100 − 48.1 in floating point is 51.900000000000006, not 51.9.
+ */
+export function noCents(u: number | undefined): number | null {
+  return u === undefined ? null : toCents(PAYOUT - u);
+}
+
+export interface QuotePrices {
+  yes_bid: number | null;
+  yes_ask: number | null;
+  no_bid: number | null;
+  no_ask: number | null;
+  last_price: number | null;
+}
+
+/**
+ * The price fields of a quote in cents, the same on every endpoint and the WebSocket: NO prices
+ * derive from the YES book (NO bid = 100 − YES ask), and for venue_b (spec 2.3 rule 2: "always")
+ * last_price is clamped into the YES bid–ask band.
+ */
+export function quotePrices(v: VenueConfig, q: QuoteRecord | undefined): QuotePrices {
+  const yesBid = q?.yesBid;
+  const yesAsk = q?.yesAsk;
+  let last = q?.lastPrice;
+  if (v.protocol === 'polymarket' && last !== undefined) {
+    if (yesBid !== undefined && last < yesBid) last = yesBid;
+    if (yesAsk !== undefined && last > yesAsk) last = yesAsk;
+  }
+  return { yes_bid: cents(yesBid), yes_ask: cents(yesAsk), no_bid: noCents(yesAsk), no_ask: noCents(yesBid), last_price: cents(last) };
 }
 
 /** The API's simple status of a market: the /markets filter vocabulary (active, closed) plus upcoming. */
@@ -55,19 +87,11 @@ export interface MarketJson {
 }
 
 /**
- * The market record of the API (spec 2.3), cents on the 0–100 scale. NO prices derive from the
- * YES book (NO bid = 100 − YES ask). For yes-only venues that is still the honest NO price of
- * the contract, so it is shown. For venue_b (spec 2.3 rule 2) last_price is clamped into the
- * YES bid–ask band.
+ * The market record of the API (spec 2.3), prices from `quotePrices`. For yes-only venues the
+ * NO price derived from the YES book is still the honest NO price of the contract, so it is shown.
  */
 export function marketJson(v: VenueConfig, m: MarketRecord, q: QuoteRecord | undefined, withRules = false): MarketJson {
-  const yesBid = q?.yesBid;
-  const yesAsk = q?.yesAsk;
-  let last = q?.lastPrice;
-  if (v.protocol === 'polymarket' && last !== undefined) {
-    if (yesBid !== undefined && last < yesBid) last = yesBid;
-    if (yesAsk !== undefined && last > yesAsk) last = yesAsk;
-  }
+  const pr = quotePrices(v, q);
   const out: MarketJson = {
     platform: v.slug,
     market_id: m.marketId,
@@ -80,11 +104,11 @@ export function marketJson(v: VenueConfig, m: MarketRecord, q: QuoteRecord | und
     status: apiStatus(m),
     close_time: m.closeTime !== undefined ? new Date(m.closeTime).toISOString() : null,
     url: m.url ?? marketUrl(v, nativeId(v, m.marketId), m.extra) ?? null,
-    yes_bid: cents(yesBid),
-    yes_ask: cents(yesAsk),
-    no_bid: yesAsk === undefined ? null : 100 - toCents(yesAsk),
-    no_ask: yesBid === undefined ? null : 100 - toCents(yesBid),
-    last_price: cents(last),
+    yes_bid: pr.yes_bid,
+    yes_ask: pr.yes_ask,
+    no_bid: pr.no_bid,
+    no_ask: pr.no_ask,
+    last_price: pr.last_price,
     volume: q?.volume ?? m.volume ?? null,
     liquidity: q?.liquidity ?? m.liquidity ?? null,
     updated_at: q && q.updatedAt > 0 ? new Date(q.updatedAt).toISOString() : null,

@@ -53,7 +53,11 @@ const STATUS_TEXT: Record<number, string> = {
 /** Request headers copied into the context (lower-case). */
 const READ_HEADERS = ['x-api-key', 'x-request-id', 'accept', 'user-agent', 'x-forwarded-for'] as const;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+/**
+ * A UUID in its canonical 8-4-4-4-12 hex form, whatever its version and variant bits (the nil UUID,
+ * v0/v9+ and non-RFC variants included): a client's correlation id is echoed as long as it is a UUID.
+ */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The spec's error body (section 7), with a machine-readable code and the request id. */
 export function errorReply(status: number, code: string, message: string, extra: Record<string, unknown> = {}, retryAfterSec?: number): Reply {

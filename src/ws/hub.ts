@@ -3,9 +3,10 @@ import type { Subscription } from 'rxjs';
 import type { KeyRecord, KeyStore } from '../access/keys.js';
 import type { Plan, PlanName } from '../access/plans.js';
 import type { VenueDirectory } from '../api/venues.js';
+import { quotePrices } from '../api/views.js';
 import type { VenueConfig } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
-import { toCents, toDollarString } from '../core/price.js';
+import { PAYOUT, toCents, toDollarString } from '../core/price.js';
 import type { NormalizedEvent } from '../core/types.js';
 import type { HttpServer } from '../server/http.js';
 import type { GroupSignals, SignalEngine } from '../signals/engine.js';
@@ -221,11 +222,7 @@ export class WsHub {
       channel: 'prices',
       market_id: q.marketId,
       source: v.slug,
-      yes_bid: q.yesBid === undefined ? null : toCents(q.yesBid),
-      yes_ask: q.yesAsk === undefined ? null : toCents(q.yesAsk),
-      no_bid: q.yesAsk === undefined ? null : 100 - toCents(q.yesAsk),
-      no_ask: q.yesBid === undefined ? null : 100 - toCents(q.yesBid),
-      last_price: q.lastPrice === undefined ? null : toCents(q.lastPrice),
+      ...quotePrices(v, q),
       volume: q.volume ?? null,
     };
     if (snapshot) body['snapshot'] = true;
@@ -250,7 +247,7 @@ export class WsHub {
   private bookBody(v: VenueConfig, marketId: string): Record<string, unknown> | undefined {
     const view = this.state.books.marketBook(v.label, marketId, this.opts.bookDepth ?? 20);
     if (!view) return undefined;
-    const lv = (ls: readonly (readonly [number, number])[], flip: boolean): [number, number][] => ls.map(([p, s]) => [flip ? 100 - toCents(p) : toCents(p), s]);
+    const lv = (ls: readonly (readonly [number, number])[], flip: boolean): [number, number][] => ls.map(([p, s]) => [toCents(flip ? PAYOUT - p : p), s]);
     return {
       type: 'orderbook_update',
       channel: 'orderbook',
@@ -446,8 +443,11 @@ export class WsHub {
           message: 'subscribing to all markets is for Enterprise plans on the ticker channel',
         });
       const topic = `${ch}:${this.catalogVenue!.slug}:*`;
-      if (m.type === 'subscribe') this.sub(ws, c, topic, ch);
-      else this.unsub(ws, c, topic);
+      if (m.type === 'subscribe') {
+        this.sub(ws, c, topic, ch);
+        // The recovery signals (FEED_INTERRUPTED / FEED_READY) of the feed, as for explicit tickers.
+        this.sub(ws, c, `status:${this.catalogVenue!.slug}`, 'status');
+      } else this.unsub(ws, c, topic);
       return this.send(ws, { type: m.type === 'subscribe' ? 'subscribed' : 'unsubscribed', channel: ch, market_ids: ['*'] });
     }
     const ids = m.market_ids ?? [];
@@ -461,12 +461,16 @@ export class WsHub {
     }
     if (m.type === 'subscribe') {
       const cap = c.plan.ws.subscriptions;
-      if (cap !== 0 && c.topics.size + accepted.length > cap)
+      // Only market subscriptions count: not the feed-status topics added with them, and not a
+      // market subscribed again.
+      const inUse = this.subscriptionCount(c);
+      const added = new Set(accepted.map((a) => `${ch}:${a.v.slug}:${a.id}`).filter((t) => !c.topics.has(t))).size;
+      if (cap !== 0 && inUse + added > cap)
         return this.send(ws, {
           type: 'error',
           code: CODES.SUBSCRIPTION_LIMIT,
           channel: ch,
-          message: `the ${c.plan.name} plan allows ${cap} subscriptions per connection (${c.topics.size} in use)`,
+          message: `the ${c.plan.name} plan allows ${cap} subscriptions per connection (${inUse} in use)`,
         });
       this.send(ws, { type: 'subscribed', channel: ch, market_ids: accepted.map((a) => a.id), sources: accepted.map((a) => a.v.slug) });
       for (const a of accepted) {
@@ -487,6 +491,13 @@ export class WsHub {
         market_ids: unknown,
         message: `unknown market id${unknown.length > 1 ? 's' : ''} (a market id, not an event id, as the venue names it or as platform:market_id)`,
       });
+  }
+
+  /** Subscriptions a connection holds against its plan's cap (feed-status topics excluded). */
+  private subscriptionCount(c: Conn): number {
+    let n = 0;
+    for (const ch of c.topics.values()) if (ch !== 'status') n++;
+    return n;
   }
 
   private subscribeGames(ws: UWS.WebSocket<Conn>, c: Conn, type: 'subscribe' | 'unsubscribe', ids: readonly string[] | undefined): void {

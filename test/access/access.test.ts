@@ -179,6 +179,7 @@ describe('validation (spec 7: 400s)', () => {
     ['date=2026-02-30', /YYYY-MM-DD/],
     ['date=22-11-2026', /YYYY-MM-DD/],
     ['from=yesterday', /ISO 8601/],
+    ['from=2026-02-30T00:00:00Z', /not a valid time/],
     ['platforms=venue_a,,venue_b', /empty items/],
     ['platforms=venue_z', /unknown value "venue_z"/],
     ['min_roi=-1', /min_roi/],

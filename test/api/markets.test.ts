@@ -138,7 +138,29 @@ describe('GET /prices/bulk (spec 4.9)', () => {
     const r = await h.get('/prices/bulk?ids=venue_b:0xabc,venue_a:KXTEST-26NOV22-T01,venue_a:NOPE,garbage,venue_z:1');
     expect(r.status).toBe(200);
     expect(r.body._meta).toEqual({ requested: 5, resolved: 2, unresolved_ids: ['venue_a:NOPE', 'garbage', 'venue_z:1'] });
-    expect(r.body.prices['venue_b:0xabc']).toMatchObject({ yes_bid: 43, yes_ask: 45, last_price: 60 });
+    // The last trade (60) is outside the YES band: venue_b last_price is always inside it (spec 2.3 rule 2).
+    expect(r.body.prices['venue_b:0xabc']).toMatchObject({ yes_bid: 43, yes_ask: 45, last_price: 45 });
+  });
+
+  it('complements NO prices in exact cents on /markets, /prices/bulk and /orderbook (spec 2.1)', async () => {
+    // In floating point 100 − 67.4 is 32.599999999999994 and 100 − 85.3 is 14.700000000000003.
+    h.apply({
+      ...ev,
+      venue: 'venue_a',
+      type: 'book_snapshot',
+      marketId: 'KXTEST-26NOV22-T04',
+      instrument: 'KXTEST-26NOV22-T04',
+      bids: [[6740, 1]],
+      asks: [[8530, 2]],
+    });
+    const m = (await h.get('/markets?platform=venue_a&q=T04')).body.markets[0];
+    expect(m).toMatchObject({ yes_bid: 67.4, yes_ask: 85.3, no_bid: 14.7, no_ask: 32.6 });
+    const b = (await h.get('/prices/bulk?ids=venue_a:KXTEST-26NOV22-T04')).body.prices['venue_a:KXTEST-26NOV22-T04'];
+    expect(b).toMatchObject({ no_bid: 14.7, no_ask: 32.6 });
+    const ob = (await h.get('/orderbook?platform=venue_a&market_id=KXTEST-26NOV22-T04')).body;
+    expect(ob.no).toEqual({ bids: [{ price: 14.7, size: 2 }], asks: [{ price: 32.6, size: 1 }] });
+    const a = (await h.get('/venue_a/markets/KXTEST-26NOV22-T04')).body.market;
+    expect(a).toMatchObject({ no_bid: 14.7, no_ask: 32.6 });
   });
 
   it('serves a repeated list from cache until one of its quotes moves', async () => {

@@ -150,6 +150,10 @@ describe('GET /matching-markets (spec 4.2)', () => {
     expect((await h.get(`/matching-markets/url?url=${encodeURIComponent('https://polymarket.us/market/x')}`)).status).toBe(400);
     expect((await h.get(`/matching-markets/url?url=${encodeURIComponent('https://example.com/x')}`)).status).toBe(400);
     expect((await h.get('/matching-markets/url?url=not%20a%20url')).status).toBe(400);
+    // Malformed percent-encoding in the URL's own path: the client's error, not a 500.
+    const bad = await h.get(`/matching-markets/url?url=${encodeURIComponent('https://kalshi.com/markets/%E0%A4%A')}`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatch(/percent-encoding/);
   });
 });
 

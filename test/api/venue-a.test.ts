@@ -97,6 +97,7 @@ describe('GET /venue_a/markets (spec 4.20, 2.11)', () => {
       'include_combos=1',
       'limit=0',
       'created_since=soon',
+      'created_since=2026-02-30T00:00:00Z',
       'cursor=@@',
     ])
       expect((await h.get(`/venue_a/markets?${qs}`)).status, qs).toBe(400);

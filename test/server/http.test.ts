@@ -38,6 +38,11 @@ describe('HttpServer', () => {
     expect(r2.headers.get('x-request-id')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     const r3 = await fetch(`${base}/ok`);
     expect(r3.headers.get('x-request-id')).toBeTruthy();
+    // Any UUID is echoed, whatever its version and variant bits (spec 4).
+    for (const u of ['00000000-0000-0000-0000-000000000000', '11111111-1111-1111-1111-111111111111', '3F2C1D4E-5A6B-0C7D-CE9F-0A1B2C3D4E5F']) {
+      const r = await fetch(`${base}/ok`, { headers: { 'x-request-id': u } });
+      expect(r.headers.get('x-request-id')).toBe(u);
+    }
   });
 
   it('serves params from async handlers', async () => {

@@ -247,6 +247,35 @@ describe('orderbook and venue_a ticker channels', () => {
     expect(await c.next((m) => m['code'] === 'FEED_READY')).toMatchObject({ type: 'ready', source: 'venue_a' });
     c.ws.close();
   });
+
+  it('gives an all-markets ticker subscriber the same recovery signals', async () => {
+    const e = await connect(keys['enterprise']);
+    e.send({ type: 'subscribe', channel: 'venue_a_prices', all: true });
+    await e.next((m) => m['type'] === 'subscribed');
+    hub.onFeedEvent({ type: 'feed', venue: 'venue_a', state: 'gap', timestamp: T, localTimestamp: T });
+    expect(await e.next((m) => m['code'] === 'FEED_INTERRUPTED')).toMatchObject({ type: 'warning', source: 'venue_a' });
+    hub.onFeedEvent({ type: 'feed', venue: 'venue_a', state: 'resynced', timestamp: T, localTimestamp: T });
+    expect(await e.next((m) => m['code'] === 'FEED_READY')).toMatchObject({ type: 'ready', source: 'venue_a' });
+    e.ws.close();
+  });
+});
+
+describe('subscription limit', () => {
+  it('counts market subscriptions only: not feed-status topics, not a market subscribed twice', async () => {
+    const base = { timestamp: T, localTimestamp: T };
+    const ids = Array.from({ length: 50 }, (_, i) => `venue_h_5${String(i).padStart(2, '0')}`);
+    apply(...ids.map((id): NormalizedEvent => ({ ...base, venue: 'venue_h', type: 'market', marketId: id, title: id, status: 'active' })));
+    const free = await connect(keys['free']); // 50 subscriptions per connection
+    free.send({ type: 'subscribe', channel: 'prices', market_ids: ids.slice(0, 25) });
+    expect((await free.next((m) => m['type'] === 'subscribed'))['market_ids']).toHaveLength(25);
+    free.send({ type: 'subscribe', channel: 'prices', market_ids: ids.slice(0, 5) });
+    expect((await free.next((m) => m['type'] === 'subscribed'))['market_ids']).toHaveLength(5);
+    free.send({ type: 'subscribe', channel: 'prices', market_ids: ids.slice(25) });
+    expect((await free.next((m) => m['type'] === 'subscribed'))['market_ids']).toHaveLength(25);
+    free.send({ type: 'subscribe', channel: 'prices', market_ids: ['venue_h_987'] });
+    expect(await free.next((m) => m['code'] === 'SUBSCRIPTION_LIMIT')).toMatchObject({ type: 'error', message: expect.stringContaining('(50 in use)') });
+    free.ws.close();
+  });
 });
 
 describe('backpressure', () => {
