@@ -254,6 +254,8 @@ function parseSlug(id: string | null): Slug | undefined {
 }
 
 const WHO_RAW = /^\s*(?:who|which (?:party|team|country|candidate|person|company|club|nation|player|film|movie|song|album|artist)) will\s+/i;
+// Polymarket also asks in the present tense: "Which party wins 2028 US Presidential Election?".
+const WHO_WINS_RAW = /^\s*(?:who|which (?:party|candidate|team|country|club|nation|player)) wins\s+/i;
 
 function context(input: MatchInput): Ctx {
   const platform = input.platform.toLowerCase();
@@ -264,6 +266,7 @@ function context(input: MatchInput): Ctx {
   let rawTitle = input.title;
   const out = input.outcome?.trim() ?? '';
   if (WHO_RAW.test(rawTitle) && out && !/^(yes|no)$/i.test(out)) rawTitle = `Will ${out} ${rawTitle.replace(WHO_RAW, '')}`;
+  else if (WHO_WINS_RAW.test(rawTitle) && out && !/^(yes|no)$/i.test(out)) rawTitle = `Will ${out} win ${rawTitle.replace(WHO_WINS_RAW, '')}`;
   return {
     input,
     platform,
@@ -1030,7 +1033,8 @@ const COMPETITIONS: readonly (readonly [RegExp, Competition])[] = [
   [/\bwomen'?s world cup\b/, { competition: 'fifa_world_cup_women', groups: ['NAT'], league: null, sport: 'soccer', name: "FIFA Women's World Cup" }],
   [/\bworld cup\b/, { competition: 'fifa_world_cup_men', groups: ['NAT'], league: 'WC', sport: 'soccer', name: 'FIFA World Cup' }],
   [
-    /\bsuper bowl\b|\bpro football championship\b|\bnfl (?:league )?championship\b|\bnfl champion\b/,
+    // A conference title is the NFL's too (its stage is read below): "win the 2026 AFC Championship".
+    /\bsuper bowl\b|\bpro football championship\b|\bnfl (?:league )?championship\b|\bnfl champion\b|\b(?:afc|nfc) champion(?:ship)?\b/,
     { competition: 'NFL', groups: ['NFL'], league: 'NFL', sport: 'football', name: 'NFL Championship' },
   ],
   [
@@ -1046,7 +1050,9 @@ const COMPETITIONS: readonly (readonly [RegExp, Competition])[] = [
     { competition: 'NHL', groups: ['NHL'], league: 'NHL', sport: 'hockey', name: 'Stanley Cup' },
   ],
   [
-    /\bcollege football (?:playoff )?(?:national )?championship\b|\bcfp (?:national )?championship\b|\bncaa(?:f)? (?:football )?championship\b/,
+    // "win the College Football Playoff" is winning its title game; "make the College Football
+    // Playoff" is a stage, read as such by the stage pattern first.
+    /\bcollege football (?:playoff )?(?:national )?championship\b|\bcfp (?:national )?championship\b|\bncaa(?:f)? (?:football )?championship\b|\bcollege football playoff\b/,
     { competition: 'NCAAF', groups: ['NCAAF'], league: 'NCAAF', sport: 'football', name: 'College Football Championship' },
   ],
   [/\bchampions league\b|\bucl\b/, { competition: 'UCL', groups: ['SOC'], league: 'UCL', sport: 'soccer', name: 'UEFA Champions League' }],
@@ -1161,6 +1167,8 @@ function parseFutures(ctx: Ctx, d: Draft): boolean {
     comp ??= competitionIn(m[2]!);
   } else if ((m = RE_FUTURE_WIN.exec(t) ?? RE_FUTURE_TO_WIN.exec(t))) {
     const what = m[2]!;
+    // "win a College Football Playoff game", "win Game 7 of the World Series": not the title.
+    if (/^(?:a|an|any|one|two|three|[1-9]) /.test(what) || /\bgames? \d\b|\bgames?$|\bgame (?:of|in)\b/.test(what)) return false;
     const c = competitionIn(what) ?? (what.length < 80 ? competitionIn(ev) : undefined);
     if (!c && !comp) return false;
     comp ??= c;
@@ -1181,12 +1189,25 @@ function parseFutures(ctx: Ctx, d: Draft): boolean {
         .replace(/ pennant$/, '')
         .replace(/ /g, '_')
         .toUpperCase()}`;
-    } else if (/\b(?:semi-?finals?|quarter-?finals?|round of \d+|playoffs?)\b/.test(what)) {
+    } else if (/\b(?:semi-?finals?|quarter-?finals?|round of \d+|playoffs?)\b/.test(what.replace(/\bcollege football playoff\b/, ''))) {
       return false; // "win their quarterfinal", "win a playoff game": not a title
     } else {
       kind = comp!.competition.startsWith('fifa') ? 'tournament_winner' : 'championship';
       stage = 'winner';
     }
+  } else if (
+    /\b(?:winner|champion)$/.test(t) &&
+    !/^will /.test(t) &&
+    competitionIn(t) &&
+    ctx.rawOutcome &&
+    !/^(?:yes|no)$/.test(ctx.outcome) &&
+    !/\b(?:group|semi|quarter|round|conference|division|afc|nfc|mvp|award)\b/.test(t)
+  ) {
+    // The event title listed per outcome: "2026 NBA Champion" + "Oklahoma City Thunder".
+    comp ??= competitionIn(t);
+    subjectText = ctx.outcome;
+    kind = comp!.competition.startsWith('fifa') ? 'tournament_winner' : 'championship';
+    stage = 'winner';
   } else if (!comp && NAME_ONLY.test(t) && competitionIn(ev) && !/\b(?:group|semi|quarter|round|conference|division|afc|nfc)\b/.test(ev)) {
     // List venues: the title is the outcome label, the question is the event ("2026 NBA Finals Winner").
     comp = competitionIn(ev);
@@ -1345,6 +1366,8 @@ const DEMONYMS: Readonly<Record<string, string>> = {
   ireland: 'ie',
   german: 'de',
   germany: 'de',
+  austrian: 'at',
+  austria: 'at',
   canadian: 'ca',
   canada: 'ca',
   japanese: 'jp',
@@ -1408,6 +1431,13 @@ function officeIn(s: string, kt: Ticker | undefined): string | undefined {
     return city ? `mayor_${city[1]!.trim().replace(/ /g, '_')}` : undefined;
   }
   if (/\bpope\b/.test(s)) return 'pope';
+  if (/\bchancellor\b/.test(s)) {
+    // "next Chancellor of Germany" = "next German Chancellor"; a chancellor of no named country
+    // (a university's, the UK Exchequer's) is left unread.
+    if (/\bexchequer\b|\buniversity\b/.test(s)) return undefined;
+    const dem = DEMONYM_RE.exec(s);
+    return dem && ['de', 'at'].includes(DEMONYMS[dem[1]!]!) ? `chancellor_${DEMONYMS[dem[1]!]}` : undefined;
+  }
   if (/\bprime minister\b/.test(s)) {
     const dem = DEMONYM_RE.exec(s);
     return dem ? `pm_${DEMONYMS[dem[1]!]}` : undefined;
@@ -1447,6 +1477,22 @@ function personSubject(ctx: Ctx, t: string): { id: string; name: string } | unde
   return { id: `person:${id}`, name: name.trim() };
 }
 
+const PARTY_NAME = /^(?:the |a )?(democrats?|democratic(?: party)?|republicans?|republican(?: party)?|gop)$/;
+
+/**
+ * A party named as the winner of an election ("Will a Democrat win the 2028 US Presidential
+ * Election?", "Which party will win the Senate race in Maine?" listed as "Democratic party"): the
+ * party is the subject, so the venues' different words for it ("Democrats", "Democratic party", "a
+ * Democrat") meet, while a party never meets one of its candidates.
+ */
+function partySubject(ctx: Ctx, t: string): 'dem' | 'rep' | undefined {
+  const lead = /^will (.+?) (?:win|be elected|control)\b/.exec(t);
+  const name = lead?.[1] ?? (ctx.outcome && ctx.outcome !== 'yes' && ctx.outcome !== 'no' ? ctx.outcome : undefined);
+  const m = name ? PARTY_NAME.exec(name.trim()) : null;
+  if (!m) return undefined;
+  return m[1]!.startsWith('dem') ? 'dem' : 'rep';
+}
+
 /** Primaries, runoffs and first rounds are contests of their own. */
 function electionStage(t: string): string | null {
   if (/\bprimary\b|\bprimaries\b/.test(t)) return 'primary';
@@ -1477,8 +1523,15 @@ function parseControl(ctx: Ctx, d: Draft, t: string): boolean {
   return true;
 }
 
+/** A bare contest name listed per outcome: "North Carolina Senate Election Winner" + "Democratic". */
+const RE_LISTED_CONTEST = /^((?:20\d{2} )?.+? (?:election|race|primary|runoff))(?: winner)?( 20\d{2})?$/;
+
 function parsePolitics(ctx: Ctx, d: Draft): boolean {
-  const t = ctx.title.replace(/\?$/, '').trim();
+  let t = ctx.title.replace(/\?$/, '').trim();
+  const listedContest = RE_LISTED_CONTEST.exec(t);
+  // Read it as the question it stands for, as "Who will win …?" titles are read.
+  if (listedContest && ctx.outcome && !/^(?:yes|no)$/.test(ctx.outcome) && !/^will /.test(t))
+    t = `will ${ctx.outcome} win the ${listedContest[1]}${listedContest[2] ?? ''}`;
   const all = `${t} | ${ctx.event}`;
   const kt = ctx.kt;
   if (parseControl(ctx, d, t)) return true;
@@ -1508,23 +1561,32 @@ function parsePolitics(ctx: Ctx, d: Draft): boolean {
     return true;
   }
   const electionWords =
-    /\b(?:win|be elected|become|be the next)\b.*\b(?:election|presidency|president|governorship|governor|senate|mayor(?:al)?(?: race| election)?|prime minister|race|primary|runoff|pope)\b|^who will win\b/;
+    /\b(?:win|be elected|become|be the next)\b.*\b(?:election|presidency|president|governorship|governor|senate|mayor(?:al)?(?: race| election)?|prime minister|chancellor|race|primary|runoff|pope)\b|^who will win\b/;
   const listQuestion = /^who will (?:win|be)\b/.test(ctx.event) && NAME_ONLY.test(t);
   if (!electionWords.test(t) && !listQuestion && !(kt && officeIn('', kt))) return false;
   const office = officeIn(all, kt);
   if (!office) return false;
-  const who = personSubject(ctx, t);
+  const party = partySubject(ctx, t);
+  const who = party ? { id: `party:${party}`, name: party === 'dem' ? 'Democrats' : 'Republicans' } : personSubject(ctx, t);
   if (!who) return false;
   d.kind = 'election_winner';
   d.market_type = 'election_winner';
   d.office = office;
   d.stage = electionStage(t);
-  d.party = partyIn(t, undefined) ?? null;
+  d.party = party ?? partyIn(t, undefined) ?? null;
   d.year = findYear(t) ?? findYear(ctx.event) ?? tickerYear(ctx) ?? null;
   if (d.year === null) d.confidence -= 0.15;
   d.subject = who.id;
   d.subjectCandidates = [who.id];
   d.subjectName = who.name;
+  if (d.stage === 'primary' && d.party !== null && !party && !office.startsWith('president') && !/\brunoff\b|\bfirst round\b/.test(t)) {
+    // A party's primary for a state office picks its nominee: "win the Texas Republican Senate
+    // primary" settles as "be the Republican nominee for the Senate in Texas". Not so for the
+    // presidency, where one state's primary is only a step towards the nomination.
+    d.kind = 'nomination';
+    d.market_type = 'nomination';
+    d.stage = null;
+  }
   if (ctx.outcome === 'no') d.negated = true;
   note(d, 'title');
   return true;
@@ -1570,17 +1632,20 @@ function parseFed(ctx: Ctx, d: Draft): boolean {
     return true;
   }
   let change: { cmp: Comparator; value: number } | undefined;
-  const bps = BPS_RE.exec(t);
-  const hike = /\b(hike|hikes|raise|raises|increase|increases)\b/.test(t);
-  const cut = /\b(cut|cuts|decrease|decreases|lower|lowers|reduce|reduces)\b/.test(t);
-  if (/\bno change\b|\bunchanged\b|\b(?:hold|holds|pause|pauses|keep|keeps|maintain|maintains)\b.*\brates?\b/.test(t) || (bps && Number(bps[2]) === 0)) {
+  // "Fed decision in January?" listed per outcome ("No change", "25 bps decrease"): the outcome
+  // label says what YES settles on.
+  const said = ctx.outcome && !/^(?:yes|no)$/.test(ctx.outcome) ? `${t} | ${ctx.outcome}` : t;
+  const bps = BPS_RE.exec(said);
+  const hike = /\b(hike|hikes|raise|raises|increase|increases)\b/.test(said);
+  const cut = /\b(cut|cuts|decrease|decreases|lower|lowers|reduce|reduces)\b/.test(said);
+  if (/\bno change\b|\bunchanged\b|\b(?:hold|holds|pause|pauses|keep|keeps|maintain|maintains)\b.*\brates?\b/.test(said) || (bps && Number(bps[2]) === 0)) {
     change = { cmp: '=', value: 0 };
   } else if ((hike || cut) && bps) {
     const v = Number(bps[2]) * (cut ? -1 : 1);
     const strict = bps[1] === '>' || bps[1] === 'more than ' || bps[1] === 'over ';
     const orMore = bps[3] === '+' || bps[1] === 'at least ';
     change = strict ? { cmp: cut ? '<' : '>', value: v } : orMore ? { cmp: cut ? '<=' : '>=', value: v } : { cmp: '=', value: v };
-  } else if ((hike || cut) && !bps && /\brates?\b/.test(t)) {
+  } else if ((hike || cut) && !bps && /\brates?\b/.test(said)) {
     change = { cmp: cut ? '<=' : '>=', value: cut ? -25 : 25 };
     d.confidence -= 0.1;
   } else if (kt && isDecision && kt.market) {
@@ -1798,6 +1863,8 @@ function assetOf(ctx: Ctx, s: string): { code: string; name: string } | undefine
 
 const RE_TOUCH_UP = new RegExp(`\\b(reach|hit|touch|surpass|break|exceed|climb to|rise to)\\s+${MONEY}`);
 const RE_TOUCH_DOWN = new RegExp(`\\b(dip to|dip below|fall to|fall below|drop to|drop below|sink to|crash to|go below|go under)\\s+${MONEY}`);
+/** Polymarket lists "What price will Bitcoin hit in 2026?" per strike: outcome "↑ 150,000" / "↓ 60,000". */
+const RE_ARROW = new RegExp(`^([↑↓])\\s*${MONEY}$`);
 
 function parseCrypto(ctx: Ctx, d: Draft): boolean {
   const t = ctx.title.replace(/\?$/, '');
@@ -1808,10 +1875,15 @@ function parseCrypto(ctx: Ctx, d: Draft): boolean {
   const series = kt ? /(MAXY|MINY|MAXMON|MINMON|MAX|MIN|D|W)?$/.exec(kt.series)?.[1] : undefined;
   let mode: 'at' | 'max_by' | 'min_by';
   let c: Cmp | undefined;
+  const arrow = RE_ARROW.exec(ctx.outcome);
   const touchUp = RE_TOUCH_UP.exec(t);
   const touchDown = RE_TOUCH_DOWN.exec(t);
   const byDeadline = /\bby\b|\bbefore\b|\bin 20\d{2}\b|\bthis year\b|\bend of\b/.test(t);
-  if (touchUp) {
+  if (arrow) {
+    // "↑ 150,000" reads "reach $150,000", "↓ 60,000" reads "dip to $60,000".
+    mode = arrow[1] === '↑' ? 'max_by' : 'min_by';
+    c = { cmp: arrow[1] === '↑' ? '>=' : '<=', value: amount(arrow[2]!) };
+  } else if (touchUp) {
     mode = 'max_by';
     c = { cmp: /surpass|break|exceed/.test(touchUp[1]!) ? '>' : '>=', value: amount(touchUp[2]!) };
   } else if (touchDown) {
@@ -1937,7 +2009,8 @@ function parseIpo(ctx: Ctx, d: Draft): boolean {
     d.subjectName = ctx.rawOutcome;
     d.competition = [orgId(first[1]!), orgId(first[2]!)].sort().join('|');
   } else {
-    const m = /^will (.+?) (?:ipo|go public|announce (?:an|its) ipo)\b(.*)$/.exec(t);
+    // Polymarket often drops the "Will": "SpaceX IPO by December 31, 2026?".
+    const m = /^will (.+?) (?:ipo|go public|announce (?:an|its) ipo)\b(.*)$/.exec(t) ?? /^([a-z0-9][a-z0-9.&' -]{0,40}?) ipo\b(.*)$/.exec(t);
     if (!m || /\bannounce\b/.test(t)) return false;
     const rest = m[2]!;
     const td = findDate(rest);
@@ -1958,6 +2031,7 @@ function parseIpo(ctx: Ctx, d: Draft): boolean {
 }
 
 const CEREMONIES: readonly (readonly [RegExp, string])[] = [
+  [/\btime(?:'s| magazine'?s?)?(?: 20\d{2})? person of the year\b/, 'time_poy'],
   [/\boscars?\b|\bacademy awards?\b/, 'oscars'],
   [/\bgrammys?\b|\bgrammy awards?\b/, 'grammys'],
   [/\bemmys?\b|\bemmy awards?\b/, 'emmys'],
@@ -2002,7 +2076,12 @@ function parseAward(ctx: Ctx, d: Draft): boolean {
   let subject: string | undefined;
   let category: string | undefined;
   const m = /^will (.+?) win (?:the )?(.+?)$/.exec(t);
-  if (m && AWARD_WORDS.test(m[2]!)) {
+  // TIME names its Person of the Year: "Will X be (named) TIME's Person of the Year 2025?".
+  const named = ceremony === 'time_poy' ? /^will (.+?) be (?:named |chosen as |selected as )?(?:the )?time\b/.exec(t) : null;
+  if (named) {
+    subject = named[1]!;
+    category = 'person of the year';
+  } else if (m && AWARD_WORDS.test(m[2]!)) {
     subject = m[1]!;
     category = m[2]!;
   } else if (ctx.rawOutcome && !/^(yes|no)$/i.test(ctx.rawOutcome) && AWARD_WORDS.test(all)) {
@@ -2010,6 +2089,8 @@ function parseAward(ctx: Ctx, d: Draft): boolean {
     category = /(?:win|for) (?:the )?(.+?)$/.exec(t)?.[1] ?? t;
   }
   if (!subject || !category) return false;
+  // TIME gives one title a year, however the venue words it.
+  if (ceremony === 'time_poy') category = 'person of the year';
   const cat = foldText(category)
     .replace(/\b(?:at|in) the .*$/, '')
     .replace(/\b20\d{2}(?:-\d{2})?\b/g, '')

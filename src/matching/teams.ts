@@ -234,12 +234,12 @@ BOU|Bournemouth||AFC Bournemouth
 BRE|Brentford
 BHA|Brighton|BRI|Brighton & Hove Albion,Brighton and Hove Albion
 BUR|Burnley
-CHE|Chelsea
+CHE|Chelsea|CFC
 CRY|Crystal Palace|CPA
 EVE|Everton
 FUL|Fulham
 LEE|Leeds United|LEEDS|Leeds
-LIV|Liverpool
+LIV|Liverpool|LFC
 MCI|Manchester City|MNC,MANC|Man City
 MUN|Manchester United|MNU,MANU|Man United,Man Utd
 NEW|Newcastle United|NCL,NEWC|Newcastle
@@ -253,46 +253,65 @@ LEI|Leicester City||Leicester
 SOU|Southampton
 RMA|Real Madrid|RM
 BAR|Barcelona|FCB,BARCA|FC Barcelona,Barca
-ATM|Atletico Madrid|ATL,ATMA|Atletico de Madrid,Atletico
+ATM|Atletico Madrid|ATL,ATMA|Atletico de Madrid,Atletico,Club Atletico de Madrid,Atleti
 ATH|Athletic Bilbao|ATHB|Athletic Club
-RSO|Real Sociedad
+RSO|Real Sociedad||Real Sociedad de Futbol
 VIL|Villarreal
-BET|Real Betis||Betis
+BET|Real Betis||Betis,Real Betis Balompie
 SEV|Sevilla|SFC
 VAL|Valencia
 GIR|Girona
-CEL|Celta Vigo||Celta
-OSA|Osasuna
-INT|Inter|INTER|Inter Milan,Internazionale
+ESP|Espanyol|ESY|RCD Espanyol,RCD Espanyol de Barcelona
+GET|Getafe||Getafe CF
+MLL|Mallorca|MAL|RCD Mallorca
+RAY|Rayo Vallecano|RVM|Rayo
+ALA|Alaves|ALV|Deportivo Alaves
+CEL|Celta Vigo||Celta,Celta de Vigo,RC Celta de Vigo,RC Celta
+OSA|Osasuna||CA Osasuna
+INT|Inter|INTER|Inter Milan,Internazionale,Internazionale Milano,Inter Milano
 MIL|AC Milan|ACM|Milan
 JUV|Juventus
 NAP|Napoli|SSC Napoli
 ROM|Roma|ASR|AS Roma
-LAZ|Lazio
-ATA|Atalanta
-FIO|Fiorentina
-BOL|Bologna
-COM|Como
+LAZ|Lazio||SS Lazio
+TOR|Torino||Torino FC
+GEN|Genoa||Genoa CFC
+UDI|Udinese||Udinese Calcio
+ATA|Atalanta||Atalanta BC
+FIO|Fiorentina||ACF Fiorentina
+BOL|Bologna||Bologna FC 1909
+COM|Como||Como 1907
 BAY|Bayern Munich|FCB,BAYERN|Bayern,FC Bayern,Bayern Munchen
 DOR|Borussia Dortmund|BVB|Dortmund
-LEV|Bayer Leverkusen|B04|Leverkusen
+LEV|Bayer Leverkusen|B04|Leverkusen,Bayer 04 Leverkusen
+HOF|Hoffenheim|TSG|TSG Hoffenheim,TSG 1899 Hoffenheim
+SCF|Freiburg|FRE|SC Freiburg
+UNB|Union Berlin|FCU|1 FC Union Berlin,FC Union Berlin
+WOB|Wolfsburg||VfL Wolfsburg
+BMG|Borussia Monchengladbach|GLA|Monchengladbach,Gladbach,Borussia Mgladbach
+SVW|Werder Bremen|WER|SV Werder Bremen,Bremen
+M05|Mainz|MAI|Mainz 05,FSV Mainz 05,1 FSV Mainz 05
 RBL|RB Leipzig|LEI|Leipzig
 SGE|Eintracht Frankfurt|FRA,EIN|Frankfurt
 VFB|Stuttgart|STU|VfB Stuttgart
-PSG|Paris Saint-Germain|PSG|Paris SG,Paris Saint Germain
+PSG|Paris Saint-Germain|PSG|Paris SG,Paris Saint Germain,PSG
 MAR|Marseille|OM|Olympique de Marseille
-MON|Monaco|ASM|AS Monaco
+MON|Monaco|ASM|AS Monaco,AS Monaco FC
 LYO|Lyon|OL|Olympique Lyonnais
-LIL|Lille|LOSC
-BEN|Benfica|SLB
+NIC|Nice|OGCN|OGC Nice
+RCL|Lens|LENS|RC Lens
+REN|Rennes|SRFC|Stade Rennais,Stade Rennais FC,Stade Rennais FC 1901
+STR|Strasbourg|RCSA|RC Strasbourg,RC Strasbourg Alsace
+LIL|Lille|LOSC|LOSC Lille,LOSC
+BEN|Benfica|SLB|Sport Lisboa e Benfica,SL Benfica
 POR|Porto|FCP|FC Porto
 SCP|Sporting CP|SPO|Sporting,Sporting Lisbon
 AJA|Ajax|AJX
 PSV|PSV Eindhoven||PSV
 FEY|Feyenoord
 CELT|Celtic
-BRU|Club Brugge|CLUB
-GAL|Galatasaray|GS
+BRU|Club Brugge|CLUB|Club Brugge KV
+GAL|Galatasaray|GS|Galatasaray SK
 MIAI|Inter Miami|MIA|Inter Miami CF
 LAG|LA Galaxy||Los Angeles Galaxy
 LAFC|Los Angeles FC|LAF|LAFC

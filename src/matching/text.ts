@@ -201,10 +201,18 @@ export function findMonth(t: string, allowBare: boolean): { y: number | undefine
   return undefined;
 }
 
-/** The first 4-digit year (2000s) in folded text. A season "2025-26" gives its end year. */
+/**
+ * The first 4-digit year (2000s) in folded text. A season "2025-26", "2025-2026" or "2025/26" gives
+ * its end year: venues write one season all three ways and must land on the same year.
+ */
 export function findYear(t: string): number | undefined {
-  const s = /\b(20\d{2})-(\d{2})\b(?!-)/.exec(t);
-  if (s) return 2000 + Number(s[2]);
+  const s = /\b(20\d{2})[-/](20\d{2}|\d{2})\b(?!-)/.exec(t);
+  if (s) {
+    const end = s[2]!.length === 4 ? Number(s[2]) : 2000 + Number(s[2]);
+    // Only consecutive years are a season; "2025-2027" is a span, read as its first year.
+    if (end === Number(s[1]) + 1) return end;
+    return Number(s[1]);
+  }
   const y = YEAR.exec(t);
   return y ? Number(y[1]) : undefined;
 }

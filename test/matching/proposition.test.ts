@@ -678,9 +678,11 @@ describe('extractProposition on phrasing variants (constructed from the venues\u
   });
 
   it('separates primaries and first rounds from the election', () => {
+    // A party's primary for a state office picks its nominee: a nomination, not the election.
     expect(extractProposition(P('Will Ken Paxton win the Texas Republican Senate primary?'))).toMatchObject({
+      kind: 'nomination',
       office: 'senate_tx',
-      stage: 'primary',
+      stage: null,
       party: 'rep',
     });
     expect(extractProposition(P('Will Ken Paxton win the 2026 Texas Senate election?'))).toMatchObject({ office: 'senate_tx', stage: null });
