@@ -39,15 +39,21 @@ export function registerVenueA(api: Api, ctx: ApiContext): void {
   const label = v.label;
   const state = ctx.state;
 
+  /**
+   * The market's series is in the series catalog (its title came from it): only then does the
+   * record carry category and tags, and only then can a category filter select it (spec 2.11). An
+   * event-level category alone does not count.
+   */
+  const inSeriesCatalog = (m: MarketRecord): boolean => m.seriesId !== undefined && m.seriesTitle !== undefined && m.category !== undefined;
+
   const seriesIndex = (): Map<string, Series> => {
     const out = new Map<string, Series>();
     for (const m of state.catalog.venue(label).values()) {
-      if (!m.seriesId || !m.category) continue; // only series the catalog knows (spec 2.11)
-      if (out.has(m.seriesId)) continue;
-      out.set(m.seriesId, {
-        ticker: m.seriesId,
+      if (!inSeriesCatalog(m) || out.has(m.seriesId!)) continue;
+      out.set(m.seriesId!, {
+        ticker: m.seriesId!,
         title: m.seriesTitle ?? null,
-        category: m.category,
+        category: m.category!,
         tags: m.tags ?? [],
         frequency: str(m.extra?.['frequency']) ?? null,
       });
@@ -65,14 +71,13 @@ export function registerVenueA(api: Api, ctx: ApiContext): void {
   const record = (m: MarketRecord, withRules: boolean): Record<string, unknown> => {
     const q = state.quotes.get(label, m.marketId);
     const x = m.extra ?? {};
-    const known = m.category !== undefined && m.seriesTitle !== undefined;
     const out: Record<string, unknown> = {
       ticker: nativeId(v, m.marketId),
       event_ticker: m.eventId ?? null,
       series_ticker: m.seriesId ?? null,
       title: m.title,
       subtitle: m.outcome ?? null,
-      ...(known ? { category: m.category, tags: m.tags ?? [] } : {}),
+      ...(inSeriesCatalog(m) ? { category: m.category, tags: m.tags ?? [] } : {}),
       status: m.status,
       result: m.result ?? null,
       settlement_value_dollars:
@@ -143,7 +148,7 @@ export function registerVenueA(api: Api, ctx: ApiContext): void {
       const passes = (m: MarketRecord): boolean =>
         (!statuses || statuses.includes(m.status)) &&
         (combos || m.extra?.['combo'] !== true) &&
-        (cat === undefined || m.category?.toLowerCase() === (cat as string).toLowerCase());
+        (cat === undefined || (inSeriesCatalog(m) && m.category!.toLowerCase() === (cat as string).toLowerCase()));
 
       if (q.created_since !== undefined) {
         const bad = (['tickers', 'event_ticker', 'series_ticker', 'min_close_ts', 'max_close_ts'] as const).filter((k) => q[k] !== undefined);

@@ -137,3 +137,33 @@ describe('slugs rename paths and parameters', () => {
     }
   });
 });
+
+describe('venue_a series catalog membership (spec 2.11)', () => {
+  it('a market whose series is not in the series catalog has no category and is excluded under a category filter, even when its event has one', async () => {
+    const own = await apiHarness();
+    load(own);
+    const venue = own.config.venues.find((v) => v.protocol === 'kalshi')!;
+    const t = Date.now();
+    own.apply({
+      type: 'market',
+      venue: venue.label,
+      marketId: 'KXNOSERIES-26-YES',
+      title: 'Will the unlisted series resolve Yes?',
+      status: 'active',
+      seriesId: 'KXNOSERIES',
+      eventId: 'KXNOSERIES-26',
+      category: 'Politics',
+      timestamp: t,
+      localTimestamp: t,
+    });
+    const all = await own.get('/venue_a/markets?tickers=KXNOSERIES-26-YES');
+    expect(all.body.markets).toHaveLength(1);
+    expect(all.body.markets[0]).not.toHaveProperty('category');
+    expect(all.body.markets[0]).not.toHaveProperty('tags');
+    const filtered = await own.get('/venue_a/markets?category=Politics&limit=1000');
+    expect(filtered.body.markets.map((m: { ticker: string }) => m.ticker)).toEqual(['KXELONMARS-99']);
+    const series = await own.get('/venue_a/series?category=Politics');
+    expect(series.body.series.map((x: { ticker: string }) => x.ticker)).toEqual(['KXELONMARS']);
+    await own.close();
+  });
+});
