@@ -124,7 +124,15 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
 
   const http = new HttpServer(log);
   const api = new Api(http, API_BASE, keys, quota, plans);
-  registerStatus(api, config, state, startedAt, 100, () => persistence.health());
+  registerStatus(
+    api,
+    config,
+    state,
+    startedAt,
+    100,
+    () => persistence.health(),
+    () => matching.lastMatchedPriceAt,
+  );
   const apiCtx = new ApiContext(config, state, persistence);
   registerDataRoutes(api, apiCtx);
   registerMatching(api, apiCtx, matching);

@@ -26,7 +26,12 @@ export class MatchingService implements GroupSource {
   private byKey = new Map<string, number>();
   private signatures = new Map<number, string>();
   private pending = false;
-  private readonly sub: Subscription;
+  private readonly subs: Subscription[];
+  /**
+   * Newest price update (ms) of a market in a cross-venue group: with the last catalog refresh it
+   * makes /status last_updated (spec 4.1), which speaks of matched-market prices, not any market's.
+   */
+  lastMatchedPriceAt = 0;
   /** Group ids whose membership or fields changed in the last re-index. */
   readonly changes$ = new Subject<readonly number[]>();
   version = 0;
@@ -49,10 +54,15 @@ export class MatchingService implements GroupSource {
     });
     for (const m of state.catalog.all()) this.upsert(m);
     this.reindex();
-    this.sub = state.catalog.changes$.subscribe((c) => {
-      this.upsert(c.market);
-      this.schedule();
-    });
+    this.subs = [
+      state.catalog.changes$.subscribe((c) => {
+        this.upsert(c.market);
+        this.schedule();
+      }),
+      state.quotes.changes$.subscribe((q) => {
+        if (q.updatedAt > this.lastMatchedPriceAt && this.byKey.has(`${q.venue}:${q.marketId}`)) this.lastMatchedPriceAt = q.updatedAt;
+      }),
+    ];
   }
 
   private upsert(m: MarketRecord): void {
@@ -91,7 +101,13 @@ export class MatchingService implements GroupSource {
       if (new Set(g.members.map((m) => m.platform)).size < 2) continue;
       const served: ServedGroup = { ...g, eventKey: this.eventKey(g), category: this.categoryOf(g) };
       byId.set(g.group_id, served);
-      for (const m of g.members) byKey.set(m.key, g.group_id);
+      for (const m of g.members) {
+        byKey.set(m.key, g.group_id);
+        // A market that joins a group (or every one, at start) brings the age of its current price.
+        const i = m.key.indexOf(':');
+        const at = this.state.quotes.get(m.key.slice(0, i), m.key.slice(i + 1))?.updatedAt ?? 0;
+        if (at > this.lastMatchedPriceAt) this.lastMatchedPriceAt = at;
+      }
       signatures.set(
         g.group_id,
         g.members
@@ -185,7 +201,7 @@ export class MatchingService implements GroupSource {
   }
 
   close(): void {
-    this.sub.unsubscribe();
+    for (const s of this.subs) s.unsubscribe();
     this.log?.debug('matching service closed');
   }
 }

@@ -115,6 +115,37 @@ describe('matching groups', () => {
     expect(sp.event_id).toBe(ml.event_id);
   });
 
+  it('tracks the newest price update of a matched market only (/status last_updated, spec 4.1)', () => {
+    // Seeded at start from the grouped markets' current prices, not only from later changes.
+    expect(matching.lastMatchedPriceAt).toBe(T);
+    const later = T + 60_000;
+    h.apply({ type: 'quote', venue: 'venue_c', marketId: 'UNMATCHED-1', yesBid: 4000, yesAsk: 4200, timestamp: later, localTimestamp: later });
+    expect(matching.lastMatchedPriceAt).toBe(T);
+    const m = 'KXNFLGAME-26DEC09NESEA-NE';
+    h.apply({
+      type: 'book_snapshot',
+      venue: 'venue_a',
+      marketId: m,
+      instrument: m,
+      bids: [[4100, 10]],
+      asks: [[4300, 10]],
+      timestamp: later,
+      localTimestamp: later,
+    });
+    expect(matching.lastMatchedPriceAt).toBe(later);
+    // The book the other tests read.
+    h.apply({
+      type: 'book_snapshot',
+      venue: 'venue_a',
+      marketId: m,
+      instrument: m,
+      bids: [[4000, 100]],
+      asks: [[4300, 100]],
+      timestamp: later,
+      localTimestamp: later,
+    });
+  });
+
   it('keeps group ids across a restart', () => {
     const id = matching.groupIdOf('venue_a', 'KXNFLGAME-26DEC09NESEA-NE');
     const again = new MatchingService(h.state, new VenueDirectory(h.config), h.persistence.db('groups'));

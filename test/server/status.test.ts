@@ -39,6 +39,13 @@ describe('computeStatus (spec 4.1)', () => {
     expect(r.last_updated).toBe(new Date(NOW).toISOString());
   });
 
+  it('last_updated is the newer of the latest matched-market price and the last catalog refresh, not any quote', () => {
+    const s = stateWith(['venue_a', 'venue_b', 'venue_c', 'venue_d', 'venue_e']);
+    applyEvent(s, { type: 'quote', venue: 'venue_a', marketId: 'M1', yesBid: 4000, timestamp: NOW + 500, localTimestamp: NOW + 500 });
+    expect(computeStatus(config, s, NOW + 1000, NOW).last_updated).toBe(new Date(NOW).toISOString());
+    expect(computeStatus(config, s, NOW + 1000, NOW, NOW + 700).last_updated).toBe(new Date(NOW + 700).toISOString());
+  });
+
   it('is degraded at exactly half (not a strict majority)', () => {
     expect(computeStatus(config, stateWith(['venue_a', 'venue_b', 'venue_c', 'venue_d']), NOW + 1000, NOW).status).toBe('degraded');
   });

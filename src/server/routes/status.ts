@@ -49,7 +49,7 @@ export interface StatusRecord {
  * `freshness.catalogMaxAgeSec` (after a start-up grace of the same length); unknown (HTTP 503) when
  * nothing is known yet: no market in the catalog and no feed has reported.
  */
-export function computeStatus(config: Config, state: EngineState, now: number, startedAt: number): StatusRecord {
+export function computeStatus(config: Config, state: EngineState, now: number, startedAt: number, matchedPriceAt = 0): StatusRecord {
   const platforms: Record<string, PlatformStatus> = {};
   let withLive = 0;
   let catalogUnhealthy = false;
@@ -89,7 +89,8 @@ export function computeStatus(config: Config, state: EngineState, now: number, s
       last_interruption: h?.lastInterruption ? { kind: h.lastInterruption.kind, at: new Date(h.lastInterruption.at).toISOString() } : null,
     };
   }
-  const lastUpdated = Math.max(state.quotes.lastUpdate, lastCatalog);
+  // The newer of the latest matched-market price update and the last catalog refresh (spec 4.1).
+  const lastUpdated = Math.max(matchedPriceAt, lastCatalog);
   if (!anyReport && state.catalog.size === 0) return { status: 'unknown', platforms, last_updated: null };
   const majority = withLive * 2 > venues.length;
   return {
@@ -103,14 +104,22 @@ export function computeStatus(config: Config, state: EngineState, now: number, s
  * GET /api/v2/status (no key). The body is rebuilt at most every `cacheMs`: it changes with every
  * quote (last_updated), and rebuilding it per request would cost more than serving it.
  */
-export function registerStatus(api: Api, config: Config, state: EngineState, startedAt: number, cacheMs = 100, persistence?: () => PersistenceStatus): void {
+export function registerStatus(
+  api: Api,
+  config: Config,
+  state: EngineState,
+  startedAt: number,
+  cacheMs = 100,
+  persistence?: () => PersistenceStatus,
+  matchedPriceAt: () => number = () => 0,
+): void {
   let cached: Reply | undefined;
   let cachedAt = 0;
   api.route({
     path: '/status',
     summary: 'Service health and per-venue market counts',
     description:
-      'No key needed. ok when a strict majority of venues have live markets; degraded when that majority is lost or a catalog refresh is stale; HTTP 503 with status unknown when health cannot be determined. Per platform, feed_status is ok, degraded (books resyncing after a sequence gap, or malformed frames arriving; feed_issue says which) or down (disconnected, stalled or silent), with disconnects, gaps and malformed_frames since start. persistence: ok, or degraded when writes fail (full disk) or DATA_DIR was not writable at start (writable=false: serving from a temporary copy).',
+      'No key needed. ok when a strict majority of venues have live markets; degraded when that majority is lost or a catalog refresh is stale; HTTP 503 with status unknown when health cannot be determined. Per platform, feed_status is ok, degraded (books resyncing after a sequence gap, or malformed frames arriving; feed_issue says which) or down (disconnected, stalled or silent), with disconnects, gaps and malformed_frames since start. last_updated is the newer of the latest price update of a matched market (one in a cross-venue group) and the last successful catalog refresh; it does not mean every market has a current quote. persistence: ok, or degraded when writes fail (full disk) or DATA_DIR was not writable at start (writable=false: serving from a temporary copy).',
     tags: ['status'],
     auth: false,
     responseSchema: {
@@ -127,7 +136,7 @@ export function registerStatus(api: Api, config: Config, state: EngineState, sta
     handler: () => {
       const now = Date.now();
       if (!cached || now - cachedAt >= cacheMs) {
-        const s = computeStatus(config, state, now, startedAt);
+        const s = computeStatus(config, state, now, startedAt, matchedPriceAt());
         if (persistence) (s as { persistence?: PersistenceStatus }).persistence = persistence();
         cached = { status: s.status === 'unknown' ? 503 : 200, body: JSON.stringify(s) };
         cachedAt = now;
