@@ -212,7 +212,9 @@ export function registerHistory(api: Api, ctx: ApiContext): void {
       const open = ctx.state.candles.current(v.label, marketId);
       if (open && open.t >= tailFrom && open.t < to && (minutes.length === 0 || minutes[minutes.length - 1]!.t < open.t)) minutes.push(open);
       if (!known && minutes.length === 0 && !prefix?.json.length) return errorReply(404, 'not_found', `no ${v.slug} market "${marketId}"`);
-      const tail = (prefix ? Rollup.after(prefix.roll) : new Rollup(width)).addAll(minutes, tailFrom, to).finish(to);
+      // Closes carry forward up to the bucket holding now, never into the future: a `to` after now
+      // gets the candles there are, not made-up ones.
+      const tail = (prefix ? Rollup.after(prefix.roll) : new Rollup(width)).addAll(minutes, tailFrom, to).finish(Math.min(to, now + 1));
       const head = JSON.stringify({ platform: v.slug, market_id: marketId, interval, from: new Date(from).toISOString(), to: new Date(to).toISOString() });
       let rest = '';
       let sep = prefix?.json.length ? ',' : '';

@@ -128,6 +128,16 @@ describe('GET /prices/history (spec 4.8)', () => {
     expect(r5.body.candles.reduce((a: number, x: { volume: number }) => a + x.volume, 0)).toBe(300);
   });
 
+  it('carries closes up to now, never into a future `to`', async () => {
+    const from = new Date(T0).toISOString();
+    const to = new Date(Date.now() + 2 * 86_400_000).toISOString();
+    const r = await h.get(`/prices/history?platform=venue_a&market_id=KXA-1&interval=1h&from=${from}&to=${to}`);
+    expect(r.status).toBe(200);
+    const last = r.body.candles[r.body.candles.length - 1];
+    expect(last.t * 1000).toBeLessThanOrEqual(Date.now());
+    expect(last.t * 1000).toBeGreaterThan(Date.now() - 3_600_000);
+  });
+
   it('serves a long range from cached closed buckets, rebuilt when an old minute is written late', async () => {
     const H = 60 * MIN;
     const base = NOW - (NOW % H) - 40 * H;
