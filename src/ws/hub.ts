@@ -46,6 +46,23 @@ interface Conn {
 const enc = new TextDecoder();
 
 /**
+ * The accepted ids of a subscribe or unsubscribe, one confirmation per venue: each carries the
+ * native market_ids and its venue as a separate `source` field (spec 6 rule 1), and `sources` (one
+ * per id) as before. No accepted id still gets one confirmation, with an empty list and no source.
+ */
+function byVenue(accepted: readonly { id: string; v: VenueConfig }[]): { market_ids: string[]; source: string | null; sources: string[] }[] {
+  if (accepted.length === 0) return [{ market_ids: [], source: null, sources: [] }];
+  const out = new Map<string, { market_ids: string[]; source: string | null; sources: string[] }>();
+  for (const a of accepted) {
+    let part = out.get(a.v.slug);
+    if (!part) out.set(a.v.slug, (part = { market_ids: [], source: a.v.slug, sources: [] }));
+    part.market_ids.push(a.id);
+    part.sources.push(a.v.slug);
+  }
+  return [...out.values()];
+}
+
+/**
  * The WebSocket front: /api/v2/ws on the same uWS app. Fan-out is uWS pub/sub on topics
  * `<channel>:<venue slug>:<market id>`, each update serialized once and published once, whatever
  * the number of subscribers. A client that stops reading is moved, past `coalesceBytes` of
@@ -424,7 +441,7 @@ export class WsHub {
         type: 'warning',
         code: CODES.UNKNOWN_CHANNEL,
         channel: ch,
-        message: `unknown channel "${ch}"; channels: ${[...known, 'live_games', 'arb', 'ev'].join(', ')}`,
+        message: `unknown channel "${ch}"; channels: ${[...new Set([...known, 'live_games', 'arb', 'ev'])].join(', ')}`,
       });
     if (!known.includes(ch))
       return this.send(ws, { type: 'warning', code: CODES.UNKNOWN_CHANNEL, channel: ch, message: `channel "${ch}" is not served by this instance yet` });
@@ -472,7 +489,7 @@ export class WsHub {
           channel: ch,
           message: `the ${c.plan.name} plan allows ${cap} subscriptions per connection (${inUse} in use)`,
         });
-      this.send(ws, { type: 'subscribed', channel: ch, market_ids: accepted.map((a) => a.id), sources: accepted.map((a) => a.v.slug) });
+      for (const part of byVenue(accepted)) this.send(ws, { type: 'subscribed', channel: ch, ...part });
       for (const a of accepted) {
         const topic = `${ch}:${a.v.slug}:${a.id}`;
         this.sub(ws, c, topic, ch);
@@ -481,7 +498,7 @@ export class WsHub {
       }
     } else {
       for (const a of accepted) this.unsub(ws, c, `${ch}:${a.v.slug}:${a.id}`);
-      this.send(ws, { type: 'unsubscribed', channel: ch, market_ids: accepted.map((a) => a.id) });
+      for (const part of byVenue(accepted)) this.send(ws, { type: 'unsubscribed', channel: ch, ...part });
     }
     if (unknown.length)
       this.send(ws, {

@@ -138,7 +138,7 @@ describe('prices channel', () => {
     const c = await connect(keys['dev']);
     c.send({ type: 'subscribe', channel: 'prices', market_ids: ['venue_a:KXNFLGAME-26NOV23NESEA-SEA', 'KXNFLGAME-26NOV23NESEA', 'NOPE'] });
     const sub = await c.next((m) => m['type'] === 'subscribed');
-    expect(sub).toMatchObject({ channel: 'prices', market_ids: ['KXNFLGAME-26NOV23NESEA-SEA'], sources: ['venue_a'] });
+    expect(sub).toMatchObject({ channel: 'prices', market_ids: ['KXNFLGAME-26NOV23NESEA-SEA'], source: 'venue_a', sources: ['venue_a'] });
     const warn = await c.next((m) => m['code'] === 'UNKNOWN_ID');
     expect(warn).toMatchObject({ type: 'warning', market_ids: ['KXNFLGAME-26NOV23NESEA', 'NOPE'] });
     const snap = await c.next((m) => m['type'] === 'price_update');
@@ -176,6 +176,20 @@ describe('prices channel', () => {
     c.ws.close();
   });
 
+  it('confirms a subscription across venues once per venue, each with its native ids and source (spec 6 rule 1)', async () => {
+    const c = await connect(keys['dev']);
+    c.send({ type: 'subscribe', channel: 'prices', market_ids: ['venue_a:KXNFLGAME-26NOV23NESEA-SEA', 'venue_h:venue_h_987'] });
+    const first = await c.next((m) => m['type'] === 'subscribed');
+    const second = await c.next((m) => m['type'] === 'subscribed');
+    expect([first, second].map((m) => [m['source'], m['market_ids']]).sort()).toEqual([
+      ['venue_a', ['KXNFLGAME-26NOV23NESEA-SEA']],
+      ['venue_h', ['venue_h_987']],
+    ]);
+    c.send({ type: 'unsubscribe', channel: 'prices', market_ids: ['venue_h_987'] });
+    expect(await c.next((m) => m['type'] === 'unsubscribed')).toMatchObject({ market_ids: ['venue_h_987'], source: 'venue_h' });
+    c.ws.close();
+  });
+
   it('answers bad JSON, bad messages and unknown channels with codes, and keeps the connection', async () => {
     const c = await connect(keys['dev']);
     c.send('{nope');
@@ -183,7 +197,12 @@ describe('prices channel', () => {
     c.send({ type: 'subscribe', channel: 'prices', market_ids: 'x' });
     expect(await c.next((m) => m['code'] === 'BAD_REQUEST')).toMatchObject({ type: 'error' });
     c.send({ type: 'subscribe', channel: 'weather', market_ids: ['x'] });
-    expect(await c.next((m) => m['code'] === 'UNKNOWN_CHANNEL')).toMatchObject({ type: 'warning', channel: 'weather' });
+    const unknown = await c.next((m) => m['code'] === 'UNKNOWN_CHANNEL');
+    expect(unknown).toMatchObject({ type: 'warning', channel: 'weather' });
+    const listed = String(unknown['message'])
+      .replace(/.*channels: /, '')
+      .split(', ');
+    expect(listed).toEqual([...new Set(listed)]);
     c.send({ type: 'ping' });
     await c.next((m) => m['type'] === 'pong');
     c.ws.close();
