@@ -14,6 +14,7 @@ import { SignalEngine } from './signals/engine.js';
 import { WalletLedger } from './signals/wallets.js';
 import { VenueDirectory } from './api/venues.js';
 import { WsHub } from './ws/hub.js';
+import { wsPathItem } from './ws/protocol.js';
 import { KeyStore } from './access/keys.js';
 import { loadPlans } from './access/plans.js';
 import { QuotaLedger } from './access/quota.js';
@@ -140,6 +141,14 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
   registerAlerts(api, apiCtx, ledger, alerts);
   registerVenueB(api, apiCtx, ledger);
   const ws = new WsHub(http, `${API_BASE}/ws`, state, directory, keys, plans, log);
+  const catalogVenue = directory.withCapability('catalog');
+  api.document(
+    '/ws',
+    wsPathItem(
+      `${catalogVenue?.slug ?? 'venue_a'}_prices`,
+      Object.values(plans).map((p) => `${p.name}: ${p.ws.connections} connections per key, ${p.ws.subscriptions} subscriptions per connection`),
+    ),
+  );
   ws.attachSignals(signals);
   ws.attachGames({
     eventOf: (venue, marketId) => {

@@ -134,6 +134,21 @@ describe('crossbook service on the embedded default', () => {
     ])
       expect(paths, p).toContain(p);
     expect(paths.length).toBeGreaterThanOrEqual(30);
+    // The WebSocket protocol, written out where OpenAPI has no words for it.
+    const ws = (doc.paths['/ws'] as unknown as { get: { description: string; responses: Record<string, unknown> } }).get;
+    expect(Object.keys(ws.responses)).toEqual(expect.arrayContaining(['101', '401']));
+    for (const word of [
+      'price_update',
+      'UNKNOWN_ID',
+      'UNKNOWN_EVENT_ID',
+      'UNKNOWN_CHANNEL',
+      'venue_a_prices',
+      'seq',
+      'epoch',
+      'COALESCED',
+      'free: 1 connections',
+    ])
+      expect(ws.description, word).toContain(word);
   });
 
   it('serves live arbitrage whose ROI recomputes from its legs, sizes and the fee schedules', async () => {

@@ -144,9 +144,17 @@ export class Api {
     return spec.handler(actx);
   }
 
+  /** Path items of routes served outside this router (the WebSocket), for the OpenAPI document. */
+  private readonly documented: Record<string, Record<string, unknown>> = {};
+
+  /** Adds the OpenAPI path item of a route another component serves (path relative to the base). */
+  document(path: string, item: Record<string, unknown>): void {
+    this.documented[path] = item;
+  }
+
   /** The OpenAPI 3.1 document of every declared route (spec 9: version 2.x). */
   openapi(serverUrl: string, version = '2.1.0'): Record<string, unknown> {
-    const paths: Record<string, Record<string, unknown>> = {};
+    const paths: Record<string, Record<string, unknown>> = { ...this.documented };
     for (const s of this.specs) {
       const params: unknown[] = [];
       for (const [name, description] of Object.entries(s.pathParams ?? {}))

@@ -44,3 +44,37 @@ export const CLOSE = {
   CONNECTION_LIMIT: 4029,
   SHUTDOWN: 1001,
 } as const;
+
+/**
+ * The OpenAPI path item of GET /ws: OpenAPI has no WebSocket messages, so the protocol is written
+ * out in the operation's description (the same as README "WebSocket"), with the upgrade's answers
+ * as responses. `ticker` is the `<venue_a slug>_prices` channel; `limits` lines name each plan's
+ * connection and subscription caps from config/plans.json.
+ */
+export function wsPathItem(ticker: string, limits: readonly string[]): Record<string, unknown> {
+  const description = [
+    'Upgrade to a WebSocket. The key goes in the X-API-Key header or the api_key query parameter; a missing, invalid or revoked key is refused at the upgrade with HTTP 401 and a JSON body naming the reason, too many connections for the key with 429. The first message is {"type":"welcome","epoch","plan","channels"}.',
+    '',
+    'Client messages (JSON text): {"type":"subscribe"|"unsubscribe","channel":C,"market_ids":[…]} where market_ids are native ids or platform:market_id (the prefix is stripped); live_games takes "event_ids" instead; arb and ev take match-group ids, or none (or ["*"]) for every group; ' +
+      `{"type":"subscribe","channel":"${ticker}","all":true} subscribes an Enterprise key to every market of the venue; {"type":"ping"} is answered with pong.`,
+    '',
+    `Channels: prices (price_update: native market_id, source = venue slug, yes_bid, yes_ask, no_bid, no_ask, last_price in cents 0–100, volume; a snapshot with "snapshot":true at once, then every change), orderbook (orderbook_update: yes/no bids and asks as [cents, size], no empty on yes-only venues), live_games (live_game price changes and trade messages of the games' matched markets), arb and ev (a group's opportunities, each leg with platform and source), ${ticker} (ticker: decimal-dollar strings yes_bid_dollars, yes_ask_dollars, price_dollars).`,
+    '',
+    'Server messages carry a type: subscribed / unsubscribed (one per venue of the request: the accepted native market_ids and their venue as source), price_update, orderbook_update, live_game, trade, ticker, arb, ev, warning and error (with a code), ready, pong. Every streamed message carries a per-topic seq, the process epoch and ts (server send time, ms since epoch): a seq gap or a new epoch means reconcile over REST (/prices/bulk).',
+    '',
+    'Codes: UNKNOWN_ID (warning: a market id the venues do not list, event tickers included), UNKNOWN_EVENT_ID (warning: live_games), UNKNOWN_CHANNEL (warning), BAD_JSON and BAD_REQUEST (error: not JSON / not a valid message), NOT_ENTITLED (error: the plan does not include the channel), SUBSCRIPTION_LIMIT (error), RATE_LIMITED (error: more than 20 subscribe/unsubscribe messages a second), FEED_INTERRUPTED (warning: the venue feed disconnected, stalled or lost sequence; prices may be stale), FEED_DEGRADED (warning: malformed frames dropped), FEED_READY (type ready: the feed is back; reconcile over REST), COALESCED (warning: you read slower than updates arrive and now get the latest per market).',
+    '',
+    `Backpressure and limits: a client that keeps not reading is closed with code ${CLOSE.BACKPRESSURE} and a reason; pings are sent automatically and an idle connection closes after 120 s; on shutdown the close code is ${CLOSE.SHUTDOWN}. Per plan: ${limits.join('; ')} (0 = unlimited).`,
+  ].join('\n');
+  const err = { description: 'Refused at the upgrade', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+  return {
+    get: {
+      summary: 'WebSocket stream: prices, order books, live games, arbitrage and EV',
+      description,
+      tags: ['websocket'],
+      operationId: 'ws',
+      security: [{ ApiKeyHeader: [] }, { ApiKeyQuery: [] }],
+      responses: { 101: { description: 'Switching Protocols: the WebSocket is open' }, 401: err, 429: err },
+    },
+  };
+}
