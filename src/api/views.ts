@@ -53,12 +53,16 @@ export function nativeId(v: VenueConfig, marketId: string): string {
 }
 
 /**
- * ticker_name (spec 2.3): the venue's own market id for prefixed venues (venue_g, venue_h: the
- * API id carries the slug prefix), else the venue's human-readable key: the market slug where the
- * venue has one (Polymarket), otherwise the ticker/id.
+ * ticker_name (spec 2.2, 2.3): for prefixed venues (venue_g, venue_h: the API id carries the slug
+ * prefix) the venue's own market id: on venue_h the market the outcome belongs to (the API id is
+ * the outcome's), else the unprefixed id. Elsewhere the venue's human-readable key: the market slug
+ * where the venue has one (Polymarket), otherwise the ticker/id.
  */
 export function tickerName(v: VenueConfig, m: MarketRecord): string {
-  if (v.idPrefix) return nativeId(v, m.marketId);
+  if (v.idPrefix) {
+    const venueMarket = m.extra?.['venueMarketId'];
+    return typeof venueMarket === 'string' && venueMarket !== '' ? venueMarket : nativeId(v, m.marketId);
+  }
   const slug = m.extra?.['slug'];
   return typeof slug === 'string' && slug !== '' ? slug : m.marketId;
 }

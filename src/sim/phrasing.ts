@@ -1,6 +1,6 @@
 import type { Protocol, VenueConfig } from '../config/schema.js';
 import type { LeagueDef } from './data.js';
-import type { Rng } from './rng.js';
+import { digitsOf, type Rng } from './rng.js';
 import type { SimEvent, SimProposition, SimTeam } from './types.js';
 
 /**
@@ -744,7 +744,14 @@ function exchange(venue: VenueConfig, prop: SimProposition, meta: PropMeta, rng:
   const outcomeId = sportsOnly ? rng.digits(9) : `${venue.slug.slice(-1).toUpperCase()}-${rng.hex(10)}`;
   const eventId = `EV-${e.id}`;
   const base = { inverted: false, category: category(e), tags: [category(e)], tick: 100 };
-  const ids = (marketName: string): Record<string, string> => ({ event_id: eventId, outcome_id: outcomeId, market_name: marketName });
+  // On venue_h one venue market (a game's moneyline, one spread line, a championship) holds an
+  // outcome per side, each listed as its own market: both sides derive the same market id.
+  const ids = (marketName: string): Record<string, string> => ({
+    event_id: eventId,
+    outcome_id: outcomeId,
+    market_name: marketName,
+    ...(sportsOnly ? { market_id: digitsOf(`${venue.label}|${eventId}|${marketName}|${Math.abs(prop.line ?? 0)}`, 9) } : {}),
+  });
   if (lg && e.home && e.away) {
     if (lg.esports && sportsOnly === false) return undefined;
     const game = matchup(e, ' @ ', (t) => t.name);

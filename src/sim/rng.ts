@@ -48,3 +48,13 @@ export class Rng {
     return a;
   }
 }
+
+/**
+ * `n` digits determined by `key` alone (FNV-1a of the key seeds an Rng): an id that several
+ * listings derive alike, such as the venue market both teams' outcomes of a game belong to.
+ */
+export function digitsOf(key: string, n: number): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return new Rng(h >>> 0).digits(n);
+}

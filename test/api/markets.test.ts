@@ -46,7 +46,16 @@ beforeAll(async () => {
       [3400, 7],
     ],
   });
-  evs.push({ ...ev, venue: 'venue_h', type: 'market', marketId: 'venue_h_123456789', title: 'Seattle Seahawks', status: 'active', yesInstrument: '123456789' });
+  evs.push({
+    ...ev,
+    venue: 'venue_h',
+    type: 'market',
+    marketId: 'venue_h_123456789',
+    title: 'Seattle Seahawks',
+    status: 'active',
+    yesInstrument: '123456789',
+    extra: { marketName: 'Moneyline', venueMarketId: '900000001' },
+  });
   evs.push({ ...ev, venue: 'venue_h', type: 'book_snapshot', marketId: 'venue_h_123456789', instrument: '123456789', bids: [[5500, 10]], asks: [[5700, 10]] });
   h.apply(...evs);
 });
@@ -92,7 +101,8 @@ describe('GET /markets (spec 4.5)', () => {
     const m = (await h.get('/markets?platform=venue_b')).body.markets[0];
     expect(m).toMatchObject({ yes_bid: 42, yes_ask: 45, last_price: 45, ticker_name: 'will-bitcoin-reach-140k' });
     const hm = (await h.get('/markets?platform=venue_h')).body.markets[0];
-    expect(hm).toMatchObject({ market_id: 'venue_h_123456789', ticker_name: '123456789' });
+    // venue_h (spec 2.2): the API id is the outcome's, ticker_name the venue market it belongs to.
+    expect(hm).toMatchObject({ market_id: 'venue_h_123456789', ticker_name: '900000001' });
   });
 
   it('filters by status, category and q', async () => {

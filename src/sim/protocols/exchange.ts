@@ -85,6 +85,7 @@ export const serve: SimServerFactory = async (world: SimWorldApi, venue: VenueCo
 
   const marketOf = (l: SimListing): ExchangeMarket => ({
     id: l.id,
+    ...(l.ids['market_id'] ? { market_id: l.ids['market_id'] } : {}),
     name: l.title,
     market_name: l.ids['market_name'] ?? 'Winner',
     outcome: l.outcome ?? null,

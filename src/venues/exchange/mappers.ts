@@ -48,7 +48,7 @@ import { without, issue, upsertKey } from '../common/util.js';
  * - marketId = apiMarketId(venue, market id): `venue_h_<outcome id>` on venue_h, the bare id
  *   elsewhere. Book events carry `instrument` = the book key: the market id for YES, and on a
  *   two-sided venue `<market id>:no` for NO, with levels in that contract's own prices.
- * - MarketUpsert.extra = { live, league, futures, sport, eventState, marketName, startTime }, so
+ * - MarketUpsert.extra = { live, league, futures, sport, eventState, marketName, venueMarketId, startTime }, so
  *   fee rules that depend on the game (venue_h: none pre-game, 0.03 live, 0.06 NFL/NCAAF futures)
  *   can be applied; a `status` frame that changes the market's status or its event's state
  *   re-emits the market with the new values.
@@ -113,11 +113,11 @@ export function marketUpsert(
     yesInstrument: m.id,
     noInstrument: twoSided ? bookKey(m.id, 'no') : undefined,
     ...settlement(m.result),
-    extra: eventExtra(event, event.state, m.market_name),
+    extra: eventExtra(event, event.state, m.market_name, m.market_id ?? undefined),
   });
 }
 
-function eventExtra(event: ExchangeEventShell, state: EventState, marketName: string): Record<string, unknown> {
+function eventExtra(event: ExchangeEventShell, state: EventState, marketName: string, venueMarketId: string | undefined): Record<string, unknown> {
   return without({
     live: state === 'live',
     league: event.league ?? undefined,
@@ -125,6 +125,7 @@ function eventExtra(event: ExchangeEventShell, state: EventState, marketName: st
     sport: event.sport ?? undefined,
     eventState: state,
     marketName,
+    venueMarketId,
     startTime: Date.parse(event.start_time),
   });
 }

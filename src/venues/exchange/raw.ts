@@ -30,8 +30,10 @@ import { z } from 'zod';
  * ## REST (base `…/v1`)
  * - `GET /events[?state=scheduled|live|final]` → `{"events":[Event],"ts":ms}` where
  *   Event = `{id, name, sport|null, league|null, category, start_time, state, futures, markets:[Market]}`
- *   and Market = `{id, name, market_name, outcome|null, status, open_time, close_time|null,
- *   result|null, books:["yes"] | ["yes","no"], tags}`.
+ *   and Market = `{id, market_id?, name, market_name, outcome|null, status, open_time, close_time|null,
+ *   result|null, books:["yes"] | ["yes","no"], tags}`. `market_id` is the venue's own market the
+ *   outcome belongs to where one market holds several outcomes (venue_h: a game's moneyline holds
+ *   both teams; spec 2.2 returns it as ticker_name); absent where each market is its own.
  *   `state` is the event's: scheduled | live | final. `status` is the market's: pending | open |
  *   suspended | closed | settled; `result` is "yes" | "no" once known. `futures` marks season-long
  *   events (a championship) rather than one game.
@@ -87,6 +89,7 @@ const iso = z.iso.datetime({ offset: true });
 
 export const exchangeMarketSchema = z.object({
   id: z.string().min(1),
+  market_id: z.string().min(1).nullable().optional(),
   name: z.string().min(1),
   market_name: z.string(),
   outcome: z.string().nullable().optional(),

@@ -157,6 +157,15 @@ describe('exchange feed against the simulator', () => {
       });
       expect(books.markets.get(apiMarketId(venue, l.id))).not.toHaveProperty('noInstrument');
     }
+    // Both sides of a game's moneyline are outcomes of one venue market (spec 2.2: its id is ticker_name).
+    const moneyline = listings.filter(
+      (l) => l.ids['market_name'] === 'Moneyline' && l.event.id === listings.find((x) => x.ids['market_name'] === 'Moneyline')!.event.id,
+    );
+    expect(moneyline).toHaveLength(2);
+    const venueMarkets = moneyline.map((l) => books.markets.get(apiMarketId(venue, l.id))!.extra!['venueMarketId']);
+    expect(venueMarkets[0]).toMatch(/^\d{9}$/);
+    expect(venueMarkets[1]).toBe(venueMarkets[0]);
+    expect(moneyline.map((l) => l.id)).not.toContain(venueMarkets[0]);
 
     // A scheduled game starts: its markets come again with live = true.
     const game = listings

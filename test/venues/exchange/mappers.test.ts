@@ -34,6 +34,7 @@ const catalog = (state: 'scheduled' | 'live' | 'final' = 'scheduled'): Record<st
       markets: [
         {
           id: '123456789',
+          market_id: '900000001',
           name: 'Seattle Seahawks',
           market_name: 'Moneyline',
           outcome: 'Seattle Seahawks',
@@ -68,6 +69,7 @@ const extra = (eventState: string, marketName: string): Record<string, unknown> 
   sport: 'football',
   eventState,
   marketName,
+  ...(marketName === 'Moneyline' ? { venueMarketId: '900000001' } : {}),
   startTime: Date.parse(START),
 });
 
