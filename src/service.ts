@@ -65,7 +65,7 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
   const log = opts.log ?? rootLog;
   const startedAt = Date.now();
   const persistence = openPersistence(config.dataDir, log);
-  const state = new EngineState(config.venues);
+  const state = new EngineState(config.venues, { tradeCapacity: config.memory.recentTrades });
   const restored = persistence.load(state);
   persistence.attach(state);
   log.info({ dataDir: persistence.dir, ...restored }, 'state restored');

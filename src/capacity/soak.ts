@@ -13,6 +13,13 @@ export interface SoakOptions {
   readonly subscriptions: number;
   /** Steady REST rate, requests per second (autocannon overallRate over 4 connections). */
   readonly restRate: number;
+  /**
+   * The service's time- and count-bounded memory (minute volume buckets, kept 48 h; smart-wallet
+   * entries, 24 h; the recent-trade ring, 100,000) is scaled down to fill within the first quarter
+   * of the run, so that the second half, where the slope is judged, sees the steady state and any
+   * growth there is a leak, not a window filling. false keeps the service's own windows.
+   */
+  readonly scaledWindows: boolean;
   readonly outDir: string;
   readonly results: boolean;
   readonly command: string;
@@ -35,6 +42,11 @@ export interface SoakSample {
   readonly wsP99: number;
   readonly lost: number;
   readonly errors: number;
+}
+
+/** The scaled memory windows of a soak of `minutes`: a quarter of the run, at least a minute. */
+export function scaledWindowMs(minutes: number): number {
+  return Math.max(60_000, Math.round((minutes * 60_000) / 4));
 }
 
 /** Least-squares slope of y over x. */
@@ -64,7 +76,19 @@ export async function runSoak(o: SoakOptions): Promise<{ samples: SoakSample[]; 
   o.log(
     `soak: ${o.minutes} min, ${o.clients} WebSocket clients × ${o.subscriptions} subscriptions, REST ${o.restRate} req/s, simulator ${o.ticksPerSecond} ticks/s`,
   );
-  const target = await startTarget({ ticksPerSecond: o.ticksPerSecond });
+  const windowMs = scaledWindowMs(o.minutes);
+  const scaled: Record<string, string> = o.scaledWindows
+    ? {
+        CROSSBOOK__signals__wallets__volumeRetentionMs: String(windowMs),
+        CROSSBOOK__signals__wallets__smartFlowMs: String(windowMs),
+        CROSSBOOK__memory__recentTrades: '20000',
+      }
+    : {};
+  if (o.scaledWindows)
+    o.log(
+      `  windows scaled to fill in the first quarter: volume and smart flow ${windowMs / 60_000} min, 20,000 recent trades in memory (--production-windows keeps 48 h / 24 h / 100,000)`,
+    );
+  const target = await startTarget({ ticksPerSecond: o.ticksPerSecond, env: scaled });
   const load = new WsLoad(`${target.url.replace('http', 'ws')}/api/v2/ws`, target.key);
   const samples: SoakSample[] = [];
   try {
@@ -153,7 +177,7 @@ function writeSoakResults(samples: readonly SoakSample[], slopeMiB: number, anon
       {
         name: 'soak',
         title: 'Soak: the embedded default under steady load',
-        intro: `${o.minutes} minutes of the whole service (simulator at ${o.ticksPerSecond} ticks/s) with ${o.clients} WebSocket clients × ${o.subscriptions} subscriptions and REST at ${o.restRate} req/s (markets pages, 100-id bulk prices, status), sampled every ${o.sampleSeconds} s.`,
+        intro: `${o.minutes} minutes of the whole service (simulator at ${o.ticksPerSecond} ticks/s) with ${o.clients} WebSocket clients × ${o.subscriptions} subscriptions and REST at ${o.restRate} req/s (markets pages, 100-id bulk prices, status), sampled every ${o.sampleSeconds} s.${o.scaledWindows ? ` Memory bounded by time or count is scaled to fill within the first quarter (minute volume and smart-flow windows ${scaledWindowMs(o.minutes) / 60_000} min instead of 48 h and 24 h, 20,000 recent trades instead of 100,000), so the second half shows the steady state.` : ''}`,
         command: o.command,
         machine: m,
         sections: [

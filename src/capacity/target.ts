@@ -73,7 +73,13 @@ export interface Target {
   stop(): Promise<void>;
 }
 
-export async function startTarget(o: { ticksPerSecond: number; seed?: number; log?: (s: string) => void }): Promise<Target> {
+export async function startTarget(o: {
+  ticksPerSecond: number;
+  seed?: number;
+  log?: (s: string) => void;
+  /** Extra environment for the service (configuration overrides such as CROSSBOOK__memory__recentTrades). */
+  env?: Readonly<Record<string, string>>;
+}): Promise<Target> {
   const dataDir = mkdtempSync(join(tmpdir(), 'crossbook-bench-'));
   // BASE_URL is cleared: test runners (Vite) set it to '/', which the service would read as its public URL.
   const env = {
@@ -85,6 +91,7 @@ export async function startTarget(o: { ticksPerSecond: number; seed?: number; lo
     SIM_RATE: String(o.ticksPerSecond),
     SIM_SEED: String(o.seed ?? 20261122),
     LOG_LEVEL: 'warn',
+    ...o.env,
   };
   const child: ChildProcess = spawn(process.execPath, [cli(), 'serve'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const kill = (): void => void child.kill('SIGKILL');

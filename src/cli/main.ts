@@ -143,7 +143,8 @@ export function program(): Command {
     .option('--minutes <n>', 'how long (env SOAK_MINUTES)', process.env['SOAK_MINUTES'] ?? '30')
     .option('--out <dir>', 'report directory', 'bench-report')
     .option('--no-results', 'do not write bench/results/soak.json (BENCHMARKS.md)')
-    .action(async (o: { minutes: string; out: string; results: boolean }) => {
+    .option('--production-windows', "keep the service's 48 h / 24 h / 100,000-trade memory windows (they then fill for days, not within the run)")
+    .action(async (o: { minutes: string; out: string; results: boolean; productionWindows?: boolean }) => {
       const { runSoak } = await import('../capacity/soak.js');
       const minutes = Number(o.minutes);
       if (!(minutes > 0)) throw new Error(`--minutes must be a positive number, got "${o.minutes}"`);
@@ -154,6 +155,7 @@ export function program(): Command {
         clients: 200,
         subscriptions: 20,
         restRate: 200,
+        scaledWindows: o.productionWindows !== true,
         outDir: o.out,
         results: o.results,
         command: `crossbook soak --minutes ${minutes}`,

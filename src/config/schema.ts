@@ -128,6 +128,8 @@ export const appConfig = z
       })
       .strict(),
     persistence: z.object({ snapshotIntervalMs: z.number().int().min(100) }).strict(),
+    /** What is held in memory beyond current state (older trades are read from LMDB). */
+    memory: z.object({ recentTrades: z.number().int().min(1_000).max(10_000_000) }).strict(),
     api: z
       .object({
         /** /trades: window of an unfiltered request without start_time (spec 4.16 rule 2). */
@@ -153,6 +155,10 @@ export const appConfig = z
             fadeMinEntries: z.number().int().min(1),
             fadeMinMissRate: z.number().min(0).max(1),
             warmMinScored: z.number().int().min(0),
+            /** Minute volume buckets kept per token (venue_b volume endpoints read up to this far back). */
+            volumeRetentionMs: z.number().int().min(60_000),
+            /** Smart-wallet entries kept for Smart Activity. */
+            smartFlowMs: z.number().int().min(60_000),
           })
           .partial()
           .strict(),

@@ -40,6 +40,23 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ env: { CROSSBOOK__signals__alerts__smartMinUSD: '5' } })).toThrow(/smartMinUSD/);
   });
 
+  it('takes the memory windows (recent trades, minute volume, smart flow) from config, rejecting bad ones by name', () => {
+    const d = loadConfig({ env: {} });
+    expect(d.memory.recentTrades).toBe(100_000);
+    expect(d.signals?.wallets?.volumeRetentionMs).toBe(48 * 3_600_000);
+    expect(d.signals?.wallets?.smartFlowMs).toBe(24 * 3_600_000);
+    const c = loadConfig({
+      env: {
+        CROSSBOOK__memory__recentTrades: '20000',
+        CROSSBOOK__signals__wallets__volumeRetentionMs: '450000',
+        CROSSBOOK__signals__wallets__smartFlowMs: '450000',
+      },
+    });
+    expect([c.memory.recentTrades, c.signals?.wallets?.volumeRetentionMs, c.signals?.wallets?.smartFlowMs]).toEqual([20_000, 450_000, 450_000]);
+    expect(() => loadConfig({ env: { CROSSBOOK__memory__recentTrades: '10' } })).toThrow(/memory\.recentTrades/);
+    expect(() => loadConfig({ env: { CROSSBOOK__signals__wallets__smartFlowMs: '5' } })).toThrow(/signals\.wallets\.smartFlowMs/);
+  });
+
   it('reads an override file and reports unreadable or invalid files', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cb-cfg-'));
     const good = join(dir, 'good.json');
