@@ -141,7 +141,8 @@ export class RawWebSocket {
       const op = b0 & 0x0f;
       const fin = (b0 & 0x80) !== 0;
       if (op === 0x9) this.write(0xa, buf.subarray(start, end));
-      else if (op === 0x8) return this.fail(`closed by the server: ${len >= 2 ? `${buf.readUInt16BE(start)} ${buf.toString('utf8', start + 2, end)}` : 'no code'}`);
+      else if (op === 0x8)
+        return this.fail(`closed by the server: ${len >= 2 ? `${buf.readUInt16BE(start)} ${buf.toString('utf8', start + 2, end)}` : 'no code'}`);
       else if (op === 0x1 || op === 0x2 || op === 0x0) {
         if (fin && this.fragments.length === 0) this.onMessage(buf, start, end);
         else {

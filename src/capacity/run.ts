@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline';
 import type { Profile } from './profiles.js';
 import { capacityLine, machineInfo, writeReport, type BenchReport, type StepResult, type WsFigures } from './report.js';
 import { hasWrk, runAutocannon, runWrk, type RestResult } from './rest-load.js';
-import { projectRoot, startTarget, type Target } from './target.js';
+import { projectRoot, startTarget, stopOnSignal, type Target } from './target.js';
 import { quantile, WsLoad } from './ws-load.js';
 
 export interface RunOptions {
@@ -127,12 +127,11 @@ export async function runBench(o: RunOptions): Promise<BenchReport> {
   const target = await startTarget({ ticksPerSecond: p.ticksPerSecond, log: o.log });
   const load = new WsLoad(`${target.url.replace('http', 'ws')}/api/v2/ws`, target.key);
   let bare: Awaited<ReturnType<typeof startBare>> | undefined;
-  const onSig = (): void => {
+  const offSignal = stopOnSignal(async () => {
     load.close();
-    void bare?.stop();
-    void target.stop().then(() => process.exit(130));
-  };
-  process.once('SIGINT', onSig);
+    await bare?.stop();
+    await target.stop();
+  });
   const steps: StepResult[] = [];
   const baseline: { ws?: WsFigures & { rate: number }; rest?: RestResult & { bytes: number } } = {};
   try {
@@ -219,7 +218,7 @@ export async function runBench(o: RunOptions): Promise<BenchReport> {
       }
     }
   } finally {
-    process.off('SIGINT', onSig);
+    offSignal();
     load.close();
     await bare?.stop();
     await target.stop();

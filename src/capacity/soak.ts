@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { machineInfo } from './report.js';
-import { projectRoot, startTarget } from './target.js';
+import { projectRoot, startTarget, stopOnSignal } from './target.js';
 import { quantile, WsLoad } from './ws-load.js';
 
 export interface SoakOptions {
@@ -90,6 +90,11 @@ export async function runSoak(o: SoakOptions): Promise<{ samples: SoakSample[]; 
     );
   const target = await startTarget({ ticksPerSecond: o.ticksPerSecond, env: scaled });
   const load = new WsLoad(`${target.url.replace('http', 'ws')}/api/v2/ws`, target.key);
+  const offSignal = stopOnSignal(async () => {
+    load.close();
+    await target.stop();
+  });
+  o.log(`  service ${target.url} (pid ${target.pid})`);
   const samples: SoakSample[] = [];
   try {
     await new Promise((r) => setTimeout(r, 3000));
@@ -135,6 +140,7 @@ export async function runSoak(o: SoakOptions): Promise<{ samples: SoakSample[]; 
       );
     }
   } finally {
+    offSignal();
     load.close();
     await target.stop();
   }

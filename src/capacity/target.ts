@@ -62,6 +62,21 @@ export function metric(text: string, name: string): number {
   return found ? sum : NaN;
 }
 
+/**
+ * Runs `cleanup` (stop the service and load the run started) on SIGINT or SIGTERM, then exits 130.
+ * Node runs no 'exit' handlers when a signal ends the process, so without this a Ctrl-C left the
+ * service child running. Returns the function that removes the handlers (call it in `finally`).
+ */
+export function stopOnSignal(cleanup: () => Promise<unknown>): () => void {
+  const on = (): void => void cleanup().finally(() => process.exit(130));
+  process.once('SIGINT', on);
+  process.once('SIGTERM', on);
+  return () => {
+    process.off('SIGINT', on);
+    process.off('SIGTERM', on);
+  };
+}
+
 /** A crossbook service started for a run: its own DATA_DIR, loopback, the simulator at `ticksPerSecond`. */
 export interface Target {
   readonly url: string;

@@ -126,3 +126,33 @@ describe('crossbook bench --profile smoke', () => {
     for (const pid of r.pids) expect(() => process.kill(pid, 0), `pid ${pid}`).toThrow(/ESRCH/);
   }, 90_000);
 });
+
+describe('crossbook soak interrupted', () => {
+  it('stops the service it started on Ctrl-C (SIGINT), not only on a normal exit', async () => {
+    const { spawn } = await import('node:child_process');
+    const { createInterface } = await import('node:readline');
+    const cli = join(__dirname, '../../bin/crossbook.js');
+    const child = spawn(process.execPath, [cli, 'soak', '--minutes', '1', '--no-results', '--out', tmp()], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const pid = await new Promise<number>((resolve, reject) => {
+      createInterface({ input: child.stdout! }).on('line', (l) => {
+        const m = /\(pid (\d+)\)/.exec(l);
+        if (m) resolve(Number(m[1]));
+      });
+      child.once('exit', (c) => reject(new Error(`soak exited (${c}) before starting its service`)));
+    });
+    const alive = (p: number): boolean => {
+      try {
+        process.kill(p, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    expect(alive(pid)).toBe(true);
+    const exited = new Promise<number | null>((r) => child.once('exit', r));
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    for (let i = 0; i < 50 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(alive(pid)).toBe(false);
+  }, 60_000);
+});
