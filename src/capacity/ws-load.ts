@@ -20,8 +20,10 @@ function digits(b: Buffer, at: number): number {
  * The WebSocket load generator: clients that each subscribe to a list of markets on a channel and
  * measure every update: delivery latency (receive time − the message's server `ts`), lost updates
  * (per-topic `seq` gaps) and throughput. Clients are {@link RawWebSocket}s and read only what they
- * need from each frame's bytes (indexOf on the frame, digits parsed in place), not JSON.parse, because the generator shares the machine
- * with the service it measures. Used by `crossbook bench`, `crossbook soak` and the fan-out bench.
+ * need from each frame's bytes (indexOf on the frame, digits parsed in place), not JSON.parse,
+ * because the generator shares the machine with the service it measures. Used by `crossbook
+ * bench`, `crossbook soak` and the fan-out bench. The key goes in `X-API-Key` (a bare baseline
+ * ignores it).
  */
 export class WsLoad {
   private readonly clients: RawWebSocket[] = [];
@@ -35,14 +37,10 @@ export class WsLoad {
   lastFailure = '';
   private n = 0;
 
-  /**
-   * @param headers extra upgrade headers; the key goes in `X-API-Key` (a bare baseline ignores it).
-   */
   constructor(
     private readonly wsUrl: string,
     private readonly key: string,
     private readonly channel = 'prices',
-    private readonly headers: Readonly<Record<string, string>> = {},
   ) {}
 
   get size(): number {
@@ -76,7 +74,7 @@ export class WsLoad {
       }, 15_000);
       const ws = new RawWebSocket(
         this.wsUrl,
-        { 'X-API-Key': this.key, ...this.headers },
+        { 'X-API-Key': this.key },
         (data, start, end) => {
           if (!subscribed) {
             if (data.toString('latin1', start, Math.min(end, start + 20)) === '{"type":"subscribed"') {

@@ -715,7 +715,7 @@ export class WsHub {
     this.latest.delete(topic);
   }
 
-  /** Topics whose latest message is kept for coalescing clients (for tests and /metrics). */
+  /** Topics whose latest message is kept for coalescing clients (tests check it returns to 0). */
   get retainedTopics(): number {
     return this.latest.size;
   }

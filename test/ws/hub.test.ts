@@ -308,8 +308,11 @@ describe('backpressure', () => {
     const closed = new Promise<{ code: number; reason: string }>((resolve) =>
       slow.ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
     );
+    // Nobody coalesces: no topic's latest message is kept (each publish is garbage at once).
+    expect(hub.retainedTopics).toBe(0);
     slow.ws.pause();
     let fastCount = 0;
+    let maxRetained = 0;
     fast.ws.on('message', () => fastCount++);
     // ~900-byte book messages; enough to fill the kernel buffers and both of our bounds
     for (let round = 0; round < 60; round++) {
@@ -326,7 +329,9 @@ describe('backpressure', () => {
         });
       }
       await new Promise((r) => setTimeout(r, 5));
+      maxRetained = Math.max(maxRetained, hub.retainedTopics);
     }
+    expect(maxRetained).toBe(1); // while it coalesced: its one topic's latest message, nothing else
     await vi.waitFor(() => expect(hub.dropped).toBeGreaterThanOrEqual(1), { timeout: 5000, interval: 50 });
     // The slow client learns why when it reads again: the close frame comes after its backlog.
     slow.ws.resume();
@@ -334,6 +339,7 @@ describe('backpressure', () => {
     expect(r).toMatchObject({ code: 4008, reason: expect.stringMatching(/backpressure/) });
     expect(slow.msgs.some((m) => m['code'] === 'COALESCED')).toBe(true);
     await vi.waitFor(() => expect(fastCount).toBeGreaterThanOrEqual(29_000), { timeout: 5000 });
+    expect(hub.retainedTopics).toBe(0); // the coalescing client is gone, and with it what was kept for it
     fast.ws.close();
   });
 });
