@@ -123,6 +123,8 @@ export const appConfig = z
         embedded: z.boolean(),
         seed: z.number().int(),
         ticksPerSecond: z.number().min(0).max(1_000_000),
+        /** Trades the simulator keeps per venue for its trade endpoints. */
+        tradeLog: z.number().int().min(100),
         host: z.string().min(1),
         basePort: z.number().int().min(0).max(65535),
       })

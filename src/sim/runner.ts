@@ -18,7 +18,13 @@ export interface RunningSim {
  * otherwise venue i listens on basePort + i (stable URLs for `crossbook sim` users).
  */
 export async function startSim(config: Config, opts: { start?: boolean; scale?: number } = {}): Promise<RunningSim> {
-  const world = createWorld({ seed: config.sim.seed, venues: config.venues, ticksPerSecond: config.sim.ticksPerSecond, scale: opts.scale });
+  const world = createWorld({
+    seed: config.sim.seed,
+    venues: config.venues,
+    ticksPerSecond: config.sim.ticksPerSecond,
+    scale: opts.scale,
+    tradeLog: config.sim.tradeLog,
+  });
   const servers = new Map<string, SimServer>();
   try {
     let i = 0;

@@ -34,6 +34,11 @@ export interface WorldOptions {
   readonly scale?: number;
   /** Book levels per side (default 8). */
   readonly depth?: number;
+  /**
+   * Trades kept per venue for the venues' trade endpoints (default 20,000): past it the oldest half
+   * is dropped, as a venue's API serves recent trades only.
+   */
+  readonly tradeLog?: number;
 }
 
 interface ListingState {
@@ -792,7 +797,8 @@ export class SimWorld implements SimWorldApi {
     l.openInterest += takerSide === 'yes' ? size / 2 : size / 3;
     const log = this.tradeLog.get(l.venue)!;
     log.push(t);
-    if (log.length > 20_000) log.splice(0, log.length - 10_000);
+    const cap = this.opts.tradeLog ?? 20_000;
+    if (log.length > cap) log.splice(0, log.length - Math.ceil(cap / 2));
     this.emit({ type: 'trade', trade: t });
   }
 
