@@ -22,7 +22,7 @@ import { createIngest, liveEndpoints, type Ingest } from '../pipelines/ingest.js
 import type { Config } from './config/schema.js';
 import { log as rootLog, type Logger } from './core/log.js';
 import { openPersistence, type Persistence } from './persist/store.js';
-import { HttpServer } from './server/http.js';
+import { errorReply, HttpServer } from './server/http.js';
 import { registerMetrics } from './server/routes/metrics.js';
 import { registerStatus } from './server/routes/status.js';
 import { startSim, type RunningSim } from './sim/runner.js';
@@ -141,6 +141,14 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
   registerAlerts(api, apiCtx, ledger, alerts);
   registerVenueB(api, apiCtx, ledger);
   const ws = new WsHub(http, `${API_BASE}/ws`, state, directory, keys, plans, log);
+  // A plain GET of the WebSocket path (no Upgrade header falls through uWS's ws route to the router):
+  // the access layer answers it like any route (401 without a good key), a keyed one learns to upgrade.
+  api.route({
+    path: '/ws',
+    summary: 'WebSocket stream (a plain GET answers 426)',
+    handler: () =>
+      errorReply(426, 'upgrade_required', `${API_BASE}/ws is a WebSocket endpoint: connect with a WebSocket client (Connection: Upgrade, Upgrade: websocket)`),
+  });
   const catalogVenue = directory.withCapability('catalog');
   api.document(
     '/ws',

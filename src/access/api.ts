@@ -154,7 +154,7 @@ export class Api {
 
   /** The OpenAPI 3.1 document of every declared route (spec 9: version 2.x). */
   openapi(serverUrl: string, version = '2.1.0'): Record<string, unknown> {
-    const paths: Record<string, Record<string, unknown>> = { ...this.documented };
+    const paths: Record<string, Record<string, unknown>> = {};
     for (const s of this.specs) {
       const params: unknown[] = [];
       for (const [name, description] of Object.entries(s.pathParams ?? {}))
@@ -194,6 +194,8 @@ export class Api {
         },
       };
     }
+    // A component's own path item wins over the router's (GET /ws: the upgrade, not the plain GET's 426).
+    Object.assign(paths, this.documented);
     const error = {
       type: 'object',
       required: ['error', 'success'],

@@ -45,6 +45,7 @@ const STATUS_TEXT: Record<number, string> = {
   413: '413 Payload Too Large',
   414: '414 URI Too Long',
   422: '422 Unprocessable Entity',
+  426: '426 Upgrade Required',
   429: '429 Too Many Requests',
   500: '500 Internal Server Error',
   503: '503 Service Unavailable',

@@ -74,7 +74,12 @@ export function wsPathItem(ticker: string, limits: readonly string[]): Record<st
       tags: ['websocket'],
       operationId: 'ws',
       security: [{ ApiKeyHeader: [] }, { ApiKeyQuery: [] }],
-      responses: { 101: { description: 'Switching Protocols: the WebSocket is open' }, 401: err, 429: err },
+      responses: {
+        101: { description: 'Switching Protocols: the WebSocket is open' },
+        401: err,
+        426: { ...err, description: 'A plain HTTP GET with a good key: upgrade to a WebSocket' },
+        429: err,
+      },
     },
   };
 }

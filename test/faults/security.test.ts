@@ -76,6 +76,10 @@ describe('security', () => {
     expect(open.sort()).toEqual(['{}', '{"x-api-key":"pmx_not_a_key"}', `{"x-api-key":"${revoked}"}`].map((h) => `/status ${h} → 200`).sort());
     expect((await fetch(`${base}/openapi.json`)).status).toBe(200); // fetched above without a key too
     expect((await fetch(`${base}/metrics`)).status).toBe(401);
+    // a plain GET of the WebSocket path with a good key is told to upgrade, not 404
+    const plain = await fetch(`${base}/ws`, { headers: { 'x-api-key': free } });
+    expect(plain.status).toBe(426);
+    expect(((await plain.json()) as { code: string }).code).toBe('upgrade_required');
     for (const q of ['', '?api_key=pmx_nope', `?api_key=${revoked}`]) {
       const status = await new Promise<number>((resolve) => {
         const ws = new WebSocket(`${base.replace('http', 'ws')}/ws${q}`);
