@@ -167,7 +167,7 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
     hasEvent: (id) => matching.hasGameEvent(id),
     isLive: (id) => matching.isGameLive(id, Date.now()),
   });
-  registerMetrics(api, { state, feeds: ingest.feeds, ws, persistence });
+  registerMetrics(api, { state, feeds: ingest.feeds, ws, persistence, ledger });
   const feedWarnings = ingest.events$.subscribe((ev) => {
     if (ev.type === 'feed') ws.onFeedEvent(ev);
   });

@@ -15,7 +15,8 @@ export interface SoakOptions {
   readonly restRate: number;
   /**
    * The service's time- and count-bounded memory (minute volume buckets, kept 48 h; smart-wallet
-   * entries, 24 h; the recent-trade ring, 100,000; the simulator's trade log, 20,000 a venue) is
+   * entries, 24 h; the recent-trade ring, 100,000; the simulator's trade log, 20,000 a venue;
+   * wallet positions, 500,000) is
    * scaled down to fill within the first quarter
    * of the run, so that the second half, where the slope is judged, sees the steady state and any
    * growth there is a leak, not a window filling. false keeps the service's own windows.
@@ -34,6 +35,8 @@ export interface SoakSample {
   readonly heapMiB: number;
   readonly heapTotalMiB: number;
   readonly externalMiB: number;
+  /** Wallet positions held (the ledger's bounded working set). */
+  readonly positions: number;
   readonly cpuPct: number;
   readonly lagP99Ms: number;
   readonly lagMaxMs: number;
@@ -84,11 +87,12 @@ export async function runSoak(o: SoakOptions): Promise<{ samples: SoakSample[]; 
         CROSSBOOK__signals__wallets__smartFlowMs: String(windowMs),
         CROSSBOOK__memory__recentTrades: '2000',
         CROSSBOOK__sim__tradeLog: '2000',
+        CROSSBOOK__signals__wallets__maxPositions: '5000',
       }
     : {};
   if (o.scaledWindows)
     o.log(
-      `  windows scaled to fill in the first quarter: volume and smart flow ${windowMs / 60_000} min, 2,000 recent trades in memory and 2,000 per venue in the simulator (--production-windows keeps 48 h / 24 h / 100,000 / 20,000)`,
+      `  windows scaled to fill in the first quarter: volume and smart flow ${windowMs / 60_000} min, 2,000 recent trades in memory and 2,000 per venue in the simulator, 5,000 wallet positions (--production-windows keeps 48 h / 24 h / 100,000 / 20,000 / 500,000)`,
     );
   const target = await startTarget({ ticksPerSecond: o.ticksPerSecond, env: scaled });
   const load = new WsLoad(`${target.url.replace('http', 'ws')}/api/v2/ws`, target.key);
@@ -107,7 +111,7 @@ export async function runSoak(o: SoakOptions): Promise<{ samples: SoakSample[]; 
     await load.grow(o.clients, (i) => Array.from({ length: o.subscriptions }, (_, k) => ids[(i * o.subscriptions + k) % ids.length]!));
     const paths = ['/api/v2/markets?limit=50', `/api/v2/prices/bulk?ids=${encodeURIComponent(ids.slice(0, 100).join(','))}`, '/api/v2/status'];
     await target.sample();
-    o.log('  min   RSS MiB  anon MiB  heap used/total MiB  ext MiB  CPU%  lag p99/max ms  REST req/s  REST p99  WS msgs/s  WS p99  lost  errors');
+    o.log('  min   RSS MiB  anon MiB  heap used/total MiB  ext MiB  positions  CPU%  lag p99/max ms  REST req/s  REST p99  WS msgs/s  WS p99  lost  errors');
     while (Date.now() - t0 < o.minutes * 60_000) {
       load.reset();
       const r = await autocannon({
@@ -126,6 +130,7 @@ export async function runSoak(o: SoakOptions): Promise<{ samples: SoakSample[]; 
         heapMiB: Math.round(s.heapMiB),
         heapTotalMiB: Math.round(s.heapTotalMiB),
         externalMiB: Math.round(s.externalMiB),
+        positions: s.walletPositions,
         cpuPct: Math.round(s.cpuPct),
         lagP99Ms: Math.round(s.lagP99Ms * 10) / 10,
         lagMaxMs: Math.round(s.lagMaxMs * 10) / 10,
@@ -138,7 +143,7 @@ export async function runSoak(o: SoakOptions): Promise<{ samples: SoakSample[]; 
       };
       samples.push(x);
       o.log(
-        `  ${x.minute.toFixed(1).padStart(4)}  ${String(x.rssMiB).padStart(7)}  ${String(x.rssAnonMiB).padStart(8)}  ${`${x.heapMiB}/${x.heapTotalMiB}`.padStart(19)}  ${String(x.externalMiB).padStart(7)}  ${String(x.cpuPct).padStart(4)}  ${`${x.lagP99Ms}/${x.lagMaxMs}`.padStart(14)}  ${String(x.restRps).padStart(10)}  ${String(x.restP99).padStart(8)}  ${String(x.wsPerSec).padStart(9)}  ${String(x.wsP99).padStart(6)}  ${String(x.lost).padStart(4)}  ${x.errors}`,
+        `  ${x.minute.toFixed(1).padStart(4)}  ${String(x.rssMiB).padStart(7)}  ${String(x.rssAnonMiB).padStart(8)}  ${`${x.heapMiB}/${x.heapTotalMiB}`.padStart(19)}  ${String(x.externalMiB).padStart(7)}  ${String(x.positions).padStart(9)}  ${String(x.cpuPct).padStart(4)}  ${`${x.lagP99Ms}/${x.lagMaxMs}`.padStart(14)}  ${String(x.restRps).padStart(10)}  ${String(x.restP99).padStart(8)}  ${String(x.wsPerSec).padStart(9)}  ${String(x.wsP99).padStart(6)}  ${String(x.lost).padStart(4)}  ${x.errors}`,
       );
     }
   } finally {
@@ -185,7 +190,7 @@ function writeSoakResults(samples: readonly SoakSample[], slopeMiB: number, anon
       {
         name: 'soak',
         title: 'Soak: the embedded default under steady load',
-        intro: `${o.minutes} minutes of the whole service (simulator at ${o.ticksPerSecond} ticks/s) with ${o.clients} WebSocket clients × ${o.subscriptions} subscriptions and REST at ${o.restRate} req/s (markets pages, 100-id bulk prices, status), sampled every ${o.sampleSeconds} s.${o.scaledWindows ? ` Memory bounded by time or count is scaled to fill within the first quarter (minute volume and smart-flow windows ${scaledWindowMs(o.minutes) / 60_000} min instead of 48 h and 24 h, 2,000 recent trades in memory instead of 100,000 and 2,000 per venue in the simulator instead of 20,000), so the second half shows the steady state. Wallet positions are not scaled: they grow with distinct (wallet, market, outcome) until every simulated wallet has traded every market.` : ''}`,
+        intro: `${o.minutes} minutes of the whole service (simulator at ${o.ticksPerSecond} ticks/s) with ${o.clients} WebSocket clients × ${o.subscriptions} subscriptions and REST at ${o.restRate} req/s (markets pages, 100-id bulk prices, status), sampled every ${o.sampleSeconds} s.${o.scaledWindows ? ` Memory bounded by time or count is scaled to fill within the first quarter (minute volume and smart-flow windows ${scaledWindowMs(o.minutes) / 60_000} min instead of 48 h and 24 h, 2,000 recent trades in memory instead of 100,000 and 2,000 per venue in the simulator instead of 20,000, 5,000 wallet positions instead of 500,000), so the second half shows the steady state.` : ''}`,
         command: o.command,
         machine: m,
         sections: [
@@ -196,6 +201,7 @@ function writeSoakResults(samples: readonly SoakSample[], slopeMiB: number, anon
               { key: 'rssAnonMiB', title: 'anon MiB' },
               { key: 'heapMiB', title: 'heap MiB' },
               { key: 'heapTotalMiB', title: 'heap total MiB' },
+              { key: 'positions', title: 'wallet positions' },
               { key: 'cpuPct', title: 'CPU %' },
               { key: 'lagP99Ms', title: 'loop lag p99 ms', digits: 1 },
               { key: 'restRps', title: 'REST req/s' },

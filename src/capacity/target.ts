@@ -31,6 +31,8 @@ export interface ProcessSample {
   readonly externalMiB: number;
   /** WebSocket messages published (once per topic, before fan-out) since the previous sample, per second. */
   readonly publishedPerSec: number;
+  /** Wallet positions the ledger holds (bounded by signals.wallets.maxPositions). */
+  readonly walletPositions: number;
 }
 
 const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
@@ -154,6 +156,7 @@ export async function startTarget(o: {
       heapTotalMiB: metric(text, 'nodejs_heap_size_total_bytes') / 1024 / 1024,
       externalMiB: metric(text, 'nodejs_external_memory_bytes') / 1024 / 1024,
       publishedPerSec: Number.isNaN(lastPublished) ? 0 : (published - lastPublished) / sec,
+      walletPositions: metric(text, 'crossbook_wallet_positions'),
     };
     lastCpu = cpu;
     lastAt = now;

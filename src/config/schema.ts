@@ -161,6 +161,8 @@ export const appConfig = z
             volumeRetentionMs: z.number().int().min(60_000),
             /** Smart-wallet entries kept for Smart Activity. */
             smartFlowMs: z.number().int().min(60_000),
+            /** Positions held in memory over all wallets; past it the least recently traded is evicted. */
+            maxPositions: z.number().int().min(1),
           })
           .partial()
           .strict(),

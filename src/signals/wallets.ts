@@ -85,8 +85,10 @@ export interface WalletRecord {
   realized: number;
   /** Cost basis of every open position, units × shares (for concentration). */
   openCost: number;
-  /** Market keys (`venue:marketId`) traded. */
+  /** Market keys (`venue:marketId`) traded whose positions the ledger still holds. */
   readonly markets: Set<string>;
+  /** Markets traded whose positions were evicted (markets_traded = markets.size + this). */
+  marketsEvicted?: number;
   /** Positions keyed `venue:marketId:outcome`. */
   readonly positions: Map<string, PositionRecord>;
   readonly entries: EntryStats;
@@ -222,6 +224,11 @@ export interface LedgerOptions {
   readonly volumeRetentionMs?: number;
   /** Smart-wallet entries kept for Smart Activity (default 24 h). */
   readonly smartFlowMs?: number;
+  /**
+   * Positions held in memory over all wallets (default 500,000, ~150 MB): past it the least
+   * recently traded position is evicted, its realized PnL staying in its wallet's totals.
+   */
+  readonly maxPositions?: number;
   /** Smart Activity is "warming" until this many entries were scored (default 200). */
   readonly warmMinScored?: number;
   /** Dirty wallet records are written this often (default 5 s; 0 = only on flush()/close()). */
@@ -328,6 +335,13 @@ export class WalletLedger {
   private readonly marketTokens = new Map<string, TokenVolume[]>();
   private readonly volumeVenues: ReadonlySet<VenueLabel>;
   private readonly dirty = new Set<string>();
+  /**
+   * Every held position, least recently traded first (a fill moves its position to the end): what
+   * `maxPositions` evicts from.
+   */
+  private readonly lru = new Map<PositionRecord, WalletRecord>();
+  /** Positions evicted over the process's life. */
+  evictedPositions = 0;
   private readonly pending = new Set<Promise<unknown>>();
   private subs: Subscription[] = [];
   private timers: NodeJS.Timeout[] = [];
@@ -357,6 +371,7 @@ export class WalletLedger {
       recentTrades: opts.recentTrades ?? 100,
       volumeRetentionMs: opts.volumeRetentionMs ?? 48 * 3_600_000,
       smartFlowMs: opts.smartFlowMs ?? 24 * 3_600_000,
+      maxPositions: opts.maxPositions ?? 500_000,
       warmMinScored: opts.warmMinScored ?? 200,
       flushMs: opts.flushMs ?? 5_000,
       advanceMs: opts.advanceMs ?? 1_000,
@@ -397,15 +412,20 @@ export class WalletLedger {
       this.firstTradeAt = meta.firstTradeAt;
     }
     let wallets = 0;
+    const held: [PositionRecord, WalletRecord][] = [];
     for (const { value } of this.db.getRange({ start: WALLET_START, end: WALLET_END })) {
       const w = fromStored(value as StoredWallet);
       this.wallets.set(w.address, w);
       for (const p of w.positions.values()) {
         this.addHolder(marketKey(p.venue, p.marketId), w.address);
         if (p.token && this.volumeVenues.has(p.venue)) this.tokenFor(p.venue, p.marketId, p.token, p.outcome);
+        held.push([p, w]);
       }
       wallets++;
     }
+    held.sort((a, b) => a[0].updatedAt - b[0].updatedAt);
+    for (const [p, w] of held) this.lru.set(p, w);
+    this.evict();
     for (const k of this.holders.keys()) {
       const m = this.state.catalog.byKey(k);
       if (m && isSettled(m)) this.settle(m);
@@ -594,6 +614,9 @@ export class WalletLedger {
     const pos = this.position(w, t.venue, t.marketId, d.outcome, t.timestamp);
     if (t.instrument && d.outcome === tokenOutcome(t)) pos.token = t.instrument;
     pos.updatedAt = t.timestamp;
+    this.lru.delete(pos);
+    this.lru.set(pos, w);
+    if (this.lru.size > this.o.maxPositions) this.evict(pos);
     let exit: ExitInfo | undefined;
     if (d.action === 'buy') {
       const other = w.positions.get(posKey(t.venue, t.marketId, opp(d.outcome)));
@@ -681,6 +704,42 @@ export class WalletLedger {
       this.addHolder(marketKey(venue, marketId), w.address);
     }
     return p;
+  }
+
+  /**
+   * Evicts the least recently traded positions past `maxPositions` (never `keep`, the one a fill
+   * is working on): an open one takes its cost basis out of the wallet's open cost; the wallet
+   * leaves the market's holders once it holds neither outcome there, and the market moves to
+   * its evicted-markets count. The wallet is marked dirty so LMDB forgets the position too.
+   */
+  private evict(keep?: PositionRecord): void {
+    while (this.lru.size > this.o.maxPositions) {
+      const [p, w] = this.lru.entries().next().value as [PositionRecord, WalletRecord];
+      if (p === keep) {
+        this.lru.delete(p);
+        this.lru.set(p, w);
+        continue;
+      }
+      this.lru.delete(p);
+      w.positions.delete(posKey(p.venue, p.marketId, p.outcome));
+      if (p.shares > 0) w.openCost = Math.max(0, w.openCost - p.cost);
+      if (!w.positions.has(posKey(p.venue, p.marketId, opp(p.outcome)))) {
+        const mk = marketKey(p.venue, p.marketId);
+        const hs = this.holders.get(mk);
+        if (hs) {
+          hs.delete(w.address);
+          if (hs.size === 0) this.holders.delete(mk);
+        }
+        if (w.markets.delete(mk)) w.marketsEvicted = (w.marketsEvicted ?? 0) + 1;
+      }
+      this.dirty.add(w.address);
+      this.evictedPositions++;
+    }
+  }
+
+  /** Positions the ledger holds over all wallets. */
+  get positionCount(): number {
+    return this.lru.size;
   }
 
   private addHolder(mk: string, address: string): void {

@@ -55,7 +55,7 @@ describe('capacity arithmetic', () => {
     ws: { clients, delivered: 1000, perSec: 100 * clients, p50: 1, p99: ok ? 5 : 50, max: 60, lost: 0, failed: 0 },
     rest: rps ? { client: 'autocannon', rps, p50: 1, p99: 5, max: 9, requests: rps * 10, errors: 0, clientCpuPct: 50 } : undefined,
     wrk: undefined,
-    service: { cpuPct, rssMiB: 200, rssAnonMiB: 150, heapTotalMiB: 100, externalMiB: 20, lagP99Ms: 2, lagMaxMs: 5, heapMiB: 80, publishedPerSec: 1000 },
+    service: { cpuPct, rssMiB: 200, rssAnonMiB: 150, heapTotalMiB: 100, externalMiB: 20, lagP99Ms: 2, lagMaxMs: 5, heapMiB: 80, publishedPerSec: 1000, walletPositions: 0 },
     harnessCpuPct: 40,
     ok,
     broken: ok ? [] : ['WebSocket p99 50 ms > 10'],

@@ -20,14 +20,18 @@ afterEach(async () => {
 const T0 = Date.UTC(2026, 2, 10, 12);
 const M = cond('a');
 
-function setup(opts: { persist?: string; now?: () => number } = {}) {
+function setup(opts: { persist?: string; now?: () => number; maxPositions?: number } = {}) {
   const state = new EngineState(venues);
   let persistence: Persistence | undefined;
   if (opts.persist) {
     persistence = new Persistence(opts.persist);
     persistence.attach(state);
   }
-  const ledger = new WalletLedger(state, persistence, { now: opts.now ?? (() => T0), advanceMs: 0 });
+  const ledger = new WalletLedger(state, persistence, {
+    now: opts.now ?? (() => T0),
+    advanceMs: 0,
+    ...(opts.maxPositions ? { maxPositions: opts.maxPositions } : {}),
+  });
   ledger.attach();
   cleanups.push(async () => {
     await ledger.close();
@@ -238,6 +242,60 @@ describe('WalletLedger volume and persistence', () => {
     expect(w1.realized).toBeCloseTo(expected, 6);
     for (const pos of w1.positions.values()) expect(pos).toMatchObject({ shares: 0, cost: 0, payout: pos.outcome === 'yes' ? 10_000 : 0 });
     expect(w1.openCost).toBe(0);
+  });
+
+  it('holds at most maxPositions positions: evicts the least recently traded, keeps wallet totals, and a reload agrees', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cb-wallets-'));
+    dirs.push(dir);
+    const now = Date.now();
+    const first = setup({ persist: dir, now: () => now, maxPositions: 3 });
+    const [M1, M2, M3, M4] = [cond('1'), cond('2'), cond('3'), cond('4')];
+    const A = addr('a');
+    const B = addr('b');
+    first.apply(market(M1, 1, now), market(M2, 2, now), market(M3, 3, now), market(M4, 4, now));
+    first.apply(
+      buy({ marketId: M1, n: 1, wallet: A, outcome: 'yes', cents: 40, size: 100, ts: now - 5_000 }),
+      buy({ marketId: M2, n: 2, wallet: A, outcome: 'yes', cents: 20, size: 50, ts: now - 4_000 }),
+      buy({ marketId: M3, n: 3, wallet: B, outcome: 'no', cents: 30, size: 10, ts: now - 3_000 }),
+      // A sells half of M1: realizes (60 − 40) × 50 = $10 and makes M1 the most recently traded
+      sell({ marketId: M1, n: 1, wallet: A, outcome: 'yes', cents: 60, size: 50, ts: now - 2_000 }),
+    );
+    const a = first.ledger.wallet(A)!;
+    expect(first.ledger.positionCount).toBe(3);
+    expect(a.openCost).toBe(40 * 100 * 50 + 20 * 100 * 50);
+    // a fourth position evicts the least recently traded one: A's M2 (open, $10 of cost)
+    first.apply(buy({ marketId: M4, n: 4, wallet: B, outcome: 'yes', cents: 70, size: 10, ts: now - 1_000 }));
+    expect(first.ledger.positionCount).toBe(3);
+    expect(first.ledger.evictedPositions).toBe(1);
+    expect([...a.positions.keys()]).toEqual([`${VB}:${M1}:yes`]);
+    expect(a.realized).toBe(20 * 100 * 50); // the realized PnL stays in the wallet's totals
+    expect(a.openCost).toBe(40 * 100 * 50); // the evicted position's cost left the open cost
+    expect(first.ledger.holdersOf(VB, M2)).toEqual([]);
+    expect(first.ledger.holdersOf(VB, M1).map((w) => w.address)).toEqual([A.toLowerCase()]);
+    expect(a.markets.size + (a.marketsEvicted ?? 0)).toBe(2); // markets traded still counts M2
+    // the newest position is never the one evicted, even past the cap by one trade's two sides
+    first.apply(buy({ marketId: M2, n: 2, wallet: addr('c'), maker: addr('d'), outcome: 'yes', cents: 25, size: 5, ts: now }));
+    expect(first.ledger.positionCount).toBe(3);
+    expect(first.ledger.positionOf(first.ledger.wallet(addr('c'))!, VB, M2, 'yes')?.shares).toBe(5);
+    expect(first.ledger.positionOf(first.ledger.wallet(addr('d'))!, VB, M2, 'no')?.shares).toBe(5);
+    const before = [...first.ledger.allWallets()].map((w) => JSON.stringify(view(w)) + w.openCost).sort();
+    for (const c of cleanups.splice(0).reverse()) await c();
+
+    // LMDB forgot the evicted positions too: a reload holds the same, and a smaller cap evicts oldest first
+    const state = new EngineState(venues);
+    const p = new Persistence(dir);
+    p.load(state);
+    const ledger = new WalletLedger(state, p, { now: () => now, maxPositions: 3 });
+    cleanups.push(async () => {
+      await ledger.close();
+      await p.close();
+    });
+    ledger.load();
+    expect([...ledger.allWallets()].map((w) => JSON.stringify(view(w)) + w.openCost).sort()).toEqual(before);
+    const small = new WalletLedger(state, p, { now: () => now, maxPositions: 2 });
+    small.load();
+    expect(small.positionCount).toBe(2);
+    expect(small.holdersOf(VB, M4)).toEqual([]); // B's M4 (now − 1 s) was the oldest left
   });
 
   it('scores due entries and writes dirty records on its own timers once attached', async () => {

@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { Api } from '../../access/api.js';
 import type { Persistence } from '../../persist/store.js';
+import type { WalletLedger } from '../../signals/wallets.js';
 import type { EngineState } from '../../state/engine.js';
 import type { VenueFeed } from '../../venues/protocol.js';
 import type { WsHub } from '../../ws/hub.js';
@@ -10,6 +11,7 @@ export interface MetricsSources {
   readonly feeds: readonly VenueFeed[];
   readonly ws: WsHub;
   readonly persistence: Persistence;
+  readonly ledger?: WalletLedger;
 }
 
 /**
@@ -47,6 +49,25 @@ export function registerMetrics(api: Api, src: MetricsSources): Registry {
       this.set(src.ws.connections());
     },
   });
+  const ledger = src.ledger;
+  if (ledger) {
+    new Gauge({
+      name: 'crossbook_wallets',
+      help: 'Wallets the wallet ledger tracks',
+      registers,
+      collect() {
+        this.set(ledger.walletCount);
+      },
+    });
+    new Gauge({
+      name: 'crossbook_wallet_positions',
+      help: 'Wallet positions held in memory (bounded by signals.wallets.maxPositions)',
+      registers,
+      collect() {
+        this.set(ledger.positionCount);
+      },
+    });
+  }
   const counter = (name: string, help: string, read: () => number): void => {
     let last = 0;
     new Counter({
@@ -62,6 +83,7 @@ export function registerMetrics(api: Api, src: MetricsSources): Registry {
   };
   counter('crossbook_ws_published_total', 'WebSocket messages published (once per topic, before fan-out)', () => src.ws.published);
   counter('crossbook_ws_dropped_clients_total', 'WebSocket clients disconnected for backpressure', () => src.ws.dropped);
+  if (ledger) counter('crossbook_wallet_positions_evicted_total', 'Wallet positions evicted past signals.wallets.maxPositions', () => ledger.evictedPositions);
   counter('crossbook_persistence_write_errors_total', 'Failed LMDB writes (full disk, read-only DATA_DIR)', () => src.persistence.writeErrors);
   const perVenue = (name: string, help: string, read: (f: VenueFeed) => number): void => {
     const last = new Map<string, number>();
