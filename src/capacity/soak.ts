@@ -16,7 +16,7 @@ export interface SoakOptions {
   /**
    * The service's time- and count-bounded memory (minute volume buckets, kept 48 h; smart-wallet
    * entries, 24 h; the recent-trade ring, 100,000; the simulator's trade log, 20,000 a venue;
-   * wallet positions, 500,000) is
+   * wallet positions, 200,000) is
    * scaled down to fill within the first quarter
    * of the run, so that the second half, where the slope is judged, sees the steady state and any
    * growth there is a leak, not a window filling. false keeps the service's own windows.
@@ -92,7 +92,7 @@ export async function runSoak(o: SoakOptions): Promise<{ samples: SoakSample[]; 
     : {};
   if (o.scaledWindows)
     o.log(
-      `  windows scaled to fill in the first quarter: volume and smart flow ${windowMs / 60_000} min, 2,000 recent trades in memory and 2,000 per venue in the simulator, 5,000 wallet positions (--production-windows keeps 48 h / 24 h / 100,000 / 20,000 / 500,000)`,
+      `  windows scaled to fill in the first quarter: volume and smart flow ${windowMs / 60_000} min, 2,000 recent trades in memory and 2,000 per venue in the simulator, 5,000 wallet positions (--production-windows keeps 48 h / 24 h / 100,000 / 20,000 / 200,000)`,
     );
   const target = await startTarget({ ticksPerSecond: o.ticksPerSecond, env: scaled });
   const load = new WsLoad(`${target.url.replace('http', 'ws')}/api/v2/ws`, target.key);
@@ -190,7 +190,7 @@ function writeSoakResults(samples: readonly SoakSample[], slopeMiB: number, anon
       {
         name: 'soak',
         title: 'Soak: the embedded default under steady load',
-        intro: `${o.minutes} minutes of the whole service (simulator at ${o.ticksPerSecond} ticks/s) with ${o.clients} WebSocket clients × ${o.subscriptions} subscriptions and REST at ${o.restRate} req/s (markets pages, 100-id bulk prices, status), sampled every ${o.sampleSeconds} s.${o.scaledWindows ? ` Memory bounded by time or count is scaled to fill within the first quarter (minute volume and smart-flow windows ${scaledWindowMs(o.minutes) / 60_000} min instead of 48 h and 24 h, 2,000 recent trades in memory instead of 100,000 and 2,000 per venue in the simulator instead of 20,000, 5,000 wallet positions instead of 500,000), so the second half shows the steady state.` : ''}`,
+        intro: `${o.minutes} minutes of the whole service (simulator at ${o.ticksPerSecond} ticks/s) with ${o.clients} WebSocket clients × ${o.subscriptions} subscriptions and REST at ${o.restRate} req/s (markets pages, 100-id bulk prices, status), sampled every ${o.sampleSeconds} s.${o.scaledWindows ? ` Memory bounded by time or count is scaled to fill within the first quarter (minute volume and smart-flow windows ${scaledWindowMs(o.minutes) / 60_000} min instead of 48 h and 24 h, 2,000 recent trades in memory instead of 100,000 and 2,000 per venue in the simulator instead of 20,000, 5,000 wallet positions instead of 200,000), so the second half shows the steady state.` : ''}`,
         command: o.command,
         machine: m,
         sections: [

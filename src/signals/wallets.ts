@@ -225,7 +225,7 @@ export interface LedgerOptions {
   /** Smart-wallet entries kept for Smart Activity (default 24 h). */
   readonly smartFlowMs?: number;
   /**
-   * Positions held in memory over all wallets (default 500,000, ~150 MB): past it the least
+   * Positions held in memory over all wallets (default 200,000; about 600 bytes each with its holder and market entries, ~120 MB): past it the least
    * recently traded position is evicted, its realized PnL staying in its wallet's totals.
    */
   readonly maxPositions?: number;
@@ -371,7 +371,7 @@ export class WalletLedger {
       recentTrades: opts.recentTrades ?? 100,
       volumeRetentionMs: opts.volumeRetentionMs ?? 48 * 3_600_000,
       smartFlowMs: opts.smartFlowMs ?? 24 * 3_600_000,
-      maxPositions: opts.maxPositions ?? 500_000,
+      maxPositions: opts.maxPositions ?? 200_000,
       warmMinScored: opts.warmMinScored ?? 200,
       flushMs: opts.flushMs ?? 5_000,
       advanceMs: opts.advanceMs ?? 1_000,
