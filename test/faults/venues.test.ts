@@ -118,7 +118,10 @@ describe('venue faults on the running service', () => {
   const cases: { name: string; fault: SimFault; during?: (p: Platform) => boolean; warn: string; kind?: RegExp }[] = [
     { name: 'sequence gap', fault: { kind: 'gap' }, warn: 'FEED_INTERRUPTED', kind: /^gap$/ },
     { name: 'malformed and truncated frames', fault: { kind: 'malformed', count: 8 }, during: (p) => p.feed_status === 'degraded', warn: 'FEED_DEGRADED', kind: /^(malformed|gap)$/ },
-    { name: 'stall without close', fault: { kind: 'stall', ms: 3000 }, warn: 'FEED_INTERRUPTED', kind: /^stalled$/ },
+    // Silence is declared a stall after 2.5 heartbeats, checked once a heartbeat (1 s here): up to
+    // 3.5 s after the last pong. A 3 s stall could end first, unseen, and the case then read the
+    // previous case's interruption; 5 s is always seen.
+    { name: 'stall without close', fault: { kind: 'stall', ms: 5000 }, warn: 'FEED_INTERRUPTED', kind: /^stalled$/ },
     { name: 'disconnect', fault: { kind: 'disconnect' }, warn: 'FEED_INTERRUPTED', kind: /^disconnected$/ },
     { name: 'duplicate snapshots', fault: { kind: 'duplicate_snapshot' }, warn: '' },
     { name: 'out-of-order frames', fault: { kind: 'reorder' }, warn: 'FEED_INTERRUPTED', kind: /^gap$/ },
