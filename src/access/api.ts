@@ -43,6 +43,18 @@ interface Parsed<Q> {
   readonly error?: ParamError;
 }
 
+/**
+ * A market_id given as `platform:market_id` (the form /prices/bulk and the WebSocket take) with
+ * the same platform as the request's `platform` is read as the native id, on every route that
+ * takes both: no native id starts with its own venue's slug and a colon.
+ */
+function stripPlatformPrefix<Q>(q: Q): Q {
+  const r = q as { platform?: unknown; market_id?: unknown };
+  if (typeof r.platform === 'string' && typeof r.market_id === 'string' && r.market_id.startsWith(`${r.platform}:`))
+    r.market_id = r.market_id.slice(r.platform.length + 1);
+  return q;
+}
+
 const AUTH_MESSAGES = {
   missing: 'API key required: send it in the X-API-Key header (or the api_key query parameter)',
   invalid: 'invalid API key',
@@ -87,7 +99,7 @@ export class Api {
       const apiKey = raw['api_key'];
       delete raw['api_key'];
       try {
-        out = { apiKey, query: spec.query ? validate(spec.query, raw) : (undefined as Q) };
+        out = { apiKey, query: spec.query ? stripPlatformPrefix(validate(spec.query, raw)) : (undefined as Q) };
       } catch (e) {
         if (!(e instanceof ParamError)) throw e;
         out = { apiKey, error: e };

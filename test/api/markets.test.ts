@@ -169,6 +169,9 @@ describe('GET /prices/bulk (spec 4.9)', () => {
     expect(b).toMatchObject({ no_bid: 14.7, no_ask: 32.6 });
     const ob = (await h.get('/orderbook?platform=venue_a&market_id=KXTEST-26NOV22-T04')).body;
     expect(ob.no).toEqual({ bids: [{ price: 14.7, size: 2 }], asks: [{ price: 32.6, size: 1 }] });
+    // the platform:market_id form of /prices/bulk is read as the native id when the platform agrees
+    expect((await h.get('/orderbook?platform=venue_a&market_id=venue_a:KXTEST-26NOV22-T04')).body).toEqual(ob);
+    expect((await h.get('/orderbook?platform=venue_a&market_id=venue_b:KXTEST-26NOV22-T04')).status).toBe(404);
     const a = (await h.get('/venue_a/markets/KXTEST-26NOV22-T04')).body.market;
     expect(a).toMatchObject({ no_bid: 14.7, no_ask: 32.6 });
   });
