@@ -9,7 +9,7 @@ import { errorReply, jsonReply } from '../server/http.js';
 import type { MarketRecord } from '../state/catalog.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import { decodeCursor, encodeCursor, type ApiContext } from './context.js';
-import { cents, marketJson } from './views.js';
+import { cents, marketJson, noCents } from './views.js';
 
 const CLASSES = ['moneyline', 'spread', 'total', 'player_prop', 'other'] as const;
 type Cls = (typeof CLASSES)[number];
@@ -472,7 +472,7 @@ export function registerMatching(api: Api, ctx: ApiContext, matching: MatchingSe
         for (const [pr, s] of ga) asks.push({ price: toCents(pr), size: s, platform: v.slug, market_id: rec.marketId });
       }
       // NO levels complement in integer units (100 − 48.1 in floating point is 51.900000000000006).
-      const flip = (l: L): L => ({ ...l, price: toCents(PAYOUT - Math.round(l.price * UNITS_PER_CENT)) });
+      const flip = (l: L): L => ({ ...l, price: noCents(Math.round(l.price * UNITS_PER_CENT))! });
       bids.sort((a, b) => b.price - a.price);
       asks.sort((a, b) => a.price - b.price);
       return jsonReply({

@@ -95,7 +95,6 @@ export interface MarketJson {
  * NO price derived from the YES book is still the honest NO price of the contract, so it is shown.
  */
 export function marketJson(v: VenueConfig, m: MarketRecord, q: QuoteRecord | undefined, withRules = false): MarketJson {
-  const pr = quotePrices(v, q);
   const out: MarketJson = {
     platform: v.slug,
     market_id: m.marketId,
@@ -108,11 +107,7 @@ export function marketJson(v: VenueConfig, m: MarketRecord, q: QuoteRecord | und
     status: apiStatus(m),
     close_time: m.closeTime !== undefined ? new Date(m.closeTime).toISOString() : null,
     url: m.url ?? marketUrl(v, nativeId(v, m.marketId), m.extra) ?? null,
-    yes_bid: pr.yes_bid,
-    yes_ask: pr.yes_ask,
-    no_bid: pr.no_bid,
-    no_ask: pr.no_ask,
-    last_price: pr.last_price,
+    ...quotePrices(v, q),
     volume: q?.volume ?? m.volume ?? null,
     liquidity: q?.liquidity ?? m.liquidity ?? null,
     updated_at: q && q.updatedAt > 0 ? new Date(q.updatedAt).toISOString() : null,

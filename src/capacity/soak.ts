@@ -1,6 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { loadConfig } from '../config/load.js';
+import { DEFAULT_MAX_POSITIONS } from '../signals/wallets.js';
 import { machineInfo } from './report.js';
 import { projectRoot, startTarget, stopOnSignal } from './target.js';
 import { quantile, WsLoad } from './ws-load.js';
@@ -53,6 +55,22 @@ export function scaledWindowMs(minutes: number): number {
   return Math.max(60_000, Math.round((minutes * 60_000) / 4));
 }
 
+/** The count-bounded memory a soak scales down. */
+const SCALED_COUNTS = { recentTrades: 2_000, tradeLog: 2_000, maxPositions: 5_000 } as const;
+
+/** The same counts as the service would run with unscaled (config/default.json and the code's defaults). */
+function productionCounts(): { recentTrades: number; tradeLog: number; maxPositions: number } {
+  const c = loadConfig({ env: {} });
+  return { recentTrades: c.memory.recentTrades, tradeLog: c.sim.tradeLog, maxPositions: c.signals?.wallets?.maxPositions ?? DEFAULT_MAX_POSITIONS };
+}
+
+/** What a soak of `minutes` scales, for its log line and its report. */
+function scaledDescription(minutes: number): string {
+  const n = (x: number): string => x.toLocaleString('en-US');
+  const [s, d] = [SCALED_COUNTS, productionCounts()];
+  return `minute volume and smart-flow windows ${scaledWindowMs(minutes) / 60_000} min instead of 48 h and 24 h, ${n(s.recentTrades)} recent trades in memory instead of ${n(d.recentTrades)} and ${n(s.tradeLog)} per venue in the simulator instead of ${n(d.tradeLog)}, ${n(s.maxPositions)} wallet positions instead of ${n(d.maxPositions)}`;
+}
+
 /** Least-squares slope of y over x. */
 export function slope(xs: readonly number[], ys: readonly number[]): number {
   const n = xs.length;
@@ -85,15 +103,12 @@ export async function runSoak(o: SoakOptions): Promise<{ samples: SoakSample[]; 
     ? {
         CROSSBOOK__signals__wallets__volumeRetentionMs: String(windowMs),
         CROSSBOOK__signals__wallets__smartFlowMs: String(windowMs),
-        CROSSBOOK__memory__recentTrades: '2000',
-        CROSSBOOK__sim__tradeLog: '2000',
-        CROSSBOOK__signals__wallets__maxPositions: '5000',
+        CROSSBOOK__memory__recentTrades: String(SCALED_COUNTS.recentTrades),
+        CROSSBOOK__sim__tradeLog: String(SCALED_COUNTS.tradeLog),
+        CROSSBOOK__signals__wallets__maxPositions: String(SCALED_COUNTS.maxPositions),
       }
     : {};
-  if (o.scaledWindows)
-    o.log(
-      `  windows scaled to fill in the first quarter: volume and smart flow ${windowMs / 60_000} min, 2,000 recent trades in memory and 2,000 per venue in the simulator, 5,000 wallet positions (--production-windows keeps 48 h / 24 h / 100,000 / 20,000 / 200,000)`,
-    );
+  if (o.scaledWindows) o.log(`  scaled to fill in the first quarter (--production-windows keeps the defaults): ${scaledDescription(o.minutes)}`);
   const target = await startTarget({ ticksPerSecond: o.ticksPerSecond, env: scaled });
   const load = new WsLoad(`${target.url.replace('http', 'ws')}/api/v2/ws`, target.key);
   const offSignal = stopOnSignal(async () => {
@@ -190,7 +205,7 @@ function writeSoakResults(samples: readonly SoakSample[], slopeMiB: number, anon
       {
         name: 'soak',
         title: 'Soak: the embedded default under steady load',
-        intro: `${o.minutes} minutes of the whole service (simulator at ${o.ticksPerSecond} ticks/s) with ${o.clients} WebSocket clients × ${o.subscriptions} subscriptions and REST at ${o.restRate} req/s (markets pages, 100-id bulk prices, status), sampled every ${o.sampleSeconds} s.${o.scaledWindows ? ` Memory bounded by time or count is scaled to fill within the first quarter (minute volume and smart-flow windows ${scaledWindowMs(o.minutes) / 60_000} min instead of 48 h and 24 h, 2,000 recent trades in memory instead of 100,000 and 2,000 per venue in the simulator instead of 20,000, 5,000 wallet positions instead of 200,000), so the second half shows the steady state.` : ''}`,
+        intro: `${o.minutes} minutes of the whole service (simulator at ${o.ticksPerSecond} ticks/s) with ${o.clients} WebSocket clients × ${o.subscriptions} subscriptions and REST at ${o.restRate} req/s (markets pages, 100-id bulk prices, status), sampled every ${o.sampleSeconds} s.${o.scaledWindows ? ` Memory bounded by time or count is scaled to fill within the first quarter (${scaledDescription(o.minutes)}), so the second half shows the steady state.` : ''}`,
         command: o.command,
         machine: m,
         sections: [

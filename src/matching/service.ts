@@ -3,7 +3,7 @@ import type { Database } from 'lmdb';
 import type { VenueDirectory } from '../api/venues.js';
 import type { Logger } from '../core/log.js';
 import type { GroupSource, SignalGroup } from '../signals/engine.js';
-import type { MarketRecord } from '../state/catalog.js';
+import { marketKey, type MarketRecord } from '../state/catalog.js';
 import type { EngineState } from '../state/engine.js';
 import { Matcher, type MatchGroup } from './matcher.js';
 
@@ -60,7 +60,7 @@ export class MatchingService implements GroupSource {
         this.schedule();
       }),
       state.quotes.changes$.subscribe((q) => {
-        if (q.updatedAt > this.lastMatchedPriceAt && this.byKey.has(`${q.venue}:${q.marketId}`)) this.lastMatchedPriceAt = q.updatedAt;
+        if (q.updatedAt > this.lastMatchedPriceAt && this.byKey.has(marketKey(q.venue, q.marketId))) this.lastMatchedPriceAt = q.updatedAt;
       }),
     ];
   }
@@ -104,8 +104,8 @@ export class MatchingService implements GroupSource {
       for (const m of g.members) {
         byKey.set(m.key, g.group_id);
         // A market that joins a group (or every one, at start) brings the age of its current price.
-        const i = m.key.indexOf(':');
-        const at = this.state.quotes.get(m.key.slice(0, i), m.key.slice(i + 1))?.updatedAt ?? 0;
+        const rec = this.state.catalog.byKey(m.key);
+        const at = (rec && this.state.quotes.get(rec.venue, rec.marketId)?.updatedAt) ?? 0;
         if (at > this.lastMatchedPriceAt) this.lastMatchedPriceAt = at;
       }
       signatures.set(

@@ -311,6 +311,9 @@ export function takerDirection(t: Trade): { outcome: Outcome; action: 'buy' | 's
   return { outcome: t.takerSide, action: 'buy', price: t.takerSide === 'yes' ? t.yesPrice : PAYOUT - t.yesPrice };
 }
 
+/** Positions the ledger holds when neither options nor config say (signals.wallets.maxPositions). */
+export const DEFAULT_MAX_POSITIONS = 200_000;
+
 /** The ledger; see the file comment. */
 export class WalletLedger {
   readonly horizonMs: number;
@@ -371,7 +374,7 @@ export class WalletLedger {
       recentTrades: opts.recentTrades ?? 100,
       volumeRetentionMs: opts.volumeRetentionMs ?? 48 * 3_600_000,
       smartFlowMs: opts.smartFlowMs ?? 24 * 3_600_000,
-      maxPositions: opts.maxPositions ?? 200_000,
+      maxPositions: opts.maxPositions ?? DEFAULT_MAX_POSITIONS,
       warmMinScored: opts.warmMinScored ?? 200,
       flushMs: opts.flushMs ?? 5_000,
       advanceMs: opts.advanceMs ?? 1_000,
@@ -616,7 +619,7 @@ export class WalletLedger {
     pos.updatedAt = t.timestamp;
     this.lru.delete(pos);
     this.lru.set(pos, w);
-    if (this.lru.size > this.o.maxPositions) this.evict(pos);
+    this.evict();
     let exit: ExitInfo | undefined;
     if (d.action === 'buy') {
       const other = w.positions.get(posKey(t.venue, t.marketId, opp(d.outcome)));
@@ -707,19 +710,14 @@ export class WalletLedger {
   }
 
   /**
-   * Evicts the least recently traded positions past `maxPositions` (never `keep`, the one a fill
-   * is working on): an open one takes its cost basis out of the wallet's open cost; the wallet
+   * Evicts the least recently traded positions past `maxPositions` (a fill moved its own position
+   * to the end first, so it is never the one evicted): an open one takes its cost basis out of the wallet's open cost; the wallet
    * leaves the market's holders once it holds neither outcome there, and the market moves to
    * its evicted-markets count. The wallet is marked dirty so LMDB forgets the position too.
    */
-  private evict(keep?: PositionRecord): void {
+  private evict(): void {
     while (this.lru.size > this.o.maxPositions) {
       const [p, w] = this.lru.entries().next().value as [PositionRecord, WalletRecord];
-      if (p === keep) {
-        this.lru.delete(p);
-        this.lru.set(p, w);
-        continue;
-      }
       this.lru.delete(p);
       w.positions.delete(posKey(p.venue, p.marketId, p.outcome));
       if (p.shares > 0) w.openCost = Math.max(0, w.openCost - p.cost);
