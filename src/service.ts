@@ -12,7 +12,7 @@ import { MatchingService } from './matching/service.js';
 import { AlertEngine } from './signals/alerts.js';
 import { SignalEngine } from './signals/engine.js';
 import { WalletLedger } from './signals/wallets.js';
-import { VenueDirectory } from './api/venues.js';
+import { VenueDirectory } from './venues/directory.js';
 import { WsHub } from './ws/hub.js';
 import { wsPathItem } from './ws/protocol.js';
 import { KeyStore } from './access/keys.js';

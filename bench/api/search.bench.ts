@@ -55,7 +55,7 @@ async function target(): Promise<void> {
     import('../../src/access/quota.js'),
     import('../../src/api/context.js'),
     import('../../src/api/matching.js'),
-    import('../../src/api/venues.js'),
+    import('../../src/venues/directory.js'),
     import('../../src/config/load.js'),
     import('../../src/core/log.js'),
     import('../../src/matching/service.js'),

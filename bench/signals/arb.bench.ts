@@ -5,7 +5,7 @@
  * change is timed from applyEvent to the group's recomputed signals. Baseline: the same deltas
  * into state with no signal engine.
  */
-import { VenueDirectory } from '../../src/api/venues.js';
+import { VenueDirectory } from '../../src/venues/directory.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { NormalizedEvent } from '../../src/core/types.js';
 import { SignalEngine, type GroupSource, type SignalGroup } from '../../src/signals/engine.js';

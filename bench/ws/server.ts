@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KeyStore } from '../../src/access/keys.js';
 import { loadPlans } from '../../src/access/plans.js';
-import { VenueDirectory } from '../../src/api/venues.js';
+import { VenueDirectory } from '../../src/venues/directory.js';
 import { loadConfig } from '../../src/config/load.js';
 import { log } from '../../src/core/log.js';
 import { Persistence } from '../../src/persist/store.js';

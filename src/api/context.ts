@@ -1,8 +1,8 @@
 import type { Config } from '../config/schema.js';
 import type { Persistence } from '../persist/store.js';
 import type { EngineState } from '../state/engine.js';
-import { FragmentCache } from './views.js';
-import { VenueDirectory } from './venues.js';
+import { FragmentCache } from '../views/market.js';
+import { VenueDirectory } from '../venues/directory.js';
 
 /** What the data endpoints read from: the state, the persisted history, the venue directory. */
 export class ApiContext {

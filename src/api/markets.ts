@@ -5,7 +5,7 @@ import { errorReply } from '../server/http.js';
 import type { MarketRecord } from '../state/catalog.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import { after, decodeCursor, encodeCursor, type ApiContext } from './context.js';
-import { apiStatus } from './views.js';
+import { apiStatus } from '../views/market.js';
 
 interface PageCache {
   readonly body: string;

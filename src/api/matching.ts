@@ -9,7 +9,7 @@ import { errorReply, jsonReply } from '../server/http.js';
 import type { MarketRecord } from '../state/catalog.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import { decodeCursor, encodeCursor, type ApiContext } from './context.js';
-import { cents, marketJson, noCents } from './views.js';
+import { cents, marketJson, noCents } from '../views/market.js';
 
 const CLASSES = ['moneyline', 'spread', 'total', 'player_prop', 'other'] as const;
 type Cls = (typeof CLASSES)[number];

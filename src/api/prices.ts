@@ -5,7 +5,7 @@ import { PAYOUT, toCents } from '../core/price.js';
 import { errorReply, jsonReply } from '../server/http.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import type { ApiContext } from './context.js';
-import { quotePrices } from './views.js';
+import { quotePrices } from '../views/market.js';
 
 /** GET /prices/bulk (spec 4.9, 2.7) and GET /orderbook (spec 4.10, 2.8). */
 export function registerPrices(api: Api, ctx: ApiContext): void {

@@ -5,7 +5,7 @@ import type { VenueConfig } from '../config/schema.js';
 import { errorReply, jsonReply } from '../server/http.js';
 import type { MarketRecord } from '../state/catalog.js';
 import { decodeCursor, encodeCursor, type ApiContext } from './context.js';
-import { cents, nativeId, noCents } from './views.js';
+import { cents, nativeId, noCents } from '../views/market.js';
 
 /** Request status vocabulary → our statuses (spec 3: unopened, open, closed, settled). */
 const STATUS_FILTER: Record<string, readonly string[]> = {

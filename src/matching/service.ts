@@ -1,6 +1,7 @@
 import { Subject, type Subscription } from 'rxjs';
 import type { Database } from 'lmdb';
-import type { VenueDirectory } from '../api/venues.js';
+import type { VenueDirectory } from '../venues/directory.js';
+import { PROTOCOL_MODULES } from '../venues/index.js';
 import type { Logger } from '../core/log.js';
 import type { GroupSource, SignalGroup } from '../signals/engine.js';
 import { marketKey, type MarketRecord } from '../state/catalog.js';
@@ -72,9 +73,7 @@ export class MatchingService implements GroupSource {
       key: `${m.venue}:${m.marketId}`,
       platform: m.venue,
       protocol: v.protocol,
-      // Polymarket-style slugs carry league, teams and date ("nfl-ne-sea-2026-09-09"): the
-      // matcher reads them where a condition id says nothing.
-      market_id: typeof m.extra?.['slug'] === 'string' && v.protocol === 'polymarket' ? (m.extra['slug'] as string) : m.marketId,
+      market_id: PROTOCOL_MODULES[v.protocol].traits.matchId?.(m.marketId, m.extra) ?? m.marketId,
       title: m.title,
       event_title: m.eventTitle,
       outcome: m.outcome,

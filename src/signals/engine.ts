@@ -1,5 +1,5 @@
 import { Subject, type Subscription } from 'rxjs';
-import type { VenueDirectory } from '../api/venues.js';
+import type { VenueDirectory } from '../venues/directory.js';
 import type { EngineState } from '../state/engine.js';
 import { groupArbs, ladders, type ArbOpportunity, type GroupMember, type MemberLadders } from './arb.js';
 import { groupEv, type EvOpportunity } from './ev.js';

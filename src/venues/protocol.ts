@@ -34,9 +34,24 @@ export interface VenueFeed {
   readonly events$: Observable<NormalizedEvent>;
 }
 
+/**
+ * What the rest of the service needs to know about a protocol's markets, so that no module outside
+ * src/venues names a protocol.
+ */
+export interface ProtocolTraits {
+  /** The venue's last trade can sit outside the quoted band: last_price is shown clamped into it (spec 2.3 rule 2). */
+  readonly lastPriceInBand: boolean;
+  /**
+   * The id the matcher reads for a market, when it is not the market id: Polymarket slugs carry
+   * league, teams and date ("nfl-ne-sea-2026-09-09") where a condition id says nothing.
+   */
+  matchId?(marketId: string, extra: Readonly<Record<string, unknown>> | undefined): string;
+}
+
 /** What each folder under src/venues/<protocol>/ exports as `protocol` from its index.ts. */
 export interface ProtocolModule {
   readonly protocol: Protocol;
+  readonly traits: ProtocolTraits;
   /** A fresh mapper for one venue speaking this protocol (also used by `crossbook normalize`). */
   createMapper(venue: VenueConfig, log?: Logger): Mapper;
   createFeed(ctx: FeedContext): VenueFeed;

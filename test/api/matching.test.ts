@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerMatching } from '../../src/api/matching.js';
-import { VenueDirectory } from '../../src/api/venues.js';
+import { VenueDirectory } from '../../src/venues/directory.js';
 import type { NormalizedEvent } from '../../src/core/types.js';
 import { MatchingService } from '../../src/matching/service.js';
 import { apiHarness, type ApiHarness } from './harness.js';

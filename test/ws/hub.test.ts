@@ -5,7 +5,7 @@ import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { KeyStore } from '../../src/access/keys.js';
 import { loadPlans } from '../../src/access/plans.js';
-import { VenueDirectory } from '../../src/api/venues.js';
+import { VenueDirectory } from '../../src/venues/directory.js';
 import { loadConfig } from '../../src/config/load.js';
 import { log } from '../../src/core/log.js';
 import type { NormalizedEvent } from '../../src/core/types.js';

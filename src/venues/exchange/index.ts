@@ -12,6 +12,7 @@ export * from './raw.js';
  */
 export const protocol: ProtocolModule = {
   protocol: 'exchange',
+  traits: { lastPriceInBand: false },
   createMapper: createExchangeMapper,
   createFeed: createExchangeFeed,
 };

@@ -20,6 +20,7 @@ export * from './raw.js';
 /** The Kalshi Trade API v2 (venue_a by default): REST catalog + WebSocket books, tickers, trades, lifecycle. */
 export const protocol: ProtocolModule = {
   protocol: 'kalshi',
+  traits: { lastPriceInBand: false },
   createMapper: createKalshiMapper,
   createFeed: (ctx) => createKalshiFeed(ctx),
 };

@@ -9,6 +9,7 @@ export * from './raw.js';
 /** Manifold API v0 (venue_d by default): polled REST, one market per binary question or per answer. */
 export const protocol: ProtocolModule = {
   protocol: 'manifold',
+  traits: { lastPriceInBand: false },
   createMapper: createManifoldMapper,
   createFeed: (ctx) => createManifoldFeed(ctx),
 };

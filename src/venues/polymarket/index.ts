@@ -24,6 +24,10 @@ export * from './raw.js';
  */
 export const protocol: ProtocolModule = {
   protocol: 'polymarket',
+  traits: {
+    lastPriceInBand: true,
+    matchId: (marketId, extra) => (typeof extra?.['slug'] === 'string' && extra['slug'] !== '' ? extra['slug'] : marketId),
+  },
   createMapper: (venue, log) => new PolymarketMapper(venue, log),
   createFeed: createPolymarketFeed,
 };

@@ -12,6 +12,7 @@ export * from './raw.js';
  */
 export const protocol: ProtocolModule = {
   protocol: 'polymarket_us',
+  traits: { lastPriceInBand: false },
   createMapper: (venue, log) => new PolymarketUsMapper(venue, log),
   createFeed: createPolymarketUsFeed,
 };

@@ -9,6 +9,7 @@ export * from './raw.js';
 /** PredictIt marketdata (venue_c by default): polled REST, one market per contract. */
 export const protocol: ProtocolModule = {
   protocol: 'predictit',
+  traits: { lastPriceInBand: false },
   createMapper: createPredictItMapper,
   createFeed: createPredictItFeed,
 };

@@ -2,7 +2,8 @@ import type { VenueConfig } from '../config/schema.js';
 import { PAYOUT, toCents } from '../core/price.js';
 import type { MarketRecord } from '../state/catalog.js';
 import type { QuoteRecord } from '../state/quotes.js';
-import { marketUrl } from './venues.js';
+import { marketUrl } from '../venues/directory.js';
+import { PROTOCOL_MODULES } from '../venues/index.js';
 
 /** cents from units, or null when missing (spec 2.1: a stored zero is 0, missing is null). */
 export function cents(u: number | undefined): number | null {
@@ -27,14 +28,14 @@ export interface QuotePrices {
 
 /**
  * The price fields of a quote in cents, the same on every endpoint and the WebSocket: NO prices
- * derive from the YES book (NO bid = 100 − YES ask), and for venue_b (spec 2.3 rule 2: "always")
- * last_price is clamped into the YES bid–ask band.
+ * derive from the YES book (NO bid = 100 − YES ask), and where the protocol says so (venue_b, spec 2.3
+ * rule 2: "always") last_price is clamped into the YES bid–ask band.
  */
 export function quotePrices(v: VenueConfig, q: QuoteRecord | undefined): QuotePrices {
   const yesBid = q?.yesBid;
   const yesAsk = q?.yesAsk;
   let last = q?.lastPrice;
-  if (v.protocol === 'polymarket' && last !== undefined) {
+  if (PROTOCOL_MODULES[v.protocol].traits.lastPriceInBand && last !== undefined) {
     if (yesBid !== undefined && last < yesBid) last = yesBid;
     if (yesAsk !== undefined && last > yesAsk) last = yesAsk;
   }
