@@ -6,6 +6,7 @@
  * Two bare routes serve pre-built bodies as large as the real `/markets?limit=50` and 100-id
  * `/prices/bulk` responses (the baselines). Prints one JSON line (port, key, ids, sizes) when ready.
  */
+import { persistChanges } from '../../pipelines/persistence.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,7 +36,7 @@ const t0 = performance.now();
 const built = buildState(config.venues, { markets: MARKETS, levels: 10, seed: 41 });
 built.mappers = [];
 const state = built.state;
-persistence.attach(state);
+persistChanges(state, persistence);
 const buildSec = (performance.now() - t0) / 1000;
 
 // Trades: the generator's ids and prices, re-stamped to the last TRADES × 0.5 s (well inside the

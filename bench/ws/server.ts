@@ -5,6 +5,8 @@
  * uWebSockets.js alone, the same topics and rate, publishing a pre-built message of the same
  * size: the baseline. Prints {"port","key"} when ready; runs until killed.
  */
+import { EMPTY } from 'rxjs';
+import { fanoutFlow } from '../../pipelines/fanout.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,7 +35,8 @@ if (mode === 'hub') {
   const keys = new KeyStore(persistence.db('keys'));
   key = keys.create('enterprise', 'bench').key;
   const state = new EngineState(config.venues);
-  new WsHub(http, '/api/v2/ws', state, new VenueDirectory(config), keys, loadPlans(), log, { subscribeRate: 1_000_000 });
+  const hub = new WsHub({ http, path: '/api/v2/ws', state, venues: new VenueDirectory(config), keys, plans: loadPlans(), log }, { subscribeRate: 1_000_000 });
+  fanoutFlow(EMPTY, state, hub, undefined);
   const t = Date.now();
   for (let i = 0; i < markets; i++) {
     applyEvent(state, { type: 'market', venue: 'venue_a', marketId: id(i), title: `Bench ${i}?`, status: 'active', timestamp: t, localTimestamp: t });

@@ -6,32 +6,27 @@ import { VenueDirectory } from '../venues/directory.js';
 
 /** What the data endpoints read from: the state, the persisted history, the venue directory. */
 export class ApiContext {
-  readonly venues: VenueDirectory;
   readonly fragments = new FragmentCache();
   private sortedKeys: string[] = [];
   private sortedAt = -1;
-  private addedSinceSort = true;
 
   constructor(
     readonly config: Config,
     readonly state: EngineState,
     readonly persistence: Persistence,
-  ) {
-    this.venues = new VenueDirectory(config);
-    state.catalog.changes$.subscribe((c) => {
-      if (c.kind === 'added') this.addedSinceSort = true;
-    });
-  }
+    /** The process's one directory (tests may let it be built here). */
+    readonly venues: VenueDirectory = new VenueDirectory(config),
+  ) {}
 
   /**
    * Every market key, sorted (venue label, then market id): the order of /markets pages and the
-   * base of keyset cursors, stable while markets are added. Re-sorted only after additions.
+   * base of keyset cursors, stable while markets are added. Re-sorted only after additions (the
+   * catalog never forgets a market, so its size says whether one was added).
    */
   marketKeys(): readonly string[] {
-    if (this.addedSinceSort || this.sortedAt !== this.state.catalog.size) {
+    if (this.sortedAt !== this.state.catalog.size) {
       this.sortedKeys = [...this.state.catalog.all()].map((m) => `${m.venue}:${m.marketId}`).sort();
       this.sortedAt = this.state.catalog.size;
-      this.addedSinceSort = false;
     }
     return this.sortedKeys;
   }

@@ -1,10 +1,11 @@
-import { Subject, type Subscription } from 'rxjs';
+import { Subject } from 'rxjs';
 import type { Database } from 'lmdb';
 import type { VenueDirectory } from '../venues/directory.js';
 import { PROTOCOL_MODULES } from '../venues/index.js';
 import type { Logger } from '../core/log.js';
 import type { GroupSource, SignalGroup } from '../signals/engine.js';
-import { marketKey, type MarketRecord } from '../state/catalog.js';
+import type { MarketRecord } from '../state/catalog.js';
+import type { QuoteRecord } from '../state/quotes.js';
 import type { EngineState } from '../state/engine.js';
 import { Matcher, type MatchGroup } from './matcher.js';
 
@@ -17,8 +18,8 @@ export interface ServedGroup extends MatchGroup {
 
 /**
  * Runs the matcher over the live catalog: every new or changed market is upserted (incremental),
- * and the cross-venue groups (members on at least two venues) are re-indexed shortly after, in one
- * pass per burst of catalog changes. Group ids persist in LMDB `groups`, so they survive restarts.
+ * and reindex() rebuilds the cross-venue groups (members on at least two venues); pipelines/signals.ts
+ * calls it once per burst of catalog changes. Group ids persist in LMDB `groups`, so they survive restarts.
  * Implements the signal engine's GroupSource.
  */
 export class MatchingService implements GroupSource {
@@ -26,15 +27,14 @@ export class MatchingService implements GroupSource {
   private byId = new Map<number, ServedGroup>();
   private byKey = new Map<string, number>();
   private signatures = new Map<number, string>();
-  private pending = false;
-  private readonly subs: Subscription[];
   /**
    * Newest price update (ms) of a market in a cross-venue group: with the last catalog refresh it
    * makes /status last_updated (spec 4.1), which speaks of matched-market prices, not any market's.
    */
   lastMatchedPriceAt = 0;
-  /** Group ids whose membership or fields changed in the last re-index. */
-  readonly changes$ = new Subject<readonly number[]>();
+  private readonly changed = new Subject<readonly number[]>();
+  /** Group ids whose membership or fields changed, once per re-index that changed any. */
+  readonly changes$ = this.changed.asObservable();
   version = 0;
 
   constructor(
@@ -55,18 +55,15 @@ export class MatchingService implements GroupSource {
     });
     for (const m of state.catalog.all()) this.upsert(m);
     this.reindex();
-    this.subs = [
-      state.catalog.changes$.subscribe((c) => {
-        this.upsert(c.market);
-        this.schedule();
-      }),
-      state.quotes.changes$.subscribe((q) => {
-        if (q.updatedAt > this.lastMatchedPriceAt && this.byKey.has(marketKey(q.venue, q.marketId))) this.lastMatchedPriceAt = q.updatedAt;
-      }),
-    ];
   }
 
-  private upsert(m: MarketRecord): void {
+  /** A quote changed: a market in a cross-venue group moves /status last_updated. */
+  onQuote(q: QuoteRecord): void {
+    if (q.updatedAt > this.lastMatchedPriceAt && this.groupIdOf(q.venue, q.marketId) !== undefined) this.lastMatchedPriceAt = q.updatedAt;
+  }
+
+  /** A new or changed market goes into the matcher now; groups change at the next reindex(). */
+  upsert(m: MarketRecord): void {
     const v = this.venues.byLabel.get(m.venue);
     if (!v) return;
     this.matcher.upsert({
@@ -80,15 +77,6 @@ export class MatchingService implements GroupSource {
       close_time: m.closeTime,
       category: m.category,
     });
-  }
-
-  private schedule(): void {
-    if (this.pending) return;
-    this.pending = true;
-    setTimeout(() => {
-      this.pending = false;
-      this.reindex();
-    }, 20).unref();
   }
 
   /** Rebuilds the cross-venue index from the matcher and reports which groups changed. */
@@ -123,7 +111,7 @@ export class MatchingService implements GroupSource {
     this.signatures = signatures;
     if (changed.length) {
       this.version++;
-      this.changes$.next(changed);
+      this.changed.next(changed);
     }
   }
 
@@ -200,7 +188,7 @@ export class MatchingService implements GroupSource {
   }
 
   close(): void {
-    for (const s of this.subs) s.unsubscribe();
+    this.changed.complete();
     this.log?.debug('matching service closed');
   }
 }

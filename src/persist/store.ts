@@ -18,7 +18,6 @@ import {
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import type { Subscription } from 'rxjs';
 import type { Logger } from '../core/log.js';
 import type { Level } from '../core/types.js';
 import type { Candle } from '../state/candles.js';
@@ -72,7 +71,6 @@ export class Persistence {
   readonly root: RootDatabase;
   private readonly dbs = new Map<DbName, Database>();
   private readonly dirty = { catalog: new Set<string>(), quotes: new Set<string>(), books: new Set<string>() };
-  private subs: Subscription[] = [];
   private pending = new Set<Promise<unknown>>();
   /**
    * Bumped whenever a one-minute candle older than HISTORY_STABLE_MS is written (backfills, clock
@@ -172,15 +170,19 @@ export class Persistence {
     return { markets, quotes, books, trades: trades.getCount() };
   }
 
-  /** Follows the state's change streams: marks snapshots dirty and appends candles and trades. */
-  attach(state: EngineState): void {
-    this.subs.push(
-      state.catalog.changes$.subscribe((c) => this.dirty.catalog.add(marketKey(c.market.venue, c.market.marketId))),
-      state.quotes.changes$.subscribe((q) => this.dirty.quotes.add(marketKey(q.venue, q.marketId))),
-      state.books.changes$.subscribe((b) => this.dirty.books.add(marketKey(b.venue, b.instrument))),
-      state.candles.closed$.subscribe((c) => this.appendCandle(c)),
-      state.trades.trades$.subscribe((t) => this.appendTrade(t)),
-    );
+  /** A market's record changed: it goes into the next snapshot. */
+  markMarket(venue: string, marketId: string): void {
+    this.dirty.catalog.add(marketKey(venue, marketId));
+  }
+
+  /** A market's quote changed: it goes into the next snapshot. */
+  markQuote(venue: string, marketId: string): void {
+    this.dirty.quotes.add(marketKey(venue, marketId));
+  }
+
+  /** An instrument's book changed: it goes into the next snapshot. */
+  markBook(venue: string, instrument: string): void {
+    this.dirty.books.add(marketKey(venue, instrument));
   }
 
   /**
@@ -321,8 +323,6 @@ export class Persistence {
   }
 
   async close(): Promise<void> {
-    for (const s of this.subs) s.unsubscribe();
-    this.subs = [];
     await this.flushed();
     await this.root.close();
     openStores.delete(this);

@@ -1,5 +1,5 @@
 import type { Database } from 'lmdb';
-import { Subject, type Subscription } from 'rxjs';
+import { Subject } from 'rxjs';
 import type { Logger } from '../core/log.js';
 import type { VenueLabel } from '../core/types.js';
 import type { Persistence } from '../persist/store.js';
@@ -157,7 +157,6 @@ export class AlertEngine {
   private ring: Alert[] = [];
   private readonly cooldown = new Map<string, number>();
   private readonly anonymousVenues: ReadonlySet<VenueLabel>;
-  private subs: Subscription[] = [];
   private readonly pending = new Set<Promise<unknown>>();
   private prunedTo = 0;
   seq = 0;
@@ -200,17 +199,8 @@ export class AlertEngine {
     return got.length;
   }
 
-  /** Follows the ledger's applied trades and scored entries. Subscribe before the ledger attaches. */
-  attach(): void {
-    this.subs.push(
-      this.ledger.applied$.subscribe((a) => this.onTrade(a)),
-      this.ledger.scored$.subscribe((s) => this.onScored(s)),
-    );
-  }
-
+  /** Waits for every appended alert to be durable; the pipeline that feeds the engine has stopped by then. */
   async close(): Promise<void> {
-    for (const s of this.subs) s.unsubscribe();
-    this.subs = [];
     await Promise.all([...this.pending]);
   }
 
@@ -221,7 +211,8 @@ export class AlertEngine {
 
   // ---- detection ------------------------------------------------------------------------------
 
-  private onTrade(a: AppliedTrade): void {
+  /** A trade the ledger applied: smart_money, fade and captain_hook are judged at once. */
+  onTrade(a: AppliedTrade): void {
     const f = a.taker;
     if (f && f.action === 'buy') {
       const w = f.wallet;
@@ -311,7 +302,8 @@ export class AlertEngine {
     );
   }
 
-  private onScored(s: ScoredEntry): void {
+  /** An entry the ledger scored after its horizon: insider is judged then. */
+  onScored(s: ScoredEntry): void {
     const e = s.entry;
     if (s.verdict !== 'good' || s.move < this.o.insiderMinMoveUnits) return;
     const amount = usd(e.notional);

@@ -1,4 +1,4 @@
-import { Subject, type Subscription } from 'rxjs';
+import { Subject } from 'rxjs';
 import type { VenueDirectory } from '../venues/directory.js';
 import type { EngineState } from '../state/engine.js';
 import { groupArbs, ladders, type ArbOpportunity, type GroupMember, type MemberLadders } from './arb.js';
@@ -41,11 +41,13 @@ function signature(arbs: readonly ArbOpportunity[], evs: readonly EvOpportunity[
  * Live arbitrage and EV, incrementally: every book change of a member recomputes that one group
  * (a handful of markets) at once, so an opportunity is never older than the book that made it.
  * `changes$` emits a group whenever its arbitrage or EV list changed, for the WebSocket channels.
+ * pipelines/signals.ts says which changes recompute what.
  */
 export class SignalEngine {
   private readonly signals = new Map<number, GroupSignals>();
-  private readonly subs: Subscription[] = [];
-  readonly changes$ = new Subject<GroupSignals>();
+  private readonly changed = new Subject<GroupSignals>();
+  /** A group whose arbitrage or EV list changed (pipelines/fanout.ts publishes it). */
+  readonly changes$ = this.changed.asObservable();
   /** Bumped on every change, for serialized-response caches. */
   version = 0;
   recomputed = 0;
@@ -54,17 +56,10 @@ export class SignalEngine {
     private readonly state: EngineState,
     private readonly venues: VenueDirectory,
     private readonly groups: GroupSource,
-  ) {
-    this.subs.push(
-      state.books.changes$.subscribe((b) => this.onMarket(b.venue, b.marketId)),
-      state.quotes.changes$.subscribe((q) => {
-        if (!q.fromBook) this.onMarket(q.venue, q.marketId);
-      }),
-      state.catalog.changes$.subscribe((c) => this.onMarket(c.market.venue, c.market.marketId)),
-    );
-  }
+  ) {}
 
-  private onMarket(venue: string, marketId: string): void {
+  /** Recomputes the groups a market belongs to (its book, quote or record changed). */
+  onMarket(venue: string, marketId: string): void {
     const ids = this.groups.groupsOfMarket(venue, marketId);
     for (let i = 0; i < ids.length; i++) this.recompute(ids[i]!);
   }
@@ -109,7 +104,7 @@ export class SignalEngine {
     this.signals.set(groupId, next);
     if (!prev || prev.sig !== sig) {
       this.version++;
-      this.changes$.next(next);
+      this.changed.next(next);
     }
     return next;
   }
@@ -125,9 +120,5 @@ export class SignalEngine {
 
   all(): IterableIterator<GroupSignals> {
     return this.signals.values();
-  }
-
-  close(): void {
-    for (const s of this.subs) s.unsubscribe();
   }
 }

@@ -1,3 +1,4 @@
+import { walletFlow } from '../../pipelines/signals.js';
 import type { Config } from '../config/schema.js';
 import { simFlow } from '../sim/flow.js';
 import { AlertEngine, type AlertOptions, type AlertType } from './alerts.js';
@@ -49,8 +50,7 @@ export function runAlertStudy(
   const f = simFlow(config, { seed: o.seed, msPerTick });
   const ledger = new WalletLedger(f.state, undefined, { ...o.ledger, now: f.now, advanceMs: 0 });
   const alerts = new AlertEngine(ledger, undefined, { memory: 1_000_000, ...o.alerts });
-  alerts.attach();
-  ledger.attach();
+  const flow = walletFlow(f.state, ledger, alerts);
   const classes: readonly WalletClass[] = ['informed', 'fader', 'noise'];
   const sets = (): Record<WalletClass, Set<string>> => ({ informed: new Set(), fader: new Set(), noise: new Set() });
   const entries = sets();
@@ -68,6 +68,7 @@ export function runAlertStudy(
   const t0 = performance.now();
   f.run(o.ticks, (now) => ledger.advance(now));
   const ms = performance.now() - t0;
+  flow.unsubscribe();
   void ledger.close();
   void alerts.close();
 

@@ -1,5 +1,5 @@
 import type { Database } from 'lmdb';
-import { Subject, type Subscription } from 'rxjs';
+import { Subject } from 'rxjs';
 import type { Logger } from '../core/log.js';
 import { PAYOUT, roundSize } from '../core/price.js';
 import type { Trade, VenueLabel } from '../core/types.js';
@@ -346,8 +346,6 @@ export class WalletLedger {
   /** Positions evicted over the process's life. */
   evictedPositions = 0;
   private readonly pending = new Set<Promise<unknown>>();
-  private subs: Subscription[] = [];
-  private timers: NodeJS.Timeout[] = [];
   private lastPrune = 0;
   /** Newest trade time per venue (ms): the volume materialization watermark. */
   readonly watermark = new Map<VenueLabel, number>();
@@ -454,14 +452,14 @@ export class WalletLedger {
     return { wallets, volumeTrades };
   }
 
-  /** Follows the state's trades and settlements; starts the scoring and flush timers (unref'd). */
-  attach(): void {
-    this.subs.push(
-      this.state.trades.trades$.subscribe((t) => this.apply(t)),
-      this.state.catalog.changes$.subscribe((c) => this.onCatalog(c)),
-    );
-    if (this.o.advanceMs > 0) this.timers.push(setInterval(() => this.advance(this.now()), this.o.advanceMs).unref());
-    if (this.o.flushMs > 0) this.timers.push(setInterval(() => void this.flush(), this.o.flushMs).unref());
+  /** How often pipelines/signals.ts scores entries (advance) and writes dirty wallets (flush); 0 = never. */
+  get intervals(): { readonly advanceMs: number; readonly flushMs: number } {
+    return { advanceMs: this.o.advanceMs, flushMs: this.o.flushMs };
+  }
+
+  /** The ledger's clock (options.now, or Date.now). */
+  time(): number {
+    return this.now();
   }
 
   /** Writes every dirty wallet record (one LMDB batch); resolves when durable. */
@@ -477,11 +475,8 @@ export class WalletLedger {
     await Promise.all([...this.pending]);
   }
 
+  /** Writes what is dirty; the pipeline that feeds the ledger has stopped by then. */
   async close(): Promise<void> {
-    for (const s of this.subs) s.unsubscribe();
-    for (const t of this.timers) clearInterval(t);
-    this.subs = [];
-    this.timers = [];
     await this.flush();
   }
 
@@ -498,7 +493,7 @@ export class WalletLedger {
 
   // ---- ingest ---------------------------------------------------------------------------------
 
-  /** Applies one trade (what `attach` does for every new trade). */
+  /** Applies one trade (pipelines/signals.ts calls it for every new trade). */
   apply(t: StoredTrade): void {
     this.applied++;
     if (this.firstTradeAt === 0 || t.timestamp < this.firstTradeAt) this.firstTradeAt = t.timestamp;
@@ -820,7 +815,8 @@ export class WalletLedger {
 
   // ---- settlement -----------------------------------------------------------------------------
 
-  private onCatalog(c: CatalogChange): void {
+  /** A market's record changed: settlements realize positions. */
+  onCatalog(c: CatalogChange): void {
     if (isSettled(c.market)) this.settle(c.market);
   }
 

@@ -117,6 +117,17 @@ export class HealthStore {
     return undefined;
   }
 
+  /**
+   * The malformed-frame rule as a feed event: `degraded` when a venue's malformed count grew,
+   * `recovered` once it has been quiet for MALFORMED_QUIET_MS; undefined while nothing changes.
+   */
+  malformedEvent(venue: VenueLabel, total: number, now: number): FeedEvent | undefined {
+    const change = this.checkMalformed(venue, total, now);
+    if (!change) return undefined;
+    const detail = change === 'degraded' ? `malformed frames (${total} dropped so far)` : `no malformed frames for ${MALFORMED_QUIET_MS / 1000} s`;
+    return { type: 'feed', venue, state: change, detail, timestamp: now, localTimestamp: now };
+  }
+
   /** ok, degraded (resyncing after a gap, or malformed frames arriving) or down (not connected). */
   feedStatus(h: VenueHealth, healthy: boolean, now: number): { status: 'ok' | 'degraded' | 'down'; issue: string | null } {
     if (!healthy) {

@@ -1,5 +1,4 @@
 import type * as UWS from 'uWebSockets.js';
-import type { Subscription } from 'rxjs';
 import type { KeyRecord, KeyStore } from '../access/keys.js';
 import type { Plan, PlanName } from '../access/plans.js';
 import type { VenueDirectory } from '../venues/directory.js';
@@ -7,12 +6,40 @@ import { quotePrices } from '../views/market.js';
 import type { VenueConfig } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
 import { PAYOUT, toCents, toDollarString } from '../core/price.js';
-import type { NormalizedEvent } from '../core/types.js';
+import type { FeedEvent } from '../core/types.js';
 import type { HttpServer } from '../server/http.js';
-import type { GroupSignals, SignalEngine } from '../signals/engine.js';
+import type { GroupSignals } from '../signals/engine.js';
 import type { EngineState } from '../state/engine.js';
 import type { QuoteRecord } from '../state/quotes.js';
+import type { StoredTrade } from '../state/trades.js';
 import { clientMessage, CLOSE, CODES } from './protocol.js';
+
+/** What live_games needs to know about games (the matching service answers it). */
+export interface GameLookup {
+  /** The game event a market belongs to, if it is in a game's cross-venue group. */
+  eventOf(venue: string, marketId: string): string | undefined;
+  hasEvent(id: string): boolean;
+  isLive(id: string): boolean;
+}
+
+/** The current signals of a group (the signal engine answers it), for the snapshot on subscribe. */
+export interface SignalReader {
+  get(groupId: number): GroupSignals | undefined;
+}
+
+/** What the hub reads from and serves on. */
+export interface HubDeps {
+  readonly http: HttpServer;
+  /** The WebSocket path, e.g. /api/v2/ws. */
+  readonly path: string;
+  readonly state: EngineState;
+  readonly venues: VenueDirectory;
+  readonly keys: KeyStore;
+  readonly plans: Readonly<Record<PlanName, Plan>>;
+  readonly log: Logger;
+  readonly games?: GameLookup | undefined;
+  readonly signals?: SignalReader | undefined;
+}
 
 export interface HubOptions {
   /** Above this many buffered bytes a client gets coalesced updates (latest per topic) instead of every one. */
@@ -84,7 +111,6 @@ export class WsHub {
   private readonly watched = new Map<string, number>();
   private readonly conns = new Set<UWS.WebSocket<Conn>>();
   private readonly perKey = new Map<string, number>();
-  private readonly subs: Subscription[] = [];
   private sweep: NodeJS.Timeout | undefined;
   private readonly app: UWS.TemplatedApp;
   private readonly coalesceBytes: number;
@@ -95,77 +121,68 @@ export class WsHub {
   published = 0;
   dropped = 0;
 
+  private readonly http: HttpServer;
+  private readonly path: string;
+  private readonly state: EngineState;
+  private readonly venues: VenueDirectory;
+  private readonly keys: KeyStore;
+  private readonly plans: Readonly<Record<PlanName, Plan>>;
+  private readonly log: Logger;
+  /** live_games is served when a game lookup is given; arb and ev when a signal reader is. */
+  private readonly games: GameLookup | undefined;
+  private readonly signals: SignalReader | undefined;
+
+  /**
+   * Installs the /ws route on the server's uWS app. The hub reads state, games and signals through
+   * `deps`; what it publishes arrives through the `on*` methods, which pipelines/fanout.ts calls.
+   */
   constructor(
-    private readonly http: HttpServer,
-    private readonly path: string,
-    private readonly state: EngineState,
-    private readonly venues: VenueDirectory,
-    private readonly keys: KeyStore,
-    private readonly plans: Readonly<Record<PlanName, Plan>>,
-    private readonly log: Logger,
+    deps: HubDeps,
     private readonly opts: HubOptions = {},
   ) {
-    this.app = http.app;
+    ({ http: this.http, path: this.path, state: this.state, venues: this.venues, keys: this.keys, plans: this.plans, log: this.log } = deps);
+    this.games = deps.games;
+    this.signals = deps.signals;
+    this.app = this.http.app;
     this.coalesceBytes = opts.coalesceBytes ?? 256 * 1024;
     this.dropBytes = opts.dropBytes ?? 8 * 1024 * 1024;
-    this.catalogVenue = venues.withCapability('catalog');
+    this.catalogVenue = this.venues.withCapability('catalog');
     this.tickerChannel = this.catalogVenue ? `${this.catalogVenue.slug}_prices` : undefined;
     this.install();
-    this.subs.push(
-      state.quotes.changes$.subscribe((q) => this.onQuote(q)),
-      state.books.changes$.subscribe((b) => this.onBook(b.venue, b.marketId)),
-    );
     this.sweep = setInterval(() => this.checkBackpressure(), 100);
     this.sweep.unref();
   }
 
-  private signalsOn = false;
-  private games: { eventOf(venue: string, marketId: string): string | undefined; hasEvent(id: string): boolean; isLive(id: string): boolean } | undefined;
-
   /**
-   * Serves live_games: clients subscribe with event_ids (game event ids from /events or
-   * /matching-markets/sports); every price change of a market of that game is published as a
-   * `live_game` message on `live_games:<event_id>`, and every trade in it as a `trade` message
-   * (there is no standalone trades channel: trades are scoped to live games).
+   * A trade of a live game's market goes to `live_games:<event_id>` as a `trade` message (there is
+   * no standalone trades channel: trades are scoped to live games).
    */
-  attachGames(games: { eventOf(venue: string, marketId: string): string | undefined; hasEvent(id: string): boolean; isLive(id: string): boolean }): void {
-    this.games = games;
-    this.subs.push(
-      this.state.trades.trades$.subscribe((t) => {
-        const eid = games.eventOf(t.venue, t.marketId);
-        if (!eid) return;
-        const topic = `live_games:${eid}`;
-        if (this.app.numSubscribers(topic) === 0) return;
-        const v = this.venues.byLabel.get(t.venue);
-        this.publish(topic, {
-          type: 'trade',
-          channel: 'live_games',
-          event_id: eid,
-          market_id: t.marketId,
-          source: v?.slug ?? t.venue,
-          price: toCents(t.yesPrice),
-          size: t.size,
-          taker_side: t.takerSide ?? null,
-          trade_id: t.tradeId,
-          executed_at: new Date(t.timestamp).toISOString(),
-        });
-      }),
-    );
+  onTrade(t: StoredTrade): void {
+    if (!this.games) return;
+    const eid = this.games.eventOf(t.venue, t.marketId);
+    if (!eid) return;
+    const topic = `live_games:${eid}`;
+    if (this.app.numSubscribers(topic) === 0) return;
+    const v = this.venues.byLabel.get(t.venue);
+    this.publish(topic, {
+      type: 'trade',
+      channel: 'live_games',
+      event_id: eid,
+      market_id: t.marketId,
+      source: v?.slug ?? t.venue,
+      price: toCents(t.yesPrice),
+      size: t.size,
+      taker_side: t.takerSide ?? null,
+      trade_id: t.tradeId,
+      executed_at: new Date(t.timestamp).toISOString(),
+    });
   }
 
   /**
-   * Serves the arb and ev channels from the signal engine: every change of a group's opportunities
-   * is published on `arb:<group_id>` / `ev:<group_id>` and on `arb:*` / `ev:*` (all groups).
+   * A change of a group's opportunities is published on `arb:<group_id>` / `ev:<group_id>` and on
+   * `arb:*` / `ev:*` (all groups).
    */
-  attachSignals(engine: SignalEngine): void {
-    this.signalsOn = true;
-    this.signalGroups = (id) => engine.get(id);
-    this.subs.push(engine.changes$.subscribe((g) => this.onSignals(g)));
-  }
-
-  private signalGroups: (id: number) => GroupSignals | undefined = () => undefined;
-
-  private onSignals(g: GroupSignals): void {
+  onSignals(g: GroupSignals): void {
     for (const ch of ['arb', 'ev'] as const) {
       const body = this.signalBody(ch, g);
       for (const topic of [`${ch}:${g.groupId}`, `${ch}:*`]) if (this.app.numSubscribers(topic) > 0) this.publish(topic, body);
@@ -184,8 +201,7 @@ export class WsHub {
   }
 
   /** Feed health events (from the ingest stream) become warnings to that venue's subscribers. */
-  onFeedEvent(ev: NormalizedEvent): void {
-    if (ev.type !== 'feed') return;
+  onFeedEvent(ev: FeedEvent): void {
     const v = this.venues.byLabel.get(ev.venue);
     if (!v) return;
     let code: string | undefined;
@@ -276,7 +292,8 @@ export class WsHub {
     };
   }
 
-  private onQuote(q: QuoteRecord): void {
+  /** A quote change: prices, the catalog venue's ticker channel, and live games. */
+  onQuote(q: QuoteRecord): void {
     const v = this.venues.byLabel.get(q.venue);
     if (!v) return;
     const topic = `prices:${v.slug}:${q.marketId}`;
@@ -297,7 +314,8 @@ export class WsHub {
     }
   }
 
-  private onBook(label: string, marketId: string): void {
+  /** A book change: orderbook subscribers of the market. */
+  onBook(label: string, marketId: string): void {
     const v = this.venues.byLabel.get(label);
     if (!v) return;
     const topic = `orderbook:${v.slug}:${marketId}`;
@@ -432,7 +450,7 @@ export class WsHub {
       'prices',
       'orderbook',
       ...(this.tickerChannel ? [this.tickerChannel] : []),
-      ...(this.signalsOn ? ['arb', 'ev'] : []),
+      ...(this.signals ? ['arb', 'ev'] : []),
       ...(this.games ? ['live_games'] : []),
     ];
     const ch = m.channel;
@@ -554,7 +572,7 @@ export class WsHub {
     const unknown: string[] = [];
     if (!all)
       for (const id of ids) {
-        if (/^\d{1,12}$/.test(id) && this.signalGroups(Number(id))) groups.push(Number(id));
+        if (/^\d{1,12}$/.test(id) && this.signals?.get(Number(id))) groups.push(Number(id));
         else unknown.push(id);
       }
     const topics = all ? [`${ch}:*`] : groups.map((g) => `${ch}:${g}`);
@@ -565,7 +583,7 @@ export class WsHub {
       this.send(ws, { type: 'subscribed', channel: ch, market_ids: all ? ['*'] : groups.map(String) });
       for (const t of topics) this.sub(ws, c, t, ch);
       for (const g of all ? [] : groups) {
-        const s = this.signalGroups(g);
+        const s = this.signals?.get(g);
         if (s) this.send(ws, { ...this.signalBody(ch, s), snapshot: true, seq: this.seq.get(`${ch}:${g}`) ?? 0, epoch: this.epoch });
       }
     }
@@ -726,7 +744,6 @@ export class WsHub {
 
   close(): void {
     if (this.sweep) clearInterval(this.sweep);
-    for (const s of this.subs) s.unsubscribe();
     for (const ws of this.conns) {
       const c = ws.getUserData();
       if (!c.closed) {

@@ -1,3 +1,4 @@
+import { walletFlow } from '../../pipelines/signals.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerAlerts } from '../../src/api/alerts.js';
 import type { NormalizedEvent } from '../../src/core/types.js';
@@ -42,8 +43,7 @@ beforeAll(async () => {
   h = await apiHarness();
   ledger = new WalletLedger(h.state, h.persistence, { now: () => clock, advanceMs: 0 });
   alerts = new AlertEngine(ledger, h.persistence);
-  alerts.attach();
-  ledger.attach();
+  walletFlow(h.state, ledger, alerts);
   registerAlerts(h.api, h.ctx, ledger, alerts);
 
   train(addr('a'), 5, true); // 2 insider (track record)

@@ -1,19 +1,16 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Api } from '../../src/access/api.js';
-import { KeyStore } from '../../src/access/keys.js';
-import { loadPlans } from '../../src/access/plans.js';
-import { QuotaLedger } from '../../src/access/quota.js';
-import { ApiContext } from '../../src/api/context.js';
-import { registerDataRoutes } from '../../src/api/index.js';
+import { persistChanges } from '../../pipelines/persistence.js';
+import type { Api } from '../../src/access/api.js';
+import type { ApiContext } from '../../src/api/context.js';
+import { buildCore, buildHttp } from '../../src/compose.js';
 import { loadConfig, type LoadOptions } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { log } from '../../src/core/log.js';
 import type { NormalizedEvent } from '../../src/core/types.js';
 import { Persistence } from '../../src/persist/store.js';
-import { HttpServer } from '../../src/server/http.js';
-import { applyEvent, EngineState } from '../../src/state/engine.js';
+import { applyEvent, type EngineState } from '../../src/state/engine.js';
 
 /**
  * The real API (access layer + data routes) over an EngineState that the test fills with
@@ -35,14 +32,10 @@ export interface ApiHarness {
 export async function apiHarness(opts: LoadOptions = {}): Promise<ApiHarness> {
   const config = loadConfig({ env: {}, ...opts });
   const dir = mkdtempSync(join(tmpdir(), 'cb-api-'));
-  const persistence = new Persistence(dir);
-  const state = new EngineState(config.venues);
-  persistence.attach(state);
-  const keys = new KeyStore(persistence.db('keys'));
-  const http = new HttpServer(log);
-  const api = new Api(http, '/api/v2', keys, new QuotaLedger(undefined), loadPlans());
-  const ctx = new ApiContext(config, state, persistence);
-  registerDataRoutes(api, ctx);
+  const core = buildCore(config, { persistence: new Persistence(dir), log });
+  const { state, persistence, keys } = core;
+  const { http, api, ctx } = buildHttp(core);
+  const flow = persistChanges(state, persistence);
   const port = await http.listen('127.0.0.1', 0);
   const base = `http://127.0.0.1:${port}/api/v2`;
   const { key } = keys.create('enterprise', 'tests');
@@ -69,6 +62,7 @@ export async function apiHarness(opts: LoadOptions = {}): Promise<ApiHarness> {
       return { status: r.status, body, headers: r.headers };
     },
     async close() {
+      flow.unsubscribe();
       http.close();
       await persistence.close();
       rmSync(dir, { recursive: true, force: true });

@@ -1,3 +1,5 @@
+import type { Subscription } from 'rxjs';
+import { matchingFlow } from '../../pipelines/signals.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerMatching } from '../../src/api/matching.js';
 import { VenueDirectory } from '../../src/venues/directory.js';
@@ -12,6 +14,7 @@ import { apiHarness, type ApiHarness } from './harness.js';
  */
 let h: ApiHarness;
 let matching: MatchingService;
+let flow: Subscription;
 const T = Date.now();
 const e = { timestamp: T, localTimestamp: T };
 const close = Date.parse('2026-12-24T05:00:00Z'); // Kalshi game markets close days after the game
@@ -96,9 +99,11 @@ beforeAll(async () => {
   ];
   h.apply(...evs);
   matching = new MatchingService(h.state, new VenueDirectory(h.config), h.persistence.db('groups'));
+  flow = matchingFlow(h.state, matching);
   registerMatching(h.api, h.ctx, matching);
 });
 afterAll(async () => {
+  flow.unsubscribe();
   matching.close();
   await h.close();
 });

@@ -1,3 +1,4 @@
+import { walletFlow } from '../../pipelines/signals.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerVenueB } from '../../src/api/venue-b.js';
 import type { NormalizedEvent } from '../../src/core/types.js';
@@ -30,7 +31,7 @@ beforeAll(async () => {
   h = await apiHarness();
   clock = T;
   ledger = new WalletLedger(h.state, h.persistence, { now: () => clock, warmMinScored: 5, advanceMs: 0 });
-  ledger.attach();
+  walletFlow(h.state, ledger);
   registerVenueB(h.api, h.ctx, ledger);
   apply(market(M1, 1, T, undefined, { openInterest: 1_234 }), book(M1, yesTok(1), 39, 41, T));
   apply(buy({ marketId: M1, n: 1, wallet: A, outcome: 'yes', cents: 45, size: 100, ts: T + 10 * MIN }));

@@ -1,3 +1,4 @@
+import { walletFlow } from '../../pipelines/signals.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,9 +28,9 @@ function setup(opts: { persist?: string; alerts?: AlertOptions } = {}) {
   const persistence = opts.persist ? new Persistence(opts.persist) : undefined;
   const ledger = new WalletLedger(state, persistence, { now: () => now, advanceMs: 0 });
   const alerts = new AlertEngine(ledger, persistence, opts.alerts);
-  alerts.attach();
-  ledger.attach();
+  const flow = walletFlow(state, ledger, alerts);
   cleanups.push(async () => {
+    flow.unsubscribe();
     await alerts.close();
     await ledger.close();
     await persistence?.close();

@@ -1,3 +1,5 @@
+import { persistChanges } from '../../pipelines/persistence.js';
+import { walletFlow } from '../../pipelines/signals.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,15 +27,17 @@ function setup(opts: { persist?: string; now?: () => number; maxPositions?: numb
   let persistence: Persistence | undefined;
   if (opts.persist) {
     persistence = new Persistence(opts.persist);
-    persistence.attach(state);
+    const changes = persistChanges(state, persistence);
+    cleanups.push(async () => changes.unsubscribe());
   }
   const ledger = new WalletLedger(state, persistence, {
     now: opts.now ?? (() => T0),
     advanceMs: 0,
     ...(opts.maxPositions ? { maxPositions: opts.maxPositions } : {}),
   });
-  ledger.attach();
+  const flow = walletFlow(state, ledger);
   cleanups.push(async () => {
+    flow.unsubscribe();
     await ledger.close();
     await persistence?.close();
   });
@@ -304,8 +308,9 @@ describe('WalletLedger volume and persistence', () => {
     const state = new EngineState(venues);
     const p = new Persistence(dir);
     const ledger = new WalletLedger(state, p, { advanceMs: 10, flushMs: 10 });
-    ledger.attach();
+    const flow = walletFlow(state, ledger);
     cleanups.push(async () => {
+      flow.unsubscribe();
       await ledger.close();
       await p.close();
     });

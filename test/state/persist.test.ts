@@ -1,3 +1,4 @@
+import { persistChanges } from '../../pipelines/persistence.js';
 import { mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,7 +26,7 @@ describe('Persistence', () => {
     const dir = tmp();
     const p = new Persistence(dir);
     const s = new EngineState(venues);
-    p.attach(s);
+    persistChanges(s, p);
     const evs: NormalizedEvent[] = [
       { ...base, type: 'market', marketId: 'M', title: 'Will it?', status: 'active', closeTime: 9e12 },
       { ...base, type: 'book_snapshot', marketId: 'M', instrument: 'M', bids: [[4000, 10]], asks: [[4500, 2]] },

@@ -1,3 +1,5 @@
+import { EMPTY } from 'rxjs';
+import { fanoutFlow } from '../../pipelines/fanout.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,11 +36,15 @@ beforeAll(async () => {
   const ks = new KeyStore(persistence.db('keys'));
   for (const p of ['free', 'dev', 'enterprise'] as const) keys[p] = ks.create(p).key;
   http = new HttpServer(log);
-  hub = new WsHub(http, '/api/v2/ws', state, new VenueDirectory(config), ks, loadPlans(), log, {
-    coalesceBytes: 64 * 1024,
-    dropBytes: 1024 * 1024,
-    stallMs: 1000,
-  });
+  hub = new WsHub(
+    { http, path: '/api/v2/ws', state, venues: new VenueDirectory(config), keys: ks, plans: loadPlans(), log },
+    {
+      coalesceBytes: 64 * 1024,
+      dropBytes: 1024 * 1024,
+      stallMs: 1000,
+    },
+  );
+  fanoutFlow(EMPTY, state, hub, undefined);
   const port = await http.listen('127.0.0.1', 0);
   url = `ws://127.0.0.1:${port}/api/v2/ws`;
   const base = { timestamp: T, localTimestamp: T };

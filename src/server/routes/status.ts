@@ -100,19 +100,25 @@ export function computeStatus(config: Config, state: EngineState, now: number, s
   };
 }
 
+/** What /status reads. */
+export interface StatusSources {
+  readonly config: Config;
+  readonly state: EngineState;
+  /** Process start (ms), for uptime. */
+  readonly startedAt: number;
+  /** Rebuild the body at most this often (default 100 ms). */
+  readonly cacheMs?: number;
+  readonly persistence?: (() => PersistenceStatus) | undefined;
+  /** Newest price update of a matched market (ms): the matching service's lastMatchedPriceAt. */
+  readonly matchedPriceAt?: (() => number) | undefined;
+}
+
 /**
  * GET /api/v2/status (no key). The body is rebuilt at most every `cacheMs`: it changes with every
  * quote (last_updated), and rebuilding it per request would cost more than serving it.
  */
-export function registerStatus(
-  api: Api,
-  config: Config,
-  state: EngineState,
-  startedAt: number,
-  cacheMs = 100,
-  persistence?: () => PersistenceStatus,
-  matchedPriceAt: () => number = () => 0,
-): void {
+export function registerStatus(api: Api, src: StatusSources): void {
+  const { config, state, startedAt, cacheMs = 100, persistence, matchedPriceAt = () => 0 } = src;
   let cached: Reply | undefined;
   let cachedAt = 0;
   api.route({

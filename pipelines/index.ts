@@ -1,0 +1,54 @@
+import { EMPTY, Subscription } from 'rxjs';
+import type { Logger } from '../src/core/log.js';
+import type { Persistence } from '../src/persist/store.js';
+import type { EngineState } from '../src/state/engine.js';
+import type { WsHub } from '../src/ws/hub.js';
+import { fanoutFlow } from './fanout.js';
+import type { Ingest } from './ingest.js';
+import { persistenceFlow, type PersistenceOptions } from './persistence.js';
+import { signalFlow, type SignalRooms } from './signals.js';
+
+export interface Flows {
+  readonly state: EngineState;
+  readonly ingest: Ingest;
+  readonly persistence: Persistence;
+  readonly persistenceOptions: PersistenceOptions;
+  readonly rooms: SignalRooms;
+  /** Absent in a process that serves no WebSocket. */
+  readonly hub?: WsHub | undefined;
+  readonly log: Logger;
+}
+
+/**
+ * Wires the process. The order of effects of one state change is the order below: each flow
+ * subscribes to the state's change streams in turn, and a stream calls its subscribers in
+ * subscription order. Each store announces its change as soon as it has applied it (a book change
+ * before the top of book it moves, which is a quote change of its own). For one book delta:
+ *   1. state (the ingest operator applies it: book, then top of book and candle)
+ *   2. persistence (the book and quote are marked for the next snapshot; trades and closed
+ *      candles are appended), so nothing a client saw can be missing from a snapshot taken after;
+ *   3. fan-out (orderbook and prices messages), so a client sees the book before what follows
+ *      from it;
+ *   4. signals (matching, arb/EV recompute, whose changes fan out as arb/ev messages; wallets and
+ *      alerts).
+ * Ingest starts last, once every consumer is in place. test/pipelines/order.test.ts holds the
+ * order to this.
+ */
+export function startPipelines(f: Flows): Subscription {
+  const sub = wireFlows(f);
+  sub.add(f.ingest.events$.subscribe({ error: (e: unknown) => f.log.error({ err: String(e) }, 'ingest pipeline failed') }));
+  sub.add(f.ingest.start());
+  return sub;
+}
+
+/**
+ * Everything downstream of the state, in the order above, without starting ingest: for a process
+ * (or a test) that applies events to the state itself.
+ */
+export function wireFlows(f: Omit<Flows, 'ingest' | 'log'> & { readonly ingest?: Pick<Ingest, 'events$'> }): Subscription {
+  const sub = new Subscription();
+  sub.add(persistenceFlow(f.state, f.persistence, f.persistenceOptions));
+  if (f.hub) sub.add(fanoutFlow(f.ingest?.events$ ?? EMPTY, f.state, f.hub, f.rooms.signals));
+  sub.add(signalFlow(f.state, f.rooms));
+  return sub;
+}

@@ -1,0 +1,84 @@
+import { auditTime, interval, Subscription, tap } from 'rxjs';
+import type { MatchingService } from '../src/matching/service.js';
+import type { AlertEngine } from '../src/signals/alerts.js';
+import type { SignalEngine } from '../src/signals/engine.js';
+import type { WalletLedger } from '../src/signals/wallets.js';
+import type { EngineState } from '../src/state/engine.js';
+
+/** A burst of catalog changes is re-grouped once, this long after its first change. */
+export const REINDEX_AFTER_MS = 20;
+
+export interface SignalRooms {
+  readonly matching: MatchingService;
+  readonly signals: SignalEngine;
+  readonly ledger: WalletLedger;
+  readonly alerts: AlertEngine;
+}
+
+/**
+ * The signal flow, in the order its effects run for one change:
+ * 1. matching: a new or changed market goes into the matcher at once; a burst of them re-groups
+ *    once (`auditTime`); changed groups are recomputed. Quote changes of grouped markets move
+ *    /status last_updated.
+ * 2. arb/EV: a book change, a quote change not from a book, or a record change of a member
+ *    recomputes its group (the engine's `changes$` carries what changed to the fan-out).
+ * 3. wallets and alerts: every trade goes through the ledger, settlements realize positions; the
+ *    ledger's applied trades and scored entries go to the alert engine. Its timers score entries
+ *    whose horizon passed and write dirty wallets.
+ */
+export function signalFlow(state: EngineState, rooms: SignalRooms): Subscription {
+  const sub = new Subscription();
+  sub.add(matchingFlow(state, rooms.matching, rooms.signals));
+  sub.add(arbFlow(state, rooms.signals));
+  sub.add(walletFlow(state, rooms.ledger, rooms.alerts));
+  return sub;
+}
+
+/** Catalog changes → the matcher → changed groups recomputed (step 1 above). */
+export function matchingFlow(state: EngineState, matching: MatchingService, signals?: SignalEngine): Subscription {
+  const sub = new Subscription();
+  sub.add(
+    state.catalog.changes$
+      .pipe(
+        tap((c) => matching.upsert(c.market)),
+        auditTime(REINDEX_AFTER_MS),
+      )
+      .subscribe(() => matching.reindex()),
+  );
+  sub.add(state.quotes.changes$.subscribe((q) => matching.onQuote(q)));
+  if (signals)
+    sub.add(
+      matching.changes$.subscribe((ids) => {
+        for (const id of ids) signals.recompute(id);
+      }),
+    );
+  return sub;
+}
+
+/** A member's book, quote (not from a book) or record changed → its group's arb/EV (step 2 above). */
+export function arbFlow(state: EngineState, signals: SignalEngine): Subscription {
+  const sub = new Subscription();
+  sub.add(state.books.changes$.subscribe((b) => signals.onMarket(b.venue, b.marketId)));
+  sub.add(
+    state.quotes.changes$.subscribe((q) => {
+      if (!q.fromBook) signals.onMarket(q.venue, q.marketId);
+    }),
+  );
+  sub.add(state.catalog.changes$.subscribe((c) => signals.onMarket(c.market.venue, c.market.marketId)));
+  return sub;
+}
+
+/** Trades and settlements → the wallet ledger → alerts (step 3 above), with the ledger's timers. */
+export function walletFlow(state: EngineState, ledger: WalletLedger, alerts?: AlertEngine): Subscription {
+  const sub = new Subscription();
+  if (alerts) {
+    sub.add(ledger.applied$.subscribe((a) => alerts.onTrade(a)));
+    sub.add(ledger.scored$.subscribe((s) => alerts.onScored(s)));
+  }
+  sub.add(state.trades.trades$.subscribe((t) => ledger.apply(t)));
+  sub.add(state.catalog.changes$.subscribe((c) => ledger.onCatalog(c)));
+  const { advanceMs, flushMs } = ledger.intervals;
+  if (advanceMs > 0) sub.add(interval(advanceMs).subscribe(() => ledger.advance(ledger.time())));
+  if (flushMs > 0) sub.add(interval(flushMs).subscribe(() => void ledger.flush()));
+  return sub;
+}

@@ -1,0 +1,182 @@
+import { Api } from './access/api.js';
+import { KeyStore } from './access/keys.js';
+import { loadPlans, type Plan, type PlanName } from './access/plans.js';
+import { QuotaLedger } from './access/quota.js';
+import { registerAlerts } from './api/alerts.js';
+import { ApiContext } from './api/context.js';
+import { registerDataRoutes } from './api/index.js';
+import { registerMatching } from './api/matching.js';
+import { registerSignals } from './api/signals.js';
+import { registerVenueB } from './api/venue-b.js';
+import type { Config } from './config/schema.js';
+import { log as rootLog, type Logger } from './core/log.js';
+import { MatchingService } from './matching/service.js';
+import { openPersistence, type Persistence } from './persist/store.js';
+import { errorReply, HttpServer } from './server/http.js';
+import { registerMetrics } from './server/routes/metrics.js';
+import { registerStatus } from './server/routes/status.js';
+import { AlertEngine } from './signals/alerts.js';
+import { SignalEngine } from './signals/engine.js';
+import { WalletLedger } from './signals/wallets.js';
+import { EngineState } from './state/engine.js';
+import { VenueDirectory } from './venues/directory.js';
+import type { VenueFeed } from './venues/protocol.js';
+import { WsHub, type HubOptions } from './ws/hub.js';
+import { wsPathItem } from './ws/protocol.js';
+
+/**
+ * Building the process in three layers, shared by the service, tests and benches so that each
+ * builds what runs, not a copy of it: the core (DATA_DIR, restored state, venue directory, keys,
+ * quotas), the domain (matching, signals, wallets, alerts: rooms with methods and output streams,
+ * wired by pipelines/), and the HTTP layer (access layer, routes, WebSocket hub).
+ */
+
+export const API_BASE = '/api/v2';
+
+export interface Core {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly persistence: Persistence;
+  readonly state: EngineState;
+  readonly restored: { markets: number; quotes: number; books: number; trades: number };
+  readonly venues: VenueDirectory;
+  readonly plans: Readonly<Record<PlanName, Plan>>;
+  readonly keys: KeyStore;
+  readonly quota: QuotaLedger;
+}
+
+/**
+ * Opens DATA_DIR (or takes an open one) and restores the state from it, so a restart serves what it
+ * had before the venues reconnect; opens the key store and quota ledger on it.
+ */
+export function buildCore(config: Config, opts: { log?: Logger; persistence?: Persistence } = {}): Core {
+  const log = opts.log ?? rootLog;
+  const persistence = opts.persistence ?? openPersistence(config.dataDir, log);
+  const state = new EngineState(config.venues, { tradeCapacity: config.memory.recentTrades });
+  const restored = persistence.load(state);
+  log.info({ dataDir: persistence.dir, ...restored }, 'state restored');
+  return {
+    config,
+    log,
+    persistence,
+    state,
+    restored,
+    venues: new VenueDirectory(config),
+    plans: loadPlans(),
+    keys: new KeyStore(persistence.db('keys')),
+    quota: new QuotaLedger(persistence.db('quota')),
+  };
+}
+
+export interface Domain {
+  readonly matching: MatchingService;
+  readonly signals: SignalEngine;
+  readonly ledger: WalletLedger;
+  readonly alerts: AlertEngine;
+}
+
+/** The rooms that derive signals from the state, each restored from LMDB and computed once. */
+export function buildDomain(core: Core): Domain {
+  const { config, state, persistence, log } = core;
+  const ledger = new WalletLedger(state, persistence, { ...config.signals?.wallets, log: log.child({ component: 'wallets' }) });
+  log.info(ledger.load(), 'wallet ledger restored');
+  const alerts = new AlertEngine(ledger, persistence, { ...config.signals?.alerts, log: log.child({ component: 'alerts' }) });
+  alerts.load();
+  const matching = new MatchingService(state, core.venues, persistence.db('groups'), log.child({ component: 'matching' }));
+  const signals = new SignalEngine(state, core.venues, matching);
+  signals.recomputeAll();
+  return { matching, signals, ledger, alerts };
+}
+
+export interface HttpLayer {
+  readonly http: HttpServer;
+  readonly api: Api;
+  readonly ctx: ApiContext;
+  /** Present when a domain was given (the WebSocket serves its signals and games). */
+  readonly ws: WsHub | undefined;
+}
+
+export interface HttpOptions {
+  /** Process start (ms), for /status uptime. */
+  readonly startedAt?: number;
+  /** Feeds whose counters /metrics exports. */
+  readonly feeds?: readonly VenueFeed[];
+  readonly hub?: HubOptions;
+}
+
+/**
+ * The HTTP layer on one uWS app: /status, the data routes, and with a domain the matching, signal,
+ * alert and venue_b wallet routes, the WebSocket hub and /metrics. Not listening yet.
+ */
+export function buildHttp(core: Core, domain?: Domain, opts: HttpOptions = {}): HttpLayer {
+  const { config, state, persistence, log } = core;
+  const http = new HttpServer(log);
+  const api = new Api(http, API_BASE, core.keys, core.quota, core.plans);
+  registerStatus(api, {
+    config,
+    state,
+    startedAt: opts.startedAt ?? Date.now(),
+    persistence: () => persistence.health(),
+    matchedPriceAt: domain ? () => domain.matching.lastMatchedPriceAt : undefined,
+  });
+  const ctx = new ApiContext(config, state, persistence, core.venues);
+  registerDataRoutes(api, ctx);
+  let ws: WsHub | undefined;
+  if (domain) {
+    registerMatching(api, ctx, domain.matching);
+    registerSignals(api, ctx, domain.signals);
+    registerAlerts(api, ctx, domain.ledger, domain.alerts);
+    registerVenueB(api, ctx, domain.ledger);
+    ws = buildHub(core, domain, http, api, opts.hub);
+    registerMetrics(api, { state, feeds: opts.feeds ?? [], ws, persistence, ledger: domain.ledger });
+  }
+  http.get('/', () => ({
+    status: 200,
+    body: JSON.stringify({ name: 'crossbook', api: API_BASE, status: `${API_BASE}/status`, openapi: `${API_BASE}/openapi.json` }),
+  }));
+  return { http, api, ctx, ws };
+}
+
+/** The WebSocket hub at /api/v2/ws, its OpenAPI entry, and the 426 a plain GET of it gets. */
+function buildHub(core: Core, domain: Domain, http: HttpServer, api: Api, opts: HubOptions | undefined): WsHub {
+  const { matching } = domain;
+  const ws = new WsHub(
+    {
+      http,
+      path: `${API_BASE}/ws`,
+      state: core.state,
+      venues: core.venues,
+      keys: core.keys,
+      plans: core.plans,
+      log: core.log,
+      signals: domain.signals,
+      games: {
+        eventOf: (venue, marketId) => {
+          const id = matching.groupIdOf(venue, marketId);
+          const g = id === undefined ? undefined : matching.servedGroup(id);
+          return g?.market_class ? (g.event_id ?? undefined) : undefined;
+        },
+        hasEvent: (id) => matching.hasGameEvent(id),
+        isLive: (id) => matching.isGameLive(id, Date.now()),
+      },
+    },
+    opts,
+  );
+  // A plain GET of the WebSocket path (no Upgrade header falls through uWS's ws route to the router):
+  // the access layer answers it like any route (401 without a good key), a keyed one learns to upgrade.
+  api.route({
+    path: '/ws',
+    summary: 'WebSocket stream (a plain GET answers 426)',
+    handler: () =>
+      errorReply(426, 'upgrade_required', `${API_BASE}/ws is a WebSocket endpoint: connect with a WebSocket client (Connection: Upgrade, Upgrade: websocket)`),
+  });
+  const catalogVenue = core.venues.withCapability('catalog');
+  api.document(
+    '/ws',
+    wsPathItem(
+      `${catalogVenue?.slug ?? 'venue_a'}_prices`,
+      Object.values(core.plans).map((p) => `${p.name}: ${p.ws.connections} connections per key, ${p.ws.subscriptions} subscriptions per connection`),
+    ),
+  );
+  return ws;
+}

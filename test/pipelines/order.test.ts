@@ -1,0 +1,137 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Subject, type Subscription } from 'rxjs';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { startPipelines, wireFlows } from '../../pipelines/index.js';
+import { ingestFlow } from '../../pipelines/ingest.js';
+import { REINDEX_AFTER_MS } from '../../pipelines/signals.js';
+import { buildCore, buildDomain, buildHttp, type Core, type Domain, type HttpLayer } from '../../src/compose.js';
+import { loadConfig } from '../../src/config/load.js';
+import { log } from '../../src/core/log.js';
+import type { NormalizedEvent } from '../../src/core/types.js';
+import { Persistence } from '../../src/persist/store.js';
+import { applyEvent } from '../../src/state/engine.js';
+import { FeedStats } from '../../src/venues/common/stats.js';
+import type { VenueFeed } from '../../src/venues/protocol.js';
+
+const T = Date.UTC(2026, 10, 20, 12);
+const base = { venue: 'venue_a', timestamp: T, localTimestamp: T } as const;
+const M = 'KXNFLGAME-26NOV23NESEA-SEA';
+
+interface Built {
+  core: Core;
+  domain: Domain;
+  http: HttpLayer;
+}
+const open: { b: Built; dir: string; sub?: Subscription }[] = [];
+
+function build(): Built {
+  const config = loadConfig({ env: {} });
+  const dir = mkdtempSync(join(tmpdir(), 'cb-order-'));
+  const core = buildCore(config, { persistence: new Persistence(dir), log });
+  const domain = buildDomain(core);
+  const http = buildHttp(core, domain);
+  const b = { core, domain, http };
+  open.push({ b, dir });
+  return b;
+}
+
+afterEach(async () => {
+  vi.useRealTimers();
+  for (const { b, dir, sub } of open.splice(0)) {
+    sub?.unsubscribe();
+    b.http.ws?.close();
+    b.http.http.close();
+    b.domain.matching.close();
+    await b.core.persistence.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** Records, in order, which of fan-out and signals a state change reached (the real methods still run). */
+function record(b: Built): string[] {
+  const calls: string[] = [];
+  const spy = <T extends object>(obj: T, method: keyof T & string, name: string): void => {
+    const real = (obj[method] as (...a: unknown[]) => unknown).bind(obj);
+    vi.spyOn(obj, method as never).mockImplementation(((...a: unknown[]) => {
+      calls.push(name);
+      return real(...a);
+    }) as never);
+  };
+  spy(b.http.ws!, 'onBook', 'fanout');
+  spy(b.domain.signals, 'onMarket', 'signals');
+  return calls;
+}
+
+describe('order of effects (pipelines/index.ts)', () => {
+  it('applies a book change to state, then persistence, then fan-out, then signals', () => {
+    const b = build();
+    const flows = wireFlows({
+      state: b.core.state,
+      persistence: b.core.persistence,
+      persistenceOptions: { snapshotIntervalMs: 60_000 },
+      rooms: b.domain,
+      hub: b.http.ws,
+    });
+    open[open.length - 1]!.sub = flows;
+    applyEvent(b.core.state, { ...base, type: 'market', marketId: M, title: 'Seattle to win?', status: 'active' });
+    const calls = record(b);
+    let bidAtPersist: number | undefined;
+    const mark = b.core.persistence.markBook.bind(b.core.persistence);
+    vi.spyOn(b.core.persistence, 'markBook').mockImplementation((venue, instrument) => {
+      bidAtPersist = b.core.state.books.instrument('venue_a', M)?.bids.prices[0];
+      calls.push('persistence');
+      mark(venue, instrument);
+    });
+    applyEvent(b.core.state, { ...base, type: 'book_snapshot', marketId: M, instrument: M, bids: [[4100, 10]], asks: [[4300, 5]] });
+    // The book is already in state when its first consumer runs.
+    expect(bidAtPersist).toBe(4100);
+    expect(calls).toEqual(['persistence', 'fanout', 'signals']);
+  });
+
+  it('starts ingest only when started, and feed health reaches the WebSocket hub by one path', () => {
+    const b = build();
+    const source = new Subject<NormalizedEvent>();
+    const venue = b.core.config.venues.find((v) => v.label === 'venue_a')!;
+    // A feed whose frames are already normalized events: the edge of the system, driven by the test.
+    const feed: VenueFeed = { venue, stats: new FeedStats(), events$: source };
+    const ingest = ingestFlow([feed], b.core.state, log);
+    const warned = vi.spyOn(b.http.ws!, 'onFeedEvent');
+    source.next({ ...base, type: 'market', marketId: M, title: 'Seattle to win?', status: 'active' });
+    expect(b.core.state.catalog.get('venue_a', M)).toBeUndefined();
+    const sub = startPipelines({
+      state: b.core.state,
+      ingest,
+      persistence: b.core.persistence,
+      persistenceOptions: { snapshotIntervalMs: 60_000 },
+      rooms: b.domain,
+      hub: b.http.ws,
+      log,
+    });
+    open[open.length - 1]!.sub = sub;
+    source.next({ ...base, type: 'market', marketId: M, title: 'Seattle to win?', status: 'active' });
+    expect(b.core.state.catalog.get('venue_a', M)?.title).toBe('Seattle to win?');
+    source.next({ ...base, type: 'feed', state: 'disconnected', detail: 'test' });
+    expect(warned).toHaveBeenCalledTimes(1);
+    expect(b.core.state.health.get('venue_a')?.connected).toBe(false);
+  });
+
+  it('re-groups a burst of catalog changes once, REINDEX_AFTER_MS after its first change', () => {
+    vi.useFakeTimers();
+    const b = build();
+    open[open.length - 1]!.sub = wireFlows({
+      state: b.core.state,
+      persistence: b.core.persistence,
+      persistenceOptions: { snapshotIntervalMs: 60_000 },
+      rooms: b.domain,
+    });
+    const reindex = vi.spyOn(b.domain.matching, 'reindex');
+    for (let i = 0; i < 3; i++) applyEvent(b.core.state, { ...base, type: 'market', marketId: `${M}${i}`, title: `Game ${i}?`, status: 'active' });
+    expect(reindex).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(REINDEX_AFTER_MS - 1);
+    expect(reindex).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(1);
+    expect(reindex).toHaveBeenCalledTimes(1);
+  });
+});
