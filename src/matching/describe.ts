@@ -3,7 +3,7 @@
  * the group's anchor proposition with the facts its other members add (a dated listing gives a
  * dateless one its game day; a two-team listing names the opponent).
  */
-import type { MarketClass, Proposition } from './proposition.js';
+import type { MarketClass, Proposition } from './proposition/index.js';
 import { teamById } from './teams.js';
 import { MONTH_NAMES } from './text.js';
 
