@@ -152,47 +152,36 @@ export function describeGroup(anchor: Proposition, others: readonly Proposition[
     game_title: null,
     event_date: null,
   };
-  const subj = p.subjectName ?? '?';
-  const no = p.negated ? ' (No)' : '';
+  return { ...base, ...describeEvent(p, p.subjectName ?? '?', p.negated ? ' (No)' : '') };
+}
+
+/** The title and event of a group that is not about one game. */
+interface EventFields {
+  readonly title: string;
+  readonly event_id: string | null;
+  readonly event_name: string | null;
+}
+
+/** Title and event of a non-game proposition about `subj`; `no` marks a negated YES. */
+function describeEvent(p: Proposition, subj: string, no: string): EventFields {
   switch (p.kind) {
     case 'championship':
     case 'tournament_winner':
     case 'group_winner':
-    case 'stage_reach': {
-      const comp = COMP_NAME[p.competition ?? ''] ?? p.competition ?? '?';
-      const year = p.year ? `${p.year} ` : '';
-      let what: string;
-      if (p.kind === 'group_winner') what = `win ${comp} ${p.stage?.replace('group_', 'Group ')}`;
-      else if (p.kind === 'stage_reach') what = `reach the ${year}${comp} ${STAGE_NAME[p.stage ?? ''] ?? p.stage}`;
-      else if (p.stage?.startsWith('conf_') || p.stage?.startsWith('div_'))
-        what = `win the ${year}${p.stage.slice(p.stage.indexOf('_') + 1).replace(/_/g, ' ')}`;
-      else what = `win the ${year}${comp}`;
-      const eventId = `${(p.competition ?? 'x').toLowerCase()}-${p.year ?? 'x'}-${(p.stage ?? 'x').toLowerCase()}`;
-      return {
-        ...base,
-        title: `${subj} to ${what}${no}`,
-        event_id: eventId,
-        event_name: `${year}${comp}${p.stage && p.stage !== 'winner' ? ` (${p.stage})` : ''}`,
-      };
-    }
+    case 'stage_reach':
+      return describeFuture(p, subj, no);
     case 'nomination': {
       const what = `${p.year ?? ''} ${PARTY[p.party ?? ''] ?? p.party} ${officeLabel(p.office).replace(/^US /, '')} nomination`.trim();
-      return { ...base, title: `${subj} to win the ${what}${no}`, event_id: `nomination-${p.party}-${p.office}-${p.year ?? 'x'}`, event_name: what };
+      return { title: `${subj} to win the ${what}${no}`, event_id: `nomination-${p.party}-${p.office}-${p.year ?? 'x'}`, event_name: what };
     }
     case 'election_winner': {
       const what = `${p.year ?? ''} ${officeLabel(p.office)} election`.trim();
-      return { ...base, title: `${subj} to win the ${what}${no}`, event_id: `election-${p.office}-${p.year ?? 'x'}`, event_name: what };
+      return { title: `${subj} to win the ${what}${no}`, event_id: `election-${p.office}-${p.year ?? 'x'}`, event_name: what };
     }
     case 'fed_decision':
-      return {
-        ...base,
-        title: `Fed ${monthLabel(p.month)} meeting: ${fedLabel(p)}${no}`,
-        event_id: `fed-${p.month}`,
-        event_name: `FOMC ${monthLabel(p.month)}`,
-      };
+      return { title: `Fed ${monthLabel(p.month)} meeting: ${fedLabel(p)}${no}`, event_id: `fed-${p.month}`, event_name: `FOMC ${monthLabel(p.month)}` };
     case 'fed_rate':
       return {
-        ...base,
         title: `Fed funds rate ${CMP_WORD[p.comparator ?? '='] ?? ''} ${p.threshold}% after ${monthLabel(p.month)}${no}`,
         event_id: `fed-${p.month}`,
         event_name: `FOMC ${monthLabel(p.month)}`,
@@ -200,49 +189,66 @@ export function describeGroup(anchor: Proposition, others: readonly Proposition[
     case 'econ_threshold': {
       const v = p.comparator === 'range' ? `${p.threshold}% and ${p.thresholdHigh}%` : `${p.threshold}%`;
       return {
-        ...base,
         title: `${p.market_type} ${monthLabel(p.month)}: ${CMP_WORD[p.comparator ?? '='] ?? ''} ${v}${no}`,
         event_id: `${p.market_type}-${p.month}`,
         event_name: `${p.market_type} ${monthLabel(p.month)}`,
       };
     }
-    case 'crypto_price': {
-      const v = p.comparator === 'range' ? `$${fmtNum(p.threshold ?? 0)} and $${fmtNum(p.thresholdHigh ?? 0)}` : `$${fmtNum(p.threshold ?? 0)}`;
-      const verb =
-        p.mode === 'max_by'
-          ? p.comparator === '>='
-            ? 'reaches'
-            : 'trades above'
-          : p.mode === 'min_by'
-            ? p.comparator === '<='
-              ? 'dips to'
-              : 'trades below'
-            : `${CMP_WORD[p.comparator ?? '='] ?? ''}`;
-      const when = p.mode === 'at' ? `on ${p.date}${p.time ? ` at ${p.time} ET` : ''}` : `by ${p.date}`;
-      return {
-        ...base,
-        title: `${subj} ${verb} ${v} ${when}${no}`,
-        event_id: `${p.subject?.slice(6).toLowerCase()}-${p.mode}-${p.date}`,
-        event_name: `${subj} price ${p.mode === 'at' ? 'on' : 'by'} ${p.date}`,
-      };
-    }
+    case 'crypto_price':
+      return describeCrypto(p, subj, no);
     case 'ipo':
       return {
-        ...base,
         title: p.mode === 'first' ? `${subj} IPOs first${no}` : `${subj} IPO by ${p.date}${no}`,
         event_id: `ipo-${p.subject?.slice(4)}`,
         event_name: `${subj} IPO`,
       };
     case 'award':
       return {
-        ...base,
         title: `${subj} to win ${p.stage} (${p.year ?? ''} ${p.competition})${no}`.replace('( ', '('),
         event_id: `${p.competition}-${p.year ?? 'x'}-${(p.stage ?? '').replace(/ /g, '-')}`,
         event_name: `${p.year ?? ''} ${p.competition}: ${p.stage}`.trim(),
       };
     default:
-      return { ...base, title: subj, event_id: null, event_name: null };
+      return { title: subj, event_id: null, event_name: null };
   }
+}
+
+/** Championships, tournaments, groups and stages: "Seattle Seahawks to win the 2026 NFL Championship". */
+function describeFuture(p: Proposition, subj: string, no: string): EventFields {
+  const comp = COMP_NAME[p.competition ?? ''] ?? p.competition ?? '?';
+  const year = p.year ? `${p.year} ` : '';
+  let what: string;
+  if (p.kind === 'group_winner') what = `win ${comp} ${p.stage?.replace('group_', 'Group ')}`;
+  else if (p.kind === 'stage_reach') what = `reach the ${year}${comp} ${STAGE_NAME[p.stage ?? ''] ?? p.stage}`;
+  else if (p.stage?.startsWith('conf_') || p.stage?.startsWith('div_')) what = `win the ${year}${p.stage.slice(p.stage.indexOf('_') + 1).replace(/_/g, ' ')}`;
+  else what = `win the ${year}${comp}`;
+  const eventId = `${(p.competition ?? 'x').toLowerCase()}-${p.year ?? 'x'}-${(p.stage ?? 'x').toLowerCase()}`;
+  return {
+    title: `${subj} to ${what}${no}`,
+    event_id: eventId,
+    event_name: `${year}${comp}${p.stage && p.stage !== 'winner' ? ` (${p.stage})` : ''}`,
+  };
+}
+
+/** Crypto prices: "Bitcoin reaches $150,000 by 2026-12-31", "Bitcoin above $100,000 on 2026-01-09 at 12:00 ET". */
+function describeCrypto(p: Proposition, subj: string, no: string): EventFields {
+  const v = p.comparator === 'range' ? `$${fmtNum(p.threshold ?? 0)} and $${fmtNum(p.thresholdHigh ?? 0)}` : `$${fmtNum(p.threshold ?? 0)}`;
+  const verb =
+    p.mode === 'max_by'
+      ? p.comparator === '>='
+        ? 'reaches'
+        : 'trades above'
+      : p.mode === 'min_by'
+        ? p.comparator === '<='
+          ? 'dips to'
+          : 'trades below'
+        : `${CMP_WORD[p.comparator ?? '='] ?? ''}`;
+  const when = p.mode === 'at' ? `on ${p.date}${p.time ? ` at ${p.time} ET` : ''}` : `by ${p.date}`;
+  return {
+    title: `${subj} ${verb} ${v} ${when}${no}`,
+    event_id: `${p.subject?.slice(6).toLowerCase()}-${p.mode}-${p.date}`,
+    event_name: `${subj} price ${p.mode === 'at' ? 'on' : 'by'} ${p.date}`,
+  };
 }
 
 const STAT_LABEL: Readonly<Record<string, string>> = {

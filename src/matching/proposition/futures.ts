@@ -1,7 +1,7 @@
 /** Futures: championships, tournaments, groups, stages. */
 import { teamsByCode, teamsByName } from '../teams.js';
 import { findYear, foldText } from '../text.js';
-import { NAME_ONLY, note, teamName, tickerYear, type Ctx } from './context.js';
+import { NAME_ONLY, note, teamName, tickerYear, type Ctx, type Ticker } from './context.js';
 import type { Draft, PropositionKind } from './types.js';
 
 interface Competition {
@@ -128,94 +128,23 @@ function resolveSubjectTeam(name: string, groups: readonly string[]): string[] {
   return ids.length > 0 ? ids : teamsByName(name, groups);
 }
 
+/** What a futures title is about, before its subject is resolved to a team. */
+interface FutureTarget {
+  readonly comp: Competition | undefined;
+  readonly kind: PropositionKind;
+  readonly subjectText: string | undefined;
+  readonly stage: string | undefined;
+}
+
 /** A futures proposition: a team wins a championship, tournament, group or conference, or reaches a stage. */
 export function parseFutures(ctx: Ctx, d: Draft): boolean {
   const t = ctx.title.replace(/\?$/, '').trim();
   const ev = ctx.event.replace(/\?$/, '');
+  const target = futureTarget(ctx, t, ev);
+  if (!target) return false;
+  const { comp, kind, subjectText, stage } = target;
+  if (!comp || !subjectText || !stage) return false;
   const kt = ctx.kt;
-  const seriesComp = kt && kt.mon === undefined ? SERIES_COMPETITION[kt.series] : undefined;
-  let comp = seriesComp ? competitionById(seriesComp) : undefined;
-  let subjectText: string | undefined;
-  let kind: PropositionKind | undefined;
-  let stage: string | undefined;
-  let m: RegExpExecArray | null;
-
-  if ((m = RE_FINISH_FIRST.exec(t))) {
-    kind = 'group_winner';
-    subjectText = m[1];
-    stage = `group_${m[3]!.toUpperCase()}`;
-    comp ??= competitionById('fifa_world_cup_men');
-  } else if ((m = RE_STAGE.exec(t)) && (comp || competitionIn(m[2]!)) && (stageOf(m[2]!) || /\bqualify\b/.test(t))) {
-    kind = 'stage_reach';
-    subjectText = m[1];
-    stage = stageOf(m[2]!) ?? 'qualify';
-    comp ??= competitionIn(m[2]!);
-  } else if ((m = RE_FUTURE_WIN.exec(t) ?? RE_FUTURE_TO_WIN.exec(t))) {
-    const what = m[2]!;
-    // "win a College Football Playoff game", "win Game 7 of the World Series": not the title.
-    if (/^(?:a|an|any|one|two|three|[1-9]) /.test(what) || /\bgames? \d\b|\bgames?$|\bgame (?:of|in)\b/.test(what)) return false;
-    const c = competitionIn(what) ?? (what.length < 80 ? competitionIn(ev) : undefined);
-    if (!c && !comp) return false;
-    comp ??= c;
-    subjectText = m[1];
-    const grp = RE_GROUP.exec(what);
-    // Conference and division titles only mean something inside their league ("AFC Bournemouth").
-    const div = comp?.competition === 'NFL' ? RE_DIVISION.exec(what) : null;
-    const conf = comp && ['NFL', 'NBA', 'NHL', 'MLB'].includes(comp.competition) ? RE_CONF.exec(what) : null;
-    if (grp) {
-      kind = 'group_winner';
-      stage = `group_${grp[1]!.toUpperCase()}`;
-    } else if (div) {
-      kind = 'championship';
-      stage = `div_${div[1]!.toUpperCase()}_${div[2]!.toUpperCase()}`;
-    } else if (conf) {
-      kind = 'championship';
-      stage = `conf_${conf[1]!
-        .replace(/ pennant$/, '')
-        .replace(/ /g, '_')
-        .toUpperCase()}`;
-    } else if (/\b(?:semi-?finals?|quarter-?finals?|round of \d+|playoffs?)\b/.test(what.replace(/\bcollege football playoff\b/, ''))) {
-      return false; // "win their quarterfinal", "win a playoff game": not a title
-    } else {
-      kind = comp!.competition.startsWith('fifa') ? 'tournament_winner' : 'championship';
-      stage = 'winner';
-    }
-  } else if (
-    /\b(?:winner|champion)$/.test(t) &&
-    !/^will /.test(t) &&
-    competitionIn(t) &&
-    ctx.rawOutcome &&
-    !/^(?:yes|no)$/.test(ctx.outcome) &&
-    !/\b(?:group|semi|quarter|round|conference|division|afc|nfc|mvp|award)\b/.test(t)
-  ) {
-    // The event title listed per outcome: "2026 NBA Champion" + "Oklahoma City Thunder".
-    comp ??= competitionIn(t);
-    subjectText = ctx.outcome;
-    kind = comp!.competition.startsWith('fifa') ? 'tournament_winner' : 'championship';
-    stage = 'winner';
-  } else if (!comp && NAME_ONLY.test(t) && competitionIn(ev) && !/\b(?:group|semi|quarter|round|conference|division|afc|nfc)\b/.test(ev)) {
-    // List venues: the title is the outcome label, the question is the event ("2026 NBA Finals Winner").
-    comp = competitionIn(ev);
-    subjectText = t;
-    kind = comp!.competition.startsWith('fifa') ? 'tournament_winner' : 'championship';
-    stage = 'winner';
-  } else if (comp && kt) {
-    // Generic Kalshi title ("2026 Men's World Cup winner?"): the outcome names the subject.
-    subjectText = ctx.rawOutcome ? foldText(ctx.rawOutcome) : undefined;
-    if (kt.series === 'WCROUND') {
-      kind = 'stage_reach';
-      stage = tickerStage(kt.tail);
-    } else if (kt.series === 'WCGROUPWIN') {
-      kind = 'group_winner';
-      stage = kt.tail ? `group_${kt.tail.slice(0, 1)}` : undefined;
-    } else {
-      kind = comp.competition.startsWith('fifa') ? 'tournament_winner' : 'championship';
-      stage = 'winner';
-    }
-  } else {
-    return false;
-  }
-  if (!comp || !kind || !subjectText || !stage) return false;
   if (kt?.series === 'WCGROUPWIN' && kind === 'group_winner' && kt.tail && stage !== `group_${kt.tail.slice(0, 1)}`) d.confidence -= 0.3;
   let ids = resolveSubjectTeam(subjectText, comp.groups);
   if (ids.length > 1 && kt?.market) {
@@ -240,4 +169,76 @@ export function parseFutures(ctx: Ctx, d: Draft): boolean {
   note(d, 'title');
   if (kt) note(d, 'ticker');
   return true;
+}
+
+/** A title or a cup: the tournament's winner for FIFA competitions, the league's title otherwise. */
+function winnerKind(comp: Competition): PropositionKind {
+  return comp.competition.startsWith('fifa') ? 'tournament_winner' : 'championship';
+}
+
+/** Reads the competition, kind, stage and subject words from the title, the event title or the ticker. */
+function futureTarget(ctx: Ctx, t: string, ev: string): FutureTarget | undefined {
+  const kt = ctx.kt;
+  const seriesComp = kt && kt.mon === undefined ? SERIES_COMPETITION[kt.series] : undefined;
+  const comp = seriesComp ? competitionById(seriesComp) : undefined;
+  let m: RegExpExecArray | null;
+  if ((m = RE_FINISH_FIRST.exec(t))) {
+    return { comp: comp ?? competitionById('fifa_world_cup_men'), kind: 'group_winner', subjectText: m[1], stage: `group_${m[3]!.toUpperCase()}` };
+  }
+  if ((m = RE_STAGE.exec(t)) && (comp || competitionIn(m[2]!)) && (stageOf(m[2]!) || /\bqualify\b/.test(t))) {
+    return { comp: comp ?? competitionIn(m[2]!), kind: 'stage_reach', subjectText: m[1], stage: stageOf(m[2]!) ?? 'qualify' };
+  }
+  if ((m = RE_FUTURE_WIN.exec(t) ?? RE_FUTURE_TO_WIN.exec(t))) return titleWin(m[1], m[2]!, ev, comp);
+  if (
+    /\b(?:winner|champion)$/.test(t) &&
+    !/^will /.test(t) &&
+    competitionIn(t) &&
+    ctx.rawOutcome &&
+    !/^(?:yes|no)$/.test(ctx.outcome) &&
+    !/\b(?:group|semi|quarter|round|conference|division|afc|nfc|mvp|award)\b/.test(t)
+  ) {
+    // The event title listed per outcome: "2026 NBA Champion" + "Oklahoma City Thunder".
+    const c = comp ?? competitionIn(t);
+    return { comp: c, kind: winnerKind(c!), subjectText: ctx.outcome, stage: 'winner' };
+  }
+  if (!comp && NAME_ONLY.test(t) && competitionIn(ev) && !/\b(?:group|semi|quarter|round|conference|division|afc|nfc)\b/.test(ev)) {
+    // List venues: the title is the outcome label, the question is the event ("2026 NBA Finals Winner").
+    const c = competitionIn(ev);
+    return { comp: c, kind: winnerKind(c!), subjectText: t, stage: 'winner' };
+  }
+  if (comp && kt) return tickerFuture(ctx, kt, comp);
+  return undefined;
+}
+
+/** "Will X win the 2026 AFC Championship?", "X to win Group F": what is won, if it is a title. */
+function titleWin(subjectText: string | undefined, what: string, ev: string, seriesComp: Competition | undefined): FutureTarget | undefined {
+  // "win a College Football Playoff game", "win Game 7 of the World Series": not the title.
+  if (/^(?:a|an|any|one|two|three|[1-9]) /.test(what) || /\bgames? \d\b|\bgames?$|\bgame (?:of|in)\b/.test(what)) return undefined;
+  const c = competitionIn(what) ?? (what.length < 80 ? competitionIn(ev) : undefined);
+  if (!c && !seriesComp) return undefined;
+  const comp = seriesComp ?? c;
+  const grp = RE_GROUP.exec(what);
+  // Conference and division titles only mean something inside their league ("AFC Bournemouth").
+  const div = comp?.competition === 'NFL' ? RE_DIVISION.exec(what) : null;
+  const conf = comp && ['NFL', 'NBA', 'NHL', 'MLB'].includes(comp.competition) ? RE_CONF.exec(what) : null;
+  if (grp) return { comp, kind: 'group_winner', subjectText, stage: `group_${grp[1]!.toUpperCase()}` };
+  if (div) return { comp, kind: 'championship', subjectText, stage: `div_${div[1]!.toUpperCase()}_${div[2]!.toUpperCase()}` };
+  if (conf) {
+    const stage = `conf_${conf[1]!
+      .replace(/ pennant$/, '')
+      .replace(/ /g, '_')
+      .toUpperCase()}`;
+    return { comp, kind: 'championship', subjectText, stage };
+  }
+  // "win their quarterfinal", "win a playoff game": not a title.
+  if (/\b(?:semi-?finals?|quarter-?finals?|round of \d+|playoffs?)\b/.test(what.replace(/\bcollege football playoff\b/, ''))) return undefined;
+  return { comp, kind: winnerKind(comp!), subjectText, stage: 'winner' };
+}
+
+/** Generic Kalshi title ("2026 Men's World Cup winner?"): the series says what, the outcome names the subject. */
+function tickerFuture(ctx: Ctx, kt: Ticker, comp: Competition): FutureTarget {
+  const subjectText = ctx.rawOutcome ? foldText(ctx.rawOutcome) : undefined;
+  if (kt.series === 'WCROUND') return { comp, kind: 'stage_reach', subjectText, stage: tickerStage(kt.tail) };
+  if (kt.series === 'WCGROUPWIN') return { comp, kind: 'group_winner', subjectText, stage: kt.tail ? `group_${kt.tail.slice(0, 1)}` : undefined };
+  return { comp, kind: winnerKind(comp), subjectText, stage: 'winner' };
 }
