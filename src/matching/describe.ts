@@ -1,9 +1,11 @@
 /**
  * The spec 2.4 fields of a match group (title, market_class, line, side, event_id, …), derived from
  * the group's anchor proposition with the facts its other members add (a dated listing gives a
- * dateless one its game day; a two-team listing names the opponent).
+ * dateless one its game day; a two-team listing names the opponent). The words used (competition,
+ * stage, office, comparator names) are data: `tables/phrasing.json`.
  */
 import type { MarketClass, Proposition } from './proposition/index.js';
+import PHRASING from './tables/phrasing.json' with { type: 'json' };
 import { teamById } from './teams.js';
 import { MONTH_NAMES } from './text.js';
 
@@ -52,7 +54,7 @@ function monthLabel(m: string | null): string {
   return `${MONTH_NAMES[Number(mo) - 1] ?? mo} ${y}`;
 }
 
-const CMP_WORD: Readonly<Record<string, string>> = { '>': 'above', '>=': 'at least', '<': 'below', '<=': 'at most', '=': 'exactly', range: 'between' };
+const CMP_WORD: Readonly<Record<string, string>> = PHRASING.comparators;
 
 function fedLabel(p: Proposition): string {
   const v = p.threshold ?? 0;
@@ -72,45 +74,21 @@ function fedLabel(p: Proposition): string {
   }
 }
 
-const PARTY: Readonly<Record<string, string>> = { dem: 'Democratic', rep: 'Republican' };
+const PARTY: Readonly<Record<string, string>> = PHRASING.parties;
+const OFFICE_ROLE: Readonly<Record<string, string>> = PHRASING.officeRoles;
 
 function officeLabel(o: string | null): string {
   if (!o) return '?';
   if (o === 'president_us') return 'US presidential';
   if (o === 'vice_president_us') return 'US vice-presidential';
   const [role, where] = o.split('_');
-  const roleName = { president: 'presidential', governor: 'governor', senate: 'Senate', mayor: 'mayoral', pm: 'prime-ministerial' }[role ?? ''] ?? role;
+  const roleName = OFFICE_ROLE[role ?? ''] ?? role;
   return `${(where ?? '').toUpperCase()} ${roleName}`;
 }
 
-const COMP_NAME: Readonly<Record<string, string>> = {
-  NFL: 'NFL Championship',
-  NBA: 'NBA Championship',
-  MLB: 'World Series',
-  NHL: 'Stanley Cup',
-  NCAAF: 'College Football Championship',
-  UCL: 'UEFA Champions League',
-  UEL: 'UEFA Europa League',
-  EPL: 'Premier League',
-  LALIGA: 'La Liga',
-  SERIEA: 'Serie A',
-  BUNDESLIGA: 'Bundesliga',
-  LIGUE1: 'Ligue 1',
-  MLS: 'MLS Cup',
-  fifa_world_cup_men: 'FIFA World Cup',
-  fifa_world_cup_women: "FIFA Women's World Cup",
-  fifa_club_world_cup: 'FIFA Club World Cup',
-};
+const COMP_NAME: Readonly<Record<string, string>> = PHRASING.competitions;
 
-const STAGE_NAME: Readonly<Record<string, string>> = {
-  reach_sf: 'semifinals',
-  reach_qf: 'quarterfinals',
-  reach_r16: 'round of 16',
-  reach_r32: 'knockout stage',
-  reach_final: 'final',
-  playoffs: 'playoffs',
-  qualify: 'tournament',
-};
+const STAGE_NAME: Readonly<Record<string, string>> = PHRASING.stages;
 
 interface Merged {
   readonly teams: readonly string[];
@@ -251,9 +229,7 @@ function describeCrypto(p: Proposition, subj: string, no: string): EventFields {
   };
 }
 
-const STAT_LABEL: Readonly<Record<string, string>> = {
-  points_rebounds_assists: 'points + rebounds + assists',
-};
+const STAT_LABEL: Readonly<Record<string, string>> = PHRASING.stats;
 
 function describeGame(p: Proposition, g: Merged): GroupFields {
   const [t0, t1] = g.teams;
