@@ -23,6 +23,7 @@ import type { Draft, MatchInput, Proposition } from './types.js';
 
 export type { Comparator, MarketClass, MatchInput, Proposition, PropositionKind } from './types.js';
 
+/** Free text: the listing's content words are its subject. */
 function parseOther(ctx: Ctx, d: Draft): void {
   d.kind = 'other';
   d.market_type = 'other';
@@ -37,6 +38,7 @@ function parseOther(ctx: Ctx, d: Draft): void {
   note(d, 'title');
 }
 
+/** Canonical text of the settlement fields (see Proposition.signature). */
 function signatureOf(d: Draft): string {
   const parts: (string | number | null | boolean)[] = [
     d.kind,
