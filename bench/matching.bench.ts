@@ -13,7 +13,7 @@
  */
 import { loadConfig } from '../src/config/load.js';
 import { Matcher, type MatcherInput } from '../src/matching/matcher.js';
-import { extractProposition } from '../src/matching/proposition.js';
+import { extractProposition } from '../src/matching/proposition/index.js';
 import { createWorld } from '../src/sim/world.js';
 import { begin, gc, hasGc, keep, measure, record, rng, type Row } from './lib.js';
 

@@ -12,7 +12,7 @@
  *   strike has no weight): "above $139,999.99" = "reach $140,000", "below $45,000" = "dip to $45,000".
  * Over and Under of one line, or a favourite's cover against the underdog's, are complements.
  */
-import type { Proposition } from './proposition.js';
+import type { Proposition } from './proposition/index.js';
 import { leagueInfo } from './teams.js';
 
 export type Relation = 'same' | 'inverted' | 'different';

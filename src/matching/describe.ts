@@ -1,9 +1,11 @@
 /**
  * The spec 2.4 fields of a match group (title, market_class, line, side, event_id, …), derived from
  * the group's anchor proposition with the facts its other members add (a dated listing gives a
- * dateless one its game day; a two-team listing names the opponent).
+ * dateless one its game day; a two-team listing names the opponent). The words used (competition,
+ * stage, office, comparator names) are data: `tables/phrasing.json`.
  */
-import type { MarketClass, Proposition } from './proposition.js';
+import type { MarketClass, Proposition } from './proposition/index.js';
+import PHRASING from './tables/phrasing.json' with { type: 'json' };
 import { teamById } from './teams.js';
 import { MONTH_NAMES } from './text.js';
 
@@ -52,7 +54,7 @@ function monthLabel(m: string | null): string {
   return `${MONTH_NAMES[Number(mo) - 1] ?? mo} ${y}`;
 }
 
-const CMP_WORD: Readonly<Record<string, string>> = { '>': 'above', '>=': 'at least', '<': 'below', '<=': 'at most', '=': 'exactly', range: 'between' };
+const CMP_WORD: Readonly<Record<string, string>> = PHRASING.comparators;
 
 function fedLabel(p: Proposition): string {
   const v = p.threshold ?? 0;
@@ -72,45 +74,21 @@ function fedLabel(p: Proposition): string {
   }
 }
 
-const PARTY: Readonly<Record<string, string>> = { dem: 'Democratic', rep: 'Republican' };
+const PARTY: Readonly<Record<string, string>> = PHRASING.parties;
+const OFFICE_ROLE: Readonly<Record<string, string>> = PHRASING.officeRoles;
 
 function officeLabel(o: string | null): string {
   if (!o) return '?';
   if (o === 'president_us') return 'US presidential';
   if (o === 'vice_president_us') return 'US vice-presidential';
   const [role, where] = o.split('_');
-  const roleName = { president: 'presidential', governor: 'governor', senate: 'Senate', mayor: 'mayoral', pm: 'prime-ministerial' }[role ?? ''] ?? role;
+  const roleName = OFFICE_ROLE[role ?? ''] ?? role;
   return `${(where ?? '').toUpperCase()} ${roleName}`;
 }
 
-const COMP_NAME: Readonly<Record<string, string>> = {
-  NFL: 'NFL Championship',
-  NBA: 'NBA Championship',
-  MLB: 'World Series',
-  NHL: 'Stanley Cup',
-  NCAAF: 'College Football Championship',
-  UCL: 'UEFA Champions League',
-  UEL: 'UEFA Europa League',
-  EPL: 'Premier League',
-  LALIGA: 'La Liga',
-  SERIEA: 'Serie A',
-  BUNDESLIGA: 'Bundesliga',
-  LIGUE1: 'Ligue 1',
-  MLS: 'MLS Cup',
-  fifa_world_cup_men: 'FIFA World Cup',
-  fifa_world_cup_women: "FIFA Women's World Cup",
-  fifa_club_world_cup: 'FIFA Club World Cup',
-};
+const COMP_NAME: Readonly<Record<string, string>> = PHRASING.competitions;
 
-const STAGE_NAME: Readonly<Record<string, string>> = {
-  reach_sf: 'semifinals',
-  reach_qf: 'quarterfinals',
-  reach_r16: 'round of 16',
-  reach_r32: 'knockout stage',
-  reach_final: 'final',
-  playoffs: 'playoffs',
-  qualify: 'tournament',
-};
+const STAGE_NAME: Readonly<Record<string, string>> = PHRASING.stages;
 
 interface Merged {
   readonly teams: readonly string[];
@@ -152,47 +130,36 @@ export function describeGroup(anchor: Proposition, others: readonly Proposition[
     game_title: null,
     event_date: null,
   };
-  const subj = p.subjectName ?? '?';
-  const no = p.negated ? ' (No)' : '';
+  return { ...base, ...describeEvent(p, p.subjectName ?? '?', p.negated ? ' (No)' : '') };
+}
+
+/** The title and event of a group that is not about one game. */
+interface EventFields {
+  readonly title: string;
+  readonly event_id: string | null;
+  readonly event_name: string | null;
+}
+
+/** Title and event of a non-game proposition about `subj`; `no` marks a negated YES. */
+function describeEvent(p: Proposition, subj: string, no: string): EventFields {
   switch (p.kind) {
     case 'championship':
     case 'tournament_winner':
     case 'group_winner':
-    case 'stage_reach': {
-      const comp = COMP_NAME[p.competition ?? ''] ?? p.competition ?? '?';
-      const year = p.year ? `${p.year} ` : '';
-      let what: string;
-      if (p.kind === 'group_winner') what = `win ${comp} ${p.stage?.replace('group_', 'Group ')}`;
-      else if (p.kind === 'stage_reach') what = `reach the ${year}${comp} ${STAGE_NAME[p.stage ?? ''] ?? p.stage}`;
-      else if (p.stage?.startsWith('conf_') || p.stage?.startsWith('div_'))
-        what = `win the ${year}${p.stage.slice(p.stage.indexOf('_') + 1).replace(/_/g, ' ')}`;
-      else what = `win the ${year}${comp}`;
-      const eventId = `${(p.competition ?? 'x').toLowerCase()}-${p.year ?? 'x'}-${(p.stage ?? 'x').toLowerCase()}`;
-      return {
-        ...base,
-        title: `${subj} to ${what}${no}`,
-        event_id: eventId,
-        event_name: `${year}${comp}${p.stage && p.stage !== 'winner' ? ` (${p.stage})` : ''}`,
-      };
-    }
+    case 'stage_reach':
+      return describeFuture(p, subj, no);
     case 'nomination': {
       const what = `${p.year ?? ''} ${PARTY[p.party ?? ''] ?? p.party} ${officeLabel(p.office).replace(/^US /, '')} nomination`.trim();
-      return { ...base, title: `${subj} to win the ${what}${no}`, event_id: `nomination-${p.party}-${p.office}-${p.year ?? 'x'}`, event_name: what };
+      return { title: `${subj} to win the ${what}${no}`, event_id: `nomination-${p.party}-${p.office}-${p.year ?? 'x'}`, event_name: what };
     }
     case 'election_winner': {
       const what = `${p.year ?? ''} ${officeLabel(p.office)} election`.trim();
-      return { ...base, title: `${subj} to win the ${what}${no}`, event_id: `election-${p.office}-${p.year ?? 'x'}`, event_name: what };
+      return { title: `${subj} to win the ${what}${no}`, event_id: `election-${p.office}-${p.year ?? 'x'}`, event_name: what };
     }
     case 'fed_decision':
-      return {
-        ...base,
-        title: `Fed ${monthLabel(p.month)} meeting: ${fedLabel(p)}${no}`,
-        event_id: `fed-${p.month}`,
-        event_name: `FOMC ${monthLabel(p.month)}`,
-      };
+      return { title: `Fed ${monthLabel(p.month)} meeting: ${fedLabel(p)}${no}`, event_id: `fed-${p.month}`, event_name: `FOMC ${monthLabel(p.month)}` };
     case 'fed_rate':
       return {
-        ...base,
         title: `Fed funds rate ${CMP_WORD[p.comparator ?? '='] ?? ''} ${p.threshold}% after ${monthLabel(p.month)}${no}`,
         event_id: `fed-${p.month}`,
         event_name: `FOMC ${monthLabel(p.month)}`,
@@ -200,54 +167,69 @@ export function describeGroup(anchor: Proposition, others: readonly Proposition[
     case 'econ_threshold': {
       const v = p.comparator === 'range' ? `${p.threshold}% and ${p.thresholdHigh}%` : `${p.threshold}%`;
       return {
-        ...base,
         title: `${p.market_type} ${monthLabel(p.month)}: ${CMP_WORD[p.comparator ?? '='] ?? ''} ${v}${no}`,
         event_id: `${p.market_type}-${p.month}`,
         event_name: `${p.market_type} ${monthLabel(p.month)}`,
       };
     }
-    case 'crypto_price': {
-      const v = p.comparator === 'range' ? `$${fmtNum(p.threshold ?? 0)} and $${fmtNum(p.thresholdHigh ?? 0)}` : `$${fmtNum(p.threshold ?? 0)}`;
-      const verb =
-        p.mode === 'max_by'
-          ? p.comparator === '>='
-            ? 'reaches'
-            : 'trades above'
-          : p.mode === 'min_by'
-            ? p.comparator === '<='
-              ? 'dips to'
-              : 'trades below'
-            : `${CMP_WORD[p.comparator ?? '='] ?? ''}`;
-      const when = p.mode === 'at' ? `on ${p.date}${p.time ? ` at ${p.time} ET` : ''}` : `by ${p.date}`;
-      return {
-        ...base,
-        title: `${subj} ${verb} ${v} ${when}${no}`,
-        event_id: `${p.subject?.slice(6).toLowerCase()}-${p.mode}-${p.date}`,
-        event_name: `${subj} price ${p.mode === 'at' ? 'on' : 'by'} ${p.date}`,
-      };
-    }
+    case 'crypto_price':
+      return describeCrypto(p, subj, no);
     case 'ipo':
       return {
-        ...base,
         title: p.mode === 'first' ? `${subj} IPOs first${no}` : `${subj} IPO by ${p.date}${no}`,
         event_id: `ipo-${p.subject?.slice(4)}`,
         event_name: `${subj} IPO`,
       };
     case 'award':
       return {
-        ...base,
         title: `${subj} to win ${p.stage} (${p.year ?? ''} ${p.competition})${no}`.replace('( ', '('),
         event_id: `${p.competition}-${p.year ?? 'x'}-${(p.stage ?? '').replace(/ /g, '-')}`,
         event_name: `${p.year ?? ''} ${p.competition}: ${p.stage}`.trim(),
       };
     default:
-      return { ...base, title: subj, event_id: null, event_name: null };
+      return { title: subj, event_id: null, event_name: null };
   }
 }
 
-const STAT_LABEL: Readonly<Record<string, string>> = {
-  points_rebounds_assists: 'points + rebounds + assists',
-};
+/** Championships, tournaments, groups and stages: "Seattle Seahawks to win the 2026 NFL Championship". */
+function describeFuture(p: Proposition, subj: string, no: string): EventFields {
+  const comp = COMP_NAME[p.competition ?? ''] ?? p.competition ?? '?';
+  const year = p.year ? `${p.year} ` : '';
+  let what: string;
+  if (p.kind === 'group_winner') what = `win ${comp} ${p.stage?.replace('group_', 'Group ')}`;
+  else if (p.kind === 'stage_reach') what = `reach the ${year}${comp} ${STAGE_NAME[p.stage ?? ''] ?? p.stage}`;
+  else if (p.stage?.startsWith('conf_') || p.stage?.startsWith('div_')) what = `win the ${year}${p.stage.slice(p.stage.indexOf('_') + 1).replace(/_/g, ' ')}`;
+  else what = `win the ${year}${comp}`;
+  const eventId = `${(p.competition ?? 'x').toLowerCase()}-${p.year ?? 'x'}-${(p.stage ?? 'x').toLowerCase()}`;
+  return {
+    title: `${subj} to ${what}${no}`,
+    event_id: eventId,
+    event_name: `${year}${comp}${p.stage && p.stage !== 'winner' ? ` (${p.stage})` : ''}`,
+  };
+}
+
+/** Crypto prices: "Bitcoin reaches $150,000 by 2026-12-31", "Bitcoin above $100,000 on 2026-01-09 at 12:00 ET". */
+function describeCrypto(p: Proposition, subj: string, no: string): EventFields {
+  const v = p.comparator === 'range' ? `$${fmtNum(p.threshold ?? 0)} and $${fmtNum(p.thresholdHigh ?? 0)}` : `$${fmtNum(p.threshold ?? 0)}`;
+  const verb =
+    p.mode === 'max_by'
+      ? p.comparator === '>='
+        ? 'reaches'
+        : 'trades above'
+      : p.mode === 'min_by'
+        ? p.comparator === '<='
+          ? 'dips to'
+          : 'trades below'
+        : `${CMP_WORD[p.comparator ?? '='] ?? ''}`;
+  const when = p.mode === 'at' ? `on ${p.date}${p.time ? ` at ${p.time} ET` : ''}` : `by ${p.date}`;
+  return {
+    title: `${subj} ${verb} ${v} ${when}${no}`,
+    event_id: `${p.subject?.slice(6).toLowerCase()}-${p.mode}-${p.date}`,
+    event_name: `${subj} price ${p.mode === 'at' ? 'on' : 'by'} ${p.date}`,
+  };
+}
+
+const STAT_LABEL: Readonly<Record<string, string>> = PHRASING.stats;
 
 function describeGame(p: Proposition, g: Merged): GroupFields {
   const [t0, t1] = g.teams;

@@ -5,7 +5,7 @@
  * pairs count as "not same".
  */
 import { Matcher, type MatcherOptions } from './matcher.js';
-import type { MatchInput } from './proposition.js';
+import type { MatchInput } from './proposition/index.js';
 
 /** One labelled pair. */
 export interface LabelledPair {

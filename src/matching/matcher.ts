@@ -16,7 +16,7 @@
  */
 import { compare } from './compare.js';
 import { describeGroup, type GroupFields } from './describe.js';
-import { extractProposition, type MatchInput, type Proposition } from './proposition.js';
+import { extractProposition, type MatchInput, type Proposition } from './proposition/index.js';
 
 /** A listing handed to the matcher: the input plus the caller's unique key (e.g. `venue:id`). */
 export type MatcherInput = MatchInput & { readonly key: string };

@@ -2,12 +2,15 @@
  * Team, club, esports-org and national-team knowledge for the matcher: canonical ids, the names
  * venues use for them (city, nickname, full name, common short forms) and the abbreviations that
  * appear in Kalshi tickers and Polymarket slugs. Written from general knowledge; it only has to be
- * good enough to say "these two strings name the same team", never to be complete.
+ * good enough to say "these two strings name the same team", never to be complete. The tables are
+ * data (`tables/teams.json`, `tables/leagues.json`), indexed once at module load.
  *
  * A team id is `<group>:<code>`, the group being the league for North-American leagues (NFL, NBA,
  * MLB, NHL, NCAAF), `SOC` for club soccer (one club plays in several competitions), `ESP` for
  * esports orgs (one org fields teams in several games) and `NAT` for national teams.
  */
+import LEAGUE_DATA from './tables/leagues.json' with { type: 'json' };
+import TEAM_DATA from './tables/teams.json' with { type: 'json' };
 
 /** One team: canonical id, display name, and every name it goes by. */
 export interface TeamInfo {
@@ -24,428 +27,44 @@ export interface TeamInfo {
   readonly codes: readonly string[];
 }
 
+/** A North-American team row of `tables/teams.json`: the name is "<city> <nick>" unless `fullName` says. */
+interface CityTeamRow {
+  readonly code: string;
+  readonly city: string;
+  readonly nick: string;
+  /** Other ticker and slug codes. */
+  readonly altCodes?: readonly string[];
+  /** Other names it goes by, beyond city, nickname and full name. */
+  readonly altNames?: readonly string[];
+  readonly fullName?: string;
+}
+
+/** A club, esports org or national team row of `tables/teams.json`: one name venues agree on. */
+interface NamedTeamRow {
+  readonly code: string;
+  readonly name: string;
+  readonly altCodes?: readonly string[];
+  readonly altNames?: readonly string[];
+}
+
+interface TeamData {
+  readonly NFL: readonly CityTeamRow[];
+  readonly NBA: readonly CityTeamRow[];
+  readonly MLB: readonly CityTeamRow[];
+  readonly NHL: readonly CityTeamRow[];
+  readonly NCAAF: readonly CityTeamRow[];
+  /** Club soccer. */
+  readonly SOC: readonly NamedTeamRow[];
+  /** Esports orgs. */
+  readonly ESP: readonly NamedTeamRow[];
+  /** National teams, by FIFA code; ISO2 first among the alternatives. */
+  readonly NAT: readonly NamedTeamRow[];
+}
+
+const TEAM_ROWS: TeamData = TEAM_DATA;
+
 /** Sport of each team group. */
-export const GROUP_SPORT: Readonly<Record<string, string>> = {
-  NFL: 'football',
-  NCAAF: 'football',
-  NBA: 'basketball',
-  MLB: 'baseball',
-  NHL: 'hockey',
-  SOC: 'soccer',
-  NAT: 'soccer',
-  ESP: 'esports',
-};
-
-// Rows: CODE|City|Nickname|alt codes (comma)|extra names (comma)|full-name override
-const NFL = `
-ARI|Arizona|Cardinals|ARZ
-ATL|Atlanta|Falcons
-BAL|Baltimore|Ravens
-BUF|Buffalo|Bills
-CAR|Carolina|Panthers
-CHI|Chicago|Bears
-CIN|Cincinnati|Bengals
-CLE|Cleveland|Browns
-DAL|Dallas|Cowboys
-DEN|Denver|Broncos
-DET|Detroit|Lions
-GB|Green Bay|Packers|GNB
-HOU|Houston|Texans
-IND|Indianapolis|Colts
-JAX|Jacksonville|Jaguars|JAC|Jags
-KC|Kansas City|Chiefs|KAN
-LV|Las Vegas|Raiders|LVR,OAK|Oakland Raiders
-LAC|Los Angeles|Chargers||LA Chargers,Los Angeles C
-LAR|Los Angeles|Rams|LA|LA Rams,Los Angeles R
-MIA|Miami|Dolphins
-MIN|Minnesota|Vikings
-NE|New England|Patriots|NWE|Pats
-NO|New Orleans|Saints|NOR
-NYG|New York|Giants||NY Giants,New York G
-NYJ|New York|Jets||NY Jets,New York J
-PHI|Philadelphia|Eagles
-PIT|Pittsburgh|Steelers
-SF|San Francisco|49ers|SFO|Niners
-SEA|Seattle|Seahawks
-TB|Tampa Bay|Buccaneers|TAM|Bucs
-TEN|Tennessee|Titans
-WAS|Washington|Commanders|WSH
-`;
-
-const NBA = `
-ATL|Atlanta|Hawks
-BOS|Boston|Celtics
-BKN|Brooklyn|Nets|BRK,BK
-CHA|Charlotte|Hornets|CHO
-CHI|Chicago|Bulls
-CLE|Cleveland|Cavaliers||Cavs
-DAL|Dallas|Mavericks||Mavs
-DEN|Denver|Nuggets
-DET|Detroit|Pistons
-GSW|Golden State|Warriors|GS
-HOU|Houston|Rockets
-IND|Indiana|Pacers
-LAC|Los Angeles|Clippers||LA Clippers,Los Angeles C
-LAL|Los Angeles|Lakers||LA Lakers,Los Angeles L
-MEM|Memphis|Grizzlies
-MIA|Miami|Heat
-MIL|Milwaukee|Bucks
-MIN|Minnesota|Timberwolves||Wolves
-NOP|New Orleans|Pelicans|NO,NOR
-NYK|New York|Knicks|NY
-OKC|Oklahoma City|Thunder
-ORL|Orlando|Magic
-PHI|Philadelphia|76ers||Sixers
-PHX|Phoenix|Suns|PHO
-POR|Portland|Trail Blazers||Blazers
-SAC|Sacramento|Kings
-SAS|San Antonio|Spurs|SA
-TOR|Toronto|Raptors
-UTA|Utah|Jazz|UTAH
-WAS|Washington|Wizards|WSH
-`;
-
-const MLB = `
-ARI|Arizona|Diamondbacks|AZ|D-backs,Dbacks
-ATL|Atlanta|Braves
-BAL|Baltimore|Orioles
-BOS|Boston|Red Sox
-CHC|Chicago|Cubs||Chicago C
-CWS|Chicago|White Sox|CHW|Chicago WS
-CIN|Cincinnati|Reds
-CLE|Cleveland|Guardians
-COL|Colorado|Rockies
-DET|Detroit|Tigers
-HOU|Houston|Astros
-KC|Kansas City|Royals|KCR
-LAA|Los Angeles|Angels|ANA|LA Angels,Los Angeles A,Anaheim
-LAD|Los Angeles|Dodgers|LA|LA Dodgers,Los Angeles D
-MIA|Miami|Marlins
-MIL|Milwaukee|Brewers
-MIN|Minnesota|Twins
-NYM|New York|Mets||NY Mets,New York M
-NYY|New York|Yankees||NY Yankees,New York Y
-ATH|Oakland|Athletics|OAK|A's,Sacramento|Athletics
-PHI|Philadelphia|Phillies
-PIT|Pittsburgh|Pirates
-SD|San Diego|Padres|SDP
-SF|San Francisco|Giants|SFG
-SEA|Seattle|Mariners
-STL|St. Louis|Cardinals|SL|St Louis
-TB|Tampa Bay|Rays|TBR
-TEX|Texas|Rangers
-TOR|Toronto|Blue Jays
-WSH|Washington|Nationals|WAS,WSN|Nats
-`;
-
-const NHL = `
-ANA|Anaheim|Ducks
-BOS|Boston|Bruins
-BUF|Buffalo|Sabres
-CGY|Calgary|Flames
-CAR|Carolina|Hurricanes
-CHI|Chicago|Blackhawks
-COL|Colorado|Avalanche
-CBJ|Columbus|Blue Jackets
-DAL|Dallas|Stars
-DET|Detroit|Red Wings
-EDM|Edmonton|Oilers
-FLA|Florida|Panthers
-LAK|Los Angeles|Kings|LA
-MIN|Minnesota|Wild
-MTL|Montreal|Canadiens||Montreal Canadiens
-NSH|Nashville|Predators
-NJD|New Jersey|Devils|NJ
-NYI|New York|Islanders||NY Islanders,New York I
-NYR|New York|Rangers||NY Rangers,New York R
-OTT|Ottawa|Senators
-PHI|Philadelphia|Flyers
-PIT|Pittsburgh|Penguins
-SJS|San Jose|Sharks|SJ
-SEA|Seattle|Kraken
-STL|St. Louis|Blues||St Louis
-TBL|Tampa Bay|Lightning|TB
-TOR|Toronto|Maple Leafs
-UTA|Utah|Mammoth|UTAH|Utah Hockey Club
-VAN|Vancouver|Canucks
-VGK|Vegas|Golden Knights|VEG|Las Vegas
-WSH|Washington|Capitals|WAS|Caps
-WPG|Winnipeg|Jets
-`;
-
-const NCAAF = `
-ALA|Alabama|Crimson Tide|BAMA
-UGA|Georgia|Bulldogs|GA,GEO
-OSU|Ohio State|Buckeyes|OHST
-MICH|Michigan|Wolverines|UM
-TEX|Texas|Longhorns|UT
-ORE|Oregon|Ducks
-PSU|Penn State|Nittany Lions
-ND|Notre Dame|Fighting Irish
-CLEM|Clemson|Tigers
-LSU|LSU|Tigers
-USC|USC|Trojans||Southern California
-FSU|Florida State|Seminoles
-FLA|Florida|Gators|UF
-TENN|Tennessee|Volunteers|TEN|Vols
-OU|Oklahoma|Sooners|OKLA
-TAMU|Texas A&M|Aggies|TXAM
-MIAF|Miami (FL)|Hurricanes|MIAMI|Miami Hurricanes,Miami
-MISS|Ole Miss|Rebels|OLEM
-AUB|Auburn|Tigers
-WIS|Wisconsin|Badgers|WISC
-IOWA|Iowa|Hawkeyes
-UTAH|Utah|Utes
-WASH|Washington|Huskies|UW
-MIZ|Missouri|Tigers|MIZZ|Mizzou
-IND|Indiana|Hoosiers|IU
-KSU|Kansas State|Wildcats|KSST
-SMU|SMU|Mustangs
-BSU|Boise State|Broncos|BOIS
-ASU|Arizona State|Sun Devils|ARST
-BYU|BYU|Cougars
-TTU|Texas Tech|Red Raiders|TTECH
-COLO|Colorado|Buffaloes|CU
-LOU|Louisville|Cardinals|LOUI
-SCAR|South Carolina|Gamecocks|SC
-NEB|Nebraska|Cornhuskers
-UCLA|UCLA|Bruins
-UK|Kentucky|Wildcats|KEN
-OKST|Oklahoma State|Cowboys|OKS
-BAY|Baylor|Bears|BAYL
-TCU|TCU|Horned Frogs
-VT|Virginia Tech|Hokies
-UNC|North Carolina|Tar Heels
-DUKE|Duke|Blue Devils
-ISU|Iowa State|Cyclones
-ILL|Illinois|Fighting Illini
-MINN|Minnesota|Golden Gophers
-MSU|Michigan State|Spartans
-ARK|Arkansas|Razorbacks
-MSST|Mississippi State|Bulldogs
-VAN|Vanderbilt|Commodores|VANDY
-`;
-
-// Club soccer: city = nickname = name (venues name clubs one way); rows CODE|Name|alt codes|extra names
-const SOCCER = `
-ARS|Arsenal
-AVL|Aston Villa|AV
-BOU|Bournemouth||AFC Bournemouth
-BRE|Brentford
-BHA|Brighton|BRI|Brighton & Hove Albion,Brighton and Hove Albion
-BUR|Burnley
-CHE|Chelsea|CFC
-CRY|Crystal Palace|CPA
-EVE|Everton
-FUL|Fulham
-LEE|Leeds United|LEEDS|Leeds
-LIV|Liverpool|LFC
-MCI|Manchester City|MNC,MANC|Man City
-MUN|Manchester United|MNU,MANU|Man United,Man Utd
-NEW|Newcastle United|NCL,NEWC|Newcastle
-NFO|Nottingham Forest|NOT,NOTT|Nottm Forest,Forest
-SUN|Sunderland
-TOT|Tottenham Hotspur|TOTT|Tottenham,Spurs
-WHU|West Ham United|WHM|West Ham
-WOL|Wolverhampton Wanderers|WOLV|Wolves,Wolverhampton
-IPS|Ipswich Town||Ipswich
-LEI|Leicester City||Leicester
-SOU|Southampton
-RMA|Real Madrid|RM
-BAR|Barcelona|FCB,BARCA|FC Barcelona,Barca
-ATM|Atletico Madrid|ATL,ATMA|Atletico de Madrid,Atletico,Club Atletico de Madrid,Atleti
-ATH|Athletic Bilbao|ATHB|Athletic Club
-RSO|Real Sociedad||Real Sociedad de Futbol
-VIL|Villarreal
-BET|Real Betis||Betis,Real Betis Balompie
-SEV|Sevilla|SFC
-VAL|Valencia
-GIR|Girona
-ESP|Espanyol|ESY|RCD Espanyol,RCD Espanyol de Barcelona
-GET|Getafe||Getafe CF
-MLL|Mallorca|MAL|RCD Mallorca
-RAY|Rayo Vallecano|RVM|Rayo
-ALA|Alaves|ALV|Deportivo Alaves
-CEL|Celta Vigo||Celta,Celta de Vigo,RC Celta de Vigo,RC Celta
-OSA|Osasuna||CA Osasuna
-INT|Inter|INTER|Inter Milan,Internazionale,Internazionale Milano,Inter Milano
-MIL|AC Milan|ACM|Milan
-JUV|Juventus
-NAP|Napoli|SSC Napoli
-ROM|Roma|ASR|AS Roma
-LAZ|Lazio||SS Lazio
-TOR|Torino||Torino FC
-GEN|Genoa||Genoa CFC
-UDI|Udinese||Udinese Calcio
-ATA|Atalanta||Atalanta BC
-FIO|Fiorentina||ACF Fiorentina
-BOL|Bologna||Bologna FC 1909
-COM|Como||Como 1907
-BAY|Bayern Munich|FCB,BAYERN|Bayern,FC Bayern,Bayern Munchen
-DOR|Borussia Dortmund|BVB|Dortmund
-LEV|Bayer Leverkusen|B04|Leverkusen,Bayer 04 Leverkusen
-HOF|Hoffenheim|TSG|TSG Hoffenheim,TSG 1899 Hoffenheim
-SCF|Freiburg|FRE|SC Freiburg
-UNB|Union Berlin|FCU|1 FC Union Berlin,FC Union Berlin
-WOB|Wolfsburg||VfL Wolfsburg
-BMG|Borussia Monchengladbach|GLA|Monchengladbach,Gladbach,Borussia Mgladbach
-SVW|Werder Bremen|WER|SV Werder Bremen,Bremen
-M05|Mainz|MAI|Mainz 05,FSV Mainz 05,1 FSV Mainz 05
-RBL|RB Leipzig|LEI|Leipzig
-SGE|Eintracht Frankfurt|FRA,EIN|Frankfurt
-VFB|Stuttgart|STU|VfB Stuttgart
-PSG|Paris Saint-Germain|PSG|Paris SG,Paris Saint Germain,PSG
-MAR|Marseille|OM|Olympique de Marseille
-MON|Monaco|ASM|AS Monaco,AS Monaco FC
-LYO|Lyon|OL|Olympique Lyonnais
-NIC|Nice|OGCN|OGC Nice
-RCL|Lens|LENS|RC Lens
-REN|Rennes|SRFC|Stade Rennais,Stade Rennais FC,Stade Rennais FC 1901
-STR|Strasbourg|RCSA|RC Strasbourg,RC Strasbourg Alsace
-LIL|Lille|LOSC|LOSC Lille,LOSC
-BEN|Benfica|SLB|Sport Lisboa e Benfica,SL Benfica
-POR|Porto|FCP|FC Porto
-SCP|Sporting CP|SPO|Sporting,Sporting Lisbon
-AJA|Ajax|AJX
-PSV|PSV Eindhoven||PSV
-FEY|Feyenoord
-CELT|Celtic
-BRU|Club Brugge|CLUB|Club Brugge KV
-GAL|Galatasaray|GS|Galatasaray SK
-MIAI|Inter Miami|MIA|Inter Miami CF
-LAG|LA Galaxy||Los Angeles Galaxy
-LAFC|Los Angeles FC|LAF|LAFC
-SEAS|Seattle Sounders|SEA|Seattle Sounders FC
-CLB|Columbus Crew|CLB|Columbus
-`;
-
-// Esports orgs: CODE|Name|alt codes|extra names
-const ESPORTS = `
-T1|T1
-GEN|Gen.G|GENG|Gen G,GenG
-G2|G2 Esports||G2
-FNC|Fnatic
-TL|Team Liquid|LIQ|Liquid
-BLG|Bilibili Gaming||Bilibili
-JDG|JD Gaming
-TES|Top Esports
-HLE|Hanwha Life Esports||Hanwha Life
-KT|KT Rolster||KT
-DK|Dplus KIA|DPLUS|Dplus
-WBG|Weibo Gaming
-C9|Cloud9
-100T|100 Thieves
-FLY|FlyQuest
-TH|Team Heretics||Heretics
-MKOI|Movistar KOI||KOI
-KC|Karmine Corp||Karmine
-VIT|Team Vitality||Vitality
-NAVI|Natus Vincere||NaVi
-FAZE|FaZe Clan||FaZe
-MOUZ|MOUZ
-SPIRIT|Team Spirit|TS|Spirit
-AST|Astralis
-HER|Heroic
-ENCE|ENCE
-VP|Virtus.pro||Virtus pro
-COL|Complexity||Complexity Gaming
-MONG|The MongolZ|MGZ|MongolZ
-EF|Eternal Fire
-FUR|FURIA|FURIA|FURIA Esports
-PAIN|paiN Gaming||paiN
-NRG|NRG
-SEN|Sentinels
-EG|Evil Geniuses
-FLC|Team Falcons||Falcons
-PARI|PARIVISION
-3DM|3DMAX
-AUR|Aurora||Aurora Gaming
-MIBR|MIBR
-PRX|Paper Rex
-EDG|EDward Gaming
-LOUD|LOUD
-DRX|DRX
-GX|GIANTX
-NIP|Ninjas in Pyjamas
-GG|Gaimin Gladiators
-TUN|Tundra Esports||Tundra
-XG|Xtreme Gaming
-BB|BetBoom Team||BetBoom
-SECRET|Team Secret
-`;
-
-// National teams: ISO3/FIFA code|Name|alt codes (ISO2 first)|extra names
-const NATIONS = `
-ARG|Argentina|AR
-AUS|Australia|AU
-AUT|Austria|AT
-BEL|Belgium|BE
-BOL|Bolivia|BO
-BIH|Bosnia and Herzegovina|BA|Bosnia,Bosnia-Herzegovina
-BRA|Brazil|BR
-CMR|Cameroon|CM
-CAN|Canada|CA
-CPV|Cape Verde|CV|Cabo Verde
-CHI|Chile|CL
-COL|Colombia|CO
-CRC|Costa Rica|CR
-CRO|Croatia|HR
-CUW|Curacao|CW
-CZE|Czechia|CZ|Czech Republic
-DEN|Denmark|DK
-COD|DR Congo|CD|Congo DR
-ECU|Ecuador|EC
-EGY|Egypt|EG
-ENG|England|GB,EN
-FRA|France|FR
-GER|Germany|DE
-GHA|Ghana|GH
-GRE|Greece|GR
-HAI|Haiti|HT
-HUN|Hungary|HU
-ISL|Iceland|IS
-IRN|Iran|IR|IR Iran
-IRQ|Iraq|IQ
-IRL|Ireland|IE|Republic of Ireland
-ITA|Italy|IT
-CIV|Ivory Coast|CI|Cote d'Ivoire,Cote dIvoire
-JAM|Jamaica|JM
-JPN|Japan|JP
-JOR|Jordan|JO
-KOR|South Korea|KR|Korea Republic,Korea
-MEX|Mexico|MX
-MAR|Morocco|MA
-NED|Netherlands|NL|the Netherlands,Holland
-NZL|New Zealand|NZ
-NGA|Nigeria|NG
-NIR|Northern Ireland|ND
-NOR|Norway|NO
-PAN|Panama|PA
-PAR|Paraguay|PY
-PER|Peru|PE
-POL|Poland|PL
-POR|Portugal|PT
-QAT|Qatar|QA
-ROU|Romania|RO
-KSA|Saudi Arabia|SA
-SCO|Scotland|SC
-SEN|Senegal|SN
-SRB|Serbia|RS
-SVK|Slovakia|SK
-SVN|Slovenia|SI
-RSA|South Africa|ZA
-ESP|Spain|ES
-SWE|Sweden|SE
-SUI|Switzerland|CH
-TUN|Tunisia|TN
-TUR|Turkey|TR|Turkiye
-UKR|Ukraine|UA
-USA|United States|US|USA,USMNT,United States of America
-URU|Uruguay|UY
-UZB|Uzbekistan|UZ
-WAL|Wales|WA
-ALG|Algeria|DZ
-`;
+export const GROUP_SPORT: Readonly<Record<string, string>> = LEAGUE_DATA.groupSport;
 
 /** Lower-case, accent-free, punctuation-free form used as a name key. */
 export function foldName(s: string): string {
@@ -487,44 +106,18 @@ function add(t: TeamInfo): void {
   for (const c of t.codes) addCode(t.group, c, t.id);
 }
 
-function rows(block: string): string[][] {
-  return block
-    .trim()
-    .split('\n')
-    .map((l) => l.split('|').map((s) => s.trim()));
-}
-
-function list(s: string | undefined): string[] {
-  return s
-    ? s
-        .split(',')
-        .map((x) => x.trim())
-        .filter((x) => x.length > 0)
-    : [];
-}
-
-for (const [group, block] of [
-  ['NFL', NFL],
-  ['NBA', NBA],
-  ['MLB', MLB],
-  ['NHL', NHL],
-  ['NCAAF', NCAAF],
-] as const) {
-  for (const [code, city, nick, alts, extra, full] of rows(block)) {
-    const name = full || `${city} ${nick}`;
-    const names = [name, `${city} ${nick}`, nick!, city!, ...list(extra)];
+for (const group of ['NFL', 'NBA', 'MLB', 'NHL', 'NCAAF'] as const) {
+  for (const { code, city, nick, altCodes = [], altNames = [], fullName } of TEAM_ROWS[group]) {
+    const name = fullName || `${city} ${nick}`;
+    const names = [name, `${city} ${nick}`, nick, city, ...altNames];
     // Schools are often written "Ohio St." / "Penn St.".
-    if (city!.endsWith(' State')) names.push(`${city!.slice(0, -6)} St`, `${city!.slice(0, -6)} St ${nick}`);
-    add({ id: `${group}:${code}`, group, code: code!, name, city: city!, nick: nick!, names, codes: [code!, ...list(alts)] });
+    if (city.endsWith(' State')) names.push(`${city.slice(0, -6)} St`, `${city.slice(0, -6)} St ${nick}`);
+    add({ id: `${group}:${code}`, group, code, name, city, nick, names, codes: [code, ...altCodes] });
   }
 }
-for (const [group, block] of [
-  ['SOC', SOCCER],
-  ['ESP', ESPORTS],
-  ['NAT', NATIONS],
-] as const) {
-  for (const [code, name, alts, extra] of rows(block)) {
-    add({ id: `${group}:${code}`, group, code: code!, name: name!, city: name!, nick: name!, names: [name!, ...list(extra)], codes: [code!, ...list(alts)] });
+for (const group of ['SOC', 'ESP', 'NAT'] as const) {
+  for (const { code, name, altCodes = [], altNames = [] } of TEAM_ROWS[group]) {
+    add({ id: `${group}:${code}`, group, code, name, city: name, nick: name, names: [name, ...altNames], codes: [code, ...altCodes] });
   }
 }
 
@@ -645,74 +238,12 @@ export interface LeagueInfo {
   readonly draws: boolean;
 }
 
-const LEAGUE_ROWS: readonly LeagueInfo[] = [
-  { league: 'NFL', sport: 'football', groups: ['NFL'], draws: false },
-  { league: 'NBA', sport: 'basketball', groups: ['NBA'], draws: false },
-  { league: 'MLB', sport: 'baseball', groups: ['MLB'], draws: false },
-  { league: 'NHL', sport: 'hockey', groups: ['NHL'], draws: false },
-  { league: 'NCAAF', sport: 'football', groups: ['NCAAF'], draws: false },
-  { league: 'EPL', sport: 'soccer', groups: ['SOC'], draws: true },
-  { league: 'LALIGA', sport: 'soccer', groups: ['SOC'], draws: true },
-  { league: 'SERIEA', sport: 'soccer', groups: ['SOC'], draws: true },
-  { league: 'BUNDESLIGA', sport: 'soccer', groups: ['SOC'], draws: true },
-  { league: 'LIGUE1', sport: 'soccer', groups: ['SOC'], draws: true },
-  { league: 'UCL', sport: 'soccer', groups: ['SOC'], draws: true },
-  { league: 'UEL', sport: 'soccer', groups: ['SOC'], draws: true },
-  { league: 'MLS', sport: 'soccer', groups: ['SOC'], draws: true },
-  { league: 'WC', sport: 'soccer', groups: ['NAT'], draws: true },
-  { league: 'LOL', sport: 'esports', groups: ['ESP'], draws: false },
-  { league: 'CS2', sport: 'esports', groups: ['ESP'], draws: false },
-  { league: 'VALORANT', sport: 'esports', groups: ['ESP'], draws: false },
-  { league: 'DOTA2', sport: 'esports', groups: ['ESP'], draws: false },
-  // One-on-one sports: one league per sport (venues split tours differently: ATP/WTA, UFC/PFL).
-  { league: 'TENNIS', sport: 'tennis', groups: ['IND'], draws: false },
-  { league: 'MMA', sport: 'mma', groups: ['IND'], draws: true },
-  { league: 'BOXING', sport: 'boxing', groups: ['IND'], draws: true },
-];
+const LEAGUE_ROWS: readonly LeagueInfo[] = LEAGUE_DATA.leagues;
 
 const LEAGUE_BY_NAME = new Map<string, LeagueInfo>(LEAGUE_ROWS.map((l) => [l.league, l]));
 
 /** Aliases of league codes as they appear in Kalshi series and Polymarket slugs. */
-const LEAGUE_ALIASES: Readonly<Record<string, string>> = {
-  NFL: 'NFL',
-  NBA: 'NBA',
-  MLB: 'MLB',
-  NHL: 'NHL',
-  NCAAF: 'NCAAF',
-  NCAAFB: 'NCAAF',
-  CFB: 'NCAAF',
-  EPL: 'EPL',
-  PREMIERLEAGUE: 'EPL',
-  LALIGA: 'LALIGA',
-  LAL: 'LALIGA',
-  SERIEA: 'SERIEA',
-  SEA: 'SERIEA',
-  BUNDESLIGA: 'BUNDESLIGA',
-  BUN: 'BUNDESLIGA',
-  LIGUE1: 'LIGUE1',
-  FL1: 'LIGUE1',
-  UCL: 'UCL',
-  UEL: 'UEL',
-  MLS: 'MLS',
-  WC: 'WC',
-  FIFWC: 'WC',
-  WORLDCUP: 'WC',
-  LOL: 'LOL',
-  CS2: 'CS2',
-  CSGO: 'CS2',
-  CS: 'CS2',
-  VAL: 'VALORANT',
-  VALORANT: 'VALORANT',
-  DOTA2: 'DOTA2',
-  DOTA: 'DOTA2',
-  ATP: 'TENNIS',
-  WTA: 'TENNIS',
-  TENNIS: 'TENNIS',
-  UFC: 'MMA',
-  MMA: 'MMA',
-  PFL: 'MMA',
-  BOXING: 'BOXING',
-};
+const LEAGUE_ALIASES: Readonly<Record<string, string>> = LEAGUE_DATA.aliases;
 
 /** The league for a code ("NFL", "nfl", "fifwc", "KXEPL…" stripped of KX), if known. */
 export function leagueByCode(code: string): LeagueInfo | undefined {

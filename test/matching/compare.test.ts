@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { compare } from '../../src/matching/compare.js';
-import { extractProposition, type MatchInput } from '../../src/matching/proposition.js';
+import { extractProposition, type MatchInput } from '../../src/matching/proposition/index.js';
 
 interface Pair {
   readonly a: MatchInput;

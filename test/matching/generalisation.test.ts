@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { compare, type Relation } from '../../src/matching/compare.js';
-import { extractProposition, type MatchInput } from '../../src/matching/proposition.js';
+import { extractProposition, type MatchInput } from '../../src/matching/proposition/index.js';
 import { findYear } from '../../src/matching/text.js';
 
 function K(title: string, market_id: string, outcome?: string, event_title?: string): MatchInput {

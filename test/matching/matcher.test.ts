@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Matcher, type MatcherInput, type MatcherPersistence } from '../../src/matching/matcher.js';
-import type { MatchInput } from '../../src/matching/proposition.js';
+import type { MatchInput } from '../../src/matching/proposition/index.js';
 
 interface Pair {
   readonly a: MatchInput;

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { extractProposition, type MatchInput, type Proposition } from '../../src/matching/proposition.js';
+import { extractProposition, type MatchInput, type Proposition } from '../../src/matching/proposition/index.js';
 
 interface Pair {
   readonly a: MatchInput;

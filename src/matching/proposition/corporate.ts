@@ -1,0 +1,45 @@
+/** IPOs: a company going public by a date, or first of two. */
+import { findDate, findTime, foldPerson } from '../text.js';
+import { note, rawSpan, type Ctx } from './context.js';
+import { deadline } from './deadline.js';
+import type { Draft } from './types.js';
+
+function orgId(s: string): string {
+  return `org:${foldPerson(s)
+    .replace(/\b(inc|corp|corporation|ltc|llc|co|company|the)\b/g, '')
+    .replace(/\s+/g, ' ')
+    .trim()}`;
+}
+
+/** An IPO: "Will SpaceX IPO by December 31, 2026?", "Will X or Y IPO first?". */
+export function parseIpo(ctx: Ctx, d: Draft): boolean {
+  const t = ctx.title.replace(/\?$/, '');
+  if (!/\bipo\b|\bgo(?:es)? public\b/.test(t)) return false;
+  const first = /^will (.+?) or (.+?) (?:ipo|go public) first$/.exec(t);
+  if (first) {
+    if (!ctx.rawOutcome || /^(yes|no)$/i.test(ctx.rawOutcome)) return false;
+    d.mode = 'first';
+    d.subject = orgId(ctx.rawOutcome);
+    d.subjectName = ctx.rawOutcome;
+    d.competition = [orgId(first[1]!), orgId(first[2]!)].sort().join('|');
+  } else {
+    // Polymarket often drops the "Will": "SpaceX IPO by December 31, 2026?".
+    const m = /^will (.+?) (?:ipo|go public|announce (?:an|its) ipo)\b(.*)$/.exec(t) ?? /^([a-z0-9][a-z0-9.&' -]{0,40}?) ipo\b(.*)$/.exec(t);
+    if (!m || /\bannounce\b/.test(t)) return false;
+    const rest = m[2]!;
+    const td = findDate(rest);
+    const date = deadline(ctx, rest, td, findTime(rest));
+    if (!date) return false;
+    d.mode = 'by';
+    d.date = date;
+    d.dateSource = 'title';
+    d.subject = orgId(m[1]!);
+    d.subjectName = rawSpan(ctx, m[1]!);
+  }
+  d.kind = 'ipo';
+  d.market_type = 'ipo';
+  d.subjectCandidates = [d.subject!];
+  if (ctx.outcome === 'no') d.negated = true;
+  note(d, 'title');
+  return true;
+}

@@ -1,0 +1,98 @@
+/**
+ * Proposition extraction: turns one venue listing (title, event title, outcome label, close time,
+ * and the structure of its id: Kalshi tickers, Polymarket slugs) into the structured statement its
+ * YES side settles on: who (subject), what (kind, stat, office, stage), when (date, month, year,
+ * time), and how much (comparator and threshold, line). Matching compares these fields, never the
+ * raw strings, so that "7+ receptions" meets "Receptions O/U 6.5" and "above $139,999.99" meets
+ * "reach $140,000", while "above 4.7%" stays apart from "≥4.7%".
+ *
+ * Extraction is deliberately conservative: a field that cannot be read with confidence is left
+ * null, and the matcher never groups on a missing subject or kind.
+ */
+import { contentTokens } from '../text.js';
+import { parseAward } from './awards.js';
+import { blank, context, note, type Ctx } from './context.js';
+import { parseIpo } from './corporate.js';
+import { parseCrypto } from './crypto.js';
+import { parseEcon } from './econ.js';
+import { parseFed } from './fed.js';
+import { parseFutures } from './futures.js';
+import { parsePolitics } from './politics.js';
+import { parseSports } from './sports.js';
+import type { Draft, MatchInput, Proposition } from './types.js';
+
+export type { Comparator, MarketClass, MatchInput, Proposition, PropositionKind } from './types.js';
+
+/** Free text: the listing's content words are its subject. */
+function parseOther(ctx: Ctx, d: Draft): void {
+  d.kind = 'other';
+  d.market_type = 'other';
+  const extra = ctx.outcome && ctx.outcome !== 'yes' && ctx.outcome !== 'no' ? ` ${ctx.outcome}` : '';
+  d.tokens = contentTokens(`${ctx.title}${extra}`);
+  d.subject = d.tokens.length >= 2 ? `text:${d.tokens.join(' ')}` : null;
+  d.subjectCandidates = d.subject ? [d.subject] : [];
+  d.subjectName = ctx.rawTitle;
+  if (ctx.outcome === 'no') d.negated = true;
+  // Free text is the weakest evidence: only identical wording (as a set of words) may meet.
+  d.confidence = 0.7;
+  note(d, 'title');
+}
+
+/** Canonical text of the settlement fields (see Proposition.signature). */
+function signatureOf(d: Draft): string {
+  const parts: (string | number | null | boolean)[] = [
+    d.kind,
+    d.subject ?? `?${d.subjectCandidates.join('/')}`,
+    d.league,
+    d.competition,
+    d.stage,
+    d.office,
+    d.party,
+    d.year,
+    d.date,
+    d.month,
+    d.time,
+    d.mode,
+    d.comparator,
+    d.threshold,
+    d.thresholdHigh,
+    d.stat,
+    [...d.teams].sort().join('+'),
+    d.period,
+    d.negated,
+  ];
+  return parts.map((p) => (p === null ? '' : String(p))).join('|');
+}
+
+/**
+ * Extracts the structured proposition a listing's YES side settles on. Pure and cheap: one pass of
+ * pre-compiled patterns over the folded title, event title and outcome, plus the id's structure.
+ */
+export function extractProposition(m: MatchInput): Proposition {
+  const ctx = context(m);
+  const d = blank(ctx);
+  const ok =
+    parseSports(ctx, d) ||
+    reset(ctx, d, parseFutures) ||
+    reset(ctx, d, parsePolitics) ||
+    reset(ctx, d, parseFed) ||
+    reset(ctx, d, parseEcon) ||
+    reset(ctx, d, parseCrypto) ||
+    reset(ctx, d, parseIpo) ||
+    reset(ctx, d, parseAward);
+  if (!ok) {
+    Object.assign(d, blank(ctx));
+    parseOther(ctx, d);
+  }
+  d.confidence = Math.max(0, Math.min(1, Math.round(d.confidence * 100) / 100));
+  // The draft is private to this call: it becomes the result without a copy.
+  const p = d as Draft & { signature: string };
+  p.signature = signatureOf(d);
+  return p;
+}
+
+/** Runs a parser on a clean draft (a failed earlier parser may have written fields). */
+function reset(ctx: Ctx, d: Draft, parser: (ctx: Ctx, d: Draft) => boolean): boolean {
+  Object.assign(d, blank(ctx));
+  return parser(ctx, d);
+}

@@ -1,0 +1,211 @@
+/** Politics: nominations, elections and chamber control. */
+import PLACES from '../tables/places.json' with { type: 'json' };
+import { findYear, foldPerson } from '../text.js';
+import { NAME_ONLY, note, rawSpan, tickerYear, type Ctx, type Ticker } from './context.js';
+import type { Draft } from './types.js';
+
+/** US state names → postal codes. */
+const STATES: Readonly<Record<string, string>> = PLACES.usStates;
+const STATE_RE = new RegExp(
+  `\\b(${Object.keys(STATES)
+    .sort((a, b) => b.length - a.length)
+    .join('|')})\\b`,
+);
+
+/** Country names and demonyms → ISO 3166 alpha-2 codes ("uk" for the United Kingdom). */
+const DEMONYMS: Readonly<Record<string, string>> = PLACES.demonyms;
+const DEMONYM_RE = new RegExp(
+  `\\b(${Object.keys(DEMONYMS)
+    .sort((a, b) => b.length - a.length)
+    .map((k) => k.replace(/\./g, '\\.'))
+    .join('|')})\\b`,
+);
+
+/** Office named in folded text: "president_us", "governor_ca", "senate_tx", "pm_uk"… */
+function officeIn(s: string, kt: Ticker | undefined): string | undefined {
+  if (kt) {
+    if (kt.series === 'PRESPERSON' || kt.series === 'PRES') return 'president_us';
+    const gov = /^GOV([A-Z]{2})$/.exec(kt.series);
+    if (gov) return `governor_${gov[1]!.toLowerCase()}`;
+    const sen = /^SENATE([A-Z]{2})$/.exec(kt.series);
+    if (sen) return `senate_${sen[1]!.toLowerCase()}`;
+    const pres = /^([A-Z]{2})PRES$/.exec(kt.series);
+    if (pres) return `president_${pres[1]!.toLowerCase()}`;
+  }
+  if (/\bvice[- ]presiden/.test(s)) return 'vice_president_us';
+  if (/\bpresiden(?:t|cy|tial)\b/.test(s)) {
+    const dm = /\b([a-z.]+(?: [a-z]+)?) presiden(?:t|cy|tial)/.exec(s);
+    const of = /\bpresident of (?:the )?([a-z. ]+?)(?:\?|$| in | election)/.exec(s);
+    const key =
+      (dm && (DEMONYMS[dm[1]!] ? dm[1] : DEMONYMS[dm[1]!.split(' ').pop()!] ? dm[1]!.split(' ').pop() : undefined)) ?? (of ? of[1]!.trim() : undefined);
+    if (key && DEMONYMS[key]) return `president_${DEMONYMS[key]}`;
+    const dem = DEMONYM_RE.exec(s);
+    if (dem && DEMONYMS[dem[1]!] !== 'us') return `president_${DEMONYMS[dem[1]!]}`;
+    return 'president_us';
+  }
+  if (/\bgovern(?:or|orship)\b|\bgubernatorial\b/.test(s)) {
+    const st = STATE_RE.exec(s);
+    return st ? `governor_${STATES[st[1]!]}` : undefined;
+  }
+  if (/\bsenate\b|\bsenator\b/.test(s)) {
+    const st = STATE_RE.exec(s);
+    return st ? `senate_${STATES[st[1]!]}` : undefined;
+  }
+  if (/\bmayor(?:al)?\b/.test(s)) {
+    if (/\bnew york city\b|\bnyc\b|\bnew york\b/.test(s)) return 'mayor_nyc';
+    const city = /\bmayor of ([a-z ]+?)(?:\?|$| in )/.exec(s);
+    return city ? `mayor_${city[1]!.trim().replace(/ /g, '_')}` : undefined;
+  }
+  if (/\bpope\b/.test(s)) return 'pope';
+  if (/\bchancellor\b/.test(s)) {
+    // "next Chancellor of Germany" = "next German Chancellor"; a chancellor of no named country
+    // (a university's, the UK Exchequer's) is left unread.
+    if (/\bexchequer\b|\buniversity\b/.test(s)) return undefined;
+    const dem = DEMONYM_RE.exec(s);
+    return dem && ['de', 'at'].includes(DEMONYMS[dem[1]!]!) ? `chancellor_${DEMONYMS[dem[1]!]}` : undefined;
+  }
+  if (/\bprime minister\b/.test(s)) {
+    const dem = DEMONYM_RE.exec(s);
+    return dem ? `pm_${DEMONYMS[dem[1]!]}` : undefined;
+  }
+  return undefined;
+}
+
+function partyIn(s: string, kt: Ticker | undefined): string | undefined {
+  if (kt?.series.startsWith('PRESNOM')) return kt.series.endsWith('D') ? 'dem' : kt.series.endsWith('R') ? 'rep' : undefined;
+  // Whole words only: "Rep." in a title is a Representative, not the party.
+  if (/\b(democratic|democrat|democrats)\b/.test(s)) return 'dem';
+  if (/\b(republican|republicans|gop)\b/.test(s)) return 'rep';
+  return undefined;
+}
+
+const RE_PERSON_LEAD = /^will (.+?) (?:be|win|become|receive|secure|get)\b/;
+
+/** A person's name: from "Will X …", else the outcome, else a bare-name title (list venues). */
+function personSubject(ctx: Ctx, t: string): { id: string; name: string } | undefined {
+  const m = RE_PERSON_LEAD.exec(t);
+  let name: string | undefined;
+  if (m && !/^(?:the|a|an|any|there|someone|a woman)\b/.test(m[1]!)) name = rawSpan(ctx, m[1]!);
+  if (!name && ctx.rawOutcome && !/^(yes|no)$/i.test(ctx.rawOutcome)) name = ctx.rawOutcome;
+  if (!name && NAME_ONLY.test(t) && t.split(' ').length <= 6 && !/\b(will|win|who|what)\b/.test(t)) name = ctx.rawTitle;
+  if (!name) return undefined;
+  const id = foldPerson(name);
+  if (!id || id.split(' ').length < 2) return undefined;
+  return { id: `person:${id}`, name: name.trim() };
+}
+
+const PARTY_NAME = /^(?:the |a )?(democrats?|democratic(?: party)?|republicans?|republican(?: party)?|gop)$/;
+
+/**
+ * A party named as the winner of an election ("Will a Democrat win the 2028 US Presidential
+ * Election?", "Which party will win the Senate race in Maine?" listed as "Democratic party"): the
+ * party is the subject, so the venues' different words for it ("Democrats", "Democratic party", "a
+ * Democrat") meet, while a party never meets one of its candidates.
+ */
+function partySubject(ctx: Ctx, t: string): 'dem' | 'rep' | undefined {
+  const lead = /^will (.+?) (?:win|be elected|control)\b/.exec(t);
+  const name = lead?.[1] ?? (ctx.outcome && ctx.outcome !== 'yes' && ctx.outcome !== 'no' ? ctx.outcome : undefined);
+  const m = name ? PARTY_NAME.exec(name.trim()) : null;
+  if (!m) return undefined;
+  return m[1]!.startsWith('dem') ? 'dem' : 'rep';
+}
+
+/** Primaries, runoffs and first rounds are contests of their own. */
+function electionStage(t: string): string | null {
+  if (/\bprimary\b|\bprimaries\b/.test(t)) return 'primary';
+  if (/\brunoff\b|\bsecond round\b/.test(t)) return 'runoff';
+  if (/\bfirst round\b/.test(t)) return 'round1';
+  return null;
+}
+
+const RE_CHAMBER = /\b(?:the )?(?:u\.?s\.? )?(house|senate)\b/;
+
+/** "Will the Democrats win the House in 2026?" / "Which party will win the Senate?" + "Republican". */
+function parseControl(ctx: Ctx, d: Draft, t: string): boolean {
+  const ch = RE_CHAMBER.exec(t);
+  if (!ch || !/\b(?:control|win|majority|keep|hold|flip)\b/.test(t) || STATE_RE.test(t) || /\b(?:race|seat|speaker)\b/.test(t)) return false;
+  const lead = /^will (?:the )?(democrats|democratic party|democratic|republicans|republican party|republican|gop)\b/.exec(t);
+  if (!lead) return false;
+  d.kind = 'chamber_control';
+  d.market_type = 'chamber_control';
+  d.party = /^dem/.test(lead[1]!) ? 'dem' : 'rep';
+  d.office = `${ch[1]}_us`;
+  d.year = findYear(t) ?? findYear(ctx.event) ?? tickerYear(ctx) ?? null;
+  if (d.year === null) d.confidence -= 0.15;
+  d.subject = `party:${d.party}`;
+  d.subjectCandidates = [d.subject];
+  d.subjectName = d.party === 'dem' ? 'Democrats' : 'Republicans';
+  if (ctx.outcome === 'no') d.negated = true;
+  note(d, 'title');
+  return true;
+}
+
+/** A bare contest name listed per outcome: "North Carolina Senate Election Winner" + "Democratic". */
+const RE_LISTED_CONTEST = /^((?:20\d{2} )?.+? (?:election|race|primary|runoff))(?: winner)?( 20\d{2})?$/;
+
+/** A nomination, an election winner (a person or a party), or control of a chamber. */
+export function parsePolitics(ctx: Ctx, d: Draft): boolean {
+  let t = ctx.title.replace(/\?$/, '').trim();
+  const listedContest = RE_LISTED_CONTEST.exec(t);
+  // Read it as the question it stands for, as "Who will win …?" titles are read.
+  if (listedContest && ctx.outcome && !/^(?:yes|no)$/.test(ctx.outcome) && !/^will /.test(t))
+    t = `will ${ctx.outcome} win the ${listedContest[1]}${listedContest[2] ?? ''}`;
+  const all = `${t} | ${ctx.event}`;
+  const kt = ctx.kt;
+  if (parseControl(ctx, d, t)) return true;
+  const nomination = /\bnomin(?:ee|ation)\b/.test(all) || kt?.series.startsWith('PRESNOM') === true;
+  if (nomination) {
+    // Only "X is the nominee" statements; "support the nominee" and the like are something else.
+    const statesNominee = /\b(?:be|win|become|receive|secure)\b.{0,60}\bnomin/.test(t);
+    const listed = NAME_ONLY.test(t) && /\bnomin/.test(ctx.event);
+    const generic = kt?.series.startsWith('PRESNOM') === true && !/^will /.test(t);
+    if (!statesNominee && !listed && !generic) return false;
+    const party = partyIn(all, kt);
+    const office = officeIn(all, undefined) ?? (kt?.series.startsWith('PRESNOM') ? 'president_us' : undefined);
+    const who = personSubject(ctx, t);
+    if (!party || !office || !who) return false;
+    d.kind = 'nomination';
+    d.market_type = 'nomination';
+    d.party = party;
+    d.office = office;
+    d.stage = electionStage(t);
+    d.year = findYear(t) ?? findYear(ctx.event) ?? tickerYear(ctx) ?? null;
+    if (d.year === null) d.confidence -= 0.15;
+    d.subject = who.id;
+    d.subjectCandidates = [who.id];
+    d.subjectName = who.name;
+    if (ctx.outcome === 'no') d.negated = true;
+    note(d, 'title');
+    return true;
+  }
+  const electionWords =
+    /\b(?:win|be elected|become|be the next)\b.*\b(?:election|presidency|president|governorship|governor|senate|mayor(?:al)?(?: race| election)?|prime minister|chancellor|race|primary|runoff|pope)\b|^who will win\b/;
+  const listQuestion = /^who will (?:win|be)\b/.test(ctx.event) && NAME_ONLY.test(t);
+  if (!electionWords.test(t) && !listQuestion && !(kt && officeIn('', kt))) return false;
+  const office = officeIn(all, kt);
+  if (!office) return false;
+  const party = partySubject(ctx, t);
+  const who = party ? { id: `party:${party}`, name: party === 'dem' ? 'Democrats' : 'Republicans' } : personSubject(ctx, t);
+  if (!who) return false;
+  d.kind = 'election_winner';
+  d.market_type = 'election_winner';
+  d.office = office;
+  d.stage = electionStage(t);
+  d.party = party ?? partyIn(t, undefined) ?? null;
+  d.year = findYear(t) ?? findYear(ctx.event) ?? tickerYear(ctx) ?? null;
+  if (d.year === null) d.confidence -= 0.15;
+  d.subject = who.id;
+  d.subjectCandidates = [who.id];
+  d.subjectName = who.name;
+  if (d.stage === 'primary' && d.party !== null && !party && !office.startsWith('president') && !/\brunoff\b|\bfirst round\b/.test(t)) {
+    // A party's primary for a state office picks its nominee: "win the Texas Republican Senate
+    // primary" settles as "be the Republican nominee for the Senate in Texas". Not so for the
+    // presidency, where one state's primary is only a step towards the nomination.
+    d.kind = 'nomination';
+    d.market_type = 'nomination';
+    d.stage = null;
+  }
+  if (ctx.outcome === 'no') d.negated = true;
+  note(d, 'title');
+  return true;
+}
