@@ -7,8 +7,5 @@ import type { MarketUrlLookup } from '../protocol.js';
  */
 export function parseKalshiMarketUrl(segments: readonly string[]): readonly MarketUrlLookup[] {
   const last = (segments[segments.length - 1] ?? '').toUpperCase();
-  return [
-    { marketId: last },
-    { where: (m) => m.eventId?.toUpperCase() === last || (segments.length <= 2 && m.seriesId?.toUpperCase() === last) },
-  ];
+  return [{ marketId: last }, { where: (m) => m.eventId?.toUpperCase() === last || (segments.length <= 2 && m.seriesId?.toUpperCase() === last) }];
 }
