@@ -3,6 +3,7 @@ import { loadConfig, ConfigError } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { log, setLogLevel } from '../core/log.js';
 import { PersistenceError } from '../persist/store.js';
+import { PROTOCOL_MODULES } from '../venues/index.js';
 import { feesReport } from './arb.js';
 import { keysCommand } from './keys.js';
 import { matchCommand } from './match.js';
@@ -72,6 +73,14 @@ async function sim(opts: { seed?: string; rate?: string; basePort?: string }): P
 /** Builds the command tree (exported for tests). */
 export function program(): Command {
   const p = new Command('crossbook').description('Self-hostable prediction-market intelligence service (Market Aggregation API v2)').showHelpAfterError();
+  for (const add of [addServe, addSim, addNormalize, addMatch, addBench, addSoak, addArb, addKeys]) add(p);
+  return p;
+}
+
+const out = (s: string): void => void process.stdout.write(`${s}\n`);
+const err = (s: string): void => void process.stderr.write(`${s}\n`);
+
+function addServe(p: Command): void {
   p.command('serve')
     .description('run the service (embedded simulator on the default config)')
     .option('--port <n>', 'HTTP port (env PORT)')
@@ -79,45 +88,41 @@ export function program(): Command {
     .option('--seed <n>', 'simulator seed (env SIM_SEED)')
     .option('--rate <n>', 'simulator book changes per second (env SIM_RATE)')
     .action(serve);
+}
+
+function addSim(p: Command): void {
   p.command('sim')
     .description('run only the venue simulator, each venue on its own loopback port')
     .option('--seed <n>', 'world seed')
     .option('--rate <n>', 'book changes per second')
     .option('--base-port <n>', 'first port (venue_a); the others follow', '9100')
     .action(sim);
+}
+
+function addNormalize(p: Command): void {
   p.command('normalize')
     .description('run a file of raw venue frames (JSON array or JSON lines) through the adapters and print normalized events as JSON lines')
-    .addOption(
-      new Option('--protocol <name>', 'wire protocol of the frames')
-        .choices(['kalshi', 'polymarket', 'polymarket_us', 'predictit', 'manifold', 'exchange'])
-        .makeOptionMandatory(),
-    )
+    .addOption(new Option('--protocol <name>', 'wire protocol of the frames').choices(Object.keys(PROTOCOL_MODULES)).makeOptionMandatory())
     .option('--book', 'print the rebuilt books instead: {instrument: {bids, asks}}, cents, best first')
     .option('--venue <label>', 'venue whose registry entry to use (default: the first speaking the protocol)')
     .argument('<file>')
     .action((file: string, o: { protocol: string; book?: boolean; venue?: string }) => {
-      const c = loadConfig();
-      process.exitCode = normalizeFile(
-        c,
-        o.protocol,
-        file,
-        o,
-        (s) => process.stdout.write(`${s}\n`),
-        (s) => process.stderr.write(`${s}\n`),
-      );
+      process.exitCode = normalizeFile(loadConfig(), o.protocol, file, o, out, err);
     });
+}
+
+function addMatch(p: Command): void {
   p.command('match')
     .description(
       'group a JSON array of market records {platform, market_id, title, event_title?, outcome?, close_time?} into cross-venue match groups (the live matcher, offline)',
     )
     .argument('<file>')
     .action((file: string) => {
-      process.exitCode = matchCommand(
-        file,
-        (s) => process.stdout.write(`${s}\n`),
-        (s) => process.stderr.write(`${s}\n`),
-      );
+      process.exitCode = matchCommand(file, out, err);
     });
+}
+
+function addBench(p: Command): void {
   p.command('bench')
     .description('capacity planning: run the service under stepped load until an objective breaks; writes an HTML + JSON report')
     .option('--profile <name>', 'load profile from config/bench-profiles.json (trading, dashboard, rest, smoke)', 'trading')
@@ -135,9 +140,12 @@ export function program(): Command {
         maxMinutes: Number(o.maxMinutes),
         results: o.results && o.profile !== 'smoke',
         command: `crossbook bench --profile ${o.profile}`,
-        log: (l) => void process.stdout.write(`${l}\n`),
+        log: out,
       });
     });
+}
+
+function addSoak(p: Command): void {
   p.command('soak')
     .description('run the embedded default under steady load for a while and report memory, event-loop lag and p99 over time (npm run soak)')
     .option('--minutes <n>', 'how long (env SOAK_MINUTES)', process.env['SOAK_MINUTES'] ?? '30')
@@ -159,23 +167,27 @@ export function program(): Command {
         outDir: o.out,
         results: o.results,
         command: `crossbook soak --minutes ${minutes}`,
-        log: (l) => void process.stdout.write(`${l}\n`),
+        log: out,
       });
     });
+}
+
+function addArb(p: Command): void {
   p.command('arb')
     .description('arbitrage tools')
     .option('--fees', 'print the fee schedule in force per venue')
     .action((o: { fees?: boolean }) => {
       if (!o.fees) {
-        process.stderr.write('crossbook arb: nothing to do; try --fees (live opportunities are at GET /api/v2/arb)\n');
+        err('crossbook arb: nothing to do; try --fees (live opportunities are at GET /api/v2/arb)');
         process.exitCode = 2;
         return;
       }
-      process.stdout.write(`${feesReport(loadConfig())}\n`);
+      out(feesReport(loadConfig()));
     });
+}
+
+function addKeys(p: Command): void {
   const keys = p.command('keys').description('manage API keys (works while the server runs, same DATA_DIR)');
-  const out = (s: string): void => void process.stdout.write(`${s}\n`);
-  const err = (s: string): void => void process.stderr.write(`${s}\n`);
   keys
     .command('create')
     .description('create a key; prints it as the last line')
@@ -198,7 +210,6 @@ export function program(): Command {
     .action(async (key: string, o: { dataDir?: string }) => {
       process.exitCode = await keysCommand(config(o), 'revoke', { key }, out, err);
     });
-  return p;
 }
 
 /** Entry point of bin/crossbook.js. Configuration and data errors print one clear line and exit 2. */

@@ -1,7 +1,7 @@
 import type { Observable } from 'rxjs';
 import type { Config, Protocol, VenueConfig } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
-import type { NormalizedEvent } from '../core/types.js';
+import type { MarketUpsert, NormalizedEvent } from '../core/types.js';
 import type { Mapper } from './common/mapper.js';
 import type { FeedStats } from './common/stats.js';
 
@@ -48,6 +48,15 @@ export interface ProtocolTraits {
   matchId?(marketId: string, extra: Readonly<Record<string, unknown>> | undefined): string;
 }
 
+/** The fields of a catalog market that a URL grammar selects on. */
+export type UrlCandidate = Pick<MarketUpsert, 'marketId' | 'eventId' | 'seriesId' | 'extra'>;
+
+/**
+ * One way to find the markets a market page URL names: an exact market id (as the API serves it),
+ * or every market of the venue a predicate accepts.
+ */
+export type MarketUrlLookup = { readonly marketId: string } | { readonly where: (m: UrlCandidate) => boolean };
+
 /** What each folder under src/venues/<protocol>/ exports as `protocol` from its index.ts. */
 export interface ProtocolModule {
   readonly protocol: Protocol;
@@ -55,6 +64,12 @@ export interface ProtocolModule {
   /** A fresh mapper for one venue speaking this protocol (also used by `crossbook normalize`). */
   createMapper(venue: VenueConfig, log?: Logger): Mapper;
   createFeed(ctx: FeedContext): VenueFeed;
+  /**
+   * The URL grammar of the venue's market pages (spec 4.3): the percent-decoded path segments of a
+   * page URL (a deep link's host first) → lookups, tried in order until one finds a market. A
+   * protocol without one reads the last segment as the market id.
+   */
+  parseMarketUrl?(segments: readonly string[]): readonly MarketUrlLookup[];
 }
 
 /** Serves a market id as the API shows it: `<slug>_<venue id>` for prefixed venues (spec 2.2). */

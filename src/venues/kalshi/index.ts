@@ -1,6 +1,7 @@
 import type { ProtocolModule } from '../protocol.js';
 import { createKalshiFeed } from './feed.js';
 import { createKalshiMapper } from './mappers.js';
+import { parseKalshiMarketUrl } from './url.js';
 
 export { createKalshiFeed, kalshiAuthHeaders, parseFrame } from './feed.js';
 export {
@@ -23,4 +24,5 @@ export const protocol: ProtocolModule = {
   traits: { lastPriceInBand: false },
   createMapper: createKalshiMapper,
   createFeed: (ctx) => createKalshiFeed(ctx),
+  parseMarketUrl: parseKalshiMarketUrl,
 };

@@ -1,6 +1,7 @@
 import type { ProtocolModule } from '../protocol.js';
 import { createPolymarketFeed } from './feed.js';
 import { PolymarketMapper } from './mappers.js';
+import { parsePolymarketUrl } from './url.js';
 
 export { createPolymarketFeed } from './feed.js';
 export {
@@ -30,4 +31,5 @@ export const protocol: ProtocolModule = {
   },
   createMapper: (venue, log) => new PolymarketMapper(venue, log),
   createFeed: createPolymarketFeed,
+  parseMarketUrl: parsePolymarketUrl,
 };

@@ -1,6 +1,7 @@
 import type { ProtocolModule } from '../protocol.js';
 import { createPredictItFeed } from './feed.js';
 import { createPredictItMapper } from './mappers.js';
+import { parsePredictItUrl } from './url.js';
 
 export { createPredictItFeed } from './feed.js';
 export { PredictItMapper, createPredictItMapper, contractQuote, contractUpsert, mapMarket } from './mappers.js';
@@ -12,4 +13,5 @@ export const protocol: ProtocolModule = {
   traits: { lastPriceInBand: false },
   createMapper: createPredictItMapper,
   createFeed: createPredictItFeed,
+  parseMarketUrl: parsePredictItUrl,
 };

@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import type { Api } from '../../access/api.js';
+import { p } from '../../access/params.js';
+import { PAYOUT, toCents, UNITS_PER_CENT } from '../../core/price.js';
+import type { MatchingService, ServedGroup } from '../../matching/service.js';
+import { errorReply, jsonReply } from '../../server/http.js';
+import { noCents } from '../../views/market.js';
+import type { MatchingRoutes } from './shared.js';
+
+/** One level of the merged book: a venue's price (cents, group YES terms) and size. */
+type Level = { price: number; size: number; platform: string; market_id: string };
+
+/** /unified-orderbook: merged depth of a match group's venues in the group's YES terms. */
+export function registerUnifiedOrderbook(api: Api, r: MatchingRoutes): void {
+  api.route({
+    path: '/unified-orderbook',
+    summary: 'Merged depth of every venue of a match group, in the group’s YES terms (inverted members complemented)',
+    tags: ['matching'],
+    query: z.object({ group_id: p.int({ min: 1, max: 1e12, required: true }), depth: p.int({ min: 1, max: 200, default: 25 }) }),
+    handler: (c) => {
+      const g = r.matching.servedGroup(c.query.group_id!);
+      if (!g) return errorReply(404, 'not_found', `no match group ${c.query.group_id}`);
+      const contradiction = officeYearContradiction(r.matching, g);
+      if (contradiction) return errorReply(409, 'matching.contradiction', `group ${g.group_id} has a confirmed contradiction: ${contradiction}`);
+      const depth = c.query.depth;
+      const { bids, asks, outcomes } = merge(r, g, depth);
+      // NO levels complement in integer units (100 − 48.1 in floating point is 51.900000000000006).
+      const flip = (l: Level): Level => ({ ...l, price: noCents(Math.round(l.price * UNITS_PER_CENT))! });
+      return jsonReply({
+        group_id: g.group_id,
+        title: g.title,
+        event: { event_id: g.event_id ?? g.eventKey, event_name: g.event_name, game_title: g.game_title, event_date: g.event_date },
+        outcome: g.title,
+        outcomes,
+        yes: { bids: bids.slice(0, depth), asks: asks.slice(0, depth) },
+        no: {
+          bids: asks.slice(0, depth).map(flip),
+          asks: bids.slice(0, depth).map(flip),
+        },
+        timestamp: new Date().toISOString(),
+      });
+    },
+  });
+}
+
+/** Every member's book (or top of book) in the group's YES terms, bids best first, asks best first. */
+function merge(r: MatchingRoutes, g: ServedGroup, depth: number | undefined): { bids: Level[]; asks: Level[]; outcomes: Record<string, unknown>[] } {
+  const { state, venues } = r.ctx;
+  const bids: Level[] = [];
+  const asks: Level[] = [];
+  const outcomes: Record<string, unknown>[] = [];
+  for (const m of g.members) {
+    const rec = state.catalog.byKey(m.key);
+    if (!rec) continue;
+    const v = venues.byLabel.get(rec.venue)!;
+    outcomes.push({ platform: v.slug, market_id: rec.marketId, outcome: rec.outcome ?? null, title: rec.title, inverted: m.inverted });
+    const book = state.books.marketBook(rec.venue, rec.marketId, depth);
+    const q = state.quotes.get(rec.venue, rec.marketId);
+    const yb = book?.ready ? book.bids : q?.yesBid !== undefined ? [[q.yesBid, q.yesBidSize ?? 0] as const] : [];
+    const ya = book?.ready ? book.asks : q?.yesAsk !== undefined ? [[q.yesAsk, q.yesAskSize ?? 0] as const] : [];
+    // An inverted member's YES bid is a bid for the group's NO: an ask for the group's YES at 100 − p.
+    const gb = m.inverted ? ya.map(([pr, s]) => [PAYOUT - pr, s] as const) : yb;
+    const ga = m.inverted ? yb.map(([pr, s]) => [PAYOUT - pr, s] as const) : ya;
+    for (const [pr, s] of gb) bids.push({ price: toCents(pr), size: s, platform: v.slug, market_id: rec.marketId });
+    for (const [pr, s] of ga) asks.push({ price: toCents(pr), size: s, platform: v.slug, market_id: rec.marketId });
+  }
+  bids.sort((a, b) => b.price - a.price);
+  asks.sort((a, b) => a.price - b.price);
+  return { bids, asks, outcomes };
+}
+
+/** A confirmed election office or year contradiction between members (spec 4.11 → 409). */
+function officeYearContradiction(matching: MatchingService, g: ServedGroup): string | undefined {
+  const props = g.members.map((m) => matching.matcher.propositionOf(m.key)).filter((x) => x !== undefined);
+  const offices = new Set(props.map((x) => x.office).filter((x) => x !== null));
+  const years = new Set(
+    props
+      .filter((x) => x.office !== null)
+      .map((x) => x.year)
+      .filter((x) => x !== null),
+  );
+  if (offices.size > 1) return `offices ${[...offices].join(' vs ')}`;
+  if (years.size > 1) return `years ${[...years].join(' vs ')}`;
+  return undefined;
+}

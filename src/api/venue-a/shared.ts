@@ -1,0 +1,122 @@
+import type { VenueConfig } from '../../config/schema.js';
+import type { MarketRecord } from '../../state/catalog.js';
+import type { EngineState } from '../../state/engine.js';
+import { cents, nativeId, noCents } from '../../views/market.js';
+import type { ApiContext } from '../context.js';
+
+/** A series of the catalog, as /<slug>/series serves it. */
+export interface Series {
+  ticker: string;
+  title: string | null;
+  category: string | null;
+  tags: readonly string[];
+  frequency: string | null;
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+/**
+ * The market's series is in the series catalog (its title came from it): only then does the
+ * record carry category and tags, and only then can a category filter select it (spec 2.11). An
+ * event-level category alone does not count.
+ */
+export const inSeriesCatalog = (m: MarketRecord): boolean => m.seriesId !== undefined && m.seriesTitle !== undefined && m.category !== undefined;
+
+/** What every venue_a route group reads: the venue (the registry entry with `catalog`), its markets and series. */
+export class VenueA {
+  readonly label: string;
+  readonly slug: string;
+  readonly state: EngineState;
+
+  constructor(
+    readonly ctx: ApiContext,
+    readonly venue: VenueConfig,
+  ) {
+    this.label = venue.label;
+    this.slug = venue.slug;
+    this.state = ctx.state;
+  }
+
+  /** The venue's native ticker of a market id. */
+  ticker(marketId: string): string {
+    return nativeId(this.venue, marketId);
+  }
+
+  /** Every series in the series catalog, by ticker. */
+  seriesIndex(): Map<string, Series> {
+    const out = new Map<string, Series>();
+    for (const m of this.state.catalog.venue(this.label).values()) {
+      if (!inSeriesCatalog(m) || out.has(m.seriesId!)) continue;
+      out.set(m.seriesId!, {
+        ticker: m.seriesId!,
+        title: m.seriesTitle ?? null,
+        category: m.category!,
+        tags: m.tags ?? [],
+        frequency: str(m.extra?.['frequency']) ?? null,
+      });
+    }
+    return out;
+  }
+
+  /** A category parameter as the catalog spells it (case-insensitive match), or the message of an unknown one. */
+  checkCategory(c: string | undefined): string | undefined | { error: string } {
+    if (c === undefined) return undefined;
+    const all = [...new Set([...this.seriesIndex().values()].map((s) => s.category!))].sort();
+    const hit = all.find((x) => x.toLowerCase() === c.toLowerCase());
+    return hit ?? { error: `invalid parameter "category": "${c}" is not a category; accepted: ${all.join(', ') || '(none known yet)'}` };
+  }
+
+  /** The venue's catalog is not known to be current: feed down, never listed, or its last listing too old. */
+  degraded(): boolean {
+    const h = this.state.health.get(this.label);
+    const now = Date.now();
+    return !h || !h.connected || h.lastCatalogAt === 0 || now - h.lastCatalogAt > this.venue.freshness.catalogMaxAgeSec * 1000;
+  }
+
+  /** The venue's markets in market id order (the order of catalog pages). */
+  sortedMarkets(): MarketRecord[] {
+    const keys = this.ctx.marketKeys();
+    const prefix = `${this.label}:`;
+    const out: MarketRecord[] = [];
+    for (const k of keys) if (k.startsWith(prefix)) out.push(this.state.catalog.byKey(k)!);
+    return out;
+  }
+
+  /** A market as the catalog serves it (record 2.11), live prices included; rules on request. */
+  record(m: MarketRecord, withRules: boolean): Record<string, unknown> {
+    const q = this.state.quotes.get(this.label, m.marketId);
+    const x = m.extra ?? {};
+    const out: Record<string, unknown> = {
+      ticker: this.ticker(m.marketId),
+      event_ticker: m.eventId ?? null,
+      series_ticker: m.seriesId ?? null,
+      title: m.title,
+      subtitle: m.outcome ?? null,
+      ...(inSeriesCatalog(m) ? { category: m.category, tags: m.tags ?? [] } : {}),
+      status: m.status,
+      result: m.result ?? null,
+      settlement_value_dollars:
+        str(x['settlement_value_dollars']) ??
+        (m.settlementValue !== undefined && (m.status === 'determined' || m.status === 'finalized') ? (m.settlementValue / 10_000).toFixed(4) : null),
+      yes_bid: cents(q?.yesBid),
+      yes_ask: cents(q?.yesAsk),
+      no_bid: noCents(q?.yesAsk),
+      no_ask: noCents(q?.yesBid),
+      last_price: cents(q?.lastPrice),
+      volume_fp: str(x['volume_fp']) ?? (m.volume !== undefined ? m.volume.toFixed(2) : null),
+      open_interest_fp: str(x['open_interest_fp']) ?? (m.openInterest !== undefined ? m.openInterest.toFixed(2) : null),
+      ...(typeof x['volume'] === 'number' ? { volume: x['volume'] } : {}),
+      ...(typeof x['open_interest'] === 'number' ? { open_interest: x['open_interest'] } : {}),
+      first_seen_at: new Date(m.firstSeenAt).toISOString(),
+      created_time: str(x['created_time']) ?? null,
+      open_time: str(x['open_time']) ?? (m.openTime !== undefined ? new Date(m.openTime).toISOString() : null),
+      close_time: str(x['close_time']) ?? (m.closeTime !== undefined ? new Date(m.closeTime).toISOString() : null),
+      expiration_time: str(x['expiration_time']) ?? null,
+      updated_time: str(x['updated_time']) ?? null,
+      settlement_ts: str(x['settlement_ts']) ?? null,
+      is_combo: x['combo'] === true,
+    };
+    if (withRules) out['rules'] = { primary: str(x['rules_primary']) ?? null, secondary: str(x['rules_secondary']) ?? null };
+    return out;
+  }
+}
