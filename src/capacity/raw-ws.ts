@@ -20,8 +20,7 @@ const READ_BUFFER = Buffer.allocUnsafe(256 * 1024);
  *
  * The `ws` library spends most of a load generator's core on per-message work we do not need
  * (an event and a Buffer per message, UTF-8 validation, fragment bookkeeping), and on a 2-core
- * machine the generator shares the CPU with the server it measures: at 100k messages/s it, not the
- * server, set the p99. This client reads with `onread` into one shared buffer (no stream, no Buffer
+ * machine the generator shares the CPU with the server it measures. This client reads with `onread` into one shared buffer (no stream, no Buffer
  * per read), parses frames in place and hands the caller byte offsets.
  *
  * It speaks what a load test needs against uWebSockets.js: the upgrade (the Sec-WebSocket-Accept

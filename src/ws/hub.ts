@@ -103,9 +103,8 @@ export class WsHub {
   private readonly seq = new Map<string, number>();
   /**
    * Latest serialized message per topic, kept only for topics some coalescing client is subscribed
-   * to (`watched`: topic → how many such clients). Keeping every topic's latest message made each
-   * publish outlive a few scavenges and be promoted: at 10,000 updates/s the old generation filled
-   * with dead messages and its mark-compact pauses (10–20 ms) set the fan-out p99.
+   * to (`watched`: topic → how many such clients), so that a publish nobody coalesces does not
+   * outlive the young generation.
    */
   private readonly latest = new Map<string, { seq: number; msg: string }>();
   private readonly watched = new Map<string, number>();
@@ -236,10 +235,9 @@ export class WsHub {
 
   /**
    * Serializes `body` once with its envelope (seq, epoch, ts) and publishes it to every subscriber.
-   * The envelope is appended to the JSON text rather than spread into a copy of `body`: at 10,000
-   * publishes/s that copy was promoted out of the young generation (measured with
-   * --trace-gc-nvp: 2.3 MB per scavenge with the spread, none without), and the old generation's
-   * mark-compact pauses set the fan-out p99.
+   * The envelope is appended to the JSON text rather than spread into a copy of `body`, so a
+   * publish allocates nothing that outlives it (a per-publish copy gets promoted and old-generation
+   * pauses set the fan-out tail; BENCHMARKS.md has the measurement).
    */
   private publish(topic: string, body: Record<string, unknown>): void {
     const seq = this.nextSeq(topic);
