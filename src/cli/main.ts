@@ -9,7 +9,15 @@ import { keysCommand } from './keys.js';
 import { matchCommand } from './match.js';
 import { normalizeFile } from './normalize.js';
 
-function config(opts: { port?: string; dataDir?: string; seed?: string; rate?: string }): Config {
+interface ServeOptions {
+  port?: string;
+  dataDir?: string;
+  seed?: string;
+  rate?: string;
+  venueNames?: string;
+}
+
+function config(opts: ServeOptions): Config {
   const overrides: Record<string, unknown> = {};
   if (opts.port !== undefined) overrides['server'] = { port: Number(opts.port) };
   if (opts.dataDir !== undefined) overrides['dataDir'] = opts.dataDir;
@@ -18,12 +26,12 @@ function config(opts: { port?: string; dataDir?: string; seed?: string; rate?: s
       ...(opts.seed !== undefined ? { seed: Number(opts.seed) } : {}),
       ...(opts.rate !== undefined ? { ticksPerSecond: Number(opts.rate) } : {}),
     };
-  const c = loadConfig({ overrides });
+  const c = loadConfig({ overrides, ...(opts.venueNames !== undefined ? { venueNames: opts.venueNames } : {}) });
   setLogLevel(c.logLevel);
   return c;
 }
 
-async function serve(opts: { port?: string; dataDir?: string; seed?: string; rate?: string }): Promise<void> {
+async function serve(opts: ServeOptions): Promise<void> {
   const { startService } = await import('../service.js');
   const c = config(opts);
   const svc = await startService(c);
@@ -87,6 +95,10 @@ function addServe(p: Command): void {
     .option('--data-dir <dir>', 'data directory (env DATA_DIR)')
     .option('--seed <n>', 'simulator seed (env SIM_SEED)')
     .option('--rate <n>', 'simulator book changes per second (env SIM_RATE)')
+    .option(
+      '--venue-names <preset>',
+      'venue names: neutral (venue_a…venue_h) or hosted (kalshi, polymarket, …; env CROSSBOOK_VENUE_NAMES); see config/venue-names.json',
+    )
     .action(serve);
 }
 

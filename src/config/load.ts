@@ -96,7 +96,26 @@ function envOverrides(env: NodeJS.ProcessEnv): { app: Record<string, unknown>; v
   return { app, venues };
 }
 
+/**
+ * The slug overrides of a venue-name preset (config/venue-names.json), by label. Throws
+ * ConfigError for an unknown preset, naming the known ones.
+ */
+export function venueNamePreset(name: string, dir: string = configDir()): Record<string, { slug: string }> {
+  const file = readJson(resolve(dir, 'venue-names.json'));
+  const presets = isObject(file) && isObject(file['presets']) ? file['presets'] : {};
+  const preset = presets[name];
+  if (!isObject(preset)) throw new ConfigError(`unknown venue-name preset "${name}" (known: ${Object.keys(presets).join(', ')})`);
+  const out: Record<string, { slug: string }> = {};
+  for (const [label, slug] of Object.entries(preset)) {
+    if (typeof slug !== 'string') throw new ConfigError(`config/venue-names.json: presets.${name}.${label} must be a string`);
+    out[label] = { slug };
+  }
+  return out;
+}
+
 export interface LoadOptions {
+  /** A venue-name preset (config/venue-names.json); default: env CROSSBOOK_VENUE_NAMES, else neutral. */
+  readonly venueNames?: string;
   /** Extra override object (tests, CLI flags), applied last. */
   readonly overrides?: Record<string, unknown>;
   /** Venue overrides by label, applied last. */
@@ -106,7 +125,8 @@ export interface LoadOptions {
 }
 
 /**
- * Loads config/default.json and config/venues.json, then CROSSBOOK_CONFIG (a JSON file whose
+ * Loads config/default.json and config/venues.json, then the venue-name preset, then
+ * CROSSBOOK_CONFIG (a JSON file whose
  * keys mirror default.json plus an optional `venues` object keyed by label), then environment
  * variables, then `overrides`. Throws ConfigError naming the bad key.
  */
@@ -129,6 +149,8 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     }
   };
 
+  const names = opts.venueNames ?? env['CROSSBOOK_VENUE_NAMES'];
+  if (names) applyVenueOverrides(venueNamePreset(names, dir), `venue-name preset ${names}`);
   const file = env['CROSSBOOK_CONFIG'];
   if (file) {
     const over = readJson(resolve(file));
