@@ -341,3 +341,16 @@ export const WORLD_CUP: readonly (readonly [country: string, code2: string, code
   ['Norway', 'NO', 'NOR', 250],
   ['Japan', 'JP', 'JPN', 150],
 ];
+
+/** CPI year-over-year strikes (percent) and their fair values. */
+export const CPI_STRIKES: readonly (readonly [line: number, fair: number])[] = [
+  [2.7, 7000],
+  [2.9, 4500],
+  [3.1, 2000],
+];
+
+/** Yearly-high strikes as multiples of spot, and their fair values. */
+export const CRYPTO_YEARLY_HIGHS: readonly (readonly [mult: number, fair: number])[] = [
+  [1.2, 2500],
+  [1.45, 800],
+];
