@@ -354,3 +354,11 @@ export const CRYPTO_YEARLY_HIGHS: readonly (readonly [mult: number, fair: number
   [1.2, 2500],
   [1.45, 800],
 ];
+
+/** Month names as the venues write them: Kalshi tickers, full names, short names. */
+export const MONTH_CODES = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'] as const;
+export const MONTH_NAMES = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'] as const;
+export const MONTH_SHORT = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'] as const;
+
+/** Usernames that create Manifold's binary markets in the world. */
+export const MANIFOLD_CREATORS = ['Manifold', 'JamesGrugett', 'SG', 'Joshua', 'Bayesian', 'mattyb'] as const;

@@ -2,13 +2,13 @@ import type { VenueConfig } from '../config/schema.js';
 import { OrderBook } from '../core/book.js';
 import type { BookSideName, MarketStatus, VenueLabel } from '../core/types.js';
 import { DAY, generateWorld, HOUR, type PropFields, type WorldBuilder } from './generate/index.js';
-import { phrase, type PropMeta } from './phrasing.js';
+import { phrase, type PropMeta } from './phrasing/index.js';
 import { Rng } from './rng.js';
 import type { SimChange, SimEvent, SimListing, SimProposition, SimTrade, SimWorldApi } from './types.js';
 
 /**
  * The simulator's seeded world (SYNTHETIC DATA). Real-world-like events and propositions whose fair
- * probability walks; each venue lists a subset with its own ids and phrasing (phrasing.ts) and
+ * probability walks; each venue lists a subset with its own ids and phrasing (phrasing/) and
  * keeps a YES-perspective book that tracks the fair value with its own noise and lag, so that
  * cross-venue prices disagree a little, and now and then by more than fees (arbitrage).
  * Informed wallets trade ahead of scheduled jumps; "faders" trade against them; noise wallets at

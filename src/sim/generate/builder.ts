@@ -1,4 +1,4 @@
-import type { PropMeta } from '../phrasing.js';
+import type { PropMeta } from '../phrasing/index.js';
 import type { Rng } from '../rng.js';
 import type { SimEvent, SimProposition } from '../types.js';
 
