@@ -362,3 +362,7 @@ export const MONTH_SHORT = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Au
 
 /** Usernames that create Manifold's binary markets in the world. */
 export const MANIFOLD_CREATORS = ['Manifold', 'JamesGrugett', 'SG', 'Joshua', 'Bayesian', 'mattyb'] as const;
+
+/** Words of the Adjective-Noun pseudonyms Polymarket's data-api shows for wallets. */
+export const PSEUDONYM_ADJECTIVES = ['Enchanting', 'Quiet', 'Bold', 'Lucky', 'Patient', 'Sharp', 'Restless', 'Frugal', 'Brave', 'Curious'] as const;
+export const PSEUDONYM_NOUNS = ['Populist', 'Otter', 'Contrarian', 'Falcon', 'Oracle', 'Badger', 'Skeptic', 'Heron', 'Gambit', 'Lantern'] as const;
