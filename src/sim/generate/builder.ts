@@ -2,6 +2,7 @@ import type { PropMeta } from '../phrasing/index.js';
 import type { Rng } from '../rng.js';
 import type { SimEvent, SimProposition } from '../types.js';
 
+/** Milliseconds in a day and an hour. */
 export const DAY = 86_400_000;
 export const HOUR = 3_600_000;
 

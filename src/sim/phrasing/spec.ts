@@ -30,6 +30,7 @@ export interface ListingSpec {
   readonly tick: number;
 }
 
+/** What a generator tells the phrasers about a proposition beyond its fields. */
 export interface PropMeta {
   readonly league?: LeagueDef | undefined;
   /** Kind of proposition, for phrasing. */

@@ -4,11 +4,15 @@ import type { SimListing, SimTrade } from '../../types.js';
 
 /** The documents the simulated Kalshi serves, built from a listing (field names and formats as the venue's capture). */
 
+/** REST base path and WebSocket path. */
 export const BASE = '/trade-api/v2';
 export const WS_PATH = '/trade-api/ws/v2';
 
+/** ms → ISO 8601. */
 export const iso = (ms: number): string => new Date(ms).toISOString();
+/** A count as the venue's fixed-point string. */
 export const fp = (n: number): string => n.toFixed(2);
+/** Units as a dollar string, `none` when absent. */
 export const dollars = (u: number | undefined, none: string): string => (u === undefined ? none : toDollarString(u));
 
 /** Listing status → the venue's REST status word. */

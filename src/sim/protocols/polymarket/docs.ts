@@ -33,6 +33,7 @@ export class TokenIndex {
   }
 }
 
+/** Units → the venue's shortest decimal string: 4800 → "0.48", 10_000 → "1", 10 → "0.001". */
 export function polyPrice(units: number): string {
   return toDollarString(units).replace(/\.?0+$/, '') || '0';
 }
@@ -42,7 +43,9 @@ export function polySize(n: number): string {
   return Number.isInteger(n) ? String(n) : n.toFixed(6).replace(/\.?0+$/, '');
 }
 
+/** ms → ISO 8601. */
 export const iso = (ms: number): string => new Date(ms).toISOString();
+/** Listing statuses the venue shows as closed. */
 export const CLOSED: readonly MarketStatus[] = ['closed', 'determined', 'finalized'];
 
 /** Levels of one token, best first: the YES book, or its mirror for the NO token. */
@@ -60,6 +63,7 @@ export function tokenLevels(l: SimListing, yes: boolean): { bids: [number, numbe
   return { bids, asks };
 }
 
+/** Hex SHA-1, for the venue's book and change hashes. */
 export function sha1(s: string): string {
   return createHash('sha1').update(s).digest('hex');
 }
@@ -73,6 +77,7 @@ export function resultOf(l: SimListing): 'yes' | 'no' | undefined {
   return r === undefined ? undefined : (r === 'yes') !== l.inverted ? 'yes' : 'no';
 }
 
+/** The `book` frame (and REST book) of one token of a listing. */
 export function bookFrame(world: SimWorldApi, l: SimListing, yes: boolean): Record<string, unknown> {
   const { bids, asks } = tokenLevels(l, yes);
   const asset = l.ids[yes ? 'yes_token' : 'no_token']!;
@@ -96,6 +101,7 @@ export function bookFrame(world: SimWorldApi, l: SimListing, yes: boolean): Reco
   };
 }
 
+/** The Gamma event a listing belongs to, as embedded in its market. */
 export function eventRef(l: SimListing): Record<string, unknown> {
   return {
     id: l.ids['event_id'],
@@ -113,6 +119,7 @@ export function eventRef(l: SimListing): Record<string, unknown> {
   };
 }
 
+/** The Gamma market of a listing, with its event (`ev`, or the listing's own). */
 export function gammaMarket(world: SimWorldApi, l: SimListing, ev?: Record<string, unknown>): Record<string, unknown> {
   const bid = l.book.bids.best();
   const ask = l.book.asks.best();
@@ -178,6 +185,7 @@ export function eventsOf(ls: readonly SimListing[]): Map<string, SimListing[]> {
   return by;
 }
 
+/** The market part of `new_market` / `market_resolved` frames. */
 export function marketMessage(world: SimWorldApi, l: SimListing): Record<string, unknown> {
   return {
     id: l.ids['gamma_id'],

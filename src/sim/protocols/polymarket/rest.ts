@@ -1,8 +1,7 @@
-import type { SimHttp } from '../../server-kit.js';
-import { HttpError } from '../../server-kit.js';
+import { PAYOUT } from '../../../core/price.js';
+import { HttpError, type SimHttp } from '../../server-kit.js';
 import type { SimListing, SimTrade, SimWorldApi } from '../../types.js';
 import { bookFrame, CLOSED, dataTrade, eventRef, eventsOf, gammaMarket, iso, resultOf, tokenLevels, type TokenIndex } from './docs.js';
-import { PAYOUT } from '../../../core/price.js';
 
 /** The simulated Polymarket's REST routes: Gamma (markets, events), CLOB (book, market) and the data-api's trades. */
 
