@@ -1,12 +1,12 @@
 /**
  * Alert quality on the simulator (issue 6: alerts fire on the informed wallets and not on the
- * noise traders, measured and reported). Runs src/signals/study.ts: the wallet ledger and the
+ * noise traders, measured and reported). Runs test/support/study.ts: the wallet ledger and the
  * alert engine over a seeded world's venue_b trades, scored against the world's hidden wallet
  * classes. Baseline: a size-only "whale" rule (every taker buy in the top decile by notional),
  * scored against the same informed class, in the same run.
  */
 import { loadConfig } from '../../src/config/load.js';
-import { runAlertStudy, type AlertScore } from '../../src/signals/study.js';
+import { runAlertStudy, type AlertScore } from '../../test/support/study.js';
 import { begin, record, type Row } from '../lib.js';
 
 const SEED = Number(process.env['SEED'] ?? 7);

@@ -341,3 +341,28 @@ export const WORLD_CUP: readonly (readonly [country: string, code2: string, code
   ['Norway', 'NO', 'NOR', 250],
   ['Japan', 'JP', 'JPN', 150],
 ];
+
+/** CPI year-over-year strikes (percent) and their fair values. */
+export const CPI_STRIKES: readonly (readonly [line: number, fair: number])[] = [
+  [2.7, 7000],
+  [2.9, 4500],
+  [3.1, 2000],
+];
+
+/** Yearly-high strikes as multiples of spot, and their fair values. */
+export const CRYPTO_YEARLY_HIGHS: readonly (readonly [mult: number, fair: number])[] = [
+  [1.2, 2500],
+  [1.45, 800],
+];
+
+/** Month names as the venues write them: Kalshi tickers, full names, short names. */
+export const MONTH_CODES = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'] as const;
+export const MONTH_NAMES = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'] as const;
+export const MONTH_SHORT = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'] as const;
+
+/** Usernames that create Manifold's binary markets in the world. */
+export const MANIFOLD_CREATORS = ['Manifold', 'JamesGrugett', 'SG', 'Joshua', 'Bayesian', 'mattyb'] as const;
+
+/** Words of the Adjective-Noun pseudonyms Polymarket's data-api shows for wallets. */
+export const PSEUDONYM_ADJECTIVES = ['Enchanting', 'Quiet', 'Bold', 'Lucky', 'Patient', 'Sharp', 'Restless', 'Frugal', 'Brave', 'Curious'] as const;
+export const PSEUDONYM_NOUNS = ['Populist', 'Otter', 'Contrarian', 'Falcon', 'Oracle', 'Badger', 'Skeptic', 'Heron', 'Gambit', 'Lantern'] as const;

@@ -88,7 +88,7 @@ export interface SimListing {
   last?: number | undefined;
   volume: number;
   openInterest: number;
-  /** Protocol-specific ids and fields, see src/sim/phrasing.ts for the keys each protocol gets. */
+  /** Protocol-specific ids and fields, see src/sim/phrasing/ for the keys each protocol gets. */
   readonly ids: Readonly<Record<string, string>>;
   /** Per-listing monotonically increasing change counter (sim servers use it for seq). */
   version: number;

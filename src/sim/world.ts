@@ -1,14 +1,14 @@
 import type { VenueConfig } from '../config/schema.js';
 import { OrderBook } from '../core/book.js';
 import type { BookSideName, MarketStatus, VenueLabel } from '../core/types.js';
-import { AWARDS, CRYPTO, FED_OUTCOMES, LEAGUES, RACES, WORLD_CUP, type LeagueDef } from './data.js';
-import { phrase, type PropMeta } from './phrasing.js';
+import { DAY, generateWorld, HOUR, type PropFields, type WorldBuilder } from './generate/index.js';
+import { phrase, type PropMeta } from './phrasing/index.js';
 import { Rng } from './rng.js';
-import type { SimChange, SimEvent, SimListing, SimProposition, SimTeam, SimTrade, SimWorldApi } from './types.js';
+import type { SimChange, SimEvent, SimListing, SimProposition, SimTrade, SimWorldApi } from './types.js';
 
 /**
  * The simulator's seeded world (SYNTHETIC DATA). Real-world-like events and propositions whose fair
- * probability walks; each venue lists a subset with its own ids and phrasing (phrasing.ts) and
+ * probability walks; each venue lists a subset with its own ids and phrasing (phrasing/) and
  * keeps a YES-perspective book that tracks the fair value with its own noise and lag, so that
  * cross-venue prices disagree a little, and now and then by more than fees (arbitrage).
  * Informed wallets trade ahead of scheduled jumps; "faders" trade against them; noise wallets at
@@ -18,8 +18,6 @@ import type { SimChange, SimEvent, SimListing, SimProposition, SimTeam, SimTrade
  * `tick()`) the same walk.
  */
 
-const DAY = 86_400_000;
-const HOUR = 3_600_000;
 const MIN_PRICE = 100;
 const MAX_PRICE = 9_900;
 
@@ -202,7 +200,7 @@ export class SimWorld implements SimWorldApi {
     return ev;
   }
 
-  private newProp(ev: SimEvent, fields: Omit<SimProposition, 'id' | 'event' | 'fair' | 'resolved'> & { fair: number }, meta: PropMeta): SimProposition {
+  private newProp(ev: SimEvent, fields: PropFields, meta: PropMeta): SimProposition {
     const p: SimProposition = { ...fields, id: `${ev.id}.${ev.props.length}`, event: ev, fair: clampFair(fields.fair), resolved: undefined };
     ev.props.push(p);
     this.props.push(p);
@@ -260,431 +258,21 @@ export class SimWorld implements SimWorldApi {
     this.active.push(l);
   }
 
+  /** Generates the events and propositions (src/sim/generate/), listing each as it is made. */
   private generate(scale: number): void {
-    const rng = this.rng;
-    const a = this.anchor;
     let n = 0;
-    const eid = (): string => `E${String(++n).padStart(5, '0')}`;
-    const year = new Date(a).getUTCFullYear();
-
-    for (const lg of LEAGUES) {
-      const games = Math.max(1, Math.round(3 * scale));
-      for (let g = 0; g < games * 2; g++) {
-        const teams = rng.shuffle(lg.teams);
-        const home = teams[0]!;
-        const away = teams[1]!;
-        const start = a + ((g % 8) - 1) * DAY + rng.int(0, 23) * HOUR + rng.pick([0, 30]) * 60_000;
-        const ev = this.newEvent({
-          id: eid(),
-          category: 'sports',
-          title: `${away.name} at ${home.name}`,
-          sport: lg.sport,
-          league: lg.league,
-          home,
-          away,
-          startTime: start,
-          closeTime: start + 4 * HOUR,
-          futures: false,
-        });
-        this.gameProps(ev, lg, home, away);
-      }
-      if (lg.champ) {
-        const cy = year;
-        const ev = this.newEvent({
-          id: eid(),
-          category: 'sports',
-          title: `${cy} ${lg.champ.poly}`,
-          sport: lg.sport,
-          league: lg.league,
-          startTime: a + 120 * DAY,
-          closeTime: a + 200 * DAY,
-          futures: true,
-        });
-        const fairs = lg.teams.map(() => rng.int(200, 1800));
-        lg.teams.forEach((t, i) => {
-          this.newProp(
-            ev,
-            {
-              marketClass: null,
-              marketType: 'championship_winner',
-              period: null,
-              line: null,
-              side: null,
-              team: t,
-              subject: t.name,
-              statement: `${t.name} win the ${cy} ${lg.champ!.poly}`,
-              fair: fairs[i]!,
-            },
-            { league: lg, kind: 'champ', extra: { year: cy } },
-          );
-        });
-      }
-    }
-
-    const wc = this.newEvent({
-      id: eid(),
-      category: 'sports',
-      title: '2026 FIFA World Cup',
-      sport: 'soccer',
-      league: 'FIFA',
-      startTime: Date.UTC(2026, 5, 11),
-      closeTime: Date.UTC(2026, 6, 20),
-      futures: true,
-    });
-    for (const [country, c2, , fair] of WORLD_CUP) {
-      this.newProp(
-        wc,
-        {
-          marketClass: null,
-          marketType: 'tournament_winner',
-          period: null,
-          line: null,
-          side: null,
-          subject: country,
-          statement: `${country} win the 2026 FIFA World Cup`,
-          fair,
-        },
-        { kind: 'worldcup', code: c2, name: country },
-      );
-    }
-
-    for (const race of RACES) {
-      const ev = this.newEvent({
-        id: eid(),
-        category: 'politics',
-        title: `${race.year} ${race.office}`,
-        startTime: Date.parse(race.closeIso) - DAY,
-        closeTime: Date.parse(race.closeIso),
-        futures: false,
-      });
-      const predictitMarket = /nominee/.test(race.office)
-        ? `Who will be the ${race.year} ${race.office}?`
-        : `Who will win the ${race.year} ${race.office
-            .replace('Governor of California', 'California governor race')
-            .replace('President of Brazil', 'Brazilian presidential election')
-            .replace(/^President$/, 'U.S. presidential election')}?`;
-      const predictitMarketId = rng.digits(4);
-      const manifoldContractId = rng.hex(20);
-      const manifoldQuestion = `Who will be the ${race.year} ${race.office}?`;
-      for (const [name, code, fair] of race.candidates) {
-        this.newProp(
-          ev,
-          {
-            marketClass: null,
-            marketType: 'election_winner',
-            period: null,
-            line: null,
-            side: null,
-            subject: name,
-            statement: `${name} is ${race.office} (${race.year})`,
-            fair,
-          },
-          {
-            kind: 'race',
-            code,
-            name,
-            extra: {
-              series: race.series,
-              year: race.year,
-              office: race.office,
-              kalshiTitle: race.kalshiTitle(name),
-              kalshiEvent: race.kalshiEvent,
-              polyTitle: race.polyTitle(name),
-              polyEvent: race.polyEvent,
-              predictitMarket,
-              predictitMarketId,
-              manifoldContractId,
-              manifoldQuestion,
-            },
-          },
-        );
-      }
-    }
-
-    for (let m = 1; m <= 2; m++) {
-      const d = new Date(a);
-      const meeting = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + m, 17, 18);
-      const ev = this.newEvent({
-        id: eid(),
-        category: 'economics',
-        title: `FOMC decision ${new Date(meeting).toISOString().slice(0, 7)}`,
-        startTime: meeting,
-        closeTime: meeting,
-        futures: false,
-      });
-      for (const [code, kalshi, poly, fair] of FED_OUTCOMES) {
-        this.newProp(
-          ev,
-          {
-            marketClass: null,
-            marketType: 'fed_decision',
-            period: null,
-            line: null,
-            side: null,
-            subject: 'Federal Reserve',
-            statement: `Fed: ${kalshi}`,
-            fair,
-          },
-          { kind: 'fed', code, extra: { kalshi, poly } },
-        );
-      }
-    }
-    {
-      const d = new Date(a);
-      const month = (d.getUTCMonth() + 11) % 12;
-      const y = month === 11 ? d.getUTCFullYear() - 1 : d.getUTCFullYear();
-      const release = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 12, 12, 30) + (d.getUTCDate() > 12 ? 30 * DAY : 0);
-      const ev = this.newEvent({ id: eid(), category: 'economics', title: `US CPI ${y}-${month + 1}`, startTime: release, closeTime: release, futures: false });
-      for (const [line, fair] of [
-        [2.7, 7000],
-        [2.9, 4500],
-        [3.1, 2000],
-      ] as const) {
-        this.newProp(
-          ev,
-          { marketClass: null, marketType: 'cpi_above', period: null, line, side: null, subject: 'CPI', statement: `CPI YoY above ${line}%`, fair },
-          { kind: 'cpi', extra: { month, year: y } },
-        );
-      }
-    }
-
-    for (const [name, code, spot, step] of CRYPTO) {
-      for (let day = 0; day <= 1; day++) {
-        const close = a + day * DAY + 22 * HOUR;
-        const ev = this.newEvent({
-          id: eid(),
-          category: 'crypto',
-          title: `${name} price ${new Date(close).toISOString().slice(0, 10)}`,
-          startTime: close,
-          closeTime: close,
-          futures: false,
-        });
-        for (let k = -2; k <= 2; k++) {
-          const line = spot + k * step;
-          this.newProp(
-            ev,
-            {
-              marketClass: null,
-              marketType: `${code.toLowerCase()}_above`,
-              period: null,
-              line,
-              side: 'over',
-              subject: name,
-              statement: `${name} above $${line} at ${new Date(close).toISOString()}`,
-              fair: 5000 - k * 1800,
-            },
-            { kind: 'crypto_daily', code, name },
-          );
-        }
-      }
-      const yEnd = Date.UTC(year + 1, 0, 1, 4, 59);
-      const ev = this.newEvent({ id: eid(), category: 'crypto', title: `${name} yearly high ${year}`, startTime: yEnd, closeTime: yEnd, futures: true });
-      for (const mult of [1.2, 1.45]) {
-        const line = Math.round((spot * mult) / step) * step;
-        this.newProp(
-          ev,
-          {
-            marketClass: null,
-            marketType: `${code.toLowerCase()}_max`,
-            period: null,
-            line,
-            side: 'over',
-            subject: name,
-            statement: `${name} reaches $${line} by end of ${year}`,
-            fair: mult < 1.3 ? 2500 : 800,
-          },
-          { kind: 'crypto_max', code, name },
-        );
-      }
-    }
-
-    for (const [show, cat, code, nominees] of AWARDS) {
-      const when = Date.UTC(year + 1, 2, 15);
-      const ev = this.newEvent({
-        id: eid(),
-        category: 'entertainment',
-        title: `${year + 1} ${show}: ${cat}`,
-        startTime: when,
-        closeTime: when,
-        futures: false,
-      });
-      for (const nom of nominees) {
-        this.newProp(
-          ev,
-          {
-            marketClass: null,
-            marketType: 'award_winner',
-            period: null,
-            line: null,
-            side: null,
-            subject: nom,
-            statement: `${nom} wins ${cat}`,
-            fair: Math.round(10_000 / nominees.length),
-          },
-          { kind: 'award', code, name: nom, extra: { show, category: cat, year: year + 1 } },
-        );
-      }
-    }
-  }
-
-  private gameProps(ev: SimEvent, lg: LeagueDef, home: SimTeam, away: SimTeam): void {
-    const rng = this.rng;
-    const pHome = rng.int(2500, 7500);
-    const cls = lg.esports;
-    const draw = lg.draws ? rng.int(2000, 2800) : 0;
-    const homeFair = lg.draws ? Math.round((10_000 - draw) * (pHome / 10_000)) : pHome;
-    const mlHome = this.newProp(
-      ev,
-      {
-        marketClass: 'moneyline',
-        marketType: 'moneyline',
-        period: 'full',
-        line: null,
-        side: 'home',
-        team: home,
-        subject: home.name,
-        statement: `${home.name} beat ${away.name}`,
-        fair: homeFair,
+    const builder: WorldBuilder = {
+      rng: this.rng,
+      anchor: this.anchor,
+      eventId: () => `E${String(++n).padStart(5, '0')}`,
+      event: (e) => this.newEvent(e),
+      prop: (ev, fields, meta) => this.newProp(ev, fields, meta),
+      complements: (a, b) => {
+        this.complementOf.set(a, b);
+        this.complementOf.set(b, a);
       },
-      { league: lg, kind: 'ml' },
-    );
-    const mlAway = this.newProp(
-      ev,
-      {
-        marketClass: 'moneyline',
-        marketType: 'moneyline',
-        period: 'full',
-        line: null,
-        side: 'away',
-        team: away,
-        subject: away.name,
-        statement: `${away.name} beat ${home.name}`,
-        fair: 10_000 - homeFair - draw,
-      },
-      { league: lg, kind: 'ml' },
-    );
-    if (!lg.draws) {
-      this.complementOf.set(mlHome, mlAway);
-      this.complementOf.set(mlAway, mlHome);
-    } else {
-      this.newProp(
-        ev,
-        {
-          marketClass: 'moneyline',
-          marketType: 'draw',
-          period: 'full',
-          line: null,
-          side: null,
-          subject: 'Draw',
-          statement: `${home.name} and ${away.name} draw`,
-          fair: draw,
-        },
-        { league: lg, kind: 'draw' },
-      );
-    }
-    if (!cls && !lg.draws) {
-      const h1 = this.newProp(
-        ev,
-        {
-          marketClass: 'moneyline',
-          marketType: 'moneyline',
-          period: '1H',
-          line: null,
-          side: 'home',
-          team: home,
-          subject: home.name,
-          statement: `${home.name} lead ${away.name} at halftime`,
-          fair: pHome,
-        },
-        { league: lg, kind: 'ml1h' },
-      );
-      const a1 = this.newProp(
-        ev,
-        {
-          marketClass: 'moneyline',
-          marketType: 'moneyline',
-          period: '1H',
-          line: null,
-          side: 'away',
-          team: away,
-          subject: away.name,
-          statement: `${away.name} lead ${home.name} at halftime`,
-          fair: 10_000 - pHome,
-        },
-        { league: lg, kind: 'ml1h' },
-      );
-      this.complementOf.set(h1, a1);
-      this.complementOf.set(a1, h1);
-    }
-    const s = rng.pick(lg.spreads);
-    const fav = pHome >= 5000 ? home : away;
-    this.newProp(
-      ev,
-      {
-        marketClass: 'spread',
-        marketType: cls ? 'map_handicap' : 'spread',
-        period: 'full',
-        line: -s,
-        side: fav === home ? 'home' : 'away',
-        team: fav,
-        subject: fav.name,
-        statement: `${fav.name} win by more than ${s} ${lg.unit}`,
-        fair: rng.int(4000, 6000),
-      },
-      { league: lg, kind: 'spread' },
-    );
-    const total = lg.total + (cls ? 0 : rng.pick([-1, 0, 1]) * (lg.total > 20 ? 3 : 1));
-    this.newProp(
-      ev,
-      {
-        marketClass: 'total',
-        marketType: cls ? 'total_maps' : 'total',
-        period: 'full',
-        line: total,
-        side: 'over',
-        subject: `${away.name} at ${home.name}`,
-        statement: `more than ${total} ${lg.unit}`,
-        fair: rng.int(4200, 5800),
-      },
-      { league: lg, kind: 'total' },
-    );
-    if (cls) {
-      this.newProp(
-        ev,
-        {
-          marketClass: 'other',
-          marketType: 'map_winner',
-          period: null,
-          line: null,
-          side: 'away',
-          team: away,
-          subject: away.name,
-          statement: `${away.name} win map 1`,
-          fair: 10_000 - pHome,
-        },
-        { league: lg, kind: 'map1' },
-      );
-    }
-    for (const [abbr, player, stat, line] of lg.players ?? []) {
-      if (abbr !== home.abbr && abbr !== away.abbr) continue;
-      const team = abbr === home.abbr ? home : away;
-      this.newProp(
-        ev,
-        {
-          marketClass: 'player_prop',
-          marketType: `player_${stat.replace(/ /g, '_')}`,
-          period: 'full',
-          line,
-          side: 'over',
-          player,
-          team,
-          subject: player,
-          statement: `${player} over ${line} ${stat}`,
-          fair: rng.int(4000, 6000),
-        },
-        { league: lg, kind: 'player', extra: { stat } },
-      );
-    }
+    };
+    generateWorld(builder, scale);
   }
 
   // ---- dynamics ---------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { evaluatePairs, type LabelledPair } from '../../src/matching/evaluate.js';
+import { evaluatePairs, type LabelledPair } from '../support/evaluate.js';
 
 const PAIRS = JSON.parse(readFileSync(new URL('../fixtures/matching/dev-pairs.json', import.meta.url), 'utf8')) as LabelledPair[];
 

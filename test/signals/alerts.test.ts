@@ -10,7 +10,7 @@ import { AlertEngine, type Alert, type AlertOptions, type AlertType } from '../.
 import { WalletLedger } from '../../src/signals/wallets.js';
 import { applyEvent, EngineState } from '../../src/state/engine.js';
 import { addr, book, buy, cond, market, sell, VA, VB, yesTok } from './events.js';
-import { runAlertStudy } from '../../src/signals/study.js';
+import { runAlertStudy } from '../support/study.js';
 
 const config = loadConfig({ env: {} });
 const T0 = Date.UTC(2026, 2, 10, 12);

@@ -11,7 +11,7 @@ import {
   type ExchangeMarket,
   type WireChange,
 } from '../../venues/exchange/raw.js';
-import { createSimHttp, HttpError, Reorder } from '../server-kit.js';
+import { createSimHttp, HttpError, Reorder, type SimHttp } from '../server-kit.js';
 import type { SimChange, SimFault, SimListing, SimServer, SimServerFactory, SimWorldApi } from '../types.js';
 
 /**
@@ -79,11 +79,37 @@ export const serve: SimServerFactory = async (world: SimWorldApi, venue: VenueCo
   const http = createSimHttp();
   const twoSided = !venue.capabilities.yesOnlyBook;
   const books: BookName[] = twoSided ? ['yes', 'no'] : ['yes'];
-  const conns = new Set<Conn>();
-  let malformedSent = 0;
-  let flushTimer: NodeJS.Timeout | undefined;
+  registerRest(http, world, venue.label, books);
+  const stream = new ExchangeStream(world, venue.label, http, books);
+  http.ws('/v1/stream', (ws) => stream.connect(ws));
+  const off = world.onChange((ch) => stream.onChange(ch));
 
-  const marketOf = (l: SimListing): ExchangeMarket => ({
+  const { host, port } = await http.listen(opts.host, opts.port);
+  return {
+    venue,
+    endpoints: { rest: `http://${host}:${port}/v1`, ws: `ws://${host}:${port}/v1/stream` },
+    fault: (f: SimFault) => stream.fault(f),
+    close: async () => {
+      off();
+      stream.close();
+      await http.close();
+    },
+  };
+};
+
+/** `GET /v1/events` (listings grouped by `ids.event_id`, optionally by state) and `GET /v1/book/:book`. */
+function registerRest(http: SimHttp, world: SimWorldApi, label: string, books: readonly BookName[]): void {
+  http.get('/v1/events', (q) => eventsDoc(world, label, books, q.get('state')));
+  http.get('/v1/book/:book', (_q, params): ExchangeBook => {
+    const { market, book } = parseBookKey(params['book'] ?? '');
+    const l = world.listing(label, market);
+    if (!l || !books.includes(book)) throw new HttpError(404, { error: 'unknown market' });
+    return { type: 'book', market, book, ...bookLevels(l, book), ts: world.now() };
+  });
+}
+
+function marketOf(l: SimListing, books: readonly BookName[]): ExchangeMarket {
+  return {
     id: l.id,
     ...(l.ids['market_id'] ? { market_id: l.ids['market_id'] } : {}),
     name: l.title,
@@ -93,131 +119,150 @@ export const serve: SimServerFactory = async (world: SimWorldApi, venue: VenueCo
     open_time: iso(l.openTime),
     close_time: iso(l.closeTime),
     result: resultOf(l),
-    books,
+    books: [...books],
     tags: [...l.tags],
-  });
-
-  const eventsDoc = (state: string | null): { events: ExchangeEvent[]; ts: number } => {
-    const by = new Map<string, ExchangeEvent>();
-    for (const l of world.listings(venue.label)) {
-      const id = l.ids['event_id'] ?? l.event.id;
-      let ev = by.get(id);
-      if (!ev) {
-        ev = {
-          id,
-          name: l.eventTitle,
-          sport: l.event.sport ?? null,
-          league: l.event.league ?? null,
-          category: l.category,
-          start_time: iso(l.event.startTime),
-          state: l.event.state,
-          futures: l.event.futures,
-          markets: [],
-        };
-        by.set(id, ev);
-      }
-      ev.markets.push(marketOf(l));
-    }
-    const events = [...by.values()].filter((e) => state === null || e.state === state);
-    return { events, ts: world.now() };
   };
+}
 
-  http.get('/v1/events', (q) => eventsDoc(q.get('state')));
-  http.get('/v1/book/:book', (_q, params): ExchangeBook => {
-    const { market, book } = parseBookKey(params['book'] ?? '');
-    const l = world.listing(venue.label, market);
-    if (!l || (book === 'no' && !twoSided)) throw new HttpError(404, { error: 'unknown market' });
-    return { type: 'book', market, book, ...bookLevels(l, book), ts: world.now() };
-  });
+function eventsDoc(world: SimWorldApi, label: string, books: readonly BookName[], state: string | null): { events: ExchangeEvent[]; ts: number } {
+  const by = new Map<string, ExchangeEvent>();
+  for (const l of world.listings(label)) {
+    const id = l.ids['event_id'] ?? l.event.id;
+    let ev = by.get(id);
+    if (!ev) {
+      ev = {
+        id,
+        name: l.eventTitle,
+        sport: l.event.sport ?? null,
+        league: l.event.league ?? null,
+        category: l.category,
+        start_time: iso(l.event.startTime),
+        state: l.event.state,
+        futures: l.event.futures,
+        markets: [],
+      };
+      by.set(id, ev);
+    }
+    ev.markets.push(marketOf(l, books));
+  }
+  const events = [...by.values()].filter((e) => state === null || e.state === state);
+  return { events, ts: world.now() };
+}
 
-  // ---- stream ---------------------------------------------------------------------------
+/** A YES-perspective book change as wire changes of book `book` (mirrored for NO). */
+function wireChanges(changes: readonly (readonly [BookSideName, number, number, number])[], book: BookName): WireChange[] {
+  return book === 'yes'
+    ? changes.map(([side, p, s]) => [side, dollars(p), size(s)])
+    : changes.map(([side, p, s]) => [side === 'bid' ? 'ask' : 'bid', dollars(complement(p)), size(s)]);
+}
+
+/** The stream: subscriptions per connection with a seq per market, stall holding, heartbeats and faults. */
+class ExchangeStream {
+  private readonly conns = new Set<Conn>();
+  private malformedSent = 0;
+  private flushTimer: NodeJS.Timeout | undefined;
+  private readonly heartbeat: NodeJS.Timeout;
+
+  constructor(
+    private readonly world: SimWorldApi,
+    private readonly label: string,
+    private readonly http: SimHttp,
+    private readonly books: readonly BookName[],
+  ) {
+    this.heartbeat = setInterval(() => {
+      const text = JSON.stringify({ type: 'heartbeat', ts: world.now() });
+      for (const c of this.conns) this.sendText(c, text);
+    }, HEARTBEAT_MS);
+    this.heartbeat.unref?.();
+  }
+
+  /** Takes a new client. */
+  connect(ws: WebSocket): void {
+    const c: Conn = { ws, subs: new Map(), held: [], reorder: new Reorder() };
+    this.conns.add(c);
+    ws.on('close', () => this.conns.delete(c));
+    ws.on('error', () => this.conns.delete(c));
+    ws.on('message', (data) => this.onMessage(c, String(data)));
+  }
+
+  private onMessage(c: Conn, text: string): void {
+    let cmd: unknown;
+    try {
+      cmd = JSON.parse(text);
+    } catch {
+      cmd = undefined;
+    }
+    if (!isSubscribeCommand(cmd)) {
+      this.sendText(c, JSON.stringify({ type: 'error', code: 'bad_request', msg: 'expected {"op":"subscribe"|"unsubscribe","channel":"book","markets":[…]}' }));
+      return;
+    }
+    if (cmd.op === 'unsubscribe') {
+      for (const m of cmd.markets) c.subs.delete(m);
+      this.sendText(c, JSON.stringify({ type: 'unsubscribed', channel: 'book', markets: cmd.markets }));
+      return;
+    }
+    const ok: SimListing[] = [];
+    for (const m of cmd.markets) {
+      const l = this.world.listing(this.label, m);
+      if (l) ok.push(l);
+      else this.sendText(c, JSON.stringify({ type: 'error', code: 'unknown_market', msg: `unknown market ${m}`, market: m }));
+    }
+    this.sendText(c, JSON.stringify({ type: 'subscribed', channel: 'book', markets: ok.map((l) => l.id) }));
+    for (const l of ok) this.sendSnapshots(c, l);
+  }
+
+  // ---- sending --------------------------------------------------------------------------------
 
   /** Delivers what a stall held back, once the stall is over (timers may fire a little early). */
-  const scheduleFlush = (): void => {
-    if (flushTimer) return;
-    flushTimer = setTimeout(
+  private scheduleFlush(): void {
+    if (this.flushTimer) return;
+    this.flushTimer = setTimeout(
       () => {
-        flushTimer = undefined;
-        if (Date.now() < http.stallUntil) return scheduleFlush();
-        for (const c of conns) for (const text of c.held.splice(0)) c.ws.send(text);
+        this.flushTimer = undefined;
+        if (Date.now() < this.http.stallUntil) return this.scheduleFlush();
+        for (const c of this.conns) for (const text of c.held.splice(0)) c.ws.send(text);
       },
-      Math.max(1, http.stallUntil - Date.now() + 1),
+      Math.max(1, this.http.stallUntil - Date.now() + 1),
     );
-    flushTimer.unref?.();
-  };
+    this.flushTimer.unref?.();
+  }
 
-  const sendText = (c: Conn, text: string): void => {
+  private sendText(c: Conn, text: string): void {
     if (c.ws.readyState !== c.ws.OPEN) return;
-    if (Date.now() < http.stallUntil) {
+    if (Date.now() < this.http.stallUntil) {
       c.held.push(text);
-      scheduleFlush();
+      this.scheduleFlush();
       return;
     }
     for (const held of c.held.splice(0)) c.ws.send(held);
     c.ws.send(text);
-  };
+  }
 
   /** Sends a frame about `market`, stamping the connection's next seq for it. */
-  const sendSeq = (c: Conn, market: string, frame: Record<string, unknown>): void => {
+  private sendSeq(c: Conn, market: string, frame: Record<string, unknown>): void {
     const seq = (c.subs.get(market) ?? 0) + 1;
     c.subs.set(market, seq);
-    c.reorder.send(market, JSON.stringify({ ...frame, seq }), (t) => sendText(c, t));
-  };
+    c.reorder.send(market, JSON.stringify({ ...frame, seq }), (t) => this.sendText(c, t));
+  }
 
-  const sendSnapshots = (c: Conn, l: SimListing): void => {
-    const ts = world.now();
-    for (const b of books) sendSeq(c, l.id, { type: 'snapshot', market: l.id, book: b, ...bookLevels(l, b), ts });
-  };
+  private sendSnapshots(c: Conn, l: SimListing): void {
+    const ts = this.world.now();
+    for (const b of this.books) this.sendSeq(c, l.id, { type: 'snapshot', market: l.id, book: b, ...bookLevels(l, b), ts });
+  }
 
-  const onConnection = (ws: WebSocket): void => {
-    const c: Conn = { ws, subs: new Map(), held: [], reorder: new Reorder() };
-    conns.add(c);
-    ws.on('close', () => conns.delete(c));
-    ws.on('error', () => conns.delete(c));
-    ws.on('message', (data) => {
-      let cmd: unknown;
-      try {
-        cmd = JSON.parse(String(data));
-      } catch {
-        cmd = undefined;
-      }
-      if (!isSubscribeCommand(cmd)) {
-        sendText(c, JSON.stringify({ type: 'error', code: 'bad_request', msg: 'expected {"op":"subscribe"|"unsubscribe","channel":"book","markets":[…]}' }));
-        return;
-      }
-      if (cmd.op === 'unsubscribe') {
-        for (const m of cmd.markets) c.subs.delete(m);
-        sendText(c, JSON.stringify({ type: 'unsubscribed', channel: 'book', markets: cmd.markets }));
-        return;
-      }
-      const ok: SimListing[] = [];
-      for (const m of cmd.markets) {
-        const l = world.listing(venue.label, m);
-        if (l) ok.push(l);
-        else sendText(c, JSON.stringify({ type: 'error', code: 'unknown_market', msg: `unknown market ${m}`, market: m }));
-      }
-      sendText(c, JSON.stringify({ type: 'subscribed', channel: 'book', markets: ok.map((l) => l.id) }));
-      for (const l of ok) sendSnapshots(c, l);
-    });
-  };
-  http.ws('/v1/stream', onConnection);
+  // ---- the world's changes ------------------------------------------------------------------
 
-  const wireChanges = (changes: readonly (readonly [BookSideName, number, number, number])[], book: BookName): WireChange[] =>
-    book === 'yes'
-      ? changes.map(([side, p, s]) => [side, dollars(p), size(s)])
-      : changes.map(([side, p, s]) => [side === 'bid' ? 'ask' : 'bid', dollars(complement(p)), size(s)]);
-
-  const onChange = (ch: SimChange): void => {
+  onChange(ch: SimChange): void {
     const l = ch.type === 'trade' ? ch.trade.listing : ch.listing;
-    if (l.venue !== venue.label) return;
-    for (const c of conns) {
+    if (l.venue !== this.label) return;
+    for (const c of this.conns) {
       if (!c.subs.has(l.id)) continue;
       switch (ch.type) {
         case 'book':
-          for (const b of books) sendSeq(c, l.id, { type: 'update', market: l.id, book: b, changes: wireChanges(ch.changes, b), ts: ch.timestamp });
+          for (const b of this.books) this.sendSeq(c, l.id, { type: 'update', market: l.id, book: b, changes: wireChanges(ch.changes, b), ts: ch.timestamp });
           break;
         case 'trade':
-          sendSeq(c, l.id, {
+          this.sendSeq(c, l.id, {
             type: 'trade',
             market: l.id,
             id: ch.trade.id,
@@ -228,67 +273,54 @@ export const serve: SimServerFactory = async (world: SimWorldApi, venue: VenueCo
           });
           break;
         case 'status':
-          sendSeq(c, l.id, { type: 'status', market: l.id, status: statusOf(l), result: resultOf(l), event_state: l.event.state, ts: ch.timestamp });
+          this.sendSeq(c, l.id, { type: 'status', market: l.id, status: statusOf(l), result: resultOf(l), event_state: l.event.state, ts: ch.timestamp });
           break;
         case 'listing':
           // New markets are found through the catalog (GET /v1/events).
           break;
       }
     }
-  };
-  const off = world.onChange(onChange);
+  }
 
-  const heartbeat = setInterval(() => {
-    const text = JSON.stringify({ type: 'heartbeat', ts: world.now() });
-    for (const c of conns) sendText(c, text);
-  }, HEARTBEAT_MS);
-  heartbeat.unref?.();
+  fault(f: SimFault): void {
+    switch (f.kind) {
+      case 'disconnect':
+        this.http.dropAll();
+        break;
+      case 'gap':
+        for (const c of this.conns) for (const [m, seq] of c.subs) c.subs.set(m, seq + 1);
+        break;
+      case 'malformed':
+        for (let i = 0; i < (f.count ?? 1); i++) {
+          const n = this.malformedSent++;
+          for (const c of this.conns) this.sendText(c, malformedFrame(n, c, this.world));
+        }
+        break;
+      case 'stall':
+        this.http.stallUntil = Date.now() + f.ms;
+        if (this.flushTimer) clearTimeout(this.flushTimer);
+        this.flushTimer = undefined;
+        this.scheduleFlush();
+        break;
+      case 'reorder':
+        for (const c of this.conns) c.reorder.arm();
+        break;
+      case 'duplicate_snapshot':
+        for (const c of this.conns) {
+          for (const m of c.subs.keys()) {
+            const l = this.world.listing(this.label, m);
+            if (l) this.sendSnapshots(c, l);
+          }
+        }
+        break;
+    }
+  }
 
-  const { host, port } = await http.listen(opts.host, opts.port);
-  return {
-    venue,
-    endpoints: { rest: `http://${host}:${port}/v1`, ws: `ws://${host}:${port}/v1/stream` },
-    fault(f: SimFault) {
-      switch (f.kind) {
-        case 'disconnect':
-          http.dropAll();
-          break;
-        case 'gap':
-          for (const c of conns) for (const [m, seq] of c.subs) c.subs.set(m, seq + 1);
-          break;
-        case 'malformed':
-          for (let i = 0; i < (f.count ?? 1); i++) {
-            const n = malformedSent++;
-            for (const c of conns) sendText(c, malformedFrame(n, c, world));
-          }
-          break;
-        case 'stall':
-          http.stallUntil = Date.now() + f.ms;
-          if (flushTimer) clearTimeout(flushTimer);
-          flushTimer = undefined;
-          scheduleFlush();
-          break;
-        case 'reorder':
-          for (const c of conns) c.reorder.arm();
-          break;
-        case 'duplicate_snapshot':
-          for (const c of conns) {
-            for (const m of c.subs.keys()) {
-              const l = world.listing(venue.label, m);
-              if (l) sendSnapshots(c, l);
-            }
-          }
-          break;
-      }
-    },
-    close: async () => {
-      off();
-      clearInterval(heartbeat);
-      if (flushTimer) clearTimeout(flushTimer);
-      await http.close();
-    },
-  };
-};
+  close(): void {
+    clearInterval(this.heartbeat);
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+  }
+}
 
 /** A bad frame of one of four kinds, in turn. None is valid, so none may use up a seq. */
 function malformedFrame(n: number, c: Conn, world: SimWorldApi): string {

@@ -58,98 +58,9 @@ export const serve: SimServerFactory = async (world: SimWorldApi, venue: VenueCo
   let malformedLeft = 0;
   let malformedSent = 0;
 
-  const groups = (): Group[] => {
-    const by = new Map<string, Group>();
-    for (const l of world.listings(venue.label)) {
-      const cid = l.ids['contract_id'];
-      const id = cid ?? l.id;
-      const g = by.get(id);
-      if (g) g.listings.push(l);
-      else by.set(id, { id, listings: [l], multi: cid !== undefined });
-    }
-    // Newest first, as Manifold lists; ties by id so that `before` paging is stable.
-    return [...by.values()].sort((a, b) => created(b) - created(a) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  };
-  const created = (g: Group): number => Math.min(...g.listings.map((l) => l.createdAt));
-  const updated = (g: Group): number => Math.max(...g.listings.map((l) => changedAt.get(l.id) ?? l.createdAt));
-
-  const lite = (g: Group): ManifoldMarket => {
-    const first = g.listings[0]!;
-    const creator = first.ids['creator_username'] ?? 'Manifold';
-    const slug = first.ids['slug'] ?? g.id;
-    const question = first.ids['question'] ?? first.eventTitle;
-    const resolved = g.listings.every(resolvedOf);
-    const volume = g.listings.reduce((s, l) => s + l.volume, 0);
-    const m: ManifoldMarket = {
-      id: g.id,
-      creatorId: `u-${creator}`,
-      creatorUsername: creator,
-      creatorName: creator,
-      createdTime: created(g),
-      closeTime: Math.max(...g.listings.map((l) => l.closeTime)),
-      question,
-      slug,
-      url: `https://manifold.markets/${creator}/${slug}`,
-      outcomeType: g.multi ? 'MULTIPLE_CHOICE' : 'BINARY',
-      mechanism: g.multi ? 'cpmm-multi-1' : 'cpmm-1',
-      volume,
-      volume24Hours: volume,
-      isResolved: resolved,
-      uniqueBettorCount: Math.round(volume / 50),
-      lastUpdatedTime: updated(g),
-      token: 'MANA',
-    };
-    if (!g.multi) {
-      const p = probabilityOf(first);
-      // A cpmm-1 pool with p = 0.5 whose implied probability is p: YES shares scarce when likely.
-      m.probability = prob(p);
-      m.p = 0.5;
-      m.pool = { YES: 1000 * prob(PAYOUT - p), NO: 1000 * prob(p) };
-      m.totalLiquidity = 1000;
-      if (resolved) {
-        m.resolution = yesOf(first) ? 'YES' : 'NO';
-        m.resolutionTime = first.closeTime;
-      }
-    } else {
-      m.totalLiquidity = 1000 * g.listings.length;
-      if (resolved) {
-        const winners = g.listings.filter(yesOf);
-        m.resolution = winners.length === 1 ? winners[0]!.ids['answer_id']! : 'MKT';
-        m.resolutionTime = first.closeTime;
-      }
-    }
-    return m;
-  };
-
-  const full = (g: Group): ManifoldMarket => {
-    const m: ManifoldMarket = { ...lite(g), groupSlugs: [...new Set(g.listings.flatMap((l) => l.tags.map((t) => t.toLowerCase())))] };
-    if (g.multi) {
-      m.answers = g.listings.map((l, index): ManifoldAnswer => {
-        const p = probabilityOf(l);
-        const a: ManifoldAnswer = {
-          id: l.ids['answer_id']!,
-          index,
-          contractId: g.id,
-          text: l.ids['answer_text'] ?? l.outcome ?? l.title,
-          createdTime: l.createdAt,
-          probability: prob(p),
-          pool: { YES: 1000 * prob(PAYOUT - p), NO: 1000 * prob(p) },
-          totalLiquidity: 1000,
-          volume: l.volume,
-        };
-        if (resolvedOf(l) && l.prop.resolved !== undefined) {
-          a.resolution = yesOf(l) ? 'YES' : 'NO';
-          a.resolutionTime = l.closeTime;
-        }
-        return a;
-      });
-    }
-    return { ...m, description: '', textDescription: '' } as ManifoldMarket;
-  };
-
   http.get('/v0/markets', (q) => {
     const limit = Math.min(1000, Math.max(1, Number(q.get('limit') ?? 500) || 500));
-    const all = groups();
+    const all = groups(world, venue.label);
     const before = q.get('before');
     let start = 0;
     if (before) {
@@ -157,7 +68,7 @@ export const serve: SimServerFactory = async (world: SimWorldApi, venue: VenueCo
       if (i < 0) throw new HttpError(400, { message: `Contract ${before} not found` });
       start = i + 1;
     }
-    const page: unknown[] = all.slice(start, start + limit).map(lite);
+    const page: unknown[] = all.slice(start, start + limit).map((g) => lite(g, changedAt));
     if (malformedLeft > 0) {
       malformedLeft--;
       return corrupt(page, malformedSent++);
@@ -165,14 +76,14 @@ export const serve: SimServerFactory = async (world: SimWorldApi, venue: VenueCo
     return page;
   });
   http.get('/v0/market/:id', (_q, params) => {
-    const g = groups().find((x) => x.id === params['id']);
+    const g = groups(world, venue.label).find((x) => x.id === params['id']);
     if (!g) throw new HttpError(404, { message: 'Contract not found' });
-    return full(g);
+    return full(g, changedAt);
   });
   http.get('/v0/slug/:slug', (_q, params) => {
-    const g = groups().find((x) => (x.listings[0]!.ids['slug'] ?? x.id) === params['slug']);
+    const g = groups(world, venue.label).find((x) => (x.listings[0]!.ids['slug'] ?? x.id) === params['slug']);
     if (!g) throw new HttpError(404, { message: 'Contract not found' });
-    return full(g);
+    return full(g, changedAt);
   });
 
   const { host, port } = await http.listen(opts.host, opts.port);
@@ -201,6 +112,98 @@ export const serve: SimServerFactory = async (world: SimWorldApi, venue: VenueCo
     },
   };
 };
+
+/** The venue's markets: binary listings alone, multi-answer listings grouped by contract. */
+function groups(world: SimWorldApi, label: string): Group[] {
+  const by = new Map<string, Group>();
+  for (const l of world.listings(label)) {
+    const cid = l.ids['contract_id'];
+    const id = cid ?? l.id;
+    const g = by.get(id);
+    if (g) g.listings.push(l);
+    else by.set(id, { id, listings: [l], multi: cid !== undefined });
+  }
+  // Newest first, as Manifold lists; ties by id so that `before` paging is stable.
+  return [...by.values()].sort((a, b) => created(b) - created(a) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+const created = (g: Group): number => Math.min(...g.listings.map((l) => l.createdAt));
+
+/** The LiteMarket of a group (no answers); `changedAt` holds each listing's last change. */
+function lite(g: Group, changedAt: ReadonlyMap<string, number>): ManifoldMarket {
+  const first = g.listings[0]!;
+  const creator = first.ids['creator_username'] ?? 'Manifold';
+  const slug = first.ids['slug'] ?? g.id;
+  const question = first.ids['question'] ?? first.eventTitle;
+  const resolved = g.listings.every(resolvedOf);
+  const volume = g.listings.reduce((s, l) => s + l.volume, 0);
+  const m: ManifoldMarket = {
+    id: g.id,
+    creatorId: `u-${creator}`,
+    creatorUsername: creator,
+    creatorName: creator,
+    createdTime: created(g),
+    closeTime: Math.max(...g.listings.map((l) => l.closeTime)),
+    question,
+    slug,
+    url: `https://manifold.markets/${creator}/${slug}`,
+    outcomeType: g.multi ? 'MULTIPLE_CHOICE' : 'BINARY',
+    mechanism: g.multi ? 'cpmm-multi-1' : 'cpmm-1',
+    volume,
+    volume24Hours: volume,
+    isResolved: resolved,
+    uniqueBettorCount: Math.round(volume / 50),
+    lastUpdatedTime: Math.max(...g.listings.map((l) => changedAt.get(l.id) ?? l.createdAt)),
+    token: 'MANA',
+  };
+  if (!g.multi) {
+    const p = probabilityOf(first);
+    // A cpmm-1 pool with p = 0.5 whose implied probability is p: YES shares scarce when likely.
+    m.probability = prob(p);
+    m.p = 0.5;
+    m.pool = { YES: 1000 * prob(PAYOUT - p), NO: 1000 * prob(p) };
+    m.totalLiquidity = 1000;
+    if (resolved) {
+      m.resolution = yesOf(first) ? 'YES' : 'NO';
+      m.resolutionTime = first.closeTime;
+    }
+  } else {
+    m.totalLiquidity = 1000 * g.listings.length;
+    if (resolved) {
+      const winners = g.listings.filter(yesOf);
+      m.resolution = winners.length === 1 ? winners[0]!.ids['answer_id']! : 'MKT';
+      m.resolutionTime = first.closeTime;
+    }
+  }
+  return m;
+}
+
+/** The FullMarket of a group: with its answers when multi-answer. */
+function full(g: Group, changedAt: ReadonlyMap<string, number>): ManifoldMarket {
+  const m: ManifoldMarket = { ...lite(g, changedAt), groupSlugs: [...new Set(g.listings.flatMap((l) => l.tags.map((t) => t.toLowerCase())))] };
+  if (g.multi) {
+    m.answers = g.listings.map((l, index): ManifoldAnswer => {
+      const p = probabilityOf(l);
+      const a: ManifoldAnswer = {
+        id: l.ids['answer_id']!,
+        index,
+        contractId: g.id,
+        text: l.ids['answer_text'] ?? l.outcome ?? l.title,
+        createdTime: l.createdAt,
+        probability: prob(p),
+        pool: { YES: 1000 * prob(PAYOUT - p), NO: 1000 * prob(p) },
+        totalLiquidity: 1000,
+        volume: l.volume,
+      };
+      if (resolvedOf(l) && l.prop.resolved !== undefined) {
+        a.resolution = yesOf(l) ? 'YES' : 'NO';
+        a.resolutionTime = l.closeTime;
+      }
+      return a;
+    });
+  }
+  return { ...m, description: '', textDescription: '' } as ManifoldMarket;
+}
 
 /** One of three ways a `/markets` page can be wrong, in turn. */
 function corrupt(page: unknown[], n: number): unknown {

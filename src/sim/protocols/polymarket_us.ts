@@ -3,8 +3,8 @@ import type { VenueConfig } from '../../config/schema.js';
 import { PAYOUT } from '../../core/price.js';
 import type { MarketStatus } from '../../core/types.js';
 import { SUBSCRIPTION_MARKET_DATA, type MarketState } from '../../venues/polymarket_us/raw.js';
-import { createSimHttp, HttpError } from '../server-kit.js';
-import type { SimFault, SimListing, SimServer, SimServerFactory, SimWorldApi } from '../types.js';
+import { createSimHttp, HttpError, type SimHttp } from '../server-kit.js';
+import type { SimChange, SimFault, SimListing, SimServer, SimServerFactory, SimWorldApi } from '../types.js';
 import { polyPrice, polySize } from './polymarket.js';
 
 /**
@@ -55,68 +55,90 @@ function numericId(s: string): number {
   return h % 10_000_000;
 }
 
+/** Serves the Polymarket US protocol for `venue` from `world`. */
 export const serve: SimServerFactory = async (world: SimWorldApi, venue: VenueConfig, opts): Promise<SimServer> => {
   const http = createSimHttp();
   const label = venue.label;
-  const conns = new Set<Conn>();
-  let flushTimer: NodeJS.Timeout | undefined;
-  const listings = (): readonly SimListing[] => world.listings(label);
-  const bySlug = (slug: string): SimListing | undefined => world.listing(label, slug);
+  const v: UsVenue = { world, listings: () => world.listings(label), bySlug: (slug) => world.listing(label, slug) };
+  listRoutes(http, v);
+  marketRoutes(http, v);
+  const stream = new UsStream(v, label, http);
+  http.ws('/v1/ws/markets', (ws) => stream.connect(ws));
+  const unsubscribe = world.onChange((ch) => stream.onChange(ch));
 
-  // ---- documents -------------------------------------------------------------------------
+  const { host, port } = await http.listen(opts.host, opts.port);
+  return {
+    venue,
+    endpoints: { rest: `http://${host}:${port}`, ws: `ws://${host}:${port}/v1/ws/markets` },
+    fault: (f) => stream.fault(f),
+    close: async () => {
+      unsubscribe();
+      stream.close();
+      await http.close();
+    },
+  };
+};
 
-  function marketBook(l: SimListing): Record<string, unknown> {
-    const b = l.book;
-    const bids = b.bids.levels().map(([p, s]) => ({ px: usd(p), qty: polySize(s) }));
-    const offers = b.asks.levels().map(([p, s]) => ({ px: usd(p), qty: polySize(s) }));
-    const stats: Record<string, unknown> = { sharesTraded: polySize(l.volume), openInterest: polySize(l.openInterest) };
-    if (l.last !== undefined) stats['lastTradePx'] = usd(l.last);
-    return { marketSlug: l.id, bids, offers, state: STATE[l.status], stats, transactTime: iso(b.timestamp || world.now()) };
+function marketBook(world: SimWorldApi, l: SimListing): Record<string, unknown> {
+  const b = l.book;
+  const bids = b.bids.levels().map(([p, s]) => ({ px: usd(p), qty: polySize(s) }));
+  const offers = b.asks.levels().map(([p, s]) => ({ px: usd(p), qty: polySize(s) }));
+  const stats: Record<string, unknown> = { sharesTraded: polySize(l.volume), openInterest: polySize(l.openInterest) };
+  if (l.last !== undefined) stats['lastTradePx'] = usd(l.last);
+  return { marketSlug: l.id, bids, offers, state: STATE[l.status], stats, transactTime: iso(b.timestamp || world.now()) };
+}
+
+function market(l: SimListing): Record<string, unknown> {
+  return {
+    id: numericId(l.id),
+    slug: l.id,
+    title: l.title,
+    outcome: l.outcome ?? 'Yes',
+    description: '',
+    active: l.status !== 'initialized',
+    closed: CLOSED.includes(l.status),
+    liquidity: l.book.bids.levels().reduce((s, [p, q]) => s + (p * q) / PAYOUT, 0),
+    volume: l.volume,
+    eventSlug: l.ids['event_slug'],
+    endDate: iso(l.closeTime),
+    category: l.category,
+  };
+}
+
+function eventsOf(ls: readonly SimListing[]): Map<string, SimListing[]> {
+  const by = new Map<string, SimListing[]>();
+  for (const l of ls) {
+    const k = l.ids['event_slug'] ?? l.id;
+    const g = by.get(k);
+    if (g) g.push(l);
+    else by.set(k, [l]);
   }
+  return by;
+}
 
-  function market(l: SimListing): Record<string, unknown> {
-    return {
-      id: numericId(l.id),
-      slug: l.id,
-      title: l.title,
-      outcome: l.outcome ?? 'Yes',
-      description: '',
-      active: l.status !== 'initialized',
-      closed: CLOSED.includes(l.status),
-      liquidity: l.book.bids.levels().reduce((s, [p, q]) => s + (p * q) / PAYOUT, 0),
-      volume: l.volume,
-      eventSlug: l.ids['event_slug'],
-      endDate: iso(l.closeTime),
-      category: l.category,
-    };
-  }
+const bool = (q: URLSearchParams, k: string): boolean | undefined => (q.get(k) === null ? undefined : q.get(k) === 'true');
+function page<T>(rows: T[], q: URLSearchParams): T[] {
+  const limit = Math.min(500, Math.max(0, Number(q.get('limit') ?? 20) || 20));
+  const offset = Math.max(0, Number(q.get('offset') ?? 0) || 0);
+  return rows.slice(offset, offset + limit);
+}
 
-  function eventsOf(ls: readonly SimListing[]): Map<string, SimListing[]> {
-    const by = new Map<string, SimListing[]>();
-    for (const l of ls) {
-      const k = l.ids['event_slug'] ?? l.id;
-      const g = by.get(k);
-      if (g) g.push(l);
-      else by.set(k, [l]);
-    }
-    return by;
-  }
+/** What the REST routes read. */
+interface UsVenue {
+  readonly world: SimWorldApi;
+  listings(): readonly SimListing[];
+  bySlug(slug: string): SimListing | undefined;
+}
 
-  const bool = (q: URLSearchParams, k: string): boolean | undefined => (q.get(k) === null ? undefined : q.get(k) === 'true');
-  function page<T>(rows: T[], q: URLSearchParams): T[] {
-    const limit = Math.min(500, Math.max(0, Number(q.get('limit') ?? 20) || 20));
-    const offset = Math.max(0, Number(q.get('offset') ?? 0) || 0);
-    return rows.slice(offset, offset + limit);
-  }
-
-  // ---- REST ------------------------------------------------------------------------------------
-
+/** `GET /v1/markets` and `GET /v1/events`: filtered, paged lists. */
+function listRoutes(http: SimHttp, v: UsVenue): void {
   http.get('/v1/markets', (q) => {
     const active = bool(q, 'active');
     const closed = bool(q, 'closed');
     const slugs = new Set(q.getAll('slug'));
     const events = new Set(q.getAll('eventSlug'));
-    const rows = listings()
+    const rows = v
+      .listings()
       .map(market)
       .filter(
         (m) =>
@@ -132,7 +154,7 @@ export const serve: SimServerFactory = async (world: SimWorldApi, venue: VenueCo
     const active = bool(q, 'active');
     const closed = bool(q, 'closed');
     const rows: Record<string, unknown>[] = [];
-    for (const [slug, g] of eventsOf(listings())) {
+    for (const [slug, g] of eventsOf(v.listings())) {
       const ms = g.map(market);
       const ev = {
         id: numericId(slug),
@@ -155,123 +177,160 @@ export const serve: SimServerFactory = async (world: SimWorldApi, venue: VenueCo
     }
     return { events: page(rows, q) };
   });
+}
 
+/** One market by slug: the market, its book, its settlement. */
+function marketRoutes(http: SimHttp, v: UsVenue): void {
   http.get('/v1/market/slug/:slug', (_q, p) => {
-    const l = bySlug(p['slug'] ?? '');
+    const l = v.bySlug(p['slug'] ?? '');
     if (!l) throw new HttpError(404, { code: 5, message: 'market not found' });
     return { market: market(l) };
   });
 
   http.get('/v1/markets/:slug/book', (_q, p) => {
-    const l = bySlug(p['slug'] ?? '');
+    const l = v.bySlug(p['slug'] ?? '');
     if (!l) throw new HttpError(404, { code: 5, message: 'market not found' });
-    return marketBook(l);
+    return marketBook(v.world, l);
   });
 
   http.get('/v1/markets/:slug/settlement', (_q, p) => {
-    const l = bySlug(p['slug'] ?? '');
+    const l = v.bySlug(p['slug'] ?? '');
     if (!l) throw new HttpError(404, { code: 5, message: 'market not found' });
     if (l.status !== 'finalized' && l.status !== 'determined') throw new HttpError(404, { code: 5, message: 'market not settled' });
     return { marketSlug: l.id, settlementPrice: usd(l.last ?? 0), settledAt: iso(l.closeTime) };
   });
+}
 
-  // ---- WebSocket -------------------------------------------------------------------------------
+/**
+ * The market-data WebSocket: requests by id, a full book per subscribed slug after every change,
+ * heartbeats, stall holding and the stream faults.
+ */
+class UsStream {
+  private readonly conns = new Set<Conn>();
+  private flushTimer: NodeJS.Timeout | undefined;
+  private readonly heartbeat: NodeJS.Timeout;
 
-  function flush(c: Conn): void {
+  constructor(
+    private readonly v: UsVenue,
+    private readonly label: string,
+    private readonly http: SimHttp,
+  ) {
+    this.heartbeat = setInterval(() => {
+      for (const c of this.conns) this.out(c, '{"heartbeat":{}}');
+    }, 5_000);
+    this.heartbeat.unref?.();
+  }
+
+  /** Takes a new client. */
+  connect(ws: WebSocket): void {
+    const c: Conn = { ws, requests: new Map(), skipNext: false, queue: [] };
+    this.conns.add(c);
+    ws.on('close', () => this.conns.delete(c));
+    ws.on('message', (data) => this.onMessage(c, data.toString()));
+  }
+
+  private onMessage(c: Conn, text: string): void {
+    let m: unknown;
+    try {
+      m = JSON.parse(text);
+    } catch {
+      this.out(c, JSON.stringify({ error: 'invalid request' }));
+      return;
+    }
+    const msg = (typeof m === 'object' && m !== null ? m : {}) as {
+      subscribe?: { requestId?: unknown; subscriptionType?: unknown; marketSlugs?: unknown };
+      unsubscribe?: { requestId?: unknown };
+    };
+    if (msg.unsubscribe && typeof msg.unsubscribe.requestId === 'string') {
+      c.requests.delete(msg.unsubscribe.requestId);
+      return;
+    }
+    const s = msg.subscribe;
+    if (!s || typeof s.requestId !== 'string') {
+      this.out(c, JSON.stringify({ error: 'invalid request' }));
+      return;
+    }
+    if (s.subscriptionType !== SUBSCRIPTION_MARKET_DATA || !Array.isArray(s.marketSlugs) || s.marketSlugs.length > 100) {
+      this.out(c, JSON.stringify({ requestId: s.requestId, error: 'unsupported subscription' }));
+      return;
+    }
+    const slugs = s.marketSlugs.filter((x): x is string => typeof x === 'string');
+    c.requests.set(s.requestId, slugs);
+    for (const slug of slugs) {
+      const l = this.v.bySlug(slug);
+      if (l) this.sendBook(c, s.requestId, l);
+    }
+  }
+
+  private flush(c: Conn): void {
     while (c.queue.length && c.ws.readyState === c.ws.OPEN) c.ws.send(c.queue.shift()!);
   }
 
-  function out(c: Conn, text: string): void {
+  /** Sends now, or holds until the stall is over. */
+  private out(c: Conn, text: string): void {
     if (c.ws.readyState !== c.ws.OPEN) return;
-    const wait = http.stallUntil - Date.now();
+    const wait = this.http.stallUntil - Date.now();
     if (wait > 0) {
       c.queue.push(text);
-      flushTimer ??= setTimeout(() => {
-        flushTimer = undefined;
-        for (const x of conns) flush(x);
+      this.flushTimer ??= setTimeout(() => {
+        this.flushTimer = undefined;
+        for (const x of this.conns) this.flush(x);
       }, wait);
       return;
     }
-    flush(c);
+    this.flush(c);
     c.ws.send(text);
   }
 
-  const subscribedTo = (c: Conn, slug: string): string | undefined => {
-    for (const [id, slugs] of c.requests) if (slugs.includes(slug)) return id;
-    return undefined;
-  };
-
-  function sendBook(c: Conn, requestId: string, l: SimListing): void {
-    out(c, JSON.stringify({ requestId, subscriptionType: SUBSCRIPTION_MARKET_DATA, marketData: marketBook(l) }));
+  private sendBook(c: Conn, requestId: string, l: SimListing): void {
+    this.out(c, JSON.stringify({ requestId, subscriptionType: SUBSCRIPTION_MARKET_DATA, marketData: marketBook(this.v.world, l) }));
   }
 
-  http.ws('/v1/ws/markets', (ws) => {
-    const c: Conn = { ws, requests: new Map(), skipNext: false, queue: [] };
-    conns.add(c);
-    ws.on('close', () => conns.delete(c));
-    ws.on('message', (data) => {
-      let m: unknown;
-      try {
-        m = JSON.parse(data.toString());
-      } catch {
-        out(c, JSON.stringify({ error: 'invalid request' }));
-        return;
-      }
-      const msg = (typeof m === 'object' && m !== null ? m : {}) as {
-        subscribe?: { requestId?: unknown; subscriptionType?: unknown; marketSlugs?: unknown };
-        unsubscribe?: { requestId?: unknown };
-      };
-      if (msg.unsubscribe && typeof msg.unsubscribe.requestId === 'string') {
-        c.requests.delete(msg.unsubscribe.requestId);
-        return;
-      }
-      const s = msg.subscribe;
-      if (!s || typeof s.requestId !== 'string') {
-        out(c, JSON.stringify({ error: 'invalid request' }));
-        return;
-      }
-      if (s.subscriptionType !== SUBSCRIPTION_MARKET_DATA || !Array.isArray(s.marketSlugs) || s.marketSlugs.length > 100) {
-        out(c, JSON.stringify({ requestId: s.requestId, error: 'unsupported subscription' }));
-        return;
-      }
-      const slugs = s.marketSlugs.filter((x): x is string => typeof x === 'string');
-      c.requests.set(s.requestId, slugs);
-      for (const slug of slugs) {
-        const l = bySlug(slug);
-        if (l) sendBook(c, s.requestId, l);
-      }
-    });
-  });
-
-  const heartbeat = setInterval(() => {
-    for (const c of conns) out(c, '{"heartbeat":{}}');
-  }, 5_000);
-  heartbeat.unref?.();
-
-  function push(l: SimListing): void {
-    for (const c of conns) {
+  /** Any change of a listing but its appearance: a fresh book to every request holding it. */
+  onChange(ch: SimChange): void {
+    if (this.conns.size === 0) return;
+    const l = ch.type === 'trade' ? ch.trade.listing : ch.listing;
+    if (l.venue !== this.label || ch.type === 'listing') return;
+    for (const c of this.conns) {
       const req = subscribedTo(c, l.id);
       if (req === undefined) continue;
       if (c.skipNext) {
         c.skipNext = false;
         continue;
       }
-      sendBook(c, req, l);
+      this.sendBook(c, req, l);
     }
   }
 
-  const unsubscribe = world.onChange((ch) => {
-    if (conns.size === 0) return;
-    const l = ch.type === 'trade' ? ch.trade.listing : ch.listing;
-    if (l.venue !== label || ch.type === 'listing') return;
-    push(l);
-  });
+  fault(f: SimFault): void {
+    switch (f.kind) {
+      case 'disconnect':
+        this.http.dropAll();
+        return;
+      case 'gap':
+        for (const c of this.conns) c.skipNext = true;
+        return;
+      case 'malformed':
+        for (const c of this.conns) for (let i = 0; i < (f.count ?? 1); i++) this.out(c, this.malformed(c, i));
+        return;
+      case 'stall':
+        this.http.stallUntil = Date.now() + f.ms;
+        return;
+      case 'duplicate_snapshot':
+        for (const c of this.conns)
+          for (const [req, slugs] of c.requests)
+            for (const s of slugs) {
+              const l = this.v.bySlug(s);
+              if (l) this.sendBook(c, req, l);
+            }
+    }
+  }
 
-  function malformed(c: Conn, i: number): string {
+  private malformed(c: Conn, i: number): string {
     const [req, slugs] = c.requests.entries().next().value ?? ['md-0', ['none']];
     const slug = slugs[0] ?? 'none';
-    const l = bySlug(slug);
-    const good = l ? marketBook(l) : { marketSlug: slug, bids: [], offers: [], state: 'MARKET_STATE_OPEN' };
+    const l = this.v.bySlug(slug);
+    const good = l ? marketBook(this.v.world, l) : { marketSlug: slug, bids: [], offers: [], state: 'MARKET_STATE_OPEN' };
     switch (i % 5) {
       case 0:
         return '{"requestId":"md-1","marketData":{"marketSlug":'; // truncated JSON
@@ -286,40 +345,14 @@ export const serve: SimServerFactory = async (world: SimWorldApi, venue: VenueCo
     }
   }
 
-  function fault(f: SimFault): void {
-    switch (f.kind) {
-      case 'disconnect':
-        http.dropAll();
-        return;
-      case 'gap':
-        for (const c of conns) c.skipNext = true;
-        return;
-      case 'malformed':
-        for (const c of conns) for (let i = 0; i < (f.count ?? 1); i++) out(c, malformed(c, i));
-        return;
-      case 'stall':
-        http.stallUntil = Date.now() + f.ms;
-        return;
-      case 'duplicate_snapshot':
-        for (const c of conns)
-          for (const [req, slugs] of c.requests)
-            for (const s of slugs) {
-              const l = bySlug(s);
-              if (l) sendBook(c, req, l);
-            }
-    }
+  close(): void {
+    clearInterval(this.heartbeat);
+    if (this.flushTimer) clearTimeout(this.flushTimer);
   }
+}
 
-  const { host, port } = await http.listen(opts.host, opts.port);
-  return {
-    venue,
-    endpoints: { rest: `http://${host}:${port}`, ws: `ws://${host}:${port}/v1/ws/markets` },
-    fault,
-    close: async () => {
-      unsubscribe();
-      clearInterval(heartbeat);
-      if (flushTimer) clearTimeout(flushTimer);
-      await http.close();
-    },
-  };
-};
+/** The request of `c` that holds `slug`, if any. */
+function subscribedTo(c: Conn, slug: string): string | undefined {
+  for (const [id, slugs] of c.requests) if (slugs.includes(slug)) return id;
+  return undefined;
+}

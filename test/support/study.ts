@@ -1,8 +1,8 @@
 import { walletFlow } from '../../pipelines/signals.js';
-import type { Config } from '../config/schema.js';
-import { simFlow } from '../sim/flow.js';
-import { AlertEngine, type AlertOptions, type AlertType } from './alerts.js';
-import { WalletLedger, type LedgerOptions } from './wallets.js';
+import type { Config } from '../../src/config/schema.js';
+import { simFlow } from './flow.js';
+import { AlertEngine, type AlertOptions, type AlertType } from '../../src/signals/alerts.js';
+import { WalletLedger, type LedgerOptions } from '../../src/signals/wallets.js';
 
 type WalletClass = 'informed' | 'fader' | 'noise';
 
@@ -36,7 +36,7 @@ export interface AlertStudy {
 
 /**
  * SIMULATOR DATA. Runs the wallet ledger and the alert engine over a seeded world's venue_b
- * trades and books (src/sim/flow.ts: the data-api records as the polling feed gives them, taker
+ * trades and books (test/support/flow.ts: the data-api records as the polling feed gives them, taker
  * wallets only) and scores each alert type against the world's hidden wallet classes: informed
  * wallets trade ahead of scheduled price jumps, faders against them, noise wallets at random. The
  * ledger and the alert engine know nothing of the classes. Deterministic for a seed.

@@ -4,8 +4,8 @@
  * same side (neither inverted against the other). Inverted pairs, different groups and ambiguous
  * pairs count as "not same".
  */
-import { Matcher, type MatcherOptions } from './matcher.js';
-import type { MatchInput } from './proposition/index.js';
+import { Matcher, type MatcherOptions } from '../../src/matching/matcher.js';
+import type { MatchInput } from '../../src/matching/proposition/index.js';
 
 /** One labelled pair. */
 export interface LabelledPair {

@@ -1,13 +1,13 @@
-import type { Config, VenueConfig } from '../config/schema.js';
-import type { NormalizedEvent } from '../core/types.js';
-import type { SimWorld } from './world.js';
-import { createWorld } from './world.js';
-import type { SimListing } from './types.js';
-import { applyEvent, EngineState } from '../state/engine.js';
-import { dataTradeToTrade } from '../venues/polymarket/mappers.js';
-import type { DataTrade } from '../venues/polymarket/raw.js';
-import { apiMarketId } from '../venues/protocol.js';
-import { dataTrade } from './protocols/polymarket.js';
+import type { Config, VenueConfig } from '../../src/config/schema.js';
+import type { NormalizedEvent } from '../../src/core/types.js';
+import type { SimWorld } from '../../src/sim/world.js';
+import { createWorld } from '../../src/sim/world.js';
+import type { SimListing } from '../../src/sim/types.js';
+import { applyEvent, EngineState } from '../../src/state/engine.js';
+import { dataTradeToTrade } from '../../src/venues/polymarket/mappers.js';
+import type { DataTrade } from '../../src/venues/polymarket/raw.js';
+import { apiMarketId } from '../../src/venues/protocol.js';
+import { dataTrade } from '../../src/sim/protocols/polymarket.js';
 
 /**
  * SIMULATOR DATA. Connects a seeded simulator world's venue_b (Polymarket protocol) listings to an
