@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/load.js';
 import { OrderBook } from '../../../src/core/book.js';
 import { log } from '../../../src/core/log.js';
-import type { Level, MarketUpsert, NormalizedEvent, Trade } from '../../../src/core/types.js';
+import type { FeedEvent, Level, MarketUpsert, NormalizedEvent, Trade } from '../../../src/core/types.js';
 import { serve } from '../../../src/sim/protocols/polymarket.js';
 import type { SimListing } from '../../../src/sim/types.js';
 import { createWorld } from '../../../src/sim/world.js';
@@ -30,7 +30,7 @@ class Store {
   readonly books = new Map<string, OrderBook>();
   readonly markets = new Map<string, MarketUpsert>();
   readonly trades: Trade[] = [];
-  readonly feed: NormalizedEvent[] = [];
+  readonly feed: FeedEvent[] = [];
   integrityErrors = 0;
 
   apply(e: NormalizedEvent): void {
