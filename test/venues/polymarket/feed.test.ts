@@ -87,7 +87,11 @@ function movedTop(l: SimListing, changes: readonly (readonly [string, number, nu
   const before = (side: 'bid' | 'ask'): number | undefined => {
     const book = side === 'bid' ? l.book.bids : l.book.asks;
     const levels = new Map(book.levels());
-    for (const [s, p, , prev] of changes) if (s === side) prev === 0 ? levels.delete(p) : levels.set(p, prev);
+    for (const [s, p, , prev] of changes) {
+      if (s !== side) continue;
+      if (prev === 0) levels.delete(p);
+      else levels.set(p, prev);
+    }
     const ps = [...levels.keys()];
     return ps.length === 0 ? undefined : side === 'bid' ? Math.max(...ps) : Math.min(...ps);
   };
