@@ -99,6 +99,15 @@ describe('RawWebSocket (load generator client)', () => {
   });
 
   it('rejects a non-ws URL', () => {
-    expect(() => new RawWebSocket('http://127.0.0.1:1/', {}, () => {}, () => {}, () => {})).toThrow(/ws:\/\/ only/);
+    expect(
+      () =>
+        new RawWebSocket(
+          'http://127.0.0.1:1/',
+          {},
+          () => {},
+          () => {},
+          () => {},
+        ),
+    ).toThrow(/ws:\/\/ only/);
   });
 });
