@@ -321,9 +321,9 @@ describe('WalletLedger volume and persistence', () => {
     expect((p.db('wallets').get(['w', addr('9').toLowerCase()]) as { entries: { good: number } }).entries.good).toBe(1);
   });
 
-  it("applies 100 000 trades in O(1) each, with only the horizon's entries pending", () => {
+  // Its time per trade is measured in bench/signals/alerts.bench.ts, against the trade ring.
+  it("applies 100 000 trades with only the horizon's entries pending", () => {
     const { ledger, state } = setup();
-    const t0 = performance.now();
     let maxPending = 0;
     for (let i = 0; i < 100_000; i++) {
       const t = buy({
@@ -341,13 +341,10 @@ describe('WalletLedger volume and persistence', () => {
         maxPending = Math.max(maxPending, ledger.pendingEntries);
       }
     }
-    const ms = performance.now() - t0;
     expect(ledger.applied).toBe(100_000);
     expect(state.trades.size).toBe(0); // fed directly, not through the state
     // 120 s of trades at one per 10 ms, plus the trades since the last advance.
     expect(maxPending).toBeLessThanOrEqual(12_000 + 100);
     expect(ledger.walletCount).toBe(16);
-    // ~3-5 µs a trade on the 2-core reference machine; the bound leaves room for a loaded CI.
-    expect(ms).toBeLessThan(3_000);
   });
 });
