@@ -86,7 +86,8 @@ describe('RawWebSocket (load generator client)', () => {
     });
     const c = client(url);
     await c.opened;
-    await until(() => pong === 'hb-1');
+    await until(() => pong !== '');
+    expect(pong).toBe('hb-1');
     c.client.terminate();
   });
 
