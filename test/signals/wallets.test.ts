@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import type { NormalizedEvent } from '../../src/core/types.js';
 import { Persistence } from '../../src/persist/store.js';
@@ -299,6 +299,9 @@ describe('WalletLedger volume and persistence', () => {
   });
 
   it('scores due entries and writes dirty records on its own timers once attached', async () => {
+    // Only the interval timers and the clock are faked: LMDB's own commit scheduling stays real.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
+    cleanups.push(async () => void vi.useRealTimers());
     const dir = mkdtempSync(join(tmpdir(), 'cb-wallets-'));
     dirs.push(dir);
     const state = new EngineState(venues);
@@ -313,11 +316,11 @@ describe('WalletLedger volume and persistence', () => {
     applyEvent(state, market(M, 1, now));
     applyEvent(state, book(M, yesTok(1), 49, 51, now));
     applyEvent(state, buy({ marketId: M, n: 1, wallet: addr('9'), outcome: 'yes', cents: 41, size: 10, ts: now - 120_000 }));
-    const until = Date.now() + 2_000;
-    while ((ledger.scoredTotal === 0 || p.db('wallets').get(['w', addr('9').toLowerCase()]) === undefined) && Date.now() < until)
-      await new Promise((r) => setTimeout(r, 10));
+    vi.advanceTimersByTime(9);
+    expect(ledger.scoredTotal).toBe(0);
+    vi.advanceTimersByTime(1); // the advance timer scores the due entry, then the flush timer writes its wallet
     expect(ledger.wallet(addr('9'))!.entries).toMatchObject({ scored: 1, good: 1 });
-    await ledger.flush();
+    await p.db('wallets').committed;
     expect((p.db('wallets').get(['w', addr('9').toLowerCase()]) as { entries: { good: number } }).entries.good).toBe(1);
   });
 
