@@ -1,12 +1,41 @@
 import { defineConfig } from 'vitest/config';
 
+// Tests that bind sockets (loopback servers, simulated venues, the HTTP/WebSocket API) or start
+// child processes; everything else is a unit test. Fault injection (killed processes, full or
+// read-only disks, misbehaving clients and venues) has its own project.
+const integration = [
+  'test/service.test.ts',
+  'test/access/access.test.ts',
+  'test/api/**/*.test.ts',
+  'test/capacity/**/*.test.ts',
+  'test/server/http.test.ts',
+  'test/ws/**/*.test.ts',
+  'test/venues/*/feed.test.ts',
+  'test/venues/kalshi/sim.test.ts',
+  'test/venues/polymarket_us/mappers.test.ts',
+];
+const faults = ['test/faults/**/*.test.ts'];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     exclude: ['node_modules', 'dist'],
     // Network tests bind loopback servers; forks keep native addons (uWS, lmdb) isolated per file.
     pool: 'forks',
     testTimeout: 20_000,
     hookTimeout: 20_000,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: [...integration, ...faults],
+          // Refuses sockets and child processes, so a test that needs them is moved to `integration`.
+          setupFiles: ['test/support/unit-guard.ts'],
+        },
+      },
+      { extends: true, test: { name: 'integration', include: integration } },
+      { extends: true, test: { name: 'faults', include: faults } },
+    ],
   },
 });

@@ -51,7 +51,15 @@ async function run(mode: 'hub' | 'bare'): Promise<Result> {
   load.close();
   child.kill('SIGKILL');
   const p99 = quantile(latencies, 0.99); // sorts
-  return { delivered, perSec: delivered / secs, p50: quantile(latencies, 0.5), p99, max: latencies[latencies.length - 1] ?? NaN, gaps: lost, serverRssMiB: Math.round(rss) };
+  return {
+    delivered,
+    perSec: delivered / secs,
+    p50: quantile(latencies, 0.5),
+    p99,
+    max: latencies[latencies.length - 1] ?? NaN,
+    gaps: lost,
+    serverRssMiB: Math.round(rss),
+  };
 }
 
 begin(

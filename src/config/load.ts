@@ -134,7 +134,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   const env = opts.env ?? process.env;
   const dir = opts.dir ?? configDir();
   let app = readJson(resolve(dir, 'default.json'));
-  let registry = readJson(resolve(dir, 'venues.json'));
+  const registry = readJson(resolve(dir, 'venues.json'));
   const sources = ['config/default.json', 'config/venues.json'];
 
   const applyVenueOverrides = (byLabel: unknown, source: string): void => {

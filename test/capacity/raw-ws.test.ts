@@ -86,7 +86,8 @@ describe('RawWebSocket (load generator client)', () => {
     });
     const c = client(url);
     await c.opened;
-    await until(() => pong === 'hb-1');
+    await until(() => pong !== '');
+    expect(pong).toBe('hb-1');
     c.client.terminate();
   });
 
@@ -99,6 +100,15 @@ describe('RawWebSocket (load generator client)', () => {
   });
 
   it('rejects a non-ws URL', () => {
-    expect(() => new RawWebSocket('http://127.0.0.1:1/', {}, () => {}, () => {}, () => {})).toThrow(/ws:\/\/ only/);
+    expect(
+      () =>
+        new RawWebSocket(
+          'http://127.0.0.1:1/',
+          {},
+          () => {},
+          () => {},
+          () => {},
+        ),
+    ).toThrow(/ws:\/\/ only/);
   });
 });

@@ -78,7 +78,7 @@ describe('a full disk while ingesting', () => {
         expect(markets.status).toBe(200);
         // live data still flows to WebSocket clients
         const ids = ((await markets.json()) as { markets: { platform: string; market_id: string }[] }).markets.map((m) => `${m.platform}:${m.market_id}`);
-        const ws = new WebSocket(`${ready.url.replace('http', 'ws')}/api/v2/ws?api_key=${ready.key}`);
+        const ws = new WebSocket(`${ready.url!.replace('http', 'ws')}/api/v2/ws?api_key=${ready.key}`);
         const got = new Promise<unknown>((resolve, reject) => {
           ws.on('message', (d) => {
             const m = JSON.parse(d.toString()) as { type: string };

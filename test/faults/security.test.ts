@@ -67,7 +67,7 @@ describe('security', () => {
     const open: string[] = [];
     for (const p of paths) {
       const url = `${base}${p.replace(/\{[^}]+\}/g, 'x1')}`;
-      for (const headers of [{}, { 'x-api-key': 'pmx_not_a_key' }, { 'x-api-key': revoked }]) {
+      for (const headers of [{}, { 'x-api-key': 'pmx_not_a_key' }, { 'x-api-key': revoked }] as Record<string, string>[]) {
         const r = await fetch(url, { headers });
         if (r.status !== 401) open.push(`${p} ${JSON.stringify(headers)} → ${r.status}`);
       }

@@ -117,7 +117,13 @@ describe('venue faults on the running service', () => {
   /** during: what /status shows while the fault lasts; kind: the interruption /status records (on venue_e a bad snapshot also resets its book: a gap). */
   const cases: { name: string; fault: SimFault; during?: (p: Platform) => boolean; warn: string; kind?: RegExp }[] = [
     { name: 'sequence gap', fault: { kind: 'gap' }, warn: 'FEED_INTERRUPTED', kind: /^gap$/ },
-    { name: 'malformed and truncated frames', fault: { kind: 'malformed', count: 8 }, during: (p) => p.feed_status === 'degraded', warn: 'FEED_DEGRADED', kind: /^(malformed|gap)$/ },
+    {
+      name: 'malformed and truncated frames',
+      fault: { kind: 'malformed', count: 8 },
+      during: (p) => p.feed_status === 'degraded',
+      warn: 'FEED_DEGRADED',
+      kind: /^(malformed|gap)$/,
+    },
     // Silence is declared a stall after 2.5 heartbeats, checked once a heartbeat (1 s here): up to
     // 3.5 s after the last pong. A 3 s stall could end first, unseen, and the case then read the
     // previous case's interruption; 5 s is always seen.

@@ -3,7 +3,7 @@ import { walletFlow } from '../../pipelines/signals.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import type { NormalizedEvent } from '../../src/core/types.js';
 import { Persistence } from '../../src/persist/store.js';
@@ -303,6 +303,9 @@ describe('WalletLedger volume and persistence', () => {
   });
 
   it('scores due entries and writes dirty records on its own timers once attached', async () => {
+    // Only the interval timers and the clock are faked: LMDB's own commit scheduling stays real.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
+    cleanups.push(async () => void vi.useRealTimers());
     const dir = mkdtempSync(join(tmpdir(), 'cb-wallets-'));
     dirs.push(dir);
     const state = new EngineState(venues);
@@ -318,17 +321,17 @@ describe('WalletLedger volume and persistence', () => {
     applyEvent(state, market(M, 1, now));
     applyEvent(state, book(M, yesTok(1), 49, 51, now));
     applyEvent(state, buy({ marketId: M, n: 1, wallet: addr('9'), outcome: 'yes', cents: 41, size: 10, ts: now - 120_000 }));
-    const until = Date.now() + 2_000;
-    while ((ledger.scoredTotal === 0 || p.db('wallets').get(['w', addr('9').toLowerCase()]) === undefined) && Date.now() < until)
-      await new Promise((r) => setTimeout(r, 10));
+    vi.advanceTimersByTime(9);
+    expect(ledger.scoredTotal).toBe(0);
+    vi.advanceTimersByTime(1); // the advance timer scores the due entry, then the flush timer writes its wallet
     expect(ledger.wallet(addr('9'))!.entries).toMatchObject({ scored: 1, good: 1 });
-    await ledger.flush();
+    await p.db('wallets').committed;
     expect((p.db('wallets').get(['w', addr('9').toLowerCase()]) as { entries: { good: number } }).entries.good).toBe(1);
   });
 
-  it("applies 100 000 trades in O(1) each, with only the horizon's entries pending", () => {
+  // Its time per trade is measured in bench/signals/alerts.bench.ts, against the trade ring.
+  it("applies 100 000 trades with only the horizon's entries pending", () => {
     const { ledger, state } = setup();
-    const t0 = performance.now();
     let maxPending = 0;
     for (let i = 0; i < 100_000; i++) {
       const t = buy({
@@ -346,13 +349,10 @@ describe('WalletLedger volume and persistence', () => {
         maxPending = Math.max(maxPending, ledger.pendingEntries);
       }
     }
-    const ms = performance.now() - t0;
     expect(ledger.applied).toBe(100_000);
     expect(state.trades.size).toBe(0); // fed directly, not through the state
     // 120 s of trades at one per 10 ms, plus the trades since the last advance.
     expect(maxPending).toBeLessThanOrEqual(12_000 + 100);
     expect(ledger.walletCount).toBe(16);
-    // ~3-5 µs a trade on the 2-core reference machine; the bound leaves room for a loaded CI.
-    expect(ms).toBeLessThan(3_000);
   });
 });

@@ -135,6 +135,8 @@ describe('WebSocket authentication (spec 6 rule 5)', () => {
 
   it('accepts the api_key query parameter', async () => {
     const c = await connect(keys['dev'], false);
+    c.send({ type: 'subscribe', channel: 'prices', market_ids: ['venue_a:KXNFLGAME-26NOV23NESEA-SEA'] });
+    expect(await c.next((m) => m['type'] === 'subscribed')).toMatchObject({ channel: 'prices' });
     c.ws.close();
   });
 });
