@@ -2,7 +2,7 @@ import type { ProtocolModule } from '../protocol.js';
 import { createKalshiFeed } from './feed.js';
 import { createKalshiMapper } from './mappers.js';
 
-export { createKalshiFeed, kalshiAuthHeaders, parseFrame } from './feed.js';
+export { createKalshiFeed, kalshiAuthHeaders } from './feed.js';
 export {
   KalshiMapper,
   createKalshiMapper,
