@@ -6,7 +6,7 @@ import type { FeedContext, VenueFeed } from '../protocol.js';
 import { feedEvent, FramePath, UpsertChanges, type FrameHooks } from './frames.js';
 import { VenueHttpError } from './http.js';
 import type { Mapper } from './mapper.js';
-import { reconnectingSocket, type SocketEvent } from './socket.js';
+import { reconnectingSocket, type SocketEvent, type SocketOptions } from './socket.js';
 import { FeedStats } from './stats.js';
 
 /**
@@ -46,6 +46,11 @@ export interface Stream {
   send(data: string): void;
 }
 
+/** How the runtime reaches the network; the default is the `ws` client. */
+export interface RuntimeOptions {
+  readonly createWebSocket?: SocketOptions['createWebSocket'];
+}
+
 /**
  * The runtime of one subscription to a feed: owns the frame path (parse, map, upsert
  * de-duplication), the `feed` events, timers, the catalog loop with its retry backoff, sockets
@@ -70,6 +75,7 @@ export class FeedRuntime {
     readonly log: Logger,
     readonly stats: FeedStats,
     private readonly out: Subscriber<NormalizedEvent>,
+    private readonly options: RuntimeOptions = {},
   ) {
     this.venue = ctx.venue;
     this.endpoints = ctx.endpoints;
@@ -239,6 +245,7 @@ export class FeedRuntime {
         minBackoffMs: reconnectMinMs,
         maxBackoffMs: reconnectMaxMs,
         heartbeatMs,
+        createWebSocket: this.options.createWebSocket,
       }).subscribe({
         next: onSocket,
         error: (e: unknown) => this.feed('error', errorMessage(e)),
@@ -272,11 +279,11 @@ export class FeedRuntime {
  * A VenueFeed on the runtime: `events$` is cold; each subscription gets its own runtime and the
  * session `open` builds for it; unsubscribing stops both. Stats are the feed's, across subscriptions.
  */
-export function createVenueFeed(ctx: FeedContext, protocol: Protocol, open: (rt: FeedRuntime) => FeedSession): VenueFeed {
+export function createVenueFeed(ctx: FeedContext, protocol: Protocol, open: (rt: FeedRuntime) => FeedSession, options: RuntimeOptions = {}): VenueFeed {
   const log = ctx.log.child({ venue: ctx.venue.label, protocol });
   const stats = new FeedStats(log);
   const events$ = new Observable<NormalizedEvent>((sub) => {
-    const rt = new FeedRuntime(ctx, log, stats, sub);
+    const rt = new FeedRuntime(ctx, log, stats, sub, options);
     rt.run(open(rt));
     return () => rt.stop();
   });
