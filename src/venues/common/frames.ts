@@ -58,6 +58,16 @@ export class UpsertChanges {
   forget(marketId: string): void {
     this.last.delete(marketId);
   }
+
+  /** Forgets every market. */
+  clear(): void {
+    this.last.clear();
+  }
+
+  /** The markets with a remembered upsert. */
+  markets(): IterableIterator<string> {
+    return this.last.keys();
+  }
 }
 
 /**
