@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
+import { from, map } from 'rxjs';
 import type { Config, Protocol } from '../config/schema.js';
 import { PROTOCOLS } from '../config/schema.js';
 import { OrderBook, BookIntegrityError } from '../core/book.js';
-import type { NormalizedEvent } from '../core/types.js';
+import type { BookDelta, NormalizedEvent } from '../core/types.js';
+import { mapFrames, type RawFrame } from '../venues/common/frames.js';
 import { PROTOCOL_MODULES } from '../venues/index.js';
 
 /** Reads a file of raw frames: a JSON array in arrival order, a single JSON document, or JSON lines. */
@@ -33,48 +35,34 @@ export interface NormalizeResult {
 }
 
 /**
- * Runs frames through a protocol's mapper (the same one the live feed uses) and, for `--book`,
- * through the one book contract, per instrument as the venue names it.
+ * Runs frames through a protocol's mapper on the live feed's frame path (mapFrames: parse,
+ * malformed counting, upsert de-duplication) and, for `--book`, through the one book contract,
+ * per instrument as the venue names it.
  */
-export function normalizeFrames(config: Config, protocol: Protocol, frames: readonly unknown[], venueLabel?: string): NormalizeResult {
+export function normalizeFrames(config: Config, protocol: Protocol, rawFrames: readonly unknown[], venueLabel?: string): NormalizeResult {
   const venue = config.venues.find((v) => (venueLabel ? v.label === venueLabel || v.slug === venueLabel : v.protocol === protocol));
   if (!venue) throw new Error(venueLabel ? `unknown venue ${venueLabel}` : `no venue in the registry speaks ${protocol}`);
   const mapper = PROTOCOL_MODULES[protocol].createMapper(venue);
   const events: NormalizedEvent[] = [];
   const books = new Map<string, OrderBook>();
   let gaps = 0;
-  for (const f of frames) {
-    let raw = f;
-    if (typeof raw === 'string') {
-      try {
-        raw = JSON.parse(raw);
-      } catch {
-        mapper.stats.malformedFrame('json', 'frame is not valid JSON', raw);
-        continue;
-      }
-    }
-    for (const ev of mapper.map(raw, Date.now())) {
-      events.push(ev);
-      if (ev.type === 'feed' && ev.state === 'gap') {
-        gaps++;
-        if (ev.instrument) books.get(ev.instrument)?.reset();
-        else for (const b of books.values()) b.reset();
-      } else if (ev.type === 'book_snapshot') {
-        let b = books.get(ev.instrument);
-        if (!b) books.set(ev.instrument, (b = new OrderBook(ev.instrument)));
-        b.snapshot(ev.bids, ev.asks, ev.timestamp);
-      } else if (ev.type === 'book_delta') {
-        const b = books.get(ev.instrument);
-        if (!b || !b.ready) continue;
-        try {
-          b.apply(ev.changes, ev.timestamp);
-        } catch (e) {
-          if (!(e instanceof BookIntegrityError)) throw e;
-          b.reset();
-        }
-      }
-    }
-  }
+  // The feed runtime's frame path: JSON parse (a bad line is counted, not fatal), mapper, upsert de-duplication.
+  const frames$ = from(rawFrames).pipe(
+    map((data): RawFrame => ({ data, localTimestamp: Date.now() })),
+    mapFrames(mapper),
+  );
+  frames$.subscribe((ev) => {
+    events.push(ev);
+    if (ev.type === 'feed' && ev.state === 'gap') {
+      gaps++;
+      if (ev.instrument) books.get(ev.instrument)?.reset();
+      else for (const b of books.values()) b.reset();
+    } else if (ev.type === 'book_snapshot') {
+      let b = books.get(ev.instrument);
+      if (!b) books.set(ev.instrument, (b = new OrderBook(ev.instrument)));
+      b.snapshot(ev.bids, ev.asks, ev.timestamp);
+    } else if (ev.type === 'book_delta') applyDelta(books.get(ev.instrument), ev);
+  });
   const out: NormalizeResult['books'] = {};
   for (const [id, b] of books) {
     if (!b.ready) continue;
@@ -84,6 +72,17 @@ export function normalizeFrames(config: Config, protocol: Protocol, frames: read
     };
   }
   return { events, books: out, gaps, malformed: Object.fromEntries(mapper.stats.malformed) };
+}
+
+/** Applies a delta to a ready book; one that breaks the book's integrity resets it. */
+function applyDelta(b: OrderBook | undefined, ev: BookDelta): void {
+  if (!b || !b.ready) return;
+  try {
+    b.apply(ev.changes, ev.timestamp);
+  } catch (e) {
+    if (!(e instanceof BookIntegrityError)) throw e;
+    b.reset();
+  }
 }
 
 export function isProtocol(p: string): p is Protocol {

@@ -18,6 +18,8 @@ export interface SocketOptions {
   readonly headers?: Record<string, string>;
   /** Largest accepted frame; a larger one closes the connection (ws maxPayload). */
   readonly maxPayload?: number;
+  /** Makes the WebSocket of each attempt (default: the `ws` client); tests hand in a scripted one. */
+  readonly createWebSocket?: ((url: string, options: WebSocket.ClientOptions) => WebSocket) | undefined;
 }
 
 /**
@@ -46,7 +48,7 @@ export function reconnectingSocket(opts: SocketOptions): Observable<SocketEvent>
     const connect = (): void => {
       if (closed) return;
       attempt++;
-      const sock = new WebSocket(opts.url, {
+      const sock = (opts.createWebSocket ?? ((u, o) => new WebSocket(u, o)))(opts.url, {
         headers: opts.headers,
         maxPayload: opts.maxPayload ?? 16 * 1024 * 1024,
         handshakeTimeout: Math.max(2_000, hb),

@@ -1,12 +1,10 @@
 import { createPrivateKey, constants as cryptoConstants, sign, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Observable, type Subscription } from 'rxjs';
 import { z } from 'zod';
-import type { FeedEvent, MarketStatus, MarketUpsert, NormalizedEvent } from '../../core/types.js';
+import type { MarketStatus, NormalizedEvent } from '../../core/types.js';
 import { signedHeaders } from '../common/auth.js';
-import { getJson, url, VenueHttpError } from '../common/http.js';
-import { reconnectingSocket, type SocketEvent } from '../common/socket.js';
-import { FeedStats } from '../common/stats.js';
+import { getJson, url } from '../common/http.js';
+import { createVenueFeed, type FeedRuntime, type FeedSession, type Stream } from '../common/runtime.js';
 import { venueMarketId, type FeedContext, type VenueFeed } from '../protocol.js';
 import { KalshiMapper, type ResyncRequest } from './mappers.js';
 import { isWsError, isWsFrame, kalshiSeriesListSchema, type KalshiCommand } from './raw.js';
@@ -19,7 +17,7 @@ import { isWsError, isWsFrame, kalshiSeriesListSchema, type KalshiCommand } from
  *    titles; settled ones as below), then `GET /markets` walked by cursor once per status filter (`unopened`, `open`,
  *    `closed`, and `settled` limited to markets that closed within `settledLookbackMs`, because
  *    the full settled history is enormous). Every document goes through the mapper, which turns
- *    markets into `market` upserts; only upserts that changed since the last walk are emitted. A
+ *    markets into `market` upserts; the runtime emits only those that changed since last emitted. A
  *    successful walk emits `feed` 'catalog'. It repeats every `ingest.catalogRefreshMs`, and new
  *    markets found by a walk (or announced by a lifecycle `created` frame) are subscribed.
  * 2. Stream: on every (re)connect the mapper is reset (`feed` 'connected'), `market_lifecycle_v2`
@@ -52,16 +50,6 @@ export interface KalshiFeedOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
-/** Parses one text frame; a frame that is not JSON (truncated, garbage) is counted and dropped. */
-export function parseFrame(text: string, stats: FeedStats): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    stats.malformedFrame('json', 'frame is not valid JSON', text);
-    return undefined;
-  }
-}
-
 /**
  * Kalshi API-key headers for the WebSocket handshake (RSA-PSS SHA-256 over timestamp + GET +
  * path, signed afresh per connection attempt), or undefined when no key is configured.
@@ -88,259 +76,236 @@ const marketsPageShell = z.object({ cursor: z.string().nullable().optional(), ma
 const MAX_PAGES = 5_000;
 const BOOK_CHANNELS = ['orderbook_delta', 'ticker', 'trade'];
 
+type Options = Required<Omit<KalshiFeedOptions, 'env'>> & Pick<KalshiFeedOptions, 'env'>;
+
 /** Creates the Kalshi feed of `ctx.venue` (see the module comment). */
 export function createKalshiFeed(ctx: FeedContext, opts: KalshiFeedOptions = {}): VenueFeed {
-  const logger = ctx.log.child({ venue: ctx.venue.label, protocol: 'kalshi' });
-  const stats = new FeedStats(logger);
-  const chunkSize = opts.chunkSize ?? 200;
-  const resyncRetryMs = opts.resyncRetryMs ?? 3_000;
-  const settledLookbackMs = opts.settledLookbackMs ?? 7 * 86_400_000;
-  const rest = ctx.endpoints.rest;
-  const wsUrl = ctx.endpoints.ws;
+  const o: Options = { chunkSize: 200, resyncRetryMs: 3_000, settledLookbackMs: 7 * 86_400_000, ...opts };
+  return createVenueFeed(ctx, 'kalshi', (rt) => kalshiSession(rt, o));
+}
 
-  const events$ = new Observable<NormalizedEvent>((sub) => {
-    const mapper = new KalshiMapper(ctx.venue, logger, { stats });
-    const wanted = new Set<string>();
-    const combos = new Set<string>();
-    const subscribed = new Set<string>();
-    const upserts = new Map<string, string>();
-    const pendingSnapshots = new Map<number, ResyncRequest>();
-    const asked = new Map<string, number>();
-    let send: ((data: string) => void) | undefined;
-    let connected = false;
-    let everConnected = false;
-    let closed = false;
-    let refreshing = false;
-    let nextId = 1;
-    let socketSub: Subscription | undefined;
-    const timers: NodeJS.Timeout[] = [];
+/** One subscription's session: the mapper, the subscription book-keeping and resync, the catalog loop. */
+function kalshiSession(rt: FeedRuntime, o: Options): FeedSession {
+  const mapper = new KalshiMapper(rt.venue, rt.log, { stats: rt.stats });
+  const commands = new Commands();
+  const subs = new Subscriptions(commands, o.chunkSize, (id) => venueMarketId(rt.venue, id) ?? id);
+  const resync = new Resync(commands, mapper, rt.log, o);
+  let streaming = false;
 
-    const feed = (state: FeedEvent['state'], detail?: string): FeedEvent => {
-      const now = Date.now();
-      return detail === undefined
-        ? { type: 'feed', venue: ctx.venue.label, timestamp: now, localTimestamp: now, state }
-        : { type: 'feed', venue: ctx.venue.label, timestamp: now, localTimestamp: now, state, detail };
-    };
+  /** After the first good catalog walk: the stream and the resync retry timer. */
+  const connect = (): void => {
+    const wsUrl = rt.endpoints.ws;
+    const headers = wsUrl ? kalshiAuthHeaders(wsUrl, o.env) : undefined;
+    streaming = true;
+    if (!wsUrl) rt.feed('error', 'no WebSocket endpoint configured; catalog only');
+    else
+      commands.stream = rt.stream({
+        url: wsUrl,
+        headers,
+        onOpen: () => {
+          mapper.reset();
+          subs.connected();
+          resync.connected();
+          commands.send({ cmd: 'subscribe', params: { channels: ['market_lifecycle_v2'] } });
+          subs.subscribeWanted();
+        },
+        onClose: () => subs.connected(),
+      });
+    rt.every(Math.max(50, Math.floor(o.resyncRetryMs / 2)), () => resync.retry());
+  };
 
-    const command = (c: KalshiCommand): void => send?.(JSON.stringify(c));
-
-    /** Markets announced since the last subscribeWanted(). */
-    let added = false;
-    /** Keeps `wanted` to the tradable markets, so a reconnect does not resubscribe dead ones. */
-    const want = (ticker: string, status: MarketStatus, combo: boolean): void => {
-      if ((status === 'active' || status === 'initialized') && !combo) {
-        if (!wanted.has(ticker)) {
-          wanted.add(ticker);
-          added = true;
-        }
-      } else wanted.delete(ticker);
-    };
-
-    /** Remembers tradable markets; returns whether the upsert changed since last emitted. */
-    const track = (m: MarketUpsert): boolean => {
-      const ticker = m.yesInstrument ?? m.marketId;
-      if (m.extra?.['combo'] === true) combos.add(ticker);
-      want(ticker, m.status, combos.has(ticker));
-      const { timestamp: _t, localTimestamp: _l, ...rest } = m;
-      const key = JSON.stringify(rest);
-      if (upserts.get(m.marketId) === key) return false;
-      upserts.set(m.marketId, key);
-      return true;
-    };
-
-    const subscribeWanted = (): void => {
-      added = false;
-      if (!send) return;
-      const todo = [...wanted].filter((t) => !subscribed.has(t));
-      for (let i = 0; i < todo.length; i += chunkSize) {
-        const chunk = todo.slice(i, i + chunkSize);
-        command({ id: nextId++, cmd: 'subscribe', params: { channels: BOOK_CHANNELS, market_tickers: chunk } });
-        for (const t of chunk) subscribed.add(t);
-      }
-    };
-
-    const requestSnapshots = (reqs: readonly ResyncRequest[]): void => {
-      if (!send) return;
-      const now = Date.now();
-      for (const r of reqs) {
-        for (let i = 0; i < r.tickers.length; i += chunkSize) {
-          const tickers = r.tickers.slice(i, i + chunkSize);
-          const id = nextId++;
-          pendingSnapshots.set(id, { sid: r.sid, tickers });
-          for (const t of tickers) asked.set(t, now);
-          command({ id, cmd: 'update_subscription', params: { sids: [r.sid], market_tickers: tickers, action: 'get_snapshot' } });
-        }
-      }
-      // Answers to get_snapshot are snapshots, not acks: forget old command ids rather than wait.
-      for (const id of pendingSnapshots.keys()) if (id < nextId - 1_000) pendingSnapshots.delete(id);
-    };
-
-    /** The venue refused get_snapshot: move the markets to a fresh subscription (which starts with snapshots). */
-    const resubscribe = (r: ResyncRequest): void => {
-      command({ id: nextId++, cmd: 'update_subscription', params: { sids: [r.sid], market_tickers: [...r.tickers], action: 'delete_markets' } });
-      command({ id: nextId++, cmd: 'subscribe', params: { channels: ['orderbook_delta'], market_tickers: [...r.tickers] } });
-    };
-
-    const emit = (events: Iterable<NormalizedEvent>): void => {
-      for (const e of events) {
-        if (e.type === 'market' && track(e) === false) continue;
-        if (e.type === 'market_status') {
-          const ticker = venueMarketId(ctx.venue, e.marketId) ?? e.marketId;
-          want(ticker, e.status, combos.has(ticker));
-        }
-        sub.next(e);
-      }
-    };
-
-    const onMessage = (data: string, localTimestamp: number): void => {
-      const raw = parseFrame(data, stats);
-      if (raw === undefined) return;
-      if (isWsFrame(raw) && isWsError(raw) && typeof raw.id === 'number') {
-        const r = pendingSnapshots.get(raw.id);
-        if (r) {
-          pendingSnapshots.delete(raw.id);
-          logger.warn({ code: raw.msg.code, msg: raw.msg.msg }, 'get_snapshot refused; resubscribing those markets');
-          resubscribe(r);
-        }
-      }
-      emit(mapper.map(raw, localTimestamp));
+  return {
+    mapper,
+    inspect: (raw) => resync.inspect(raw),
+    onEvent: (e) => subs.see(e),
+    afterFrame: () => {
       // A lifecycle `created` frame announced a market: subscribe it now rather than at the next walk.
-      if (added) subscribeWanted();
-      const resync = mapper.takeResync();
-      if (resync.length > 0) requestSnapshots(resync);
-    };
+      if (subs.added) subs.subscribeWanted();
+      const asks = mapper.takeResync();
+      if (asks.length > 0) resync.request(asks);
+    },
+    start: () =>
+      rt.catalog(async () => {
+        await walkCatalog(rt, mapper, o.settledLookbackMs);
+        subs.subscribeWanted();
+        if (!streaming && !rt.stopped) connect();
+        return `${subs.known.size} markets, ${subs.wanted.size} subscribed`;
+      }),
+  };
+}
 
-    const onSocket = (ev: SocketEvent): void => {
-      switch (ev.kind) {
-        case 'open':
-          send = ev.send;
-          mapper.reset();
-          subscribed.clear();
-          pendingSnapshots.clear();
-          asked.clear();
-          if (everConnected) stats.reconnects++;
-          everConnected = true;
-          connected = true;
-          sub.next(feed('connected', ev.attempt > 1 ? `after ${ev.attempt} attempts` : undefined));
-          command({ id: nextId++, cmd: 'subscribe', params: { channels: ['market_lifecycle_v2'] } });
-          subscribeWanted();
-          return;
-        case 'message':
-          onMessage(ev.data, ev.localTimestamp);
-          return;
-        case 'close':
-          send = undefined;
-          mapper.reset();
-          subscribed.clear();
-          if (connected) {
-            connected = false;
-            sub.next(feed(ev.stalled ? 'stalled' : 'disconnected', `${ev.code} ${ev.reason}; retry in ${ev.retryInMs} ms`));
-          }
-          return;
-      }
-    };
+/** Kalshi commands on the current connection, numbered; dropped while it is not open. */
+class Commands {
+  stream: Stream | undefined;
+  private nextId = 1;
 
-    /** Walks one cursor-paginated listing, handing every page to `page`. */
-    const walk = async <T extends { cursor?: string | null | undefined }>(
-      path: string,
-      query: Record<string, string | number | undefined>,
-      schema: z.ZodType<T>,
-      page: (doc: T) => void,
-    ): Promise<void> => {
-      let cursor: string | undefined;
-      const seen = new Set<string>();
-      for (let n = 0; n < MAX_PAGES && !closed; n++) {
-        const doc = await getJson(url(rest, path, { ...query, cursor }), schema);
-        page(doc);
-        const next = doc.cursor ?? '';
-        if (next === '' || seen.has(next)) return;
-        seen.add(next);
-        cursor = next;
-      }
-    };
+  get open(): boolean {
+    return this.stream?.open === true;
+  }
 
-    /** One catalog walk; returns whether it succeeded. Never rejects. */
-    const refresh = async (): Promise<boolean> => {
-      if (refreshing) return false;
-      refreshing = true;
-      try {
-        const series = await getJson(url(rest, 'series'), kalshiSeriesListSchema);
-        mapper.learnSeries(series.series ?? []);
-        const now = Date.now();
-        const minClose = Math.floor((now - settledLookbackMs) / 1000);
-        for (const f of [{ status: 'open' }, { status: 'closed' }, { status: 'settled', min_close_ts: minClose }]) {
-          await walk('events', { ...f, limit: 200 }, eventsPageShell, (doc) => emit(mapper.map({ events: doc.events ?? [] }, Date.now())));
-        }
-        const filters: Record<string, string | number | undefined>[] = [
-          { status: 'unopened' },
-          { status: 'open' },
-          { status: 'closed' },
-          { status: 'settled', min_close_ts: minClose },
-        ];
-        for (const f of filters) {
-          await walk('markets', { ...f, limit: 1000 }, marketsPageShell, (doc) => emit(mapper.map({ markets: doc.markets ?? [] }, Date.now())));
-        }
-        if (closed) return false;
-        sub.next(feed('catalog', `${upserts.size} markets, ${wanted.size} subscribed`));
-        subscribeWanted();
-        return true;
-      } catch (e) {
-        const kind = e instanceof VenueHttpError ? e.kind : 'network';
-        if (kind === 'json' || kind === 'schema') stats.malformedFrame(`http_${kind}`, (e as Error).message);
-        if (!closed) sub.next(feed('error', `catalog: ${(e as Error).message}`));
-        return false;
-      } finally {
-        refreshing = false;
-      }
-    };
+  /** The id the next command will carry. */
+  get peekId(): number {
+    return this.nextId;
+  }
 
-    const retryResync = (): void => {
-      if (!send) return;
-      const now = Date.now();
-      const again: ResyncRequest[] = [];
-      for (const r of mapper.awaiting()) {
-        const tickers = r.tickers.filter((t) => now - (asked.get(t) ?? 0) >= resyncRetryMs);
-        if (tickers.length > 0) again.push({ sid: r.sid, tickers });
-      }
-      if (again.length > 0) requestSnapshots(again);
-    };
+  send(c: DistributiveOmit<KalshiCommand, 'id'>): number {
+    const id = this.nextId++;
+    this.stream?.send(JSON.stringify({ id, ...c }));
+    return id;
+  }
+}
 
-    const start = async (): Promise<void> => {
-      let delay = ctx.ingest.reconnectMinMs;
-      while (!closed && !(await refresh())) {
-        await new Promise((r) => timers.push(setTimeout(r, delay)));
-        delay = Math.min(ctx.ingest.reconnectMaxMs, delay * 2);
-      }
-      if (closed) return;
-      if (!wsUrl) {
-        sub.next(feed('error', 'no WebSocket endpoint configured; catalog only'));
-      } else {
-        socketSub = reconnectingSocket({
-          url: wsUrl,
-          log: logger,
-          minBackoffMs: ctx.ingest.reconnectMinMs,
-          maxBackoffMs: ctx.ingest.reconnectMaxMs,
-          heartbeatMs: ctx.ingest.heartbeatMs,
-          headers: kalshiAuthHeaders(wsUrl, opts.env),
-        }).subscribe({ next: onSocket, error: (e: unknown) => sub.next(feed('error', (e as Error).message)) });
-      }
-      const refreshTimer = setInterval(() => void refresh(), ctx.ingest.catalogRefreshMs);
-      const resyncTimer = setInterval(retryResync, Math.max(50, Math.floor(resyncRetryMs / 2)));
-      refreshTimer.unref?.();
-      resyncTimer.unref?.();
-      timers.push(refreshTimer, resyncTimer);
-    };
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
-    void start();
-    return () => {
-      closed = true;
-      socketSub?.unsubscribe();
-      for (const t of timers) {
-        clearTimeout(t);
-        clearInterval(t);
-      }
-    };
-  });
+/**
+ * Which markets the book channels should carry: the tradable, non-combo markets (`wanted`), and
+ * which of them this connection has subscribed.
+ */
+class Subscriptions {
+  readonly wanted = new Set<string>();
+  /** Every market seen in an upsert. */
+  readonly known = new Set<string>();
+  /** Markets announced since the last subscribeWanted(). */
+  added = false;
+  private readonly combos = new Set<string>();
+  private readonly subscribed = new Set<string>();
 
-  return { venue: ctx.venue, stats, events$ };
+  constructor(
+    private readonly commands: Commands,
+    private readonly chunkSize: number,
+    private readonly tickerOf: (marketId: string) => string,
+  ) {}
+
+  /** A (re)connect or a close: nothing is subscribed on the connection that comes. */
+  connected(): void {
+    this.subscribed.clear();
+  }
+
+  /** Follows upserts and status changes, so a reconnect does not resubscribe dead markets. */
+  see(e: NormalizedEvent): void {
+    if (e.type === 'market') {
+      const ticker = e.yesInstrument ?? e.marketId;
+      this.known.add(e.marketId);
+      if (e.extra?.['combo'] === true) this.combos.add(ticker);
+      this.want(ticker, e.status);
+    } else if (e.type === 'market_status') this.want(this.tickerOf(e.marketId), e.status);
+  }
+
+  subscribeWanted(): void {
+    this.added = false;
+    if (!this.commands.open) return;
+    const todo = [...this.wanted].filter((t) => !this.subscribed.has(t));
+    for (let i = 0; i < todo.length; i += this.chunkSize) {
+      const chunk = todo.slice(i, i + this.chunkSize);
+      this.commands.send({ cmd: 'subscribe', params: { channels: BOOK_CHANNELS, market_tickers: chunk } });
+      for (const t of chunk) this.subscribed.add(t);
+    }
+  }
+
+  private want(ticker: string, status: MarketStatus): void {
+    if ((status === 'active' || status === 'initialized') && !this.combos.has(ticker)) {
+      if (!this.wanted.has(ticker)) {
+        this.wanted.add(ticker);
+        this.added = true;
+      }
+    } else this.wanted.delete(ticker);
+  }
+}
+
+/**
+ * Snapshots for markets the mapper reports waiting (sequence gap, integrity failure): asked with
+ * `get_snapshot` on their sid, asked again after `resyncRetryMs`; when the venue refuses
+ * get_snapshot, moved to a fresh subscription instead.
+ */
+class Resync {
+  private readonly pending = new Map<number, ResyncRequest>();
+  private readonly asked = new Map<string, number>();
+
+  constructor(
+    private readonly commands: Commands,
+    private readonly mapper: KalshiMapper,
+    private readonly log: FeedRuntime['log'],
+    private readonly o: Options,
+  ) {}
+
+  connected(): void {
+    this.pending.clear();
+    this.asked.clear();
+  }
+
+  /** A venue `error` answering one of our get_snapshot commands: resubscribe those markets. */
+  inspect(raw: unknown): void {
+    if (!isWsFrame(raw) || !isWsError(raw) || typeof raw.id !== 'number') return;
+    const r = this.pending.get(raw.id);
+    if (!r) return;
+    this.pending.delete(raw.id);
+    this.log.warn({ code: raw.msg.code, msg: raw.msg.msg }, 'get_snapshot refused; resubscribing those markets');
+    this.commands.send({ cmd: 'update_subscription', params: { sids: [r.sid], market_tickers: [...r.tickers], action: 'delete_markets' } });
+    this.commands.send({ cmd: 'subscribe', params: { channels: ['orderbook_delta'], market_tickers: [...r.tickers] } });
+  }
+
+  request(reqs: readonly ResyncRequest[]): void {
+    if (!this.commands.open) return;
+    const now = Date.now();
+    const size = this.o.chunkSize;
+    for (const r of reqs) {
+      for (let i = 0; i < r.tickers.length; i += size) {
+        const tickers = r.tickers.slice(i, i + size);
+        this.pending.set(this.commands.peekId, { sid: r.sid, tickers });
+        for (const t of tickers) this.asked.set(t, now);
+        this.commands.send({ cmd: 'update_subscription', params: { sids: [r.sid], market_tickers: tickers, action: 'get_snapshot' } });
+      }
+    }
+    // Answers to get_snapshot are snapshots, not acks: forget old command ids rather than wait.
+    const oldest = this.commands.peekId - 1_000;
+    for (const id of this.pending.keys()) if (id < oldest) this.pending.delete(id);
+  }
+
+  /** Asks again for the snapshots still missing `resyncRetryMs` after they were asked for. */
+  retry(): void {
+    if (!this.commands.open) return;
+    const now = Date.now();
+    const again: ResyncRequest[] = [];
+    for (const r of this.mapper.awaiting()) {
+      const tickers = r.tickers.filter((t) => now - (this.asked.get(t) ?? 0) >= this.o.resyncRetryMs);
+      if (tickers.length > 0) again.push({ sid: r.sid, tickers });
+    }
+    if (again.length > 0) this.request(again);
+  }
+}
+
+/**
+ * One catalog walk: series, then events and markets by status filter, every page through the
+ * frame path (the mapper turns them into upserts). Rejects on the first failed request.
+ */
+async function walkCatalog(rt: FeedRuntime, mapper: KalshiMapper, settledLookbackMs: number): Promise<void> {
+  const series = await getJson(url(rt.endpoints.rest, 'series'), kalshiSeriesListSchema);
+  mapper.learnSeries(series.series ?? []);
+  const minClose = Math.floor((Date.now() - settledLookbackMs) / 1000);
+  for (const f of [{ status: 'open' }, { status: 'closed' }, { status: 'settled', min_close_ts: minClose }]) {
+    await walk(rt, 'events', { ...f, limit: 200 }, eventsPageShell, (doc) => rt.frame({ events: doc.events ?? [] }, Date.now()));
+  }
+  for (const f of [{ status: 'unopened' }, { status: 'open' }, { status: 'closed' }, { status: 'settled', min_close_ts: minClose }]) {
+    await walk(rt, 'markets', { ...f, limit: 1000 }, marketsPageShell, (doc) => rt.frame({ markets: doc.markets ?? [] }, Date.now()));
+  }
+}
+
+/** Walks one cursor-paginated listing, handing every page to `page`. */
+async function walk<T extends { cursor?: string | null | undefined }>(
+  rt: FeedRuntime,
+  path: string,
+  query: Record<string, string | number | undefined>,
+  schema: z.ZodType<T>,
+  page: (doc: T) => void,
+): Promise<void> {
+  let cursor: string | undefined;
+  const seen = new Set<string>();
+  for (let n = 0; n < MAX_PAGES && !rt.stopped; n++) {
+    const doc = await getJson(url(rt.endpoints.rest, path, { ...query, cursor }), schema);
+    page(doc);
+    const next = doc.cursor ?? '';
+    if (next === '' || seen.has(next)) return;
+    seen.add(next);
+    cursor = next;
+  }
 }

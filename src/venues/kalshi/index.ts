@@ -3,7 +3,7 @@ import { createKalshiFeed } from './feed.js';
 import { createKalshiMapper } from './mappers.js';
 import { parseKalshiMarketUrl } from './url.js';
 
-export { createKalshiFeed, kalshiAuthHeaders, parseFrame } from './feed.js';
+export { createKalshiFeed, kalshiAuthHeaders } from './feed.js';
 export {
   KalshiMapper,
   createKalshiMapper,

@@ -1,8 +1,6 @@
-import { defer, exhaustMap, from, mergeMap, timer, type Observable } from 'rxjs';
 import { z } from 'zod';
-import type { FeedEvent, NormalizedEvent } from '../../core/types.js';
-import { getJson, url, VenueHttpError } from '../common/http.js';
-import { FeedStats } from '../common/stats.js';
+import { getJson, url } from '../common/http.js';
+import { createVenueFeed, type FeedRuntime } from '../common/runtime.js';
 import type { FeedContext, VenueFeed } from '../protocol.js';
 import { ManifoldMapper } from './mappers.js';
 import { MULTI_ANSWER_TYPES } from './raw.js';
@@ -20,86 +18,81 @@ export interface ManifoldFeedOptions {
 const list = z.array(z.unknown());
 
 /**
- * Manifold has no stream: every `ingest.pollMs` the feed walks `GET {rest}/markets` (newest first,
+ * Manifold has no stream: `ingest.pollMs` after the previous poll ended the feed walks `GET {rest}/markets` (newest first,
  * `before` = last id of the previous page) and hands each page to the mapper, which turns it into
  * changes. BINARY prices are in the list itself; a multi-answer market's answers are only in its
  * FullMarket, so `GET {rest}/market/{id}` is fetched for each one whose `lastUpdatedTime`
  * (or volume, resolution, close time) moved since its last fetch.
  */
 export function createManifoldFeed(ctx: FeedContext, opts: ManifoldFeedOptions = {}): VenueFeed {
-  const logger = ctx.log.child({ venue: ctx.venue.label, protocol: 'manifold' });
-  const stats = new FeedStats(logger);
-  const pageLimit = opts.pageLimit ?? 1000;
-  const maxPages = opts.maxPages ?? 10;
-  const maxFull = opts.maxFullPerPoll ?? 50;
-
-  const events$ = defer((): Observable<NormalizedEvent> => {
-    const mapper = new ManifoldMapper(ctx.venue, stats);
+  const limits = { pageLimit: opts.pageLimit ?? 1000, maxPages: opts.maxPages ?? 10, maxFull: opts.maxFullPerPoll ?? 50 };
+  return createVenueFeed(ctx, 'manifold', (rt) => {
+    const mapper = new ManifoldMapper(rt.venue, rt.stats);
     /** Contract id → version of the FullMarket last fetched. */
     const fetched = new Map<string, string>();
-    let healthy: boolean | undefined;
-    const feed = (state: FeedEvent['state'], detail?: string): FeedEvent => {
-      const now = Date.now();
-      const e: FeedEvent = { type: 'feed', venue: ctx.venue.label, timestamp: now, localTimestamp: now, state };
-      return detail === undefined ? e : { ...e, detail };
+    return {
+      mapper,
+      start: () =>
+        rt.repeat(
+          rt.ingest.pollMs,
+          async () => {
+            const stale = await walkMarkets(rt, limits, fetched);
+            if (stale === undefined) return;
+            // The list walk succeeded: that is a catalog refresh.
+            rt.feed('catalog');
+            await fetchFull(rt, stale.slice(0, limits.maxFull), fetched);
+          },
+          'manifold poll',
+        ),
     };
-    const failed = (e: unknown): void => {
-      const kind = e instanceof VenueHttpError ? e.kind : 'network';
-      if (kind === 'json' || kind === 'schema') stats.malformedFrame(`http_${kind}`, (e as Error).message);
-    };
-
-    const poll = async (): Promise<NormalizedEvent[]> => {
-      const out: NormalizedEvent[] = [];
-      const stale: [id: string, version: string][] = [];
-      try {
-        let before: string | undefined;
-        for (let page = 0; page < maxPages; page++) {
-          const items = await getJson(url(ctx.endpoints.rest, 'markets', { limit: pageLimit, before }), list);
-          if (healthy !== true) {
-            if (healthy === false) stats.reconnects++;
-            healthy = true;
-            out.push(feed('connected'));
-          }
-          for (const e of mapper.map(items, Date.now())) out.push(e);
-          for (const item of items) {
-            const v = multiVersion(item);
-            if (v !== undefined && fetched.get(v[0]) !== v[1]) stale.push(v);
-          }
-          if (items.length < pageLimit) break;
-          const last = items[items.length - 1];
-          before = isRecord(last) && typeof last['id'] === 'string' ? last['id'] : undefined;
-          if (before === undefined) break;
-        }
-      } catch (e) {
-        failed(e);
-        if (healthy !== false) {
-          healthy = false;
-          out.push(feed('error', (e as Error).message));
-        }
-        return out;
-      }
-      // The list walk succeeded: that is a catalog refresh.
-      out.push(feed('catalog'));
-      for (const [id, version] of stale.slice(0, maxFull)) {
-        try {
-          const full = await getJson(url(ctx.endpoints.rest, `market/${encodeURIComponent(id)}`), z.unknown());
-          for (const e of mapper.map(full, Date.now())) out.push(e);
-          fetched.set(id, version);
-        } catch (e) {
-          // One market that fails to load waits for the next poll; the others go on.
-          failed(e);
-          logger.debug({ id, err: (e as Error).message }, 'manifold full market fetch failed');
-        }
-      }
-      return out;
-    };
-
-    return timer(0, ctx.ingest.pollMs).pipe(
-      exhaustMap(() => from(poll())),
-      mergeMap((events) => from(events)),
-    );
   });
-  return { venue: ctx.venue, stats, events$ };
+}
+
+/**
+ * The `/markets` walk, newest first, each page through the frame path; returns the multi-answer
+ * markets whose FullMarket is due, or undefined when a page failed (`rt.unreachable`).
+ */
+async function walkMarkets(
+  rt: FeedRuntime,
+  limits: { readonly pageLimit: number; readonly maxPages: number },
+  fetched: ReadonlyMap<string, string>,
+): Promise<[id: string, version: string][] | undefined> {
+  const stale: [id: string, version: string][] = [];
+  try {
+    let before: string | undefined;
+    for (let page = 0; page < limits.maxPages; page++) {
+      const items = await getJson(url(rt.endpoints.rest, 'markets', { limit: limits.pageLimit, before }), list);
+      rt.reachable();
+      rt.frame(items, Date.now());
+      for (const item of items) {
+        const v = multiVersion(item);
+        if (v !== undefined && fetched.get(v[0]) !== v[1]) stale.push(v);
+      }
+      if (items.length < limits.pageLimit) break;
+      const last = items[items.length - 1];
+      before = isRecord(last) && typeof last['id'] === 'string' ? last['id'] : undefined;
+      if (before === undefined) break;
+    }
+  } catch (e) {
+    rt.unreachable(e);
+    return undefined;
+  }
+  return stale;
+}
+
+/** Fetches the FullMarket of each stale multi-answer market through the frame path. */
+async function fetchFull(rt: FeedRuntime, stale: readonly [id: string, version: string][], fetched: Map<string, string>): Promise<void> {
+  for (const [id, version] of stale) {
+    try {
+      const full = await getJson(url(rt.endpoints.rest, `market/${encodeURIComponent(id)}`), z.unknown());
+      rt.frame(full, Date.now());
+      fetched.set(id, version);
+    } catch (e) {
+      // One market that fails to load waits for the next poll; the others go on.
+      rt.httpFailed(e);
+      rt.log.debug({ id, err: (e as Error).message }, 'manifold full market fetch failed');
+    }
+  }
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

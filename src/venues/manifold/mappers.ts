@@ -6,7 +6,8 @@ import type { Mapper } from '../common/mapper.js';
 import { FeedStats } from '../common/stats.js';
 import { apiMarketId } from '../protocol.js';
 import { manifoldAnswerSchema, manifoldMarketShellSchema, MULTI_ANSWER_TYPES, UNLISTED_TYPES, type ManifoldAnswer, type ManifoldMarketShell } from './raw.js';
-import { without, issue, upsertKey } from '../common/util.js';
+import { UpsertChanges } from '../common/frames.js';
+import { without, issue } from '../common/util.js';
 
 /**
  * Manifold → normalized events.
@@ -160,7 +161,7 @@ function quoteKey(q: Quote): string {
  * the feed fetches their FullMarket. `reset()` forgets, so the next poll re-emits everything.
  */
 export class ManifoldMapper implements Mapper {
-  private readonly upserts = new Map<string, string>();
+  private readonly upserts = new UpsertChanges();
   private readonly quotes = new Map<string, string>();
 
   constructor(
@@ -217,11 +218,7 @@ export class ManifoldMapper implements Mapper {
   }
 
   private emit([upsert, quote]: [MarketUpsert, Quote], out: NormalizedEvent[]): void {
-    const uk = upsertKey(upsert);
-    if (this.upserts.get(upsert.marketId) !== uk) {
-      this.upserts.set(upsert.marketId, uk);
-      out.push(upsert);
-    }
+    if (this.upserts.changed(upsert)) out.push(upsert);
     const qk = quoteKey(quote);
     if (this.quotes.get(quote.marketId) !== qk) {
       this.quotes.set(quote.marketId, qk);

@@ -1,11 +1,9 @@
 import { createPrivateKey, sign } from 'node:crypto';
-import { Observable, type Subscription } from 'rxjs';
 import type { z } from 'zod';
-import type { MarketUpsert, NormalizedEvent } from '../../core/types.js';
+import type { MarketUpsert } from '../../core/types.js';
 import { getJson, url } from '../common/http.js';
 import { signedHeaders } from '../common/auth.js';
-import { reconnectingSocket } from '../common/socket.js';
-import { FeedStats } from '../common/stats.js';
+import { createVenueFeed, type FeedRuntime, type Stream } from '../common/runtime.js';
 import { venueMarketId, type FeedContext, type VenueFeed } from '../protocol.js';
 import { PolymarketUsMapper, usMarketToUpsert } from './mappers.js';
 import {
@@ -23,7 +21,7 @@ import {
  * `endpoints.ws` = the markets WebSocket URL (`…/v1/ws/markets`).
  *
  * - Catalog: `GET /v1/events` and `GET /v1/markets` pages (`active=true&closed=false`), joined by
- *   `eventSlug`; an upsert per market, again only when it changed; markets that leave the open list
+ *   `eventSlug`; an upsert per market (the runtime emits it again only when it changed); markets that leave the open list
  *   are fetched by `slug` to see how they ended. Refreshed every `catalogRefreshMs`.
  * - Books: one connection; slugs subscribed in requests of at most 100 (`md-<n>` request ids);
  *   every message is a full book, so there is no gap to detect: a lost message is repaired by the
@@ -34,167 +32,119 @@ import {
  *   over timestamp + GET + path), signed afresh per attempt; the simulator does not ask for it.
  */
 export function createPolymarketUsFeed(ctx: FeedContext): VenueFeed {
-  const { venue, endpoints, ingest } = ctx;
-  const log = ctx.log.child({ venue: venue.label, protocol: 'polymarket_us' });
-  const wsUrl = endpoints.ws;
-  if (!wsUrl) throw new Error(`${venue.label}: polymarket_us feed needs endpoints.ws`);
-  const stats = new FeedStats(log);
+  const wsUrl = ctx.endpoints.ws;
+  if (!wsUrl) throw new Error(`${ctx.venue.label}: polymarket_us feed needs endpoints.ws`);
   const auth = polymarketUsAuthHeaders(wsUrl);
-
-  const events$ = new Observable<NormalizedEvent>((sub) => {
-    const mapper = new PolymarketUsMapper(venue, log, stats);
-    let stopped = false;
-    const timers = new Set<NodeJS.Timeout>();
-    const catalog = new Map<string, { sig: string; open: boolean }>();
-    const slugs: string[] = [];
-    const subscribed = new Set<string>();
-    let send: ((s: string) => void) | undefined;
-    let wasOpen = false;
-    let requestSeq = 0;
-    let socket: Subscription | undefined;
-
-    const emit = (e: NormalizedEvent): void => {
-      if (!stopped) sub.next(e);
-    };
-    const feedEvent = (state: 'connected' | 'disconnected' | 'stalled' | 'error' | 'catalog', detail?: string): void => {
-      const now = Date.now();
-      emit({ type: 'feed', venue: venue.label, timestamp: now, localTimestamp: now, state, detail });
-    };
-    const later = (ms: number, fn: () => void): void => {
-      const t = setTimeout(() => {
-        timers.delete(t);
-        if (!stopped) fn();
-      }, ms);
-      timers.add(t);
-    };
-
-    async function pages<B, T>(path: string, schema: z.ZodType<B>, pick: (b: B) => T[]): Promise<T[]> {
-      const limit = 100;
-      const out: T[] = [];
-      for (let page = 0; page < 500 && !stopped; page++) {
-        const rows = pick(await getJson(url(endpoints.rest, path, { active: true, closed: false, limit, offset: page * limit }), schema));
-        out.push(...rows);
-        if (rows.length < limit) break;
-      }
-      return out;
-    }
-
-    function publish(u: MarketUpsert): void {
-      mapper.learn(u);
-      const slug = venueMarketId(venue, u.marketId) ?? u.marketId;
-      const { timestamp: _t, localTimestamp: _l, ...rest } = u;
-      const sig = JSON.stringify(rest);
-      const prev = catalog.get(slug);
-      catalog.set(slug, { sig, open: u.status === 'active' || u.status === 'initialized' });
-      if (prev?.sig !== sig) emit(u);
-    }
-
-    async function refresh(): Promise<void> {
-      const now = Date.now();
-      const evs: UsEvent[] = await pages('/v1/events', usEventsResponseSchema, (b) => b.events);
-      const mks: UsMarket[] = await pages('/v1/markets', usMarketsResponseSchema, (b) => b.markets);
-      const bySlug = new Map<string, UsEvent>(evs.map((e) => [e.slug, e]));
-      const current = new Set<string>();
-      const fresh: string[] = [];
-      for (const m of mks) {
-        current.add(m.slug);
-        const u = usMarketToUpsert(venue, m, m.eventSlug ? bySlug.get(m.eventSlug) : undefined, now);
-        publish(u);
-        if (!subscribed.has(m.slug) && (u.status === 'active' || u.status === 'initialized')) fresh.push(m.slug);
-      }
-      const gone = [...catalog].filter(([s, c]) => c.open && !current.has(s)).map(([s]) => s);
-      for (let i = 0; i < gone.length && !stopped; i += 50) {
-        const u = new URL(url(endpoints.rest, '/v1/markets', { limit: 50 }));
-        for (const s of gone.slice(i, i + 50)) u.searchParams.append('slug', s);
-        const body = await getJson(u.toString(), usMarketsResponseSchema);
-        for (const m of body.markets) publish(usMarketToUpsert(venue, m, m.eventSlug ? bySlug.get(m.eventSlug) : undefined, now));
-      }
-      if (fresh.length) {
-        for (const s of fresh) subscribed.add(s);
-        slugs.push(...fresh);
-        if (send) subscribe(fresh);
-        if (!socket) connect();
-      }
-    }
-
-    function subscribe(list: readonly string[]): void {
-      for (let i = 0; i < list.length; i += WS_MAX_SLUGS_PER_SUBSCRIPTION) {
-        const msg: WsSubscribe = {
-          subscribe: {
-            requestId: `md-${++requestSeq}`,
-            subscriptionType: SUBSCRIPTION_MARKET_DATA,
-            marketSlugs: list.slice(i, i + WS_MAX_SLUGS_PER_SUBSCRIPTION),
-          },
-        };
-        send?.(JSON.stringify(msg));
-      }
-    }
-
-    function connect(): void {
-      socket = reconnectingSocket({
-        url: wsUrl!,
-        headers: auth,
-        log,
-        minBackoffMs: ingest.reconnectMinMs,
-        maxBackoffMs: ingest.reconnectMaxMs,
-        heartbeatMs: ingest.heartbeatMs,
-      }).subscribe({
-        next: (ev) => {
-          if (ev.kind === 'open') {
-            send = ev.send;
-            if (wasOpen) stats.reconnects++;
-            wasOpen = true;
-            subscribe(slugs);
-            feedEvent('connected');
-          } else if (ev.kind === 'close') {
-            const was = send !== undefined;
-            send = undefined;
-            if (!was) return;
-            mapper.reset();
-            feedEvent(ev.stalled ? 'stalled' : 'disconnected', `${ev.code} ${ev.reason}; retry in ${ev.retryInMs} ms`);
-          } else {
-            let parsed: unknown;
-            try {
-              parsed = JSON.parse(ev.data);
-            } catch (e) {
-              stats.frames++;
-              stats.malformedFrame('json', (e as Error).message, ev.data);
-              return;
-            }
-            for (const e of mapper.map(parsed, ev.localTimestamp)) emit(e);
-          }
-        },
-        error: (e: Error) => feedEvent('error', e.message),
-      });
-    }
-
-    function scheduleRefresh(delay: number, attempt = 0): void {
-      later(delay, () => {
-        refresh().then(
-          () => {
-            // A completed catalog walk: /status measures catalog freshness from these.
-            feedEvent('catalog');
-            scheduleRefresh(ingest.catalogRefreshMs);
-          },
-          (e: Error) => {
-            log.warn({ err: e.message }, 'polymarket_us catalog refresh failed');
-            feedEvent('error', `catalog: ${e.message}`);
-            const backoff = Math.min(ingest.reconnectMaxMs, ingest.reconnectMinMs * 2 ** Math.min(attempt, 16));
-            scheduleRefresh(socket ? ingest.catalogRefreshMs : backoff, attempt + 1);
-          },
-        );
-      });
-    }
-
-    scheduleRefresh(0);
-    return () => {
-      stopped = true;
-      for (const t of timers) clearTimeout(t);
-      socket?.unsubscribe();
+  return createVenueFeed(ctx, 'polymarket_us', (rt) => {
+    const mapper = new PolymarketUsMapper(rt.venue, rt.log, rt.stats);
+    const channel = new SlugChannel(rt, wsUrl, auth);
+    const catalog = new UsCatalog(rt, mapper);
+    return {
+      mapper,
+      start: () =>
+        rt.catalog(async () => {
+          channel.add(await catalog.refresh((slug) => !channel.has(slug)));
+          return undefined;
+        }),
     };
   });
+}
 
-  return { venue, stats, events$ };
+const isOpen = (u: MarketUpsert): boolean => u.status === 'active' || u.status === 'initialized';
+
+/** The REST catalog walk, and which markets were open at the last one (to follow them to their end). */
+class UsCatalog {
+  /** slug → whether it was still open when last seen. */
+  private readonly open = new Map<string, boolean>();
+
+  constructor(
+    private readonly rt: FeedRuntime,
+    private readonly mapper: PolymarketUsMapper,
+  ) {}
+
+  /** One walk: every market published; returns the open slugs that `wanted` accepts. */
+  async refresh(wanted: (slug: string) => boolean): Promise<string[]> {
+    const now = Date.now();
+    const evs: UsEvent[] = await this.pages('/v1/events', usEventsResponseSchema, (b) => b.events);
+    const mks: UsMarket[] = await this.pages('/v1/markets', usMarketsResponseSchema, (b) => b.markets);
+    const bySlug = new Map<string, UsEvent>(evs.map((e) => [e.slug, e]));
+    const upsert = (m: UsMarket): MarketUpsert => usMarketToUpsert(this.rt.venue, m, m.eventSlug ? bySlug.get(m.eventSlug) : undefined, now);
+    const current = new Set<string>();
+    const fresh: string[] = [];
+    for (const m of mks) {
+      current.add(m.slug);
+      const u = upsert(m);
+      this.publish(u);
+      if (wanted(m.slug) && isOpen(u)) fresh.push(m.slug);
+    }
+    const gone = [...this.open].filter(([s, open]) => open && !current.has(s)).map(([s]) => s);
+    for (let i = 0; i < gone.length && !this.rt.stopped; i += 50) {
+      const u = new URL(url(this.rt.endpoints.rest, '/v1/markets', { limit: 50 }));
+      for (const s of gone.slice(i, i + 50)) u.searchParams.append('slug', s);
+      const body = await getJson(u.toString(), usMarketsResponseSchema);
+      for (const m of body.markets) this.publish(upsert(m));
+    }
+    return fresh;
+  }
+
+  private publish(u: MarketUpsert): void {
+    this.mapper.learn(u);
+    this.open.set(venueMarketId(this.rt.venue, u.marketId) ?? u.marketId, isOpen(u));
+    this.rt.emit(u);
+  }
+
+  private async pages<B, T>(path: string, schema: z.ZodType<B>, pick: (b: B) => T[]): Promise<T[]> {
+    const limit = 100;
+    const out: T[] = [];
+    for (let page = 0; page < 500 && !this.rt.stopped; page++) {
+      const rows = pick(await getJson(url(this.rt.endpoints.rest, path, { active: true, closed: false, limit, offset: page * limit }), schema));
+      out.push(...rows);
+      if (rows.length < limit) break;
+    }
+    return out;
+  }
+}
+
+/** The one markets connection: opened with the first slugs, every slug subscribed on each (re)connect. */
+class SlugChannel {
+  private readonly slugs: string[] = [];
+  private readonly subscribed = new Set<string>();
+  private stream: Stream | undefined;
+  private requestSeq = 0;
+
+  constructor(
+    private readonly rt: FeedRuntime,
+    private readonly wsUrl: string,
+    private readonly headers: Record<string, string> | undefined,
+  ) {}
+
+  has(slug: string): boolean {
+    return this.subscribed.has(slug);
+  }
+
+  add(fresh: readonly string[]): void {
+    if (!fresh.length) return;
+    for (const s of fresh) this.subscribed.add(s);
+    this.slugs.push(...fresh);
+    // Not open: the subscribe sent on open carries them.
+    if (this.stream) {
+      if (this.stream.open) this.subscribe(fresh);
+    } else this.stream = this.rt.stream({ url: this.wsUrl, headers: this.headers, onOpen: () => this.subscribe(this.slugs) });
+  }
+
+  /** Requests of at most 100 slugs, `md-<n>` request ids; dropped while the connection is down. */
+  private subscribe(list: readonly string[]): void {
+    for (let i = 0; i < list.length; i += WS_MAX_SLUGS_PER_SUBSCRIPTION) {
+      const msg: WsSubscribe = {
+        subscribe: {
+          requestId: `md-${++this.requestSeq}`,
+          subscriptionType: SUBSCRIPTION_MARKET_DATA,
+          marketSlugs: list.slice(i, i + WS_MAX_SLUGS_PER_SUBSCRIPTION),
+        },
+      };
+      this.stream?.send(JSON.stringify(msg));
+    }
+  }
 }
 
 /** PKCS#8 DER prefix of an Ed25519 private key; the 32-byte seed follows. */

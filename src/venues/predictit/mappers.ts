@@ -14,7 +14,8 @@ import {
   type PredictItContract,
   type PredictItMarketShell,
 } from './raw.js';
-import { without, issue, upsertKey } from '../common/util.js';
+import { UpsertChanges } from '../common/frames.js';
+import { without, issue } from '../common/util.js';
 
 /**
  * PredictIt → normalized events. Each CONTRACT is one of our markets (a binary YES/NO on one
@@ -143,7 +144,7 @@ function quoteKey(q: Quote): string {
  * cannot know). `reset()` forgets everything, so the next poll re-emits the full state.
  */
 export class PredictItMapper implements Mapper {
-  private readonly upserts = new Map<string, string>();
+  private readonly upserts = new UpsertChanges();
   private readonly quotes = new Map<string, string>();
 
   constructor(
@@ -207,9 +208,7 @@ export class PredictItMapper implements Mapper {
     const { events, ids, malformed, timestamp } = mapMarket(this.venueConfig, shell.data, local, this.stats);
     for (const e of events) {
       if (e.type === 'market') {
-        const k = upsertKey(e);
-        if (this.upserts.get(e.marketId) === k) continue;
-        this.upserts.set(e.marketId, k);
+        if (!this.upserts.changed(e)) continue;
       } else {
         const k = quoteKey(e);
         if (this.quotes.get(e.marketId) === k) continue;
@@ -221,10 +220,10 @@ export class PredictItMapper implements Mapper {
   }
 
   private vanished(present: Set<string>, timestamp: number, local: number, out: NormalizedEvent[]): void {
-    for (const id of [...this.upserts.keys()]) {
+    for (const id of [...this.upserts.markets()]) {
       if (present.has(id)) continue;
       // Forget the record so that a contract that comes back is listed again in full.
-      this.upserts.delete(id);
+      this.upserts.forget(id);
       this.quotes.delete(id);
       const e: MarketStatusChange = { type: 'market_status', venue: this.venue, timestamp, localTimestamp: local, marketId: id, status: 'closed' };
       out.push(e);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/load.js';
 import type { VenueConfig } from '../../../src/config/schema.js';
 import type { NormalizedEvent } from '../../../src/core/types.js';
-import { parseFrame } from '../../../src/venues/kalshi/feed.js';
+import { parseFrame } from '../../../src/venues/common/frames.js';
 import { KalshiMapper, kalshiStatus, mapRestOrderbooks } from '../../../src/venues/kalshi/mappers.js';
 import { kalshiOrderbooksSchema } from '../../../src/venues/kalshi/raw.js';
 
