@@ -7,6 +7,7 @@ const integration = [
   'test/service.test.ts',
   'test/access/access.test.ts',
   'test/api/**/*.test.ts',
+  'test/config/venue-names.test.ts',
   'test/capacity/**/*.test.ts',
   'test/server/http.test.ts',
   'test/ws/**/*.test.ts',

@@ -172,7 +172,7 @@ function totals(s: Scene): Verdict {
   if ((m = RE_OU.exec(t))) {
     const gamePart = t
       .slice(0, m.index)
-      .replace(/[:\-]\s*$/, '')
+      .replace(/[:-]\s*$/, '')
       .trim();
     titleMatchup(s, gamePart);
     eventMatchup(s);
