@@ -5,6 +5,9 @@ import type { SignalEngine } from '../src/signals/engine.js';
 import type { WalletLedger } from '../src/signals/wallets.js';
 import type { EngineState } from '../src/state/engine.js';
 
+/** How often the matcher looks for operator overrides written by `crossbook groups` (well under a second). */
+export const OVERRIDES_POLL_MS = 250;
+
 /** A burst of catalog changes is re-grouped once, this long after its first change. */
 export const REINDEX_AFTER_MS = 20;
 
@@ -46,6 +49,8 @@ export function matchingFlow(state: EngineState, matching: MatchingService, sign
       .subscribe(() => matching.reindex()),
   );
   sub.add(state.quotes.changes$.subscribe((q) => matching.onQuote(q)));
+  // Overrides written by another process re-group at once; changed groups recompute below.
+  if (matching.overrides) sub.add(interval(OVERRIDES_POLL_MS).subscribe(() => matching.reloadOverrides()));
   if (signals)
     sub.add(
       matching.changes$.subscribe((ids) => {

@@ -82,7 +82,7 @@ export function buildDomain(core: Core): Domain {
   log.info(ledger.load(), 'wallet ledger restored');
   const alerts = new AlertEngine(ledger, persistence, { ...config.signals?.alerts, log: log.child({ component: 'alerts' }) });
   alerts.load();
-  const matching = new MatchingService(state, core.venues, persistence.db('groups'), log.child({ component: 'matching' }));
+  const matching = new MatchingService(state, core.venues, persistence.db('groups'), log.child({ component: 'matching' }), persistence.db('matching'));
   const signals = new SignalEngine(state, core.venues, matching);
   signals.recomputeAll();
   return { matching, signals, ledger, alerts };

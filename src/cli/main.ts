@@ -5,6 +5,7 @@ import { log, setLogLevel } from '../core/log.js';
 import { PersistenceError } from '../persist/store.js';
 import { PROTOCOL_MODULES } from '../venues/index.js';
 import { feesReport } from './arb.js';
+import { addGroups } from './groups.js';
 import { keysCommand } from './keys.js';
 import { matchCommand } from './match.js';
 import { normalizeFile } from './normalize.js';
@@ -82,6 +83,7 @@ async function sim(opts: { seed?: string; rate?: string; basePort?: string }): P
 export function program(): Command {
   const p = new Command('crossbook').description('Self-hostable prediction-market intelligence service (Market Aggregation API v2)').showHelpAfterError();
   for (const add of [addServe, addSim, addNormalize, addMatch, addBench, addSoak, addArb, addKeys]) add(p);
+  addGroups(p, config, out, err);
   return p;
 }
 

@@ -14,8 +14,9 @@
  * Group ids are integers, stable across restarts through an optional persistence hook that maps a
  * proposition signature to the id its group had: the same proposition gets the same id again.
  */
-import { compare } from './compare.js';
+import { compare, type Comparison } from './compare.js';
 import { describeGroup, type GroupFields } from './describe.js';
+import type { Override } from './overrides.js';
 import { extractProposition, type MatchInput, type Proposition } from './proposition/index.js';
 
 /** A listing handed to the matcher: the input plus the caller's unique key (e.g. `venue:id`). */
@@ -199,6 +200,14 @@ function blockKeys(p: Proposition): { index: string[]; query: string[] } {
   return { index, query };
 }
 
+function getOr<K, V>(m: Map<K, V>, k: K, make: () => V): V {
+  let v = m.get(k);
+  if (v === undefined) m.set(k, (v = make()));
+  return v;
+}
+
+const OVERRIDE_REASONS: readonly string[] = ['override'];
+
 /** The cross-venue matcher (see the module comment). */
 export class Matcher {
   private readonly recs = new Map<string, Rec>();
@@ -207,6 +216,10 @@ export class Matcher {
   private readonly sigIds = new Map<string, number>();
   private readonly persistence: MatcherPersistence | undefined;
   private readonly minConfidence: number;
+  /** Operator links: key → partner key → inverted. */
+  private links = new Map<string, Map<string, boolean>>();
+  /** Operator unlinks: key → keys it must never share a group with. */
+  private unlinks = new Map<string, Set<string>>();
   private nextId = 1;
   private comparisons = 0;
   private pass = 0;
@@ -282,6 +295,44 @@ export class Matcher {
     return { markets: this.recs.size, groups: this.live.size, comparisons: this.comparisons };
   }
 
+  /**
+   * Replaces the operator overrides. A link groups two listings whatever their propositions say
+   * (their reasons read `override`); an unlink keeps them apart. Listings whose overrides changed
+   * are placed again at once.
+   */
+  setOverrides(overrides: readonly Override[]): void {
+    const touched = new Set<string>();
+    for (const m of [this.links, this.unlinks]) for (const [k, v] of m) for (const o of v instanceof Map ? v.keys() : v) touched.add(`${k}\u0000${o}`);
+    const links = new Map<string, Map<string, boolean>>();
+    const unlinks = new Map<string, Set<string>>();
+    for (const o of overrides) {
+      for (const [x, y] of [
+        [o.a, o.b],
+        [o.b, o.a],
+      ] as const) {
+        if (o.action === 'link') getOr(links, x, () => new Map<string, boolean>()).set(y, o.inverted);
+        else getOr(unlinks, x, () => new Set<string>()).add(y);
+      }
+    }
+    const changed = new Set<string>();
+    const all = new Set(touched);
+    for (const m of [links, unlinks]) for (const [k, v] of m) for (const o of v instanceof Map ? v.keys() : v) all.add(`${k}\u0000${o}`);
+    for (const pair of all) {
+      const [x, y] = pair.split('\u0000') as [string, string];
+      if (this.links.get(x)?.get(y) !== links.get(x)?.get(y) || this.unlinks.get(x)?.has(y) !== unlinks.get(x)?.has(y)) changed.add(x);
+    }
+    this.links = links;
+    this.unlinks = unlinks;
+    for (const key of changed) {
+      const rec = this.recs.get(key);
+      if (!rec) continue;
+      const previous = rec.group;
+      this.detach(rec);
+      this.place(rec);
+      if (previous && this.live.has(previous.id)) this.retryNeighbours(rec, previous);
+    }
+  }
+
   // ---- internals ----------------------------------------------------------------------------
 
   private file(rec: Rec): void {
@@ -301,6 +352,15 @@ export class Matcher {
     }
   }
 
+  /** Two listings' relation: an operator override first, else their propositions compared. */
+  private relation(x: Rec, y: Rec, px: Proposition, py: Proposition): Comparison {
+    if (this.unlinks.get(x.key)?.has(y.key)) return { relation: 'different', confidence: 0, reasons: OVERRIDE_REASONS, conflict: 'override' };
+    const inv = this.links.get(x.key)?.get(y.key);
+    if (inv !== undefined) return { relation: inv ? 'inverted' : 'same', confidence: 1, reasons: OVERRIDE_REASONS, conflict: null };
+    this.comparisons++;
+    return compare(px, py);
+  }
+
   /** How `rec` would sit in `g`: undefined when it contradicts a member or its venue slot is taken. */
   private fit(rec: Rec, g: Group): Fit | undefined {
     let inverted: boolean | undefined;
@@ -314,15 +374,15 @@ export class Matcher {
       sameVenue = m;
     }
     if (sameVenue) {
-      this.comparisons++;
-      const c = compare(rec.prop, sameVenue.view);
+      const c = this.relation(rec, sameVenue.rec, rec.prop, sameVenue.view);
       if (c.relation === 'different' || (c.relation === 'inverted') === false) return undefined;
     }
+    let linked = false;
     for (const m of g.members) {
       if (m.rec === rec) continue;
-      this.comparisons++;
-      const c = compare(rec.prop, m.view);
+      const c = this.relation(rec, m.rec, rec.prop, m.view);
       if (c.relation === 'different') return undefined;
+      if (c.reasons === OVERRIDE_REASONS) linked = true;
       const inv = (c.relation === 'inverted') !== m.inverted;
       if (inverted === undefined) {
         inverted = inv;
@@ -334,9 +394,9 @@ export class Matcher {
     for (const m of g.members) {
       if (m.rec === rec || m.rec.platform !== rec.platform) continue;
       // One listing per venue per side; two sides on one venue only for one game's line.
-      if (m.inverted === inverted || !GAME_KINDS.has(rec.prop.kind)) return undefined;
+      if (!linked && (m.inverted === inverted || !GAME_KINDS.has(rec.prop.kind))) return undefined;
     }
-    return { inverted, confidence, reasons };
+    return linked ? { inverted, confidence: 1, reasons: OVERRIDE_REASONS } : { inverted, confidence, reasons };
   }
 
   /**
@@ -357,6 +417,22 @@ export class Matcher {
         g.seen = pass;
         const f = this.fit(rec, g);
         if (f && f.confidence >= this.minConfidence) fits.push({ g, fit: f });
+      }
+    }
+    const partners = this.links.get(rec.key);
+    if (partners) {
+      for (const k of partners.keys()) {
+        const g = this.recs.get(k)?.group;
+        if (!g || g.seen === pass) continue;
+        g.seen = pass;
+        const f = this.fit(rec, g);
+        if (f) fits.push({ g, fit: f });
+      }
+      // A linked listing goes with its partner even when the partner's group disagrees: the
+      // partner leaves that group for a new one with this listing.
+      if (!fits.some((f) => f.fit.reasons === OVERRIDE_REASONS)) {
+        const k = [...partners.keys()].find((x) => this.recs.get(x)?.group);
+        if (k !== undefined) return this.pair(rec, this.recs.get(k)!, partners.get(k)!);
       }
     }
     if (fits.length === 0) return this.found(rec);
@@ -400,9 +476,9 @@ export class Matcher {
       for (let j = i + 1; j < all.length; j++) {
         const a = all[i]!;
         const b = all[j]!;
-        if (a.rec.platform === b.rec.platform && (a.inverted === b.inverted || !GAME_KINDS.has(a.rec.prop.kind))) return false;
-        this.comparisons++;
-        const c = compare(views[i]!, views[j]!);
+        const c = this.relation(a.rec, b.rec, views[i]!, views[j]!);
+        if (c.reasons !== OVERRIDE_REASONS && a.rec.platform === b.rec.platform && (a.inverted === b.inverted || !GAME_KINDS.has(a.rec.prop.kind)))
+          return false;
         if (c.relation === 'different' || c.confidence < this.minConfidence) return false;
         if ((c.relation === 'inverted') !== (a.inverted !== b.inverted)) return false;
       }
@@ -421,6 +497,15 @@ export class Matcher {
     const g: Group = { id, members: [m], anchor: m, founder: m, cached: undefined, seen: 0 };
     this.live.set(id, g);
     rec.group = g;
+  }
+
+  /** A new group of `rec` and its linked `partner` (taken out of its group). */
+  private pair(rec: Rec, partner: Rec, inverted: boolean): void {
+    const previous = partner.group;
+    this.detach(partner);
+    this.found(rec);
+    this.join(rec.group!, partner, { inverted, confidence: 1, reasons: OVERRIDE_REASONS });
+    if (previous && this.live.has(previous.id)) this.retryNeighbours(partner, previous);
   }
 
   private remember(sig: string, id: number): void {

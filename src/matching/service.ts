@@ -8,6 +8,7 @@ import type { MarketRecord } from '../state/catalog.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import type { EngineState } from '../state/engine.js';
 import { Matcher, type MatchGroup } from './matcher.js';
+import { OverrideStore } from './overrides.js';
 
 /** A cross-venue group as the API serves it: the matcher's group plus its event. */
 export interface ServedGroup extends MatchGroup {
@@ -36,12 +37,15 @@ export class MatchingService implements GroupSource {
   /** Group ids whose membership or fields changed, once per re-index that changed any. */
   readonly changes$ = this.changed.asObservable();
   version = 0;
+  /** Operator overrides (`crossbook groups link|unlink`), when a `matching` database was given. */
+  readonly overrides: OverrideStore | undefined;
 
   constructor(
     private readonly state: EngineState,
     private readonly venues: VenueDirectory,
     db: Database | undefined,
     private readonly log?: Logger,
+    matchingDb?: Database,
   ) {
     this.matcher = new Matcher({
       persistence: db
@@ -53,8 +57,24 @@ export class MatchingService implements GroupSource {
           }
         : undefined,
     });
+    this.overrides = matchingDb ? new OverrideStore(matchingDb) : undefined;
+    const initial = this.overrides?.changed();
+    if (initial) this.matcher.setOverrides(initial);
     for (const m of state.catalog.all()) this.upsert(m);
     this.reindex();
+  }
+
+  /**
+   * Applies the operator overrides if another process changed them (pipelines/signals.ts calls
+   * this on a timer); returns whether they changed.
+   */
+  reloadOverrides(): boolean {
+    const next = this.overrides?.changed();
+    if (!next) return false;
+    this.matcher.setOverrides(next);
+    this.log?.info({ overrides: next.length }, 'matching overrides applied');
+    this.reindex();
+    return true;
   }
 
   /** A quote changed: a market in a cross-venue group moves /status last_updated. */

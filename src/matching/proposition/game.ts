@@ -98,7 +98,8 @@ export function resolveTeamIn(name: string, g: Game): string[] {
   if (inGame.length > 0) return inGame;
   if (g.teams.length === 2 && byName.length > 0) return []; // names a team that is not in this game
   if (byName.length > 0) return byName;
-  if (g.groups && /^[a-z0-9]{2,5}$/.test(n)) {
+  // An outcome token may be the team code as the venue writes it ("MIL").
+  if (g.groups && /^[a-z0-9]{2,5}$/i.test(n)) {
     const byCode = teamsByCode(n, g.groups);
     const inGame2 = byCode.filter((id) => g.teams.includes(id));
     return inGame2.length > 0 ? inGame2 : byCode;
