@@ -8,6 +8,7 @@ const integration = [
   'test/access/access.test.ts',
   'test/api/**/*.test.ts',
   'test/config/venue-names.test.ts',
+  'test/matching/overrides.test.ts',
   'test/capacity/**/*.test.ts',
   'test/server/http.test.ts',
   'test/ws/**/*.test.ts',

@@ -428,12 +428,12 @@ export class Matcher {
         const f = this.fit(rec, g);
         if (f) fits.push({ g, fit: f });
       }
-      // A linked listing goes with its partner even when the partner's group disagrees: the
-      // partner leaves that group for a new one with this listing.
-      if (!fits.some((f) => f.fit.reasons === OVERRIDE_REASONS)) {
-        const k = [...partners.keys()].find((x) => this.recs.get(x)?.group);
-        if (k !== undefined) return this.pair(rec, this.recs.get(k)!, partners.get(k)!);
-      }
+      // A linked listing goes with its partner whatever else fits, even when the partner's group
+      // disagrees: the partner then leaves that group for a new one with this listing.
+      const linked = fits.find((f) => f.fit.reasons === OVERRIDE_REASONS);
+      if (linked) return this.join(linked.g, rec, linked.fit);
+      const k = [...partners.keys()].find((x) => this.recs.get(x)?.group);
+      if (k !== undefined) return this.pair(rec, this.recs.get(k)!, partners.get(k)!);
     }
     if (fits.length === 0) return this.found(rec);
     fits.sort((x, y) => y.fit.confidence - x.fit.confidence || x.g.id - y.g.id);
