@@ -91,7 +91,8 @@ export function checkHead(head: string): Accepted | Refusal {
     } else if (lower === 'transfer-encoding') return refuse(400, 'bad_request', 'Transfer-Encoding is not accepted (every endpoint is GET and takes no body)');
     else if (lower === 'connection') connection += `${value.toLowerCase()},`;
     else if (lower === 'upgrade') upgrade = true;
-    if (http10 && (lower === 'connection' || lower === 'keep-alive')) continue;
+    // HTTP/1.0 has no upgrades (RFC 9110 7.8) and its connection options do not apply to the rewrite.
+    if (http10 && (lower === 'connection' || lower === 'keep-alive' || lower === 'upgrade' || lower === 'sec-websocket-key')) continue;
     kept.push(line);
   }
   if (lengths > 1) return refuse(400, 'bad_request', 'more than one Content-Length header field');

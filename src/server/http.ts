@@ -226,7 +226,17 @@ export class HttpServer {
     const ms = performance.now() - ctx.startedAt;
     if (reply.status >= 500) this.log.warn({ requestId: ctx.requestId, path: redactPath(ctx.path), status: reply.status, ms }, 'request');
     else if (this.log.isLevelEnabled('debug'))
-      this.log.debug({ requestId: ctx.requestId, path: redactPath(ctx.path), query: redactQuery(ctx.rawQuery), status: reply.status, ms }, 'request');
+      this.log.debug(
+        {
+          requestId: ctx.requestId,
+          path: redactPath(ctx.path),
+          query: redactQuery(ctx.rawQuery),
+          status: reply.status,
+          ms,
+          ...(ctx.headers.has('x-forwarded-for') ? { forwardedFor: ctx.headers.get('x-forwarded-for') } : {}),
+        },
+        'request',
+      );
   }
 
   /**

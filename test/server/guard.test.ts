@@ -139,6 +139,10 @@ describe('oversized and malformed heads', () => {
       rewritten: 'GET /x?a=1 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n',
       close: true,
     });
+    expect(checkHead('GET /ws HTTP/1.0\r\nHost: a\r\nUpgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==')).toMatchObject({
+      rewritten: 'GET /ws HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n',
+      upgrade: false,
+    });
     expect(checkHead('GET / HTTP/1.1\r\nHost: a\r\nContent-Length: +5')).toMatchObject({ status: 400 });
     expect(checkHead('GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nContent-Length: 5')).toMatchObject({ status: 400 });
     expect(checkHead('GET / HTTP/1.1\r\nHost: a\r\n folded')).toMatchObject({ status: 400 });
