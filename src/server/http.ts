@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type * as UWS from 'uWebSockets.js';
 import type { Logger } from '../core/log.js';
+import { HttpGuard } from './guard.js';
+import { redactPath, redactQuery } from './redact.js';
 import { loadUws } from './uws.js';
+
+export { redactQuery } from './redact.js';
 
 /** A response: a pre-serialized body (serialize once per state change, not per request). */
 export interface Reply {
@@ -17,7 +21,7 @@ export interface RequestCtx {
   readonly path: string;
   readonly rawQuery: string;
   readonly params: Readonly<Record<string, string>>;
-  /** The request headers the pipeline reads (x-api-key, x-request-id, accept, user-agent, x-forwarded-for), lower-case names. */
+  /** The request headers the pipeline reads (x-api-key, x-request-id, accept, user-agent, x-forwarded-for, connection), lower-case names. */
   readonly headers: ReadonlyMap<string, string>;
   readonly requestId: string;
   readonly startedAt: number;
@@ -47,12 +51,17 @@ const STATUS_TEXT: Record<number, string> = {
   422: '422 Unprocessable Entity',
   426: '426 Upgrade Required',
   429: '429 Too Many Requests',
+  431: '431 Request Header Fields Too Large',
   500: '500 Internal Server Error',
   503: '503 Service Unavailable',
+  505: '505 HTTP Version Not Supported',
 };
 
 /** Request headers copied into the context (lower-case). */
-const READ_HEADERS = ['x-api-key', 'x-request-id', 'accept', 'user-agent', 'x-forwarded-for'] as const;
+const READ_HEADERS = ['x-api-key', 'x-request-id', 'accept', 'user-agent', 'x-forwarded-for', 'connection'] as const;
+
+/** The methods every route answers (HEAD: the GET's status and headers, without the body). */
+const ALLOW = 'GET, HEAD';
 
 /**
  * A UUID in its canonical 8-4-4-4-12 hex form, whatever its version and variant bits (the nil UUID,
@@ -79,12 +88,18 @@ export function jsonReply(body: unknown, status = 200): Reply {
  * testable. Copies what it needs from `req` up front, attaches onAborted before any await, corks
  * writes that happen after async work, assigns the request id (spec 4: echo a UUID X-Request-ID,
  * replace anything else), logs each request, and turns a throw into a 500 without a stack trace.
+ *
+ * Paths are canonical: no empty segment (`//api/v2/status`, `/api/v2/status/`) matches a route,
+ * they answer 404 naming the canonical path. A path or query holding bytes that are not UTF-8
+ * (raw, which uWS turns into U+FFFD, or percent-encoded) is a 400. `listen` puts `HttpGuard` in
+ * front (see guard.ts).
  */
 export class HttpServer {
   readonly uws = loadUws();
   readonly app: UWS.TemplatedApp;
   private readonly routes: Route[] = [];
   private listenSocket: UWS.us_listen_socket | undefined;
+  private guard: HttpGuard | undefined;
   port = 0;
   /** Runs before every routed handler (the access layer installs itself here). */
   before: ((ctx: RequestCtx) => Reply | undefined) | undefined;
@@ -114,7 +129,7 @@ export class HttpServer {
         }
       }
       if (!ok) continue;
-      if (r.method !== method) {
+      if (r.method !== method && !(method === 'head' && r.method === 'get')) {
         wrongMethod = true;
         continue;
       }
@@ -155,19 +170,15 @@ export class HttpServer {
       if (aborted) return;
       res.cork(() => this.write(res, ctx, reply));
     };
+    const early = this.refusal(ctx);
+    if (early) return finish(early);
     const m = this.match(method, path);
-    if (m === undefined || m === 'method') {
-      finish(
-        m === 'method'
-          ? errorReply(405, 'method_not_allowed', `${method.toUpperCase()} is not allowed on ${path}; all endpoints are GET`)
-          : errorReply(404, 'not_found', `no route ${path}`),
-      );
-      return;
-    }
+    if (m === undefined || m === 'method')
+      return finish(m === 'method' ? notAllowed(method, path) : errorReply(404, 'not_found', `no route ${redactPath(path)}`));
     (ctx as { params: Record<string, string> }).params = m.params;
     try {
-      const early = this.before?.(ctx);
-      if (early) return finish(early);
+      const gate = this.before?.(ctx);
+      if (gate) return finish(gate);
       const out = m.route.handler(ctx);
       if (out instanceof Promise) out.then(finish, (e: unknown) => finish(this.crash(ctx, e)));
       else finish(out);
@@ -176,8 +187,26 @@ export class HttpServer {
     }
   }
 
+  /** What is answered before routing: a guard refusal, a non-canonical path, bytes that are not UTF-8. */
+  private refusal(ctx: RequestCtx): Reply | undefined {
+    const refused = this.guard?.route.parse(ctx.path, ctx.rawQuery);
+    if (refused) {
+      (ctx as { path: string }).path = '(refused before routing)';
+      (ctx as { rawQuery: string }).rawQuery = '';
+      ctx.responseHeaders['connection'] = 'close';
+      return errorReply(refused.status, refused.code, refused.message);
+    }
+    if (ctx.path.includes('\uFFFD')) return errorReply(400, 'validation.malformed_path', 'the path is not valid UTF-8');
+    if (ctx.rawQuery.includes('\uFFFD')) return errorReply(400, 'validation.malformed_query', 'the query string is not valid UTF-8');
+    if (ctx.path.includes('//') || (ctx.path.length > 1 && ctx.path.endsWith('/'))) {
+      const canonical = `/${ctx.path.split('/').filter(Boolean).join('/')}`;
+      return errorReply(404, 'not_found', `no route ${redactPath(ctx.path)}; paths have no empty segments (${redactPath(canonical)})`);
+    }
+    return undefined;
+  }
+
   private crash(ctx: RequestCtx, e: unknown): Reply {
-    ctx.log.error({ requestId: ctx.requestId, path: ctx.path, err: e instanceof Error ? e.stack : String(e) }, 'request failed');
+    ctx.log.error({ requestId: ctx.requestId, path: redactPath(ctx.path), err: e instanceof Error ? e.stack : String(e) }, 'request failed');
     return errorReply(500, 'internal_error', 'internal error', { request_id: ctx.requestId });
   }
 
@@ -187,31 +216,65 @@ export class HttpServer {
     res.writeHeader('x-request-id', ctx.requestId);
     for (const k in ctx.responseHeaders) res.writeHeader(k, ctx.responseHeaders[k]!);
     if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]!);
-    res.end(reply.body);
+    const close = ctx.headers.get('connection')?.toLowerCase() === 'close' || ctx.responseHeaders['connection'] === 'close';
+    if (close && ctx.responseHeaders['connection'] === undefined) res.writeHeader('connection', 'close');
+    if (ctx.method === 'head') {
+      // The GET's headers, its length included, and no body (uWS 20.30's endWithoutBody writes no Content-Length).
+      res.writeHeader('content-length', String(typeof reply.body === 'string' ? Buffer.byteLength(reply.body) : reply.body.byteLength));
+      res.endWithoutBody();
+    } else res.end(reply.body, close);
     const ms = performance.now() - ctx.startedAt;
-    if (reply.status >= 500) this.log.warn({ requestId: ctx.requestId, path: ctx.path, status: reply.status, ms }, 'request');
+    if (reply.status >= 500) this.log.warn({ requestId: ctx.requestId, path: redactPath(ctx.path), status: reply.status, ms }, 'request');
     else if (this.log.isLevelEnabled('debug'))
-      this.log.debug({ requestId: ctx.requestId, path: ctx.path, query: redactQuery(ctx.rawQuery), status: reply.status, ms }, 'request');
+      this.log.debug(
+        {
+          requestId: ctx.requestId,
+          path: redactPath(ctx.path),
+          query: redactQuery(ctx.rawQuery),
+          status: reply.status,
+          ms,
+          ...(ctx.headers.has('x-forwarded-for') ? { forwardedFor: ctx.headers.get('x-forwarded-for') } : {}),
+        },
+        'request',
+      );
   }
 
-  listen(host: string, port: number): Promise<number> {
-    return new Promise((resolve, reject) => {
-      this.app.listen(host, port, (sock) => {
-        if (!sock) return reject(new Error(`cannot listen on ${host}:${port} (in use or not permitted)`));
+  /**
+   * Listens on host:port: uWS on an ephemeral loopback port of its own, `HttpGuard` on the
+   * address. Loopback TCP rather than a Unix socket: its kernel buffers grow to megabytes, a Unix
+   * socket's hold a few hundred small WebSocket messages, and the hub would coalesce clients that
+   * keep up. Resolves with the port.
+   */
+  async listen(host: string, port: number): Promise<number> {
+    const inner = await new Promise<number>((resolve, reject) => {
+      this.app.listen('127.0.0.1', 0, (sock) => {
+        if (!sock) return reject(new Error('cannot listen on a loopback port for the HTTP server'));
         this.listenSocket = sock;
-        this.port = this.uws.us_socket_local_port(sock);
-        resolve(this.port);
+        resolve(this.uws.us_socket_local_port(sock));
       });
     });
+    this.guard = new HttpGuard(inner);
+    try {
+      this.port = await this.guard.listen(host, port);
+    } catch (e) {
+      this.close();
+      throw e;
+    }
+    return this.port;
   }
 
   close(): void {
+    this.guard?.close();
+    this.guard = undefined;
     if (this.listenSocket) this.uws.us_listen_socket_close(this.listenSocket);
     this.listenSocket = undefined;
   }
 }
 
-/** Query string with api_key redacted, for logs (spec 5.3: keys in query strings leak into logs). */
-export function redactQuery(q: string): string {
-  return q.replace(/(^|&)(api_key=)[^&]*/gi, '$1$2[redacted]');
+/** 405 with the Allow header (RFC 9110 15.5.6). */
+function notAllowed(method: string, path: string): Reply {
+  return {
+    ...errorReply(405, 'method_not_allowed', `${method.toUpperCase()} is not allowed on ${redactPath(path)}; every endpoint answers ${ALLOW}`),
+    headers: { Allow: ALLOW },
+  };
 }

@@ -1,0 +1,300 @@
+import { randomBytes } from 'node:crypto';
+import net from 'node:net';
+
+/**
+ * The HTTP/1 front of the uWebSockets.js build in use (20.30). Its native parser only recognises a
+ * request line ending in " HTTP/1.1\r\n"; anything else (HTTP/1.0, a bare LF, more than 48 header
+ * fields, HTTP/1.1 without Host, an absolute-form target) reads as an incomplete request, so the
+ * client hears nothing until the 10 s idle timeout, and a head split across reads is dropped past
+ * 4 KB. It also takes the first of several Content-Length fields and ignores Transfer-Encoding,
+ * so a second length or a chunked body runs as the next request (request smuggling). The parser
+ * has no hook, so the guard sits in front of it: it owns the public port, checks each request head
+ * and forwards good ones to uWS on a loopback port, byte for byte (HTTP/1.0 rewritten as
+ * HTTP/1.1 with `Connection: close`, so uWS answers and closes). A bad head becomes one internal
+ * request (see `GuardRoute`) that uWS answers with the error and `Connection: close`, so the error
+ * is written in order after the responses to requests before it, and logged like any request.
+ * After a 101 the connection is a WebSocket and is passed through untouched.
+ */
+
+/** Longest request head accepted (request line and header fields): longer is a 431. */
+export const MAX_HEAD_BYTES = 16 * 1024;
+/** Most header fields per request: uWS 20.30 holds 50 slots, the request line and an end marker included. */
+export const MAX_HEADER_FIELDS = 48;
+/**
+ * Bytes held for a client that reads slower than uWS writes before uWS is made to wait. Node's own
+ * 16 KB mark would pause uWS at every burst, and the WebSocket hub would coalesce even a client
+ * that keeps up; a direct loopback connection buffers megabytes in the kernel.
+ */
+const RELAY_BUFFER_BYTES = 1024 * 1024;
+/** Largest request body forwarded (no endpoint takes one): larger is a 413. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** A request head the guard refuses: the status and the error body's code and message. */
+export interface Refusal {
+  readonly status: 400 | 413 | 431 | 505;
+  readonly code: string;
+  readonly message: string;
+}
+
+/** A request head the guard forwards. */
+export interface Accepted {
+  /** The head to send upstream when it differs from the client's bytes (HTTP/1.0 rewritten). */
+  readonly rewritten: string | undefined;
+  readonly bodyLength: number;
+  /** A WebSocket upgrade: the guard waits for uWS's answer before reading on. */
+  readonly upgrade: boolean;
+  /** The connection ends after this request (HTTP/1.0 or `Connection: close`). */
+  readonly close: boolean;
+}
+
+const REQUEST_LINE = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+) (\/[^\x00-\x20\x7f]*) HTTP\/1\.([01])$/;
+const ANY_VERSION = /^[^ ]+ [^ ]+ HTTP\/\d+(\.\d+)?$/;
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const BAD_VALUE = /[\x00-\x08\x0a-\x1f\x7f]/;
+
+const refuse = (status: Refusal['status'], code: string, message: string): Refusal => ({ status, code, message });
+
+/**
+ * Checks one request head (latin1 text up to, not including, the blank line) against RFC 9112 as
+ * far as a read-only API needs: an origin-form target, HTTP/1.1 or 1.0, well-formed fields, one
+ * Host on HTTP/1.1, at most one Content-Length and no Transfer-Encoding (both are how requests are
+ * smuggled), and no more fields than uWS can hold.
+ */
+export function checkHead(head: string): Accepted | Refusal {
+  const lines = head.split('\r\n');
+  const m = REQUEST_LINE.exec(lines[0]!);
+  if (!m) {
+    if (ANY_VERSION.test(lines[0]!) && !/ HTTP\/1\.[01]$/.test(lines[0]!))
+      return refuse(505, 'http_version_not_supported', 'only HTTP/1.1 and HTTP/1.0 are served');
+    return refuse(400, 'bad_request', 'malformed request line: expected "METHOD /path HTTP/1.1" with CRLF line ends');
+  }
+  const http10 = m[3] === '0';
+  let hosts = 0;
+  let lengths = 0;
+  let bodyLength = 0;
+  let connection = '';
+  let upgrade = false;
+  const kept: string[] = [];
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i]!;
+    const c = line.indexOf(':');
+    const name = c > 0 ? line.slice(0, c) : '';
+    if (!TOKEN.test(name)) return refuse(400, 'bad_request', `malformed header field on line ${i + 1}`);
+    const value = line.slice(c + 1).replace(/^[ \t]+|[ \t]+$/g, '');
+    if (BAD_VALUE.test(value)) return refuse(400, 'bad_request', `control character in header field ${name}`);
+    const lower = name.toLowerCase();
+    if (lower === 'host') hosts++;
+    else if (lower === 'content-length') {
+      lengths++;
+      if (!/^\d{1,16}$/.test(value)) return refuse(400, 'bad_request', 'Content-Length must be a decimal number');
+      bodyLength = Number(value);
+    } else if (lower === 'transfer-encoding') return refuse(400, 'bad_request', 'Transfer-Encoding is not accepted (every endpoint is GET and takes no body)');
+    else if (lower === 'connection') connection += `${value.toLowerCase()},`;
+    else if (lower === 'upgrade') upgrade = true;
+    // HTTP/1.0 has no upgrades (RFC 9110 7.8) and its connection options do not apply to the rewrite.
+    if (http10 && (lower === 'connection' || lower === 'keep-alive' || lower === 'upgrade' || lower === 'sec-websocket-key')) continue;
+    kept.push(line);
+  }
+  if (lengths > 1) return refuse(400, 'bad_request', 'more than one Content-Length header field');
+  if (hosts > 1) return refuse(400, 'bad_request', 'more than one Host header field');
+  if (hosts === 0 && !http10) return refuse(400, 'bad_request', 'HTTP/1.1 requests need a Host header field');
+  if (bodyLength > MAX_BODY_BYTES) return refuse(413, 'payload_too_large', 'request body too large (no endpoint takes one)');
+  if (http10) {
+    // uWS answers only HTTP/1.1: forward as such, with the close HTTP/1.0 implies.
+    if (hosts === 0) kept.push('Host: localhost');
+    kept.push('Connection: close');
+    if (kept.length > MAX_HEADER_FIELDS) return tooMany();
+    return { rewritten: `${m[1]} ${m[2]} HTTP/1.1\r\n${kept.join('\r\n')}\r\n\r\n`, bodyLength, upgrade: false, close: true };
+  }
+  if (lines.length - 1 > MAX_HEADER_FIELDS) return tooMany();
+  const tokens = connection.split(',').map((s) => s.trim());
+  return { rewritten: undefined, bodyLength, upgrade: upgrade && tokens.includes('upgrade'), close: tokens.includes('close') };
+}
+
+const tooMany = (): Refusal => refuse(431, 'headers_too_large', `more than ${MAX_HEADER_FIELDS} header fields`);
+
+/**
+ * The internal route a refusal travels on: `GET <prefix><status>/<code>?m=<message>`. The prefix
+ * holds a per-process random token, so no client can reach it through the guard.
+ */
+export class GuardRoute {
+  readonly prefix = `/.crossbook-guard/${randomBytes(12).toString('hex')}/`;
+
+  /** The request line and fields that make uWS answer `r` and close. */
+  request(r: Refusal): Buffer {
+    return Buffer.from(
+      `GET ${this.prefix}${r.status}/${r.code}?m=${encodeURIComponent(r.message)} HTTP/1.1\r\nHost: guard\r\nConnection: close\r\n\r\n`,
+      'latin1',
+    );
+  }
+
+  /** The refusal a routed request stands for, or undefined when `path` is not the guard's. */
+  parse(path: string, rawQuery: string): Refusal | undefined {
+    if (!path.startsWith(this.prefix)) return undefined;
+    const [status, code] = path.slice(this.prefix.length).split('/');
+    const message = decodeURIComponent(rawQuery.startsWith('m=') ? rawQuery.slice(2) : '');
+    return { status: Number(status) as Refusal['status'], code: code ?? 'bad_request', message };
+  }
+}
+
+const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
+const LFLF = Buffer.from('\n\n', 'latin1');
+
+/** One client connection and its upstream connection to uWS. */
+class GuardedConnection {
+  private pending: Buffer | undefined;
+  private body = 0;
+  /** http: checking heads; upgrading: waiting for uWS's answer to an upgrade; tunnel: a WebSocket; done: reading no more. */
+  private mode: 'http' | 'upgrading' | 'tunnel' | 'done' = 'http';
+
+  constructor(
+    private readonly client: net.Socket,
+    private readonly upstream: net.Socket,
+    private readonly route: GuardRoute,
+  ) {
+    client.on('data', (d: Buffer) => this.fromClient(d));
+    upstream.on('data', (d: Buffer) => this.fromUpstream(d));
+    client.on('end', () => upstream.end());
+    upstream.on('end', () => client.end());
+    const destroy = (): void => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', destroy);
+    upstream.on('error', destroy);
+    client.on('close', destroy);
+    upstream.on('close', () => (client.writableLength > 0 ? client.end() : client.destroy()));
+  }
+
+  private fromClient(d: Buffer): void {
+    if (this.mode === 'tunnel') return this.send(d);
+    if (this.mode === 'done') {
+      // The body of the last request still goes through; anything after it is dropped.
+      const n = Math.min(this.body, d.length);
+      this.body -= n;
+      if (n > 0) this.send(d.subarray(0, n));
+      return;
+    }
+    this.pending = this.pending ? Buffer.concat([this.pending, d]) : d;
+    if (this.mode === 'http') this.scan();
+  }
+
+  /** Forwards every complete request in `pending` (heads checked, bodies counted), keeps the rest. */
+  private scan(): void {
+    const b = this.pending!;
+    const out: Buffer[] = [];
+    let off = 0;
+    while (off < b.length && this.mode === 'http') {
+      if (this.body > 0) {
+        const n = Math.min(this.body, b.length - off);
+        out.push(b.subarray(off, off + n));
+        off += n;
+        this.body -= n;
+        continue;
+      }
+      const end = b.indexOf(HEAD_END, off);
+      const lf = b.indexOf(LFLF, off);
+      if (lf >= 0 && (end < 0 || lf < end)) {
+        this.refuse(out, refuse(400, 'bad_request', 'header lines must end in CRLF'));
+        break;
+      }
+      if (end < 0) {
+        if (b.length - off > MAX_HEAD_BYTES) this.refuse(out, refuse(431, 'headers_too_large', `request head over ${MAX_HEAD_BYTES} bytes`));
+        break;
+      }
+      if (end - off > MAX_HEAD_BYTES) {
+        this.refuse(out, refuse(431, 'headers_too_large', `request head over ${MAX_HEAD_BYTES} bytes`));
+        break;
+      }
+      const v = checkHead(b.toString('latin1', off, end));
+      if ('status' in v) {
+        this.refuse(out, v);
+        break;
+      }
+      out.push(v.rewritten === undefined ? b.subarray(off, end + 4) : Buffer.from(v.rewritten, 'latin1'));
+      off = end + 4;
+      this.body = v.bodyLength;
+      if (v.upgrade) {
+        this.mode = 'upgrading';
+        this.client.pause();
+      } else if (v.close) {
+        // Forward its body, then read no more: uWS answers and closes.
+        const n = Math.min(this.body, b.length - off);
+        out.push(b.subarray(off, off + n));
+        this.body -= n;
+        this.mode = 'done';
+      }
+    }
+    this.pending = this.mode === 'done' || off >= b.length ? undefined : b.subarray(off);
+    if (out.length === 1) this.send(out[0]!);
+    else if (out.length > 1) this.send(Buffer.concat(out));
+  }
+
+  private refuse(out: Buffer[], r: Refusal): void {
+    out.push(this.route.request(r));
+    this.mode = 'done';
+  }
+
+  private send(d: Buffer): void {
+    if (!this.upstream.write(d) && this.mode !== 'done') {
+      this.client.pause();
+      this.upstream.once('drain', () => {
+        if (this.mode !== 'upgrading') this.client.resume();
+      });
+    }
+  }
+
+  private fromUpstream(d: Buffer): void {
+    if (this.mode === 'upgrading') {
+      this.mode = d.toString('latin1', 0, 13) === 'HTTP/1.1 101 ' ? 'tunnel' : 'http';
+      if (this.mode === 'tunnel') this.client.setTimeout(0);
+      this.client.resume();
+      const rest = this.pending;
+      this.pending = undefined;
+      if (rest) queueMicrotask(() => this.fromClient(rest));
+    }
+    this.client.write(d);
+    if (this.client.writableLength > RELAY_BUFFER_BYTES) {
+      this.upstream.pause();
+      this.client.once('drain', () => this.upstream.resume());
+    }
+  }
+}
+
+/** Listens on the public address and guards each connection into uWS on 127.0.0.1:`upstreamPort`. */
+export class HttpGuard {
+  readonly route = new GuardRoute();
+  private readonly server: net.Server;
+  private readonly open = new Set<net.Socket>();
+
+  constructor(private readonly upstreamPort: number) {
+    this.server = net.createServer({ allowHalfOpen: true, noDelay: true }, (client) => this.accept(client));
+  }
+
+  private accept(client: net.Socket): void {
+    const upstream = net.connect({ host: '127.0.0.1', port: this.upstreamPort, allowHalfOpen: true, noDelay: true });
+    this.open.add(client).add(upstream);
+    client.on('close', () => this.open.delete(client));
+    upstream.on('close', () => this.open.delete(upstream));
+    new GuardedConnection(client, upstream, this.route);
+  }
+
+  /** Starts listening; resolves with the port. */
+  listen(host: string, port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const fail = (e: Error): void => reject(new Error(`cannot listen on ${host}:${port} (${(e as NodeJS.ErrnoException).code ?? e.message})`));
+      this.server.once('error', fail);
+      this.server.listen({ host, port, exclusive: true }, () => {
+        this.server.off('error', fail);
+        resolve((this.server.address() as net.AddressInfo).port);
+      });
+    });
+  }
+
+  /** Stops listening and drops open connections. */
+  close(): void {
+    this.server.close();
+    for (const s of this.open) s.destroy();
+    this.open.clear();
+  }
+}

@@ -1,0 +1,210 @@
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/core/log.js';
+import { checkHead, MAX_HEADER_FIELDS } from '../../src/server/guard.js';
+import { HttpServer, jsonReply } from '../../src/server/http.js';
+import { redactPath, redactQuery } from '../../src/server/redact.js';
+
+/**
+ * Hostile and old HTTP clients against the real server (guard + uWS), over raw sockets: each case
+ * is an attack from issue 14 that once went unanswered for 10 s, reset the connection or ran as a
+ * smuggled second request.
+ */
+let http: HttpServer;
+let port: number;
+const lines: string[] = [];
+const KEY = 'pmx_AbCdEfGhIjKlMnOpQrStUvWxYz012345';
+
+beforeAll(async () => {
+  http = new HttpServer(createLogger('debug', { write: (s: string) => void lines.push(s) }));
+  http.get('/api/v2/status', () => jsonReply({ status: 'ok' }));
+  http.get('/api/v2/markets', () => jsonReply({ markets: [] }));
+  port = await http.listen('127.0.0.1', 0);
+});
+afterAll(() => http.close());
+
+interface Exchange {
+  /** Everything the server sent. */
+  readonly text: string;
+  /** The server closed the connection (rather than the guard timeout below firing). */
+  readonly closed: boolean;
+}
+
+/**
+ * Sends raw bytes and collects the answer until the server closes, or until `settleMs` passes
+ * without a close (a failure guard, not a timing assertion: a keep-alive answer is complete then).
+ */
+function exchange(bytes: string | Buffer, settleMs = 3000): Promise<Exchange> {
+  return new Promise((resolve) => {
+    const s = net.connect(port, '127.0.0.1');
+    let text = '';
+    const done = (closed: boolean): void => {
+      clearTimeout(t);
+      s.destroy();
+      resolve({ text, closed });
+    };
+    const t = setTimeout(() => done(false), settleMs);
+    s.on('data', (d) => (text += d.toString('latin1')));
+    s.on('error', () => undefined);
+    s.on('close', () => done(true));
+    s.write(typeof bytes === 'string' ? Buffer.from(bytes, 'latin1') : bytes);
+  });
+}
+
+const statuses = (text: string): number[] => [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
+const bodyOf = (text: string): Record<string, unknown> => JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
+const fields = (n: number): string => Array.from({ length: n }, (_, i) => `X-F${i}: v\r\n`).join('');
+
+describe('HTTP/1.0', () => {
+  it('answers an HTTP/1.0 request and closes the connection', async () => {
+    for (const req of ['GET /api/v2/status HTTP/1.0\r\n\r\n', 'GET /api/v2/status HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\n\r\n']) {
+      const r = await exchange(req);
+      expect(r.closed).toBe(true);
+      expect(statuses(r.text)).toEqual([200]);
+      expect(r.text.toLowerCase()).toContain('connection: close');
+      expect(bodyOf(r.text)).toEqual({ status: 'ok' });
+    }
+  });
+});
+
+describe('request smuggling', () => {
+  it('answers conflicting Content-Length 400 and closes, without running the bytes after it', async () => {
+    const second = 'GET /api/v2/markets HTTP/1.1\r\nHost: x\r\n\r\n';
+    const r = await exchange(`GET /api/v2/status HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: ${second.length}\r\n\r\n${second}`);
+    expect(r.closed).toBe(true);
+    expect(statuses(r.text)).toEqual([400]);
+    expect(bodyOf(r.text)).toMatchObject({ success: false, code: 'bad_request' });
+    expect(r.text).not.toContain('markets');
+  });
+
+  it('answers Transfer-Encoding (with or without Content-Length) 400 and closes', async () => {
+    for (const te of ['Content-Length: 5\r\nTransfer-Encoding: chunked\r\n', 'Transfer-Encoding: chunked\r\n']) {
+      const r = await exchange(`POST /api/v2/status HTTP/1.1\r\nHost: x\r\n${te}\r\n0\r\n\r\nGET /api/v2/markets HTTP/1.1\r\nHost: x\r\n\r\n`);
+      expect(r.closed).toBe(true);
+      expect(statuses(r.text)).toEqual([400]);
+    }
+  });
+
+  it('answers requests before a bad one first, in order', async () => {
+    const r = await exchange(`GET /api/v2/status HTTP/1.1\r\nHost: x\r\n\r\nGET /api/v2/status HTTP/1.1\r\n\r\n`);
+    expect(r.closed).toBe(true);
+    expect(statuses(r.text)).toEqual([200, 400]);
+  });
+
+  it('forwards a request body by its length and reads the next request after it', async () => {
+    const r = await exchange(
+      `POST /api/v2/status HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhelloGET /api/v2/status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+    );
+    expect(statuses(r.text)).toEqual([405, 200]);
+  });
+});
+
+describe('oversized and malformed heads', () => {
+  it('answers a 1 MB header 431 and closes', async () => {
+    const r = await exchange(`GET /api/v2/status HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(1 << 20)}\r\n\r\n`);
+    expect(r.closed).toBe(true);
+    expect(statuses(r.text)).toEqual([431]);
+    expect(bodyOf(r.text)).toMatchObject({ success: false, code: 'headers_too_large' });
+  });
+
+  it(`serves ${MAX_HEADER_FIELDS} header fields and answers more 431`, async () => {
+    const ok = await exchange(`GET /api/v2/status HTTP/1.1\r\nHost: x\r\n${fields(MAX_HEADER_FIELDS - 2)}Connection: close\r\n\r\n`);
+    expect(statuses(ok.text)).toEqual([200]);
+    const r = await exchange(`GET /api/v2/status HTTP/1.1\r\nHost: x\r\n${fields(MAX_HEADER_FIELDS)}\r\n`);
+    expect(r.closed).toBe(true);
+    expect(statuses(r.text)).toEqual([431]);
+  });
+
+  it('answers HTTP/1.1 without Host, bare LF line ends, an absolute target and a bad field name 400; HTTP/2.0 505', async () => {
+    const cases: [string, number][] = [
+      ['GET /api/v2/status HTTP/1.1\r\n\r\n', 400],
+      ['GET /api/v2/status HTTP/1.1\r\nX-A: 1\r\n\r\n', 400],
+      ['GET /api/v2/status HTTP/1.1\nHost: x\n\n', 400],
+      ['GET http://x/api/v2/status HTTP/1.1\r\nHost: x\r\n\r\n', 400],
+      ['GET /api/v2/status HTTP/1.1\r\nHost: x\r\nX Y: 1\r\n\r\n', 400],
+      ['GET /api/v2/status HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n', 400],
+      ['GET /api/v2/status HTTP/2.0\r\nHost: x\r\n\r\n', 505],
+    ];
+    for (const [req, status] of cases) {
+      const r = await exchange(req);
+      expect(r.closed, JSON.stringify(req)).toBe(true);
+      expect(statuses(r.text), JSON.stringify(req)).toEqual([status]);
+    }
+  });
+
+  it('checks heads as a pure function', () => {
+    expect(checkHead('GET / HTTP/1.1\r\nHost: a')).toMatchObject({ rewritten: undefined, close: false, upgrade: false });
+    expect(checkHead('GET /ws HTTP/1.1\r\nHost: a\r\nConnection: keep-alive, Upgrade\r\nUpgrade: websocket')).toMatchObject({ upgrade: true });
+    expect(checkHead('GET /x?a=1 HTTP/1.0\r\nConnection: keep-alive')).toMatchObject({
+      rewritten: 'GET /x?a=1 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n',
+      close: true,
+    });
+    expect(checkHead('GET /ws HTTP/1.0\r\nHost: a\r\nUpgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==')).toMatchObject({
+      rewritten: 'GET /ws HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n',
+      upgrade: false,
+    });
+    expect(checkHead('GET / HTTP/1.1\r\nHost: a\r\nContent-Length: +5')).toMatchObject({ status: 400 });
+    expect(checkHead('GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nContent-Length: 5')).toMatchObject({ status: 400 });
+    expect(checkHead('GET / HTTP/1.1\r\nHost: a\r\n folded')).toMatchObject({ status: 400 });
+  });
+});
+
+describe('methods and paths', () => {
+  it('answers HEAD with the GET status and headers and no body, and serves the next request', async () => {
+    const r = await exchange('HEAD /api/v2/status HTTP/1.1\r\nHost: x\r\n\r\nGET /api/v2/markets HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    const [head, rest] = [r.text.slice(0, r.text.indexOf('\r\n\r\n') + 4), r.text.slice(r.text.indexOf('\r\n\r\n') + 4)];
+    expect(statuses(head)).toEqual([200]);
+    expect(head.toLowerCase()).toContain(`content-length: ${JSON.stringify({ status: 'ok' }).length}`);
+    expect(head.toLowerCase()).toContain('content-type: application/json');
+    expect(rest.startsWith('HTTP/1.1 200 OK')).toBe(true);
+    expect(bodyOf(rest)).toEqual({ markets: [] });
+  });
+
+  it('answers other methods 405 with an Allow header', async () => {
+    const r = await fetch(`http://127.0.0.1:${port}/api/v2/status`, { method: 'DELETE' });
+    expect(r.status).toBe(405);
+    expect(r.headers.get('allow')).toBe('GET, HEAD');
+    expect(await r.json()).toMatchObject({ success: false, code: 'method_not_allowed' });
+  });
+
+  it('answers non-canonical paths (empty segments) 404 naming the canonical one', async () => {
+    for (const p of ['//api/v2/status', '/api/v2/status/', '/api//v2/status']) {
+      const r = await exchange(`GET ${p} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      expect(statuses(r.text), p).toEqual([404]);
+      expect(String(bodyOf(r.text)['error'])).toContain('/api/v2/status)');
+    }
+  });
+
+  it('answers raw invalid UTF-8 in the query or path 400, as %FF is', async () => {
+    for (const target of ['/api/v2/status?a=\xff', '/api/v2/status\xfe']) {
+      const r = await exchange(`GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      expect(statuses(r.text), JSON.stringify(target)).toEqual([400]);
+    }
+  });
+});
+
+describe('key redaction', () => {
+  it('redacts api_key however its name is spelled, and key-shaped values anywhere', () => {
+    for (const name of ['api_key', 'API_KEY', 'api%5Fkey', '%61pi_key', 'api%5fKEY', '%61%70%69%5f%6b%65%79'])
+      expect(redactQuery(`limit=1&${name}=${KEY}`), name).toBe(`limit=1&${name}=[redacted]`);
+    expect(redactQuery(`limit=1&x=${KEY}`)).not.toContain(KEY.slice(4));
+    expect(redactQuery(`limit=1&x=%70mx_${KEY.slice(4)}`)).not.toContain(KEY.slice(4));
+    expect(redactQuery('api_key=%zz')).toBe('api_key=[redacted]');
+    expect(redactPath(`/api/v2/markets/${KEY}`)).toBe('/api/v2/markets/[redacted]');
+  });
+
+  it('keeps the key out of every debug log line, 2xx, 4xx and refusals alike', async () => {
+    lines.length = 0;
+    const targets = [
+      `/api/v2/markets?limit=1&api%5Fkey=${KEY}`,
+      `/api/v2/markets?limit=1&%61pi_key=${KEY}`,
+      `/api/v2/nope?api%5Fkey=${KEY}`,
+      `/api/v2/markets/${KEY}`,
+      `/api/v2/markets/?api_key=${KEY}`,
+    ];
+    for (const t of targets) await exchange(`GET ${t} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+    await exchange(`GET /api/v2/markets?api_key=${KEY} HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n`);
+    expect(lines.length).toBeGreaterThanOrEqual(targets.length + 1);
+    expect(lines.filter((l) => l.includes(KEY.slice(4)))).toEqual([]);
+  });
+});
