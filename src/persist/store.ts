@@ -8,6 +8,7 @@ import {
   mkdirSync,
   mkdtempSync,
   openSync,
+  readdirSync,
   readFileSync,
   readSync,
   rmSync,
@@ -462,7 +463,7 @@ export function openPersistence(dataDir: string, log?: Logger): Persistence {
   const dir = resolve(dataDir);
   const problem = unwritable(dir);
   if (!problem) return new Persistence(dir, log);
-  const tmp = mkdtempSync(join(tmpdir(), 'crossbook-fallback-'));
+  const tmp = mkdtempSync(join(tmpdir(), FALLBACK_PREFIX));
   for (const f of [MARKER, DB_FILE, 'demo-key'])
     if (existsSync(join(dir, f))) {
       try {
@@ -482,7 +483,56 @@ export function openPersistence(dataDir: string, log?: Logger): Persistence {
     throw e;
   }
   p.fallback = { dataDir: dir, reason };
+  // DATA_DIR cannot take it, so the note that a server serves a copy of it goes beside the copy,
+  // where `crossbook keys` looks (serversOnCopies).
+  writeFileSync(join(tmp, FALLBACK_NOTE), JSON.stringify({ dataDir: dir, pid: process.pid } satisfies FallbackNote));
   return p;
+}
+
+const FALLBACK_NOTE = 'crossbook-fallback.json';
+const FALLBACK_PREFIX = 'crossbook-fallback-';
+
+interface FallbackNote {
+  readonly dataDir: string;
+  readonly pid: number;
+}
+
+/**
+ * Running servers that serve a temporary copy of `dataDir` (it was not writable when they
+ * started): a change made to `dataDir` itself, such as a key revocation, does not reach them.
+ * Found by the note each one leaves beside its copy in the temporary directory (the process's
+ * and /tmp).
+ */
+export function serversOnCopies(dataDir: string): { pid: number; copy: string }[] {
+  const want = resolve(dataDir);
+  const out: { pid: number; copy: string }[] = [];
+  for (const base of new Set([tmpdir(), '/tmp'])) {
+    let names: string[];
+    try {
+      names = readdirSync(base).filter((n) => n.startsWith(FALLBACK_PREFIX));
+    } catch {
+      continue;
+    }
+    for (const n of names) {
+      const copy = join(base, n);
+      try {
+        const note = JSON.parse(readFileSync(join(copy, FALLBACK_NOTE), 'utf8')) as FallbackNote;
+        if (note.dataDir === want && alive(note.pid)) out.push({ pid: note.pid, copy });
+      } catch {
+        // not a note (yet), or not readable: nothing to report
+      }
+    }
+  }
+  return out;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /** Why `dir` cannot take writes (an errno code and message), or undefined when it can. */
