@@ -1,11 +1,13 @@
 import { KeyStore } from '../access/keys.js';
 import { isPlanName, PLAN_NAMES } from '../access/plans.js';
 import type { Config } from '../config/schema.js';
-import { Persistence } from '../persist/store.js';
+import { Persistence, serversOnCopies } from '../persist/store.js';
 
 /**
  * `crossbook keys …`: works beside a running server on the same DATA_DIR (LMDB is multi-process;
- * the server re-reads the key table within a second).
+ * the server re-reads the key table within a second). A server that serves a temporary copy of
+ * DATA_DIR (it could not write it at start) does not see the change: create and revoke then say
+ * so and exit 3.
  */
 export async function keysCommand(
   config: Config,
@@ -26,7 +28,7 @@ export async function keysCommand(
         const { key, record } = keys.create(arg.plan as (typeof PLAN_NAMES)[number], arg.account ?? 'default');
         out(`created ${record.id} (plan ${record.plan}, account ${record.account}); the key is shown once:`);
         out(key);
-        return 0;
+        return unreached(config.dataDir, `the new key ${record.id}`, err);
       }
       case 'list': {
         const rows = keys.list();
@@ -42,10 +44,21 @@ export async function keysCommand(
           return 1;
         }
         out(`revoked ${r.id} at ${r.revokedAt}`);
-        return 0;
+        return unreached(config.dataDir, `the revocation of ${r.id}`, err);
       }
     }
   } finally {
     await p.close();
   }
+}
+
+/** 3 and a message when a running server serves a copy of `dataDir` that `what` cannot reach; else 0. */
+function unreached(dataDir: string, what: string, err: (s: string) => void): number {
+  const servers = serversOnCopies(dataDir);
+  if (servers.length === 0) return 0;
+  for (const s of servers)
+    err(
+      `${what} could NOT reach the crossbook server with pid ${s.pid}: it serves a temporary copy of ${dataDir} (${s.copy}) because it could not write ${dataDir} when it started. Restart it with a DATA_DIR it can write, then the change applies.`,
+    );
+  return 3;
 }

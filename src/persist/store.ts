@@ -8,6 +8,7 @@ import {
   mkdirSync,
   mkdtempSync,
   openSync,
+  readdirSync,
   readFileSync,
   readSync,
   rmSync,
@@ -19,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { Logger } from '../core/log.js';
+import { DiskGuard, type GuardOptions } from './guard.js';
 import type { Level } from '../core/types.js';
 import type { Candle } from '../state/candles.js';
 import type { MarketRecord } from '../state/catalog.js';
@@ -39,6 +41,8 @@ const FORMAT = 1;
 /** Minutes that closed more than this long ago are final: their candles and rollups no longer change. */
 export const HISTORY_STABLE_MS = 3 * 60_000;
 const MARKER = 'crossbook.json';
+/** Records per commit in a snapshot (a few hundred KB of books at most, well inside the guard's reserve). */
+const SNAPSHOT_CHUNK = 256;
 const DB_FILE = 'crossbook.mdb';
 
 interface Marker {
@@ -84,11 +88,18 @@ export class Persistence {
   lastWriteError: string | undefined;
   /** Set when DATA_DIR could not be written at start and this store is a temporary copy (see openPersistence). */
   fallback: { readonly dataDir: string; readonly reason: string } | undefined;
+  /**
+   * The write gate (guard.ts): LMDB only writes into space already allocated, and nothing is
+   * written while the disk is (nearly) full. Undefined for a read-only store.
+   */
+  readonly guard: DiskGuard | undefined;
+  /** Set when writing resumed after a pause: the next snapshot writes everything. */
+  private resync = false;
 
   constructor(
     dataDir: string,
     private readonly log?: Logger,
-    opts: { readonly readOnly?: boolean } = {},
+    opts: { readonly readOnly?: boolean; readonly guard?: GuardOptions } = {},
   ) {
     this.dir = resolve(dataDir);
     const marker = join(this.dir, MARKER);
@@ -123,6 +134,8 @@ export class Persistence {
     if (hasDb) checkLmdbHeader(file);
     try {
       this.root = open({ path: file, noSubdir: true, maxDbs: 16, mapSize: 8 * 1024 ** 3, readOnly: opts.readOnly ?? false });
+      const guard = opts.readOnly ? undefined : new DiskGuard(file, this.root, this.guardEvents(), opts.guard);
+      this.guard = guard;
       for (const name of [
         'meta',
         'catalog',
@@ -137,8 +150,10 @@ export class Persistence {
         'groups',
         'matching',
         'wallets',
-      ] as const)
-        this.dbs.set(name, this.root.openDB({ name, encoding: 'msgpack', sharedStructuresKey: Symbol.for('structures') }));
+      ] as const) {
+        const db = this.root.openDB({ name, encoding: 'msgpack', sharedStructuresKey: Symbol.for('structures') });
+        this.dbs.set(name, guard ? guard.wrap(db) : db);
+      }
       // Reading a key forces LMDB to validate the meta pages: a corrupt file fails here, loudly.
       this.db('meta').get('format');
     } catch (e) {
@@ -146,7 +161,14 @@ export class Persistence {
     }
     openStores.add(this);
     guardLmdbRejections();
+    this.guard?.start();
     if (!hasMarker && !opts.readOnly) {
+      if (this.guard && !this.guard.open) {
+        this.guard.stop();
+        void this.root.close();
+        openStores.delete(this);
+        throw new PersistenceError(`DATA_DIR ${this.dir} cannot take a new store: ${this.guard.state.reason}`);
+      }
       writeFileSync(marker, JSON.stringify({ format: FORMAT, createdAt: new Date().toISOString() } satisfies Marker, null, 2));
       this.db('meta').putSync('format', FORMAT);
     }
@@ -280,6 +302,10 @@ export class Persistence {
 
   /** Writes everything that changed since the last snapshot. Resolves when it is durable. */
   async snapshot(state: EngineState, all = false): Promise<{ catalog: number; quotes: number; books: number }> {
+    if (this.resync) {
+      this.resync = false;
+      all = true;
+    }
     const cat = this.db('catalog');
     const quo = this.db('quotes');
     const boo = this.db('books');
@@ -289,23 +315,36 @@ export class Persistence {
     this.dirty.catalog.clear();
     this.dirty.quotes.clear();
     this.dirty.books.clear();
-    for (const k of catalogKeys) {
-      const m = state.catalog.byKey(k);
-      if (m) this.track(cat.put(k, { ...m }));
-    }
-    for (const k of quoteKeys) {
-      const i = k.indexOf(':');
-      const q = state.quotes.get(k.slice(0, i), k.slice(i + 1));
-      if (q) this.track(quo.put(k, { ...q }));
-    }
-    for (const k of bookKeys) {
-      const i = k.indexOf(':');
-      const venue = k.slice(0, i);
-      const instrument = k.slice(i + 1);
-      const b = state.books.instrument(venue, instrument);
-      if (!b) continue;
-      if (b.ready) this.track(boo.put(k, { venue, instrument, bids: b.bids.levels(), asks: b.asks.levels(), ts: b.timestamp } satisfies StoredBook));
-      else this.track(boo.remove(k));
+    const writes: (() => void)[] = [];
+    for (const k of catalogKeys)
+      writes.push(() => {
+        const m = state.catalog.byKey(k);
+        if (m) this.track(cat.put(k, { ...m }));
+      });
+    for (const k of quoteKeys)
+      writes.push(() => {
+        const i = k.indexOf(':');
+        const q = state.quotes.get(k.slice(0, i), k.slice(i + 1));
+        if (q) this.track(quo.put(k, { ...q }));
+      });
+    for (const k of bookKeys)
+      writes.push(() => {
+        const i = k.indexOf(':');
+        const venue = k.slice(0, i);
+        const instrument = k.slice(i + 1);
+        const b = state.books.instrument(venue, instrument);
+        if (!b) return;
+        if (b.ready) this.track(boo.put(k, { venue, instrument, bids: b.bids.levels(), asks: b.asks.levels(), ts: b.timestamp } satisfies StoredBook));
+        else this.track(boo.remove(k));
+      });
+    // In commits of SNAPSHOT_CHUNK records, the guard checking its reserve between them: a whole
+    // snapshot of a large catalog could be larger than the reserve (guard.ts).
+    for (let i = 0; i < writes.length; i += SNAPSHOT_CHUNK) {
+      if (i > 0) {
+        await Promise.all([...this.pending]);
+        this.guard?.check();
+      }
+      for (const w of writes.slice(i, i + SNAPSHOT_CHUNK)) w();
     }
     await this.flushed();
     return { catalog: catalogKeys.length, quotes: quoteKeys.length, books: bookKeys.length };
@@ -338,22 +377,49 @@ export class Persistence {
   }
 
   async close(): Promise<void> {
+    this.guard?.stop();
     await this.flushed();
     await this.root.close();
     openStores.delete(this);
     if (this.fallback) rmSync(this.dir, { recursive: true, force: true });
   }
 
-  /** Counts a failed write and logs the first one (the service keeps serving from memory). */
+  /**
+   * Counts a failed write and logs the first one, and stops writing (guard.ts: after a failed
+   * LMDB write nothing more goes to the environment until there is room again).
+   */
   noteWriteError(e: Error): void {
     this.writeErrors++;
     if (this.lastWriteError === undefined) this.log?.error({ err: e.message, dir: this.dir }, 'persistence write failed; serving from memory');
     this.lastWriteError = e.message;
+    this.guard?.pause(`a write failed: ${e.message}`);
   }
 
-  /** For /status: whether what the service takes in is reaching the disk. */
+  private guardEvents(): { paused(reason: string, failed: boolean): void; resumed(): void } {
+    return {
+      paused: (reason, failed) => {
+        if (failed) {
+          this.writeErrors++;
+          this.lastWriteError = reason;
+        }
+        this.log?.error({ dir: this.dir, reason }, 'persistence paused; serving from memory until the disk has room again');
+      },
+      resumed: () => {
+        this.lastWriteError = undefined;
+        this.resync = true;
+        this.log?.warn({ dir: this.dir, dropped: this.guard?.state.dropped }, 'persistence resumed; the next snapshot writes the whole state');
+      },
+    };
+  }
+
+  /**
+   * For /status: whether what the service takes in is reaching the disk. degraded while writing
+   * is paused (full disk), after a failed write, or when serving from a temporary copy.
+   */
   health(): { status: 'ok' | 'degraded'; writable: boolean; write_errors: number; last_error: string | null } {
-    const problem = this.fallback?.reason ?? this.lastWriteError;
+    const g = this.guard?.state;
+    const paused = g?.paused ? `writes paused (${g.reason}); ${g.dropped} writes dropped` : undefined;
+    const problem = this.fallback?.reason ?? paused ?? this.lastWriteError;
     return { status: problem ? 'degraded' : 'ok', writable: !this.fallback, write_errors: this.writeErrors, last_error: problem ?? null };
   }
 }
@@ -412,7 +478,7 @@ export function openPersistence(dataDir: string, log?: Logger): Persistence {
   const dir = resolve(dataDir);
   const problem = unwritable(dir);
   if (!problem) return new Persistence(dir, log);
-  const tmp = mkdtempSync(join(tmpdir(), 'crossbook-fallback-'));
+  const tmp = mkdtempSync(join(tmpdir(), FALLBACK_PREFIX));
   for (const f of [MARKER, DB_FILE, 'demo-key'])
     if (existsSync(join(dir, f))) {
       try {
@@ -432,7 +498,56 @@ export function openPersistence(dataDir: string, log?: Logger): Persistence {
     throw e;
   }
   p.fallback = { dataDir: dir, reason };
+  // DATA_DIR cannot take it, so the note that a server serves a copy of it goes beside the copy,
+  // where `crossbook keys` looks (serversOnCopies).
+  writeFileSync(join(tmp, FALLBACK_NOTE), JSON.stringify({ dataDir: dir, pid: process.pid } satisfies FallbackNote));
   return p;
+}
+
+const FALLBACK_NOTE = 'crossbook-fallback.json';
+const FALLBACK_PREFIX = 'crossbook-fallback-';
+
+interface FallbackNote {
+  readonly dataDir: string;
+  readonly pid: number;
+}
+
+/**
+ * Running servers that serve a temporary copy of `dataDir` (it was not writable when they
+ * started): a change made to `dataDir` itself, such as a key revocation, does not reach them.
+ * Found by the note each one leaves beside its copy in the temporary directory (the process's
+ * and /tmp).
+ */
+export function serversOnCopies(dataDir: string): { pid: number; copy: string }[] {
+  const want = resolve(dataDir);
+  const out: { pid: number; copy: string }[] = [];
+  for (const base of new Set([tmpdir(), '/tmp'])) {
+    let names: string[];
+    try {
+      names = readdirSync(base).filter((n) => n.startsWith(FALLBACK_PREFIX));
+    } catch {
+      continue;
+    }
+    for (const n of names) {
+      const copy = join(base, n);
+      try {
+        const note = JSON.parse(readFileSync(join(copy, FALLBACK_NOTE), 'utf8')) as FallbackNote;
+        if (note.dataDir === want && alive(note.pid)) out.push({ pid: note.pid, copy });
+      } catch {
+        // not a note (yet), or not readable: nothing to report
+      }
+    }
+  }
+  return out;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /** Why `dir` cannot take writes (an errno code and message), or undefined when it can. */

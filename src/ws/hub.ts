@@ -12,7 +12,7 @@ import type { GroupSignals } from '../signals/engine.js';
 import type { EngineState } from '../state/engine.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import type { StoredTrade } from '../state/trades.js';
-import { clientMessage, CLOSE, CODES } from './protocol.js';
+import { clientMessage, CLOSE, CODES, MESSAGE_BUDGET, MessageBudget } from './protocol.js';
 
 /** What live_games needs to know about games (the matching service answers it). */
 export interface GameLookup {
@@ -51,7 +51,10 @@ export interface HubOptions {
   /** Subscribe/unsubscribe messages allowed per connection per second. */
   readonly subscribeRate?: number;
   readonly idleTimeoutSec?: number;
+  /** Largest client message (bytes); a larger one closes with 1009 (default 64 KB). */
   readonly maxPayload?: number;
+  /** Client messages of any kind per connection: a burst, then so many a second (protocol.ts MessageBudget). */
+  readonly messageBudget?: { readonly perSecond: number; readonly burst: number };
   readonly bookDepth?: number;
 }
 
@@ -68,9 +71,11 @@ interface Conn {
   closed: boolean;
   rateWindow: number;
   rateCount: number;
+  readonly budget: MessageBudget;
 }
 
 const enc = new TextDecoder();
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * The accepted ids of a subscribe or unsubscribe, one confirmation per venue: each carries the
@@ -326,14 +331,16 @@ export class WsHub {
 
   private install(): void {
     this.app.ws<Conn>(this.path, {
-      maxPayloadLength: this.opts.maxPayload ?? 64 * 1024,
+      // uWS drops a frame over its own limit without a close frame (1006): its limit is well above
+      // ours, so that a message over ours gets 1009 and a reason from message().
+      maxPayloadLength: this.maxPayload() * 16,
       idleTimeout: this.opts.idleTimeoutSec ?? 120,
       sendPingsAutomatically: true,
       // uWS skips a subscriber above this; our sweep acts earlier (coalesce) and at dropBytes.
       maxBackpressure: this.dropBytes * 2,
       upgrade: (res, req, context) => this.upgrade(res, req, context),
       open: (ws) => this.open(ws),
-      message: (ws, data) => this.message(ws, data),
+      message: (ws, data, isBinary) => this.receive(ws, data, isBinary),
       drain: (ws) => this.drain(ws),
       close: (ws) => this.onClose(ws),
     });
@@ -378,6 +385,11 @@ export class WsHub {
       closed: false,
       rateWindow: 0,
       rateCount: 0,
+      budget: new MessageBudget(
+        this.opts.messageBudget?.perSecond ?? MESSAGE_BUDGET.perSecond,
+        this.opts.messageBudget?.burst ?? MESSAGE_BUDGET.burst,
+        Date.now(),
+      ),
     };
     res.upgrade(conn, secKey, proto, ext, context);
   }
@@ -412,11 +424,48 @@ export class WsHub {
     if (!ws.getUserData().closed) ws.send(JSON.stringify({ ...body, ts: Date.now() }));
   }
 
-  private message(ws: UWS.WebSocket<Conn>, data: ArrayBuffer): void {
+  private maxPayload(): number {
+    return this.opts.maxPayload ?? 64 * 1024;
+  }
+
+  /**
+   * Every client message: the size limit (1009), the message budget (RATE_LIMITED, then 1008),
+   * UTF-8 of binary frames (1007; uWS checks text frames itself), then the message.
+   */
+  private receive(ws: UWS.WebSocket<Conn>, data: ArrayBuffer, isBinary: boolean): void {
     const c = ws.getUserData();
+    if (c.closed) return;
+    if (data.byteLength > this.maxPayload()) return this.closeWith(ws, c, CLOSE.TOO_BIG, `message too big: at most ${this.maxPayload()} bytes`);
+    const verdict = c.budget.take(Date.now());
+    if (verdict === 'close') return this.closeWith(ws, c, CLOSE.POLICY, 'message rate limit exceeded after RATE_LIMITED');
+    if (verdict === 'warn')
+      return this.send(ws, {
+        type: 'error',
+        code: CODES.RATE_LIMITED,
+        message: 'too many messages on this connection: messages are dropped until the budget refills; keep sending and the connection is closed',
+      });
+    if (verdict === 'drop') return;
+    let text: string;
+    if (!isBinary) text = enc.decode(data);
+    else
+      try {
+        text = strictUtf8.decode(data);
+      } catch {
+        return this.closeWith(ws, c, CLOSE.INVALID_PAYLOAD, 'binary message is not valid UTF-8');
+      }
+    this.message(ws, c, text);
+  }
+
+  private closeWith(ws: UWS.WebSocket<Conn>, c: Conn, code: number, reason: string): void {
+    c.closed = true;
+    this.log.warn({ key: c.key.id, code, reason }, 'closing websocket client');
+    ws.end(code, reason);
+  }
+
+  private message(ws: UWS.WebSocket<Conn>, c: Conn, text: string): void {
     let raw: unknown;
     try {
-      raw = JSON.parse(enc.decode(data));
+      raw = JSON.parse(text);
     } catch {
       return this.send(ws, { type: 'error', code: CODES.BAD_JSON, message: 'message is not valid JSON' });
     }

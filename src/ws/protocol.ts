@@ -38,12 +38,59 @@ export const CODES = {
   COALESCED: 'COALESCED',
 } as const;
 
-/** Close codes (4000–4999 are ours). */
+/** Close codes (4000–4999 are ours; the others are RFC 6455's). */
 export const CLOSE = {
   BACKPRESSURE: 4008,
   CONNECTION_LIMIT: 4029,
   SHUTDOWN: 1001,
+  /** A binary frame that is not UTF-8 (text frames that are not UTF-8 are refused by uWS itself, as 1006). */
+  INVALID_PAYLOAD: 1007,
+  /** Kept sending past the message budget after RATE_LIMITED. */
+  POLICY: 1008,
+  /** A message over the size limit. */
+  TOO_BIG: 1009,
 } as const;
+
+/** Defaults of the per-connection message budget (every client message counts). */
+export const MESSAGE_BUDGET = { perSecond: 50, burst: 100 } as const;
+
+/**
+ * The per-connection budget of client messages: a token bucket of `burst` messages refilled at
+ * `perSecond`. Every message takes a token, whatever it is (ping, subscribe, invalid JSON). A
+ * message without a token is refused: the first of a run is answered with RATE_LIMITED, and a
+ * run longer than `burst` means the client ignores it, so the connection is closed.
+ */
+export class MessageBudget {
+  private tokens: number;
+  private at: number;
+  /** Messages refused in a row. */
+  private refused = 0;
+
+  constructor(
+    private readonly perSecond: number,
+    private readonly burst: number,
+    now: number,
+  ) {
+    this.tokens = burst;
+    this.at = now;
+  }
+
+  /** ok: go on; warn: refuse and say RATE_LIMITED; drop: refuse silently; close: close the connection. */
+  take(now: number): 'ok' | 'warn' | 'drop' | 'close' {
+    if (now > this.at) {
+      this.tokens = Math.min(this.burst, this.tokens + ((now - this.at) * this.perSecond) / 1000);
+      this.at = now;
+    }
+    if (this.tokens >= 1) {
+      this.tokens--;
+      this.refused = 0;
+      return 'ok';
+    }
+    this.refused++;
+    if (this.refused === 1) return 'warn';
+    return this.refused > this.burst ? 'close' : 'drop';
+  }
+}
 
 /**
  * The OpenAPI path item of GET /ws: OpenAPI has no WebSocket messages, so the protocol is written
@@ -62,9 +109,9 @@ export function wsPathItem(ticker: string, limits: readonly string[]): Record<st
     '',
     'Server messages carry a type: subscribed / unsubscribed (one per venue of the request: the accepted native market_ids and their venue as source), price_update, orderbook_update, live_game, trade, ticker, arb, ev, warning and error (with a code), ready, pong. Every streamed message carries a per-topic seq, the process epoch and ts (server send time, ms since epoch): a seq gap or a new epoch means reconcile over REST (/prices/bulk).',
     '',
-    'Codes: UNKNOWN_ID (warning: a market id the venues do not list, event tickers included), UNKNOWN_EVENT_ID (warning: live_games), UNKNOWN_CHANNEL (warning), BAD_JSON and BAD_REQUEST (error: not JSON / not a valid message), NOT_ENTITLED (error: the plan does not include the channel), SUBSCRIPTION_LIMIT (error), RATE_LIMITED (error: more than 20 subscribe/unsubscribe messages a second), FEED_INTERRUPTED (warning: the venue feed disconnected, stalled or lost sequence; prices may be stale), FEED_DEGRADED (warning: malformed frames dropped), FEED_READY (type ready: the feed is back; reconcile over REST), COALESCED (warning: you read slower than updates arrive and now get the latest per market).',
+    `Codes: UNKNOWN_ID (warning: a market id the venues do not list, event tickers included), UNKNOWN_EVENT_ID (warning: live_games), UNKNOWN_CHANNEL (warning), BAD_JSON and BAD_REQUEST (error: not JSON / not a valid message), NOT_ENTITLED (error: the plan does not include the channel), SUBSCRIPTION_LIMIT (error), RATE_LIMITED (error: more than 20 subscribe/unsubscribe messages a second, or more client messages of any kind than the connection's budget: ${MESSAGE_BUDGET.burst} at once, then ${MESSAGE_BUDGET.perSecond} a second; the refused message is not processed, and a client that goes on sending without a token is closed with ${CLOSE.POLICY}), FEED_INTERRUPTED (warning: the venue feed disconnected, stalled or lost sequence; prices may be stale), FEED_DEGRADED (warning: malformed frames dropped), FEED_READY (type ready: the feed is back; reconcile over REST), COALESCED (warning: you read slower than updates arrive and now get the latest per market).`,
     '',
-    `Backpressure and limits: a client that keeps not reading is closed with code ${CLOSE.BACKPRESSURE} and a reason; pings are sent automatically and an idle connection closes after 120 s; on shutdown the close code is ${CLOSE.SHUTDOWN}. Per plan: ${limits.join('; ')} (0 = unlimited).`,
+    `Backpressure and limits: a client that keeps not reading is closed with code ${CLOSE.BACKPRESSURE} and a reason; pings are sent automatically and an idle connection closes after 120 s; on shutdown the close code is ${CLOSE.SHUTDOWN}; a message over the size limit closes with ${CLOSE.TOO_BIG} (far over it, uWS drops the connection: 1006), a binary frame that is not UTF-8 with ${CLOSE.INVALID_PAYLOAD} (a text frame that is not UTF-8 is dropped by uWS: 1006). Per plan: ${limits.join('; ')} (0 = unlimited).`,
   ].join('\n');
   const err = { description: 'Refused at the upgrade', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
   return {

@@ -14,6 +14,8 @@ export interface Report {
 export interface Child {
   readonly child: ChildProcess;
   readonly reports: Report[];
+  /** What the child wrote to stderr (also passed through). */
+  readonly stderr: string[];
   next(pred: (r: Report) => boolean, ms?: number): Promise<Report>;
 }
 
@@ -23,7 +25,12 @@ export interface Child {
  */
 export function startChild(dir: string, prefix: readonly string[] = []): Child {
   const args = [process.execPath, '--import', 'tsx', join(__dirname, 'child.ts'), dir];
-  const child = spawn(prefix[0] ?? args[0]!, [...prefix.slice(1), ...(prefix.length ? args : args.slice(1))], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(prefix[0] ?? args[0]!, [...prefix.slice(1), ...(prefix.length ? args : args.slice(1))], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const stderr: string[] = [];
+  child.stderr!.on('data', (d: Buffer) => {
+    stderr.push(d.toString());
+    process.stderr.write(d);
+  });
   const reports: Report[] = [];
   const waiters: { pred: (r: Report) => boolean; resolve: (r: Report) => void }[] = [];
   createInterface({ input: child.stdout! }).on('line', (l) => {
@@ -47,5 +54,5 @@ export function startChild(dir: string, prefix: readonly string[] = []): Child {
       const t = setTimeout(() => reject(new Error('child did not report in time')), ms);
       waiters.push({ pred, resolve: (r) => (clearTimeout(t), resolve(r)) });
     });
-  return { child, reports, next };
+  return { child, reports, stderr, next };
 }

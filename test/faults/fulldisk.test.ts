@@ -1,0 +1,99 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, statfsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startChild, type Child } from './spawn.js';
+
+/**
+ * Issue 14 item 2: a DATA_DIR on a small tmpfs filled with `dd` while the service ingests. lmdb-js
+ * overruns the heap when one of its page writes fails (src/persist/guard.ts), so the service must
+ * stop writing before LMDB ever sees ENOSPC: it stays up, /status says degraded, LMDB never
+ * prints a write error, writing resumes when space returns, and a restart finds the data intact.
+ * Needs root (mount); skipped otherwise.
+ */
+const isRoot = process.getuid?.() === 0;
+const mounts: string[] = [];
+const dirs: string[] = [];
+afterAll(() => {
+  for (const m of mounts) spawnSync('umount', ['-l', m]);
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const mountTmpfs = (size: string): string | undefined => {
+  const d = mkdtempSync(join(tmpdir(), 'cb-tmpfs-'));
+  dirs.push(d);
+  if (spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', d]).status !== 0) return undefined;
+  mounts.push(d);
+  return d;
+};
+
+const stop = async (c: Child): Promise<number | null> => {
+  if (c.child.exitCode !== null) return c.child.exitCode;
+  const gone = new Promise<number | null>((r) => c.child.once('exit', (code) => r(code)));
+  c.child.kill('SIGTERM');
+  const t = setTimeout(() => c.child.kill('SIGKILL'), 10_000);
+  const code = await gone;
+  clearTimeout(t);
+  return code;
+};
+
+interface Persistence {
+  status: string;
+  last_error: string | null;
+}
+const persistence = async (url: string): Promise<Persistence> =>
+  ((await (await fetch(`${url}/api/v2/status`)).json()) as { persistence: Persistence }).persistence;
+const until = async (what: () => Promise<boolean>, ms = 60_000): Promise<void> => {
+  const end = Date.now() + ms;
+  while (!(await what())) {
+    if (Date.now() > end) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+};
+
+describe('a tmpfs DATA_DIR that fills up while ingesting', () => {
+  it.skipIf(!isRoot)(
+    'pauses writing before LMDB sees ENOSPC, keeps serving, resumes when space returns, and restarts clean',
+    async (t) => {
+      const dir = mountTmpfs('20m');
+      if (!dir) return t.skip('cannot mount a tmpfs here (needs CAP_SYS_ADMIN)');
+      const a = startChild(dir);
+      const ready = await a.next((r) => r.ready === true);
+      await a.next((r) => (r.durableSeq ?? 0) > 200);
+      expect((await persistence(ready.url!)).status).toBe('ok');
+
+      // Fill the filesystem while the simulator keeps ingesting at 3000 ticks/s.
+      spawnSync('dd', ['if=/dev/zero', `of=${join(dir, 'fill')}`, 'bs=1M']);
+      expect(statfsSync(dir).bavail).toBe(0);
+      await until(async () => (await persistence(ready.url!)).status === 'degraded');
+      expect((await persistence(ready.url!)).last_error).toMatch(/writes paused/);
+      // Ingest goes on into memory for a thousand trades that would each have been a write.
+      const full = a.reports.at(-1)!.durableSeq!;
+      await a.next((r) => (r.durableSeq ?? 0) > full + 1000, 90_000);
+      expect(a.child.exitCode).toBeNull();
+      expect((await fetch(`${ready.url}/api/v2/markets?limit=1`, { headers: { 'x-api-key': ready.key! } })).status).toBe(200);
+
+      // Space returns: writing resumes.
+      rmSync(join(dir, 'fill'));
+      await until(async () => (await persistence(ready.url!)).status === 'ok');
+      const resumed = a.reports.at(-1)!.durableSeq!;
+      await a.next((r) => (r.durableSeq ?? 0) > resumed + 200);
+      expect(await stop(a)).toBe(0);
+      // LMDB prints "Write error" for every page write that failed: there must be none.
+      expect(a.stderr.join('')).not.toMatch(/Write error|No space left|corrupted|invalid (next )?size/);
+
+      // A restart on the same DATA_DIR opens a sound store with what was written.
+      const b = startChild(dir);
+      try {
+        const r = await b.next((x) => x.ready === true);
+        const first = await b.next((x) => x.markets !== undefined);
+        expect(first.markets).toBeGreaterThan(100);
+        expect((await persistence(r.url!)).status).toBe('ok');
+      } finally {
+        expect(await stop(b)).toBe(0);
+      }
+    },
+    300_000,
+  );
+});
