@@ -55,7 +55,21 @@ interface StoredBook {
 }
 
 /** Names of the LMDB sub-databases (one environment, one file). */
-export type DbName = 'meta' | 'catalog' | 'quotes' | 'books' | 'candles' | 'candles1h' | 'candles1d' | 'trades' | 'keys' | 'quota' | 'groups' | 'wallets';
+export type DbName =
+  | 'meta'
+  | 'catalog'
+  | 'quotes'
+  | 'books'
+  | 'candles'
+  | 'candles1h'
+  | 'candles1d'
+  | 'trades'
+  | 'keys'
+  | 'quota'
+  | 'groups'
+  | 'wallets'
+  | 'opportunities'
+  | 'webhooks';
 
 /**
  * LMDB persistence under DATA_DIR: snapshots of the catalog, quotes and books (only what changed
@@ -122,7 +136,22 @@ export class Persistence {
     if (hasDb) checkLmdbHeader(file);
     try {
       this.root = open({ path: file, noSubdir: true, maxDbs: 16, mapSize: 8 * 1024 ** 3, readOnly: opts.readOnly ?? false });
-      for (const name of ['meta', 'catalog', 'quotes', 'books', 'candles', 'candles1h', 'candles1d', 'trades', 'keys', 'quota', 'groups', 'wallets'] as const)
+      for (const name of [
+        'meta',
+        'catalog',
+        'quotes',
+        'books',
+        'candles',
+        'candles1h',
+        'candles1d',
+        'trades',
+        'keys',
+        'quota',
+        'groups',
+        'wallets',
+        'opportunities',
+        'webhooks',
+      ] as const)
         this.dbs.set(name, this.root.openDB({ name, encoding: 'msgpack', sharedStructuresKey: Symbol.for('structures') }));
       // Reading a key forces LMDB to validate the meta pages: a corrupt file fails here, loudly.
       this.db('meta').get('format');
