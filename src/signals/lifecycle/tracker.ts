@@ -49,7 +49,6 @@ class Open {
   constructor(
     readonly id: string,
     readonly kind: OpportunityKind,
-    readonly key: string,
     readonly groupId: number,
     readonly title: string,
     readonly category: string | null,
@@ -91,7 +90,8 @@ const ARB_SIDES = ['yes', 'no'] as const;
  * opportunities, at most `maxOpen`; closed ones live in the sink.
  */
 export class LifecycleTracker {
-  private readonly byGroup = new Map<number, Map<string, Open>>();
+  /** Open opportunities per group (a handful each: a linear scan beats building a key per listing). */
+  private readonly byGroup = new Map<number, Open[]>();
   private readonly events = new Subject<LifecycleEvent>();
   /** Opened and expired opportunities, synchronously inside the engine's recompute. */
   readonly events$ = this.events.asObservable();
@@ -126,50 +126,56 @@ export class LifecycleTracker {
   ): { arbs: readonly TrackedArb[]; evs: readonly TrackedEv[] } {
     let open = this.byGroup.get(groupId);
     if (!open && arbs.length === 0 && evs.length === 0) return { arbs, evs };
-    if (!open) this.byGroup.set(groupId, (open = new Map()));
+    if (!open) this.byGroup.set(groupId, (open = []));
     const gen = ++this.gen;
-    const outArbs: TrackedArb[] = [];
     for (const a of arbs) {
-      const o = this.see(open, gen, 'arb', arbKey(a), groupId, title, a.roi, a.size, now, legs, a);
-      if (o && !o.announced) {
+      const o = this.see(open, gen, 'arb', groupId, title, a.roi, a.size, now, legs, a);
+      if (!o) continue;
+      // The lists are this recompute's own objects: the id is set on them rather than on copies.
+      (a as { opportunity_id?: string }).opportunity_id = o.id;
+      if (!o.announced) {
         o.announced = true;
-        this.events.next({ type: 'opened', kind: 'arb', id: o.id, title, opportunity: { ...a, opportunity_id: o.id } });
+        this.events.next({ type: 'opened', kind: 'arb', id: o.id, title, opportunity: a });
       }
-      outArbs.push(o ? { ...a, opportunity_id: o.id } : a);
     }
-    const outEvs: TrackedEv[] = [];
     for (const e of evs) {
-      const o = this.see(open, gen, 'ev', evKey(e), groupId, title, e.roi, e.size, now, legs, e);
-      if (o && !o.announced) {
+      const o = this.see(open, gen, 'ev', groupId, title, e.roi, e.size, now, legs, e);
+      if (!o) continue;
+      (e as { opportunity_id?: string }).opportunity_id = o.id;
+      if (!o.announced) {
         o.announced = true;
-        this.events.next({ type: 'opened', kind: 'ev', id: o.id, title, opportunity: { ...e, opportunity_id: o.id } });
+        this.events.next({ type: 'opened', kind: 'ev', id: o.id, title, opportunity: e });
       }
-      outEvs.push(o ? { ...e, opportunity_id: o.id } : e);
     }
-    for (const o of open.values()) if (o.mark !== gen) this.close(open, o, now, undefined, legs);
-    if (open.size === 0) this.byGroup.delete(groupId);
-    return { arbs: outArbs, evs: outEvs };
+    let kept = 0;
+    for (let i = 0; i < open.length; i++) {
+      const o = open[i]!;
+      if (o.mark === gen) open[kept++] = o;
+      else this.close(o, now, undefined, legs);
+    }
+    open.length = kept;
+    if (kept === 0) this.byGroup.delete(groupId);
+    return { arbs, evs };
   }
 
   /** The group is gone (or was rebuilt without them): every open opportunity of it closes as group_changed. */
   closeGroup(groupId: number, now: number): void {
     const open = this.byGroup.get(groupId);
     if (!open) return;
-    for (const o of open.values()) this.close(open, o, now, 'group_changed');
     this.byGroup.delete(groupId);
+    for (const o of open) this.close(o, now, 'group_changed');
   }
 
   /** The open opportunity with this id, if any (for tests and the REST view of live ones). */
   openIds(groupId: number): string[] {
-    return [...(this.byGroup.get(groupId)?.values() ?? [])].map((o) => o.id);
+    return (this.byGroup.get(groupId) ?? []).map((o) => o.id);
   }
 
   /** Lists or opens one opportunity (undefined when `maxOpen` are open). */
   private see(
-    open: Map<string, Open>,
+    open: Open[],
     gen: number,
     kind: OpportunityKind,
-    key: string,
     groupId: number,
     title: string,
     roi: number,
@@ -178,7 +184,7 @@ export class LifecycleTracker {
     legs: LegLookup,
     src: ArbOpportunity | EvOpportunity,
   ): Open | undefined {
-    const o = open.get(key);
+    const o = find(open, kind, src);
     if (o) {
       o.mark = gen;
       o.lastSeen = now;
@@ -201,7 +207,6 @@ export class LifecycleTracker {
     const n = new Open(
       `${kind}_${this.prefix}${(++this.seq).toString(36)}`,
       kind,
-      key,
       groupId,
       title,
       this.opts.categoryOf?.(groupId) ?? null,
@@ -215,14 +220,13 @@ export class LifecycleTracker {
       size,
     );
     n.mark = gen;
-    open.set(key, n);
+    open.push(n);
     this.openCount++;
     this.opened++;
     return n;
   }
 
-  private close(open: Map<string, Open>, o: Open, now: number, reason: OpportunityRecord['close_reason'] | undefined, legs?: LegLookup): void {
-    open.delete(o.key);
+  private close(o: Open, now: number, reason: OpportunityRecord['close_reason'] | undefined, legs?: LegLookup): void {
     this.openCount--;
     this.closed++;
     o.accrue(now);
@@ -259,14 +263,22 @@ export class LifecycleTracker {
   }
 }
 
-/** Identity of an arbitrage: its two markets and the side bought on each (the group side is fixed by position). */
-function arbKey(a: ArbOpportunity): string {
-  const [y, n] = a.legs;
-  return `a|${y.source}|${y.market_id}|${y.side}|${n.source}|${n.market_id}|${n.side}`;
-}
-
-/** Identity of an EV entry: its market and the group side bought. */
-function evKey(e: EvOpportunity): string {
-  const l = e.legs[0];
-  return `e|${l.source}|${l.market_id}|${e.side}`;
+/**
+ * The open opportunity with the identity of `src`: same kind, same markets, same side bought on
+ * each (an arbitrage's first leg always buys the group's YES, so position fixes the group side).
+ */
+function find(open: readonly Open[], kind: OpportunityKind, src: ArbOpportunity | EvOpportunity): Open | undefined {
+  const l = src.legs;
+  for (let i = 0; i < open.length; i++) {
+    const o = open[i]!;
+    if (o.kind !== kind || o.legs.length !== l.length) continue;
+    let same = true;
+    for (let j = 0; j < l.length && same; j++) {
+      const a = o.legs[j]!;
+      const b = l[j]!;
+      same = a.market_id === b.market_id && a.side === b.side && a.source === b.source;
+    }
+    if (same && (kind === 'arb' || o.side === (src as EvOpportunity).side)) return o;
+  }
+  return undefined;
 }
