@@ -166,11 +166,6 @@ export class LifecycleTracker {
     for (const o of open) this.close(o, now, 'group_changed');
   }
 
-  /** The open opportunity with this id, if any (for tests and the REST view of live ones). */
-  openIds(groupId: number): string[] {
-    return (this.byGroup.get(groupId) ?? []).map((o) => o.id);
-  }
-
   /** Lists or opens one opportunity (undefined when `maxOpen` are open). */
   private see(
     open: Open[],
