@@ -3,7 +3,7 @@ import type { Logger } from '../src/core/log.js';
 import type { Persistence } from '../src/persist/store.js';
 import type { EngineState } from '../src/state/engine.js';
 import type { WsHub } from '../src/ws/hub.js';
-import { fanoutFlow } from './fanout.js';
+import { fanoutFlow, webhookFlow } from './fanout.js';
 import type { Ingest } from './ingest.js';
 import { persistenceFlow, type PersistenceOptions } from './persistence.js';
 import { signalFlow, type SignalRooms } from './signals.js';
@@ -30,7 +30,8 @@ export interface Flows {
  *   3. fan-out (orderbook and prices messages), so a client sees the book before what follows
  *      from it;
  *   4. signals (matching, arb/EV recompute, whose changes fan out as arb/ev messages; wallets and
- *      alerts).
+ *      alerts);
+ *   5. webhooks (opportunity lifecycle events, alerts and feed events are enqueued for delivery).
  * Ingest starts last, once every consumer is in place. test/pipelines/order.test.ts holds the
  * order to this.
  */
@@ -50,5 +51,6 @@ export function wireFlows(f: Omit<Flows, 'ingest' | 'log'> & { readonly ingest?:
   sub.add(persistenceFlow(f.state, f.persistence, f.persistenceOptions));
   if (f.hub) sub.add(fanoutFlow(f.ingest?.events$ ?? EMPTY, f.state, f.hub, f.rooms.signals));
   sub.add(signalFlow(f.state, f.rooms));
+  if (f.rooms.webhooks) sub.add(webhookFlow(f.ingest?.events$ ?? EMPTY, f.rooms.webhooks, f.rooms.signals, f.rooms.alerts));
   return sub;
 }

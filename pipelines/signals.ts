@@ -2,6 +2,8 @@ import { auditTime, interval, Subscription, tap } from 'rxjs';
 import type { MatchingService } from '../src/matching/service.js';
 import type { AlertEngine } from '../src/signals/alerts.js';
 import type { SignalEngine } from '../src/signals/engine.js';
+import type { OpportunityLog } from '../src/signals/lifecycle/log.js';
+import type { Webhooks } from '../src/webhooks/webhooks.js';
 import type { WalletLedger } from '../src/signals/wallets.js';
 import type { EngineState } from '../src/state/engine.js';
 
@@ -16,6 +18,10 @@ export interface SignalRooms {
   readonly signals: SignalEngine;
   readonly ledger: WalletLedger;
   readonly alerts: AlertEngine;
+  /** The closed-opportunity history, pruned past its retention here. */
+  readonly history?: OpportunityLog;
+  /** Webhook delivery (wired by pipelines/fanout.ts webhookFlow). */
+  readonly webhooks?: Webhooks;
 }
 
 /**
@@ -28,13 +34,21 @@ export interface SignalRooms {
  * 3. wallets and alerts: every trade goes through the ledger, settlements realize positions; the
  *    ledger's applied trades and scored entries go to the alert engine. Its timers score entries
  *    whose horizon passed and write dirty wallets.
+ * The opportunity history's retention timer runs beside them.
  */
 export function signalFlow(state: EngineState, rooms: SignalRooms): Subscription {
   const sub = new Subscription();
   sub.add(matchingFlow(state, rooms.matching, rooms.signals));
   sub.add(arbFlow(state, rooms.signals));
   sub.add(walletFlow(state, rooms.ledger, rooms.alerts));
+  if (rooms.history) sub.add(historyFlow(rooms.history));
   return sub;
+}
+
+/** Closed opportunities older than the retention window leave LMDB (once at start, then every `pruneEveryMs`). */
+export function historyFlow(history: OpportunityLog): Subscription {
+  history.prune(Date.now());
+  return interval(history.pruneEveryMs).subscribe(() => history.prune(Date.now()));
 }
 
 /** Catalog changes → the matcher → changed groups recomputed (step 1 above). */

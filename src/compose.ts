@@ -6,6 +6,7 @@ import { registerAlerts } from './api/alerts.js';
 import { ApiContext } from './api/context.js';
 import { registerDataRoutes } from './api/index.js';
 import { registerMatching } from './api/matching.js';
+import { registerSignalHistory } from './api/signal-history.js';
 import { registerSignals } from './api/signals.js';
 import { registerVenueB } from './api/venue-b.js';
 import type { Config } from './config/schema.js';
@@ -17,9 +18,15 @@ import { registerMetrics } from './server/routes/metrics.js';
 import { registerStatus } from './server/routes/status.js';
 import { AlertEngine } from './signals/alerts.js';
 import { SignalEngine } from './signals/engine.js';
+import { OpportunityLog } from './signals/lifecycle/log.js';
+import { LifecycleTracker } from './signals/lifecycle/tracker.js';
 import { WalletLedger } from './signals/wallets.js';
 import { EngineState } from './state/engine.js';
 import { VenueDirectory } from './venues/directory.js';
+import { WebhookDispatcher } from './webhooks/dispatcher.js';
+import { registerLifecycleMetrics } from './webhooks/metrics.js';
+import { WebhookStore } from './webhooks/store.js';
+import { Webhooks } from './webhooks/webhooks.js';
 import type { VenueFeed } from './venues/protocol.js';
 import { WsHub, type HubOptions } from './ws/hub.js';
 import { wsPathItem } from './ws/protocol.js';
@@ -73,6 +80,10 @@ export interface Domain {
   readonly signals: SignalEngine;
   readonly ledger: WalletLedger;
   readonly alerts: AlertEngine;
+  /** Opportunity lifecycle: ids, open → close, and the closed ones' history in LMDB. */
+  readonly lifecycle: LifecycleTracker;
+  readonly history: OpportunityLog;
+  readonly webhooks: Webhooks;
 }
 
 /** The rooms that derive signals from the state, each restored from LMDB and computed once. */
@@ -83,9 +94,23 @@ export function buildDomain(core: Core): Domain {
   const alerts = new AlertEngine(ledger, persistence, { ...config.signals?.alerts, log: log.child({ component: 'alerts' }) });
   alerts.load();
   const matching = new MatchingService(state, core.venues, persistence.db('groups'), log.child({ component: 'matching' }), persistence.db('matching'));
-  const signals = new SignalEngine(state, core.venues, matching);
+  const lc = config.lifecycle;
+  const history = new OpportunityLog(persistence.db('opportunities'), {
+    retentionMs: (lc?.retentionHours ?? 168) * 3_600_000,
+    pruneEveryMs: lc?.pruneIntervalMs,
+    onWriteError: (e) => persistence.noteWriteError(e),
+  });
+  const lifecycle = new LifecycleTracker(history, { maxOpen: lc?.maxOpen, categoryOf: (id) => matching.servedGroup(id)?.category ?? null });
+  const signals = new SignalEngine(state, core.venues, matching, lifecycle);
   signals.recomputeAll();
-  return { matching, signals, ledger, alerts };
+  const wh = config.webhooks;
+  const webhooks = new Webhooks(
+    new WebhookStore(persistence.db('webhooks')),
+    new WebhookDispatcher({ ...wh, log: log.child({ component: 'webhooks' }) }),
+    { slugOf: (label) => core.venues.byLabel.get(label)?.slug, titleOf: (venue, id) => state.catalog.get(venue, id)?.title ?? null },
+    wh?.pollMs ?? 500,
+  );
+  return { matching, signals, ledger, alerts, lifecycle, history, webhooks };
 }
 
 export interface HttpLayer {
@@ -125,10 +150,12 @@ export function buildHttp(core: Core, domain?: Domain, opts: HttpOptions = {}): 
   if (domain) {
     registerMatching(api, ctx, domain.matching);
     registerSignals(api, ctx, domain.signals);
+    registerSignalHistory(api, ctx, domain.history);
     registerAlerts(api, ctx, domain.ledger, domain.alerts);
     registerVenueB(api, ctx, domain.ledger);
     ws = buildHub(core, domain, http, api, opts.hub);
-    registerMetrics(api, { state, feeds: opts.feeds ?? [], ws, persistence, ledger: domain.ledger });
+    const registry = registerMetrics(api, { state, feeds: opts.feeds ?? [], ws, persistence, ledger: domain.ledger });
+    registerLifecycleMetrics(registry, domain.webhooks.dispatcher, domain.lifecycle);
   }
   http.get('/', () => ({
     status: 200,

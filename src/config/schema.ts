@@ -193,6 +193,36 @@ export const appConfig = z
       .partial()
       .strict()
       .optional(),
+    /** Opportunity lifecycle (src/signals/lifecycle/): how long closed ones are kept, how many are tracked open. */
+    lifecycle: z
+      .object({
+        $comment: z.string().optional(),
+        retentionHours: z.number().positive(),
+        maxOpen: z.number().int().min(1),
+        pruneIntervalMs: z.number().int().min(1_000),
+      })
+      .strict()
+      .optional(),
+    /** Webhook delivery (src/webhooks/). */
+    webhooks: z
+      .object({
+        /** Deliveries waiting per endpoint; past it the oldest is dropped and counted. */
+        queueSize: z.number().int().min(1),
+        /** Deliveries in flight per endpoint. */
+        concurrency: z.number().int().min(1).max(64),
+        timeoutMs: z.number().int().min(100),
+        /** Attempts per delivery, the first included. */
+        maxAttempts: z.number().int().min(1).max(20),
+        /** Retry n waits backoffBaseMs × 2^(n−1), at most backoffMaxMs. */
+        backoffBaseMs: z.number().int().min(1),
+        backoffMaxMs: z.number().int().min(1),
+        /** Deliver to link-local and cloud metadata addresses (refused by default: they reach the host's credentials). */
+        allowLinkLocal: z.boolean(),
+        /** How often the endpoint table is re-read (the CLI writes it beside the running server). */
+        pollMs: z.number().int().min(50),
+      })
+      .strict()
+      .optional(),
     ingest: z
       .object({
         reconnectMinMs: z.number().int().positive(),

@@ -60,7 +60,21 @@ interface StoredBook {
 
 /** Names of the LMDB sub-databases (one environment, one file). */
 export type DbName =
-  'meta' | 'catalog' | 'quotes' | 'books' | 'candles' | 'candles1h' | 'candles1d' | 'trades' | 'keys' | 'quota' | 'groups' | 'matching' | 'wallets';
+  | 'meta'
+  | 'catalog'
+  | 'quotes'
+  | 'books'
+  | 'candles'
+  | 'candles1h'
+  | 'candles1d'
+  | 'trades'
+  | 'keys'
+  | 'quota'
+  | 'groups'
+  | 'matching'
+  | 'wallets'
+  | 'opportunities'
+  | 'webhooks';
 
 /**
  * LMDB persistence under DATA_DIR: snapshots of the catalog, quotes and books (only what changed
@@ -133,7 +147,7 @@ export class Persistence {
     }
     if (hasDb) checkLmdbHeader(file);
     try {
-      this.root = open({ path: file, noSubdir: true, maxDbs: 16, mapSize: 8 * 1024 ** 3, readOnly: opts.readOnly ?? false });
+      this.root = open({ path: file, noSubdir: true, maxDbs: 32, mapSize: 8 * 1024 ** 3, readOnly: opts.readOnly ?? false });
       const guard = opts.readOnly ? undefined : new DiskGuard(file, this.root, this.guardEvents(), opts.guard);
       this.guard = guard;
       for (const name of [
@@ -150,6 +164,8 @@ export class Persistence {
         'groups',
         'matching',
         'wallets',
+        'opportunities',
+        'webhooks',
       ] as const) {
         const db = this.root.openDB({ name, encoding: 'msgpack', sharedStructuresKey: Symbol.for('structures') });
         this.dbs.set(name, guard ? guard.wrap(db) : db);

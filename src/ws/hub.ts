@@ -9,6 +9,7 @@ import { PAYOUT, toCents, toDollarString } from '../core/price.js';
 import type { FeedEvent } from '../core/types.js';
 import type { HttpServer } from '../server/http.js';
 import type { GroupSignals } from '../signals/engine.js';
+import { recordJson, type OpportunityRecord } from '../signals/lifecycle/record.js';
 import type { EngineState } from '../state/engine.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import type { StoredTrade } from '../state/trades.js';
@@ -191,6 +192,26 @@ export class WsHub {
       const body = this.signalBody(ch, g);
       for (const topic of [`${ch}:${g.groupId}`, `${ch}:*`]) if (this.app.numSubscribers(topic) > 0) this.publish(topic, body);
     }
+  }
+
+  /**
+   * An opportunity closed: `arb_expired` / `ev_expired` with its id, close reason and record, on the
+   * same topics as its group's opportunities, so a client drops it from its list.
+   */
+  onExpired(r: OpportunityRecord): void {
+    const ch = r.kind;
+    const group = `${ch}:${r.group_id}`;
+    const all = `${ch}:*`;
+    if (this.app.numSubscribers(group) === 0 && this.app.numSubscribers(all) === 0) return;
+    const body = {
+      type: `${ch}_expired`,
+      channel: ch,
+      group_id: r.group_id,
+      opportunity_id: r.opportunity_id,
+      close_reason: r.close_reason,
+      record: recordJson(r),
+    };
+    for (const topic of [group, all]) if (this.app.numSubscribers(topic) > 0) this.publish(topic, body);
   }
 
   private signalBody(ch: 'arb' | 'ev', g: GroupSignals): Record<string, unknown> {
