@@ -10,6 +10,7 @@ import { Persistence } from '../../src/persist/store.js';
 const T0 = Date.UTC(2026, 10, 24, 12);
 const dev: Plan = { ...loadPlans().dev, perSecond: 5, monthly: 1_000 };
 
+let baseTimers = 0;
 let dir: string;
 let persistence: Persistence;
 beforeEach(() => {
@@ -18,6 +19,8 @@ beforeEach(() => {
   vi.setSystemTime(T0);
   dir = mkdtempSync(join(tmpdir(), 'cb-timers-'));
   persistence = new Persistence(dir);
+  // The store's own timers (its disk-space guard) are not the subject here: count from them.
+  baseTimers = vi.getTimerCount();
 });
 afterEach(async () => {
   vi.useRealTimers();
@@ -32,7 +35,7 @@ describe('QuotaLedger periodic flush', () => {
     const stored = (): unknown => db.get('m:key_a');
     quota.start(1_000);
     quota.start(1_000);
-    expect(vi.getTimerCount()).toBe(1); // a second start keeps the one timer
+    expect(vi.getTimerCount() - baseTimers).toBe(1); // a second start keeps the one timer
 
     for (let i = 0; i < 3; i++) quota.consume('key_a', dev, undefined, {});
     vi.advanceTimersByTime(999);
@@ -50,7 +53,7 @@ describe('QuotaLedger periodic flush', () => {
 
     quota.consume('key_a', dev, 'arb', {});
     await quota.stop();
-    expect(vi.getTimerCount()).toBe(0);
+    expect(vi.getTimerCount() - baseTimers).toBe(0);
     expect(stored()).toEqual({ month: '2026-11', count: 4, groups: { arb: 1 } });
   });
 });
@@ -91,7 +94,7 @@ describe('KeyStore watch', () => {
     expect(served.verify(key)).toEqual({ ok: false, reason: 'revoked' });
 
     served.stop();
-    expect(vi.getTimerCount()).toBe(0);
+    expect(vi.getTimerCount() - baseTimers).toBe(0);
     const later = cli.create('pro', 'acct').key;
     vi.advanceTimersByTime(5_000);
     expect(served.verify(later)).toEqual({ ok: false, reason: 'invalid' }); // stopped: no more polls
