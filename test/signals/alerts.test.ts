@@ -302,5 +302,6 @@ describe('alerts on the simulator (precision and recall per wallet class)', () =
     expect(report.smart_money.entryRecall).toBeGreaterThan(0.5);
     expect(report.insider.entryRecall).toBeGreaterThan(0.15);
     expect(report.fade.entryRecall).toBeGreaterThan(0.2);
-  });
+    // A million simulated ticks: seconds on a quiet core, several times that on a loaded machine.
+  }, 240_000);
 });
