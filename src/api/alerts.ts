@@ -2,35 +2,11 @@ import { z } from 'zod';
 import type { Api } from '../access/api.js';
 import { p } from '../access/params.js';
 import type { QuotaGroup } from '../access/plans.js';
-import { toCents } from '../core/price.js';
 import { errorReply, jsonReply } from '../server/http.js';
-import { FADE_TYPES, SMART_MONEY_TYPES, type Alert, type AlertEngine, type AlertType } from '../signals/alerts.js';
+import { FADE_TYPES, SMART_MONEY_TYPES, type AlertEngine, type AlertType } from '../signals/alerts.js';
 import type { WalletLedger } from '../signals/wallets.js';
+import { alertJson } from '../views/alert.js';
 import { decodeCursor, encodeCursor, type ApiContext } from './context.js';
-
-/** The alert record of the API (spec 2.14: the record's fields are ours to define). */
-export function alertJson(slug: string, a: Alert, title: string | null): Record<string, unknown> {
-  return {
-    alert_id: String(a.seq),
-    alert_type: a.type,
-    platform: slug,
-    market_id: a.marketId,
-    token_id: a.token,
-    title,
-    outcome: a.outcome,
-    side: a.action,
-    wallet: a.wallet,
-    price: toCents(a.price),
-    shares: a.size,
-    amount_usd: Math.round(a.notional / 100) / 100,
-    trade_id: a.tradeId,
-    executed_at: new Date(a.tradeTimestamp).toISOString(),
-    created_at: new Date(a.createdAt).toISOString(),
-    timestamp: Math.floor(a.createdAt / 1000),
-    reason: a.reason,
-    figures: a.figures,
-  };
-}
 
 /**
  * GET /alerts/smart-money and GET /alerts/fade-finder (spec 4.14, 4.15, 2.14): newest first,

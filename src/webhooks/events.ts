@@ -1,5 +1,5 @@
 import type { FeedEvent } from '../core/types.js';
-import { alertJson } from '../api/alerts.js';
+import { alertJson } from '../views/alert.js';
 import { SMART_MONEY_TYPES, type Alert } from '../signals/alerts.js';
 import { recordJson } from '../signals/lifecycle/record.js';
 import type { LifecycleEvent } from '../signals/lifecycle/tracker.js';
