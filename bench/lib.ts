@@ -265,7 +265,16 @@ export async function measureEachAsync(
     const rs = rates.get(c.name)!;
     const rate = median(rs);
     const t = totals.get(c.name)!;
-    out.set(c.name, { ops: t.ops, seconds: t.ns / 1e9, opsPerSec: rate, nsPerOp: 1e9 / rate, runs, rates: rs, opsPerCpuSec: median(cpuRates.get(c.name)!) });
+    out.set(c.name, {
+      ops: t.ops,
+      seconds: t.ns / 1e9,
+      opsPerSec: rate,
+      nsPerOp: 1e9 / rate,
+      runs,
+      rates: rs,
+      opsPerCpuSec: median(cpuRates.get(c.name)!),
+      cpuRates: cpuRates.get(c.name)!,
+    });
   }
   return out;
 }
@@ -274,6 +283,7 @@ export async function measureEachAsync(
 export interface AsyncStats extends Stats {
   readonly rates: readonly number[];
   readonly opsPerCpuSec: number;
+  readonly cpuRates: readonly number[];
 }
 
 let kept = 0;
