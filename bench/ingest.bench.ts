@@ -334,7 +334,6 @@ interface Outcome {
   readonly dirty: number[];
   readonly groups: number;
   readonly signalRecomputes: number;
-  readonly feedFrames: number;
   readonly snapshotIntervalMs: number;
 }
 
@@ -569,7 +568,7 @@ async function run(dir: string, w: World, children: ChildProcess[], servers: Ser
   await domain.alerts.close();
   await domain.ledger.close();
   await core.persistence.close();
-  return { m, clients, snapshotMs, dirty, groups, signalRecomputes, feedFrames: feed.stats.frames, snapshotIntervalMs: config.persistence.snapshotIntervalMs };
+  return { m, clients, snapshotMs, dirty, groups, signalRecomputes, snapshotIntervalMs: config.persistence.snapshotIntervalMs };
 }
 
 // ---- report ----------------------------------------------------------------------------------
