@@ -197,6 +197,95 @@ export function measureEach(cands: readonly Candidate[], opts: { warmup?: number
   return out;
 }
 
+/**
+ * CPU time (ms) of this process's main thread so far, from /proc (10 ms resolution), or NaN where
+ * there is no /proc. Unlike wall time it does not count time the thread waited for a core that
+ * other work on the machine held, nor the threads beside it (GC helpers, LMDB, libuv's pool).
+ */
+export function mainThreadCpuMs(): number {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14 and 15 of stat(5) (utime, stime), counted here from field 3 (state); clock ticks of 10 ms.
+    return (Number(f[11]) + Number(f[12])) * 10;
+  } catch {
+    return NaN;
+  }
+}
+
+/** A named workload for measureEachAsync: setup and run may wait (sockets, timers, the event loop). */
+export interface AsyncCandidate {
+  readonly name: string;
+  readonly setup?: () => unknown;
+  /** Runs the workload; returns the number of operations done. */
+  readonly run: () => number | Promise<number>;
+  /** After each run, untimed (checks, cleanup). */
+  readonly teardown?: () => unknown;
+}
+
+/**
+ * measureEach for workloads that run across event-loop turns: round-robin, `warmup` rounds
+ * discarded, median round, a full GC before every timed run. Also returns every timed rate, for
+ * the spread. Rounds stop early (after at least one timed round) when the next would end after
+ * `deadline` (a `performance.now()` time).
+ */
+export async function measureEachAsync(
+  cands: readonly AsyncCandidate[],
+  opts: { warmup?: number; runs?: number; deadline?: number } = {},
+): Promise<Map<string, AsyncStats>> {
+  const warmup = opts.warmup ?? 1;
+  let runs = opts.runs ?? 3;
+  const rates = new Map<string, number[]>(cands.map((c) => [c.name, []]));
+  const cpuRates = new Map<string, number[]>(cands.map((c) => [c.name, []]));
+  const totals = new Map<string, { ops: number; ns: number }>(cands.map((c) => [c.name, { ops: 0, ns: 0 }]));
+  for (let r = 0; r < warmup + runs; r++) {
+    const round0 = performance.now();
+    for (const c of cands) {
+      await c.setup?.();
+      (globalThis as { gc?: () => void }).gc?.();
+      const cpu0 = mainThreadCpuMs();
+      const t0 = now();
+      const n = await c.run();
+      const dt = Number(now() - t0);
+      const cpu = mainThreadCpuMs() - cpu0;
+      await c.teardown?.();
+      if (r < warmup) continue;
+      rates.get(c.name)!.push(n / (dt / 1e9));
+      cpuRates.get(c.name)!.push(n / (cpu / 1e3));
+      const t = totals.get(c.name)!;
+      t.ops += n;
+      t.ns += dt;
+    }
+    // No room for another round before the deadline: stop after at least one timed round.
+    const left = (opts.deadline ?? Infinity) - performance.now();
+    if (r >= warmup && r < warmup + runs - 1 && left < performance.now() - round0) runs = r - warmup + 1;
+  }
+  const out = new Map<string, AsyncStats>();
+  for (const c of cands) {
+    const rs = rates.get(c.name)!;
+    const rate = median(rs);
+    const t = totals.get(c.name)!;
+    out.set(c.name, {
+      ops: t.ops,
+      seconds: t.ns / 1e9,
+      opsPerSec: rate,
+      nsPerOp: 1e9 / rate,
+      runs,
+      rates: rs,
+      opsPerCpuSec: median(cpuRates.get(c.name)!),
+      cpuRates: cpuRates.get(c.name)!,
+    });
+  }
+  return out;
+}
+
+/** Stats of measureEachAsync: every timed rate (for the spread) and the median rate per CPU second of the main thread. */
+export interface AsyncStats extends Stats {
+  readonly rates: readonly number[];
+  readonly opsPerCpuSec: number;
+  readonly cpuRates: readonly number[];
+}
+
 let kept = 0;
 /** Keeps a value alive so the JIT cannot drop the work that produced it. */
 export function keep(v: unknown): void {

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { MarketStatus, NormalizedEvent } from '../../core/types.js';
 import { signedHeaders } from '../common/auth.js';
 import { getJson, url } from '../common/http.js';
-import { createVenueFeed, type FeedRuntime, type FeedSession, type Stream } from '../common/runtime.js';
+import { createVenueFeed, type FeedRuntime, type FeedSession, type RuntimeOptions, type Stream } from '../common/runtime.js';
 import { venueMarketId, type FeedContext, type VenueFeed } from '../protocol.js';
 import { KalshiMapper, type ResyncRequest } from './mappers.js';
 import { isWsError, isWsFrame, kalshiSeriesListSchema, type KalshiCommand } from './raw.js';
@@ -48,6 +48,8 @@ export interface KalshiFeedOptions {
   readonly settledLookbackMs?: number;
   /** Environment for the auth headers (defaults to process.env). */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** How the runtime reaches the network (a bench hands in its own WebSocket). */
+  readonly runtime?: RuntimeOptions;
 }
 
 /**
@@ -76,12 +78,12 @@ const marketsPageShell = z.object({ cursor: z.string().nullable().optional(), ma
 const MAX_PAGES = 5_000;
 const BOOK_CHANNELS = ['orderbook_delta', 'ticker', 'trade'];
 
-type Options = Required<Omit<KalshiFeedOptions, 'env'>> & Pick<KalshiFeedOptions, 'env'>;
+type Options = Required<Omit<KalshiFeedOptions, 'env' | 'runtime'>> & Pick<KalshiFeedOptions, 'env'>;
 
 /** Creates the Kalshi feed of `ctx.venue` (see the module comment). */
 export function createKalshiFeed(ctx: FeedContext, opts: KalshiFeedOptions = {}): VenueFeed {
   const o: Options = { chunkSize: 200, resyncRetryMs: 3_000, settledLookbackMs: 7 * 86_400_000, ...opts };
-  return createVenueFeed(ctx, 'kalshi', (rt) => kalshiSession(rt, o));
+  return createVenueFeed(ctx, 'kalshi', (rt) => kalshiSession(rt, o), opts.runtime);
 }
 
 /** One subscription's session: the mapper, the subscription book-keeping and resync, the catalog loop. */
