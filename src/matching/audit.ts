@@ -201,9 +201,12 @@ export class SettlementAudit {
   /** Bumped whenever a count or a suspect group changes, for response caches. */
   version = 0;
 
+  /**
+   * @param slugOf the venue name clients see for a venue label (reasons and metrics show it).
+   */
   constructor(
     private readonly db?: Database,
-    private readonly name: (key: string) => string = (k) => k,
+    readonly slugOf: (label: string) => string = (l) => l,
   ) {
     if (!db) return;
     for (const { key, value } of db.getRange({ start: PREFIX, end: 'p;' })) {
@@ -218,7 +221,10 @@ export class SettlementAudit {
    * changed, and returns the contradiction that makes it suspect (undefined when none).
    */
   check(g: AuditGroup, now: number): string | undefined {
-    const r = auditGroup(g, now, this.name);
+    const r = auditGroup(g, now, (key) => {
+      const i = key.indexOf(':');
+      return `${this.slugOf(key.slice(0, i))}:${key.slice(i + 1)}`;
+    });
     for (const v of r.judged) {
       const k = pairKey(v.a, v.b);
       const old = this.pairs.get(k);

@@ -58,10 +58,7 @@ export class MatchingService implements GroupSource {
     matchingDb?: Database,
     auditDb?: Database,
   ) {
-    this.audit = new SettlementAudit(auditDb, (key) => {
-      const i = key.indexOf(':');
-      return `${venues.slugOf(key.slice(0, i))}:${key.slice(i + 1)}`;
-    });
+    this.audit = new SettlementAudit(auditDb, (label) => venues.slugOf(label));
     this.matcher = new Matcher({
       persistence: db
         ? {

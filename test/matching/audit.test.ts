@@ -81,7 +81,7 @@ describe('settlement audit of hand-built groups', () => {
   it('counts a contradiction and marks the group suspect, with both settlements in the reason', () => {
     list('venue_a', 'A1', 'finalized', 'yes');
     list('venue_b', 'B1', 'determined', 'no');
-    const audit = new SettlementAudit(undefined, (k) => k.replace('venue_', 'v'));
+    const audit = new SettlementAudit(undefined, (label) => label.replace('venue_', 'v'));
     const reason = audit.check(group(7, ['venue_a:A1', 'venue_b:B1']), T);
     expect(reason).toBe('settlements contradict the match: va:A1 settled yes and vb:B1 settled no, but the group holds them as the same side');
     expect(audit.suspectOf(7)).toBe(reason);

@@ -136,7 +136,7 @@ function auditGauges(registers: Registry[], audit: SettlementAudit): void {
     collect() {
       this.reset();
       for (const r of audit.rows()) {
-        const labels = { category: r.category ?? '', venues: r.venues.join(',') };
+        const labels = { category: r.category ?? '', venues: r.venues.map(audit.slugOf).sort().join(',') };
         for (const verdict of ['agree', 'contradict', 'void', 'pending'] as const) this.set({ ...labels, verdict }, r.tally[verdict]);
       }
     },
