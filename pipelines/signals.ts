@@ -27,8 +27,9 @@ export interface SignalRooms {
 /**
  * The signal flow, in the order its effects run for one change:
  * 1. matching: a new or changed market goes into the matcher at once; a burst of them re-groups
- *    once (`auditTime`); changed groups are recomputed. Quote changes of grouped markets move
- *    /status last_updated.
+ *    once (`auditTime`) and audits the settlements of groups whose members settled; changed
+ *    groups are recomputed (a group the audit found suspect recomputes to no arb/EV). Quote
+ *    changes of grouped markets move /status last_updated.
  * 2. arb/EV: a book change, a quote change not from a book, or a record change of a member
  *    recomputes its group (the engine's `changes$` carries what changed to the fan-out).
  * 3. wallets and alerts: every trade goes through the ledger, settlements realize positions; the
@@ -51,7 +52,7 @@ export function historyFlow(history: OpportunityLog): Subscription {
   return interval(history.pruneEveryMs).subscribe(() => history.prune(Date.now()));
 }
 
-/** Catalog changes → the matcher → changed groups recomputed (step 1 above). */
+/** Catalog changes → the matcher and the settlement audit → changed groups recomputed (step 1 above). */
 export function matchingFlow(state: EngineState, matching: MatchingService, signals?: SignalEngine): Subscription {
   const sub = new Subscription();
   sub.add(

@@ -93,7 +93,14 @@ export function buildDomain(core: Core): Domain {
   log.info(ledger.load(), 'wallet ledger restored');
   const alerts = new AlertEngine(ledger, persistence, { ...config.signals?.alerts, log: log.child({ component: 'alerts' }) });
   alerts.load();
-  const matching = new MatchingService(state, core.venues, persistence.db('groups'), log.child({ component: 'matching' }), persistence.db('matching'));
+  const matching = new MatchingService(
+    state,
+    core.venues,
+    persistence.db('groups'),
+    log.child({ component: 'matching' }),
+    persistence.db('matching'),
+    persistence.db('audit'),
+  );
   const lc = config.lifecycle;
   const history = new OpportunityLog(persistence.db('opportunities'), {
     retentionMs: (lc?.retentionHours ?? 168) * 3_600_000,
@@ -154,7 +161,7 @@ export function buildHttp(core: Core, domain?: Domain, opts: HttpOptions = {}): 
     registerAlerts(api, ctx, domain.ledger, domain.alerts);
     registerVenueB(api, ctx, domain.ledger);
     ws = buildHub(core, domain, http, api, opts.hub);
-    const registry = registerMetrics(api, { state, feeds: opts.feeds ?? [], ws, persistence, ledger: domain.ledger });
+    const registry = registerMetrics(api, { state, feeds: opts.feeds ?? [], ws, persistence, ledger: domain.ledger, audit: domain.matching.audit });
     registerLifecycleMetrics(registry, domain.webhooks.dispatcher, domain.lifecycle);
   }
   http.get('/', () => ({

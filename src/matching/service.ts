@@ -7,6 +7,7 @@ import type { GroupSource, SignalGroup } from '../signals/engine.js';
 import type { MarketRecord } from '../state/catalog.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import type { EngineState } from '../state/engine.js';
+import { mayBeSettled, SettlementAudit, settlementOf } from './audit.js';
 import { Matcher, type MatchGroup } from './matcher.js';
 import { OverrideStore } from './overrides.js';
 
@@ -15,19 +16,26 @@ export interface ServedGroup extends MatchGroup {
   /** Event key shared by every group of one real-world event (a game, an election, a meeting). */
   readonly eventKey: string;
   readonly category: string | null;
+  /** Set when the settlement audit found members that settled inconsistently: why (arb/EV stop). */
+  readonly suspect?: string | undefined;
 }
 
 /**
  * Runs the matcher over the live catalog: every new or changed market is upserted (incremental),
  * and reindex() rebuilds the cross-venue groups (members on at least two venues); pipelines/signals.ts
  * calls it once per burst of catalog changes. Group ids persist in LMDB `groups`, so they survive restarts.
- * Implements the signal engine's GroupSource.
+ * Implements the signal engine's GroupSource. Every re-index also audits the settlements of groups
+ * whose members settled or changed (see audit.ts); a group whose members contradict each other is
+ * served as suspect and the signal engine computes nothing for it.
  */
 export class MatchingService implements GroupSource {
   readonly matcher: Matcher;
   private byId = new Map<number, ServedGroup>();
   private byKey = new Map<string, number>();
   private signatures = new Map<number, string>();
+  private suspects = new Map<number, string>();
+  /** Markets that settled (or may have unsettled) since the last re-index: their groups are audited. */
+  private readonly settling = new Set<string>();
   /**
    * Newest price update (ms) of a market in a cross-venue group: with the last catalog refresh it
    * makes /status last_updated (spec 4.1), which speaks of matched-market prices, not any market's.
@@ -39,6 +47,8 @@ export class MatchingService implements GroupSource {
   version = 0;
   /** Operator overrides (`crossbook groups link|unlink`), when a `matching` database was given. */
   readonly overrides: OverrideStore | undefined;
+  /** Settlement audit of the groups, persisted in `auditDb` when given. */
+  readonly audit: SettlementAudit;
 
   constructor(
     private readonly state: EngineState,
@@ -46,7 +56,9 @@ export class MatchingService implements GroupSource {
     db: Database | undefined,
     private readonly log?: Logger,
     matchingDb?: Database,
+    auditDb?: Database,
   ) {
+    this.audit = new SettlementAudit(auditDb, (label) => venues.slugOf(label));
     this.matcher = new Matcher({
       persistence: db
         ? {
@@ -86,6 +98,11 @@ export class MatchingService implements GroupSource {
   upsert(m: MarketRecord): void {
     const v = this.venues.byLabel.get(m.venue);
     if (!v) return;
+    if (mayBeSettled(m.status)) this.settling.add(`${m.venue}:${m.marketId}`);
+    else {
+      const id = this.groupIdOf(m.venue, m.marketId);
+      if (id !== undefined && this.audit.tracks(id)) this.settling.add(`${m.venue}:${m.marketId}`);
+    }
     this.matcher.upsert({
       key: `${m.venue}:${m.marketId}`,
       platform: m.venue,
@@ -99,14 +116,27 @@ export class MatchingService implements GroupSource {
     });
   }
 
-  /** Rebuilds the cross-venue index from the matcher and reports which groups changed. */
+  /** Rebuilds the cross-venue index from the matcher, audits settlements and reports which groups changed. */
   reindex(): void {
     const byId = new Map<number, ServedGroup>();
     const byKey = new Map<string, number>();
     const signatures = new Map<number, string>();
+    const suspects = new Map<number, string>();
+    const now = Date.now();
     for (const g of this.matcher.groups()) {
       if (new Set(g.members.map((m) => m.platform)).size < 2) continue;
-      const served: ServedGroup = { ...g, eventKey: this.eventKey(g), category: this.categoryOf(g) };
+      const sig = g.members
+        .map((m) => `${m.key}${m.inverted ? '~' : ''}`)
+        .sort()
+        .join('|');
+      const category = this.categoryOf(g);
+      // Audited when its members or their orientation changed, or a member settled; else as before.
+      const suspect =
+        this.signatures.get(g.group_id) !== sig || g.members.some((m) => this.settling.has(m.key))
+          ? this.auditOf(g, category, now)
+          : this.suspects.get(g.group_id);
+      if (suspect !== undefined) suspects.set(g.group_id, suspect);
+      const served: ServedGroup = { ...g, eventKey: this.eventKey(g), category, ...(suspect !== undefined ? { suspect } : {}) };
       byId.set(g.group_id, served);
       for (const m of g.members) {
         byKey.set(m.key, g.group_id);
@@ -115,24 +145,33 @@ export class MatchingService implements GroupSource {
         const at = (rec && this.state.quotes.get(rec.venue, rec.marketId)?.updatedAt) ?? 0;
         if (at > this.lastMatchedPriceAt) this.lastMatchedPriceAt = at;
       }
-      signatures.set(
-        g.group_id,
-        g.members
-          .map((m) => `${m.key}${m.inverted ? '~' : ''}`)
-          .sort()
-          .join('|'),
-      );
+      signatures.set(g.group_id, sig);
     }
+    this.settling.clear();
     const changed: number[] = [];
-    for (const [id, sig] of signatures) if (this.signatures.get(id) !== sig) changed.push(id);
-    for (const id of this.signatures.keys()) if (!signatures.has(id)) changed.push(id);
+    for (const [id, sig] of signatures) if (this.signatures.get(id) !== sig || this.suspects.get(id) !== suspects.get(id)) changed.push(id);
+    for (const id of this.signatures.keys())
+      if (!signatures.has(id)) {
+        changed.push(id);
+        this.audit.drop(id);
+      }
     this.byId = byId;
     this.byKey = byKey;
     this.signatures = signatures;
+    this.suspects = suspects;
     if (changed.length) {
       this.version++;
       this.changed.next(changed);
     }
+  }
+
+  /** Audits a group's settlements from the catalog; the contradiction that makes it suspect, if any. */
+  private auditOf(g: MatchGroup, category: string | null, now: number): string | undefined {
+    const members = g.members.map((m) => {
+      const rec = this.state.catalog.byKey(m.key);
+      return { key: m.key, venue: m.platform, inverted: m.inverted, settlement: rec ? settlementOf(rec) : undefined };
+    });
+    return this.audit.check({ groupId: g.group_id, title: g.title, category, members }, now);
   }
 
   /** The event a group belongs to: the game for sports, else the event of its first member in venue order. */
@@ -195,6 +234,7 @@ export class MatchingService implements GroupSource {
       groupId: g.group_id,
       title: g.title,
       members: g.members.map((m) => ({ venue: m.platform, marketId: m.key.slice(m.key.indexOf(':') + 1), inverted: m.inverted })),
+      ...(g.suspect !== undefined ? { suspect: g.suspect } : {}),
     };
   }
 

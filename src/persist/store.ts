@@ -74,7 +74,8 @@ export type DbName =
   | 'matching'
   | 'wallets'
   | 'opportunities'
-  | 'webhooks';
+  | 'webhooks'
+  | 'audit';
 
 /**
  * LMDB persistence under DATA_DIR: snapshots of the catalog, quotes and books (only what changed
@@ -166,6 +167,7 @@ export class Persistence {
         'wallets',
         'opportunities',
         'webhooks',
+        'audit',
       ] as const) {
         const db = this.root.openDB({ name, encoding: 'msgpack', sharedStructuresKey: Symbol.for('structures') });
         this.dbs.set(name, guard ? guard.wrap(db) : db);

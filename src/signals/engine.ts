@@ -11,6 +11,8 @@ export interface SignalGroup {
   readonly groupId: number;
   readonly title: string;
   readonly members: readonly { readonly venue: string; readonly marketId: string; readonly inverted: boolean }[];
+  /** Why the group is suspect (its settlements contradicted the match): no arb/EV is computed from it. */
+  readonly suspect?: string | undefined;
 }
 
 /** Where groups come from: the matcher, behind this small interface. */
@@ -88,7 +90,8 @@ export class SignalEngine implements LegLookup {
   /** Recomputes one group now. */
   recompute(groupId: number): GroupSignals | undefined {
     const g = this.groups.group(groupId);
-    if (!g) {
+    // A suspect group is a wrong match: its opportunities close as if the group were gone.
+    if (!g || g.suspect !== undefined) {
       if (this.signals.delete(groupId)) this.version++;
       this.lifecycle?.closeGroup(groupId, Date.now());
       return undefined;

@@ -65,6 +65,7 @@ export class GroupViews {
       game_title: g.game_title,
       event_date: g.event_date,
     };
+    if (g.suspect !== undefined) Object.assign(out, { suspect: true, suspect_reason: g.suspect });
     for (const l of legs) if (l['url']) out[`market_url_${l['platform'] as string}`] ??= l['url'];
     out['markets'] = legs;
     return out;

@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { Api } from '../../access/api.js';
+import { precisionOf, type SettlementAudit } from '../../matching/audit.js';
 import type { Persistence } from '../../persist/store.js';
 import type { WalletLedger } from '../../signals/wallets.js';
 import type { EngineState } from '../../state/engine.js';
@@ -12,6 +13,8 @@ export interface MetricsSources {
   readonly ws: WsHub;
   readonly persistence: Persistence;
   readonly ledger?: WalletLedger;
+  /** The matching service's settlement audit. */
+  readonly audit?: SettlementAudit;
 }
 
 /**
@@ -81,6 +84,7 @@ export function registerMetrics(api: Api, src: MetricsSources): Registry {
       },
     });
   };
+  if (src.audit) auditGauges(registers, src.audit);
   counter('crossbook_ws_published_total', 'WebSocket messages published (once per topic, before fan-out)', () => src.ws.published);
   counter('crossbook_ws_dropped_clients_total', 'WebSocket clients disconnected for backpressure', () => src.ws.dropped);
   if (ledger) counter('crossbook_wallet_positions_evicted_total', 'Wallet positions evicted past signals.wallets.maxPositions', () => ledger.evictedPositions);
@@ -116,4 +120,51 @@ export function registerMetrics(api: Api, src: MetricsSources): Registry {
     handler: async () => ({ status: 200, body: await registry.metrics(), contentType: registry.contentType }),
   });
   return registry;
+}
+
+/**
+ * The settlement audit's figures: judged pairs by verdict, category and venue pair (gauges: they
+ * survive restarts and a corrected settlement can move a pair between verdicts), pairs and groups
+ * waiting for a partner to settle, suspect groups, and the precision they measure.
+ */
+function auditGauges(registers: Registry[], audit: SettlementAudit): void {
+  new Gauge({
+    name: 'crossbook_matching_settlement_pairs',
+    help: 'Pairs of grouped markets judged by their settlements (verdict agree, contradict or void), or pending a partner',
+    labelNames: ['verdict', 'category', 'venues'],
+    registers,
+    collect() {
+      this.reset();
+      for (const r of audit.rows()) {
+        const labels = { category: r.category ?? '', venues: r.venues.map(audit.slugOf).sort().join(',') };
+        for (const verdict of ['agree', 'contradict', 'void', 'pending'] as const) this.set({ ...labels, verdict }, r.tally[verdict]);
+      }
+    },
+  });
+  new Gauge({
+    name: 'crossbook_matching_suspect_groups',
+    help: 'Match groups whose members settled inconsistently (no arb/EV is computed from them)',
+    registers,
+    collect() {
+      this.set(audit.totals().suspectGroups);
+    },
+  });
+  new Gauge({
+    name: 'crossbook_matching_settlement_pending_groups',
+    help: 'Match groups with a settled member waiting for another to settle',
+    registers,
+    collect() {
+      this.set(audit.totals().pendingGroups);
+    },
+  });
+  new Gauge({
+    name: 'crossbook_matching_settlement_precision',
+    help: 'Settled pairs that agreed over those that agreed or contradicted (absent before any)',
+    registers,
+    collect() {
+      this.reset();
+      const p = precisionOf(audit.totals());
+      if (p !== null) this.set(p);
+    },
+  });
 }
