@@ -224,8 +224,15 @@ export function compare(a: Proposition, b: Proposition): Comparison {
       if (!v.field('office', a.office, b.office, 0, true)) return v.fail('office');
       // A primary, a runoff or a first round is not the election itself.
       if (a.stage !== b.stage) return v.fail('stage');
+      if (!sameScope(a, b, v)) return v.fail('scope');
       if (!v.field('party', a.party, b.party, 0)) return v.fail('party');
       if (!v.field('year', a.year, b.year, 0.15)) return v.fail('year');
+      return subjectThen(a, b, v, () => negRelation(a, b));
+    }
+    case 'appointment': {
+      if (!v.field('office', a.office, b.office, 0, true)) return v.fail('office');
+      // Naming the pick and the Senate confirming it are different events.
+      if (!v.field('stage', a.stage, b.stage, 0, true)) return v.fail('stage');
       return subjectThen(a, b, v, () => negRelation(a, b));
     }
     case 'chamber_control': {
@@ -238,6 +245,9 @@ export function compare(a: Proposition, b: Proposition): Comparison {
     case 'econ_threshold': {
       if (a.subject !== b.subject) return v.fail(a.kind === 'econ_threshold' ? 'indicator' : 'subject');
       v.agree(a.kind === 'econ_threshold' ? 'indicator' : 'subject');
+      // Null is the US (see Proposition.jurisdiction): both must name the same country.
+      if (a.jurisdiction !== b.jurisdiction) return v.fail('jurisdiction');
+      if (a.jurisdiction !== null) v.agree('jurisdiction');
       if (!v.field('month', a.month, b.month, 0, true)) return v.fail('month');
       return thresholds(a, b, v);
     }
@@ -271,6 +281,33 @@ export function compare(a: Proposition, b: Proposition): Comparison {
     default:
       return v.fail('kind');
   }
+}
+
+/** Deadlines further apart than this are different windows (venues close a shared event days apart, not months). */
+const DEADLINE_DAYS = 92;
+
+function daysApart(x: string, y: string): number {
+  return Math.abs(Date.parse(`${x}T00:00:00Z`) - Date.parse(`${y}T00:00:00Z`)) / 86_400_000;
+}
+
+/**
+ * Event scope of an office question: "the next holder by a deadline" never meets an election;
+ * "the next election" meets a named election only when both years are known and equal. When the
+ * title is the only evidence (a `next` question, or a year missing on one side) and both listings
+ * have a deadline, the deadlines must agree: one running to 2045 is not one ending in 2026.
+ */
+function sameScope(a: Proposition, b: Proposition, v: Verdict): boolean {
+  const na = a.mode === 'next';
+  if (na !== (b.mode === 'next')) return false;
+  if (a.mode !== b.mode && (a.year === null || b.year === null)) return false;
+  if (na || a.year === null || b.year === null) {
+    if (a.date !== null && b.date !== null) {
+      if (daysApart(a.date, b.date) > DEADLINE_DAYS) return false;
+      v.agree('deadline');
+    } else if (na) v.confidence -= 0.05;
+  }
+  if (a.mode !== null && a.mode === b.mode) v.agree('scope');
+  return true;
 }
 
 function subjectThen(a: Proposition, b: Proposition, v: Verdict, rel: () => Relation): Comparison {

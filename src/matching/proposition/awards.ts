@@ -1,5 +1,5 @@
 /** Awards: Oscars, Grammys, Emmys, Golden Globes, Tonys, Ballon d'Or, league MVPs, TIME Person of the Year. */
-import { findYear, foldPerson, foldText } from '../text.js';
+import { etParts, findYear, foldPerson, foldText } from '../text.js';
 import { note, tickerYear, type Ctx } from './context.js';
 import type { Draft } from './types.js';
 
@@ -78,6 +78,13 @@ export function parseAward(ctx: Ctx, d: Draft): boolean {
   d.competition = ceremony ?? 'award';
   d.stage = cat;
   d.year = ceremonyYear(all) ?? findYear(t) ?? findYear(ctx.event) ?? tickerYear(ctx) ?? null;
+  if (d.year === null && ctx.close !== undefined) {
+    // "Will X win MVP?" names no season: the award is given in the year the listing closes (a
+    // season "2025-26" is read as its end year, when its MVP is named).
+    d.year = etParts(ctx.close).y;
+    d.confidence -= 0.05;
+    note(d, 'close_time');
+  }
   if (d.year === null) d.confidence -= 0.15;
   const name = subject.replace(/^["']|["']$/g, '').replace(/^the /, '');
   d.subject = `work:${foldPerson(name)}`;

@@ -4,11 +4,11 @@ import { note, rawSpan, type Ctx } from './context.js';
 import { deadline } from './deadline.js';
 import type { Draft } from './types.js';
 
+/** Organisation id without legal suffixes or spaces: "Open AI" and "OpenAI" are one company. */
 function orgId(s: string): string {
   return `org:${foldPerson(s)
     .replace(/\b(inc|corp|corporation|ltc|llc|co|company|the)\b/g, '')
-    .replace(/\s+/g, ' ')
-    .trim()}`;
+    .replace(/\s+/g, '')}`;
 }
 
 /** An IPO: "Will SpaceX IPO by December 31, 2026?", "Will X or Y IPO first?". */

@@ -1,7 +1,7 @@
 /** Politics: nominations, elections and chamber control. */
 import PLACES from '../tables/places.json' with { type: 'json' };
-import { findYear, foldPerson } from '../text.js';
-import { NAME_ONLY, note, rawSpan, tickerYear, type Ctx, type Ticker } from './context.js';
+import { etParts, findYear, foldPerson, isoDay } from '../text.js';
+import { DEMONYMS, DEMONYM_RE, NAME_ONLY, note, rawSpan, tickerYear, type Ctx, type Ticker } from './context.js';
 import type { Draft } from './types.js';
 
 /** US state names → postal codes. */
@@ -9,15 +9,6 @@ const STATES: Readonly<Record<string, string>> = PLACES.usStates;
 const STATE_RE = new RegExp(
   `\\b(${Object.keys(STATES)
     .sort((a, b) => b.length - a.length)
-    .join('|')})\\b`,
-);
-
-/** Country names and demonyms → ISO 3166 alpha-2 codes ("uk" for the United Kingdom). */
-const DEMONYMS: Readonly<Record<string, string>> = PLACES.demonyms;
-const DEMONYM_RE = new RegExp(
-  `\\b(${Object.keys(DEMONYMS)
-    .sort((a, b) => b.length - a.length)
-    .map((k) => k.replace(/\./g, '\\.'))
     .join('|')})\\b`,
 );
 
@@ -118,6 +109,28 @@ function electionStage(t: string): string | null {
   return null;
 }
 
+/**
+ * "Will X be the next Israeli Prime Minister?": the next holder of the office, by whatever route,
+ * until the listing closes (`next`), or the winner of the next election (`next_election`, when the
+ * title or event names one). The close day, else a dated ticker's day, is the deadline; such a
+ * ticker's year is that deadline, not the year of an election.
+ */
+export function nextScope(ctx: Ctx, t: string, d: Draft): void {
+  if (!/\bnext\b/.test(t)) return;
+  d.mode = /\belections?\b/.test(`${t} | ${ctx.event}`) ? 'next_election' : 'next';
+  const kt = ctx.kt;
+  const tickerDay = kt && kt.yy !== undefined && kt.mon && kt.dd ? isoDay(2000 + kt.yy, kt.mon, kt.dd) : undefined;
+  if (tickerDay && findYear(t) === undefined && findYear(ctx.event) === undefined) d.year = null;
+  if (ctx.close !== undefined) {
+    const c = etParts(ctx.close);
+    d.date = isoDay(c.y, c.m, c.d);
+    d.dateSource = 'close_time';
+  } else if (tickerDay) {
+    d.date = tickerDay;
+    d.dateSource = 'ticker';
+  }
+}
+
 const RE_CHAMBER = /\b(?:the )?(?:u\.?s\.? )?(house|senate)\b/;
 
 /** "Will the Democrats win the House in 2026?" / "Which party will win the Senate?" + "Republican". */
@@ -205,6 +218,7 @@ export function parsePolitics(ctx: Ctx, d: Draft): boolean {
     d.market_type = 'nomination';
     d.stage = null;
   }
+  if (d.kind === 'election_winner') nextScope(ctx, t, d);
   if (ctx.outcome === 'no') d.negated = true;
   note(d, 'title');
   return true;
