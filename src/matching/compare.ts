@@ -227,6 +227,7 @@ export function compare(a: Proposition, b: Proposition): Comparison {
       if (!sameScope(a, b, v)) return v.fail('scope');
       if (!v.field('party', a.party, b.party, 0)) return v.fail('party');
       if (!v.field('year', a.year, b.year, 0.15)) return v.fail('year');
+      if (!sameMargin(a, b, v)) return v.fail('margin');
       return subjectThen(a, b, v, () => negRelation(a, b));
     }
     case 'appointment': {
@@ -307,6 +308,17 @@ function sameScope(a: Proposition, b: Proposition, v: Verdict): boolean {
     } else if (na) v.confidence -= 0.05;
   }
   if (a.mode !== null && a.mode === b.mode) v.agree('scope');
+  return true;
+}
+
+/** A win by a margin bucket meets only the same bucket; a plain win meets only a plain win. */
+function sameMargin(a: Proposition, b: Proposition, v: Verdict): boolean {
+  if (a.stat !== b.stat) return false;
+  if (a.stat !== 'margin') return true;
+  const ia = intervalOf(a);
+  const ib = intervalOf(b);
+  if (!ia || !ib || !equalIv(ia, ib, 0)) return false;
+  v.agree('margin');
   return true;
 }
 
