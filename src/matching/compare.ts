@@ -234,6 +234,7 @@ export function compare(a: Proposition, b: Proposition): Comparison {
       if (!v.field('office', a.office, b.office, 0, true)) return v.fail('office');
       // Naming the pick and the Senate confirming it are different events.
       if (!v.field('stage', a.stage, b.stage, 0, true)) return v.fail('stage');
+      if (!sameWindow(a, b, v)) return v.fail('deadline');
       return subjectThen(a, b, v, () => negRelation(a, b));
     }
     case 'chamber_control': {
@@ -308,6 +309,21 @@ function sameScope(a: Proposition, b: Proposition, v: Verdict): boolean {
     } else if (na) v.confidence -= 0.05;
   }
   if (a.mode !== null && a.mode === b.mode) v.agree('scope');
+  return true;
+}
+
+/**
+ * Windows of an appointment: two known deadlines must agree; a window the title states ("in 2025")
+ * never meets a listing that states none (an open question runs to the end of a term).
+ */
+function sameWindow(a: Proposition, b: Proposition, v: Verdict): boolean {
+  if (a.date !== null && b.date !== null) {
+    if (daysApart(a.date, b.date) > DEADLINE_DAYS) return false;
+    v.agree('deadline');
+    return true;
+  }
+  if ((a.date !== null && a.dateSource === 'title') || (b.date !== null && b.dateSource === 'title')) return false;
+  if (a.date !== null || b.date !== null) v.confidence -= 0.05;
   return true;
 }
 

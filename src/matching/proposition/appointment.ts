@@ -1,6 +1,7 @@
 /** Appointments: who a president nominates (or announces) for an office, and who is confirmed. */
-import { foldPerson, foldText } from '../text.js';
+import { etParts, findDate, findTime, foldPerson, foldText, isoDay } from '../text.js';
 import { note, rawSpan, type Ctx } from './context.js';
+import { deadline } from './deadline.js';
 import type { Draft } from './types.js';
 
 /** Offices filled by appointment, as folded title words → office id. */
@@ -47,9 +48,27 @@ export function parseAppointment(ctx: Ctx, d: Draft): boolean {
   d.subject = `person:${id}`;
   d.subjectCandidates = [d.subject];
   d.subjectName = person.trim();
+  window(ctx, t, d);
   if (ctx.outcome === 'no') d.negated = true;
   note(d, 'title');
   return true;
+}
+
+/**
+ * The window the pick must fall in: a deadline the title states ("… as next Fed Chair in 2025?",
+ * "before Jan 1, 2029") wins over the close day, which venues set to the end of a term.
+ */
+function window(ctx: Ctx, t: string, d: Draft): void {
+  const rest = t.replace(/^.*?\b(?:chair(?:man|person)?|reserve(?: system)?)\b/, '');
+  const day = /\b(?:in|by|before|during) /.test(rest) ? deadline({ ...ctx, kt: undefined }, rest, findDate(rest), findTime(rest)) : undefined;
+  if (day) {
+    d.date = day;
+    d.dateSource = 'title';
+  } else if (ctx.close !== undefined) {
+    const c = etParts(ctx.close);
+    d.date = isoDay(c.y, c.m, c.d);
+    d.dateSource = 'close_time';
+  }
 }
 
 /** The folded title before a "Who will …?" listing was rewritten around its outcome. */
