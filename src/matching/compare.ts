@@ -44,6 +44,13 @@ const GRID: Readonly<Record<string, { step: number; tol: number }>> = {
   jobs: { step: 1000, tol: 0 },
 };
 
+/** Deadlines further apart than this are different windows (venues close a shared event days apart, not months). */
+const DEADLINE_DAYS = 92;
+
+function daysApart(x: string, y: string): number {
+  return Math.abs(Date.parse(`${x}T00:00:00Z`) - Date.parse(`${y}T00:00:00Z`)) / 86_400_000;
+}
+
 function onGrid(v: number, step: number): { k: number; exact: boolean } {
   const k = v / step;
   const r = Math.round(k);
@@ -267,6 +274,7 @@ export function compare(a: Proposition, b: Proposition): Comparison {
       if (!v.field('mode', a.mode, b.mode, 0, true)) return v.fail('mode');
       if (a.mode === 'by' && !v.field('date', a.date, b.date, 0, true)) return v.fail('date');
       if (a.mode === 'first' && !v.field('competition', a.competition, b.competition, 0, true)) return v.fail('competition');
+      if (a.mode === 'first' && a.date !== null && b.date !== null && daysApart(a.date, b.date) > DEADLINE_DAYS) return v.fail('deadline');
       return subjectThen(a, b, v, () => negRelation(a, b));
     }
     case 'award': {
@@ -283,13 +291,6 @@ export function compare(a: Proposition, b: Proposition): Comparison {
     default:
       return v.fail('kind');
   }
-}
-
-/** Deadlines further apart than this are different windows (venues close a shared event days apart, not months). */
-const DEADLINE_DAYS = 92;
-
-function daysApart(x: string, y: string): number {
-  return Math.abs(Date.parse(`${x}T00:00:00Z`) - Date.parse(`${y}T00:00:00Z`)) / 86_400_000;
 }
 
 /**

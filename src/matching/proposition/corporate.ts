@@ -1,5 +1,5 @@
 /** IPOs: a company going public by a date, or first of two. */
-import { findDate, findTime, foldPerson } from '../text.js';
+import { etParts, findDate, findTime, foldPerson, isoDay } from '../text.js';
 import { note, rawSpan, type Ctx } from './context.js';
 import { deadline } from './deadline.js';
 import type { Draft } from './types.js';
@@ -22,6 +22,12 @@ export function parseIpo(ctx: Ctx, d: Draft): boolean {
     d.subject = orgId(ctx.rawOutcome);
     d.subjectName = ctx.rawOutcome;
     d.competition = [orgId(first[1]!), orgId(first[2]!)].sort().join('|');
+    // "First" is decided within the listing's life: Kalshi runs the race to 2040, Polymarket to 2028.
+    if (ctx.close !== undefined) {
+      const c = etParts(ctx.close);
+      d.date = isoDay(c.y, c.m, c.d);
+      d.dateSource = 'close_time';
+    }
   } else {
     // Polymarket often drops the "Will": "SpaceX IPO by December 31, 2026?".
     const m = /^will (.+?) (?:ipo|go public|announce (?:an|its) ipo)\b(.*)$/.exec(t) ?? /^([a-z0-9][a-z0-9.&' -]{0,40}?) ipo\b(.*)$/.exec(t);
