@@ -274,6 +274,8 @@ export function compare(a: Proposition, b: Proposition): Comparison {
       if (!v.field('mode', a.mode, b.mode, 0, true)) return v.fail('mode');
       if (a.mode === 'by' && !v.field('date', a.date, b.date, 0, true)) return v.fail('date');
       if (a.mode === 'first' && !v.field('competition', a.competition, b.competition, 0, true)) return v.fail('competition');
+      // Two races with known horizons must end together; a known horizon never meets an unknown one.
+      if (a.mode === 'first' && (a.date === null) !== (b.date === null)) return v.fail('deadline');
       if (a.mode === 'first' && a.date !== null && b.date !== null && daysApart(a.date, b.date) > DEADLINE_DAYS) return v.fail('deadline');
       return subjectThen(a, b, v, () => negRelation(a, b));
     }

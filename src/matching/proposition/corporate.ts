@@ -22,8 +22,10 @@ export function parseIpo(ctx: Ctx, d: Draft): boolean {
     d.subject = orgId(ctx.rawOutcome);
     d.subjectName = ctx.rawOutcome;
     d.competition = [orgId(first[1]!), orgId(first[2]!)].sort().join('|');
-    // "First" is decided within the listing's life: Kalshi runs the race to 2040, Polymarket to 2028.
-    if (ctx.close !== undefined) {
+    // "First" is decided within the race's horizon (Kalshi runs one to 2040, Polymarket to 2028).
+    // A Kalshi race states it in the ticker year (KXOAIANTH-40), which the proposition does not
+    // carry; elsewhere the close day is the horizon.
+    if (ctx.close !== undefined && !ctx.kalshi) {
       const c = etParts(ctx.close);
       d.date = isoDay(c.y, c.m, c.d);
       d.dateSource = 'close_time';
