@@ -44,6 +44,13 @@ const GRID: Readonly<Record<string, { step: number; tol: number }>> = {
   jobs: { step: 1000, tol: 0 },
 };
 
+/** Deadlines further apart than this are different windows (venues close a shared event days apart, not months). */
+const DEADLINE_DAYS = 92;
+
+function daysApart(x: string, y: string): number {
+  return Math.abs(Date.parse(`${x}T00:00:00Z`) - Date.parse(`${y}T00:00:00Z`)) / 86_400_000;
+}
+
 function onGrid(v: number, step: number): { k: number; exact: boolean } {
   const k = v / step;
   const r = Math.round(k);
@@ -224,8 +231,17 @@ export function compare(a: Proposition, b: Proposition): Comparison {
       if (!v.field('office', a.office, b.office, 0, true)) return v.fail('office');
       // A primary, a runoff or a first round is not the election itself.
       if (a.stage !== b.stage) return v.fail('stage');
+      if (!sameScope(a, b, v)) return v.fail('scope');
       if (!v.field('party', a.party, b.party, 0)) return v.fail('party');
       if (!v.field('year', a.year, b.year, 0.15)) return v.fail('year');
+      if (!sameMargin(a, b, v)) return v.fail('margin');
+      return subjectThen(a, b, v, () => negRelation(a, b));
+    }
+    case 'appointment': {
+      if (!v.field('office', a.office, b.office, 0, true)) return v.fail('office');
+      // Naming the pick and the Senate confirming it are different events.
+      if (!v.field('stage', a.stage, b.stage, 0, true)) return v.fail('stage');
+      if (!sameWindow(a, b, v)) return v.fail('deadline');
       return subjectThen(a, b, v, () => negRelation(a, b));
     }
     case 'chamber_control': {
@@ -238,6 +254,9 @@ export function compare(a: Proposition, b: Proposition): Comparison {
     case 'econ_threshold': {
       if (a.subject !== b.subject) return v.fail(a.kind === 'econ_threshold' ? 'indicator' : 'subject');
       v.agree(a.kind === 'econ_threshold' ? 'indicator' : 'subject');
+      // Null is the US (see Proposition.jurisdiction): both must name the same country.
+      if (a.jurisdiction !== b.jurisdiction) return v.fail('jurisdiction');
+      if (a.jurisdiction !== null) v.agree('jurisdiction');
       if (!v.field('month', a.month, b.month, 0, true)) return v.fail('month');
       return thresholds(a, b, v);
     }
@@ -255,6 +274,9 @@ export function compare(a: Proposition, b: Proposition): Comparison {
       if (!v.field('mode', a.mode, b.mode, 0, true)) return v.fail('mode');
       if (a.mode === 'by' && !v.field('date', a.date, b.date, 0, true)) return v.fail('date');
       if (a.mode === 'first' && !v.field('competition', a.competition, b.competition, 0, true)) return v.fail('competition');
+      // Two races with known horizons must end together; a known horizon never meets an unknown one.
+      if (a.mode === 'first' && (a.date === null) !== (b.date === null)) return v.fail('deadline');
+      if (a.mode === 'first' && a.date !== null && b.date !== null && daysApart(a.date, b.date) > DEADLINE_DAYS) return v.fail('deadline');
       return subjectThen(a, b, v, () => negRelation(a, b));
     }
     case 'award': {
@@ -271,6 +293,52 @@ export function compare(a: Proposition, b: Proposition): Comparison {
     default:
       return v.fail('kind');
   }
+}
+
+/**
+ * Event scope of an office question: "the next holder by a deadline" never meets an election;
+ * "the next election" meets a named election only when both years are known and equal. When the
+ * title is the only evidence (a `next` question, or a year missing on one side) and both listings
+ * have a deadline, the deadlines must agree: one running to 2045 is not one ending in 2026.
+ */
+function sameScope(a: Proposition, b: Proposition, v: Verdict): boolean {
+  const na = a.mode === 'next';
+  if (na !== (b.mode === 'next')) return false;
+  if (a.mode !== b.mode && (a.year === null || b.year === null)) return false;
+  if (na || a.year === null || b.year === null) {
+    if (a.date !== null && b.date !== null) {
+      if (daysApart(a.date, b.date) > DEADLINE_DAYS) return false;
+      v.agree('deadline');
+    } else if (na) v.confidence -= 0.05;
+  }
+  if (a.mode !== null && a.mode === b.mode) v.agree('scope');
+  return true;
+}
+
+/**
+ * Windows of an appointment: two known deadlines must agree; a window the title states ("in 2025")
+ * never meets a listing that states none (an open question runs to the end of a term).
+ */
+function sameWindow(a: Proposition, b: Proposition, v: Verdict): boolean {
+  if (a.date !== null && b.date !== null) {
+    if (daysApart(a.date, b.date) > DEADLINE_DAYS) return false;
+    v.agree('deadline');
+    return true;
+  }
+  if ((a.date !== null && a.dateSource === 'title') || (b.date !== null && b.dateSource === 'title')) return false;
+  if (a.date !== null || b.date !== null) v.confidence -= 0.05;
+  return true;
+}
+
+/** A win by a margin bucket meets only the same bucket; a plain win meets only a plain win. */
+function sameMargin(a: Proposition, b: Proposition, v: Verdict): boolean {
+  if (a.stat !== b.stat) return false;
+  if (a.stat !== 'margin') return true;
+  const ia = intervalOf(a);
+  const ib = intervalOf(b);
+  if (!ia || !ib || !equalIv(ia, ib, 0)) return false;
+  v.agree('margin');
+  return true;
 }
 
 function subjectThen(a: Proposition, b: Proposition, v: Verdict, rel: () => Relation): Comparison {

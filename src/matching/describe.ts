@@ -152,6 +152,11 @@ function describeEvent(p: Proposition, subj: string, no: string): EventFields {
       const what = `${p.year ?? ''} ${PARTY[p.party ?? ''] ?? p.party} ${officeLabel(p.office).replace(/^US /, '')} nomination`.trim();
       return { title: `${subj} to win the ${what}${no}`, event_id: `nomination-${p.party}-${p.office}-${p.year ?? 'x'}`, event_name: what };
     }
+    case 'appointment': {
+      const office = p.office === 'fed_chair' ? 'Fed chair' : (p.office ?? '?');
+      const act = p.stage === 'confirm' ? 'confirmed' : 'named';
+      return { title: `${subj} to be ${act} as ${office}${no}`, event_id: `appointment-${p.office}-${p.stage}`, event_name: `${office} ${act}` };
+    }
     case 'election_winner': {
       const what = `${p.year ?? ''} ${officeLabel(p.office)} election`.trim();
       return { title: `${subj} to win the ${what}${no}`, event_id: `election-${p.office}-${p.year ?? 'x'}`, event_name: what };
@@ -166,10 +171,12 @@ function describeEvent(p: Proposition, subj: string, no: string): EventFields {
       };
     case 'econ_threshold': {
       const v = p.comparator === 'range' ? `${p.threshold}% and ${p.thresholdHigh}%` : `${p.threshold}%`;
+      // Another country's indicator is another event; a US one keeps the plain id.
+      const ind = p.jurisdiction ? `${p.jurisdiction.toUpperCase()} ${p.market_type}` : p.market_type;
       return {
-        title: `${p.market_type} ${monthLabel(p.month)}: ${CMP_WORD[p.comparator ?? '='] ?? ''} ${v}${no}`,
-        event_id: `${p.market_type}-${p.month}`,
-        event_name: `${p.market_type} ${monthLabel(p.month)}`,
+        title: `${ind} ${monthLabel(p.month)}: ${CMP_WORD[p.comparator ?? '='] ?? ''} ${v}${no}`,
+        event_id: p.jurisdiction ? `${p.market_type}-${p.jurisdiction}-${p.month}` : `${p.market_type}-${p.month}`,
+        event_name: `${ind} ${monthLabel(p.month)}`,
       };
     }
     case 'crypto_price':

@@ -1,6 +1,6 @@
 /** Awards: Oscars, Grammys, Emmys, Golden Globes, Tonys, Ballon d'Or, league MVPs, TIME Person of the Year. */
-import { findYear, foldPerson, foldText } from '../text.js';
-import { note, tickerYear, type Ctx } from './context.js';
+import { etParts, findYear, foldPerson, foldText } from '../text.js';
+import { NAME_ONLY, note, tickerYear, type Ctx } from './context.js';
 import type { Draft } from './types.js';
 
 const CEREMONIES: readonly (readonly [RegExp, string])[] = [
@@ -11,10 +11,10 @@ const CEREMONIES: readonly (readonly [RegExp, string])[] = [
   [/\bgolden globes?\b/, 'golden_globes'],
   [/\btony awards?\b|\btonys\b/, 'tonys'],
   [/\bballon d'?or\b/, 'ballon_dor'],
-  [/\bnba\b/, 'nba'],
-  [/\bnfl\b/, 'nfl'],
-  [/\bmlb\b|\bamerican league\b|\bnational league\b/, 'mlb'],
-  [/\bnhl\b/, 'nhl'],
+  [/\bnba\b|\bpro basketball\b/, 'nba'],
+  [/\bnfl\b|\bpro football\b/, 'nfl'],
+  [/\bmlb\b|\bamerican league\b|\bnational league\b|\bpro baseball\b/, 'mlb'],
+  [/\bnhl\b|\bpro hockey\b/, 'nhl'],
 ];
 
 /** Year of the Nth ceremony: the 98th Academy Awards are held in 2026. */
@@ -34,6 +34,8 @@ function ceremonyYear(s: string): number | undefined {
   return undefined;
 }
 
+const SERIES_LEAGUE = /^(NBA|NFL|MLB|NHL)(?:MVP|ROY|DPOY|COY|MIP|SMOY|CY|HART)/;
+
 const AWARD_WORDS = /\bbest\b|\bof the year\b|\bmvp\b|\bmost valuable\b|\baward\b|\btrophy\b|\bcy young\b|\bheisman\b|\brookie\b|\bballon\b/;
 
 /** An award winner: "Will Sinners win Best Picture?", a ceremony listed per nominee. */
@@ -46,6 +48,8 @@ export function parseAward(ctx: Ctx, d: Draft): boolean {
       ceremony = c;
       break;
     }
+  // Kalshi names the league in the series when the title does not ("MVP Winner?", KXNBAMVP).
+  ceremony ??= SERIES_LEAGUE.exec(ctx.kt?.series ?? '')?.[1]?.toLowerCase();
   if (!ceremony && !/\bheisman\b|\bcy young\b/.test(all)) return false;
   let subject: string | undefined;
   let category: string | undefined;
@@ -61,12 +65,17 @@ export function parseAward(ctx: Ctx, d: Draft): boolean {
   } else if (ctx.rawOutcome && !/^(yes|no)$/i.test(ctx.rawOutcome) && AWARD_WORDS.test(all)) {
     subject = foldText(ctx.rawOutcome);
     category = /(?:win|for) (?:the )?(.+?)$/.exec(t)?.[1] ?? t;
+  } else if (NAME_ONLY.test(t) && ctx.event && (AWARD_WORDS.test(ctx.event) || ceremony === 'ballon_dor')) {
+    // A list venue's nominee listed under its award ("Vinícius Júnior" in "Ballon d'Or Winner 2026").
+    subject = t;
+    category = ctx.event;
   }
   if (!subject || !category) return false;
   // TIME gives one title a year, however the venue words it.
   if (ceremony === 'time_poy') category = 'person of the year';
   const cat = foldText(category)
     .replace(/\b(?:at|in) the .*$/, '')
+    .replace(/\b(?:in|for|of) 20\d{2}(?:-\d{2,4})?\b/g, '')
     .replace(/\b20\d{2}(?:-\d{2})?\b/g, '')
     .replace(/\b(oscars?|academy awards?|grammys?|grammy awards?|emmys?|golden globes?|nba|nfl|mlb|nhl|award|the|for|winner)\b/g, '')
     .replace(/[^a-z0-9 ]/g, ' ')
@@ -78,6 +87,13 @@ export function parseAward(ctx: Ctx, d: Draft): boolean {
   d.competition = ceremony ?? 'award';
   d.stage = cat;
   d.year = ceremonyYear(all) ?? findYear(t) ?? findYear(ctx.event) ?? tickerYear(ctx) ?? null;
+  if (d.year === null && ctx.close !== undefined) {
+    // "Will X win MVP?" names no season: the award is given in the year the listing closes (a
+    // season "2025-26" is read as its end year, when its MVP is named).
+    d.year = etParts(ctx.close).y;
+    d.confidence -= 0.05;
+    note(d, 'close_time');
+  }
   if (d.year === null) d.confidence -= 0.15;
   const name = subject.replace(/^["']|["']$/g, '').replace(/^the /, '');
   d.subject = `work:${foldPerson(name)}`;

@@ -2,6 +2,7 @@
  * Listing context: folded strings and the parsed id structure (Kalshi ticker, Polymarket slug),
  * computed once per listing, and the small helpers every domain parser shares.
  */
+import PLACES from '../tables/places.json' with { type: 'json' };
 import { leagueByCode, teamById, teamsByCode, type LeagueInfo } from '../teams.js';
 import { closeMs, foldText } from '../text.js';
 import type { Draft, MatchInput } from './types.js';
@@ -140,6 +141,7 @@ export function blank(ctx: Ctx): Draft {
     competition: null,
     stage: null,
     office: null,
+    jurisdiction: null,
     party: null,
     year: null,
     date: null,
@@ -190,4 +192,20 @@ export const NAME_ONLY = /^[a-z][a-z0-9.'\- ]{1,60}$/;
 /** Display name of a team id. */
 export function teamName(id: string | null | undefined): string | null {
   return id ? (teamById(id)?.name ?? null) : null;
+}
+
+/** Country names and demonyms → ISO 3166 alpha-2 codes ("uk" for the United Kingdom, "ea" for the euro area). */
+export const DEMONYMS: Readonly<Record<string, string>> = PLACES.demonyms;
+/** Any country name or demonym, longest first, as whole words. */
+export const DEMONYM_RE = new RegExp(
+  `\\b(${Object.keys(DEMONYMS)
+    .sort((a, b) => b.length - a.length)
+    .map((k) => k.replace(/\./g, '\\.'))
+    .join('|')})\\b`,
+);
+
+/** The country a folded text names first ("japan", "Brazil's", "Canadian"), as its ISO code. */
+export function countryIn(s: string): string | undefined {
+  const m = DEMONYM_RE.exec(s);
+  return m ? DEMONYMS[m[1]!] : undefined;
 }

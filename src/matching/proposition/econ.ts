@@ -1,6 +1,6 @@
 /** Economic data thresholds: CPI, unemployment, GDP, payrolls. */
 import { etParts, findMonth, isoMonth, yearNear } from '../text.js';
-import { note, type Ctx } from './context.js';
+import { countryIn, note, type Ctx } from './context.js';
 import { comparison, setThreshold, tickerStrike } from './threshold.js';
 import type { Draft } from './types.js';
 
@@ -75,6 +75,10 @@ export function parseEcon(ctx: Ctx, d: Draft): boolean {
   d.subjectCandidates = [ind];
   d.subjectName = ind;
   d.month = month;
+  // A US release unless the listing names another country ("Japan unemployment rate", "inflation
+  // in Brazil"): the same indicator of two countries never settles alike.
+  const country = countryIn(all);
+  d.jurisdiction = country && country !== 'us' ? country : null;
   setThreshold(d, c, ind === 'payrolls' ? 'jobs' : 'pct');
   if (ctx.outcome === 'no') d.negated = true;
   note(d, 'title');

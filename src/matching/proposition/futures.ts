@@ -176,6 +176,13 @@ function winnerKind(comp: Competition): PropositionKind {
   return comp.competition.startsWith('fifa') ? 'tournament_winner' : 'championship';
 }
 
+/**
+ * An event about something other than winning the title: a phase of the competition, a finishing
+ * place, a seed, reaching a stage, a season leader. A name listed under it is not the champion.
+ */
+const NOT_THE_TITLE =
+  /\b(?:league phase|regular season|top \d+|\d+(?:st|nd|rd|th) place|last place|place finish|finishers?|runner-?up|seed|to make|make the|relegat\w*|qualif\w*|reach|leader|mvp|award)\b/;
+
 /** Reads the competition, kind, stage and subject words from the title, the event title or the ticker. */
 function futureTarget(ctx: Ctx, t: string, ev: string): FutureTarget | undefined {
   const kt = ctx.kt;
@@ -195,13 +202,14 @@ function futureTarget(ctx: Ctx, t: string, ev: string): FutureTarget | undefined
     competitionIn(t) &&
     ctx.rawOutcome &&
     !/^(?:yes|no)$/.test(ctx.outcome) &&
-    !/\b(?:group|semi|quarter|round|conference|division|afc|nfc|mvp|award)\b/.test(t)
+    !/\b(?:group|semi|quarter|round|conference|division|afc|nfc|mvp|award)\b/.test(t) &&
+    !NOT_THE_TITLE.test(t)
   ) {
     // The event title listed per outcome: "2026 NBA Champion" + "Oklahoma City Thunder".
     const c = comp ?? competitionIn(t);
     return { comp: c, kind: winnerKind(c!), subjectText: ctx.outcome, stage: 'winner' };
   }
-  if (!comp && NAME_ONLY.test(t) && competitionIn(ev) && !/\b(?:group|semi|quarter|round|conference|division|afc|nfc)\b/.test(ev)) {
+  if (!comp && NAME_ONLY.test(t) && competitionIn(ev) && !/\b(?:group|semi|quarter|round|conference|division|afc|nfc)\b/.test(ev) && !NOT_THE_TITLE.test(ev)) {
     // List venues: the title is the outcome label, the question is the event ("2026 NBA Finals Winner").
     const c = competitionIn(ev);
     return { comp: c, kind: winnerKind(c!), subjectText: t, stage: 'winner' };

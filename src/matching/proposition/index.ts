@@ -10,6 +10,7 @@
  * null, and the matcher never groups on a missing subject or kind.
  */
 import { contentTokens } from '../text.js';
+import { parseAppointment } from './appointment.js';
 import { parseAward } from './awards.js';
 import { blank, context, note, type Ctx } from './context.js';
 import { parseIpo } from './corporate.js';
@@ -47,6 +48,7 @@ function signatureOf(d: Draft): string {
     d.competition,
     d.stage,
     d.office,
+    d.jurisdiction,
     d.party,
     d.year,
     d.date,
@@ -74,6 +76,7 @@ export function extractProposition(m: MatchInput): Proposition {
   const ok =
     parseSports(ctx, d) ||
     reset(ctx, d, parseFutures) ||
+    reset(ctx, d, parseAppointment) ||
     reset(ctx, d, parsePolitics) ||
     reset(ctx, d, parseFed) ||
     reset(ctx, d, parseEcon) ||

@@ -1,7 +1,7 @@
 /** Politics: nominations, elections and chamber control. */
 import PLACES from '../tables/places.json' with { type: 'json' };
-import { findYear, foldPerson } from '../text.js';
-import { NAME_ONLY, note, rawSpan, tickerYear, type Ctx, type Ticker } from './context.js';
+import { etParts, findYear, foldPerson, isoDay } from '../text.js';
+import { DEMONYMS, DEMONYM_RE, NAME_ONLY, note, rawSpan, tickerYear, type Ctx, type Ticker } from './context.js';
 import type { Draft } from './types.js';
 
 /** US state names → postal codes. */
@@ -9,15 +9,6 @@ const STATES: Readonly<Record<string, string>> = PLACES.usStates;
 const STATE_RE = new RegExp(
   `\\b(${Object.keys(STATES)
     .sort((a, b) => b.length - a.length)
-    .join('|')})\\b`,
-);
-
-/** Country names and demonyms → ISO 3166 alpha-2 codes ("uk" for the United Kingdom). */
-const DEMONYMS: Readonly<Record<string, string>> = PLACES.demonyms;
-const DEMONYM_RE = new RegExp(
-  `\\b(${Object.keys(DEMONYMS)
-    .sort((a, b) => b.length - a.length)
-    .map((k) => k.replace(/\./g, '\\.'))
     .join('|')})\\b`,
 );
 
@@ -79,7 +70,7 @@ function partyIn(s: string, kt: Ticker | undefined): string | undefined {
   return undefined;
 }
 
-const RE_PERSON_LEAD = /^will (.+?) (?:be|win|become|receive|secure|get)\b/;
+const RE_PERSON_LEAD = /^will (.+?) (?:be|win|become|receive|secure|get|succeed)\b/;
 
 /** A person's name: from "Will X …", else the outcome, else a bare-name title (list venues). */
 function personSubject(ctx: Ctx, t: string): { id: string; name: string } | undefined {
@@ -110,12 +101,62 @@ function partySubject(ctx: Ctx, t: string): 'dem' | 'rep' | undefined {
   return m[1]!.startsWith('dem') ? 'dem' : 'rep';
 }
 
-/** Primaries, runoffs and first rounds are contests of their own. */
+/**
+ * Primaries, runoffs and first rounds are contests of their own. In a two-round contest, "win the
+ * first round" (top of the first-round count) is not "win in the first round" / "win outright"
+ * (elected without a runoff), and neither is the election. Where no round is named, "outright"
+ * adds nothing: a single-round contest is won outright or not at all.
+ */
 function electionStage(t: string): string | null {
   if (/\bprimary\b|\bprimaries\b/.test(t)) return 'primary';
-  if (/\brunoff\b|\bsecond round\b/.test(t)) return 'runoff';
+  if (/\bwin\b.*\bin the first round\b|\boutright\b.*\bfirst round\b|\bfirst round\b.*\boutright\b/.test(t)) return 'round1_outright';
+  if (/\brunoff\b|\bsecond round\b/.test(t)) return /\boutright\b|\bavoid (?:a )?(?:runoff|second round)\b/.test(t) ? 'round1_outright' : 'runoff';
   if (/\bfirst round\b/.test(t)) return 'round1';
   return null;
+}
+
+const RE_MARGIN_RANGE = /\bby (\d+(?:\.\d+)?)\s*(?:%|percentage points?|points?)?\s*(?:-|–|to)\s*(\d+(?:\.\d+)?)\s*(?:%|percentage points?|points?)/;
+const RE_MARGIN_OPEN = /\bby (more than|over|at least|less than|under|fewer than) (\d+(?:\.\d+)?)\s*(?:%|percentage points?|points?)/;
+
+/** A margin bucket on a win ("win … by 5–10%"): the margin is part of what settles YES. */
+function electionMargin(t: string, d: Draft): void {
+  const r = RE_MARGIN_RANGE.exec(t);
+  const o = r ? null : RE_MARGIN_OPEN.exec(t);
+  if (!r && !o) return;
+  d.stat = 'margin';
+  d.unit = 'pct';
+  if (r) {
+    d.comparator = 'range';
+    d.threshold = Number(r[1]);
+    d.thresholdHigh = Number(r[2]);
+    return;
+  }
+  const w = o![1]!;
+  d.comparator = w === 'at least' ? '>=' : /^(?:less|under|fewer)/.test(w) ? '<' : '>';
+  d.threshold = Number(o![2]);
+}
+
+/**
+ * "Will X be the next Israeli Prime Minister?": the next holder of the office, by whatever route,
+ * until the listing closes (`next`), or the winner of the next election (`next_election`, when the
+ * title or event names one). The close day, else a dated ticker's day, is the deadline; such a
+ * ticker's year is that deadline, not the year of an election.
+ */
+export function nextScope(ctx: Ctx, t: string, d: Draft): void {
+  // "Will X succeed Netanyahu as Prime Minister?" asks for the next holder as well.
+  if (!/\bnext\b|\bsucceed\b/.test(t)) return;
+  d.mode = /\belections?\b/.test(`${t} | ${ctx.event}`) ? 'next_election' : 'next';
+  const kt = ctx.kt;
+  const tickerDay = kt && kt.yy !== undefined && kt.mon && kt.dd ? isoDay(2000 + kt.yy, kt.mon, kt.dd) : undefined;
+  if (tickerDay && findYear(t) === undefined && findYear(ctx.event) === undefined) d.year = null;
+  if (ctx.close !== undefined) {
+    const c = etParts(ctx.close);
+    d.date = isoDay(c.y, c.m, c.d);
+    d.dateSource = 'close_time';
+  } else if (tickerDay) {
+    d.date = tickerDay;
+    d.dateSource = 'ticker';
+  }
 }
 
 const RE_CHAMBER = /\b(?:the )?(?:u\.?s\.? )?(house|senate)\b/;
@@ -179,7 +220,7 @@ export function parsePolitics(ctx: Ctx, d: Draft): boolean {
     return true;
   }
   const electionWords =
-    /\b(?:win|be elected|become|be the next)\b.*\b(?:election|presidency|president|governorship|governor|senate|mayor(?:al)?(?: race| election)?|prime minister|chancellor|race|primary|runoff|pope)\b|^who will win\b/;
+    /\b(?:win|be elected|become|be the next|succeed)\b.*\b(?:election|presidency|president|governorship|governor|senate|mayor(?:al)?(?: race| election)?|prime minister|chancellor|race|primary|runoff|pope)\b|^who will win\b/;
   const listQuestion = /^who will (?:win|be)\b/.test(ctx.event) && NAME_ONLY.test(t);
   if (!electionWords.test(t) && !listQuestion && !(kt && officeIn('', kt))) return false;
   const office = officeIn(all, kt);
@@ -204,6 +245,10 @@ export function parsePolitics(ctx: Ctx, d: Draft): boolean {
     d.kind = 'nomination';
     d.market_type = 'nomination';
     d.stage = null;
+  }
+  if (d.kind === 'election_winner') {
+    nextScope(ctx, t, d);
+    electionMargin(t, d);
   }
   if (ctx.outcome === 'no') d.negated = true;
   note(d, 'title');

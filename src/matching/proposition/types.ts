@@ -32,6 +32,7 @@ export type PropositionKind =
   | 'group_winner'
   | 'stage_reach'
   | 'nomination'
+  | 'appointment'
   | 'election_winner'
   | 'chamber_control'
   | 'fed_decision'
@@ -76,6 +77,12 @@ export interface Proposition {
   readonly stage: string | null;
   /** `president_us`, `governor_ca`, `president_br`, … */
   readonly office: string | null;
+  /**
+   * The country an indicator is about when the listing names one other than the US, ISO 3166
+   * alpha-2 (`jp`, `br`, `ea` for the euro area). Null is the US, the venues' home: an unnamed
+   * "unemployment rate" is the BLS figure. The same indicator of two countries never settles alike.
+   */
+  readonly jurisdiction: string | null;
   readonly party: string | null;
   readonly year: number | null;
   /** Game day, deadline day or observation day (ISO, US Eastern calendar). */
@@ -86,7 +93,11 @@ export interface Proposition {
   readonly month: string | null;
   /** Observation clock time in US Eastern, "HH:MM" (point-in-time prices). */
   readonly time: string | null;
-  /** Crypto: `at` (value at a time), `max_by` (touches above by a deadline), `min_by`. IPO: `by`, `first`. */
+  /**
+   * Crypto: `at` (value at a time), `max_by` (touches above by a deadline), `min_by`. IPO: `by`,
+   * `first`. Politics: `next` (the next holder of an office, by whatever route, until `date`),
+   * `next_election` (the winner of the next election, however far away).
+   */
   readonly mode: string | null;
   readonly comparator: Comparator | null;
   readonly threshold: number | null;
