@@ -406,7 +406,7 @@ export class SimWorld implements SimWorldApi {
       const next = now >= ev.closeTime ? 'final' : ev.home && !ev.futures && now >= ev.startTime ? 'live' : 'scheduled';
       if (next === ev.state) continue;
       ev.state = next;
-      if (next === 'final') for (const p of ev.props) p.resolved ??= this.rng.next() * 10_000 < p.fair ? 'yes' : 'no';
+      if (next === 'final') for (const p of ev.props) this.resolve(p);
       for (const l of this.active) {
         if (l.event !== ev) continue;
         let status: MarketStatus = l.status;
@@ -433,6 +433,18 @@ export class SimWorld implements SimWorldApi {
         if (emit) this.emit({ type: 'status', listing: l, timestamp: now });
       }
     }
+  }
+
+  /**
+   * Settles a proposition once: by a draw at its fair value, or as the opposite of its complement
+   * when that settled first (home and away cannot both lose). The draw is taken either way, so the
+   * seeded sequence does not depend on which of a pair settles first.
+   */
+  private resolve(p: SimProposition): void {
+    if (p.resolved !== undefined) return;
+    const draw = this.rng.next() * 10_000 < p.fair ? 'yes' : 'no';
+    const c = this.complementOf.get(p)?.resolved;
+    p.resolved = c === undefined ? draw : c === 'yes' ? 'no' : 'yes';
   }
 
   private emit(c: SimChange): void {

@@ -20,3 +20,25 @@ describe('simulated world: bounded trade log', () => {
     expect(ids).toEqual([...ids].sort((a, b) => a - b));
   });
 });
+
+describe('simulated world: settlement', () => {
+  it('settles complementary propositions opposite (home and away cannot both lose)', () => {
+    let now = Date.UTC(2026, 10, 20, 12);
+    const world = createWorld({ seed: 7, venues: config.venues, ticksPerSecond: 0, now: () => now });
+    // A year on, every event has closed; the world's lifecycle step (run once a second when started) settles them.
+    now += 365 * 86_400_000;
+    const inner = world as unknown as { complementOf: Map<object, { resolved?: string }>; lifecycle(emit: boolean): void };
+    inner.lifecycle(false);
+    const complementOf = inner.complementOf;
+    let pairs = 0;
+    for (const ev of world.events)
+      for (const p of ev.props) {
+        const c = complementOf.get(p);
+        if (!c) continue;
+        pairs++;
+        expect(p.resolved).toBeDefined();
+        expect(c.resolved).toBe(p.resolved === 'yes' ? 'no' : 'yes');
+      }
+    expect(pairs).toBeGreaterThan(10);
+  });
+});
