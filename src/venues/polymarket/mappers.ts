@@ -88,15 +88,37 @@ export interface PolymarketMapperOptions {
  * - `books`: a check copy of each token's book, only to compare with the `best_bid` / `best_ask`
  *   each `price_change` entry carries. The market channel has no sequence numbers, so this is the
  *   only way to notice a lost update, and it works only when the lost update moved the top of the
- *   book (see `gap` below). Connection state: `reset()` clears it.
+ *   book. Connection state: `reset()` clears it.
+ * - `suspects`: tokens whose venue best price disagrees with the check book. Around a trade the
+ *   venue's `best_bid`/`best_ask` can lead the level updates (it reports the post-trade best while
+ *   the levels the trade took are removed by the next frames), so a disagreement is a warning: the
+ *   changes are still applied and passed on, and only a disagreement that persists through
+ *   `SUSPECT_FRAMES` further frames of the token, or is still there `SUSPECT_MS` of venue time
+ *   later, is a gap (the feed resyncs the token). Connection state too.
  */
+/** Further `price_change` frames of a token through which a best-price disagreement may last before it is a gap. */
+export const SUSPECT_FRAMES = 3;
+/** Venue time a best-price disagreement may last before the next frame that still shows it makes it a gap. */
+export const SUSPECT_MS = 5_000;
+
+/** A best-price disagreement under watch. */
+interface Suspect {
+  /** Venue time of the frame that first showed it. */
+  readonly since: number;
+  /** Frames of the token since then that still showed one. */
+  frames: number;
+}
+
 export class PolymarketMapper implements Mapper {
   readonly venue: VenueLabel;
   readonly stats: FeedStats;
   private readonly tokens = new Map<string, TokenInfo>();
   /** asset → check book; `null` = a gap was seen, deltas are dropped until the next `book`. */
   private readonly books = new Map<string, OrderBook | null>();
+  private readonly suspects = new Map<string, Suspect>();
   private readonly lastTradeAs: 'trade' | 'quote';
+  /** Best-price disagreements seen (each a warning; `stats.gaps` counts those that persisted). */
+  bestPriceWarnings = 0;
 
   constructor(
     readonly config: VenueConfig,
@@ -124,11 +146,15 @@ export class PolymarketMapper implements Mapper {
 
   reset(): void {
     this.books.clear();
+    this.suspects.clear();
   }
 
   /** Like reset(), for the assets of one connection when a feed spreads assets over several. */
   resetInstruments(assets: Iterable<string>): void {
-    for (const a of assets) this.books.delete(a);
+    for (const a of assets) {
+      this.books.delete(a);
+      this.suspects.delete(a);
+    }
   }
 
   *map(raw: unknown, localTimestamp: number): Iterable<NormalizedEvent> {
@@ -232,6 +258,7 @@ export class PolymarketMapper implements Mapper {
     const check = this.books.get(m.asset_id) ?? new OrderBook(m.asset_id);
     check.snapshot(bids, asks, ts);
     this.books.set(m.asset_id, check);
+    this.suspects.delete(m.asset_id);
     const snap: BookSnapshot = {
       type: 'book_snapshot',
       venue: this.venue,
@@ -299,9 +326,10 @@ export class PolymarketMapper implements Mapper {
       }
       if (check !== undefined) {
         check.apply(g.changes, ts);
-        const gap = this.checkTop(check, g.bestBid, g.bestAsk);
+        const gap = this.persistentMismatch(asset, this.checkTop(check, g.bestBid, g.bestAsk), ts);
         if (gap !== undefined) {
           this.books.set(asset, null);
+          this.suspects.delete(asset);
           this.stats.gaps++;
           const f: FeedEvent = {
             type: 'feed',
@@ -327,6 +355,26 @@ export class PolymarketMapper implements Mapper {
       };
       yield d;
     }
+  }
+
+  /**
+   * Follows a token's best-price disagreement (`mismatch`, from checkTop) across frames; returns
+   * it once it has persisted (SUSPECT_FRAMES further frames, or SUSPECT_MS of venue time).
+   */
+  private persistentMismatch(asset: string, mismatch: string | undefined, ts: number): string | undefined {
+    if (mismatch === undefined) {
+      this.suspects.delete(asset);
+      return undefined;
+    }
+    const s = this.suspects.get(asset);
+    if (!s) {
+      this.suspects.set(asset, { since: ts, frames: 0 });
+      this.bestPriceWarnings++;
+      return undefined;
+    }
+    s.frames++;
+    if (s.frames < SUSPECT_FRAMES && ts - s.since < SUSPECT_MS) return undefined;
+    return `${mismatch} through ${s.frames} frames (${ts - s.since} ms)`;
   }
 
   /** Compares the check book's top with the venue's; returns a description when they differ. */

@@ -7,6 +7,7 @@ import { serve } from '../../../src/sim/protocols/polymarket.js';
 import type { SimListing } from '../../../src/sim/types.js';
 import { createWorld } from '../../../src/sim/world.js';
 import { createPolymarketFeed } from '../../../src/venues/polymarket/feed.js';
+import { SUSPECT_FRAMES } from '../../../src/venues/polymarket/mappers.js';
 
 const cfg = loadConfig({ env: {} });
 const venue = cfg.venues.find((v) => v.protocol === 'polymarket')!;
@@ -161,10 +162,11 @@ describe('polymarket feed against the simulator', () => {
     expect(feed.stats.unknown.get('order_book_v9')).toBe(1);
 
     // Gaps: each fault makes the connection lose its next price_change. The mapper can notice only
-    // when the loss leaves its copy with another top price than the venue's next change reports
-    // (best_bid/best_ask): it emits `gap`, the feed cycles the asset and emits `resynced` with the
-    // fresh book. Other losses go unseen until a later change at that price or the next `book`
-    // (after a trade) repairs them; here a duplicate snapshot repairs those before the next try.
+    // when the loss leaves its copy with another top price than the venue's next changes report
+    // (best_bid/best_ask) through SUSPECT_FRAMES further changes: it emits `gap`, the feed cycles
+    // the asset and emits `resynced` with the fresh book. Other losses go unseen until a later
+    // change at that price or the next `book` (after a trade) repairs them; here a duplicate
+    // snapshot repairs those before the next try.
     let lastMiss: unknown;
     for (let attempt = 0; attempt < 60 && feed.stats.gaps === 0; attempt++) {
       let dropped: SimListing | undefined;
@@ -178,10 +180,13 @@ describe('polymarket feed against the simulator', () => {
       for (let i = 0; i < 100_000 && !dropped; i++) world.tick(1);
       off();
       if (topMoved) {
-        // The listing's next change carries the venue's top.
+        // The listing's next changes carry the venue's top: the first raises the warning, the
+        // SUSPECT_FRAMES after it make it a gap if the disagreement lasts.
         const l = dropped!;
-        const v = l.version;
-        for (let i = 0; i < 100_000 && l.version === v; i++) world.tick(1);
+        for (let n = 0; n <= SUSPECT_FRAMES; n++) {
+          const v = l.version;
+          for (let i = 0; i < 100_000 && l.version === v; i++) world.tick(1);
+        }
         // a miss is expected now and then (the next try repairs and retries); the last one is reported if all fail
         await until('the next change', () => feed.stats.gaps > 0 || diff(store, [l]).length === 0, 300).catch((e: unknown) => (lastMiss = e));
       }
