@@ -80,4 +80,33 @@ describe('crossbook normalize --protocol polymarket on real last_trade_price fra
     expect(err).toMatch(/by reason: subscribe message=1, tick_size_change \(levels unchanged\)=1/);
     expect(err).toMatch(/no events: every frame was dropped or ignored/);
   });
+
+  it('a real book → price_change → book burst: no gap, the leading best price reported as a warning, the book the venue sent', () => {
+    const file = fx('polymarket/ws_price_change_burst_capture_2026-09-29.json');
+    const r = run(file);
+    expect(r.code).toBe(0);
+    const err = r.err.join('\n');
+    expect(err).not.toMatch(/sequence gaps/);
+    expect(err).toMatch(/best_bid\/best_ask ahead of the levels \(a warning; a gap only if it persists\)=1/);
+    const frames = JSON.parse(readFileSync(file, 'utf8')) as {
+      asset_id?: string;
+      bids?: { price: string; size: string }[];
+      asks?: { price: string; size: string }[];
+    }[];
+    const last = frames[frames.length - 1]!;
+    const books: string[] = [];
+    normalizeFile(
+      config,
+      'polymarket',
+      file,
+      { book: true },
+      (s) => books.push(s),
+      () => undefined,
+    );
+    const cents = (l: { price: string; size: string }): number[] => [Math.round(Number(l.price) * 10_000) / 100, Number(l.size)];
+    expect((JSON.parse(books[0]!) as Record<string, unknown>)[last.asset_id!]).toEqual({
+      bids: last.bids!.map(cents).sort((a, b) => b[0]! - a[0]!),
+      asks: last.asks!.map(cents).sort((a, b) => a[0]! - b[0]!),
+    });
+  });
 });

@@ -410,6 +410,7 @@ export class PolymarketMapper implements Mapper {
     if (!s) {
       this.suspects.set(asset, { since: ts, frames: 0 });
       this.bestPriceWarnings++;
+      this.note('best_bid/best_ask ahead of the levels (a warning; a gap only if it persists)');
       return undefined;
     }
     s.frames++;
