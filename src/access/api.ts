@@ -65,7 +65,9 @@ const AUTH_MESSAGES = {
  * The one request pipeline every endpoint plugs into (issue: access layer). Declaring a route
  * gives it, in order: API key check (401), plan gate (403 auth.endpoint_blocked), the per-second
  * bucket (429 + Retry-After), query and path validation (400 naming the parameter), the monthly
- * and group quotas (429), every rate-limit header, and an entry in the OpenAPI document.
+ * and group quotas (429), every rate-limit header (on every keyed response, refusals included:
+ * a refused request is not counted, its headers say where the caller stands), and an entry in the
+ * OpenAPI document.
  */
 export class Api {
   private readonly specs: RouteSpec<unknown>[] = [];
@@ -125,22 +127,27 @@ export class Api {
       if (!v.ok) return errorReply(401, `auth.${v.reason}_key`, AUTH_MESSAGES[v.reason]);
       keyRecord = v.record;
       plan = this.plans[v.record.plan];
-      if (spec.endpoint && plan.blocked.includes(spec.endpoint))
+      if (spec.endpoint && plan.blocked.includes(spec.endpoint)) {
+        this.quota.peek(keyRecord.id, plan, spec.group, h);
         return errorReply(
           403,
           'auth.endpoint_blocked',
           `the ${plan.name} plan does not include ${this.base}${spec.path}; upgrade to a plan that includes ${spec.endpoint}`,
         );
+      }
       const r = this.quota.rate(keyRecord.id, plan, h);
-      if (!r.ok) return errorReply(429, 'rate_limit.second', r.message, {}, r.retryAfterSec);
+      if (!r.ok) {
+        this.quota.peek(keyRecord.id, plan, spec.group, h);
+        return errorReply(429, 'rate_limit.second', r.message, {}, r.retryAfterSec);
+      }
     }
-    if (parsed.error) return errorReply(400, parsed.error.code, parsed.error.message);
+    if (parsed.error) return this.refuse(keyRecord, plan, spec.group, h, 400, parsed.error);
     const query = parsed.query as Q;
     const pathParams: Record<string, string> = {};
     try {
       for (const k in ctx.params) pathParams[k] = decodePathSegment(k, ctx.params[k]!);
     } catch (e) {
-      if (e instanceof ParamError) return errorReply(400, e.code, e.message);
+      if (e instanceof ParamError) return this.refuse(keyRecord, plan, spec.group, h, 400, e);
       throw e;
     }
     if (keyRecord && plan) {
@@ -154,6 +161,19 @@ export class Api {
     actx.key = keyRecord;
     actx.plan = plan;
     return spec.handler(actx);
+  }
+
+  /** A 400 before the request is counted: with the month headers of a keyed caller all the same. */
+  private refuse(
+    key: KeyRecord | undefined,
+    plan: Plan | undefined,
+    group: QuotaGroup | undefined,
+    h: Record<string, string>,
+    status: number,
+    e: ParamError,
+  ): Reply {
+    if (key && plan) this.quota.peek(key.id, plan, group, h);
+    return errorReply(status, e.code, e.message);
   }
 
   /** Path items of routes served outside this router (the WebSocket), for the OpenAPI document. */

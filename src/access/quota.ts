@@ -112,17 +112,25 @@ export class QuotaLedger {
       if (group) c.groups[group] = gUsed + 1;
       this.dirty.add(keyId);
     }
-    headers['X-RateLimit-Limit-Month'] = plan.monthly === 0 ? 'unlimited' : String(plan.monthly);
-    headers['X-RateLimit-Remaining-Month'] = show(plan.monthly, c.count);
-    if (group) {
-      const h = GROUP_HEADER[group];
-      headers[`X-RateLimit-Limit-${h}-Month`] = gLimit === 0 ? 'unlimited' : String(gLimit);
-      headers[`X-RateLimit-Remaining-${h}-Month`] = show(gLimit, c.groups[group] ?? 0);
-    }
+    monthHeaders(plan, group, c, headers);
     if (monthOver) return { ok: false, retryAfterSec: secondsToNextMonth(now), message: `monthly limit of ${plan.monthly} requests exceeded` };
     if (groupOver)
       return { ok: false, retryAfterSec: secondsToNextMonth(now), message: `monthly ${group!.replace('_', '-')} quota of ${gLimit} requests exceeded` };
     return { ok: true };
+  }
+
+  /**
+   * Sets every rate-limit header of a request refused before it is counted (403, a per-second
+   * 429, a 400), without taking a token or counting it: spec 8 reports them on every keyed response.
+   */
+  peek(keyId: string, plan: Plan, group: QuotaGroup | undefined, headers: Record<string, string>): void {
+    if (headers['X-RateLimit-Limit-Second'] === undefined) {
+      const b = this.buckets.get(keyId);
+      const tokens = b ? Math.min(plan.perSecond, b.tokens + ((this.now() - b.at) / 1000) * plan.perSecond) : plan.perSecond;
+      headers['X-RateLimit-Limit-Second'] = plan.perSecond === 0 ? 'unlimited' : String(plan.perSecond);
+      headers['X-RateLimit-Remaining-Second'] = plan.perSecond === 0 ? 'unlimited' : String(Math.floor(tokens));
+    }
+    monthHeaders(plan, group, this.months.get(keyId)?.month === monthOf(this.now()) ? this.months.get(keyId) : undefined, headers);
   }
 
   /** Used counts of a key this month (for tests and `crossbook keys list`). */
@@ -148,5 +156,17 @@ export class QuotaLedger {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     await this.flush();
+  }
+}
+
+/** The month headers, and the group's on a group route, from this month's counts (none yet: undefined). */
+function monthHeaders(plan: Plan, group: QuotaGroup | undefined, c: MonthCounts | undefined, headers: Record<string, string>): void {
+  headers['X-RateLimit-Limit-Month'] = plan.monthly === 0 ? 'unlimited' : String(plan.monthly);
+  headers['X-RateLimit-Remaining-Month'] = show(plan.monthly, c?.count ?? 0);
+  if (group) {
+    const gLimit = plan.groups[group];
+    const h = GROUP_HEADER[group];
+    headers[`X-RateLimit-Limit-${h}-Month`] = gLimit === 0 ? 'unlimited' : String(gLimit);
+    headers[`X-RateLimit-Remaining-${h}-Month`] = show(gLimit, c?.groups[group] ?? 0);
   }
 }

@@ -1,3 +1,4 @@
+import type { Database, Key } from 'lmdb';
 import { z } from 'zod';
 import type { Api } from '../access/api.js';
 import { p } from '../access/params.js';
@@ -5,9 +6,6 @@ import { toCents } from '../core/price.js';
 import { errorReply, jsonReply, type Reply } from '../server/http.js';
 import type { StoredTrade } from '../state/trades.js';
 import { decodeCursor, encodeCursor, type ApiContext } from './context.js';
-
-/** Trades may arrive out of time order by this much (polled venues): scans stop this far past a bound. */
-const SLACK_MS = 10 * 60_000;
 
 /** The unified trade record (spec 2.9). */
 export function tradeJson(slug: string, t: StoredTrade): Record<string, unknown> {
@@ -22,8 +20,9 @@ export function tradeJson(slug: string, t: StoredTrade): Record<string, unknown>
     price,
     shares: t.size,
     amount_usd: Math.round(price * t.size) / 100,
-    maker_addr: t.maker ?? null,
-    taker_addr: t.taker ?? null,
+    // Spec 2.9 types the addresses as strings: "" where the venue names no wallet (venue_a never does).
+    maker_addr: t.maker ?? '',
+    taker_addr: t.taker ?? '',
     executed_at: new Date(t.timestamp).toISOString(),
     timestamp: Math.floor(t.timestamp / 1000),
   };
@@ -31,8 +30,11 @@ export function tradeJson(slug: string, t: StoredTrade): Record<string, unknown>
 
 /**
  * GET /trades (spec 4.16): the unified per-trade feed of the venues whose registry entry has the
- * `trades` capability. Newest first by default; keyset pagination on our arrival sequence, so a
- * page never shifts while trades arrive. The pagination key carries the window it was issued for.
+ * `trades` capability, ordered by trade time across venues (newest first by default, ties by
+ * arrival sequence) from the [timestamp, seq] index beside the trade log. Keyset pagination on
+ * that pair: a page never shifts while trades arrive, late ones included (a trade a polled venue
+ * delivers late lands in its time place, ahead of or behind the key). The pagination key carries
+ * the window it was issued for.
  */
 export function registerTrades(api: Api, ctx: ApiContext): void {
   const tradeVenues = ctx.venues.enabled.filter((v) => v.capabilities.trades);
@@ -41,22 +43,21 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
   const cfg = ctx.config.api;
   const retentionMs = cfg.tradesRetentionDays * 86_400_000;
   const trades = ctx.persistence.db('trades');
+  const byTime = ctx.persistence.db('tradesByTime');
 
   /** The retention boundary: the older of what we keep and what we still hold. */
   const availableFrom = (now: number): number => {
     let oldest = now;
-    for (const { value } of trades.getRange({ limit: 1 })) oldest = (value as StoredTrade).timestamp;
+    for (const key of byTime.getKeys({ limit: 1 })) oldest = timeKey(key)[0];
     return Math.max(now - retentionMs, Math.min(oldest, now));
   };
 
-  // Prune past the retention boundary once an hour (and at start).
+  // Prune past the retention boundary once an hour (and at start): the log and its index together.
   const prune = (): void => {
     const cutoff = Date.now() - retentionMs;
-    let n = 0;
-    for (const { key, value } of trades.getRange()) {
-      if ((value as StoredTrade).timestamp >= cutoff || n >= 100_000) break;
-      void trades.remove(key);
-      n++;
+    for (const key of byTime.getKeys({ end: [cutoff], limit: 100_000 })) {
+      void trades.remove(timeKey(key)[1]);
+      void byTime.remove(key);
     }
   };
   prune();
@@ -84,14 +85,14 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
       const q = c.query;
       const now = Date.now();
       const from = availableFrom(now);
-      const w = tradeWindow(q, now, from, cfg);
+      const w = tradeWindow(q, now, from, cfg, trades);
       if ('status' in w) return w;
       const labels = new Set((q.platform ? tradeVenues.filter((v) => v.slug === q.platform) : tradeVenues).map((v) => v.label));
       if ((q.token_id !== undefined || q.wallet !== undefined) && walletVenue) {
         for (const l of [...labels]) if (l !== walletVenue.label) labels.delete(l);
       }
       const page = scanTrades(ctx, q, w, labels);
-      const key = page.hasMore ? encodeCursor({ s: page.lastSeq, a: w.startMs, b: w.endMs, o: q.order }) : null;
+      const key = page.last && page.hasMore ? encodeCursor({ t: page.last[0], s: page.last[1], a: w.startMs, b: w.endMs, o: q.order }) : null;
       return jsonReply({
         trades: page.out,
         pagination: { limit: q.limit, count: page.out.length, pagination_key: key, has_more: page.hasMore },
@@ -119,11 +120,19 @@ interface TradesQuery {
   readonly pagination_key?: string | undefined;
 }
 
-/** The time window of a /trades request (ms) and where a pagination key resumes. */
+/** A key of the trade time index: [timestamp ms, seq]. */
+type TimeKey = readonly [number, number];
+
+/** An index key as written by Persistence.appendTrade. */
+function timeKey(k: Key): TimeKey {
+  return k as unknown as TimeKey;
+}
+
+/** The time window of a /trades request (ms) and where a pagination key resumes (exclusive). */
 interface TradeWindow {
   readonly startMs: number;
   readonly endMs: number;
-  readonly afterSeq: number | undefined;
+  readonly after: TimeKey | undefined;
   readonly defaultWindow: boolean;
 }
 
@@ -132,16 +141,24 @@ interface TradeWindow {
  * an unfiltered request without start_time gets the default window; a start before the hot window
  * is clamped to it, or refused (422) in strict mode.
  */
-function tradeWindow(q: TradesQuery, now: number, from: number, cfg: ApiContext['config']['api']): TradeWindow | Reply {
+function tradeWindow(q: TradesQuery, now: number, from: number, cfg: ApiContext['config']['api'], trades: Database): TradeWindow | Reply {
   let startMs = q.start_time;
   let endMs = q.end_time ?? now;
-  let afterSeq: number | undefined;
+  let after: TimeKey | undefined;
   if (q.pagination_key !== undefined) {
     const k = decodeCursor(q.pagination_key);
-    if (!k || typeof k['s'] !== 'number' || typeof k['a'] !== 'number' || typeof k['b'] !== 'number' || (k['o'] !== 'asc' && k['o'] !== 'desc'))
+    const t = k?.['t'] ?? keyTime(trades, k?.['s']);
+    if (
+      !k ||
+      typeof t !== 'number' ||
+      typeof k['s'] !== 'number' ||
+      typeof k['a'] !== 'number' ||
+      typeof k['b'] !== 'number' ||
+      (k['o'] !== 'asc' && k['o'] !== 'desc')
+    )
       return errorReply(400, 'validation.invalid_pagination_key', 'invalid parameter "pagination_key": not a key this API issued');
     if (k['o'] !== q.order) return errorReply(400, 'validation.invalid_pagination_key', 'invalid parameter "pagination_key": issued for the other order');
-    afterSeq = k['s'];
+    after = [t, k['s']];
     startMs = k['a'];
     endMs = k['b'];
     if (cfg.tradesStrictHotWindow && startMs < from) return outside(from, cfg.historicalDataUrl);
@@ -159,7 +176,16 @@ function tradeWindow(q: TradesQuery, now: number, from: number, cfg: ApiContext[
     if (cfg.tradesStrictHotWindow) return outside(from, cfg.historicalDataUrl);
     startMs = from;
   }
-  return { startMs, endMs, afterSeq, defaultWindow };
+  return { startMs, endMs, after, defaultWindow };
+}
+
+/**
+ * The trade time of a key issued before keys carried it (`s` alone, the arrival sequence):
+ * looked up in the log, so a client paging across an upgrade carries on.
+ */
+function keyTime(trades: Database, seq: unknown): number | undefined {
+  if (typeof seq !== 'number') return undefined;
+  return (trades.get(seq) as StoredTrade | undefined)?.timestamp;
 }
 
 /** One page of trades of the venues `labels` in the window, in the request's order, filtered. */
@@ -168,21 +194,17 @@ function scanTrades(
   q: TradesQuery,
   w: TradeWindow,
   labels: ReadonlySet<string>,
-): { out: Record<string, unknown>[]; lastSeq: number; hasMore: boolean } {
+): { out: Record<string, unknown>[]; last: TimeKey | undefined; hasMore: boolean } {
   const wallet = q.wallet?.toLowerCase();
-  const desc = q.order === 'desc';
-  const { startMs, endMs, afterSeq } = w;
+  const trades = ctx.persistence.db('trades');
   const out: Record<string, unknown>[] = [];
-  let lastSeq = 0;
+  let last: TimeKey | undefined;
   let hasMore = false;
-  const range = desc
-    ? { reverse: true, ...(afterSeq !== undefined ? { start: afterSeq - 1 } : {}) }
-    : { ...(afterSeq !== undefined ? { start: afterSeq + 1 } : {}) };
-  for (const { value } of ctx.persistence.db('trades').getRange(range)) {
-    const t = value as StoredTrade;
-    if (desc ? t.timestamp < startMs - SLACK_MS : t.timestamp > endMs + SLACK_MS) break;
-    if (t.timestamp < startMs || t.timestamp > endMs) continue;
-    if (!labels.has(t.venue)) continue;
+  for (const key of ctx.persistence.db('tradesByTime').getKeys(timeRange(w, q.order === 'desc'))) {
+    const k = timeKey(key);
+    if ((w.after && k[0] === w.after[0] && k[1] === w.after[1]) || k[0] < w.startMs || k[0] > w.endMs) continue;
+    const t = trades.get(k[1]) as StoredTrade | undefined;
+    if (!t || !labels.has(t.venue)) continue;
     if (q.market_id !== undefined && t.marketId !== q.market_id) continue;
     if (q.token_id !== undefined && t.instrument !== q.token_id) continue;
     if (wallet !== undefined && t.maker?.toLowerCase() !== wallet && t.taker?.toLowerCase() !== wallet) continue;
@@ -193,9 +215,18 @@ function scanTrades(
       break;
     }
     out.push(json);
-    lastSeq = t.seq;
+    last = k;
   }
-  return { out, lastSeq, hasMore };
+  return { out, last, hasMore };
+}
+
+/**
+ * The index range of a window, from the pagination key when there is one. Bounds are inclusive in
+ * time: a one-element key [ms] sorts before every [ms, seq]. The key itself is skipped by the scan.
+ */
+function timeRange(w: TradeWindow, desc: boolean): { start: number[]; end: number[]; reverse: boolean } {
+  if (desc) return { start: w.after ? [...w.after] : [w.endMs + 1], end: [w.startMs], reverse: true };
+  return { start: w.after ? [...w.after] : [w.startMs], end: [w.endMs + 1], reverse: false };
 }
 
 /** The 422 of a start before the hot window, pointing at where older trades are served. */

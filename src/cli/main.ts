@@ -120,8 +120,9 @@ function addNormalize(p: Command): void {
     .addOption(new Option('--protocol <name>', 'wire protocol of the frames').choices(Object.keys(PROTOCOL_MODULES)).makeOptionMandatory())
     .option('--book', 'print the rebuilt books instead: {instrument: {bids, asks}}, cents, best first')
     .option('--venue <label>', 'venue whose registry entry to use (default: the first speaking the protocol)')
+    .option('--markets <file>', "the venue's market list (polymarket: a Gamma /markets response), read first so tokens resolve to markets and YES/NO")
     .argument('<file>')
-    .action((file: string, o: { protocol: string; book?: boolean; venue?: string }) => {
+    .action((file: string, o: { protocol: string; book?: boolean; venue?: string; markets?: string }) => {
       process.exitCode = normalizeFile(loadConfig(), o.protocol, file, o, out, err);
     });
 }

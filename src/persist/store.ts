@@ -68,6 +68,7 @@ export type DbName =
   | 'candles1h'
   | 'candles1d'
   | 'trades'
+  | 'tradesByTime'
   | 'keys'
   | 'quota'
   | 'groups'
@@ -160,6 +161,7 @@ export class Persistence {
         'candles1h',
         'candles1d',
         'trades',
+        'tradesByTime',
         'keys',
         'quota',
         'groups',
@@ -222,6 +224,7 @@ export class Persistence {
     recent.reverse();
     const lastSeq = recent.length ? recent[recent.length - 1]!.seq : 0;
     state.trades.restore(lastSeq, recent);
+    this.indexTrades();
     return { markets, quotes, books, trades: trades.getCount() };
   }
 
@@ -297,8 +300,39 @@ export class Persistence {
     return true;
   }
 
+  /** Appends a trade to the log (keyed by seq) and to the time index (keyed [timestamp, seq]). */
   appendTrade(t: StoredTrade): void {
     this.track(this.db('trades').put(t.seq, { ...t }));
+    this.track(this.db('tradesByTime').put([t.timestamp, t.seq], 1));
+  }
+
+  /**
+   * Rebuilds the [timestamp, seq] index of the trade log when it does not cover the log (a store
+   * written before the index existed, or a write of one that was dropped while the disk was full).
+   */
+  indexTrades(): number {
+    const log = this.db('trades');
+    const idx = this.dbs.get('tradesByTime');
+    // A read-only store (no guard) neither has nor writes what it lacks.
+    if (!idx || !this.guard?.open || idx.getCount() === log.getCount()) return 0;
+    idx.clearSync();
+    let n = 0;
+    let batch: [number, number][] = [];
+    const write = (): void => {
+      const rows = batch;
+      batch = [];
+      this.root.transactionSync(() => {
+        for (const k of rows) void idx.put(k, 1);
+      });
+    };
+    for (const { value } of log.getRange()) {
+      const t = value as StoredTrade;
+      batch.push([t.timestamp, t.seq]);
+      n++;
+      if (batch.length === 10_000) write();
+    }
+    if (batch.length) write();
+    return n;
   }
 
   /**

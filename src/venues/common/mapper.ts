@@ -13,4 +13,6 @@ export interface Mapper {
   map(raw: unknown, localTimestamp: number): Iterable<NormalizedEvent>;
   /** Forget all per-connection state (books, seq) after a disconnect. */
   reset(): void;
+  /** Frames ignored or mapped with less than full knowledge, by reason (`crossbook normalize` reports them). */
+  reasons?(): Record<string, number>;
 }

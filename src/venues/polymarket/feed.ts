@@ -41,8 +41,10 @@ import {
  *   several, `disconnected` is emitted per asset of the shard that dropped (the other shards' books
  *   are still good).
  * - Gaps: the channel has no sequence numbers. The mapper compares its copy of each book's top with
- *   the `best_bid`/`best_ask` every `price_change` entry carries and emits a `gap` for the asset when
- *   they differ; the feed then cycles that asset (unsubscribe + subscribe), which makes the server
+ *   the `best_bid`/`best_ask` every `price_change` entry carries. Around a trade the venue's best can
+ *   lead its level updates, so a disagreement is first a warning (changes still applied); only one
+ *   that persists through later frames of the asset becomes a `gap` (mappers.ts, SUSPECT_FRAMES and
+ *   SUSPECT_MS). The feed then cycles that asset (unsubscribe + subscribe), which makes the server
  *   send a fresh `book`, and emits `resynced` when it arrives. A lost update below the top of the
  *   book cannot be detected this way; it is repaired by the next `book` the server sends (after
  *   every trade on that asset) or by a reconnect.

@@ -21,7 +21,7 @@ export * from './raw.js';
  * Polymarket (venue_b by default): Gamma catalog, CLOB market-channel books, data-api trades.
  * `createMapper` gives the mapper `crossbook normalize` uses: it takes WebSocket frames and the
  * REST shapes (Gamma markets/events, CLOB books, data-api trades) and emits `last_trade_price` as
- * trades.
+ * trades, those of tokens of no market it has seen in the token's own terms (side unknown).
  */
 export const protocol: ProtocolModule = {
   protocol: 'polymarket',
@@ -29,7 +29,7 @@ export const protocol: ProtocolModule = {
     lastPriceInBand: true,
     matchId: (marketId, extra) => (typeof extra?.['slug'] === 'string' && extra['slug'] !== '' ? extra['slug'] : marketId),
   },
-  createMapper: (venue, log) => new PolymarketMapper(venue, log),
+  createMapper: (venue, log) => new PolymarketMapper(venue, log, { untrackedTrades: 'token' }),
   createFeed: createPolymarketFeed,
   parseMarketUrl: parsePolymarketUrl,
 };

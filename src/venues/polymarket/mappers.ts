@@ -70,6 +70,14 @@ export interface PolymarketMapperOptions {
    * each trade twice.
    */
   readonly lastTradeAs?: 'trade' | 'quote';
+  /**
+   * A `last_trade_price` of a token the mapper knows no market of: `drop` it (default: its YES
+   * price is unknowable, and the live feed learns every token from Gamma first), or emit it as a
+   * `token` trade: in the token's own terms, `yesPrice` NaN and `takerSide` absent (the YES/NO side
+   * is unknown). `crossbook normalize` uses `token`, so a recording without its market list still
+   * shows its trades.
+   */
+  readonly untrackedTrades?: 'drop' | 'token';
   /** Counters to share with the feed; a fresh FeedStats when omitted. */
   readonly stats?: FeedStats;
 }
@@ -88,15 +96,50 @@ export interface PolymarketMapperOptions {
  * - `books`: a check copy of each token's book, only to compare with the `best_bid` / `best_ask`
  *   each `price_change` entry carries. The market channel has no sequence numbers, so this is the
  *   only way to notice a lost update, and it works only when the lost update moved the top of the
- *   book (see `gap` below). Connection state: `reset()` clears it.
+ *   book. Connection state: `reset()` clears it.
+ * - `suspects`: tokens whose venue best price disagrees with the check book. Around a trade the
+ *   venue's `best_bid`/`best_ask` can lead the level updates (it reports the post-trade best while
+ *   the levels the trade took are removed by the next frames), so a disagreement is a warning: the
+ *   changes are still applied and passed on, and only a disagreement that persists through
+ *   `SUSPECT_FRAMES` further frames of the token, or is still there `SUSPECT_MS` of venue time
+ *   later, is a gap (the feed resyncs the token). Connection state too.
  */
+/** The fields of a `last_trade_price` frame the mapper reads. */
+type WsLastTrade = {
+  asset_id: string;
+  market: string;
+  price: string;
+  side: 'BUY' | 'SELL';
+  size: string;
+  timestamp?: string | number;
+  transaction_hash?: string;
+};
+
+/** Further `price_change` frames of a token through which a best-price disagreement may last before it is a gap. */
+export const SUSPECT_FRAMES = 3;
+/** Venue time a best-price disagreement may last before the next frame that still shows it makes it a gap. */
+export const SUSPECT_MS = 5_000;
+
+/** A best-price disagreement under watch. */
+interface Suspect {
+  /** Venue time of the frame that first showed it. */
+  readonly since: number;
+  /** Frames of the token since then that still showed one. */
+  frames: number;
+}
+
 export class PolymarketMapper implements Mapper {
   readonly venue: VenueLabel;
   readonly stats: FeedStats;
   private readonly tokens = new Map<string, TokenInfo>();
   /** asset → check book; `null` = a gap was seen, deltas are dropped until the next `book`. */
   private readonly books = new Map<string, OrderBook | null>();
+  private readonly suspects = new Map<string, Suspect>();
   private readonly lastTradeAs: 'trade' | 'quote';
+  private readonly untrackedTrades: 'drop' | 'token';
+  private readonly why = new Map<string, number>();
+  /** Best-price disagreements seen (each a warning; `stats.gaps` counts those that persisted). */
+  bestPriceWarnings = 0;
 
   constructor(
     readonly config: VenueConfig,
@@ -106,6 +149,25 @@ export class PolymarketMapper implements Mapper {
     this.venue = config.label;
     this.stats = opts.stats ?? new FeedStats(log);
     this.lastTradeAs = opts.lastTradeAs ?? 'trade';
+    this.untrackedTrades = opts.untrackedTrades ?? 'drop';
+  }
+
+  /**
+   * Frames ignored or mapped with less than full knowledge, by reason (for `crossbook normalize`'s
+   * report); the totals are also in `stats`.
+   */
+  reasons(): Record<string, number> {
+    return Object.fromEntries(this.why);
+  }
+
+  /** Counts a frame ignored for `reason` (stats.ignored and the reason). */
+  private ignore(reason: string): void {
+    this.stats.ignored++;
+    this.note(reason);
+  }
+
+  private note(reason: string): void {
+    this.why.set(reason, (this.why.get(reason) ?? 0) + 1);
   }
 
   /** The token table entry of an asset, when known. */
@@ -124,18 +186,22 @@ export class PolymarketMapper implements Mapper {
 
   reset(): void {
     this.books.clear();
+    this.suspects.clear();
   }
 
   /** Like reset(), for the assets of one connection when a feed spreads assets over several. */
   resetInstruments(assets: Iterable<string>): void {
-    for (const a of assets) this.books.delete(a);
+    for (const a of assets) {
+      this.books.delete(a);
+      this.suspects.delete(a);
+    }
   }
 
   *map(raw: unknown, localTimestamp: number): Iterable<NormalizedEvent> {
     this.stats.frames++;
     this.stats.lastFrameAt = localTimestamp;
     if (Array.isArray(raw)) {
-      if (raw.length === 0) this.stats.ignored++;
+      if (raw.length === 0) this.ignore('empty frame array');
       for (const item of raw) yield* this.counted(this.one(item, localTimestamp));
     } else yield* this.counted(this.one(raw, localTimestamp));
   }
@@ -180,13 +246,13 @@ export class PolymarketMapper implements Mapper {
       case 'tick_size_change':
         // A tick change does not move any level already in the book, and prices are integer units
         // fine enough for every tick, so there is nothing to emit.
-        if (isWsTickSizeChange(m)) this.stats.ignored++;
+        if (isWsTickSizeChange(m)) this.ignore('tick_size_change (levels unchanged)');
         else this.stats.malformedFrame('tick_size_change', 'bad shape', m);
         return;
       case 'best_bid_ask':
         // Ignored on purpose: the `book` / `price_change` stream already carries the top of book,
         // and a second top-of-book source could disagree transiently with the book it summarizes.
-        if (isWsBestBidAsk(m)) this.stats.ignored++;
+        if (isWsBestBidAsk(m)) this.ignore('best_bid_ask (the book carries the top)');
         else this.stats.malformedFrame('best_bid_ask', 'bad shape', m);
         return;
       case 'new_market':
@@ -232,6 +298,7 @@ export class PolymarketMapper implements Mapper {
     const check = this.books.get(m.asset_id) ?? new OrderBook(m.asset_id);
     check.snapshot(bids, asks, ts);
     this.books.set(m.asset_id, check);
+    this.suspects.delete(m.asset_id);
     const snap: BookSnapshot = {
       type: 'book_snapshot',
       venue: this.venue,
@@ -286,7 +353,7 @@ export class PolymarketMapper implements Mapper {
       }
     }
     if (byAsset.size === 0) {
-      this.stats.ignored++;
+      this.ignore('price_change without changes');
       return;
     }
     const marketId = apiMarketId(this.config, market);
@@ -294,14 +361,15 @@ export class PolymarketMapper implements Mapper {
       const check = this.books.get(asset);
       if (check === null) {
         // After a detected gap nothing is applied until the server's next `book`.
-        this.stats.ignored++;
+        this.ignore('price_change of a token awaiting a fresh book after a gap');
         continue;
       }
       if (check !== undefined) {
         check.apply(g.changes, ts);
-        const gap = this.checkTop(check, g.bestBid, g.bestAsk);
+        const gap = this.persistentMismatch(asset, this.checkTop(check, g.bestBid, g.bestAsk), ts);
         if (gap !== undefined) {
           this.books.set(asset, null);
+          this.suspects.delete(asset);
           this.stats.gaps++;
           const f: FeedEvent = {
             type: 'feed',
@@ -329,6 +397,27 @@ export class PolymarketMapper implements Mapper {
     }
   }
 
+  /**
+   * Follows a token's best-price disagreement (`mismatch`, from checkTop) across frames; returns
+   * it once it has persisted (SUSPECT_FRAMES further frames, or SUSPECT_MS of venue time).
+   */
+  private persistentMismatch(asset: string, mismatch: string | undefined, ts: number): string | undefined {
+    if (mismatch === undefined) {
+      this.suspects.delete(asset);
+      return undefined;
+    }
+    const s = this.suspects.get(asset);
+    if (!s) {
+      this.suspects.set(asset, { since: ts, frames: 0 });
+      this.bestPriceWarnings++;
+      this.note('best_bid/best_ask ahead of the levels (a warning; a gap only if it persists)');
+      return undefined;
+    }
+    s.frames++;
+    if (s.frames < SUSPECT_FRAMES && ts - s.since < SUSPECT_MS) return undefined;
+    return `${mismatch} through ${s.frames} frames (${ts - s.since} ms)`;
+  }
+
   /** Compares the check book's top with the venue's; returns a description when they differ. */
   private checkTop(book: OrderBook, bestBid: number | undefined, bestAsk: number | undefined): string | undefined {
     // The venue writes an empty bid side as "0" and an empty ask side as "1".
@@ -339,10 +428,7 @@ export class PolymarketMapper implements Mapper {
     return undefined;
   }
 
-  private *lastTrade(
-    m: { asset_id: string; market: string; price: string; side: 'BUY' | 'SELL'; size: string; timestamp?: string | number; transaction_hash?: string },
-    local: number,
-  ): Iterable<NormalizedEvent> {
+  private *lastTrade(m: WsLastTrade, local: number): Iterable<NormalizedEvent> {
     const ts = parseTimestamp(m.timestamp, local);
     const price = parseProbabilityDollars(m.price);
     const size = parseSize(m.size);
@@ -353,7 +439,10 @@ export class PolymarketMapper implements Mapper {
     const tok = this.tokens.get(m.asset_id);
     if (!tok) {
       // Without the token table the YES price is unknowable (this asset could be either side).
-      this.stats.unknownFrame('last_trade_price(untracked asset)');
+      if (this.lastTradeAs === 'trade' && this.untrackedTrades === 'token') {
+        this.note('last_trade_price of a token of no known market: emitted in its own terms, YES/NO side unknown');
+        yield { ...this.tradeOf(m, ts, local, price, size, apiMarketId(this.config, m.market)), yesPrice: NaN };
+      } else this.stats.unknownFrame('last_trade_price(untracked asset)');
       return;
     }
     const yesPrice = tok.side === 'yes' ? price : PAYOUT - price;
@@ -362,23 +451,30 @@ export class PolymarketMapper implements Mapper {
       yield q;
       return;
     }
-    const buy = m.side === 'BUY';
     const t: Trade = {
+      ...this.tradeOf(m, ts, local, price, size, tok.marketId),
+      yesPrice,
+      takerSide: takerSide(tok.side, m.side === 'BUY'),
+      outcome: tok.outcome,
+    };
+    yield t;
+  }
+
+  /** A `last_trade_price` as a trade in the token's own terms (yesPrice and takerSide for the caller to set). */
+  private tradeOf(m: WsLastTrade, ts: number, local: number, price: number, size: number, marketId: string): Trade {
+    return {
       type: 'trade',
       venue: this.venue,
       timestamp: ts,
       localTimestamp: local,
-      marketId: tok.marketId,
+      marketId,
       instrument: m.asset_id,
       tradeId: m.transaction_hash ? `${m.transaction_hash}:${m.asset_id}` : `${m.asset_id}:${String(m.timestamp ?? ts)}:${m.side}:${m.price}:${m.size}`,
       price,
-      yesPrice,
+      yesPrice: price,
       size,
-      side: buy ? 'buy' : 'sell',
-      takerSide: takerSide(tok.side, buy),
-      outcome: tok.outcome,
+      side: m.side === 'BUY' ? 'buy' : 'sell',
     };
-    yield t;
   }
 
   private learnFromFrame(m: WsNewMarket | WsMarketResolved): string {
@@ -469,7 +565,7 @@ export class PolymarketMapper implements Mapper {
       yield* this.book(r.data, local);
     } else if (Array.isArray(m['assets_ids']) && ('type' in m || 'operation' in m)) {
       // Our own subscribe / update message, as found in recorded sessions: nothing to map.
-      this.stats.ignored++;
+      this.ignore('subscribe message');
     } else this.stats.unknownFrame('no event_type');
   }
 }

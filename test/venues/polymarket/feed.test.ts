@@ -1,4 +1,9 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { normalizeFile } from '../../../src/cli/normalize.js';
 import { loadConfig } from '../../../src/config/load.js';
 import { OrderBook } from '../../../src/core/book.js';
 import { log } from '../../../src/core/log.js';
@@ -7,6 +12,7 @@ import { serve } from '../../../src/sim/protocols/polymarket.js';
 import type { SimListing } from '../../../src/sim/types.js';
 import { createWorld } from '../../../src/sim/world.js';
 import { createPolymarketFeed } from '../../../src/venues/polymarket/feed.js';
+import { SUSPECT_FRAMES } from '../../../src/venues/polymarket/mappers.js';
 
 const cfg = loadConfig({ env: {} });
 const venue = cfg.venues.find((v) => v.protocol === 'polymarket')!;
@@ -161,10 +167,11 @@ describe('polymarket feed against the simulator', () => {
     expect(feed.stats.unknown.get('order_book_v9')).toBe(1);
 
     // Gaps: each fault makes the connection lose its next price_change. The mapper can notice only
-    // when the loss leaves its copy with another top price than the venue's next change reports
-    // (best_bid/best_ask): it emits `gap`, the feed cycles the asset and emits `resynced` with the
-    // fresh book. Other losses go unseen until a later change at that price or the next `book`
-    // (after a trade) repairs them; here a duplicate snapshot repairs those before the next try.
+    // when the loss leaves its copy with another top price than the venue's next changes report
+    // (best_bid/best_ask) through SUSPECT_FRAMES further changes: it emits `gap`, the feed cycles
+    // the asset and emits `resynced` with the fresh book. Other losses go unseen until a later
+    // change at that price or the next `book` (after a trade) repairs them; here a duplicate
+    // snapshot repairs those before the next try.
     let lastMiss: unknown;
     for (let attempt = 0; attempt < 60 && feed.stats.gaps === 0; attempt++) {
       let dropped: SimListing | undefined;
@@ -178,10 +185,13 @@ describe('polymarket feed against the simulator', () => {
       for (let i = 0; i < 100_000 && !dropped; i++) world.tick(1);
       off();
       if (topMoved) {
-        // The listing's next change carries the venue's top.
+        // The listing's next changes carry the venue's top: the first raises the warning, the
+        // SUSPECT_FRAMES after it make it a gap if the disagreement lasts.
         const l = dropped!;
-        const v = l.version;
-        for (let i = 0; i < 100_000 && l.version === v; i++) world.tick(1);
+        for (let n = 0; n <= SUSPECT_FRAMES; n++) {
+          const v = l.version;
+          for (let i = 0; i < 100_000 && l.version === v; i++) world.tick(1);
+        }
         // a miss is expected now and then (the next try repairs and retries); the last one is reported if all fail
         await until('the next change', () => feed.stats.gaps > 0 || diff(store, [l]).length === 0, 300).catch((e: unknown) => (lastMiss = e));
       }
@@ -250,4 +260,58 @@ describe('polymarket feed against the simulator', () => {
       expect(s).toMatchObject({ status: 'finalized', result: l.last === 10_000 ? 'yes' : 'no' });
     }
   }, 10_000);
+});
+
+describe('crossbook normalize of a recorded market channel', () => {
+  it('--markets with the Gamma /markets list it was recorded against (SYNTHETIC DATA): trades carry YES price and taker side', async () => {
+    // No real recording of last_trade_price frames whose tokens a real Gamma response names is at
+    // hand, so the simulator (which speaks the real wire formats) records both.
+    const world = createWorld({ seed: 11, venues: cfg.venues });
+    const server = await serve(world, venue, { host: '127.0.0.1', port: 0 });
+    cleanups.push(() => server.close());
+    const gamma = server.endpoints.extra!['gamma']!;
+    const markets = (await (await fetch(`${gamma}/markets?active=true&closed=false&limit=500`)).json()) as { clobTokenIds: string }[];
+    expect(markets.length).toBeGreaterThan(10);
+    const assets = markets.flatMap((m) => JSON.parse(m.clobTokenIds) as string[]);
+    const frames: string[] = [];
+    const ws = new WebSocket(server.endpoints.ws!);
+    cleanups.push(() => ws.close());
+    ws.on('message', (d) => frames.push(d.toString()));
+    await new Promise((r) => ws.once('open', r));
+    ws.send(JSON.stringify({ assets_ids: assets, type: 'market' }));
+    await until('books', () => frames.length > 0);
+    const before = world.trades(venue.label).length;
+    world.tick(3_000);
+    const traded = world.trades(venue.label).slice(before);
+    expect(traded.length).toBeGreaterThan(3);
+    await until('trade frames', () => frames.filter((f) => f.includes('"last_trade_price"')).length >= traded.length);
+
+    const dir = mkdtempSync(join(tmpdir(), 'cb-normm-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    writeFileSync(join(dir, 'frames.jsonl'), `${frames.join('\n')}\n`);
+    writeFileSync(join(dir, 'markets.json'), JSON.stringify(markets));
+    const run = (list?: string): { out: Record<string, unknown>[]; err: string[] } => {
+      const out: string[] = [];
+      const err: string[] = [];
+      normalizeFile(
+        cfg,
+        'polymarket',
+        join(dir, 'frames.jsonl'),
+        { markets: list },
+        (s) => out.push(s),
+        (s) => err.push(s),
+      );
+      return { out: out.map((l) => JSON.parse(l) as Record<string, unknown>), err };
+    };
+    const r = run(join(dir, 'markets.json'));
+    expect(r.err[0]).toBe(`market list: ${markets.length} markets learned`);
+    expect(r.err.join('\n')).not.toMatch(/no known market/);
+    const trades = r.out.filter((t) => t['type'] === 'trade');
+    expect(trades.map((t) => [t['marketId'], t['yesPrice'], t['size'], t['takerSide']])).toEqual(
+      traded.map((t) => [t.listing.id, t.price, t.size, t.takerSide]),
+    );
+    // The same frames without the list: the same trades, side unknown.
+    const bare = run().out.filter((t) => t['type'] === 'trade');
+    expect(bare.map((t) => [t['takerSide'], t['yesPrice']])).toEqual(traded.map(() => ['unknown', null]));
+  });
 });

@@ -4,7 +4,15 @@ import { loadConfig } from '../../../src/config/load.js';
 import type { VenueConfig } from '../../../src/config/schema.js';
 import { OrderBook } from '../../../src/core/book.js';
 import type { Level, MarketUpsert, NormalizedEvent } from '../../../src/core/types.js';
-import { clobBookToSnapshot, dataTradeToTrade, gammaMarketToUpsert, gammaStatus, PolymarketMapper } from '../../../src/venues/polymarket/mappers.js';
+import {
+  clobBookToSnapshot,
+  dataTradeToTrade,
+  gammaMarketToUpsert,
+  gammaStatus,
+  PolymarketMapper,
+  SUSPECT_FRAMES,
+  SUSPECT_MS,
+} from '../../../src/venues/polymarket/mappers.js';
 import {
   clobBookSchema,
   dataTradesResponseSchema,
@@ -621,11 +629,26 @@ describe('polymarket bad input', () => {
     ]);
   });
 
-  it('a best_bid that disagrees with the book is a gap: the delta is dropped, later deltas too until a book', () => {
+  it('a best_bid that disagrees with the book is a warning; persisting through later frames, a gap: deltas dropped until a book', () => {
     const { m, books, feed } = primed();
-    // The venue says the best bid is still .50 after we removed it: an update was lost.
-    const out = feed(change('.50', '0', 'BUY', { best_bid: '0.5', best_ask: '0.52' }));
-    expect(out).toEqual([{ type: 'feed', ...base, timestamp: 123456790000, state: 'gap', instrument: ASSET, detail: 'best bid 4900 != venue 5000' }]);
+    // The venue says the best bid is still .50 after we removed it: the venue may be ahead of its
+    // level updates, so the change is applied and passed on, and the disagreement watched.
+    const first = feed(change('.50', '0', 'BUY', { best_bid: '0.5', best_ask: '0.52' }));
+    expect(first).toEqual([{ type: 'book_delta', ...base, timestamp: 123456790000, marketId: MARKET, instrument: ASSET, changes: [['bid', 5000, 0]] }]);
+    expect(m.bestPriceWarnings).toBe(1);
+    for (let i = 1; i < SUSPECT_FRAMES; i++) expect(feed(change('.45', String(i), 'BUY', { best_bid: '0.5' })).map((e) => e.type)).toEqual(['book_delta']);
+    // Still there after SUSPECT_FRAMES further frames: an update was lost.
+    const out = feed(change('.46', '1', 'BUY', { best_bid: '0.5', best_ask: '0.52' }));
+    expect(out).toEqual([
+      {
+        type: 'feed',
+        ...base,
+        timestamp: 123456790000,
+        state: 'gap',
+        instrument: ASSET,
+        detail: `best bid 4900 != venue 5000 through ${SUSPECT_FRAMES} frames (0 ms)`,
+      },
+    ]);
     expect(m.stats.gaps).toBe(1);
     expect(books.get(ASSET)!.ready).toBe(false);
     expect(feed(change('.47', '10', 'BUY', { best_bid: '0.5', best_ask: '0.52' }))).toEqual([]);
@@ -633,6 +656,21 @@ describe('polymarket bad input', () => {
     expect(feed(docs('book')).map((e) => e.type)).toEqual(['book_snapshot']);
     expect(feed(change('.51', '10', 'BUY', { best_bid: '0.51', best_ask: '0.52' })).map((e) => e.type)).toEqual(['book_delta']);
     expect(books.get(ASSET)!.bids.best()).toBe(5100);
+  });
+
+  it('a disagreement the next frames resolve is only a warning; one still there SUSPECT_MS later is a gap', () => {
+    const { m, books, feed } = primed();
+    const at = (ms: number, c: Record<string, unknown>): Record<string, unknown> => ({ ...c, timestamp: String(123456790000 + ms) });
+    // The venue reports the post-trade best (.49) before the level it took is removed.
+    expect(feed(at(0, change('.47', '5', 'BUY', { best_bid: '0.49' }))).map((e) => e.type)).toEqual(['book_delta']);
+    expect(feed(at(1, change('.50', '0', 'BUY', { best_bid: '0.49' }))).map((e) => e.type)).toEqual(['book_delta']);
+    expect([m.bestPriceWarnings, m.stats.gaps]).toEqual([1, 0]);
+    expect(books.get(ASSET)!.bids.best()).toBe(4900);
+    // A new disagreement, and the next frame showing it comes SUSPECT_MS of venue time later.
+    expect(feed(at(10, change('.48', '7', 'BUY', { best_bid: '0.5' }))).map((e) => e.type)).toEqual(['book_delta']);
+    const late = feed(at(10 + SUSPECT_MS, change('.48', '8', 'BUY', { best_bid: '0.5' })));
+    expect(late).toMatchObject([{ type: 'feed', state: 'gap', instrument: ASSET, detail: `best bid 4900 != venue 5000 through 1 frames (${SUSPECT_MS} ms)` }]);
+    expect([m.bestPriceWarnings, m.stats.gaps]).toEqual([2, 1]);
   });
 
   it('reset() forgets the check books but keeps the token table', () => {
