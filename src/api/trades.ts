@@ -5,6 +5,32 @@ import { toCents } from '../core/price.js';
 import { errorReply, jsonReply, type Reply } from '../server/http.js';
 import type { StoredTrade } from '../state/trades.js';
 import { decodeCursor, encodeCursor, type ApiContext } from './context.js';
+import { count, ErrorFields, time, Trade } from './schemas.js';
+
+/** The 200 body of /trades. */
+export const TradesPage = z.object({
+  trades: z.array(Trade),
+  pagination: z.object({
+    limit: count('page size requested'),
+    count: count('trades on this page'),
+    pagination_key: z.string().nullable().describe('pass back for the next page; null on the last page'),
+    has_more: z.boolean(),
+  }),
+  _meta: z.object({
+    data_available_from: time('oldest trade served (retention boundary)'),
+    start_time: z.number().int().describe('window start served, unix seconds'),
+    end_time: z.number().int().describe('window end served, unix seconds'),
+    default_window_applied: z.boolean().describe('an unfiltered request without start_time got the default window'),
+  }),
+});
+
+/** The 422 body of a window before the hot window (strict mode). */
+export const OutsideHotWindow = z.object({
+  ...ErrorFields,
+  error_code: z.literal('history_outside_hot_window'),
+  data_available_from: time('start of the hot window'),
+  historical_data: z.string().describe('where older trades are served, or why they are not'),
+});
 
 /** Trades may arrive out of time order by this much (polled venues): scans stop this far past a bound. */
 const SLACK_MS = 10 * 60_000;
@@ -78,8 +104,14 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
       order: p.enum(['asc', 'desc'] as const, { default: 'desc' }),
       pagination_key: p.string({ max: 2000 }),
     }),
-    responseDescription:
-      '{trades: Trade[], pagination: {limit, count, pagination_key, has_more}, _meta: {data_available_from, start_time?, end_time?, default_window_applied?}}',
+    responseDescription: 'Trades newest first by default',
+    response: TradesPage,
+    errors: {
+      422: {
+        description: 'start_time before the hot window while the instance serves it strictly (code history_outside_hot_window)',
+        schema: OutsideHotWindow,
+      },
+    },
     handler: (c) => {
       const q = c.query;
       const now = Date.now();
