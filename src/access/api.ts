@@ -94,6 +94,11 @@ export class Api {
     private readonly plans: Readonly<Record<PlanName, Plan>>,
   ) {}
 
+  /** Routes declared so far. */
+  get size(): number {
+    return this.specs.length;
+  }
+
   route<Q>(spec: RouteSpec<Q>): void {
     this.specs.push(spec as RouteSpec<unknown>);
     const auth = spec.auth ?? true;

@@ -17,6 +17,16 @@ export interface ParamDoc {
 
 const docs = new WeakMap<z.ZodType, ParamDoc>();
 
+/**
+ * Documents `s` with a schema computed when the document is built: for a parameter whose accepted
+ * values follow the data (a venue's categories), which the handler checks.
+ */
+export function documentAs<T extends z.ZodType>(s: T, schema: () => Record<string, unknown>): T {
+  const d = docs.get(s);
+  docs.set(s, { description: d?.description, required: d?.required ?? false, schema });
+  return s;
+}
+
 /** The OpenAPI description of a parameter schema built by these helpers. */
 export function docOf(s: z.ZodType): ParamDoc | undefined {
   return docs.get(s);

@@ -7,6 +7,46 @@ import { errorReply, jsonReply } from '../server/http.js';
 import { FADE_TYPES, SMART_MONEY_TYPES, type Alert, type AlertEngine, type AlertType } from '../signals/alerts.js';
 import type { WalletLedger } from '../signals/wallets.js';
 import { decodeCursor, encodeCursor, type ApiContext } from './context.js';
+import { cents, count, cursor, Figure, platform, strOrNull, time } from './schemas.js';
+
+/** The alert record (spec 2.14). */
+export const AlertJson = z
+  .object({
+    alert_id: z.string(),
+    alert_type: z.enum(['smart_money', 'insider', 'captain_hook', 'fade']),
+    platform,
+    market_id: z.string(),
+    token_id: strOrNull('outcome token id'),
+    title: strOrNull('market title'),
+    outcome: z.enum(['yes', 'no']),
+    side: z.enum(['buy', 'sell']),
+    wallet: strOrNull('wallet; null on venues whose trades carry none'),
+    price: cents('trade price of the outcome'),
+    shares: z.number(),
+    amount_usd: z.number(),
+    trade_id: z.string(),
+    executed_at: time('trade time'),
+    created_at: time('when the alert was raised'),
+    timestamp: z.number().int().describe('created_at, unix seconds'),
+    reason: z.string().describe('why the alert was raised'),
+    figures: z.record(z.string(), Figure).describe('the numbers behind the reason'),
+  })
+  .describe('Alert');
+
+/** The 200 body of /alerts/smart-money and /alerts/fade-finder. */
+export const AlertPage = z.object({
+  alerts: z.array(AlertJson),
+  pagination: z.object({ limit: count('page size'), count: count('alerts on this page'), cursor, has_more: z.boolean() }),
+  _meta: z.object({
+    alert_types: z.array(z.string()),
+    platforms: z.array(z.string()),
+    since: time('the since filter').optional(),
+    wallet_platforms: z.array(z.string()).describe('venues whose trades carry wallets'),
+    anonymous_platforms: z.array(z.string()).optional().describe('venues whose trades are anonymous'),
+    scored_entries: count('entries scored so far'),
+    horizon_seconds: z.number().int(),
+  }),
+});
 
 /** The alert record of the API (spec 2.14: the record's fields are ours to define). */
 export function alertJson(slug: string, a: Alert, title: string | null): Record<string, unknown> {
@@ -64,7 +104,8 @@ export function registerAlerts(api: Api, ctx: ApiContext, ledger: WalletLedger, 
           description: `one of ${covered.map((v) => v.slug).join(', ')}${uncovered.length ? `; ${uncovered.join(', ')} have no alert data (400)` : ''}`,
         }),
       }),
-      responseDescription: '{alerts: Alert[], pagination: {limit, count, cursor: string|null, has_more}, _meta: {alert_types, platforms, since}}',
+      responseDescription: 'Alerts newest first',
+      response: AlertPage,
       handler: (c) => {
         const q = c.query;
         if (q.platform !== undefined && uncovered.includes(q.platform))

@@ -146,3 +146,43 @@ export const freshnessShape = {
   cached: z.boolean().describe('served from the 20 s cache'),
   age_seconds: z.number().int().optional().describe('age of a cached response, seconds'),
 };
+
+const legShape = {
+  platform,
+  source: z.string().describe('venue the quote came from'),
+  market_id: z.string(),
+  side: z.enum(['yes', 'no']).describe("side bought, in the market's own terms"),
+  price: cents('best ask of the leg'),
+  size: z.number().describe('contracts'),
+  fee: z.number().describe('taker fee of the leg, USD'),
+  url: z.string().optional().describe('market page URL'),
+};
+
+/** A two-leg arbitrage (spec 2.15): buy YES on one venue and NO on another, net of fees. */
+export const ArbOpportunity = z
+  .object({
+    group_id: z.number().int(),
+    roi: z.number().describe('net ROI, percent: profit / cost × 100, fee-net'),
+    size: z.number().describe('contracts per leg available at a positive net ROI'),
+    cost: z.number().describe('USD paid for both legs, fees included'),
+    payout: z.number().describe('guaranteed payout, USD'),
+    profit: z.number().describe('payout − cost, USD'),
+    legs: z.array(z.object({ ...legShape, avg_price: cents('size-weighted average price over the size taken') })).length(2),
+  })
+  .describe('ArbOpportunity');
+
+/** A positive-EV entry against the cross-venue consensus, net of fees. */
+export const EvOpportunity = z
+  .object({
+    group_id: z.number().int(),
+    side: z.enum(['yes', 'no']).describe("side of the group's YES bought"),
+    roi: z.number().describe('net ROI, percent: expected profit per dollar × 100, fee-net'),
+    ev_per_dollar: z.number().describe('expected profit per dollar spent, fee-net'),
+    consensus: z.number().describe('consensus probability of the side, cents'),
+    consensus_sources: z.array(z.string()).describe('venues the consensus comes from'),
+    price: cents('best ask'),
+    size: z.number().describe('contracts at the ask'),
+    fee: z.number().describe('taker fee per contract, USD'),
+    legs: z.array(z.object(legShape)).length(1),
+  })
+  .describe('EvOpportunity');

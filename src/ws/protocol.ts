@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ArbOpportunity, cents, centsOrNull, EvOpportunity, numOrNull, strOrNull, time } from '../api/schemas.js';
 
 /**
  * The WebSocket protocol of /api/v2/ws (spec section 6; the parts the spec leaves "not shown"
@@ -83,3 +84,141 @@ export function wsPathItem(ticker: string, limits: readonly string[]): Record<st
     },
   };
 }
+
+/** The envelope of every streamed message: per-topic seq, process epoch, send time. */
+const stream = {
+  seq: z.number().int().min(0).describe('per-topic sequence: a gap means reconcile over REST'),
+  epoch: z.number().int().describe('process epoch (ms): a new one means the server restarted; reconcile over REST'),
+  ts: z.number().int().describe('server send time, ms since epoch'),
+  snapshot: z.literal(true).optional().describe('the current state, sent on subscribe'),
+};
+const quote = {
+  market_id: z.string().describe('native market id'),
+  source: z.string().describe('venue slug'),
+  yes_bid: centsOrNull('best YES bid'),
+  yes_ask: centsOrNull('best YES ask'),
+  no_bid: centsOrNull('best NO bid'),
+  no_ask: centsOrNull('best NO ask'),
+  last_price: centsOrNull('last trade'),
+  volume: numOrNull('traded volume as the venue reports it'),
+};
+const levels = z.array(z.tuple([cents('price'), z.number().describe('size')])).describe('[cents, size], best first');
+const code = z.enum(Object.values(CODES) as [string, ...string[]]);
+
+/**
+ * Every message the server sends on /api/v2/ws, by `type`: the components of the OpenAPI
+ * document (OpenAPI has no WebSocket messages) and what the contract test checks frames against.
+ */
+export const SERVER_MESSAGES = {
+  WsWelcome: z.object({
+    type: z.literal('welcome'),
+    epoch: stream.epoch,
+    plan: z.string(),
+    channels: z.array(z.string()).describe('channels the plan includes'),
+    ts: stream.ts,
+  }),
+  WsSubscribed: z.object({
+    type: z.enum(['subscribed', 'unsubscribed']),
+    channel: z.string(),
+    market_ids: z.array(z.string()).optional().describe('accepted native ids (group ids on arb/ev; ["*"] for all)'),
+    source: z.string().nullable().optional().describe('venue of market_ids; null when none was accepted'),
+    sources: z.array(z.string()).optional().describe('venue of each market id'),
+    event_ids: z.array(z.string()).optional().describe('live_games: accepted event ids'),
+    live: z.array(z.string()).optional().describe('live_games: those live now'),
+    ts: stream.ts,
+  }),
+  WsPriceUpdate: z.object({ type: z.literal('price_update'), channel: z.literal('prices'), ...quote, ...stream }),
+  WsOrderbookUpdate: z.object({
+    type: z.literal('orderbook_update'),
+    channel: z.literal('orderbook'),
+    market_id: z.string(),
+    source: z.string(),
+    ready: z.boolean().describe('a full snapshot has been applied'),
+    yes: z.object({ bids: levels, asks: levels }),
+    no: z.object({ bids: levels, asks: levels }).describe('empty on yes-only venues'),
+    ...stream,
+  }),
+  WsTicker: z.object({
+    type: z.literal('ticker'),
+    channel: z.string().describe('<venue_a slug>_prices'),
+    market_id: z.string(),
+    market_ticker: z.string(),
+    source: z.string(),
+    yes_bid_dollars: strOrNull('best YES bid, decimal dollars'),
+    yes_ask_dollars: strOrNull('best YES ask, decimal dollars'),
+    price_dollars: strOrNull('last trade, decimal dollars'),
+    volume: numOrNull('volume'),
+    open_interest: numOrNull('open interest'),
+    ...stream,
+  }),
+  WsLiveGame: z.object({ type: z.literal('live_game'), channel: z.literal('live_games'), event_id: z.string(), ...quote, ...stream }),
+  WsTrade: z.object({
+    type: z.literal('trade'),
+    channel: z.literal('live_games'),
+    event_id: z.string(),
+    market_id: z.string(),
+    source: z.string(),
+    price: cents('YES price of the trade'),
+    size: z.number(),
+    taker_side: z.enum(['yes', 'no']).nullable(),
+    trade_id: z.string(),
+    executed_at: time('execution time'),
+    ...stream,
+  }),
+  WsArb: z.object({
+    type: z.literal('arb'),
+    channel: z.literal('arb'),
+    group_id: z.number().int(),
+    title: z.string(),
+    opportunities: z.array(ArbOpportunity),
+    computed_at: time('when computed'),
+    ...stream,
+  }),
+  WsEv: z.object({
+    type: z.literal('ev'),
+    channel: z.literal('ev'),
+    group_id: z.number().int(),
+    title: z.string(),
+    opportunities: z.array(EvOpportunity),
+    computed_at: time('when computed'),
+    ...stream,
+  }),
+  WsNotice: z.object({
+    type: z.enum(['warning', 'error', 'ready']),
+    code,
+    message: z.string(),
+    channel: z.string().optional(),
+    market_ids: z.array(z.string()).optional().describe('the ids the notice is about'),
+    event_ids: z.array(z.string()).optional(),
+    source: z.string().optional().describe('venue of a feed notice'),
+    market_id: z.string().optional(),
+    seq: stream.seq.optional(),
+    epoch: stream.epoch.optional(),
+    ts: stream.ts,
+  }),
+  WsPong: z.object({ type: z.literal('pong'), ts: stream.ts }),
+} as const;
+
+/** The component name of a server message's schema, by its type. */
+export function serverMessageSchema(type: string): keyof typeof SERVER_MESSAGES | undefined {
+  const byType: Record<string, keyof typeof SERVER_MESSAGES> = {
+    welcome: 'WsWelcome',
+    subscribed: 'WsSubscribed',
+    unsubscribed: 'WsSubscribed',
+    price_update: 'WsPriceUpdate',
+    orderbook_update: 'WsOrderbookUpdate',
+    ticker: 'WsTicker',
+    live_game: 'WsLiveGame',
+    trade: 'WsTrade',
+    arb: 'WsArb',
+    ev: 'WsEv',
+    warning: 'WsNotice',
+    error: 'WsNotice',
+    ready: 'WsNotice',
+    pong: 'WsPong',
+  };
+  return byType[type];
+}
+
+/** Components of the document: the client message and every server message. */
+export const WS_COMPONENTS: Readonly<Record<string, z.ZodType>> = { WsClientMessage: clientMessage, ...SERVER_MESSAGES };

@@ -4,7 +4,21 @@ import { p } from '../../access/params.js';
 import { errorReply, jsonReply, type Reply } from '../../server/http.js';
 import type { MarketRecord } from '../../state/catalog.js';
 import { decodeCursor, encodeCursor } from '../context.js';
-import { inSeriesCatalog, type VenueA } from './shared.js';
+import { categoryPattern, inSeriesCatalog, VenueAMarket, type VenueA } from './shared.js';
+import { documentAs } from '../../access/params.js';
+import { cursor, time } from '../schemas.js';
+
+/** The 200 body of /<venue_a>/markets. */
+export const VenueAMarketsPage = z.object({
+  markets: z.array(VenueAMarket),
+  cursor,
+  _meta: z.object({
+    pages_scanned: z.number().int().optional().describe('category filter: catalog pages scanned (at most 10)'),
+    watermark: time('delta mode: pass as created_since next time').optional(),
+    omitted_tickers: z.array(z.string()).optional().describe('delta mode: new markets the filters left out'),
+    degraded: z.literal(true).optional().describe('delta mode: the catalog is not known to be current'),
+  }),
+});
 
 /** Request status vocabulary → our statuses (spec 3: unopened, open, closed, settled). */
 const STATUS_FILTER: Record<string, readonly string[]> = {
@@ -30,16 +44,24 @@ export function registerMarketList(api: Api, a: VenueA): void {
       event_ticker: p.string({ max: 200 }),
       series_ticker: p.string({ max: 200 }),
       tickers: p.list({ max: 1000, description: 'specific market tickers' }),
-      category: p.string({ max: 100, description: 'series category, case-insensitive' }),
+      category: documentAs(p.string({ max: 100, description: 'series category, case-insensitive' }), () => ({
+        type: 'string',
+        pattern: categoryPattern(a.categories()),
+      })),
       min_close_ts: p.unixSeconds(),
       max_close_ts: p.unixSeconds(),
-      include_combos: p.enum(['true', 'false'] as const, { default: 'false', description: 'combo/parlay markets; true with created_since is rejected' }),
+      include_combos: p.enum(['true', 'false'] as const, { default: 'false', description: 'combo/parlay markets; true with created_since is rejected (400)' }),
       include: p.enum(['rules'] as const),
       limit: p.int({ min: 1, max: 1000, default: 100 }),
       cursor: p.string({ max: 2000 }),
-      created_since: p.unixSeconds({ orIso: true, description: 'delta mode: markets first observed after this (unix seconds or ISO 8601)' }),
+      created_since: p.unixSeconds({
+        orIso: true,
+        description:
+          'delta mode: markets first observed after this (unix seconds or ISO 8601); cannot be combined with tickers, event_ticker, series_ticker, min_close_ts, max_close_ts or include_combos=true (400)',
+      }),
     }),
-    responseDescription: '{markets: VenueAMarket[], cursor: string|null, _meta: {pages_scanned?, watermark?, omitted_tickers?, degraded?}}',
+    responseDescription: 'A page of the catalog',
+    response: VenueAMarketsPage,
     handler: (c) => {
       const q = c.query;
       const cat = a.checkCategory(q.category);
@@ -179,6 +201,8 @@ export function registerMarket(api: Api, a: VenueA): void {
     summary: `One ${a.slug} market with live prices, status and rules (kept after archival)`,
     tags: [a.slug],
     pathParams: { ticker: 'full market ticker' },
+    response: z.object({ market: VenueAMarket }),
+    errors: { 404: 'Unknown market ticker (code not_found)' },
     handler: (c) => {
       const t = c.path_['ticker']!;
       const m = a.state.catalog.get(a.label, t);
