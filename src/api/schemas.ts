@@ -186,3 +186,22 @@ export const EvOpportunity = z
     legs: z.array(z.object(legShape)).length(1),
   })
   .describe('EvOpportunity');
+
+const signalMeta = {
+  count: count('opportunities on this page'),
+  total: count('opportunities matching the filters'),
+  as_of: time('when the list was read'),
+};
+const updatedAt = time('when the group’s signals were last computed');
+
+/** The 200 body of /arb. */
+export const ArbPage = z.object({
+  opportunities: z.array(ArbOpportunity.extend({ title: z.string().describe('match group title'), updated_at: updatedAt })).describe('by ROI, best first'),
+  _meta: z.object({ ...signalMeta, fees: z.string().describe('how fees are counted') }),
+});
+
+/** The 200 body of /ev. */
+export const EvPage = z.object({
+  opportunities: z.array(EvOpportunity.extend({ title: z.string().describe('match group title'), updated_at: updatedAt })).describe('by ROI, best first'),
+  _meta: z.object({ ...signalMeta, consensus: z.string().describe('how the consensus is computed') }),
+});

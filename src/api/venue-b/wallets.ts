@@ -8,7 +8,7 @@ import type { StoredTrade } from '../../state/trades.js';
 import { decodeCursor, encodeCursor } from '../context.js';
 import { tradeJson } from '../trades.js';
 import { iso, isReply, NOT_FOUND, PATH, usd, type VenueB } from './shared.js';
-import { cents, centsOrNull, count, cursor, numOrNull, strOrNull, timeOrNull, tradeShape } from '../schemas.js';
+import { centsOrNull, count, cursor, numOrNull, strOrNull, timeOrNull, tradeShape } from '../schemas.js';
 import { OffsetPagination } from './leaderboard.js';
 
 /** The 200 body of /<venue_b>/wallets/{address}. */
