@@ -7,6 +7,7 @@ import { PROTOCOL_MODULES } from '../venues/index.js';
 import { feesReport } from './arb.js';
 import { keysCommand } from './keys.js';
 import { matchCommand } from './match.js';
+import { addMcp } from './mcp.js';
 import { normalizeFile } from './normalize.js';
 
 interface ServeOptions {
@@ -81,7 +82,7 @@ async function sim(opts: { seed?: string; rate?: string; basePort?: string }): P
 /** Builds the command tree (exported for tests). */
 export function program(): Command {
   const p = new Command('crossbook').description('Self-hostable prediction-market intelligence service (Market Aggregation API v2)').showHelpAfterError();
-  for (const add of [addServe, addSim, addNormalize, addMatch, addBench, addSoak, addArb, addKeys]) add(p);
+  for (const add of [addServe, addSim, addNormalize, addMatch, addBench, addSoak, addArb, addKeys, addMcp]) add(p);
   return p;
 }
 
