@@ -328,6 +328,18 @@ function parametersOf(s: RouteSpec<unknown>): unknown[] {
 
 export { jsonReply };
 
+/** `T` with every array and object readonly (domain records are readonly; a schema's output type is not). */
+export type DeepReadonly<T> = T extends readonly (infer U)[]
+  ? readonly DeepReadonly<U>[]
+  : T extends object
+    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+    : T;
+
+/** A 200 JSON reply whose body is typed by the route's response schema (the one the document shows). */
+export function typedReply<S extends z.ZodType>(_schema: S, body: DeepReadonly<z.output<S>>): Reply {
+  return jsonReply(body);
+}
+
 /** The api_key parameter of a query string that failed strict parsing elsewhere. */
 function lenientKey(rawQuery: string): string | undefined {
   const m = /(?:^|&)api_key=([^&]*)/.exec(rawQuery);

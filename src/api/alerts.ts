@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { Api } from '../access/api.js';
+import { typedReply, type Api } from '../access/api.js';
 import { documentAs, p } from '../access/params.js';
 import type { QuotaGroup } from '../access/plans.js';
 import { toCents } from '../core/price.js';
-import { errorReply, jsonReply } from '../server/http.js';
+import { errorReply } from '../server/http.js';
 import { FADE_TYPES, SMART_MONEY_TYPES, type Alert, type AlertEngine, type AlertType } from '../signals/alerts.js';
 import type { WalletLedger } from '../signals/wallets.js';
 import { decodeCursor, encodeCursor, type ApiContext } from './context.js';
@@ -49,7 +49,7 @@ export const AlertPage = z.object({
 });
 
 /** The alert record of the API (spec 2.14: the record's fields are ours to define). */
-export function alertJson(slug: string, a: Alert, title: string | null): Record<string, unknown> {
+export function alertJson(slug: string, a: Alert, title: string | null): z.output<typeof AlertJson> {
   return {
     alert_id: String(a.seq),
     alert_type: a.type,
@@ -130,9 +130,9 @@ export function registerAlerts(api: Api, ctx: ApiContext, ledger: WalletLedger, 
         const page = alerts.page({ types, venues, since: q.since, before, limit: q.limit! });
         const out = page.alerts.map((a) => alertJson(ctx.venues.slugOf(a.venue), a, ctx.state.catalog.get(a.venue, a.marketId)?.title ?? null));
         const last = page.alerts[page.alerts.length - 1];
-        return jsonReply({
+        return typedReply(AlertPage, {
           alerts: out,
-          pagination: { limit: q.limit, count: out.length, cursor: page.more && last ? encodeCursor({ s: last.seq }) : null, has_more: page.more },
+          pagination: { limit: q.limit!, count: out.length, cursor: page.more && last ? encodeCursor({ s: last.seq }) : null, has_more: page.more },
           _meta: {
             alert_types: [...types],
             platforms: q.platform !== undefined ? [q.platform] : covered.map((v) => v.slug),

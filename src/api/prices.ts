@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { Api } from '../access/api.js';
+import { typedReply, type Api } from '../access/api.js';
 import { p } from '../access/params.js';
 import { PAYOUT, toCents } from '../core/price.js';
-import { errorReply, jsonReply } from '../server/http.js';
+import { errorReply } from '../server/http.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import type { ApiContext } from './context.js';
 import { quotePrices } from '../views/market.js';
@@ -136,7 +136,7 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
       const bids = view?.bids ?? [];
       const asks = view?.asks ?? [];
       const yesOnly = v.capabilities.yesOnlyBook;
-      return jsonReply({
+      return typedReply(OrderBook, {
         platform: v.slug,
         market_id: marketId,
         title: m?.title ?? null,

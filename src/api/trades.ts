@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { Api } from '../access/api.js';
+import { typedReply, type Api } from '../access/api.js';
 import { p } from '../access/params.js';
 import { toCents } from '../core/price.js';
-import { errorReply, jsonReply, type Reply } from '../server/http.js';
+import { errorReply, type Reply } from '../server/http.js';
 import type { StoredTrade } from '../state/trades.js';
 import { decodeCursor, encodeCursor, type ApiContext } from './context.js';
 import { count, ErrorFields, time, Trade } from './schemas.js';
@@ -36,7 +36,7 @@ export const OutsideHotWindow = z.object({
 const SLACK_MS = 10 * 60_000;
 
 /** The unified trade record (spec 2.9). */
-export function tradeJson(slug: string, t: StoredTrade): Record<string, unknown> {
+export function tradeJson(slug: string, t: StoredTrade): z.output<typeof Trade> {
   const price = toCents(t.price);
   return {
     platform: slug,
@@ -124,9 +124,9 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
       }
       const page = scanTrades(ctx, q, w, labels);
       const key = page.hasMore ? encodeCursor({ s: page.lastSeq, a: w.startMs, b: w.endMs, o: q.order }) : null;
-      return jsonReply({
+      return typedReply(TradesPage, {
         trades: page.out,
-        pagination: { limit: q.limit, count: page.out.length, pagination_key: key, has_more: page.hasMore },
+        pagination: { limit: q.limit!, count: page.out.length, pagination_key: key, has_more: page.hasMore },
         _meta: {
           data_available_from: new Date(from).toISOString(),
           start_time: Math.floor(w.startMs / 1000),
@@ -200,11 +200,11 @@ function scanTrades(
   q: TradesQuery,
   w: TradeWindow,
   labels: ReadonlySet<string>,
-): { out: Record<string, unknown>[]; lastSeq: number; hasMore: boolean } {
+): { out: z.output<typeof Trade>[]; lastSeq: number; hasMore: boolean } {
   const wallet = q.wallet?.toLowerCase();
   const desc = q.order === 'desc';
   const { startMs, endMs, afterSeq } = w;
-  const out: Record<string, unknown>[] = [];
+  const out: z.output<typeof Trade>[] = [];
   let lastSeq = 0;
   let hasMore = false;
   const range = desc
@@ -219,7 +219,7 @@ function scanTrades(
     if (q.token_id !== undefined && t.instrument !== q.token_id) continue;
     if (wallet !== undefined && t.maker?.toLowerCase() !== wallet && t.taker?.toLowerCase() !== wallet) continue;
     const json = tradeJson(ctx.venues.slugOf(t.venue), t);
-    if (q.min_total !== undefined && (json['amount_usd'] as number) < q.min_total) continue;
+    if (q.min_total !== undefined && json.amount_usd < q.min_total) continue;
     if (out.length === q.limit) {
       hasMore = true;
       break;

@@ -133,16 +133,16 @@ export class VenueA {
   }
 
   /** A market as the catalog serves it (record 2.11), live prices included; rules on request. */
-  record(m: MarketRecord, withRules: boolean): Record<string, unknown> {
+  record(m: MarketRecord, withRules: boolean): z.output<typeof VenueAMarket> {
     const q = this.state.quotes.get(this.label, m.marketId);
     const x = m.extra ?? {};
-    const out: Record<string, unknown> = {
+    const out: z.output<typeof VenueAMarket> = {
       ticker: this.ticker(m.marketId),
       event_ticker: m.eventId ?? null,
       series_ticker: m.seriesId ?? null,
       title: m.title,
       subtitle: m.outcome ?? null,
-      ...(inSeriesCatalog(m) ? { category: m.category, tags: m.tags ?? [] } : {}),
+      ...(inSeriesCatalog(m) ? { category: m.category, tags: [...(m.tags ?? [])] } : {}),
       status: m.status,
       result: m.result ?? null,
       settlement_value_dollars:
@@ -166,7 +166,7 @@ export class VenueA {
       settlement_ts: str(x['settlement_ts']) ?? null,
       is_combo: x['combo'] === true,
     };
-    if (withRules) out['rules'] = { primary: str(x['rules_primary']) ?? null, secondary: str(x['rules_secondary']) ?? null };
+    if (withRules) out.rules = { primary: str(x['rules_primary']) ?? null, secondary: str(x['rules_secondary']) ?? null };
     return out;
   }
 }

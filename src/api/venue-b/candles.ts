@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { Api } from '../../access/api.js';
+import { typedReply, type Api } from '../../access/api.js';
 import { p } from '../../access/params.js';
-import { errorReply, jsonReply } from '../../server/http.js';
+import { errorReply } from '../../server/http.js';
 import { MINUTE } from '../../state/candles.js';
 import { rollup } from '../history.js';
 import { isReply, MAX_POINTS, NOT_FOUND, PATH, type VenueB } from './shared.js';
@@ -60,7 +60,7 @@ export function registerCandlesticks(api: Api, b: VenueB): void {
         );
       const from = w.from - (w.from % width);
       const out = rollup(b.minutes(r.marketId, from, w.to), width, from, w.to).map((k) => ({ t: k.t, o: k.open, h: k.high, l: k.low, c: k.close, v: null }));
-      return jsonReply({
+      return typedReply(Candlesticks, {
         condition_id: r.conditionId,
         interval: minutesPer,
         start_ts: Math.floor(w.from / 1000),

@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import type { Api } from '../../access/api.js';
+import { typedReply, type Api } from '../../access/api.js';
 import { p } from '../../access/params.js';
 import { PAYOUT } from '../../core/price.js';
-import { jsonReply } from '../../server/http.js';
 import { wilsonLow, type WalletRecord } from '../../signals/wallets.js';
 import { CACHE_MS, iso, usd, type VenueB } from './shared.js';
 import { count, numOrNull, time, timeOrNull } from '../schemas.js';
@@ -76,7 +75,7 @@ export function registerLeaderboard(api: Api, b: VenueB): void {
       }
       const rows = board.rows;
       const page = rows.slice(q.offset, q.offset + q.limit);
-      return jsonReply({
+      return typedReply(Leaderboard, {
         leaderboard: page.map((x, i) => ({
           rank: q.offset + i + 1,
           wallet: x.w.address,

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { Api } from '../../access/api.js';
+import { typedReply, type Api } from '../../access/api.js';
 import { p } from '../../access/params.js';
 import { PAYOUT, toCents } from '../../core/price.js';
-import { errorReply, jsonReply } from '../../server/http.js';
+import { errorReply } from '../../server/http.js';
 import { MINUTE } from '../../state/candles.js';
 import { bad, HOUR, isReply, NOT_FOUND, PATH, type VenueB } from './shared.js';
 import { cents } from '../schemas.js';
@@ -41,7 +41,7 @@ export function registerMarketPrice(api: Api, b: VenueB): void {
       if (ts === undefined) {
         const y = b.yesNow(r.marketId);
         if (!y) return errorReply(404, 'not_found', `no current price for token ${r.token}`);
-        return jsonReply({
+        return typedReply(MarketPrice, {
           token_id: r.token,
           timestamp: Math.floor(now / 1000),
           price: side(y.price),
@@ -51,7 +51,7 @@ export function registerMarketPrice(api: Api, b: VenueB): void {
       if (ts > now + HOUR) return bad('timestamp', 'is more than an hour in the future');
       const best = closestPrice(b, r.marketId, ts);
       if (!best) return errorReply(404, 'not_found', `no price for token ${r.token} within an hour of ${new Date(ts).toISOString()}`);
-      return jsonReply({
+      return typedReply(MarketPrice, {
         token_id: r.token,
         timestamp: Math.floor(best.at / 1000),
         price: side(best.price),

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import type { Api } from '../../access/api.js';
+import { typedReply, type Api } from '../../access/api.js';
 import { p } from '../../access/params.js';
-import { jsonReply } from '../../server/http.js';
 import { MINUTE } from '../../state/candles.js';
 import { DAY, HOUR, iso, roundShares, usd, type VenueB } from './shared.js';
 import { count, strOrNull, time, timeOrNull } from '../schemas.js';
@@ -53,9 +52,9 @@ export function registerSmartActivity(api: Api, b: VenueB): void {
     response: SmartActivity,
     handler: (c) => {
       const now = Date.now();
-      const base = { window: c.query.window, scored_entries: ledger.scoredTotal, as_of: new Date(now).toISOString() };
+      const base = { window: c.query.window!, scored_entries: ledger.scoredTotal, as_of: new Date(now).toISOString() };
       if (ledger.warming())
-        return jsonReply({
+        return typedReply(SmartActivity, {
           markets: [],
           _meta: {
             warming: true,
@@ -72,7 +71,7 @@ export function registerSmartActivity(api: Api, b: VenueB): void {
       }));
       rows.sort((x, y) => y.wallets - x.wallets || y.notional - x.notional || (x.marketId < y.marketId ? -1 : 1));
       const side = (s: Side) => ({ wallets: s.wallets.size, shares: roundShares(s.shares), amount_usd: usd(s.notional) });
-      return jsonReply({
+      return typedReply(SmartActivity, {
         markets: rows.slice(0, c.query.limit).map((x, i) => ({
           rank: i + 1,
           market_id: x.marketId,
@@ -82,7 +81,7 @@ export function registerSmartActivity(api: Api, b: VenueB): void {
           amount_usd: usd(x.notional),
           yes: side(x.a.yes),
           no: side(x.a.no),
-          direction: x.a.yes.notional > 2 * x.a.no.notional ? 'yes' : x.a.no.notional > 2 * x.a.yes.notional ? 'no' : 'mixed',
+          direction: x.a.yes.notional > 2 * x.a.no.notional ? ('yes' as const) : x.a.no.notional > 2 * x.a.yes.notional ? ('no' as const) : ('mixed' as const),
           last_entry_at: iso(x.a.last),
         })),
         _meta: { warming: false, ...base, markets_with_activity: rows.length },

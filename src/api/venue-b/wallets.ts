@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { Api } from '../../access/api.js';
+import { typedReply, type Api } from '../../access/api.js';
 import { p } from '../../access/params.js';
 import { PAYOUT, toCents } from '../../core/price.js';
-import { errorReply, jsonReply } from '../../server/http.js';
+import { errorReply } from '../../server/http.js';
 import { wilsonLow, type PositionRecord, type WalletRecord } from '../../signals/wallets.js';
 import type { StoredTrade } from '../../state/trades.js';
 import { decodeCursor, encodeCursor } from '../context.js';
@@ -89,7 +89,7 @@ export function registerWallets(api: Api, b: VenueB): void {
 }
 
 /** A wallet's scored entries and hit rate. */
-function entryJson(w: WalletRecord): Record<string, unknown> {
+function entryJson(w: WalletRecord): z.output<typeof Wallet>['wallet']['entries'] {
   const e = w.entries;
   return {
     made: e.made,
@@ -117,10 +117,10 @@ function registerWallet(api: Api, b: VenueB): void {
     handler: (c) => {
       const w = b.resolveWallet(c.path_['address']!);
       if (isReply(w)) return w;
-      const labels = [...(ledger.isSmart(w) ? ['smart_money'] : []), ...(ledger.isFade(w) ? ['fade'] : [])];
+      const labels = [...(ledger.isSmart(w) ? (['smart_money'] as const) : []), ...(ledger.isFade(w) ? (['fade'] as const) : [])];
       let open = 0;
       for (const pos of w.positions.values()) if (pos.shares > 0) open++;
-      return jsonReply({
+      return typedReply(Wallet, {
         wallet: {
           address: w.address,
           name: w.name ?? null,
@@ -168,7 +168,7 @@ function registerPositions(api: Api, b: VenueB): void {
           (x.marketId < y.marketId ? -1 : x.marketId > y.marketId ? 1 : x.outcome < y.outcome ? -1 : 1),
       );
       const page = all.slice(q.offset, q.offset + q.limit).map((x) => positionJson(b, x));
-      return jsonReply({
+      return typedReply(Positions, {
         wallet: w.address,
         positions: page,
         pagination: { offset: q.offset, limit: q.limit, count: page.length, total: all.length, has_more: q.offset + page.length < all.length },
@@ -178,7 +178,7 @@ function registerPositions(api: Api, b: VenueB): void {
 }
 
 /** One position as /wallets/{address}/positions serves it, open ones marked at the current price. */
-function positionJson(b: VenueB, x: PositionRecord): Record<string, unknown> {
+function positionJson(b: VenueB, x: PositionRecord): z.output<typeof Positions>['positions'][number] {
   const m = b.state.catalog.get(b.label, x.marketId);
   const y = x.shares > 0 ? b.yesNow(x.marketId) : undefined;
   const px = y === undefined ? undefined : x.outcome === 'yes' ? y.price : PAYOUT - y.price;
@@ -224,7 +224,7 @@ function registerActivity(api: Api, b: VenueB): void {
         if (!k || typeof k['s'] !== 'number') return errorReply(400, 'validation.invalid_cursor', 'invalid parameter "cursor": not a cursor this API issued');
         before = k['s'];
       }
-      const out: Record<string, unknown>[] = [];
+      const out: z.output<typeof Activity>['activity'] = [];
       let last = 0;
       let more = false;
       for (let i = w.recent.length - 1; i >= 0; i--) {
@@ -236,13 +236,13 @@ function registerActivity(api: Api, b: VenueB): void {
           more = true;
           break;
         }
-        out.push({ ...tradeJson(b.slug, t), role: t.taker?.toLowerCase() === w.address ? 'taker' : 'maker' });
+        out.push({ ...tradeJson(b.slug, t), role: t.taker?.toLowerCase() === w.address ? ('taker' as const) : ('maker' as const) });
         last = seq;
       }
-      return jsonReply({
+      return typedReply(Activity, {
         wallet: w.address,
         activity: out,
-        pagination: { limit: c.query.limit, count: out.length, cursor: more ? encodeCursor({ s: last }) : null, has_more: more },
+        pagination: { limit: c.query.limit!, count: out.length, cursor: more ? encodeCursor({ s: last }) : null, has_more: more },
         _meta: { indexed: w.recent.length },
       });
     },
