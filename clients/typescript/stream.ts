@@ -19,15 +19,20 @@ export type StreamSnapshot =
 type BodyOf<P extends '/prices/bulk' | '/orderbook' | '/arb' | '/ev'> = paths[P]['get']['responses'][200]['content']['application/json'];
 type PriceOf<P extends '/prices/bulk'> = BodyOf<P>['prices'][string];
 
+/**
+ * An event handler property. Declared as a method so that its parameter is checked bivariantly:
+ * the WHATWG WebSocket's and `ws`'s handlers (typed with their own event classes) both fit.
+ */
+type Handler<E> = { bivarianceHack(ev: E): void }['bivarianceHack'];
+
 /** The part of a WebSocket the stream uses (the WHATWG WebSocket and the `ws` package both fit). */
 export interface WebSocketLike {
   readonly readyState: number;
   send(data: string): void;
   close(code?: number, reason?: string): void;
-  onopen: ((ev: unknown) => void) | null;
-  onmessage: ((ev: { data: unknown }) => void) | null;
-  onclose: ((ev: unknown) => void) | null;
-  onerror: ((ev: unknown) => void) | null;
+  onmessage: Handler<{ data: unknown }> | null;
+  onclose: Handler<unknown> | null;
+  onerror: Handler<unknown> | null;
 }
 
 export interface StreamOptions {

@@ -25,7 +25,7 @@ afterAll(async () => {
   } else await run?.close();
 });
 
-const nodeSocket = (url: string, headers: Record<string, string>): WebSocketLike => new WebSocket(url, { headers }) as unknown as WebSocketLike;
+const nodeSocket = (url: string, headers: Record<string, string>): WebSocketLike => new WebSocket(url, { headers });
 
 describe('typed REST client', () => {
   it('lists markets and reads a book with the generated types, and returns the 400 body typed', async () => {
