@@ -215,7 +215,7 @@ export const p = {
   /** A calendar date YYYY-MM-DD (a real date: 2026-02-30 is rejected). */
   date(o: Common = {}): Param<string | undefined> {
     return param(
-      { schema: { type: 'string', format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$' }, description: o.description, required: false },
+      { schema: { type: 'string', format: 'date', pattern: DATE_DOC }, description: o.description, required: false },
       (v) => {
         const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(v);
         if (m) {
@@ -231,7 +231,7 @@ export const p = {
   /** An ISO 8601 date-time (or date), to ms since epoch. */
   isoTime(o: Common = {}): Param<number | undefined> {
     return param(
-      { schema: { type: 'string', pattern: ISO_TIME.source, description: 'ISO 8601 date or date-time' }, description: o.description, required: false },
+      { schema: { type: 'string', pattern: ISO_TIME_DOC, description: 'ISO 8601 date or date-time' }, description: o.description, required: false },
       (v) => {
         if (!ISO_TIME.test(v)) return { ok: false, message: `must be an ISO 8601 time such as 2026-11-22T10:00:00Z, got "${clip(v)}"` };
         const t = Date.parse(v);
@@ -249,7 +249,7 @@ export const p = {
           ? {
               anyOf: [
                 { type: 'integer', minimum: 0, maximum: 999_999_999_999 },
-                { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}' },
+                { type: 'string', pattern: ISO_TIME_DOC },
               ],
             }
           : { type: 'integer', minimum: 0, maximum: 999_999_999_999 },
@@ -271,6 +271,17 @@ export const p = {
 
 /** The ISO 8601 times `p.isoTime` accepts: a date, or a date and time with optional seconds, fraction and offset. */
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/**
+ * Calendar dates (leap years included; no year below 0100, which Date.UTC reads as 19xx) and
+ * times of day as documented patterns: what they match, the validators accept, so a client
+ * generating values from the document is never refused.
+ */
+const CALENDAR_DATE =
+  '(?!00)(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|02-(?:0[1-9]|1\\d|2[0-8])))';
+const TIME_OF_DAY = '(?:[T ](?:(?:[01]\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d(?:\\.\\d{1,9})?)?|24:00(?::00(?:\\.0{1,9})?)?)(?:Z|[+-](?:[01]\\d|2[0-3]):?[0-5]\\d)?)?';
+const DATE_DOC = `^${CALENDAR_DATE}$`;
+const ISO_TIME_DOC = `^${CALENDAR_DATE}${TIME_OF_DAY}$`;
 
 /** A regular expression source matching `word` in any letter case (JSON Schema patterns have no `i` flag). */
 export function ci(word: string): string {
