@@ -602,6 +602,8 @@ export interface paths {
      *
      *     Server messages carry a type: subscribed / unsubscribed (one per venue of the request: the accepted native market_ids and their venue as source), price_update, orderbook_update, live_game, trade, ticker, arb, ev, warning and error (with a code), ready, pong. Every streamed message carries a per-topic seq, the process epoch and ts (server send time, ms since epoch): a seq gap or a new epoch means reconcile over REST (/prices/bulk).
      *
+     *     Message schemas: components.schemas.WsClientMessage (client to server) and components.schemas.Ws* (server to client, by type), listed in x-websocket-messages.
+     *
      *     Codes: UNKNOWN_ID (warning: a market id the venues do not list, event tickers included), UNKNOWN_EVENT_ID (warning: live_games), UNKNOWN_CHANNEL (warning), BAD_JSON and BAD_REQUEST (error: not JSON / not a valid message), NOT_ENTITLED (error: the plan does not include the channel), SUBSCRIPTION_LIMIT (error), RATE_LIMITED (error: more than 20 subscribe/unsubscribe messages a second), FEED_INTERRUPTED (warning: the venue feed disconnected, stalled or lost sequence; prices may be stale), FEED_DEGRADED (warning: malformed frames dropped), FEED_READY (type ready: the feed is back; reconcile over REST), COALESCED (warning: you read slower than updates arrive and now get the latest per market).
      *
      *     Backpressure and limits: a client that keeps not reading is closed with code 4008 and a reason; pings are sent automatically and an idle connection closes after 120 s; on shutdown the close code is 1001. Per plan: free: 1 connections per key, 50 subscriptions per connection; dev: 5 connections per key, 500 subscriptions per connection; pro: 25 connections per key, 5000 subscriptions per connection; enterprise: 0 connections per key, 0 subscriptions per connection (0 = unlimited).
@@ -3986,6 +3988,7 @@ export interface operations {
         };
         content?: never;
       };
+      400: components['responses']['BadRequest'];
       /** @description Refused at the upgrade */
       401: {
         headers: {
@@ -3995,6 +3998,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      405: components['responses']['MethodNotAllowed'];
       /** @description A plain HTTP GET with a good key: upgrade to a WebSocket */
       426: {
         headers: {
@@ -4013,6 +4017,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      500: components['responses']['InternalError'];
     };
   };
   metrics: {

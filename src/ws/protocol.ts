@@ -63,6 +63,8 @@ export function wsPathItem(ticker: string, limits: readonly string[]): Record<st
     '',
     'Server messages carry a type: subscribed / unsubscribed (one per venue of the request: the accepted native market_ids and their venue as source), price_update, orderbook_update, live_game, trade, ticker, arb, ev, warning and error (with a code), ready, pong. Every streamed message carries a per-topic seq, the process epoch and ts (server send time, ms since epoch): a seq gap or a new epoch means reconcile over REST (/prices/bulk).',
     '',
+    'Message schemas: components.schemas.WsClientMessage (client to server) and components.schemas.Ws* (server to client, by type), listed in x-websocket-messages.',
+    '',
     'Codes: UNKNOWN_ID (warning: a market id the venues do not list, event tickers included), UNKNOWN_EVENT_ID (warning: live_games), UNKNOWN_CHANNEL (warning), BAD_JSON and BAD_REQUEST (error: not JSON / not a valid message), NOT_ENTITLED (error: the plan does not include the channel), SUBSCRIPTION_LIMIT (error), RATE_LIMITED (error: more than 20 subscribe/unsubscribe messages a second), FEED_INTERRUPTED (warning: the venue feed disconnected, stalled or lost sequence; prices may be stale), FEED_DEGRADED (warning: malformed frames dropped), FEED_READY (type ready: the feed is back; reconcile over REST), COALESCED (warning: you read slower than updates arrive and now get the latest per market).',
     '',
     `Backpressure and limits: a client that keeps not reading is closed with code ${CLOSE.BACKPRESSURE} and a reason; pings are sent automatically and an idle connection closes after 120 s; on shutdown the close code is ${CLOSE.SHUTDOWN}. Per plan: ${limits.join('; ')} (0 = unlimited).`,
@@ -77,9 +79,17 @@ export function wsPathItem(ticker: string, limits: readonly string[]): Record<st
       security: [{ ApiKeyHeader: [] }, { ApiKeyQuery: [] }],
       responses: {
         101: { description: 'Switching Protocols: the WebSocket is open' },
+        400: { $ref: '#/components/responses/BadRequest' },
         401: err,
         426: { ...err, description: 'A plain HTTP GET with a good key: upgrade to a WebSocket' },
         429: err,
+        405: { $ref: '#/components/responses/MethodNotAllowed' },
+        500: { $ref: '#/components/responses/InternalError' },
+      },
+      // The message schemas, by direction (components.schemas): OpenAPI itself has no WebSocket messages.
+      'x-websocket-messages': {
+        client: { $ref: '#/components/schemas/WsClientMessage' },
+        server: { oneOf: Object.keys(SERVER_MESSAGES).map((name) => ({ $ref: `#/components/schemas/${name}` })) },
       },
     },
   };

@@ -177,6 +177,9 @@ describe('the OpenAPI document against a running service', () => {
         }
       }
     }
+    // The WebSocket path answers a plain GET too: 426 with a key, 401 without.
+    expect((await call('/ws')).status).toBe(426);
+    expect((await call('/ws', { key: false })).status).toBe(401);
     expect(calls).toBeGreaterThan(100);
     expect(problems).toEqual([]);
   }, 120_000);
