@@ -282,7 +282,7 @@ export class Api {
   }
 }
 
-/** The error body of every non-200 answer (spec 7). */
+/** The fields of the error body (spec 7); routes with extra error fields spread them into their own schema. */
 export const ErrorFields = {
   error: z.string().describe('human-readable message naming the parameter or the reason'),
   success: z.literal(false),
