@@ -19,6 +19,9 @@ const integration = [
   'test/venues/*/feed.test.ts',
   'test/venues/kalshi/sim.test.ts',
   'test/venues/polymarket_us/mappers.test.ts',
+  'test/contract/**/*.test.ts',
+  'test/clients/**/*.test.ts',
+  'test/mcp/**/*.test.ts',
 ];
 const faults = ['test/faults/**/*.test.ts'];
 

@@ -29,7 +29,7 @@ import { WebhookStore } from './webhooks/store.js';
 import { Webhooks } from './webhooks/webhooks.js';
 import type { VenueFeed } from './venues/protocol.js';
 import { WsHub, type HubOptions } from './ws/hub.js';
-import { wsPathItem } from './ws/protocol.js';
+import { wsPathItem, WS_COMPONENTS } from './ws/protocol.js';
 
 /**
  * Building the process in three layers, shared by the service, tests and benches so that each
@@ -205,6 +205,7 @@ function buildHub(core: Core, domain: Domain, http: HttpServer, api: Api, opts: 
       errorReply(426, 'upgrade_required', `${API_BASE}/ws is a WebSocket endpoint: connect with a WebSocket client (Connection: Upgrade, Upgrade: websocket)`),
   });
   const catalogVenue = core.venues.withCapability('catalog');
+  api.component(WS_COMPONENTS);
   api.document(
     '/ws',
     wsPathItem(

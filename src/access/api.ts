@@ -1,3 +1,4 @@
+import { MAX_HEAD_BYTES, MAX_HEADER_FIELDS } from '../server/guard.js';
 import { z } from 'zod';
 import type { HttpServer, Reply, RequestCtx } from '../server/http.js';
 import { errorReply, jsonReply } from '../server/http.js';
@@ -14,6 +15,12 @@ export interface ApiCtx<Q> extends RequestCtx {
   readonly plan: Plan | undefined;
 }
 
+/** Statuses a handler answers itself besides 200 (the request pipeline's 400/401/403/405/429/500 are always documented). */
+export type HandlerStatus = 404 | 409 | 422 | 503;
+
+/** One extra status of a route: what it means, and its body when that is not the Error schema. */
+export type StatusDoc = string | { readonly description: string; readonly schema: z.ZodType };
+
 export interface RouteSpec<Q> {
   /** Path under the API base, `:name` for path parameters. */
   readonly path: string;
@@ -28,12 +35,22 @@ export interface RouteSpec<Q> {
   readonly endpoint?: string;
   /** zod object of query parameters built with `p.*` helpers (refinements allowed). */
   readonly query?: z.ZodType<Q>;
-  /** Path parameters: name → description. */
-  readonly pathParams?: Readonly<Record<string, string>>;
+  /** Path parameters: name → description, or description and the pattern the handler enforces. */
+  readonly pathParams?: Readonly<Record<string, string | PathParamDoc>>;
   readonly responseDescription?: string;
-  /** Example or schema of a 200 body, for the OpenAPI document. */
-  readonly responseSchema?: Record<string, unknown>;
+  /** zod schema of the 200 body: the OpenAPI document's response schema (strict: every field named). */
+  readonly response?: z.ZodType;
+  /** Content type of the 200 body (default application/json; a string schema then). */
+  readonly contentType?: string;
+  /** Statuses the handler answers itself, with what each means. */
+  readonly errors?: Readonly<Partial<Record<HandlerStatus, StatusDoc>>>;
   readonly handler: (ctx: ApiCtx<Q>) => Reply | Promise<Reply>;
+}
+
+/** A path parameter's description and the pattern its handler checks (a mismatch is a 400). */
+export interface PathParamDoc {
+  readonly description: string;
+  readonly pattern?: RegExp;
 }
 
 /** A query string parsed and validated: the api_key it carried, and the query or the 400. */
@@ -79,6 +96,11 @@ export class Api {
     private readonly quota: QuotaLedger,
     private readonly plans: Readonly<Record<PlanName, Plan>>,
   ) {}
+
+  /** Routes declared so far. */
+  get size(): number {
+    return this.specs.length;
+  }
 
   route<Q>(spec: RouteSpec<Q>): void {
     this.specs.push(spec as RouteSpec<unknown>);
@@ -184,65 +206,29 @@ export class Api {
     this.documented[path] = item;
   }
 
+  /** Schemas of the document's components (WebSocket messages, shared records), by name. */
+  private readonly components: Record<string, z.ZodType> = {};
+
+  /** Adds named schemas to the document's components (the WebSocket messages, which no path item can carry). */
+  component(schemas: Readonly<Record<string, z.ZodType>>): void {
+    Object.assign(this.components, schemas);
+  }
+
   /** The OpenAPI 3.1 document of every declared route (spec 9: version 2.x). */
   openapi(serverUrl: string, version = '2.1.0'): Record<string, unknown> {
     const paths: Record<string, Record<string, unknown>> = {};
-    for (const s of this.specs) {
-      const params: unknown[] = [];
-      for (const [name, description] of Object.entries(s.pathParams ?? {}))
-        params.push({ name, in: 'path', required: true, description, schema: { type: 'string' } });
-      const shape = s.query && 'shape' in s.query ? (s.query as unknown as z.ZodObject).shape : {};
-      for (const [name, schema] of Object.entries(shape)) {
-        const d = docOf(schema as z.ZodType);
-        params.push({
-          name,
-          in: 'query',
-          required: d?.required ?? false,
-          ...(d?.description ? { description: d.description } : {}),
-          schema: d?.schema ?? { type: 'string' },
-        });
-      }
-      const auth = s.auth ?? true;
-      const responses: Record<string, unknown> = {
-        200: { description: s.responseDescription ?? 'OK', content: { 'application/json': { schema: s.responseSchema ?? { type: 'object' } } } },
-        400: { $ref: '#/components/responses/BadRequest' },
-      };
-      if (auth)
-        Object.assign(responses, {
-          401: { $ref: '#/components/responses/Unauthorized' },
-          403: { $ref: '#/components/responses/Forbidden' },
-          429: { $ref: '#/components/responses/TooManyRequests' },
-        });
-      paths[s.path.replace(/:([A-Za-z_]+)/g, '{$1}')] = {
-        get: {
-          summary: s.summary,
-          ...(s.description ? { description: s.description } : {}),
-          tags: s.tags ?? [],
-          operationId: s.path.replace(/[/:{}-]+/g, '_').replace(/^_|_$/g, '') || 'root',
-          parameters: params,
-          security: auth ? [{ ApiKeyHeader: [] }, { ApiKeyQuery: [] }] : [],
-          ...(s.group ? { 'x-quota-group': s.group } : {}),
-          responses,
-        },
-      };
-    }
+    for (const s of this.specs) paths[s.path.replace(/:([A-Za-z_]+)/g, '{$1}')] = { get: this.operation(s) };
     // A component's own path item wins over the router's (GET /ws: the upgrade, not the plain GET's 426).
     Object.assign(paths, this.documented);
-    const error = {
-      type: 'object',
-      required: ['error', 'success'],
-      properties: { error: { type: 'string' }, success: { type: 'boolean', const: false }, code: { type: 'string' }, request_id: { type: 'string' } },
-    };
-    const errorResponse = (description: string): Record<string, unknown> => ({
-      description,
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-    });
+    const schemas: Record<string, unknown> = { Error: jsonSchema(ErrorBody) };
+    for (const [name, schema] of Object.entries(this.components)) schemas[name] = jsonSchema(schema);
     return {
       openapi: '3.1.0',
       info: {
         title: 'crossbook Market Aggregation API',
         version,
-        description: 'Read-only prediction-market data: prices, books, matching, signals. All prices are cents on a 0 to 100 scale.',
+        description:
+          'Read-only prediction-market data: prices, books, matching, signals. All prices are cents on a 0 to 100 scale; ROI is percent, net of each venue taker fee. Every route answers 405 to methods other than GET and 500 (with request_id) on an internal error.',
       },
       servers: [{ url: serverUrl }],
       paths,
@@ -251,25 +237,133 @@ export class Api {
           ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
           ApiKeyQuery: { type: 'apiKey', in: 'query', name: 'api_key', description: 'For quick tests only: the key ends up in logs and Referer headers.' },
         },
-        schemas: { Error: error },
+        schemas,
         responses: {
-          BadRequest: errorResponse('Invalid or missing parameters'),
-          Unauthorized: errorResponse('No, invalid or revoked key'),
+          BadRequest: errorResponse('Invalid or missing parameters (code validation.*)'),
+          Unauthorized: errorResponse('No, invalid or revoked key (code auth.missing_key, auth.invalid_key, auth.revoked_key)'),
           Forbidden: errorResponse('Plan does not allow the endpoint (code auth.endpoint_blocked)'),
-          TooManyRequests: { ...errorResponse('Per-second or monthly limit exceeded'), headers: { 'Retry-After': { schema: { type: 'integer' } } } },
+          TooManyRequests: {
+            ...errorResponse('Per-second or monthly limit exceeded (code rate_limit.*)'),
+            headers: { 'Retry-After': { schema: { type: 'integer' } } },
+          },
+          MethodNotAllowed: errorResponse('Every route is GET (code method_not_allowed)'),
+          HeadTooLarge: errorResponse(
+            `Request head over ${MAX_HEAD_BYTES} bytes or more than ${MAX_HEADER_FIELDS} header fields (code headers_too_large; the connection is closed)`,
+          ),
+          InternalError: errorResponse('Internal error (code internal_error; request_id names the log line)'),
         },
       },
     };
   }
 
-  /** Serves the OpenAPI document (no key), built once. */
+  /** The OpenAPI operation of one route: parameters with every constraint, and every status it answers. */
+  private operation(s: RouteSpec<unknown>): Record<string, unknown> {
+    const auth = s.auth ?? true;
+    const contentType = s.contentType ?? 'application/json';
+    const body = s.response ? jsonSchema(s.response) : contentType === 'application/json' ? { type: 'object' } : { type: 'string' };
+    const responses: Record<string, unknown> = {
+      200: { description: s.responseDescription ?? 'OK', content: { [contentType]: { schema: body } } },
+      // Malformed query strings (bad percent-encoding, a parameter given twice) are a 400 on every route.
+      400: { $ref: '#/components/responses/BadRequest' },
+    };
+    if (auth) {
+      responses[401] = { $ref: '#/components/responses/Unauthorized' };
+      if (s.endpoint) responses[403] = { $ref: '#/components/responses/Forbidden' };
+      responses[429] = { $ref: '#/components/responses/TooManyRequests' };
+    }
+    for (const [status, doc] of Object.entries(s.errors ?? {}) as [string, StatusDoc][])
+      responses[status] =
+        typeof doc === 'string' ? errorResponse(doc) : { description: doc.description, content: { 'application/json': { schema: jsonSchema(doc.schema) } } };
+    responses[405] = { $ref: '#/components/responses/MethodNotAllowed' };
+    responses[431] = { $ref: '#/components/responses/HeadTooLarge' };
+    responses[500] = { $ref: '#/components/responses/InternalError' };
+    return {
+      summary: s.summary,
+      ...(s.description ? { description: s.description } : {}),
+      tags: s.tags ?? [],
+      operationId: s.path.replace(/[/:{}-]+/g, '_').replace(/^_|_$/g, '') || 'root',
+      parameters: parametersOf(s),
+      security: auth ? [{ ApiKeyHeader: [] }, { ApiKeyQuery: [] }] : [],
+      ...(s.group ? { 'x-quota-group': s.group } : {}),
+      responses: Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b))),
+    };
+  }
+
+  /**
+   * Serves the OpenAPI document (no key). Rebuilt at most once a second: some parameter schemas
+   * follow the catalog (the categories a venue lists), the rest never change.
+   */
   serveOpenapi(serverUrl: string): void {
     let body: string | undefined;
-    this.http.get(`${this.base}/openapi.json`, () => ({ status: 200, body: (body ??= JSON.stringify(this.openapi(serverUrl))) }));
+    let builtAt = 0;
+    this.http.get(`${this.base}/openapi.json`, () => {
+      const now = Date.now();
+      if (body === undefined || now - builtAt >= 1_000) {
+        body = JSON.stringify(this.openapi(serverUrl));
+        builtAt = now;
+      }
+      return { status: 200, body };
+    });
   }
 }
 
+/** The fields of the error body (spec 7); routes with extra error fields spread them into their own schema. */
+export const ErrorFields = {
+  error: z.string().describe('human-readable message naming the parameter or the reason'),
+  success: z.literal(false),
+  code: z.string().describe('machine-readable code: validation.*, auth.*, rate_limit.*, not_found, …'),
+  request_id: z.string().optional().describe('the request id (500 only; also in the X-Request-ID header)'),
+};
+
+/** The error body of every non-200 answer (spec 7). */
+export const ErrorBody = z.object(ErrorFields).describe('Error');
+
+/** A zod schema as the JSON Schema (2020-12, the dialect of OpenAPI 3.1) of the response it describes. */
+export function jsonSchema(schema: z.ZodType): Record<string, unknown> {
+  const out = z.toJSONSchema(schema, { unrepresentable: 'any' }) as Record<string, unknown>;
+  delete out['$schema'];
+  return out;
+}
+
+function errorResponse(description: string): Record<string, unknown> {
+  return { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+}
+
+/** The path and query parameters of a route with the constraints its validator enforces. */
+function parametersOf(s: RouteSpec<unknown>): unknown[] {
+  const params: unknown[] = [];
+  for (const [name, d] of Object.entries(s.pathParams ?? {})) {
+    const doc = typeof d === 'string' ? { description: d } : d;
+    const schema = { type: 'string', ...(doc.pattern ? { pattern: doc.pattern.source } : {}) };
+    params.push({ name, in: 'path', required: true, description: doc.description, schema });
+  }
+  const shape = s.query && 'shape' in s.query ? (s.query as unknown as z.ZodObject).shape : {};
+  for (const [name, schema] of Object.entries(shape)) {
+    const d = docOf(schema as z.ZodType);
+    params.push({
+      name,
+      in: 'query',
+      required: d?.required ?? false,
+      ...(d?.description ? { description: d.description } : {}),
+      schema: (typeof d?.schema === 'function' ? d.schema() : d?.schema) ?? { type: 'string' },
+    });
+  }
+  return params;
+}
+
 export { jsonReply };
+
+/** `T` with every array and object readonly (domain records are readonly; a schema's output type is not). */
+export type DeepReadonly<T> = T extends readonly (infer U)[]
+  ? readonly DeepReadonly<U>[]
+  : T extends object
+    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+    : T;
+
+/** A 200 JSON reply whose body is typed by the route's response schema (the one the document shows). */
+export function typedReply<S extends z.ZodType>(_schema: S, body: DeepReadonly<z.output<S>>): Reply {
+  return jsonReply(body);
+}
 
 /** The api_key parameter of a query string that failed strict parsing elsewhere. */
 function lenientKey(rawQuery: string): string | undefined {

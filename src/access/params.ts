@@ -9,12 +9,23 @@ import { z } from 'zod';
 
 /** OpenAPI schema fragment and description of a parameter. */
 export interface ParamDoc {
-  readonly schema: Record<string, unknown>;
+  /** The schema, or a function of it for parameters whose accepted values follow the data (read when the document is built). */
+  readonly schema: Record<string, unknown> | (() => Record<string, unknown>);
   readonly description?: string | undefined;
   readonly required: boolean;
 }
 
 const docs = new WeakMap<z.ZodType, ParamDoc>();
+
+/**
+ * Documents `s` with a schema computed when the document is built: for a parameter whose accepted
+ * values follow the data (a venue's categories), which the handler checks.
+ */
+export function documentAs<T extends z.ZodType>(s: T, schema: () => Record<string, unknown>): T {
+  const d = docs.get(s);
+  docs.set(s, { description: d?.description, required: d?.required ?? false, schema });
+  return s;
+}
 
 /** The OpenAPI description of a parameter schema built by these helpers. */
 export function docOf(s: z.ZodType): ParamDoc | undefined {
@@ -96,7 +107,15 @@ export const p = {
   /** A boolean flag: true/false, 1/0, yes/no (case-insensitive); anything else is a 400. */
   bool(o: Common & { default: boolean }): Param<boolean> {
     return param(
-      { schema: { type: 'boolean', default: o.default, description: 'true/false, 1/0 or yes/no' }, description: o.description, required: false },
+      {
+        schema: {
+          anyOf: [{ type: 'boolean' }, { type: 'string', pattern: `^(${['true', 'false', '1', '0', 'yes', 'no'].map(ci).join('|')})$` }],
+          default: o.default,
+          description: 'true/false, 1/0 or yes/no (case-insensitive)',
+        },
+        description: o.description,
+        required: false,
+      },
       (v) => {
         const l = v.toLowerCase();
         if (l === 'true' || l === '1' || l === 'yes') return { ok: true, value: true };
@@ -126,11 +145,32 @@ export const p = {
   },
 
   /** A string of bounded length. */
-  string(o: Common & { min?: number; max?: number; required?: boolean; pattern?: RegExp; patternText?: string } = {}): Param<string | undefined> {
+  string(
+    o: Common & {
+      min?: number;
+      max?: number;
+      required?: boolean;
+      pattern?: RegExp;
+      patternText?: string;
+      /** A pattern the handler enforces (documented, not checked here: the handler's 400 names the rule). */
+      handlerPattern?: RegExp;
+      format?: string;
+    } = {},
+  ): Param<string | undefined> {
     const min = o.min ?? 1;
     const max = o.max ?? 1000;
     return param(
-      { schema: { type: 'string', minLength: min, maxLength: max }, description: o.description, required: o.required ?? false },
+      {
+        schema: {
+          type: 'string',
+          minLength: min,
+          maxLength: max,
+          ...(o.pattern || o.handlerPattern ? { pattern: (o.pattern ?? o.handlerPattern)!.source } : {}),
+          ...(o.format ? { format: o.format } : {}),
+        },
+        description: o.description,
+        required: o.required ?? false,
+      },
       (v) => {
         const len = [...v].length;
         if (len < min || len > max) return { ok: false, message: `must be ${min} to ${max} characters, got ${len}` };
@@ -145,7 +185,11 @@ export const p = {
   list<const T extends string>(o: Common & { values?: readonly T[]; max?: number; allowAll?: boolean } = {}): Param<T[] | 'all' | undefined> {
     return param<T[] | 'all' | undefined>(
       {
-        schema: { type: 'string', description: `comma-separated${o.values ? `: ${o.values.join(', ')}` : ''}${o.allowAll ? ', or all' : ''}` },
+        schema: {
+          type: 'string',
+          pattern: listPattern(o.values, o.allowAll),
+          description: `comma-separated${o.values ? `: ${o.values.join(', ')}` : ''}${o.allowAll ? ', or all' : ''}; no empty items${o.max !== undefined ? `; at most ${o.max} items` : ''}`,
+        },
         description: o.description,
         required: false,
       },
@@ -171,7 +215,7 @@ export const p = {
   /** A calendar date YYYY-MM-DD (a real date: 2026-02-30 is rejected). */
   date(o: Common = {}): Param<string | undefined> {
     return param(
-      { schema: { type: 'string', format: 'date' }, description: o.description, required: false },
+      { schema: { type: 'string', format: 'date', pattern: DATE_DOC }, description: o.description, required: false },
       (v) => {
         const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(v);
         if (m) {
@@ -187,10 +231,9 @@ export const p = {
   /** An ISO 8601 date-time (or date), to ms since epoch. */
   isoTime(o: Common = {}): Param<number | undefined> {
     return param(
-      { schema: { type: 'string', format: 'date-time' }, description: o.description, required: false },
+      { schema: { type: 'string', pattern: ISO_TIME_DOC, description: 'ISO 8601 date or date-time' }, description: o.description, required: false },
       (v) => {
-        if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(v))
-          return { ok: false, message: `must be an ISO 8601 time such as 2026-11-22T10:00:00Z, got "${clip(v)}"` };
+        if (!ISO_TIME.test(v)) return { ok: false, message: `must be an ISO 8601 time such as 2026-11-22T10:00:00Z, got "${clip(v)}"` };
         const t = Date.parse(v);
         return Number.isNaN(t) || !realDate(v) ? { ok: false, message: `is not a valid time: "${clip(v)}"` } : { ok: true, value: t };
       },
@@ -202,7 +245,14 @@ export const p = {
   unixSeconds(o: Common & { orIso?: boolean } = {}): Param<number | undefined> {
     return param(
       {
-        schema: o.orIso ? { oneOf: [{ type: 'integer' }, { type: 'string', format: 'date-time' }] } : { type: 'integer', minimum: 0 },
+        schema: o.orIso
+          ? {
+              anyOf: [
+                { type: 'integer', minimum: 0, maximum: 999_999_999_999 },
+                { type: 'string', pattern: ISO_TIME_DOC },
+              ],
+            }
+          : { type: 'integer', minimum: 0, maximum: 999_999_999_999 },
         description: o.description,
         required: false,
       },
@@ -218,6 +268,38 @@ export const p = {
     );
   },
 };
+
+/** The ISO 8601 times `p.isoTime` accepts: a date, or a date and time with optional seconds, fraction and offset. */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/**
+ * Calendar dates (leap years included; no year below 0100, which Date.UTC reads as 19xx) and
+ * times of day as documented patterns: what they match, the validators accept, so a client
+ * generating values from the document is never refused.
+ */
+const CALENDAR_DATE =
+  '(?!00)(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|02-(?:0[1-9]|1\\d|2[0-8])))';
+const TIME_OF_DAY = '(?:[T ](?:(?:[01]\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d(?:\\.\\d{1,9})?)?|24:00(?::00(?:\\.0{1,9})?)?)(?:Z|[+-](?:[01]\\d|2[0-3]):?[0-5]\\d)?)?';
+const DATE_DOC = `^${CALENDAR_DATE}$`;
+const ISO_TIME_DOC = `^${CALENDAR_DATE}${TIME_OF_DAY}$`;
+
+/** A regular expression source matching `word` in any letter case (JSON Schema patterns have no `i` flag). */
+export function ci(word: string): string {
+  return [...word]
+    .map((c) => {
+      const l = c.toLowerCase();
+      const u = c.toUpperCase();
+      return l !== u ? `[${l}${u}]` : c.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+    })
+    .join('');
+}
+
+/** The pattern of a comma-separated list `p.list` accepts: items (trimmed) non-empty, one of `values` when given. */
+function listPattern(values: readonly string[] | undefined, allowAll: boolean | undefined): string {
+  const item = values ? `\\s*(${values.map((v) => v.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&')).join('|')})\\s*` : '[^,]*[^,\\s][^,]*';
+  const list = `${item}(,${item})*`;
+  return allowAll ? `^(all|${list})$` : `^${list}$`;
+}
 
 /**
  * The leading YYYY-MM-DD of `v` is a calendar date. Date.parse rolls 2026-02-30 over to March 2

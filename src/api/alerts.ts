@@ -1,12 +1,52 @@
 import { z } from 'zod';
-import type { Api } from '../access/api.js';
-import { p } from '../access/params.js';
+import { typedReply, type Api } from '../access/api.js';
+import { documentAs, p } from '../access/params.js';
 import type { QuotaGroup } from '../access/plans.js';
-import { errorReply, jsonReply } from '../server/http.js';
+import { errorReply } from '../server/http.js';
 import { FADE_TYPES, SMART_MONEY_TYPES, type AlertEngine, type AlertType } from '../signals/alerts.js';
 import type { WalletLedger } from '../signals/wallets.js';
 import { alertJson } from '../views/alert.js';
 import { decodeCursor, encodeCursor, type ApiContext } from './context.js';
+import { cents, count, cursor, Figure, platform, strOrNull, time } from '../views/schemas.js';
+
+/** The alert record (spec 2.14). */
+export const AlertJson = z
+  .object({
+    alert_id: z.string(),
+    alert_type: z.enum(['smart_money', 'insider', 'captain_hook', 'fade']),
+    platform,
+    market_id: z.string(),
+    token_id: strOrNull('outcome token id'),
+    title: strOrNull('market title'),
+    outcome: z.enum(['yes', 'no']),
+    side: z.enum(['buy', 'sell']),
+    wallet: strOrNull('wallet; null on venues whose trades carry none'),
+    price: cents('trade price of the outcome'),
+    shares: z.number(),
+    amount_usd: z.number(),
+    trade_id: z.string(),
+    executed_at: time('trade time'),
+    created_at: time('when the alert was raised'),
+    timestamp: z.number().int().describe('created_at, unix seconds'),
+    reason: z.string().describe('why the alert was raised'),
+    figures: z.record(z.string(), Figure).describe('the numbers behind the reason'),
+  })
+  .describe('Alert');
+
+/** The 200 body of /alerts/smart-money and /alerts/fade-finder. */
+export const AlertPage = z.object({
+  alerts: z.array(AlertJson),
+  pagination: z.object({ limit: count('page size'), count: count('alerts on this page'), cursor, has_more: z.boolean() }),
+  _meta: z.object({
+    alert_types: z.array(z.string()),
+    platforms: z.array(z.string()),
+    since: time('the since filter').optional(),
+    wallet_platforms: z.array(z.string()).describe('venues whose trades carry wallets'),
+    anonymous_platforms: z.array(z.string()).optional().describe('venues whose trades are anonymous'),
+    scored_entries: count('entries scored so far'),
+    horizon_seconds: z.number().int(),
+  }),
+});
 
 /**
  * GET /alerts/smart-money and GET /alerts/fade-finder (spec 4.14, 4.15, 2.14): newest first,
@@ -36,11 +76,16 @@ export function registerAlerts(api: Api, ctx: ApiContext, ledger: WalletLedger, 
         limit: p.int({ min: 1, max: 100, default: 20 }),
         cursor: p.string({ max: 2000, description: 'opaque token from a previous page' }),
         since: p.unixSeconds({ orIso: true, description: 'only alerts raised at or after this time: unix seconds or ISO 8601' }),
-        platform: p.enum(allSlugs, {
-          description: `one of ${covered.map((v) => v.slug).join(', ')}${uncovered.length ? `; ${uncovered.join(', ')} have no alert data (400)` : ''}`,
-        }),
+        // Every slug parses (so the uncovered ones get a message saying why); the document lists the covered ones.
+        platform: documentAs(
+          p.enum(allSlugs, {
+            description: `one of ${covered.map((v) => v.slug).join(', ')}${uncovered.length ? `; ${uncovered.join(', ')} have no alert data (400)` : ''}`,
+          }),
+          () => ({ type: 'string', enum: covered.map((v) => v.slug) }),
+        ),
       }),
-      responseDescription: '{alerts: Alert[], pagination: {limit, count, cursor: string|null, has_more}, _meta: {alert_types, platforms, since}}',
+      responseDescription: 'Alerts newest first',
+      response: AlertPage,
       handler: (c) => {
         const q = c.query;
         if (q.platform !== undefined && uncovered.includes(q.platform))
@@ -61,9 +106,9 @@ export function registerAlerts(api: Api, ctx: ApiContext, ledger: WalletLedger, 
         const page = alerts.page({ types, venues, since: q.since, before, limit: q.limit! });
         const out = page.alerts.map((a) => alertJson(ctx.venues.slugOf(a.venue), a, ctx.state.catalog.get(a.venue, a.marketId)?.title ?? null));
         const last = page.alerts[page.alerts.length - 1];
-        return jsonReply({
+        return typedReply(AlertPage, {
           alerts: out,
-          pagination: { limit: q.limit, count: out.length, cursor: page.more && last ? encodeCursor({ s: last.seq }) : null, has_more: page.more },
+          pagination: { limit: q.limit!, count: out.length, cursor: page.more && last ? encodeCursor({ s: last.seq }) : null, has_more: page.more },
           _meta: {
             alert_types: [...types],
             platforms: q.platform !== undefined ? [q.platform] : covered.map((v) => v.slug),

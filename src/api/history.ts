@@ -6,12 +6,35 @@ import { HISTORY_STABLE_MS } from '../persist/store.js';
 import { errorReply } from '../server/http.js';
 import { MINUTE, type Candle } from '../state/candles.js';
 import type { ApiContext } from './context.js';
+import { cents, platform, time } from '../views/schemas.js';
 
 export const INTERVALS = { '1m': MINUTE, '5m': 5 * MINUTE, '15m': 15 * MINUTE, '1h': 60 * MINUTE, '1d': 1440 * MINUTE } as const;
 export type Interval = keyof typeof INTERVALS;
 /** Default look-back per interval when `from` is omitted. */
 const DEFAULT_SPAN: Record<Interval, number> = { '1m': 86_400_000, '5m': 3 * 86_400_000, '15m': 7 * 86_400_000, '1h': 30 * 86_400_000, '1d': 365 * 86_400_000 };
 const MAX_CANDLES = 10_000;
+
+/** The 200 body of /prices/history. */
+export const PriceHistory = z.object({
+  platform,
+  market_id: z.string(),
+  interval: z.enum(['1m', '5m', '15m', '1h', '1d']),
+  from: time('start of the range served'),
+  to: time('end of the range served'),
+  candles: z
+    .array(
+      z.object({
+        t: z.number().int().describe('bucket start, unix seconds'),
+        open: cents('first price of the bucket'),
+        high: cents('highest price'),
+        low: cents('lowest price'),
+        close: cents('last price'),
+        volume: z.number().describe('contracts traded within the bucket'),
+        mid: cents('last mid of the bucket; the close when the book was empty'),
+      }),
+    )
+    .describe(`oldest first, at most ${MAX_CANDLES}`),
+});
 
 export interface OutCandle {
   /** Bucket start, unix seconds. */
@@ -161,16 +184,19 @@ export function registerHistory(api: Api, ctx: ApiContext): void {
   api.route({
     path: '/prices/history',
     summary: 'OHLC candles of one market (cents)',
-    description:
-      'Candles {t (bucket start, unix seconds), open, high, low, close, volume (traded within the bucket), mid}. Built from one-minute candles; empty buckets after the first observation carry the previous close.',
+    description: `Candles {t (bucket start, unix seconds), open, high, low, close, volume (traded within the bucket), mid}. Built from one-minute candles; empty buckets after the first observation carry the previous close. At most ${MAX_CANDLES} candles: a range (to − from) longer than ${MAX_CANDLES} intervals is a 400 (validation.time_range), as is from not before to.`,
     tags: ['prices'],
     query: z.object({
       platform: p.enum(ctx.venues.slugs(), { required: true }),
       market_id: p.string({ required: true, max: 300, description: 'platform-native id; for venue_a the full market ticker' }),
       interval: p.enum(Object.keys(INTERVALS) as Interval[], { default: '1h' }),
-      from: p.isoTime({ description: 'ISO 8601; default depends on interval (1m: 1 day … 1d: 1 year)' }),
+      from: p.isoTime({
+        description: `ISO 8601; default depends on interval (1m: 1 day … 1d: 1 year); must be before to, and (to − from) at most ${MAX_CANDLES} intervals`,
+      }),
       to: p.isoTime({ description: 'ISO 8601, default now' }),
     }),
+    response: PriceHistory,
+    errors: { 404: 'No such market and no stored candles (code not_found)' },
     handler: (c) => {
       const q = c.query;
       const v = ctx.venues.bySlug.get(q.platform!)!;

@@ -6,6 +6,15 @@ import type { MarketRecord } from '../state/catalog.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import { after, decodeCursor, encodeCursor, type ApiContext } from './context.js';
 import { apiStatus } from '../views/market.js';
+import { count, cursor, Market, time } from '../views/schemas.js';
+
+/** The 200 body of /markets. */
+export const MarketsPage = z.object({
+  markets: z.array(Market),
+  total_count: count('markets matching the filters'),
+  as_of: time('when the page was built'),
+  cursor,
+});
 
 interface PageCache {
   readonly body: string;
@@ -34,7 +43,8 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
     summary: 'Markets with current prices, across venues',
     tags: ['markets'],
     query,
-    responseDescription: '{markets: Market[], total_count: integer|null, as_of: date-time, cursor: string|null}',
+    responseDescription: 'A page of markets',
+    response: MarketsPage,
     handler: (c) => {
       const qy = c.query;
       let startAfter = '';

@@ -1,11 +1,50 @@
 import { z } from 'zod';
-import type { Api } from '../access/api.js';
+import { typedReply, type Api } from '../access/api.js';
 import { p } from '../access/params.js';
 import { PAYOUT, toCents } from '../core/price.js';
-import { errorReply, jsonReply } from '../server/http.js';
+import { errorReply } from '../server/http.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import type { ApiContext } from './context.js';
 import { quotePrices } from '../views/market.js';
+import { centsOrNull, count, Level, numOrNull, platform, strOrNull, time, timeOrNull } from '../views/schemas.js';
+
+/** The 200 body of /prices/bulk. */
+export const BulkPrices = z.object({
+  prices: z
+    .record(
+      z.string().describe('platform:market_id as requested'),
+      z.object({
+        platform,
+        market_id: z.string(),
+        yes_bid: centsOrNull('best YES bid'),
+        yes_ask: centsOrNull('best YES ask'),
+        no_bid: centsOrNull('best NO bid'),
+        no_ask: centsOrNull('best NO ask'),
+        last_price: centsOrNull('last trade'),
+        volume: numOrNull('traded volume as the venue reports it'),
+        updated_at: time('last quote update'),
+      }),
+    )
+    .describe('prices of the resolved ids, keyed as requested'),
+  _meta: z.object({
+    requested: count('ids requested'),
+    resolved: count('ids with a price'),
+    unresolved_ids: z.array(z.string()).describe('unknown ids and markets without a price yet'),
+  }),
+});
+
+const side = z.object({ bids: z.array(Level).describe('best (highest) first'), asks: z.array(Level).describe('best (lowest) first') });
+
+/** The 200 body of /orderbook. */
+export const OrderBook = z.object({
+  platform,
+  market_id: z.string(),
+  title: strOrNull('market title; null when the catalog does not hold the market'),
+  ready: z.boolean().describe('a full snapshot has been applied (false while resyncing)'),
+  yes: side,
+  no: side.describe('NO book (the YES book complemented); empty on yes-only venues'),
+  timestamp: timeOrNull('last book update'),
+});
 
 /** GET /prices/bulk (spec 4.9, 2.7) and GET /orderbook (spec 4.10, 2.8). */
 export function registerPrices(api: Api, ctx: ApiContext): void {
@@ -15,9 +54,16 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
     path: '/prices/bulk',
     summary: 'Current prices of up to 100 markets by platform:market_id',
     tags: ['prices'],
-    query: z.object({ ids: p.string({ required: true, max: 20_000, description: 'comma-separated platform:market_id pairs, at most 100' }) }),
-    responseDescription:
-      '{prices: {"<platform>:<market_id>": {yes_bid, yes_ask, no_bid, no_ask, last_price, volume, updated_at}}, _meta: {requested, resolved, unresolved_ids}}',
+    query: z.object({
+      ids: p.string({
+        required: true,
+        max: 20_000,
+        handlerPattern: /^[^,]*[^,\s][^,]*(,[^,]*[^,\s][^,]*){0,99}$/,
+        description: 'comma-separated platform:market_id pairs, at most 100, no empty items',
+      }),
+    }),
+    responseDescription: 'Prices of the ids that resolved; the others in _meta.unresolved_ids',
+    response: BulkPrices,
     handler: (c) => {
       // Whole responses are cached per ids list and served while none of their quotes moved.
       const cached = bulkCache.get(c.query.ids!);
@@ -76,8 +122,9 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
       market_id: p.string({ required: true, max: 300 }),
       depth: p.int({ min: 1, max: 500, default: 50, description: 'levels per side' }),
     }),
-    responseDescription:
-      '{platform, market_id, yes: {bids, asks}, no: {bids, asks}, timestamp} — levels [{price, size}] best first; yes-only venues have empty no levels',
+    responseDescription: 'Levels [{price, size}] best first; yes-only venues have empty no levels',
+    response: OrderBook,
+    errors: { 404: 'No such market on the venue (code not_found)' },
     handler: (c) => {
       const v = ctx.venues.bySlug.get(c.query.platform!)!;
       const marketId = c.query.market_id!;
@@ -89,7 +136,7 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
       const bids = view?.bids ?? [];
       const asks = view?.asks ?? [];
       const yesOnly = v.capabilities.yesOnlyBook;
-      return jsonReply({
+      return typedReply(OrderBook, {
         platform: v.slug,
         market_id: marketId,
         title: m?.title ?? null,

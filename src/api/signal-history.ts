@@ -103,7 +103,7 @@ export function registerSignalHistory(api: Api, ctx: ApiContext, log: Opportunit
       endpoint: kind,
       query: historyQuery,
       responseDescription: '{opportunities: [record], next_cursor, _meta}',
-      responseSchema: HISTORY_SCHEMA,
+      response: z.fromJSONSchema(HISTORY_SCHEMA),
       handler: (c) => {
         const q = c.query;
         const cursor = readCursor(q.cursor);
@@ -135,7 +135,7 @@ export function registerSignalHistory(api: Api, ctx: ApiContext, log: Opportunit
     endpoint: 'arb',
     query: z.object(window).superRefine(ordered),
     responseDescription: '{pairs: [{venues, category, count, median_duration_ms, p90_duration_ms, median_peak_roi, total_executable_size, by_hour}], _meta}',
-    responseSchema: STATS_SCHEMA,
+    response: z.fromJSONSchema(STATS_SCHEMA),
     handler: (c) => {
       const q = c.query;
       const to = q.to ?? Date.now() + 1;

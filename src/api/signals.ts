@@ -4,6 +4,7 @@ import { p } from '../access/params.js';
 import { jsonReply } from '../server/http.js';
 import type { SignalEngine } from '../signals/engine.js';
 import type { ApiContext } from './context.js';
+import { ArbPage, EvPage } from '../views/schemas.js';
 
 /**
  * GET /arb and GET /ev (spec 4.12, 4.13, 2.15): computed live on every book change (no 15-second
@@ -27,8 +28,8 @@ export function registerSignals(api: Api, ctx: ApiContext, engine: SignalEngine)
     group: 'arb',
     endpoint: 'arb',
     query: z.object(common),
-    responseDescription:
-      '{opportunities: [{group_id, title, roi, size, cost, payout, profit, legs: [{platform, source, market_id, side, price, avg_price, size, fee, url}], updated_at}], _meta: {count, as_of, fees}}',
+    responseDescription: 'Opportunities by net ROI (percent, fee-net), best first; prices in cents, sizes in contracts, cost/payout/profit/fee in USD',
+    response: ArbPage,
     handler: (c) => {
       const q = c.query;
       const out = [];
@@ -55,8 +56,8 @@ export function registerSignals(api: Api, ctx: ApiContext, engine: SignalEngine)
     group: 'ev',
     endpoint: 'ev',
     query: z.object({ ...common, side: p.enum(['yes', 'no', 'both'] as const, { default: 'both' }) }),
-    responseDescription:
-      '{opportunities: [{group_id, title, side, roi, ev_per_dollar, consensus, consensus_sources, price, size, fee, legs, updated_at}], _meta}',
+    responseDescription: 'Opportunities by net ROI (percent, fee-net), best first; prices and consensus in cents',
+    response: EvPage,
     handler: (c) => {
       const q = c.query;
       const out = [];

@@ -1,14 +1,40 @@
 import type { Database, Key } from 'lmdb';
 import { z } from 'zod';
-import type { Api } from '../access/api.js';
+import { typedReply, type Api } from '../access/api.js';
 import { p } from '../access/params.js';
 import { toCents } from '../core/price.js';
-import { errorReply, jsonReply, type Reply } from '../server/http.js';
+import { errorReply, type Reply } from '../server/http.js';
 import type { StoredTrade } from '../state/trades.js';
 import { decodeCursor, encodeCursor, type ApiContext } from './context.js';
+import { count, ErrorFields, time, Trade } from '../views/schemas.js';
+
+/** The 200 body of /trades. */
+export const TradesPage = z.object({
+  trades: z.array(Trade),
+  pagination: z.object({
+    limit: count('page size requested'),
+    count: count('trades on this page'),
+    pagination_key: z.string().nullable().describe('pass back for the next page; null on the last page'),
+    has_more: z.boolean(),
+  }),
+  _meta: z.object({
+    data_available_from: time('oldest trade served (retention boundary)'),
+    start_time: z.number().int().describe('window start served, unix seconds'),
+    end_time: z.number().int().describe('window end served, unix seconds'),
+    default_window_applied: z.boolean().describe('an unfiltered request without start_time got the default window'),
+  }),
+});
+
+/** The 422 body of a window before the hot window (strict mode). */
+export const OutsideHotWindow = z.object({
+  ...ErrorFields,
+  error_code: z.literal('history_outside_hot_window'),
+  data_available_from: time('start of the hot window'),
+  historical_data: z.string().describe('where older trades are served, or why they are not'),
+});
 
 /** The unified trade record (spec 2.9). */
-export function tradeJson(slug: string, t: StoredTrade): Record<string, unknown> {
+export function tradeJson(slug: string, t: StoredTrade): z.output<typeof Trade> {
   const price = toCents(t.price);
   return {
     platform: slug,
@@ -79,8 +105,14 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
       order: p.enum(['asc', 'desc'] as const, { default: 'desc' }),
       pagination_key: p.string({ max: 2000 }),
     }),
-    responseDescription:
-      '{trades: Trade[], pagination: {limit, count, pagination_key, has_more}, _meta: {data_available_from, start_time?, end_time?, default_window_applied?}}',
+    responseDescription: 'Trades newest first by default',
+    response: TradesPage,
+    errors: {
+      422: {
+        description: 'start_time before the hot window while the instance serves it strictly (code history_outside_hot_window)',
+        schema: OutsideHotWindow,
+      },
+    },
     handler: (c) => {
       const q = c.query;
       const now = Date.now();
@@ -93,9 +125,9 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
       }
       const page = scanTrades(ctx, q, w, labels);
       const key = page.last && page.hasMore ? encodeCursor({ t: page.last[0], s: page.last[1], a: w.startMs, b: w.endMs, o: q.order }) : null;
-      return jsonReply({
+      return typedReply(TradesPage, {
         trades: page.out,
-        pagination: { limit: q.limit, count: page.out.length, pagination_key: key, has_more: page.hasMore },
+        pagination: { limit: q.limit!, count: page.out.length, pagination_key: key, has_more: page.hasMore },
         _meta: {
           data_available_from: new Date(from).toISOString(),
           start_time: Math.floor(w.startMs / 1000),
@@ -194,10 +226,10 @@ function scanTrades(
   q: TradesQuery,
   w: TradeWindow,
   labels: ReadonlySet<string>,
-): { out: Record<string, unknown>[]; last: TimeKey | undefined; hasMore: boolean } {
+): { out: z.output<typeof Trade>[]; last: TimeKey | undefined; hasMore: boolean } {
   const wallet = q.wallet?.toLowerCase();
   const trades = ctx.persistence.db('trades');
-  const out: Record<string, unknown>[] = [];
+  const out: z.output<typeof Trade>[] = [];
   let last: TimeKey | undefined;
   let hasMore = false;
   for (const key of ctx.persistence.db('tradesByTime').getKeys(timeRange(w, q.order === 'desc'))) {
@@ -209,7 +241,7 @@ function scanTrades(
     if (q.token_id !== undefined && t.instrument !== q.token_id) continue;
     if (wallet !== undefined && t.maker?.toLowerCase() !== wallet && t.taker?.toLowerCase() !== wallet) continue;
     const json = tradeJson(ctx.venues.slugOf(t.venue), t);
-    if (q.min_total !== undefined && (json['amount_usd'] as number) < q.min_total) continue;
+    if (q.min_total !== undefined && json.amount_usd < q.min_total) continue;
     if (out.length === q.limit) {
       hasMore = true;
       break;

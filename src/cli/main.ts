@@ -9,6 +9,7 @@ import { addGroups } from './groups.js';
 import { keysCommand } from './keys.js';
 import { matchCommand } from './match.js';
 import { addWebhooks } from './webhooks.js';
+import { addMcp } from './mcp.js';
 import { normalizeFile } from './normalize.js';
 
 interface ServeOptions {
@@ -83,7 +84,7 @@ async function sim(opts: { seed?: string; rate?: string; basePort?: string }): P
 /** Builds the command tree (exported for tests). */
 export function program(): Command {
   const p = new Command('crossbook').description('Self-hostable prediction-market intelligence service (Market Aggregation API v2)').showHelpAfterError();
-  for (const add of [addServe, addSim, addNormalize, addMatch, addBench, addSoak, addArb, addKeys, addWebhooks]) add(p);
+  for (const add of [addServe, addSim, addNormalize, addMatch, addBench, addSoak, addArb, addKeys, addWebhooks, addMcp]) add(p);
   addGroups(p, config, out, err);
   return p;
 }

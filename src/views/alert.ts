@@ -1,8 +1,32 @@
 import { toCents } from '../core/price.js';
-import type { Alert } from '../signals/alerts.js';
+import type { Alert, AlertType } from '../signals/alerts.js';
 
 /** The alert record of the API (spec 2.14: the record's fields are ours to define). */
-export function alertJson(slug: string, a: Alert, title: string | null): Record<string, unknown> {
+export interface AlertRecord {
+  readonly alert_id: string;
+  readonly alert_type: AlertType;
+  readonly platform: string;
+  readonly market_id: string;
+  readonly token_id: string | null;
+  readonly title: string | null;
+  readonly outcome: Alert['outcome'];
+  readonly side: Alert['action'];
+  readonly wallet: string | null;
+  /** Cents. */
+  readonly price: number;
+  readonly shares: number;
+  readonly amount_usd: number;
+  readonly trade_id: string;
+  readonly executed_at: string;
+  readonly created_at: string;
+  /** created_at, unix seconds. */
+  readonly timestamp: number;
+  readonly reason: string;
+  readonly figures: Alert['figures'];
+}
+
+/** The alert record of REST, the WebSocket alert channels and webhooks. */
+export function alertJson(slug: string, a: Alert, title: string | null): AlertRecord {
   return {
     alert_id: String(a.seq),
     alert_type: a.type,

@@ -30,7 +30,7 @@ export function lifecycleWebhook(ev: LifecycleEvent): WebhookEvent {
 /** A smart-money family alert (smart_money, insider, captain_hook), in the /alerts record form; other types give undefined. */
 export function alertWebhook(a: Alert, slug: string, title: string | null): WebhookEvent | undefined {
   if (!SMART_MONEY_TYPES.includes(a.type)) return undefined;
-  return { kind: 'smart_money', type: a.type, platforms: [slug], data: alertJson(slug, a, title) };
+  return { kind: 'smart_money', type: a.type, platforms: [slug], data: { ...alertJson(slug, a, title) } };
 }
 
 /** A venue feed's health changed (disconnected, gap, resynced, degraded…). */

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { RECORD_SCHEMA } from '../signals/lifecycle/record.js';
+import { ArbOpportunity, cents, centsOrNull, EvOpportunity, numOrNull, strOrNull, time } from '../views/schemas.js';
 
 /**
  * The WebSocket protocol of /api/v2/ws (spec section 6; the parts the spec leaves "not shown"
@@ -109,6 +111,8 @@ export function wsPathItem(ticker: string, limits: readonly string[]): Record<st
     '',
     'Server messages carry a type: subscribed / unsubscribed (one per venue of the request: the accepted native market_ids and their venue as source), price_update, orderbook_update, live_game, trade, ticker, arb, ev, warning and error (with a code), ready, pong. Every streamed message carries a per-topic seq, the process epoch and ts (server send time, ms since epoch): a seq gap or a new epoch means reconcile over REST (/prices/bulk).',
     '',
+    'Message schemas: components.schemas.WsClientMessage (client to server) and components.schemas.Ws* (server to client, by type), listed in x-websocket-messages.',
+    '',
     `Codes: UNKNOWN_ID (warning: a market id the venues do not list, event tickers included), UNKNOWN_EVENT_ID (warning: live_games), UNKNOWN_CHANNEL (warning), BAD_JSON and BAD_REQUEST (error: not JSON / not a valid message), NOT_ENTITLED (error: the plan does not include the channel), SUBSCRIPTION_LIMIT (error), RATE_LIMITED (error: more than 20 subscribe/unsubscribe messages a second, or more client messages of any kind than the connection's budget: ${MESSAGE_BUDGET.burst} at once, then ${MESSAGE_BUDGET.perSecond} a second; the refused message is not processed, and a client that goes on sending without a token is closed with ${CLOSE.POLICY}), FEED_INTERRUPTED (warning: the venue feed disconnected, stalled or lost sequence; prices may be stale), FEED_DEGRADED (warning: malformed frames dropped), FEED_READY (type ready: the feed is back; reconcile over REST), COALESCED (warning: you read slower than updates arrive and now get the latest per market).`,
     '',
     `Backpressure and limits: a client that keeps not reading is closed with code ${CLOSE.BACKPRESSURE} and a reason; pings are sent automatically and an idle connection closes after 120 s; on shutdown the close code is ${CLOSE.SHUTDOWN}; a message over the size limit closes with ${CLOSE.TOO_BIG} (far over it, uWS drops the connection: 1006), a binary frame that is not UTF-8 with ${CLOSE.INVALID_PAYLOAD} (a text frame that is not UTF-8 is dropped by uWS: 1006). Per plan: ${limits.join('; ')} (0 = unlimited).`,
@@ -123,10 +127,167 @@ export function wsPathItem(ticker: string, limits: readonly string[]): Record<st
       security: [{ ApiKeyHeader: [] }, { ApiKeyQuery: [] }],
       responses: {
         101: { description: 'Switching Protocols: the WebSocket is open' },
+        400: { $ref: '#/components/responses/BadRequest' },
         401: err,
         426: { ...err, description: 'A plain HTTP GET with a good key: upgrade to a WebSocket' },
         429: err,
+        405: { $ref: '#/components/responses/MethodNotAllowed' },
+        500: { $ref: '#/components/responses/InternalError' },
+      },
+      // The message schemas, by direction (components.schemas): OpenAPI itself has no WebSocket messages.
+      'x-websocket-messages': {
+        client: { $ref: '#/components/schemas/WsClientMessage' },
+        server: { oneOf: Object.keys(SERVER_MESSAGES).map((name) => ({ $ref: `#/components/schemas/${name}` })) },
       },
     },
   };
 }
+
+/** The envelope of every streamed message: per-topic seq, process epoch, send time. */
+const stream = {
+  seq: z.number().int().min(0).describe('per-topic sequence: a gap means reconcile over REST'),
+  epoch: z.number().int().describe('process epoch (ms): a new one means the server restarted; reconcile over REST'),
+  ts: z.number().int().describe('server send time, ms since epoch'),
+  snapshot: z.literal(true).optional().describe('the current state, sent on subscribe'),
+};
+const quote = {
+  market_id: z.string().describe('native market id'),
+  source: z.string().describe('venue slug'),
+  yes_bid: centsOrNull('best YES bid'),
+  yes_ask: centsOrNull('best YES ask'),
+  no_bid: centsOrNull('best NO bid'),
+  no_ask: centsOrNull('best NO ask'),
+  last_price: centsOrNull('last trade'),
+  volume: numOrNull('traded volume as the venue reports it'),
+};
+const levels = z.array(z.tuple([cents('price'), z.number().describe('size')])).describe('[cents, size], best first');
+const code = z.enum(Object.values(CODES) as [string, ...string[]]);
+
+/**
+ * Every message the server sends on /api/v2/ws, by `type`: the components of the OpenAPI
+ * document (OpenAPI has no WebSocket messages) and what the contract test checks frames against.
+ */
+export const SERVER_MESSAGES = {
+  WsWelcome: z.object({
+    type: z.literal('welcome'),
+    epoch: stream.epoch,
+    plan: z.string(),
+    channels: z.array(z.string()).describe('channels the plan includes'),
+    ts: stream.ts,
+  }),
+  WsSubscribed: z.object({
+    type: z.enum(['subscribed', 'unsubscribed']),
+    channel: z.string(),
+    market_ids: z.array(z.string()).optional().describe('accepted native ids (group ids on arb/ev; ["*"] for all)'),
+    source: z.string().nullable().optional().describe('venue of market_ids; null when none was accepted'),
+    sources: z.array(z.string()).optional().describe('venue of each market id'),
+    event_ids: z.array(z.string()).optional().describe('live_games: accepted event ids'),
+    live: z.array(z.string()).optional().describe('live_games: those live now'),
+    ts: stream.ts,
+  }),
+  WsPriceUpdate: z.object({ type: z.literal('price_update'), channel: z.literal('prices'), ...quote, ...stream }),
+  WsOrderbookUpdate: z.object({
+    type: z.literal('orderbook_update'),
+    channel: z.literal('orderbook'),
+    market_id: z.string(),
+    source: z.string(),
+    ready: z.boolean().describe('a full snapshot has been applied'),
+    yes: z.object({ bids: levels, asks: levels }),
+    no: z.object({ bids: levels, asks: levels }).describe('empty on yes-only venues'),
+    ...stream,
+  }),
+  WsTicker: z.object({
+    type: z.literal('ticker'),
+    channel: z.string().describe('<venue_a slug>_prices'),
+    market_id: z.string(),
+    market_ticker: z.string(),
+    source: z.string(),
+    yes_bid_dollars: strOrNull('best YES bid, decimal dollars'),
+    yes_ask_dollars: strOrNull('best YES ask, decimal dollars'),
+    price_dollars: strOrNull('last trade, decimal dollars'),
+    volume: numOrNull('volume'),
+    open_interest: numOrNull('open interest'),
+    ...stream,
+  }),
+  WsLiveGame: z.object({ type: z.literal('live_game'), channel: z.literal('live_games'), event_id: z.string(), ...quote, ...stream }),
+  WsTrade: z.object({
+    type: z.literal('trade'),
+    channel: z.literal('live_games'),
+    event_id: z.string(),
+    market_id: z.string(),
+    source: z.string(),
+    price: cents('YES price of the trade'),
+    size: z.number(),
+    taker_side: z.enum(['yes', 'no']).nullable(),
+    trade_id: z.string(),
+    executed_at: time('execution time'),
+    ...stream,
+  }),
+  WsArb: z.object({
+    type: z.literal('arb'),
+    channel: z.literal('arb'),
+    group_id: z.number().int(),
+    title: z.string(),
+    opportunities: z.array(ArbOpportunity),
+    computed_at: time('when computed'),
+    ...stream,
+  }),
+  WsEv: z.object({
+    type: z.literal('ev'),
+    channel: z.literal('ev'),
+    group_id: z.number().int(),
+    title: z.string(),
+    opportunities: z.array(EvOpportunity),
+    computed_at: time('when computed'),
+    ...stream,
+  }),
+  WsExpired: z.object({
+    type: z.enum(['arb_expired', 'ev_expired']),
+    channel: z.enum(['arb', 'ev']),
+    group_id: z.number().int(),
+    opportunity_id: z.string().describe('the id the opportunity carried while it lived'),
+    close_reason: z.string().describe('why it closed: group_changed, market_closed, fee_change, size_gone or book_moved'),
+    record: z.fromJSONSchema(RECORD_SCHEMA).describe('the closed opportunity as /arb/history and /ev/history serve it'),
+    ...stream,
+  }),
+  WsNotice: z.object({
+    type: z.enum(['warning', 'error', 'ready']),
+    code,
+    message: z.string(),
+    channel: z.string().optional(),
+    market_ids: z.array(z.string()).optional().describe('the ids the notice is about'),
+    event_ids: z.array(z.string()).optional(),
+    source: z.string().optional().describe('venue of a feed notice'),
+    market_id: z.string().optional(),
+    seq: stream.seq.optional(),
+    epoch: stream.epoch.optional(),
+    ts: stream.ts,
+  }),
+  WsPong: z.object({ type: z.literal('pong'), ts: stream.ts }),
+} as const;
+
+/** The component name of a server message's schema, by its type. */
+export function serverMessageSchema(type: string): keyof typeof SERVER_MESSAGES | undefined {
+  const byType: Record<string, keyof typeof SERVER_MESSAGES> = {
+    welcome: 'WsWelcome',
+    subscribed: 'WsSubscribed',
+    unsubscribed: 'WsSubscribed',
+    price_update: 'WsPriceUpdate',
+    orderbook_update: 'WsOrderbookUpdate',
+    ticker: 'WsTicker',
+    live_game: 'WsLiveGame',
+    trade: 'WsTrade',
+    arb: 'WsArb',
+    ev: 'WsEv',
+    arb_expired: 'WsExpired',
+    ev_expired: 'WsExpired',
+    warning: 'WsNotice',
+    error: 'WsNotice',
+    ready: 'WsNotice',
+    pong: 'WsPong',
+  };
+  return byType[type];
+}
+
+/** Components of the document: the client message and every server message. */
+export const WS_COMPONENTS: Readonly<Record<string, z.ZodType>> = { WsClientMessage: clientMessage, ...SERVER_MESSAGES };

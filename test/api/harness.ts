@@ -11,6 +11,7 @@ import { log } from '../../src/core/log.js';
 import type { NormalizedEvent } from '../../src/core/types.js';
 import { Persistence } from '../../src/persist/store.js';
 import { applyEvent, type EngineState } from '../../src/state/engine.js';
+import { Contract } from '../contract/document.js';
 
 /**
  * The real API (access layer + data routes) over an EngineState that the test fills with
@@ -39,6 +40,8 @@ export async function apiHarness(opts: LoadOptions = {}): Promise<ApiHarness> {
   const port = await http.listen('127.0.0.1', 0);
   const base = `http://127.0.0.1:${port}/api/v2`;
   const { key } = keys.create('enterprise', 'tests');
+  let contract: Contract | undefined;
+  let contractRoutes = 0;
   return {
     api,
     ctx,
@@ -59,6 +62,13 @@ export async function apiHarness(opts: LoadOptions = {}): Promise<ApiHarness> {
       } catch {
         /* leave as text */
       }
+      // Every answer must agree with the OpenAPI document (issue 15): status, content type, body.
+      if (!contract || contractRoutes !== api.size) {
+        contract = new Contract(api.openapi(base), '');
+        contractRoutes = api.size;
+      }
+      const problems = contract.check({ path, status: r.status, contentType: r.headers.get('content-type'), body });
+      if (problems.length) throw new Error(`response disagrees with the OpenAPI document:\n${problems.join('\n')}`);
       return { status: r.status, body, headers: r.headers };
     },
     async close() {

@@ -14,6 +14,7 @@ import type { NormalizedEvent } from '../../src/core/types.js';
 import { Persistence } from '../../src/persist/store.js';
 import { HttpServer } from '../../src/server/http.js';
 import { applyEvent, EngineState } from '../../src/state/engine.js';
+import { checkServerMessage } from '../contract/ws.js';
 import { WsHub } from '../../src/ws/hub.js';
 
 const config = loadConfig({ env: {} });
@@ -71,7 +72,11 @@ beforeAll(async () => {
     { ...base, venue: 'venue_h', type: 'book_snapshot', marketId: 'venue_h_987', instrument: '987', bids: levels(20, 3000, -100), asks: levels(20, 3100, 100) },
   );
 });
+/** WebSocket messages of this file that disagree with the document (none expected). */
+const contractProblems: string[] = [];
+
 afterAll(async () => {
+  expect(contractProblems).toEqual([]);
   hub.close();
   http.close();
   await persistence.close();
@@ -88,7 +93,12 @@ interface Client {
 async function connect(key: string | undefined, headers = true): Promise<Client> {
   const ws = new WebSocket(headers || !key ? url : `${url}?api_key=${key}`, { headers: headers && key ? { 'x-api-key': key } : {} });
   const msgs: Record<string, unknown>[] = [];
-  ws.on('message', (d) => msgs.push(JSON.parse(d.toString()) as Record<string, unknown>));
+  ws.on('message', (d) => {
+    const m = JSON.parse(d.toString()) as Record<string, unknown>;
+    // Every server message must agree with its schema in the OpenAPI document (issue 15).
+    contractProblems.push(...checkServerMessage(m));
+    msgs.push(m);
+  });
   await new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve());
     ws.once('error', reject);

@@ -3,7 +3,7 @@ import type { Api } from '../../access/api.js';
 import { p } from '../../access/params.js';
 import { jsonReply } from '../../server/http.js';
 import { encodeCursor } from '../context.js';
-import { cursorOffset, typesMatch, typesParam, type MatchingRoutes } from './shared.js';
+import { cursorOffset, EventPage, typesMatch, typesParam, type MatchingRoutes } from './shared.js';
 
 /** /events: events with their cross-venue match groups, filtered, offset cursor. */
 export function registerEvents(api: Api, r: MatchingRoutes): void {
@@ -12,6 +12,7 @@ export function registerEvents(api: Api, r: MatchingRoutes): void {
     summary: 'Events with their cross-venue match groups',
     tags: ['matching'],
     group: 'matched_markets',
+    response: EventPage,
     query: z.object({
       event_type: p.string({ max: 40, description: 'sports, politics, economics, crypto, entertainment, …' }),
       status: p.enum(['active', 'all'] as const, { default: 'active', retired: ['resolved', 'cancelled', 'completed'] }),

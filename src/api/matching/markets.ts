@@ -4,7 +4,7 @@ import { exactlyOne, p } from '../../access/params.js';
 import type { ServedGroup } from '../../matching/service.js';
 import { jsonReply } from '../../server/http.js';
 import type { MarketRecord } from '../../state/catalog.js';
-import { groupsOfRecords, type MatchingRoutes } from './shared.js';
+import { GroupList, groupsOfRecords, type MatchingRoutes } from './shared.js';
 
 /** The `extra` fields in which mappers keep the slugs a venue's pages and links name a market by. */
 const SLUG_FIELDS = ['slug', 'eventSlug'] as const;
@@ -22,16 +22,18 @@ export function registerMatchingMarkets(api: Api, r: MatchingRoutes): void {
   api.route({
     path: '/matching-markets',
     summary: 'Cross-venue match groups for a query, a venue_b key or a venue_a ticker (exactly one)',
+    description: `Give exactly one of q, ${bKey} and ${aKey}: none or more than one is a 400 (validation.exactly_one).`,
     tags: ['matching'],
     group: 'matched_markets',
     query: z
       .object({
-        q: p.string({ min: 3, max: 100, description: 'free text, 3 to 100 characters' }),
-        [bKey]: p.string({ max: 300, description: `${venueB?.slug ?? 'venue_b'} condition id or market URL slug` }),
-        [aKey]: p.string({ max: 200, description: `${venueA?.slug ?? 'venue_a'} full market ticker` }),
+        q: p.string({ min: 3, max: 100, description: `free text, 3 to 100 characters; exactly one of q, ${bKey}, ${aKey}` }),
+        [bKey]: p.string({ max: 300, description: `${venueB?.slug ?? 'venue_b'} condition id or market URL slug; exactly one of q, ${bKey}, ${aKey}` }),
+        [aKey]: p.string({ max: 200, description: `${venueA?.slug ?? 'venue_a'} full market ticker; exactly one of q, ${bKey}, ${aKey}` }),
       })
       .superRefine(exactlyOne(['q', bKey, aKey])),
-    responseDescription: '{groups: MatchGroup[], _meta: {count}}: only groups with markets on at least two venues',
+    responseDescription: 'Only groups with markets on at least two venues',
+    response: GroupList,
     handler: (c) => {
       const q = c.query as Record<string, string | undefined>;
       let groups: ServedGroup[];

@@ -82,7 +82,7 @@ export function registerMatchingQuality(api: Api, r: MatchingRoutes): void {
       platforms: p.list({ values: venues.slugs(), max: 2, description: 'one venue: pairs with a market on it; two: that venue pair' }),
     }),
     responseDescription: '{summary, pairs: [{category, platforms, agreements, contradictions, voided, pending, precision}], suspect_groups, _meta}',
-    responseSchema: QUALITY_SCHEMA,
+    response: z.fromJSONSchema(QUALITY_SCHEMA),
     handler: (c) => {
       const q = c.query;
       const f: QualityFilter = { category: q.category, venues: Array.isArray(q.platforms) ? q.platforms.map((s) => venues.bySlug.get(s)!.label) : undefined };

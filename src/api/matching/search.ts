@@ -5,7 +5,7 @@ import { errorReply } from '../../server/http.js';
 import type { QuoteRecord } from '../../state/quotes.js';
 import { encodeCursor } from '../context.js';
 import type { EventRec } from './event-index.js';
-import { cursorOffset, typesMatch, typesParam, type MatchingRoutes } from './shared.js';
+import { cursorOffset, EventPage, typesMatch, typesParam, type MatchingRoutes } from './shared.js';
 
 /** A serialized /search body and what it depends on: the groups, the catalog and the quotes it shows. */
 interface CachedSearch {
@@ -26,6 +26,7 @@ export function registerSearch(api: Api, r: MatchingRoutes): void {
     description:
       'Short all-caps acronyms (NFL, CPI, BTC) match whole words only. last_price is the midpoint of the best YES bid and ask, null when a side is missing, the spread is wider than 20 cents, or the event is completed.',
     tags: ['matching'],
+    response: EventPage,
     query: z.object({
       q: p.string({ required: true, min: 3, max: 100 }),
       event_type: p.string({ max: 40 }),

@@ -5,6 +5,29 @@ import type { MarketRecord } from '../../state/catalog.js';
 import { decodeCursor, type ApiContext } from '../context.js';
 import type { EventIndex } from './event-index.js';
 import type { GroupViews } from './views.js';
+import { z } from 'zod';
+import { count, cursor, EventJson, MatchGroup } from '../../views/schemas.js';
+
+/** The 200 body of the routes that answer match groups. */
+export const GroupList = z.object({
+  groups: z.array(MatchGroup).describe('only groups with markets on at least two venues'),
+  _meta: z.object({
+    count: count('groups'),
+    platform: z.string().optional().describe('/matching-markets/url: venue of the URL'),
+    resolved: z.array(z.string()).optional().describe('/matching-markets/url: market ids the URL named'),
+  }),
+});
+
+/** The 200 body of /events and /search. */
+export const EventPage = z.object({
+  events: z.array(EventJson),
+  cursor,
+  _meta: z.object({
+    count: count('events on this page'),
+    total_count: count('events matching'),
+    prices_unavailable: z.literal(true).optional().describe('/search: no quotes yet; prices are null'),
+  }),
+});
 
 export const CLASSES = ['moneyline', 'spread', 'total', 'player_prop', 'other'] as const;
 /** A market class a request can filter on (`other`: groups without a class). */

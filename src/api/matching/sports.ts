@@ -4,6 +4,21 @@ import { p } from '../../access/params.js';
 import type { ServedGroup } from '../../matching/service.js';
 import { jsonReply } from '../../server/http.js';
 import { CLASSES, typesMatch, type Cls, type MatchingRoutes } from './shared.js';
+import { count, MatchGroup, strOrNull } from '../../views/schemas.js';
+
+/** The 200 body of /matching-markets/sports. */
+export const SportsGames = z.object({
+  games: z.array(
+    z.object({
+      event_id: z.string(),
+      event_name: strOrNull('event name'),
+      game_title: strOrNull('game title'),
+      event_date: strOrNull('game day, YYYY-MM-DD'),
+      groups: z.array(MatchGroup),
+    }),
+  ),
+  _meta: z.object({ sport: z.string(), date: z.string().describe('YYYY-MM-DD'), count: count('games') }),
+});
 
 /** /matching-markets/sports: matched game markets of a league or sport on a date, grouped by game. */
 export function registerMatchingSports(api: Api, r: MatchingRoutes): void {
@@ -13,6 +28,7 @@ export function registerMatchingSports(api: Api, r: MatchingRoutes): void {
     summary: 'Matched game markets of a sport (league) on a date, grouped by game',
     tags: ['matching'],
     group: 'matched_markets',
+    response: SportsGames,
     query: z.object({
       sport: p.string({ required: true, max: 40, description: 'league identifier such as nfl, nba, epl, or a sport such as football' }),
       date: p.date({ description: 'YYYY-MM-DD (US Eastern game day), default today' }),

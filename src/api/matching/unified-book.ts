@@ -6,6 +6,30 @@ import type { MatchingService, ServedGroup } from '../../matching/service.js';
 import { errorReply, jsonReply } from '../../server/http.js';
 import { noCents } from '../../views/market.js';
 import type { MatchingRoutes } from './shared.js';
+import { cents, platform, strOrNull, time } from '../../views/schemas.js';
+
+const level = z.object({ price: cents('price in the group’s terms'), size: z.number().describe('contracts'), platform, market_id: z.string() });
+const side = z.object({ bids: z.array(level).describe('best first'), asks: z.array(level).describe('best first') });
+
+/** The 200 body of /unified-orderbook. */
+export const UnifiedBook = z.object({
+  group_id: z.number().int(),
+  title: z.string(),
+  event: z.object({ event_id: z.string(), event_name: strOrNull('event name'), game_title: strOrNull('game title'), event_date: strOrNull('YYYY-MM-DD') }),
+  outcome: z.string().describe('the group’s YES outcome'),
+  outcomes: z.array(
+    z.object({
+      platform,
+      market_id: z.string(),
+      outcome: strOrNull('outcome'),
+      title: z.string(),
+      inverted: z.boolean().describe("the market's YES is the group's NO"),
+    }),
+  ),
+  yes: side,
+  no: side,
+  timestamp: time('when merged'),
+});
 
 /** One level of the merged book: a venue's price (cents, group YES terms) and size. */
 type Level = { price: number; size: number; platform: string; market_id: string };
@@ -16,6 +40,8 @@ export function registerUnifiedOrderbook(api: Api, r: MatchingRoutes): void {
     path: '/unified-orderbook',
     summary: 'Merged depth of every venue of a match group, in the group’s YES terms (inverted members complemented)',
     tags: ['matching'],
+    response: UnifiedBook,
+    errors: { 404: 'No such match group (code not_found)', 409: 'The group has a confirmed office or year contradiction (code matching.contradiction)' },
     query: z.object({ group_id: p.int({ min: 1, max: 1e12, required: true }), depth: p.int({ min: 1, max: 200, default: 25 }) }),
     handler: (c) => {
       const g = r.matching.servedGroup(c.query.group_id!);

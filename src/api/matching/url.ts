@@ -7,7 +7,7 @@ import type { MarketRecord } from '../../state/catalog.js';
 import { PROTOCOL_MODULES } from '../../venues/index.js';
 import { apiMarketId, type MarketUrlLookup } from '../../venues/protocol.js';
 import type { ApiContext } from '../context.js';
-import { groupsOfRecords, type MatchingRoutes } from './shared.js';
+import { GroupList, groupsOfRecords, type MatchingRoutes } from './shared.js';
 
 /** /matching-markets/url: groups of a market page URL (web hosts and deep links of the URL-matcher venues). */
 export function registerMatchingUrl(api: Api, r: MatchingRoutes): void {
@@ -16,7 +16,20 @@ export function registerMatchingUrl(api: Api, r: MatchingRoutes): void {
     summary: 'Match groups of a market page URL (hosts of the venues with the URL matcher, deep links included)',
     tags: ['matching'],
     group: 'matched_markets',
-    query: z.object({ url: p.string({ required: true, max: 2000, description: 'market page URL' }) }),
+    description:
+      'url is a market page of a venue with the URL matcher (its web host or deep link); another host, a page that names no known market or malformed percent-encoding is a 400 (validation.invalid_url).',
+    query: z.object({
+      url: p.string({
+        required: true,
+        max: 2000,
+        format: 'uri',
+        description: `market page URL on ${r.ctx.venues.enabled
+          .filter((v) => v.capabilities.urlMatcher)
+          .flatMap((v) => v.web.hosts)
+          .join(', ')}`,
+      }),
+    }),
+    response: GroupList,
     handler: (c) => {
       const res = resolveUrl(r.ctx, c.query.url!);
       if ('error' in res) return errorReply(400, 'validation.invalid_url', `invalid parameter "url": ${res.error}`);

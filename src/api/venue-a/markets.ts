@@ -1,10 +1,27 @@
 import { z } from 'zod';
-import type { Api } from '../../access/api.js';
+import { typedReply, type Api } from '../../access/api.js';
 import { p } from '../../access/params.js';
-import { errorReply, jsonReply, type Reply } from '../../server/http.js';
+import { errorReply, type Reply } from '../../server/http.js';
 import type { MarketRecord } from '../../state/catalog.js';
 import { decodeCursor, encodeCursor } from '../context.js';
-import { inSeriesCatalog, type VenueA } from './shared.js';
+import { categoryPattern, inSeriesCatalog, VenueAMarket, type VenueA } from './shared.js';
+import { documentAs } from '../../access/params.js';
+import { cursor, time } from '../../views/schemas.js';
+
+/** The 200 body of /<venue_a>/markets/{ticker}. */
+export const VenueAMarketBody = z.object({ market: VenueAMarket });
+
+/** The 200 body of /<venue_a>/markets. */
+export const VenueAMarketsPage = z.object({
+  markets: z.array(VenueAMarket),
+  cursor,
+  _meta: z.object({
+    pages_scanned: z.number().int().optional().describe('category filter: catalog pages scanned (at most 10)'),
+    watermark: time('delta mode: pass as created_since next time').optional(),
+    omitted_tickers: z.array(z.string()).optional().describe('delta mode: new markets the filters left out'),
+    degraded: z.literal(true).optional().describe('delta mode: the catalog is not known to be current'),
+  }),
+});
 
 /** Request status vocabulary → our statuses (spec 3: unopened, open, closed, settled). */
 const STATUS_FILTER: Record<string, readonly string[]> = {
@@ -30,16 +47,24 @@ export function registerMarketList(api: Api, a: VenueA): void {
       event_ticker: p.string({ max: 200 }),
       series_ticker: p.string({ max: 200 }),
       tickers: p.list({ max: 1000, description: 'specific market tickers' }),
-      category: p.string({ max: 100, description: 'series category, case-insensitive' }),
+      category: documentAs(p.string({ max: 100, description: 'series category, case-insensitive' }), () => ({
+        type: 'string',
+        pattern: categoryPattern(a.categories()),
+      })),
       min_close_ts: p.unixSeconds(),
       max_close_ts: p.unixSeconds(),
-      include_combos: p.enum(['true', 'false'] as const, { default: 'false', description: 'combo/parlay markets; true with created_since is rejected' }),
+      include_combos: p.enum(['true', 'false'] as const, { default: 'false', description: 'combo/parlay markets; true with created_since is rejected (400)' }),
       include: p.enum(['rules'] as const),
       limit: p.int({ min: 1, max: 1000, default: 100 }),
       cursor: p.string({ max: 2000 }),
-      created_since: p.unixSeconds({ orIso: true, description: 'delta mode: markets first observed after this (unix seconds or ISO 8601)' }),
+      created_since: p.unixSeconds({
+        orIso: true,
+        description:
+          'delta mode: markets first observed after this (unix seconds or ISO 8601); cannot be combined with tickers, event_ticker, series_ticker, min_close_ts, max_close_ts or include_combos=true (400)',
+      }),
     }),
-    responseDescription: '{markets: VenueAMarket[], cursor: string|null, _meta: {pages_scanned?, watermark?, omitted_tickers?, degraded?}}',
+    responseDescription: 'A page of the catalog',
+    response: VenueAMarketsPage,
     handler: (c) => {
       const q = c.query;
       const cat = a.checkCategory(q.category);
@@ -102,7 +127,7 @@ function list(a: VenueA, r: PageRequest): Reply {
   const all = a.sortedMarkets();
   let i = start(all, r.after);
   let last = r.after;
-  const out: Record<string, unknown>[] = [];
+  const out: z.output<typeof VenueAMarket>[] = [];
   for (; i < all.length; i++) {
     const m = all[i]!;
     if (!r.match(m)) continue;
@@ -110,7 +135,7 @@ function list(a: VenueA, r: PageRequest): Reply {
     out.push(a.record(m, r.withRules));
     last = m.marketId;
   }
-  return jsonReply({ markets: out, cursor: i < all.length ? encodeCursor({ k: last }) : null, _meta: {} });
+  return typedReply(VenueAMarketsPage, { markets: out, cursor: i < all.length ? encodeCursor({ k: last }) : null, _meta: {} });
 }
 
 /** Rule 1 of a category filter: scan up to 10 catalog pages of `limit` markets; return what matched in them. */
@@ -119,14 +144,14 @@ function scan(a: VenueA, r: PageRequest): Reply {
   let i = start(all, r.after);
   let last = r.after;
   let pages = 0;
-  const out: Record<string, unknown>[] = [];
+  const out: z.output<typeof VenueAMarket>[] = [];
   while (pages < MAX_SCAN_PAGES && i < all.length) {
     const end = Math.min(all.length, i + r.limit);
     for (; i < end; i++) if (r.match(all[i]!)) out.push(a.record(all[i]!, r.withRules));
     last = all[end - 1]!.marketId;
     pages++;
   }
-  return jsonReply({ markets: out, cursor: i < all.length ? encodeCursor({ k: last }) : null, _meta: { pages_scanned: pages } });
+  return typedReply(VenueAMarketsPage, { markets: out, cursor: i < all.length ? encodeCursor({ k: last }) : null, _meta: { pages_scanned: pages } });
 }
 
 /** A delta-mode request: markets first recorded after `since` that `passes` accepts. */
@@ -154,7 +179,7 @@ function delta(a: VenueA, r: DeltaRequest): Reply {
     .filter((m) => m.recordedAt > afterT || (m.recordedAt === afterT && afterK !== '' && m.marketId > afterK))
     .sort((x, y) => x.recordedAt - y.recordedAt || (x.marketId < y.marketId ? -1 : 1));
   const examined = fresh.slice(0, r.limit);
-  const out: Record<string, unknown>[] = [];
+  const out: z.output<typeof VenueAMarket>[] = [];
   const omitted: string[] = [];
   for (const m of examined) {
     const finishedKnown = m.status === 'closed' || m.status === 'determined' || m.status === 'finalized';
@@ -165,7 +190,7 @@ function delta(a: VenueA, r: DeltaRequest): Reply {
   const more = fresh.length > examined.length;
   const isDegraded = a.degraded();
   const watermarkMs = isDegraded || !lastM ? r.since : Math.max(r.since, lastM.recordedAt - SAFETY_MS);
-  return jsonReply({
+  return typedReply(VenueAMarketsPage, {
     markets: out,
     cursor: more && lastM ? encodeCursor({ t: lastM.recordedAt, k: lastM.marketId }) : null,
     _meta: { watermark: new Date(watermarkMs).toISOString(), omitted_tickers: omitted, ...(isDegraded ? { degraded: true } : {}) },
@@ -179,11 +204,13 @@ export function registerMarket(api: Api, a: VenueA): void {
     summary: `One ${a.slug} market with live prices, status and rules (kept after archival)`,
     tags: [a.slug],
     pathParams: { ticker: 'full market ticker' },
+    response: VenueAMarketBody,
+    errors: { 404: 'Unknown market ticker (code not_found)' },
     handler: (c) => {
       const t = c.path_['ticker']!;
       const m = a.state.catalog.get(a.label, t);
       if (!m) return errorReply(404, 'not_found', `unknown ${a.slug} market ticker "${t}" (a market ticker, not an event ticker)`);
-      return jsonReply({ market: a.record(m, true) });
+      return typedReply(VenueAMarketBody, { market: a.record(m, true) });
     },
   });
 }

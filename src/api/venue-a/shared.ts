@@ -3,6 +3,51 @@ import type { MarketRecord } from '../../state/catalog.js';
 import type { EngineState } from '../../state/engine.js';
 import { cents, nativeId, noCents } from '../../views/market.js';
 import type { ApiContext } from '../context.js';
+import { z } from 'zod';
+import { centsOrNull, strOrNull, time } from '../../views/schemas.js';
+import { ci } from '../../access/params.js';
+
+/** The venue_a market record (spec 2.11). */
+export const VenueAMarket = z
+  .object({
+    ticker: z.string().describe('full market ticker'),
+    event_ticker: strOrNull('event ticker'),
+    series_ticker: strOrNull('series ticker'),
+    title: z.string(),
+    subtitle: strOrNull('outcome subtitle'),
+    category: z.string().optional().describe('series category (markets of catalogued series only)'),
+    tags: z.array(z.string()).optional().describe('series tags (markets of catalogued series only)'),
+    status: z.enum(['initialized', 'active', 'closed', 'determined', 'finalized']),
+    result: strOrNull('settlement result'),
+    settlement_value_dollars: strOrNull('settlement value of YES, decimal dollars'),
+    yes_bid: centsOrNull('best YES bid'),
+    yes_ask: centsOrNull('best YES ask'),
+    no_bid: centsOrNull('best NO bid'),
+    no_ask: centsOrNull('best NO ask'),
+    last_price: centsOrNull('last trade'),
+    volume_fp: strOrNull('volume, contracts, fixed-point string'),
+    open_interest_fp: strOrNull('open interest, contracts, fixed-point string'),
+    volume: z.number().optional().describe('volume, contracts, as the venue reports it'),
+    open_interest: z.number().optional().describe('open interest, contracts'),
+    first_seen_at: time('first observed by this instance'),
+    created_time: strOrNull('created, ISO 8601 as the venue gives it'),
+    open_time: strOrNull('opens, ISO 8601 as the venue gives it'),
+    close_time: strOrNull('closes, ISO 8601 as the venue gives it'),
+    expiration_time: strOrNull('expires, ISO 8601 as the venue gives it'),
+    updated_time: strOrNull('last venue update, ISO 8601 as the venue gives it'),
+    settlement_ts: strOrNull('settled, ISO 8601 as the venue gives it'),
+    is_combo: z.boolean().describe('combo/parlay market'),
+    rules: z
+      .object({ primary: strOrNull('primary rules'), secondary: strOrNull('secondary rules') })
+      .optional()
+      .describe('with include=rules, and always on the single-market route'),
+  })
+  .describe('VenueAMarket');
+
+/** The pattern of the categories a venue lists, any letter case (the category filters' accepted values). */
+export function categoryPattern(categories: readonly string[]): string {
+  return categories.length ? `^(${categories.map(ci).join('|')})$` : '^(?!)$';
+}
 
 /** A series of the catalog, as /<slug>/series serves it. */
 export interface Series {
@@ -58,10 +103,15 @@ export class VenueA {
     return out;
   }
 
+  /** Every category of the series catalog, sorted. */
+  categories(): string[] {
+    return [...new Set([...this.seriesIndex().values()].map((s) => s.category!))].sort();
+  }
+
   /** A category parameter as the catalog spells it (case-insensitive match), or the message of an unknown one. */
   checkCategory(c: string | undefined): string | undefined | { error: string } {
     if (c === undefined) return undefined;
-    const all = [...new Set([...this.seriesIndex().values()].map((s) => s.category!))].sort();
+    const all = this.categories();
     const hit = all.find((x) => x.toLowerCase() === c.toLowerCase());
     return hit ?? { error: `invalid parameter "category": "${c}" is not a category; accepted: ${all.join(', ') || '(none known yet)'}` };
   }
@@ -83,16 +133,16 @@ export class VenueA {
   }
 
   /** A market as the catalog serves it (record 2.11), live prices included; rules on request. */
-  record(m: MarketRecord, withRules: boolean): Record<string, unknown> {
+  record(m: MarketRecord, withRules: boolean): z.output<typeof VenueAMarket> {
     const q = this.state.quotes.get(this.label, m.marketId);
     const x = m.extra ?? {};
-    const out: Record<string, unknown> = {
+    const out: z.output<typeof VenueAMarket> = {
       ticker: this.ticker(m.marketId),
       event_ticker: m.eventId ?? null,
       series_ticker: m.seriesId ?? null,
       title: m.title,
       subtitle: m.outcome ?? null,
-      ...(inSeriesCatalog(m) ? { category: m.category, tags: m.tags ?? [] } : {}),
+      ...(inSeriesCatalog(m) ? { category: m.category, tags: [...(m.tags ?? [])] } : {}),
       status: m.status,
       result: m.result ?? null,
       settlement_value_dollars:
@@ -116,7 +166,7 @@ export class VenueA {
       settlement_ts: str(x['settlement_ts']) ?? null,
       is_combo: x['combo'] === true,
     };
-    if (withRules) out['rules'] = { primary: str(x['rules_primary']) ?? null, secondary: str(x['rules_secondary']) ?? null };
+    if (withRules) out.rules = { primary: str(x['rules_primary']) ?? null, secondary: str(x['rules_secondary']) ?? null };
     return out;
   }
 }

@@ -4,7 +4,63 @@ import { p } from '../../access/params.js';
 import { PAYOUT, toCents } from '../../core/price.js';
 import type { Outcome, PositionRecord, WalletRecord } from '../../signals/wallets.js';
 import type { MarketRecord } from '../../state/catalog.js';
-import { iso, isReply, roundShares, usd, type VenueB } from './shared.js';
+import { iso, isReply, NOT_FOUND, PATH, roundShares, usd, type VenueB } from './shared.js';
+import { cents, freshnessShape, numOrNull, strOrNull, timeOrNull } from '../../views/schemas.js';
+
+const outcome = z.enum(['yes', 'no']);
+const perOutcome = (d: string) => z.object({ yes: z.number(), no: z.number() }).describe(d);
+
+/** The 200 body of /<venue_b>/open-interest/{condition_id}. */
+export const OpenInterest = z.object({
+  condition_id: z.string(),
+  open_interest: numOrNull('venue-reported open interest, shares; null when the venue publishes none'),
+  source: z.literal('venue').nullable(),
+  tracked: z.array(
+    z.object({
+      token_id: strOrNull('outcome token id'),
+      outcome,
+      shares: z.number().describe('shares tracked wallets hold'),
+      holders: z.number().int().describe('tracked wallets holding'),
+    }),
+  ),
+  _meta: z.object({ ...freshnessShape, tracked_since: timeOrNull('first trade the wallet ledger saw') }),
+});
+
+/** The 200 body of /<venue_b>/top-holders/{condition_id}. */
+export const TopHolders = z.object({
+  condition_id: z.string(),
+  outcomes: z.array(
+    z.object({
+      outcome,
+      token_id: strOrNull('outcome token id'),
+      holders: z.array(
+        z.object({
+          rank: z.number().int(),
+          wallet: z.string(),
+          shares: z.number(),
+          avg_price: cents('average entry price'),
+          cost_usd: z.number().describe('USD paid'),
+          value_usd: numOrNull('marked at the current price, USD; null without a price'),
+        }),
+      ),
+      has_more: z.boolean(),
+    }),
+  ),
+  pagination: z.object({ offset: z.number().int(), limit: z.number().int(), top_n: z.number().int() }),
+  _meta: z.object({
+    coverage: z.object({
+      top_n: z.number().int(),
+      holders_tracked: perOutcome('tracked holders per outcome'),
+      shares_tracked: perOutcome('tracked shares per outcome'),
+      venue_open_interest: numOrNull('venue open interest, shares'),
+      share_of_open_interest: perOutcome('tracked shares over open interest').nullable(),
+      tracked_since: timeOrNull('first trade the wallet ledger saw'),
+    }),
+    refreshed_at: freshnessShape.refreshed_at,
+    cached: z.boolean(),
+    age_seconds: freshnessShape.age_seconds,
+  }),
+});
 
 const TOP_N = 20;
 
@@ -42,8 +98,9 @@ function registerOpenInterest(api: Api, b: VenueB): void {
     description:
       "open_interest is the venue-reported figure (shares) when the venue publishes one, else null; tracked holdings are the wallet ledger's open positions (wallets seen on trades since _meta.tracked_since). Cached up to 20 s.",
     tags: b.tags,
-    pathParams: { condition_id: 'condition id (0x + 64 hex)' },
-    responseDescription: '{condition_id, open_interest, source, tracked: [{token_id, outcome, shares, holders}], _meta}',
+    pathParams: { condition_id: PATH.condition_id },
+    response: OpenInterest,
+    errors: { 404: NOT_FOUND },
     handler: (c) => {
       const r = b.resolveCondition(c.path_['condition_id']!);
       if (isReply(r)) return r;
@@ -73,10 +130,10 @@ function registerTopHolders(api: Api, b: VenueB): void {
     summary: `GET /${b.slug}/top-holders/{condition_id}: the top ${TOP_N} holders of each outcome, offset pagination`,
     description: `Each outcome lists up to ${TOP_N} holders by shares (offset + limit within the top ${TOP_N}). _meta.coverage says how much of the market the tracked wallets cover: holders and shares tracked per outcome, the venue open interest when known and the share of it covered. Wallets that bought before tracked_since are not covered. Cached up to 20 s.`,
     tags: b.tags,
-    pathParams: { condition_id: 'condition id (0x + 64 hex)' },
+    pathParams: { condition_id: PATH.condition_id },
     query: z.object({ limit: p.int({ min: 1, max: TOP_N, default: TOP_N }), offset: p.int({ min: 0, max: TOP_N - 1, default: 0 }) }),
-    responseDescription:
-      '{condition_id, outcomes: [{outcome, token_id, holders: [{rank, wallet, shares, avg_price, cost_usd, value_usd}], has_more}], pagination: {offset, limit}, _meta: {coverage}}',
+    response: TopHolders,
+    errors: { 404: NOT_FOUND },
     handler: (c) => {
       const r = b.resolveCondition(c.path_['condition_id']!);
       if (isReply(r)) return r;

@@ -1,10 +1,48 @@
 import { z } from 'zod';
-import type { Api } from '../../access/api.js';
+import { typedReply, type Api } from '../../access/api.js';
 import { p } from '../../access/params.js';
 import { PAYOUT } from '../../core/price.js';
-import { jsonReply } from '../../server/http.js';
 import { wilsonLow, type WalletRecord } from '../../signals/wallets.js';
 import { CACHE_MS, iso, usd, type VenueB } from './shared.js';
+import { count, numOrNull, time, timeOrNull } from '../../views/schemas.js';
+
+/** Offset pagination of the venue_b lists. */
+export const OffsetPagination = z.object({
+  offset: count('rows skipped'),
+  limit: count('page size'),
+  count: count('rows on this page'),
+  total: count('rows in all'),
+  has_more: z.boolean(),
+});
+
+/** The 200 body of /<venue_b>/leaderboard. */
+export const Leaderboard = z.object({
+  leaderboard: z.array(
+    z.object({
+      rank: z.number().int(),
+      wallet: z.string(),
+      pnl_usd: z.number().describe('realized + marked to market, USD'),
+      realized_pnl_usd: z.number(),
+      unrealized_pnl_usd: z.number(),
+      volume_usd: z.number(),
+      trades: count('trades'),
+      markets_traded: count('markets traded'),
+      scored_entries: count('entries scored good, bad or neutral'),
+      hit_rate: numOrNull('good entries / scored entries, 0 to 1; null without scored entries'),
+      hit_rate_lower_bound: z.number().describe('lower 95% (Wilson) bound of the hit rate'),
+      first_seen: timeOrNull('first trade seen'),
+      last_seen: timeOrNull('last trade seen'),
+    }),
+  ),
+  pagination: OffsetPagination,
+  _meta: z.object({
+    sort: z.enum(['pnl', 'realized_pnl', 'volume', 'hit_rate']),
+    refreshed_at: time('when the ranking was built'),
+    cached: z.boolean(),
+    tracked_since: timeOrNull('first trade the wallet ledger saw'),
+    tracked_wallets: count('wallets the ledger tracks'),
+  }),
+});
 
 type LeaderSort = 'pnl' | 'realized_pnl' | 'volume' | 'hit_rate';
 type LeaderRow = { w: WalletRecord; realized: number; unrealized: number; volume: number; lb: number };
@@ -23,8 +61,7 @@ export function registerLeaderboard(api: Api, b: VenueB): void {
       offset: p.int({ min: 0, max: 10_000, default: 0 }),
       min_entries: p.int({ min: 0, max: 100_000, default: 0, description: 'minimum scored entries' }),
     }),
-    responseDescription:
-      '{leaderboard: [{rank, wallet, pnl_usd, realized_pnl_usd, unrealized_pnl_usd, volume_usd, trades, markets_traded, scored_entries, hit_rate, hit_rate_lower_bound, first_seen, last_seen}], pagination: {offset, limit, count, total, has_more}, _meta}',
+    response: Leaderboard,
     handler: (c) => {
       const q = c.query as { sort: LeaderSort; limit: number; offset: number; min_entries: number };
       const now = Date.now();
@@ -38,7 +75,7 @@ export function registerLeaderboard(api: Api, b: VenueB): void {
       }
       const rows = board.rows;
       const page = rows.slice(q.offset, q.offset + q.limit);
-      return jsonReply({
+      return typedReply(Leaderboard, {
         leaderboard: page.map((x, i) => ({
           rank: q.offset + i + 1,
           wallet: x.w.address,

@@ -1,10 +1,24 @@
 import { z } from 'zod';
-import type { Api } from '../../access/api.js';
+import { typedReply, type Api } from '../../access/api.js';
 import { p } from '../../access/params.js';
 import { PAYOUT, toCents } from '../../core/price.js';
-import { errorReply, jsonReply } from '../../server/http.js';
+import { errorReply } from '../../server/http.js';
 import { MINUTE } from '../../state/candles.js';
-import { bad, HOUR, isReply, type VenueB } from './shared.js';
+import { bad, HOUR, isReply, NOT_FOUND, PATH, type VenueB } from './shared.js';
+import { cents } from '../../views/schemas.js';
+
+/** The 200 body of /<venue_b>/market-price/{token_id}. */
+export const MarketPrice = z.object({
+  token_id: z.string(),
+  timestamp: z.number().int().describe('time of the price, unix seconds'),
+  price: cents('price of the token'),
+  _meta: z.object({
+    source: z.enum(['settlement', 'book_mid', 'last_trade', 'candles_1m']).describe('where the price comes from'),
+    market_id: z.string(),
+    outcome: z.enum(['yes', 'no']),
+    requested_timestamp: z.number().int().optional().describe('the timestamp asked for, unix seconds'),
+  }),
+});
 
 /** 4.17: /<slug>/market-price/{token_id}, the price of an outcome token now or at a time. */
 export function registerMarketPrice(api: Api, b: VenueB): void {
@@ -14,9 +28,10 @@ export function registerMarketPrice(api: Api, b: VenueB): void {
     description:
       'Without timestamp: the current price (settlement once settled, else the mid of the book when the spread is at most 20¢, else the last trade); _meta.source says which. With timestamp (unix seconds): the closest price within ±1 hour from the one-minute candles (a minute opens at its start and closes at its end); 404 when none is that close. NO tokens are priced 100 − YES.',
     tags: b.tags,
-    pathParams: { token_id: 'outcome token id (decimal)' },
-    query: z.object({ timestamp: p.unixSeconds({ description: 'unix seconds; omitted = current price' }) }),
-    responseDescription: '{token_id, timestamp, price, _meta: {source, market_id, outcome}}',
+    pathParams: { token_id: PATH.token_id },
+    query: z.object({ timestamp: p.unixSeconds({ description: 'unix seconds, at most an hour in the future; omitted = current price' }) }),
+    response: MarketPrice,
+    errors: { 404: `${NOT_FOUND}, or no price now / within an hour of timestamp` },
     handler: (c) => {
       const r = b.resolveToken(c.path_['token_id']!);
       if (isReply(r)) return r;
@@ -26,7 +41,7 @@ export function registerMarketPrice(api: Api, b: VenueB): void {
       if (ts === undefined) {
         const y = b.yesNow(r.marketId);
         if (!y) return errorReply(404, 'not_found', `no current price for token ${r.token}`);
-        return jsonReply({
+        return typedReply(MarketPrice, {
           token_id: r.token,
           timestamp: Math.floor(now / 1000),
           price: side(y.price),
@@ -36,7 +51,7 @@ export function registerMarketPrice(api: Api, b: VenueB): void {
       if (ts > now + HOUR) return bad('timestamp', 'is more than an hour in the future');
       const best = closestPrice(b, r.marketId, ts);
       if (!best) return errorReply(404, 'not_found', `no price for token ${r.token} within an hour of ${new Date(ts).toISOString()}`);
-      return jsonReply({
+      return typedReply(MarketPrice, {
         token_id: r.token,
         timestamp: Math.floor(best.at / 1000),
         price: side(best.price),

@@ -7,13 +7,43 @@ import type { MarketRecord } from '../../state/catalog.js';
 import type { EngineState } from '../../state/engine.js';
 import { apiMarketId } from '../../venues/protocol.js';
 import type { ApiContext } from '../context.js';
+import { z } from 'zod';
+import { freshnessShape, time } from '../../views/schemas.js';
 
 /** Outcome token ids are uint256 in decimal. */
-const TOKEN_RE = /^\d{1,78}$/;
+export const TOKEN_RE = /^\d{1,78}$/;
 /** Condition ids are 32 bytes in 0x-hex. */
-const CONDITION_RE = /^0x[0-9a-fA-F]{64}$/;
+export const CONDITION_RE = /^0x[0-9a-fA-F]{64}$/;
 /** Wallets (proxy wallets) are 20-byte 0x-hex addresses. */
-const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
+export const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
+
+/** Path parameters of the venue_b routes, with the patterns their resolvers enforce (400 otherwise). */
+export const PATH = {
+  token_id: { description: 'outcome token id (decimal, up to 78 digits)', pattern: TOKEN_RE },
+  condition_id: { description: 'condition id (0x + 64 hex)', pattern: CONDITION_RE },
+  address: { description: 'wallet address (0x + 40 hex), case-insensitive', pattern: ADDRESS_RE },
+} as const;
+
+/** The volume fields of a response. */
+export const volumeShape = {
+  volume: z.number().describe('shares traded'),
+  volume_usd: z.number().describe('USD traded'),
+  trades: z.number().int().describe('trades'),
+};
+
+/** `_meta` of the volume routes. */
+export const VolumeMeta = z.object({
+  ...freshnessShape,
+  cache_ttl_seconds: z.number().describe('how long a response is reused'),
+  data_available_from: time('oldest minute of volume held'),
+  start_ts: z.number().int().describe('window start, unix seconds'),
+  end_ts: z.number().int().describe('window end, unix seconds'),
+  default_window_applied: z.boolean().describe('start_ts was omitted: the last 24 hours'),
+  start_clamped: z.literal(true).optional().describe('the window starts before data_available_from'),
+});
+
+/** The 404 of an unknown token, condition or wallet. */
+export const NOT_FOUND = 'Unknown token, condition id or wallet (code not_found)';
 export const HOUR = 3_600_000;
 export const DAY = 24 * HOUR;
 /** Volume-class responses may be reused this long (spec 4.19, 8). */

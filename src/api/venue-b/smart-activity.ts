@@ -1,9 +1,38 @@
 import { z } from 'zod';
-import type { Api } from '../../access/api.js';
+import { typedReply, type Api } from '../../access/api.js';
 import { p } from '../../access/params.js';
-import { jsonReply } from '../../server/http.js';
 import { MINUTE } from '../../state/candles.js';
 import { DAY, HOUR, iso, roundShares, usd, type VenueB } from './shared.js';
+import { count, strOrNull, time, timeOrNull } from '../../views/schemas.js';
+
+const sideFlow = z.object({ wallets: count('smart wallets'), shares: z.number(), amount_usd: z.number() });
+
+/** The 200 body of /<venue_b>/smart-activity. */
+export const SmartActivity = z.object({
+  markets: z.array(
+    z.object({
+      rank: z.number().int(),
+      market_id: z.string(),
+      title: strOrNull('market title'),
+      smart_wallets: count('distinct smart wallets entering'),
+      entries: count('smart entries'),
+      amount_usd: z.number(),
+      yes: sideFlow,
+      no: sideFlow,
+      direction: z.enum(['yes', 'no', 'mixed']).describe('yes/no when one side has more than twice the other’s USD'),
+      last_entry_at: timeOrNull('latest entry'),
+    }),
+  ),
+  _meta: z.object({
+    warming: z.boolean().describe('too few scored entries to tell smart wallets apart: no ranking yet'),
+    window: z.enum(['15m', '1h', '6h', '24h']),
+    scored_entries: count('entries scored so far'),
+    as_of: time('when computed'),
+    needed_scored_entries: count('while warming: scored entries needed').optional(),
+    retry_after_seconds: z.number().int().optional().describe('while warming: retry after this long'),
+    markets_with_activity: count('markets with smart entries in the window').optional(),
+  }),
+});
 
 const WINDOWS = { '15m': 15 * MINUTE, '1h': HOUR, '6h': 6 * HOUR, '24h': DAY } as const;
 
@@ -20,13 +49,12 @@ export function registerSmartActivity(api: Api, b: VenueB): void {
       'A smart wallet has at least the smart-money minimum of scored entries with a good-entry rate whose lower 95% bound passes the threshold (see /alerts/smart-money). While the ledger has scored too few entries to tell smart wallets apart, _meta.warming is true and the response has no ranking: an empty list then does not mean no activity; retry with backoff (_meta.retry_after_seconds).',
     tags: b.tags,
     query: z.object({ window: p.enum(Object.keys(WINDOWS) as (keyof typeof WINDOWS)[], { default: '1h' }), limit: p.int({ min: 1, max: 100, default: 20 }) }),
-    responseDescription:
-      '{markets: [{rank, market_id, title, smart_wallets, entries, amount_usd, yes: {wallets, shares, amount_usd}, no: {…}, direction, last_entry_at}], _meta: {warming, window, scored_entries, as_of}}',
+    response: SmartActivity,
     handler: (c) => {
       const now = Date.now();
-      const base = { window: c.query.window, scored_entries: ledger.scoredTotal, as_of: new Date(now).toISOString() };
+      const base = { window: c.query.window!, scored_entries: ledger.scoredTotal, as_of: new Date(now).toISOString() };
       if (ledger.warming())
-        return jsonReply({
+        return typedReply(SmartActivity, {
           markets: [],
           _meta: {
             warming: true,
@@ -43,7 +71,7 @@ export function registerSmartActivity(api: Api, b: VenueB): void {
       }));
       rows.sort((x, y) => y.wallets - x.wallets || y.notional - x.notional || (x.marketId < y.marketId ? -1 : 1));
       const side = (s: Side) => ({ wallets: s.wallets.size, shares: roundShares(s.shares), amount_usd: usd(s.notional) });
-      return jsonReply({
+      return typedReply(SmartActivity, {
         markets: rows.slice(0, c.query.limit).map((x, i) => ({
           rank: i + 1,
           market_id: x.marketId,
@@ -53,7 +81,7 @@ export function registerSmartActivity(api: Api, b: VenueB): void {
           amount_usd: usd(x.notional),
           yes: side(x.a.yes),
           no: side(x.a.no),
-          direction: x.a.yes.notional > 2 * x.a.no.notional ? 'yes' : x.a.no.notional > 2 * x.a.yes.notional ? 'no' : 'mixed',
+          direction: x.a.yes.notional > 2 * x.a.no.notional ? ('yes' as const) : x.a.no.notional > 2 * x.a.yes.notional ? ('no' as const) : ('mixed' as const),
           last_entry_at: iso(x.a.last),
         })),
         _meta: { warming: false, ...base, markets_with_activity: rows.length },

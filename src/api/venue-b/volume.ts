@@ -4,7 +4,30 @@ import { p } from '../../access/params.js';
 import { errorReply } from '../../server/http.js';
 import type { Outcome, TokenVolume } from '../../signals/wallets.js';
 import { MINUTE } from '../../state/candles.js';
-import { isReply, MAX_POINTS, roundShares, usd, volumeJson, type VenueB } from './shared.js';
+import { isReply, MAX_POINTS, NOT_FOUND, PATH, roundShares, usd, volumeJson, volumeShape, VolumeMeta, type VenueB } from './shared.js';
+
+const outcome = z.enum(['yes', 'no']);
+
+/** The 200 body of /<venue_b>/volume/{token_id}. */
+export const TokenVolumeBody = z.object({ token_id: z.string(), condition_id: z.string().describe('market id'), outcome, ...volumeShape, _meta: VolumeMeta });
+
+/** The 200 body of /<venue_b>/volume-chart/{token_id}. */
+export const VolumeChart = z.object({
+  token_id: z.string(),
+  condition_id: z.string().describe('market id'),
+  outcome,
+  interval: z.number().int().describe('minutes per point'),
+  points: z.array(z.object({ t: z.number().describe('bucket start, unix seconds'), ...volumeShape })),
+  _meta: VolumeMeta,
+});
+
+/** The 200 body of /<venue_b>/condition-volume/{condition_id}. */
+export const ConditionVolume = z.object({
+  condition_id: z.string(),
+  ...volumeShape,
+  tokens: z.array(z.object({ token_id: z.string().nullable().describe('null when the catalog does not know it'), outcome, ...volumeShape })),
+  _meta: VolumeMeta,
+});
 
 const CHART_INTERVALS = ['1', '5', '15', '60', '1440'] as const;
 const timeQuery = {
@@ -25,10 +48,10 @@ function registerTokenVolume(api: Api, b: VenueB): void {
     summary: `GET /${b.slug}/volume/{token_id}: shares and USD traded in one outcome token over a window (default the last 24 hours)`,
     description: 'Minute resolution. Cached up to 20 s; _meta carries the materialization watermark (newest trade included), refreshed_at and lag_seconds.',
     tags: b.tags,
-    pathParams: { token_id: 'outcome token id (decimal)' },
+    pathParams: { token_id: PATH.token_id },
     query: z.object(timeQuery),
-    responseDescription:
-      '{token_id, condition_id, outcome, volume, volume_usd, trades, _meta: {watermark, refreshed_at, lag_seconds, cached, data_available_from, start_ts, end_ts, default_window_applied}}',
+    response: TokenVolumeBody,
+    errors: { 404: NOT_FOUND },
     handler: (c) => {
       const r = b.resolveToken(c.path_['token_id']!);
       if (isReply(r)) return r;
@@ -48,9 +71,10 @@ function registerVolumeChart(api: Api, b: VenueB): void {
     summary: `GET /${b.slug}/volume-chart/{token_id}: volume of one outcome token per interval (default the last 24 hours)`,
     description: `interval in minutes: 1, 5, 15, 60 (default), 1440; at most ${MAX_POINTS} points. Buckets without trades are 0. Cached up to 20 s; _meta as /${b.slug}/volume.`,
     tags: b.tags,
-    pathParams: { token_id: 'outcome token id (decimal)' },
+    pathParams: { token_id: PATH.token_id },
     query: z.object({ interval: p.enum(CHART_INTERVALS, { default: '60', description: 'minutes' }), ...timeQuery }),
-    responseDescription: '{token_id, interval, points: [{t, volume, volume_usd, trades}], _meta}',
+    response: VolumeChart,
+    errors: { 404: NOT_FOUND },
     handler: (c) => {
       const r = b.resolveToken(c.path_['token_id']!);
       if (isReply(r)) return r;
@@ -100,9 +124,10 @@ function registerConditionVolume(api: Api, b: VenueB): void {
     summary: `GET /${b.slug}/condition-volume/{condition_id}: volume of a market over a window (default the last 24 hours), total and per outcome token`,
     description: 'Minute resolution. Cached up to 20 s; _meta carries watermark, refreshed_at and lag_seconds.',
     tags: b.tags,
-    pathParams: { condition_id: 'condition id (0x + 64 hex)' },
+    pathParams: { condition_id: PATH.condition_id },
     query: z.object(timeQuery),
-    responseDescription: '{condition_id, volume, volume_usd, trades, tokens: [{token_id, outcome, volume, volume_usd, trades}], _meta}',
+    response: ConditionVolume,
+    errors: { 404: NOT_FOUND },
     handler: (c) => {
       const r = b.resolveCondition(c.path_['condition_id']!);
       if (isReply(r)) return r;

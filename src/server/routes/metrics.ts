@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { Api } from '../../access/api.js';
 import { precisionOf, type SettlementAudit } from '../../matching/audit.js';
@@ -116,7 +117,9 @@ export function registerMetrics(api: Api, src: MetricsSources): Registry {
     summary: 'Prometheus metrics: process (CPU, memory, event-loop lag, GC) and crossbook (markets, WebSocket, feeds, persistence)',
     description: 'Text exposition format 0.0.4. Needs a key like every route but /status and /openapi.json; scrape with an X-API-Key header.',
     tags: ['status'],
-    responseDescription: 'text/plain; version=0.0.4',
+    responseDescription: 'Prometheus text exposition format 0.0.4',
+    contentType: 'text/plain',
+    response: z.string().describe('text/plain; version=0.0.4; charset=utf-8'),
     handler: async () => ({ status: 200, body: await registry.metrics(), contentType: registry.contentType }),
   });
   return registry;

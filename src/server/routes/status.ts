@@ -3,6 +3,42 @@ import { isLive } from '../../state/catalog.js';
 import type { EngineState } from '../../state/engine.js';
 import type { Api } from '../../access/api.js';
 import type { Reply } from '../http.js';
+import { z } from 'zod';
+
+const iso = (description: string) => z.string().meta({ format: 'date-time' }).nullable().describe(description);
+
+/** The /status body (spec 4.1, 2.13): the schema of the OpenAPI document. */
+export const StatusBody = z.object({
+  status: z.enum(['ok', 'degraded', 'unknown']).describe('ok: a strict majority of venues live; degraded; unknown (HTTP 503): nothing known yet'),
+  platforms: z.record(
+    z.string().describe('venue slug'),
+    z.object({
+      active_markets: z.number().int().describe('all markets ever ingested'),
+      live_markets: z.number().int().describe('active markets not past their close time'),
+      feed_healthy: z.boolean().describe('the feed is connected (or polling successfully) and recent'),
+      catalog_refreshed_at: iso('last successful catalog refresh; null before the first'),
+      catalog_healthy: z.boolean(),
+      feed_status: z.enum(['ok', 'degraded', 'down']),
+      feed_issue: z.string().nullable().describe('why the feed is not ok; null when it is'),
+      disconnects: z.number().int().describe('disconnects and stalls since start'),
+      gaps: z.number().int().describe('sequence gaps since start'),
+      malformed_frames: z.number().int().describe('malformed frames dropped since start'),
+      last_interruption: z
+        .object({ kind: z.string(), at: z.string().meta({ format: 'date-time' }) })
+        .nullable()
+        .describe('the last disconnect, stall, gap or burst of malformed frames; null when none'),
+    }),
+  ),
+  last_updated: iso('newer of the latest matched-market price update and the last catalog refresh'),
+  persistence: z
+    .object({
+      status: z.enum(['ok', 'degraded']),
+      writable: z.boolean().describe('false when serving from a temporary copy because DATA_DIR is read-only'),
+      write_errors: z.number().int(),
+      last_error: z.string().nullable(),
+    })
+    .optional(),
+});
 
 export interface PlatformStatus {
   /** All markets ever ingested (spec 2.13). */
@@ -128,17 +164,8 @@ export function registerStatus(api: Api, src: StatusSources): void {
       'No key needed. ok when a strict majority of venues have live markets; degraded when that majority is lost or a catalog refresh is stale; HTTP 503 with status unknown when health cannot be determined. Per platform, feed_status is ok, degraded (books resyncing after a sequence gap, or malformed frames arriving; feed_issue says which) or down (disconnected, stalled or silent), with disconnects, gaps and malformed_frames since start. last_updated is the newer of the latest price update of a matched market (one in a cross-venue group) and the last successful catalog refresh; it does not mean every market has a current quote. persistence: ok, or degraded when writes fail (full disk) or DATA_DIR was not writable at start (writable=false: serving from a temporary copy).',
     tags: ['status'],
     auth: false,
-    responseSchema: {
-      type: 'object',
-      properties: {
-        status: { enum: ['ok', 'degraded', 'unknown'] },
-        platforms: {
-          type: 'object',
-          additionalProperties: { type: 'object', properties: { active_markets: { type: 'integer' }, live_markets: { type: 'integer' } } },
-        },
-        last_updated: { type: ['string', 'null'], format: 'date-time' },
-      },
-    },
+    response: StatusBody,
+    errors: { 503: { description: 'Health cannot be determined yet (status unknown)', schema: StatusBody } },
     handler: () => {
       const now = Date.now();
       if (!cached || now - cachedAt >= cacheMs) {
