@@ -195,6 +195,9 @@ export class MatchingService implements GroupSource {
       groupId: g.group_id,
       title: g.title,
       members: g.members.map((m) => ({ venue: m.platform, marketId: m.key.slice(m.key.indexOf(':') + 1), inverted: m.inverted })),
+      eventDate: g.event_date,
+      // As /events names the kind of event (src/api/matching/event-index.ts).
+      eventType: (g.category ?? (g.market_class ? 'Sports' : 'Other')).toLowerCase(),
     };
   }
 
