@@ -13,7 +13,9 @@ import { recordJson, type OpportunityRecord } from '../signals/lifecycle/record.
 import type { EngineState } from '../state/engine.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import type { StoredTrade } from '../state/trades.js';
-import { clientMessage, CLOSE, CODES, MESSAGE_BUDGET, MessageBudget } from './protocol.js';
+import { alertJson } from '../api/alerts.js';
+import { FADE_TYPES, type Alert } from '../signals/alerts.js';
+import { ALERT_CHANNELS, CLOSE, CODES, MESSAGE_BUDGET, MessageBudget, parseClientMessage, type AlertChannel, type ClientMessage } from './protocol.js';
 
 /** What live_games needs to know about games (the matching service answers it). */
 export interface GameLookup {
@@ -40,6 +42,8 @@ export interface HubDeps {
   readonly log: Logger;
   readonly games?: GameLookup | undefined;
   readonly signals?: SignalReader | undefined;
+  /** smart_money and fade_finder are served when true (their alerts arrive through `onAlert`). */
+  readonly alerts?: boolean | undefined;
 }
 
 export interface HubOptions {
@@ -136,6 +140,7 @@ export class WsHub {
   /** live_games is served when a game lookup is given; arb and ev when a signal reader is. */
   private readonly games: GameLookup | undefined;
   private readonly signals: SignalReader | undefined;
+  private readonly alerts: boolean;
 
   /**
    * Installs the /ws route on the server's uWS app. The hub reads state, games and signals through
@@ -148,6 +153,7 @@ export class WsHub {
     ({ http: this.http, path: this.path, state: this.state, venues: this.venues, keys: this.keys, plans: this.plans, log: this.log } = deps);
     this.games = deps.games;
     this.signals = deps.signals;
+    this.alerts = deps.alerts === true;
     this.app = this.http.app;
     this.coalesceBytes = opts.coalesceBytes ?? 256 * 1024;
     this.dropBytes = opts.dropBytes ?? 8 * 1024 * 1024;
@@ -214,6 +220,18 @@ export class WsHub {
     for (const topic of [group, all]) if (this.app.numSubscribers(topic) > 0) this.publish(topic, body);
   }
 
+  /**
+   * An alert of the alert engine: on `smart_money:*` (smart_money, insider, captain_hook) or
+   * `fade_finder:*` (fade), in the record form of the /alerts endpoints.
+   */
+  onAlert(a: Alert): void {
+    const ch: AlertChannel = FADE_TYPES.includes(a.type) ? 'fade_finder' : 'smart_money';
+    const topic = `${ch}:*`;
+    if (this.app.numSubscribers(topic) === 0) return;
+    const v = this.venues.byLabel.get(a.venue);
+    this.publish(topic, { type: ch, channel: ch, ...alertJson(v?.slug ?? a.venue, a, this.state.catalog.get(a.venue, a.marketId)?.title ?? null) });
+  }
+
   private signalBody(ch: 'arb' | 'ev', g: GroupSignals): Record<string, unknown> {
     return {
       type: ch,
@@ -260,14 +278,16 @@ export class WsHub {
   }
 
   /**
-   * Serializes `body` once with its envelope (seq, epoch, ts) and publishes it to every subscriber.
-   * The envelope is appended to the JSON text rather than spread into a copy of `body`, so a
-   * publish allocates nothing that outlives it (a per-publish copy gets promoted and old-generation
-   * pauses set the fan-out tail; BENCHMARKS.md has the measurement).
+   * Serializes `body` once with its envelope (`data`: the body again, as clients of the hosted API
+   * read it; seq, epoch, ts) and publishes it to every subscriber. The envelope is appended to the
+   * JSON text rather than spread into a copy of `body`, so a publish allocates nothing that
+   * outlives it (a per-publish copy gets promoted and old-generation pauses set the fan-out tail;
+   * BENCHMARKS.md has the measurement).
    */
   private publish(topic: string, body: Record<string, unknown>): void {
     const seq = this.nextSeq(topic);
-    const msg = `${JSON.stringify(body).slice(0, -1)},"seq":${seq},"epoch":${this.epoch},"ts":${Date.now()}}`;
+    const json = JSON.stringify(body);
+    const msg = `${json.slice(0, -1)},"data":${json},"seq":${seq},"epoch":${this.epoch},"ts":${Date.now()}}`;
     if (this.watched.has(topic)) this.latest.set(topic, { seq, msg });
     this.published++;
     this.app.publish(topic, msg);
@@ -435,10 +455,15 @@ export class WsHub {
     else this.perKey.set(c.key.id, n);
   }
 
-  /** Channel names a plan may use, with `{venue_a}` resolved to the catalog venue's slug. */
+  /**
+   * Channel names a plan may use, with `{venue_a}` resolved to the catalog venue's slug; the alert
+   * channels with the entitlement of their REST endpoints (the plan does not block their group).
+   */
   private channelsOf(plan: Plan): string[] {
     const slug = this.catalogVenue?.slug ?? 'venue_a';
-    return plan.ws.channels.map((c) => c.replace('{venue_a}', slug));
+    const out = plan.ws.channels.map((c) => c.replace('{venue_a}', slug));
+    if (this.alerts) for (const ch of ALERT_CHANNELS) if (!plan.blocked.includes(ch)) out.push(ch);
+    return out;
   }
 
   private send(ws: UWS.WebSocket<Conn>, body: Record<string, unknown>): void {
@@ -490,50 +515,14 @@ export class WsHub {
     } catch {
       return this.send(ws, { type: 'error', code: CODES.BAD_JSON, message: 'message is not valid JSON' });
     }
-    const parsed = clientMessage.safeParse(raw);
-    if (!parsed.success) {
-      const i = parsed.error.issues[0];
-      return this.send(ws, {
-        type: 'error',
-        code: CODES.BAD_REQUEST,
-        message: `invalid message: ${i?.path.join('.') || '(root)'}: ${i?.message ?? 'invalid'}`,
-      });
-    }
-    const m = parsed.data;
+    const parsed = parseClientMessage(raw);
+    if (!parsed.ok) return this.send(ws, { type: 'error', code: CODES.BAD_REQUEST, message: parsed.message });
+    const m = parsed.message;
     if (m.type === 'ping') return this.send(ws, { type: 'pong' });
-    const now = Date.now();
-    if (now - c.rateWindow >= 1000) {
-      c.rateWindow = now;
-      c.rateCount = 0;
-    }
-    if (++c.rateCount > (this.opts.subscribeRate ?? 20))
-      return this.send(ws, {
-        type: 'error',
-        code: CODES.RATE_LIMITED,
-        message: `at most ${this.opts.subscribeRate ?? 20} subscribe/unsubscribe messages per second`,
-        channel: m.channel,
-      });
-    const channels = this.channelsOf(c.plan);
-    const known = [
-      'prices',
-      'orderbook',
-      ...(this.tickerChannel ? [this.tickerChannel] : []),
-      ...(this.signals ? ['arb', 'ev'] : []),
-      ...(this.games ? ['live_games'] : []),
-    ];
+    const channels = this.admit(ws, c, m);
+    if (!channels) return;
     const ch = m.channel;
-    if (!known.includes(ch) && !['live_games', 'arb', 'ev'].includes(ch))
-      return this.send(ws, {
-        type: 'warning',
-        code: CODES.UNKNOWN_CHANNEL,
-        channel: ch,
-        message: `unknown channel "${ch}"; channels: ${[...new Set([...known, 'live_games', 'arb', 'ev'])].join(', ')}`,
-      });
-    if (!known.includes(ch))
-      return this.send(ws, { type: 'warning', code: CODES.UNKNOWN_CHANNEL, channel: ch, message: `channel "${ch}" is not served by this instance yet` });
-    if (!channels.includes(ch))
-      return this.send(ws, { type: 'error', code: CODES.NOT_ENTITLED, channel: ch, message: `the ${c.plan.name} plan does not include the ${ch} channel` });
-
+    if ((ALERT_CHANNELS as readonly string[]).includes(ch)) return this.subscribeAlerts(ws, c, m.type, ch as AlertChannel, m.market_ids);
     if (ch === 'arb' || ch === 'ev') return this.subscribeSignals(ws, c, m.type, ch, m.market_ids);
     if (ch === 'live_games') return this.subscribeGames(ws, c, m.type, m.event_ids);
     const wantAll = m.all === true || (m.market_ids?.length === 1 && m.market_ids[0] === '*');
@@ -596,6 +585,76 @@ export class WsHub {
       });
   }
 
+  /**
+   * The subscribe-rate limit, the channel's existence and the plan's entitlement to it: the plan's
+   * channels when the message may go on, else undefined with the client answered.
+   */
+  private admit(ws: UWS.WebSocket<Conn>, c: Conn, m: Extract<ClientMessage, { channel: string }>): string[] | undefined {
+    const now = Date.now();
+    if (now - c.rateWindow >= 1000) {
+      c.rateWindow = now;
+      c.rateCount = 0;
+    }
+    const ch = m.channel;
+    if (++c.rateCount > (this.opts.subscribeRate ?? 20)) {
+      this.send(ws, {
+        type: 'error',
+        code: CODES.RATE_LIMITED,
+        message: `at most ${this.opts.subscribeRate ?? 20} subscribe/unsubscribe messages per second`,
+        channel: ch,
+      });
+      return undefined;
+    }
+    const channels = this.channelsOf(c.plan);
+    const known = [
+      'prices',
+      'orderbook',
+      ...(this.tickerChannel ? [this.tickerChannel] : []),
+      ...(this.signals ? ['arb', 'ev'] : []),
+      ...(this.games ? ['live_games'] : []),
+      ...(this.alerts ? ALERT_CHANNELS : []),
+    ];
+    const named = ['live_games', 'arb', 'ev', ...ALERT_CHANNELS];
+    if (!known.includes(ch) && !named.includes(ch))
+      this.send(ws, {
+        type: 'warning',
+        code: CODES.UNKNOWN_CHANNEL,
+        channel: ch,
+        message: `unknown channel "${ch}"; channels: ${[...new Set([...known, ...named])].join(', ')}`,
+      });
+    else if (!known.includes(ch))
+      this.send(ws, { type: 'warning', code: CODES.UNKNOWN_CHANNEL, channel: ch, message: `channel "${ch}" is not served by this instance yet` });
+    else if (!channels.includes(ch))
+      this.send(ws, { type: 'error', code: CODES.NOT_ENTITLED, channel: ch, message: `the ${c.plan.name} plan does not include the ${ch} channel` });
+    else return channels;
+    return undefined;
+  }
+
+  /** smart_money / fade_finder: every alert of the feed; market_ids, if given, must be ["*"]. */
+  private subscribeAlerts(ws: UWS.WebSocket<Conn>, c: Conn, type: 'subscribe' | 'unsubscribe', ch: AlertChannel, ids: readonly string[] | undefined): void {
+    if (ids && ids.length > 0 && !(ids.length === 1 && ids[0] === '*'))
+      return this.send(ws, {
+        type: 'error',
+        code: CODES.BAD_REQUEST,
+        channel: ch,
+        message: `${ch} streams every alert of its feed: send no market_ids (or ["*"])`,
+      });
+    const topic = `${ch}:*`;
+    if (type === 'subscribe') {
+      const cap = c.plan.ws.subscriptions;
+      const inUse = this.subscriptionCount(c);
+      if (cap !== 0 && !c.topics.has(topic) && inUse + 1 > cap)
+        return this.send(ws, {
+          type: 'error',
+          code: CODES.SUBSCRIPTION_LIMIT,
+          channel: ch,
+          message: `the ${c.plan.name} plan allows ${cap} subscriptions per connection (${inUse} in use)`,
+        });
+      this.sub(ws, c, topic, ch);
+    } else this.unsub(ws, c, topic);
+    this.send(ws, { type: type === 'subscribe' ? 'subscribed' : 'unsubscribed', channel: ch, market_ids: ['*'] });
+  }
+
   /** Subscriptions a connection holds against its plan's cap (feed-status topics excluded). */
   private subscriptionCount(c: Conn): number {
     let n = 0;
@@ -652,7 +711,7 @@ export class WsHub {
       for (const t of topics) this.sub(ws, c, t, ch);
       for (const g of all ? [] : groups) {
         const s = this.signals?.get(g);
-        if (s) this.send(ws, { ...this.signalBody(ch, s), snapshot: true, seq: this.seq.get(`${ch}:${g}`) ?? 0, epoch: this.epoch });
+        if (s) this.sendSnapshot(ws, this.signalBody(ch, s), this.seq.get(`${ch}:${g}`) ?? 0);
       }
     }
     if (unknown.length)
@@ -711,7 +770,12 @@ export class WsHub {
       const q = this.state.quotes.get(v.label, id);
       if (q) body = this.tickerBody(v, q);
     }
-    if (body) this.send(ws, { ...body, snapshot: true, seq, epoch: this.epoch });
+    if (body) this.sendSnapshot(ws, body, seq);
+  }
+
+  /** A streamed message's current state, sent to one client on subscribe, in the streamed envelope. */
+  private sendSnapshot(ws: UWS.WebSocket<Conn>, body: Record<string, unknown>, seq: number): void {
+    this.send(ws, { ...body, data: body, snapshot: true, seq, epoch: this.epoch });
   }
 
   private sub(ws: UWS.WebSocket<Conn>, c: Conn, topic: string, ch: string): void {
