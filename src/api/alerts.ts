@@ -64,7 +64,8 @@ export function registerAlerts(api: Api, ctx: ApiContext, ledger: WalletLedger, 
           description: `one of ${covered.map((v) => v.slug).join(', ')}${uncovered.length ? `; ${uncovered.join(', ')} have no alert data (400)` : ''}`,
         }),
       }),
-      responseDescription: '{alerts: Alert[], pagination: {limit, count, cursor: string|null, has_more}, _meta: {alert_types, platforms, since}}',
+      responseDescription:
+        '{alerts: Alert[], pagination: {limit, count, cursor: string|null, has_more}, next_cursor: string|null (= pagination.cursor: pass it as cursor; null on the last page), _meta: {alert_types, platforms, since}}',
       handler: (c) => {
         const q = c.query;
         if (q.platform !== undefined && uncovered.includes(q.platform))
@@ -85,9 +86,11 @@ export function registerAlerts(api: Api, ctx: ApiContext, ledger: WalletLedger, 
         const page = alerts.page({ types, venues, since: q.since, before, limit: q.limit! });
         const out = page.alerts.map((a) => alertJson(ctx.venues.slugOf(a.venue), a, ctx.state.catalog.get(a.venue, a.marketId)?.title ?? null));
         const last = page.alerts[page.alerts.length - 1];
+        const cursor = page.more && last ? encodeCursor({ s: last.seq }) : null;
         return jsonReply({
           alerts: out,
-          pagination: { limit: q.limit, count: out.length, cursor: page.more && last ? encodeCursor({ s: last.seq }) : null, has_more: page.more },
+          pagination: { limit: q.limit, count: out.length, cursor, has_more: page.more },
+          next_cursor: cursor,
           _meta: {
             alert_types: [...types],
             platforms: q.platform !== undefined ? [q.platform] : covered.map((v) => v.slug),

@@ -34,7 +34,8 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
     summary: 'Markets with current prices, across venues',
     tags: ['markets'],
     query,
-    responseDescription: '{markets: Market[], total_count: integer|null, as_of: date-time, cursor: string|null}',
+    responseDescription:
+      '{markets: Market[], total_count: integer|null, as_of: date-time, cursor: string|null, next_cursor: string|null (the same token as cursor: pass it as cursor; null on the last page)}',
     handler: (c) => {
       const qy = c.query;
       let startAfter = '';
@@ -94,7 +95,7 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
         counts.set(countKey, (total = { version: catalog.version, count: n }));
       }
       const cursor = more ? JSON.stringify(encodeCursor({ k: last })) : 'null';
-      const body = `{"markets":[${parts.join(',')}],"total_count":${total.count},"as_of":"${new Date().toISOString()}","cursor":${cursor}}`;
+      const body = `{"markets":[${parts.join(',')}],"total_count":${total.count},"as_of":"${new Date().toISOString()}","cursor":${cursor},"next_cursor":${cursor}}`;
       if (pages.size > 5000) pages.clear();
       pages.set(cacheKey, { body, catalogVersion: catalog.version, deps });
       return { status: 200, body };

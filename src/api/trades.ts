@@ -79,7 +79,7 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
       pagination_key: p.string({ max: 2000 }),
     }),
     responseDescription:
-      '{trades: Trade[], pagination: {limit, count, pagination_key, has_more}, _meta: {data_available_from, start_time?, end_time?, default_window_applied?}}',
+      '{trades: Trade[], pagination: {limit, count, pagination_key, has_more}, next_cursor (= pagination.pagination_key: pass it as pagination_key; null on the last page), _meta: {data_available_from, start_time?, end_time?, default_window_applied?}}',
     handler: (c) => {
       const q = c.query;
       const now = Date.now();
@@ -95,6 +95,7 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
       return jsonReply({
         trades: page.out,
         pagination: { limit: q.limit, count: page.out.length, pagination_key: key, has_more: page.hasMore },
+        next_cursor: key,
         _meta: {
           data_available_from: new Date(from).toISOString(),
           start_time: Math.floor(w.startMs / 1000),

@@ -39,7 +39,8 @@ export function registerMarketList(api: Api, a: VenueA): void {
       cursor: p.string({ max: 2000 }),
       created_since: p.unixSeconds({ orIso: true, description: 'delta mode: markets first observed after this (unix seconds or ISO 8601)' }),
     }),
-    responseDescription: '{markets: VenueAMarket[], cursor: string|null, _meta: {pages_scanned?, watermark?, omitted_tickers?, degraded?}}',
+    responseDescription:
+      '{markets: VenueAMarket[], cursor: string|null, next_cursor: string|null (= cursor), _meta: {pages_scanned?, watermark?, omitted_tickers?, degraded?}}',
     handler: (c) => {
       const q = c.query;
       const cat = a.checkCategory(q.category);
@@ -110,7 +111,8 @@ function list(a: VenueA, r: PageRequest): Reply {
     out.push(a.record(m, r.withRules));
     last = m.marketId;
   }
-  return jsonReply({ markets: out, cursor: i < all.length ? encodeCursor({ k: last }) : null, _meta: {} });
+  const cursor = i < all.length ? encodeCursor({ k: last }) : null;
+  return jsonReply({ markets: out, cursor, next_cursor: cursor, _meta: {} });
 }
 
 /** Rule 1 of a category filter: scan up to 10 catalog pages of `limit` markets; return what matched in them. */
@@ -126,7 +128,8 @@ function scan(a: VenueA, r: PageRequest): Reply {
     last = all[end - 1]!.marketId;
     pages++;
   }
-  return jsonReply({ markets: out, cursor: i < all.length ? encodeCursor({ k: last }) : null, _meta: { pages_scanned: pages } });
+  const cursor = i < all.length ? encodeCursor({ k: last }) : null;
+  return jsonReply({ markets: out, cursor, next_cursor: cursor, _meta: { pages_scanned: pages } });
 }
 
 /** A delta-mode request: markets first recorded after `since` that `passes` accepts. */
@@ -165,9 +168,11 @@ function delta(a: VenueA, r: DeltaRequest): Reply {
   const more = fresh.length > examined.length;
   const isDegraded = a.degraded();
   const watermarkMs = isDegraded || !lastM ? r.since : Math.max(r.since, lastM.recordedAt - SAFETY_MS);
+  const cursor = more && lastM ? encodeCursor({ t: lastM.recordedAt, k: lastM.marketId }) : null;
   return jsonReply({
     markets: out,
-    cursor: more && lastM ? encodeCursor({ t: lastM.recordedAt, k: lastM.marketId }) : null,
+    cursor,
+    next_cursor: cursor,
     _meta: { watermark: new Date(watermarkMs).toISOString(), omitted_tickers: omitted, ...(isDegraded ? { degraded: true } : {}) },
   });
 }

@@ -141,7 +141,8 @@ function registerActivity(api: Api, b: VenueB): void {
     tags: b.tags,
     pathParams: { address: 'wallet address (0x + 40 hex)' },
     query: z.object({ limit: p.int({ min: 1, max: 100, default: 50 }), cursor: p.string({ max: 2000 }) }),
-    responseDescription: '{wallet, activity: [Trade & {role}], pagination: {limit, count, cursor, has_more}, _meta: {indexed}}',
+    responseDescription:
+      '{wallet, activity: [Trade & {role}], pagination: {limit, count, cursor, has_more}, next_cursor (= pagination.cursor), _meta: {indexed}}',
     handler: (c) => {
       const w = b.resolveWallet(c.path_['address']!);
       if (isReply(w)) return w;
@@ -170,6 +171,7 @@ function registerActivity(api: Api, b: VenueB): void {
         wallet: w.address,
         activity: out,
         pagination: { limit: c.query.limit, count: out.length, cursor: more ? encodeCursor({ s: last }) : null, has_more: more },
+        next_cursor: more ? encodeCursor({ s: last }) : null,
         _meta: { indexed: w.recent.length },
       });
     },
