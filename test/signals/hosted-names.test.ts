@@ -50,7 +50,14 @@ const market = (venue: string, id: string, more: Partial<{ url: string; status: 
   status: 'active',
   ...more,
 });
-const book = (venue: string, id: string, bids: Level[], asks: Level[]): NormalizedEvent => ({ ...base(venue), type: 'book_snapshot', marketId: id, instrument: id, bids, asks });
+const book = (venue: string, id: string, bids: Level[], asks: Level[]): NormalizedEvent => ({
+  ...base(venue),
+  type: 'book_snapshot',
+  marketId: id,
+  instrument: id,
+  bids,
+  asks,
+});
 
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ['Date'] });
@@ -135,11 +142,7 @@ describe('arbitrage under the hosted names', () => {
 describe('EV under the hosted names', () => {
   it('carries consensus_probability, roi_pct, ev_usd_per_dollar and a linked slug-named leg', () => {
     // polymarket and exchange_e agree near 49.5; prophetx asks 40 for YES.
-    apply(
-      book('venue_b', B, [[4900, 100]], [[5100, 100]]),
-      book('venue_e', E, [[4800, 100]], [[5000, 100]]),
-      book('venue_h', H, [[3800, 100]], [[4000, 100]]),
-    );
+    apply(book('venue_b', B, [[4900, 100]], [[5100, 100]]), book('venue_e', E, [[4800, 100]], [[5000, 100]]), book('venue_h', H, [[3800, 100]], [[4000, 100]]));
     const ev = engine.get(1)!.evs.find((e) => e.legs[0].platform === 'prophetx' && e.side === 'yes');
     expect(ev).toBeDefined();
     expect(ev).toMatchObject({
