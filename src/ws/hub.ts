@@ -77,7 +77,15 @@ interface Conn {
   rateWindow: number;
   rateCount: number;
   readonly budget: MessageBudget;
+  /** Spoke the hosted dialect (`action`): streamed messages carry `data`. */
+  hosted: boolean;
 }
+
+/**
+ * Topic suffix of the hosted dialect: a connection that speaks it (sends `action`) gets each
+ * streamed message with its body again under `data`; the others keep the leaner messages.
+ */
+const DATA = '|data';
 
 const enc = new TextDecoder();
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
@@ -116,7 +124,7 @@ export class WsHub {
    * to (`watched`: topic → how many such clients), so that a publish nobody coalesces does not
    * outlive the young generation.
    */
-  private readonly latest = new Map<string, { seq: number; msg: string }>();
+  private readonly latest = new Map<string, { seq: number; msg: string; dataMsg: string }>();
   private readonly watched = new Map<string, number>();
   private readonly conns = new Set<UWS.WebSocket<Conn>>();
   private readonly perKey = new Map<string, number>();
@@ -173,7 +181,7 @@ export class WsHub {
     const eid = this.games.eventOf(t.venue, t.marketId);
     if (!eid) return;
     const topic = `live_games:${eid}`;
-    if (this.app.numSubscribers(topic) === 0) return;
+    if (this.listeners(topic) === 0) return;
     const v = this.venues.byLabel.get(t.venue);
     this.publish(topic, {
       type: 'trade',
@@ -196,7 +204,7 @@ export class WsHub {
   onSignals(g: GroupSignals): void {
     for (const ch of ['arb', 'ev'] as const) {
       const body = this.signalBody(ch, g);
-      for (const topic of [`${ch}:${g.groupId}`, `${ch}:*`]) if (this.app.numSubscribers(topic) > 0) this.publish(topic, body);
+      for (const topic of [`${ch}:${g.groupId}`, `${ch}:*`]) if (this.listeners(topic) > 0) this.publish(topic, body);
     }
   }
 
@@ -208,7 +216,7 @@ export class WsHub {
     const ch = r.kind;
     const group = `${ch}:${r.group_id}`;
     const all = `${ch}:*`;
-    if (this.app.numSubscribers(group) === 0 && this.app.numSubscribers(all) === 0) return;
+    if (this.listeners(group) === 0 && this.listeners(all) === 0) return;
     const body = {
       type: `${ch}_expired`,
       channel: ch,
@@ -217,7 +225,7 @@ export class WsHub {
       close_reason: r.close_reason,
       record: recordJson(r),
     };
-    for (const topic of [group, all]) if (this.app.numSubscribers(topic) > 0) this.publish(topic, body);
+    for (const topic of [group, all]) if (this.listeners(topic) > 0) this.publish(topic, body);
   }
 
   /**
@@ -227,7 +235,7 @@ export class WsHub {
   onAlert(a: Alert): void {
     const ch: AlertChannel = FADE_TYPES.includes(a.type) ? 'fade_finder' : 'smart_money';
     const topic = `${ch}:*`;
-    if (this.app.numSubscribers(topic) === 0) return;
+    if (this.listeners(topic) === 0) return;
     const v = this.venues.byLabel.get(a.venue);
     this.publish(topic, { type: ch, channel: ch, ...alertJson(v?.slug ?? a.venue, a, this.state.catalog.get(a.venue, a.marketId)?.title ?? null) });
   }
@@ -261,7 +269,7 @@ export class WsHub {
     }
     if (!code) return;
     const topic = `status:${v.slug}`;
-    if (this.app.numSubscribers(topic) === 0) return;
+    if (this.listeners(topic) === 0) return;
     this.publish(topic, {
       type: code === CODES.FEED_READY ? 'ready' : 'warning',
       code,
@@ -278,19 +286,37 @@ export class WsHub {
   }
 
   /**
-   * Serializes `body` once with its envelope (`data`: the body again, as clients of the hosted API
-   * read it; seq, epoch, ts) and publishes it to every subscriber. The envelope is appended to the
-   * JSON text rather than spread into a copy of `body`, so a publish allocates nothing that
-   * outlives it (a per-publish copy gets promoted and old-generation pauses set the fan-out tail;
-   * BENCHMARKS.md has the measurement).
+   * Serializes `body` once with its envelope (seq, epoch, ts) and publishes it to every subscriber;
+   * subscribers in the hosted dialect get it on the topic's `DATA` twin with the body again under
+   * `data`, built from the same JSON text. The envelope is appended to the JSON text rather than
+   * spread into a copy of `body`, so a publish allocates nothing that outlives it (a per-publish
+   * copy gets promoted and old-generation pauses set the fan-out tail; BENCHMARKS.md has the
+   * measurement).
    */
   private publish(topic: string, body: Record<string, unknown>): void {
     const seq = this.nextSeq(topic);
     const json = JSON.stringify(body);
-    const msg = `${json.slice(0, -1)},"data":${json},"seq":${seq},"epoch":${this.epoch},"ts":${Date.now()}}`;
-    if (this.watched.has(topic)) this.latest.set(topic, { seq, msg });
+    const head = json.slice(0, -1);
+    const tail = `"seq":${seq},"epoch":${this.epoch},"ts":${Date.now()}}`;
+    const keep = this.watched.has(topic);
+    const plain = keep || this.app.numSubscribers(topic) > 0;
+    const data = keep || this.app.numSubscribers(topic + DATA) > 0;
+    const msg = plain ? `${head},${tail}` : '';
+    const dataMsg = data ? `${head},"data":${json},${tail}` : '';
+    if (keep) this.latest.set(topic, { seq, msg, dataMsg });
     this.published++;
-    this.app.publish(topic, msg);
+    if (msg) this.app.publish(topic, msg);
+    if (dataMsg) this.app.publish(topic + DATA, dataMsg);
+  }
+
+  /** Subscribers of a topic, in either dialect. */
+  private listeners(topic: string): number {
+    return this.app.numSubscribers(topic) + this.app.numSubscribers(topic + DATA);
+  }
+
+  /** The uWS topic a connection listens on for `topic`: its `DATA` twin in the hosted dialect. */
+  private wire(c: Conn, topic: string): string {
+    return c.hosted ? topic + DATA : topic;
   }
 
   private priceBody(v: VenueConfig, q: QuoteRecord, snapshot: boolean): Record<string, unknown> {
@@ -341,19 +367,19 @@ export class WsHub {
     const v = this.venues.byLabel.get(q.venue);
     if (!v) return;
     const topic = `prices:${v.slug}:${q.marketId}`;
-    if (this.app.numSubscribers(topic) > 0) this.publish(topic, this.priceBody(v, q, false));
+    if (this.listeners(topic) > 0) this.publish(topic, this.priceBody(v, q, false));
     if (this.games) {
       const eid = this.games.eventOf(q.venue, q.marketId);
-      if (eid && this.app.numSubscribers(`live_games:${eid}`) > 0)
+      if (eid && this.listeners(`live_games:${eid}`) > 0)
         this.publish(`live_games:${eid}`, { ...this.priceBody(v, q, false), type: 'live_game', channel: 'live_games', event_id: eid });
     }
     if (this.tickerChannel && v === this.catalogVenue) {
       const t = `${this.tickerChannel}:${v.slug}:${q.marketId}`;
       const all = `${this.tickerChannel}:${v.slug}:*`;
-      if (this.app.numSubscribers(t) > 0 || this.app.numSubscribers(all) > 0) {
+      if (this.listeners(t) > 0 || this.listeners(all) > 0) {
         const body = this.tickerBody(v, q);
-        if (this.app.numSubscribers(t) > 0) this.publish(t, body);
-        if (this.app.numSubscribers(all) > 0) this.publish(all, body);
+        if (this.listeners(t) > 0) this.publish(t, body);
+        if (this.listeners(all) > 0) this.publish(all, body);
       }
     }
   }
@@ -363,7 +389,7 @@ export class WsHub {
     const v = this.venues.byLabel.get(label);
     if (!v) return;
     const topic = `orderbook:${v.slug}:${marketId}`;
-    if (this.app.numSubscribers(topic) === 0) return;
+    if (this.listeners(topic) === 0) return;
     const body = this.bookBody(v, marketId);
     if (body) this.publish(topic, body);
   }
@@ -426,6 +452,7 @@ export class WsHub {
       closed: false,
       rateWindow: 0,
       rateCount: 0,
+      hosted: false,
       budget: new MessageBudget(
         this.opts.messageBudget?.perSecond ?? MESSAGE_BUDGET.perSecond,
         this.opts.messageBudget?.burst ?? MESSAGE_BUDGET.burst,
@@ -517,6 +544,7 @@ export class WsHub {
     }
     const parsed = parseClientMessage(raw);
     if (!parsed.ok) return this.send(ws, { type: 'error', code: CODES.BAD_REQUEST, message: parsed.message });
+    if (parsed.hosted && !c.hosted) this.speakHosted(ws, c);
     const m = parsed.message;
     if (m.type === 'ping') return this.send(ws, { type: 'pong' });
     const channels = this.admit(ws, c, m);
@@ -773,22 +801,32 @@ export class WsHub {
     if (body) this.sendSnapshot(ws, body, seq);
   }
 
-  /** A streamed message's current state, sent to one client on subscribe, in the streamed envelope. */
+  /** A streamed message's current state, sent to one client on subscribe, in the streamed envelope of its dialect. */
   private sendSnapshot(ws: UWS.WebSocket<Conn>, body: Record<string, unknown>, seq: number): void {
-    this.send(ws, { ...body, data: body, snapshot: true, seq, epoch: this.epoch });
+    this.send(ws, { ...body, ...(ws.getUserData().hosted ? { data: body } : {}), snapshot: true, seq, epoch: this.epoch });
+  }
+
+  /** The connection spoke the hosted dialect: from now on its streamed messages carry `data`. */
+  private speakHosted(ws: UWS.WebSocket<Conn>, c: Conn): void {
+    if (!c.coalescing)
+      for (const t of c.topics.keys()) {
+        ws.unsubscribe(t);
+        ws.subscribe(t + DATA);
+      }
+    c.hosted = true;
   }
 
   private sub(ws: UWS.WebSocket<Conn>, c: Conn, topic: string, ch: string): void {
     if (c.coalescing && !c.topics.has(topic)) this.watch(topic);
     c.topics.set(topic, ch);
-    if (!c.coalescing) ws.subscribe(topic);
+    if (!c.coalescing) ws.subscribe(this.wire(c, topic));
   }
 
   private unsub(ws: UWS.WebSocket<Conn>, c: Conn, topic: string): void {
     if (c.coalescing && c.topics.has(topic)) this.unwatch(topic);
     c.topics.delete(topic);
     c.delivered.delete(topic);
-    ws.unsubscribe(topic);
+    ws.unsubscribe(this.wire(c, topic));
   }
 
   // ---- backpressure ------------------------------------------------------------------
@@ -808,7 +846,7 @@ export class WsHub {
         for (const t of c.topics.keys()) {
           c.delivered.set(t, this.seq.get(t) ?? 0);
           this.watch(t);
-          ws.unsubscribe(t);
+          ws.unsubscribe(this.wire(c, t));
         }
         ws.send(
           JSON.stringify({
@@ -841,7 +879,7 @@ export class WsHub {
     for (const [t] of c.topics) {
       const l = this.latest.get(t);
       if (l && l.seq > (c.delivered.get(t) ?? 0)) {
-        ws.send(l.msg);
+        ws.send(c.hosted ? l.dataMsg : l.msg);
         c.delivered.set(t, l.seq);
       }
       if (ws.getBufferedAmount() > this.coalesceBytes) return; // more next drain
@@ -850,7 +888,7 @@ export class WsHub {
     c.delivered.clear();
     for (const t of c.topics.keys()) {
       this.unwatch(t);
-      ws.subscribe(t);
+      ws.subscribe(this.wire(c, t));
     }
   }
 

@@ -6,11 +6,12 @@ import { z } from 'zod';
  *
  * Client → server: `{"type":"subscribe"|"unsubscribe","channel":"prices"|"orderbook"|"live_games"|"arb"|"ev"|"smart_money"|"fade_finder"|"<venue_a>_prices","market_ids":[…]}`
  * (`event_ids` for live_games), and `{"type":"ping"}`. `action` is accepted for `type` and
- * `heartbeat` for `ping`, as clients of the hosted API send them (`parseClientMessage`).
+ * `heartbeat` for `ping`, as clients of the hosted API send them (`parseClientMessage`); a
+ * connection that sends them is in the hosted dialect.
  * Server → client: `welcome`, `subscribed`, `unsubscribed`, `price_update`, `orderbook_update`,
  * `ticker`, `smart_money`, `fade_finder`, `warning` and `error` (each with a `code` and a
- * `message`), `ready`, `pong`. Streamed messages carry their `channel`, their body again under
- * `data`, a per-topic `seq`, the process `epoch` and `ts` (send time, ms).
+ * `message`), `ready`, `pong`. Streamed messages carry their `channel`, a per-topic `seq`, the
+ * process `epoch` and `ts` (send time, ms); in the hosted dialect also their body again under `data`.
  */
 export const clientMessage = z.discriminatedUnion('type', [
   z.object({
@@ -36,7 +37,7 @@ export type AlertChannel = (typeof ALERT_CHANNELS)[number];
  * (both may be given if they agree) and `heartbeat` for `ping`. A bad message is answered with a
  * message that names the field as the client wrote it.
  */
-export function parseClientMessage(raw: unknown): { ok: true; message: ClientMessage } | { ok: false; message: string } {
+export function parseClientMessage(raw: unknown): { ok: true; message: ClientMessage; hosted: boolean } | { ok: false; message: string } {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { ok: false, message: 'invalid message: (root): expected a JSON object' };
   const obj = raw as Record<string, unknown>;
   const field = obj['type'] === undefined && obj['action'] !== undefined ? 'action' : 'type';
@@ -50,7 +51,8 @@ export function parseClientMessage(raw: unknown): { ok: true; message: ClientMes
     };
   const { action: _action, ...rest } = obj;
   const parsed = clientMessage.safeParse({ ...rest, type: kind === 'heartbeat' ? 'ping' : kind });
-  if (parsed.success) return { ok: true, message: parsed.data };
+  // `action` or `heartbeat` is the hosted dialect, whose streamed messages carry `data`.
+  if (parsed.success) return { ok: true, message: parsed.data, hosted: obj['action'] !== undefined || kind === 'heartbeat' };
   const i = parsed.error.issues[0];
   return { ok: false, message: `invalid message: ${i?.path.join('.') || '(root)'}: ${i?.message ?? 'invalid'}` };
 }
@@ -140,7 +142,7 @@ export function wsPathItem(ticker: string, limits: readonly string[]): Record<st
     '',
     `Channels: prices (price_update: native market_id, source = venue slug, yes_bid, yes_ask, no_bid, no_ask, last_price in cents 0–100, volume; a snapshot with "snapshot":true at once, then every change), orderbook (orderbook_update: yes/no bids and asks as [cents, size], no empty on yes-only venues), live_games (live_game price changes and trade messages of the games' matched markets), arb and ev (a group's opportunities as /arb and /ev give them, each leg with platform and source), smart_money (type smart_money: each alert of the smart-money feed, alert_type smart_money, insider or captain_hook, as /alerts/smart-money gives it) and fade_finder (type fade_finder: each fade alert, as /alerts/fade-finder gives it; both with the entitlement of those endpoints), ${ticker} (ticker: decimal-dollar strings yes_bid_dollars, yes_ask_dollars, price_dollars).`,
     '',
-    'Server messages carry a type: subscribed / unsubscribed (one per venue of the request: the accepted native market_ids and their venue as source), price_update, orderbook_update, live_game, trade, ticker, arb, ev, arb_expired, ev_expired, smart_money, fade_finder, warning and error (with a code and a message), ready, pong. Every streamed message carries its channel, its fields both at the top level and again under data (the envelope clients of the hosted API read), a per-topic seq, the process epoch and ts (server send time, ms since epoch): a seq gap or a new epoch means reconcile over REST (/prices/bulk).',
+    'Server messages carry a type: subscribed / unsubscribed (one per venue of the request: the accepted native market_ids and their venue as source), price_update, orderbook_update, live_game, trade, ticker, arb, ev, arb_expired, ev_expired, smart_money, fade_finder, warning and error (with a code and a message), ready, pong. Every streamed message carries its channel, a per-topic seq, the process epoch and ts (server send time, ms since epoch): a seq gap or a new epoch means reconcile over REST (/prices/bulk). A connection that has sent a message with "action" (or a heartbeat) gets every streamed message with its fields both at the top level and again under data, the envelope clients of the hosted API read.',
     '',
     `Codes: UNKNOWN_ID (warning: a market id the venues do not list, event tickers included), UNKNOWN_EVENT_ID (warning: live_games), UNKNOWN_CHANNEL (warning), BAD_JSON and BAD_REQUEST (error: not JSON / not a valid message), NOT_ENTITLED (error: the plan does not include the channel), SUBSCRIPTION_LIMIT (error), RATE_LIMITED (error: more than 20 subscribe/unsubscribe messages a second, or more client messages of any kind than the connection's budget: ${MESSAGE_BUDGET.burst} at once, then ${MESSAGE_BUDGET.perSecond} a second; the refused message is not processed, and a client that goes on sending without a token is closed with ${CLOSE.POLICY}), FEED_INTERRUPTED (warning: the venue feed disconnected, stalled or lost sequence; prices may be stale), FEED_DEGRADED (warning: malformed frames dropped), FEED_READY (type ready: the feed is back; reconcile over REST), COALESCED (warning: you read slower than updates arrive and now get the latest per market).`,
     '',

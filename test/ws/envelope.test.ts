@@ -144,6 +144,23 @@ describe('the hosted envelope', () => {
     c.ws.close();
   });
 
+  it('keeps the lean messages for a connection that speaks type, and adds data once it speaks action', async () => {
+    const c = await connect(keys['dev']!);
+    c.send({ type: 'subscribe', channel: 'prices', market_ids: [M] });
+    const snap = await c.next((m) => m['type'] === 'price_update');
+    expect(snap).toMatchObject({ channel: 'prices', snapshot: true });
+    expect(snap).not.toHaveProperty('data');
+    const delta = (price: number): void =>
+      applyEvent(state, { venue: 'venue_a', type: 'book_delta', marketId: M, instrument: M, changes: [['bid', price, 2]], timestamp: T, localTimestamp: T });
+    delta(5610);
+    expect(await c.next((m) => m['type'] === 'price_update')).not.toHaveProperty('data');
+    c.send({ action: 'heartbeat' });
+    await c.next((m) => m['type'] === 'pong');
+    delta(5620);
+    expect(await c.next((m) => m['type'] === 'price_update')).toMatchObject({ yes_bid: 56.2, data: { yes_bid: 56.2 } });
+    c.ws.close();
+  });
+
   it('answers an unknown action, a disagreeing type and a bad channel with a code and a message', async () => {
     const c = await connect(keys['dev']!);
     c.send({ action: 'subscribe_all', channel: 'prices' });
