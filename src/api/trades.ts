@@ -77,11 +77,14 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
       limit: p.int({ min: 1, max: 500, default: 100 }),
       order: p.enum(['asc', 'desc'] as const, { default: 'desc' }),
       pagination_key: p.string({ max: 2000 }),
+      cursor: p.string({ max: 2000, description: 'next_cursor of the previous page: the same token as pagination_key' }),
     }),
     responseDescription:
-      '{trades: Trade[], pagination: {limit, count, pagination_key, has_more}, next_cursor (= pagination.pagination_key: pass it as pagination_key; null on the last page), _meta: {data_available_from, start_time?, end_time?, default_window_applied?}}',
+      '{trades: Trade[], pagination: {limit, count, pagination_key, has_more}, next_cursor (= pagination.pagination_key: pass it as pagination_key or cursor; null on the last page), _meta: {data_available_from, start_time?, end_time?, default_window_applied?}}',
     handler: (c) => {
-      const q = c.query;
+      const q = { ...c.query, pagination_key: c.query.pagination_key ?? c.query.cursor };
+      if (c.query.cursor !== undefined && q.pagination_key !== c.query.cursor)
+        return errorReply(400, 'validation.invalid_pagination_key', 'invalid parameters: pagination_key and cursor are two different tokens (give one)');
       const now = Date.now();
       const from = availableFrom(now);
       const w = tradeWindow(q, now, from, cfg);

@@ -179,7 +179,14 @@ describe('a REST client of the hosted API', () => {
     const t = await get('/trades?platform=kalshi&limit=5');
     expect(t.status).toBe(200);
     expect(t.body.next_cursor).toBe(t.body.pagination.pagination_key);
-    await walk('/trades?platform=kalshi&limit=500', 'trades', 'pagination_key');
+    // a bot sends next_cursor back as cursor: /trades takes it as pagination_key
+    const trades = await walk('/trades?platform=kalshi&limit=100', 'trades');
+    const ids = trades.items.map((x) => x.trade_id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect((await get('/trades?cursor=nope')).status).toBe(400);
+    const both = await get('/trades?cursor=one&pagination_key=other');
+    expect(both.status).toBe(400);
+    expect(both.body.error).toContain('two different tokens');
   });
 
   it('reads arbitrage with the hosted names, filtered to the two venues it trades', async () => {
