@@ -11,10 +11,17 @@ import type { WsHub } from '../src/ws/hub.js';
  * catalog venue's ticker channel, and live games), books to orderbook, trades to live games,
  * feed-health events to that venue's subscribers as warnings, group signals to arb and ev, and an
  * opportunity that closed to arb/ev as arb_expired / ev_expired (before the group's list without
- * it: the engine's tracker emits inside the recompute). The hub serializes each message once per
- * publish, whatever the number of subscribers.
+ * it: the engine's tracker emits inside the recompute), and the alert engine's alerts to
+ * smart_money / fade_finder. The hub serializes each message once per publish, whatever the number
+ * of subscribers.
  */
-export function fanoutFlow(events$: Observable<NormalizedEvent>, state: EngineState, hub: WsHub, signals: SignalEngine | undefined): Subscription {
+export function fanoutFlow(
+  events$: Observable<NormalizedEvent>,
+  state: EngineState,
+  hub: WsHub,
+  signals: SignalEngine | undefined,
+  alerts?: AlertEngine,
+): Subscription {
   const sub = new Subscription();
   sub.add(state.quotes.changes$.subscribe((q) => hub.onQuote(q)));
   sub.add(state.books.changes$.subscribe((b) => hub.onBook(b.venue, b.marketId)));
@@ -24,6 +31,7 @@ export function fanoutFlow(events$: Observable<NormalizedEvent>, state: EngineSt
     sub.add(signals.lifecycle$.pipe(filter((ev) => ev.type === 'expired')).subscribe((ev) => hub.onExpired(ev.record)));
     sub.add(signals.changes$.subscribe((g) => hub.onSignals(g)));
   }
+  if (alerts) sub.add(alerts.alerts$.subscribe((a) => hub.onAlert(a)));
   return sub;
 }
 

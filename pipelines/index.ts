@@ -49,7 +49,7 @@ export function startPipelines(f: Flows): Subscription {
 export function wireFlows(f: Omit<Flows, 'ingest' | 'log'> & { readonly ingest?: Pick<Ingest, 'events$'> }): Subscription {
   const sub = new Subscription();
   sub.add(persistenceFlow(f.state, f.persistence, f.persistenceOptions));
-  if (f.hub) sub.add(fanoutFlow(f.ingest?.events$ ?? EMPTY, f.state, f.hub, f.rooms.signals));
+  if (f.hub) sub.add(fanoutFlow(f.ingest?.events$ ?? EMPTY, f.state, f.hub, f.rooms.signals, f.rooms.alerts));
   sub.add(signalFlow(f.state, f.rooms));
   if (f.rooms.webhooks) sub.add(webhookFlow(f.ingest?.events$ ?? EMPTY, f.rooms.webhooks, f.rooms.signals, f.rooms.alerts));
   return sub;

@@ -184,6 +184,7 @@ function buildHub(core: Core, domain: Domain, http: HttpServer, api: Api, opts: 
       plans: core.plans,
       log: core.log,
       signals: domain.signals,
+      alerts: true,
       games: {
         eventOf: (venue, marketId) => {
           const id = matching.groupIdOf(venue, marketId);

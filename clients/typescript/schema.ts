@@ -298,7 +298,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Two-leg arbitrage (buy YES on one venue, NO on another), net of fees, sized by depth, sorted by ROI */
+    /**
+     * Two-leg arbitrage (buy YES on one venue, NO on another), net of fees, sized by depth, sorted by ROI
+     * @description platforms: keep only opportunities whose legs are all on these venues (comma-separated).
+     */
     get: operations['arb'];
     put?: never;
     post?: never;
@@ -315,7 +318,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Expected-value opportunities against a cross-venue consensus probability, net of fees */
+    /**
+     * Expected-value opportunities against a cross-venue consensus probability, net of fees
+     * @description platforms: keep only opportunities whose legs are all on these venues (comma-separated).
+     */
     get: operations['ev'];
     put?: never;
     post?: never;
@@ -673,14 +679,14 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * WebSocket stream: prices, order books, live games, arbitrage and EV
+     * WebSocket stream: prices, order books, live games, arbitrage, EV and alerts
      * @description Upgrade to a WebSocket. The key goes in the X-API-Key header or the api_key query parameter; a missing, invalid or revoked key is refused at the upgrade with HTTP 401 and a JSON body naming the reason, too many connections for the key with 429. The first message is {"type":"welcome","epoch","plan","channels"}.
      *
-     *     Client messages (JSON text): {"type":"subscribe"|"unsubscribe","channel":C,"market_ids":[…]} where market_ids are native ids or platform:market_id (the prefix is stripped); live_games takes "event_ids" instead; arb and ev take match-group ids, or none (or ["*"]) for every group; {"type":"subscribe","channel":"venue_a_prices","all":true} subscribes an Enterprise key to every market of the venue; {"type":"ping"} is answered with pong.
+     *     Client messages (JSON text): {"type":"subscribe"|"unsubscribe","channel":C,"market_ids":[…]} where market_ids are native ids or platform:market_id (the prefix is stripped); live_games takes "event_ids" instead; arb and ev take match-group ids, or none (or ["*"]) for every group; {"type":"subscribe","channel":"venue_a_prices","all":true} subscribes an Enterprise key to every market of the venue; smart_money and fade_finder take no market_ids (or ["*"]): every alert of the feed; {"type":"ping"} is answered with pong. "action" is accepted in place of "type" ({"action":"subscribe","channel":"smart_money"}) and {"action":"heartbeat"} (or {"type":"heartbeat"}) is a ping; an unknown type or action is an error with code BAD_REQUEST.
      *
-     *     Channels: prices (price_update: native market_id, source = venue slug, yes_bid, yes_ask, no_bid, no_ask, last_price in cents 0–100, volume; a snapshot with "snapshot":true at once, then every change), orderbook (orderbook_update: yes/no bids and asks as [cents, size], no empty on yes-only venues), live_games (live_game price changes and trade messages of the games' matched markets), arb and ev (a group's opportunities, each leg with platform and source), venue_a_prices (ticker: decimal-dollar strings yes_bid_dollars, yes_ask_dollars, price_dollars).
+     *     Channels: prices (price_update: native market_id, source = venue slug, yes_bid, yes_ask, no_bid, no_ask, last_price in cents 0–100, volume; a snapshot with "snapshot":true at once, then every change), orderbook (orderbook_update: yes/no bids and asks as [cents, size], no empty on yes-only venues), live_games (live_game price changes and trade messages of the games' matched markets), arb and ev (a group's opportunities as /arb and /ev give them, each leg with platform and source), smart_money (type smart_money: each alert of the smart-money feed, alert_type smart_money, insider or captain_hook, as /alerts/smart-money gives it) and fade_finder (type fade_finder: each fade alert, as /alerts/fade-finder gives it; both with the entitlement of those endpoints), venue_a_prices (ticker: decimal-dollar strings yes_bid_dollars, yes_ask_dollars, price_dollars).
      *
-     *     Server messages carry a type: subscribed / unsubscribed (one per venue of the request: the accepted native market_ids and their venue as source), price_update, orderbook_update, live_game, trade, ticker, arb, ev, warning and error (with a code), ready, pong. Every streamed message carries a per-topic seq, the process epoch and ts (server send time, ms since epoch): a seq gap or a new epoch means reconcile over REST (/prices/bulk).
+     *     Server messages carry a type: subscribed / unsubscribed (one per venue of the request: the accepted native market_ids and their venue as source), price_update, orderbook_update, live_game, trade, ticker, arb, ev, arb_expired, ev_expired, smart_money, fade_finder, warning and error (with a code and a message), ready, pong. Every streamed message carries its channel, a per-topic seq, the process epoch and ts (server send time, ms since epoch): a seq gap or a new epoch means reconcile over REST (/prices/bulk). A connection that has sent a message with "action" (or a heartbeat) gets every streamed message with its fields both at the top level and again under data, the envelope clients of the hosted API read.
      *
      *     Message schemas: components.schemas.WsClientMessage (client to server) and components.schemas.Ws* (server to client, by type), listed in x-websocket-messages.
      *
@@ -947,10 +953,16 @@ export interface components {
         group_id: number;
         /** @description net ROI, percent: profit / cost × 100, fee-net */
         roi: number;
+        /** @description = roi */
+        roi_pct: number;
         /** @description contracts per leg available at a positive net ROI */
         size: number;
         /** @description USD paid for both legs, fees included */
         cost: number;
+        /** @description = cost */
+        total_cost: number;
+        /** @description USD for both legs at the most profitable size (= cost: a larger bet only adds losing contracts) */
+        max_wager_usd: number;
         /** @description guaranteed payout, USD */
         payout: number;
         /** @description payout − cost, USD */
@@ -972,11 +984,28 @@ export interface components {
           size: number;
           /** @description taker fee of the leg, USD */
           fee: number;
-          /** @description market page URL */
-          url?: string;
+          /** @description = fee (the name clients of the hosted API read) */
+          fee_usd: number;
+          /** @description market page URL; null when unknown */
+          url: string | null;
+          /** @description = url */
+          source_url: string | null;
           /** @description size-weighted average price over the size taken (cents, 0 to 100) */
           avg_price: number;
+          /** @description USD the leg takes at this size */
+          liquidity_usd: number;
         }[];
+        /** @description match group title */
+        group_title: string;
+        /** @description day of the group’s event, YYYY-MM-DD */
+        event_date: string | null;
+        /** @description kind of event, as /events names it */
+        event_type: string | null;
+        /**
+         * Format: date-time
+         * @description first computed, in the unbroken run of recomputes that still lists it
+         */
+        detected_at: string;
       }[];
       /**
        * Format: date-time
@@ -1013,10 +1042,16 @@ export interface components {
         side: 'yes' | 'no';
         /** @description net ROI, percent: expected profit per dollar × 100, fee-net */
         roi: number;
+        /** @description = roi */
+        roi_pct: number;
         /** @description expected profit per dollar spent, fee-net */
         ev_per_dollar: number;
+        /** @description = ev_per_dollar (= roi / 100) */
+        ev_usd_per_dollar: number;
         /** @description consensus probability of the side, cents */
         consensus: number;
+        /** @description consensus probability of the group’s YES */
+        consensus_probability: number;
         /** @description venues the consensus comes from */
         consensus_sources: string[];
         /** @description best ask (cents, 0 to 100) */
@@ -1042,9 +1077,28 @@ export interface components {
           size: number;
           /** @description taker fee of the leg, USD */
           fee: number;
-          /** @description market page URL */
-          url?: string;
+          /** @description = fee (the name clients of the hosted API read) */
+          fee_usd: number;
+          /** @description market page URL; null when unknown */
+          url: string | null;
+          /** @description = url */
+          source_url: string | null;
+          /** @description net ROI of the leg, percent */
+          roi_pct: number;
+          /** @description expected profit per dollar of the leg */
+          ev_usd_per_dollar: number;
         }[];
+        /** @description match group title */
+        group_title: string;
+        /** @description day of the group’s event, YYYY-MM-DD */
+        event_date: string | null;
+        /** @description kind of event, as /events names it */
+        event_type: string | null;
+        /**
+         * Format: date-time
+         * @description first computed, in the unbroken run of recomputes that still lists it
+         */
+        detected_at: string;
       }[];
       /**
        * Format: date-time
@@ -1383,7 +1437,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description A page of markets */
+      /** @description A page of markets; next_cursor = cursor (pass it as cursor; null on the last page) */
       200: {
         headers: {
           [name: string]: unknown;
@@ -1445,6 +1499,8 @@ export interface operations {
             as_of: string;
             /** @description opaque token for the next page; null on the last page */
             cursor: string | null;
+            /** @description opaque token for the next page; null on the last page */
+            next_cursor: string | null;
           };
         };
       };
@@ -1699,6 +1755,8 @@ export interface operations {
         limit?: number;
         order?: 'asc' | 'desc';
         pagination_key?: string;
+        /** @description next_cursor of the previous page: the same token as pagination_key */
+        cursor?: string;
       };
       header?: never;
       path?: never;
@@ -1706,7 +1764,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description Trades newest first by default */
+      /** @description Trades newest first by default; next_cursor = pagination.pagination_key (pass it as pagination_key or cursor; null on the last page) */
       200: {
         headers: {
           [name: string]: unknown;
@@ -1751,6 +1809,8 @@ export interface operations {
               pagination_key: string | null;
               has_more: boolean;
             };
+            /** @description = pagination.pagination_key: pass it as pagination_key or cursor; null on the last page */
+            next_cursor: string | null;
             _meta: {
               /**
                * Format: date-time
@@ -1829,7 +1889,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description A page of the catalog */
+      /** @description A page of the catalog; next_cursor = cursor */
       200: {
         headers: {
           [name: string]: unknown;
@@ -1903,6 +1963,8 @@ export interface operations {
             }[];
             /** @description opaque token for the next page; null on the last page */
             cursor: string | null;
+            /** @description opaque token for the next page; null on the last page */
+            next_cursor: string | null;
             _meta: {
               /** @description category filter: catalog pages scanned (at most 10) */
               pages_scanned?: number;
@@ -2501,7 +2563,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description OK */
+      /** @description {events: Event[], cursor: string|null, next_cursor: string|null (the same token as cursor: pass it as cursor; null on the last page), _meta: {count, total_count}} */
       200: {
         headers: {
           [name: string]: unknown;
@@ -2628,7 +2690,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description OK */
+      /** @description {events: Event[], cursor: string|null, next_cursor: string|null (the same token as cursor: pass it as cursor; null on the last page), _meta: {count, total_count, prices_unavailable?}} */
       200: {
         headers: {
           [name: string]: unknown;
@@ -2859,7 +2921,7 @@ export interface operations {
       query?: {
         /** @description minimum net ROI in percent */
         min_roi?: number;
-        /** @description keep opportunities with a leg on one of these venues */
+        /** @description keep only opportunities whose legs are all on these venues (comma-separated) */
         platforms?: string;
         limit?: number;
       };
@@ -2869,13 +2931,22 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description Opportunities by net ROI (percent, fee-net), best first; prices in cents, sizes in contracts, cost/payout/profit/fee in USD */
+      /** @description {opportunities: [{group_id, group_title, title, event_date, event_type, roi_pct (= roi, net of fees, percent), roi, size, total_cost (= cost, dollars for both legs, fees included), cost, max_wager_usd (the cost at the most profitable size), payout, profit, detected_at, opportunity_id, legs: [{platform, source (venue slug), market_id, side, price (cents), avg_price, size, liquidity_usd (dollars the leg takes), fee_usd (= fee, dollars), fee, source_url (= url, null when unknown), url}], updated_at}], as_of, delay_seconds (0: computed live), count, _meta: {count, total, as_of, fees}} */
       200: {
         headers: {
           [name: string]: unknown;
         };
         content: {
           'application/json': {
+            /**
+             * Format: date-time
+             * @description when the list was read
+             */
+            as_of: string;
+            /** @description 0: computed live (the hosted service delays its list) */
+            delay_seconds: number;
+            /** @description opportunities on this page */
+            count: number;
             /** @description by ROI, best first */
             opportunities: {
               /** @description id of this opportunity while it lives (its group, legs and side); closed ones are in /arb/history */
@@ -2883,10 +2954,16 @@ export interface operations {
               group_id: number;
               /** @description net ROI, percent: profit / cost × 100, fee-net */
               roi: number;
+              /** @description = roi */
+              roi_pct: number;
               /** @description contracts per leg available at a positive net ROI */
               size: number;
               /** @description USD paid for both legs, fees included */
               cost: number;
+              /** @description = cost */
+              total_cost: number;
+              /** @description USD for both legs at the most profitable size (= cost: a larger bet only adds losing contracts) */
+              max_wager_usd: number;
               /** @description guaranteed payout, USD */
               payout: number;
               /** @description payout − cost, USD */
@@ -2908,11 +2985,28 @@ export interface operations {
                 size: number;
                 /** @description taker fee of the leg, USD */
                 fee: number;
-                /** @description market page URL */
-                url?: string;
+                /** @description = fee (the name clients of the hosted API read) */
+                fee_usd: number;
+                /** @description market page URL; null when unknown */
+                url: string | null;
+                /** @description = url */
+                source_url: string | null;
                 /** @description size-weighted average price over the size taken (cents, 0 to 100) */
                 avg_price: number;
+                /** @description USD the leg takes at this size */
+                liquidity_usd: number;
               }[];
+              /** @description match group title */
+              group_title: string;
+              /** @description day of the group’s event, YYYY-MM-DD */
+              event_date: string | null;
+              /** @description kind of event, as /events names it */
+              event_type: string | null;
+              /**
+               * Format: date-time
+               * @description first computed, in the unbroken run of recomputes that still lists it
+               */
+              detected_at: string;
               /** @description match group title */
               title: string;
               /**
@@ -2951,7 +3045,7 @@ export interface operations {
       query?: {
         /** @description minimum net ROI in percent */
         min_roi?: number;
-        /** @description keep opportunities with a leg on one of these venues */
+        /** @description keep only opportunities whose legs are all on these venues (comma-separated) */
         platforms?: string;
         limit?: number;
         side?: 'yes' | 'no' | 'both';
@@ -2962,13 +3056,22 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description Opportunities by net ROI (percent, fee-net), best first; prices and consensus in cents */
+      /** @description {opportunities: [{group_id, group_title, title, event_date, event_type, side, roi_pct (= roi), roi, ev_usd_per_dollar (= ev_per_dollar = roi / 100), ev_per_dollar, consensus_probability (= consensus, 0..1), consensus, consensus_sources, price, size, fee, detected_at, opportunity_id, legs: [{platform, source, market_id, side, price, size, roi_pct, ev_usd_per_dollar, fee_usd, fee, source_url, url}], updated_at}], as_of, delay_seconds, count, _meta} */
       200: {
         headers: {
           [name: string]: unknown;
         };
         content: {
           'application/json': {
+            /**
+             * Format: date-time
+             * @description when the list was read
+             */
+            as_of: string;
+            /** @description 0: computed live (the hosted service delays its list) */
+            delay_seconds: number;
+            /** @description opportunities on this page */
+            count: number;
             /** @description by ROI, best first */
             opportunities: {
               /** @description id of this opportunity while it lives (its group, leg and side); closed ones are in /ev/history */
@@ -2981,10 +3084,16 @@ export interface operations {
               side: 'yes' | 'no';
               /** @description net ROI, percent: expected profit per dollar × 100, fee-net */
               roi: number;
+              /** @description = roi */
+              roi_pct: number;
               /** @description expected profit per dollar spent, fee-net */
               ev_per_dollar: number;
+              /** @description = ev_per_dollar (= roi / 100) */
+              ev_usd_per_dollar: number;
               /** @description consensus probability of the side, cents */
               consensus: number;
+              /** @description consensus probability of the group’s YES */
+              consensus_probability: number;
               /** @description venues the consensus comes from */
               consensus_sources: string[];
               /** @description best ask (cents, 0 to 100) */
@@ -3010,9 +3119,28 @@ export interface operations {
                 size: number;
                 /** @description taker fee of the leg, USD */
                 fee: number;
-                /** @description market page URL */
-                url?: string;
+                /** @description = fee (the name clients of the hosted API read) */
+                fee_usd: number;
+                /** @description market page URL; null when unknown */
+                url: string | null;
+                /** @description = url */
+                source_url: string | null;
+                /** @description net ROI of the leg, percent */
+                roi_pct: number;
+                /** @description expected profit per dollar of the leg */
+                ev_usd_per_dollar: number;
               }[];
+              /** @description match group title */
+              group_title: string;
+              /** @description day of the group’s event, YYYY-MM-DD */
+              event_date: string | null;
+              /** @description kind of event, as /events names it */
+              event_type: string | null;
+              /**
+               * Format: date-time
+               * @description first computed, in the unbroken run of recomputes that still lists it
+               */
+              detected_at: string;
               /** @description match group title */
               title: string;
               /**
@@ -3322,7 +3450,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description Alerts newest first */
+      /** @description Alerts newest first; next_cursor = pagination.cursor (pass it as cursor; null on the last page) */
       200: {
         headers: {
           [name: string]: unknown;
@@ -3379,6 +3507,8 @@ export interface operations {
               cursor: string | null;
               has_more: boolean;
             };
+            /** @description opaque token for the next page; null on the last page */
+            next_cursor: string | null;
             _meta: {
               alert_types: string[];
               platforms: string[];
@@ -3425,7 +3555,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description Alerts newest first */
+      /** @description Alerts newest first; next_cursor = pagination.cursor (pass it as cursor; null on the last page) */
       200: {
         headers: {
           [name: string]: unknown;
@@ -3482,6 +3612,8 @@ export interface operations {
               cursor: string | null;
               has_more: boolean;
             };
+            /** @description opaque token for the next page; null on the last page */
+            next_cursor: string | null;
             _meta: {
               alert_types: string[];
               platforms: string[];
@@ -4485,6 +4617,8 @@ export interface operations {
               cursor: string | null;
               has_more: boolean;
             };
+            /** @description opaque token for the next page; null on the last page */
+            next_cursor: string | null;
             _meta: {
               /** @description trades of the wallet the ledger indexes */
               indexed: number;

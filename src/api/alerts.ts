@@ -37,6 +37,7 @@ export const AlertJson = z
 export const AlertPage = z.object({
   alerts: z.array(AlertJson),
   pagination: z.object({ limit: count('page size'), count: count('alerts on this page'), cursor, has_more: z.boolean() }),
+  next_cursor: cursor,
   _meta: z.object({
     alert_types: z.array(z.string()),
     platforms: z.array(z.string()),
@@ -84,7 +85,7 @@ export function registerAlerts(api: Api, ctx: ApiContext, ledger: WalletLedger, 
           () => ({ type: 'string', enum: covered.map((v) => v.slug) }),
         ),
       }),
-      responseDescription: 'Alerts newest first',
+      responseDescription: 'Alerts newest first; next_cursor = pagination.cursor (pass it as cursor; null on the last page)',
       response: AlertPage,
       handler: (c) => {
         const q = c.query;
@@ -106,9 +107,11 @@ export function registerAlerts(api: Api, ctx: ApiContext, ledger: WalletLedger, 
         const page = alerts.page({ types, venues, since: q.since, before, limit: q.limit! });
         const out = page.alerts.map((a) => alertJson(ctx.venues.slugOf(a.venue), a, ctx.state.catalog.get(a.venue, a.marketId)?.title ?? null));
         const last = page.alerts[page.alerts.length - 1];
+        const cursor = page.more && last ? encodeCursor({ s: last.seq }) : null;
         return typedReply(AlertPage, {
           alerts: out,
-          pagination: { limit: q.limit!, count: out.length, cursor: page.more && last ? encodeCursor({ s: last.seq }) : null, has_more: page.more },
+          pagination: { limit: q.limit!, count: out.length, cursor, has_more: page.more },
+          next_cursor: cursor,
           _meta: {
             alert_types: [...types],
             platforms: q.platform !== undefined ? [q.platform] : covered.map((v) => v.slug),

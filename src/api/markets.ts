@@ -14,6 +14,7 @@ export const MarketsPage = z.object({
   total_count: count('markets matching the filters'),
   as_of: time('when the page was built'),
   cursor,
+  next_cursor: cursor,
 });
 
 interface PageCache {
@@ -43,7 +44,7 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
     summary: 'Markets with current prices, across venues',
     tags: ['markets'],
     query,
-    responseDescription: 'A page of markets',
+    responseDescription: 'A page of markets; next_cursor = cursor (pass it as cursor; null on the last page)',
     response: MarketsPage,
     handler: (c) => {
       const qy = c.query;
@@ -104,7 +105,7 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
         counts.set(countKey, (total = { version: catalog.version, count: n }));
       }
       const cursor = more ? JSON.stringify(encodeCursor({ k: last })) : 'null';
-      const body = `{"markets":[${parts.join(',')}],"total_count":${total.count},"as_of":"${new Date().toISOString()}","cursor":${cursor}}`;
+      const body = `{"markets":[${parts.join(',')}],"total_count":${total.count},"as_of":"${new Date().toISOString()}","cursor":${cursor},"next_cursor":${cursor}}`;
       if (pages.size > 5000) pages.clear();
       pages.set(cacheKey, { body, catalogVersion: catalog.version, deps });
       return { status: 200, body };

@@ -17,6 +17,7 @@ export const TradesPage = z.object({
     pagination_key: z.string().nullable().describe('pass back for the next page; null on the last page'),
     has_more: z.boolean(),
   }),
+  next_cursor: z.string().nullable().describe('= pagination.pagination_key: pass it as pagination_key or cursor; null on the last page'),
   _meta: z.object({
     data_available_from: time('oldest trade served (retention boundary)'),
     start_time: z.number().int().describe('window start served, unix seconds'),
@@ -104,8 +105,9 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
       limit: p.int({ min: 1, max: 500, default: 100 }),
       order: p.enum(['asc', 'desc'] as const, { default: 'desc' }),
       pagination_key: p.string({ max: 2000 }),
+      cursor: p.string({ max: 2000, description: 'next_cursor of the previous page: the same token as pagination_key' }),
     }),
-    responseDescription: 'Trades newest first by default',
+    responseDescription: 'Trades newest first by default; next_cursor = pagination.pagination_key (pass it as pagination_key or cursor; null on the last page)',
     response: TradesPage,
     errors: {
       422: {
@@ -114,7 +116,9 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
       },
     },
     handler: (c) => {
-      const q = c.query;
+      const q = { ...c.query, pagination_key: c.query.pagination_key ?? c.query.cursor };
+      if (c.query.cursor !== undefined && q.pagination_key !== c.query.cursor)
+        return errorReply(400, 'validation.invalid_pagination_key', 'invalid parameters: pagination_key and cursor are two different tokens (give one)');
       const now = Date.now();
       const from = availableFrom(now);
       const w = tradeWindow(q, now, from, cfg, trades);
@@ -128,6 +132,7 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
       return typedReply(TradesPage, {
         trades: page.out,
         pagination: { limit: q.limit!, count: page.out.length, pagination_key: key, has_more: page.hasMore },
+        next_cursor: key,
         _meta: {
           data_available_from: new Date(from).toISOString(),
           start_time: Math.floor(w.startMs / 1000),

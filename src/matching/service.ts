@@ -235,6 +235,9 @@ export class MatchingService implements GroupSource {
       title: g.title,
       members: g.members.map((m) => ({ venue: m.platform, marketId: m.key.slice(m.key.indexOf(':') + 1), inverted: m.inverted })),
       ...(g.suspect !== undefined ? { suspect: g.suspect } : {}),
+      eventDate: g.event_date,
+      // As /events names the kind of event (src/api/matching/event-index.ts).
+      eventType: (g.category ?? (g.market_class ? 'Sports' : 'Other')).toLowerCase(),
     };
   }
 

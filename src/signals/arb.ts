@@ -33,9 +33,14 @@ export function ladders(member: GroupMember, bids: readonly Level[], asks: reado
   return member.inverted ? { member, yesAsks: ownNo, noAsks: ownYes } : { member, yesAsks: ownYes, noAsks: ownNo };
 }
 
+/**
+ * A leg of an opportunity. Spec 2.15 names `platform` and `source`; the other names are ours where
+ * the spec is silent, with the names clients of the hosted API read beside them (README "Clients of
+ * the hosted API"): `source_url` = `url`, `fee_usd` = `fee`.
+ */
 export interface ArbLeg {
   readonly platform: string;
-  /** The venue label the quote came from (spec 2.15: legs carry a source). */
+  /** The venue slug the quote came from (spec 2.15: legs carry a source). */
   readonly source: string;
   readonly market_id: string;
   /** The side bought on this market, in the market's own terms. */
@@ -46,17 +51,30 @@ export interface ArbLeg {
   readonly size: number;
   /** Taker fee of the leg, dollars. */
   readonly fee: number;
-  readonly url?: string | undefined;
+  readonly fee_usd: number;
+  /** Dollars the leg spends on the levels it takes (avg_price × size), fee excluded. */
+  readonly liquidity_usd: number;
+  /** The market's page (its record's URL, else the venue's URL template); null when neither gives one. */
+  readonly url: string | null;
+  readonly source_url: string | null;
 }
 
+/** An arbitrage opportunity; `roi_pct` = `roi`, `total_cost` = `cost` (README "Clients of the hosted API"). */
 export interface ArbOpportunity {
   readonly group_id: number;
   /** Net ROI in percent: profit / cost × 100, fees included. */
   readonly roi: number;
+  readonly roi_pct: number;
   /** Contracts per leg available at a positive net ROI. */
   readonly size: number;
   /** Dollars paid for both legs including fees. */
   readonly cost: number;
+  readonly total_cost: number;
+  /**
+   * The most dollars worth wagering: the cost at `size`, the size that maximizes profit (a deeper
+   * level would add contracts that no longer pay).
+   */
+  readonly max_wager_usd: number;
   /** Guaranteed payout in dollars (one leg pays $1 per contract whatever happens). */
   readonly payout: number;
   readonly profit: number;
@@ -118,20 +136,28 @@ export function bestArb(groupId: number, y: MemberLadders, n: MemberLadders, max
   if (totalCost >= payout) return undefined;
   const leg = (l: MemberLadders, fills: [number, number][], spent: number, fee: number, groupSide: 'yes' | 'no'): ArbLeg => ({
     platform: l.member.venue.slug,
-    source: l.member.venue.label,
+    source: l.member.venue.slug,
     market_id: l.member.marketId,
     side: (groupSide === 'yes') !== l.member.inverted ? 'yes' : 'no',
     price: round2(fills[0]![0] / 100),
     avg_price: round4(spent / best.size / 100),
     size: best.size,
     fee: round4(fee / PAYOUT),
-    ...(l.member.url ? { url: l.member.url } : {}),
+    fee_usd: round4(fee / PAYOUT),
+    liquidity_usd: round4(spent / PAYOUT),
+    url: l.member.url ?? null,
+    source_url: l.member.url ?? null,
   });
+  const roi = round4(((payout - totalCost) / totalCost) * 100);
+  const costUsd = round4(totalCost / PAYOUT);
   return {
     group_id: groupId,
-    roi: round4(((payout - totalCost) / totalCost) * 100),
+    roi,
+    roi_pct: roi,
     size: best.size,
-    cost: round4(totalCost / PAYOUT),
+    cost: costUsd,
+    total_cost: costUsd,
+    max_wager_usd: costUsd,
     payout: round4(payout / PAYOUT),
     profit: round4((payout - totalCost) / PAYOUT),
     legs: [leg(y, best.fy, spentY, fY, 'yes'), leg(n, best.fn, spentN, fN, 'no')],

@@ -1,5 +1,6 @@
 import { EMPTY, Subject, type Observable } from 'rxjs';
-import type { VenueDirectory } from '../venues/directory.js';
+import { marketUrl, type VenueDirectory } from '../venues/directory.js';
+import { nativeId } from '../views/market.js';
 import type { EngineState } from '../state/engine.js';
 import { groupArbs, ladders, type ArbOpportunity, type GroupMember, type MemberLadders } from './arb.js';
 import { groupEv } from './ev.js';
@@ -13,6 +14,10 @@ export interface SignalGroup {
   readonly members: readonly { readonly venue: string; readonly marketId: string; readonly inverted: boolean }[];
   /** Why the group is suspect (its settlements contradicted the match): no arb/EV is computed from it. */
   readonly suspect?: string | undefined;
+  /** The day of the group's event (YYYY-MM-DD), when known. */
+  readonly eventDate?: string | null | undefined;
+  /** The kind of event, as /events names it (sports, politics, …). */
+  readonly eventType?: string | null | undefined;
 }
 
 /** Where groups come from: the matcher, behind this small interface. */
@@ -22,12 +27,29 @@ export interface GroupSource {
   allGroups(): Iterable<SignalGroup>;
 }
 
+/**
+ * What every published opportunity carries about its group, under the names clients of the hosted
+ * API read (README "Clients of the hosted API").
+ */
+export interface GroupStamp {
+  readonly group_title: string;
+  readonly event_date: string | null;
+  readonly event_type: string | null;
+  /** When this opportunity was first computed, in the unbroken run of recomputes that still lists it (ISO 8601). */
+  readonly detected_at: string;
+}
+
+/** An arbitrage opportunity as published (API and WebSocket). */
+export type PublishedArb = TrackedArb & GroupStamp;
+/** An EV opportunity as published. */
+export type PublishedEv = TrackedEv & GroupStamp;
+
 export interface GroupSignals {
   readonly groupId: number;
   readonly title: string;
   /** With their opportunity ids when a lifecycle tracker runs. */
-  readonly arbs: readonly TrackedArb[];
-  readonly evs: readonly TrackedEv[];
+  readonly arbs: readonly PublishedArb[];
+  readonly evs: readonly PublishedEv[];
   /** When this group's signals were computed (ms). */
   readonly at: number;
   /** What a subscriber would see change (legs, prices, sizes, ROI), to publish only real changes. */
@@ -40,6 +62,37 @@ function signature(arbs: readonly ArbOpportunity[], evs: readonly TrackedEv[]): 
   s += '#';
   for (const e of evs) s += `${e.legs[0].market_id}|${e.side}|${e.roi}|${e.size};`;
   return s;
+}
+
+/** What identifies an opportunity across recomputes: its id, else its legs and side. */
+function identity(o: TrackedArb | TrackedEv): string {
+  if (o.opportunity_id !== undefined) return o.opportunity_id;
+  let k = 'side' in o ? o.side : '';
+  for (const l of o.legs) k += `|${l.source}:${l.market_id}:${l.side}`;
+  return k;
+}
+
+/**
+ * Stamps a recompute's opportunities with their group's fields and detection time: an opportunity
+ * the previous list of the group held keeps its detected_at, a new one is detected `now`.
+ */
+function stamp<T extends TrackedArb | TrackedEv>(
+  list: readonly T[],
+  prev: readonly (T & GroupStamp)[] | undefined,
+  g: SignalGroup,
+  now: number,
+): (T & GroupStamp)[] {
+  if (list.length === 0) return [];
+  const seen = new Map<string, string>();
+  for (const o of prev ?? []) seen.set(identity(o), o.detected_at);
+  const at = new Date(now).toISOString();
+  return list.map((o) => ({
+    ...o,
+    group_title: g.title,
+    event_date: g.eventDate ?? null,
+    event_type: g.eventType ?? null,
+    detected_at: seen.get(identity(o)) ?? at,
+  }));
 }
 
 /** The fee context of a market from its record's extra fields (live game, league, futures). */
@@ -102,7 +155,9 @@ export class SignalEngine implements LegLookup {
       const v = this.venues.byLabel.get(m.venue);
       const rec = this.state.catalog.get(m.venue, m.marketId);
       if (!v || !rec || rec.status !== 'active') continue;
-      const member: GroupMember = { venue: v, marketId: m.marketId, inverted: m.inverted, fee: feeContext(rec.extra), url: rec.url };
+      // The same page link the market views give: the record's, else the venue's URL template.
+      const url = rec.url ?? marketUrl(v, nativeId(v, m.marketId), rec.extra);
+      const member: GroupMember = { venue: v, marketId: m.marketId, inverted: m.inverted, fee: feeContext(rec.extra), url };
       // 20 levels: deeper than any arbitrage survives fees, far cheaper to copy than whole books.
       const book = this.state.books.marketBook(m.venue, m.marketId, 20);
       if (book && book.ready) {
@@ -124,7 +179,7 @@ export class SignalEngine implements LegLookup {
     }
     const prev = this.signals.get(groupId);
     const sig = signature(arbs, evs);
-    const next: GroupSignals = { groupId, title: g.title, arbs, evs, at: now, sig };
+    const next: GroupSignals = { groupId, title: g.title, arbs: stamp(arbs, prev?.arbs, g, now), evs: stamp(evs, prev?.evs, g, now), at: now, sig };
     this.signals.set(groupId, next);
     if (!prev || prev.sig !== sig) {
       this.version++;
@@ -133,8 +188,14 @@ export class SignalEngine implements LegLookup {
     return next;
   }
 
-  /** A leg of an opportunity that left the group being recomputed, as the tracker asks for it. */
-  legState(source: string, marketId: string, groupSide: 'yes' | 'no'): LegState {
+  /** A leg's `source` (the venue slug) → the venue label the state and groups use. */
+  private labelOf(source: string): string {
+    return this.venues.bySlug.get(source)?.label ?? source;
+  }
+
+  /** A leg of an opportunity that left the group being recomputed, as the tracker asks for it (source: the leg's venue slug). */
+  legState(slug: string, marketId: string, groupSide: 'yes' | 'no'): LegState {
+    const source = this.labelOf(slug);
     const member = this.cur?.g.members.some((m) => m.venue === source && m.marketId === marketId) ?? false;
     const rec = this.state.catalog.get(source, marketId);
     const l = this.cur?.ls.find((x) => x.member.venue.label === source && x.member.marketId === marketId);
@@ -143,8 +204,8 @@ export class SignalEngine implements LegLookup {
   }
 
   /** What a market's taker fee depends on besides its venue (the same fields the members' fee context reads). */
-  feeKey(source: string, marketId: string): string {
-    const f = feeContext(this.state.catalog.get(source, marketId)?.extra);
+  feeKey(slug: string, marketId: string): string {
+    const f = feeContext(this.state.catalog.get(this.labelOf(slug), marketId)?.extra);
     return `${f.live}|${f.league ?? ''}|${f.futures}`;
   }
 

@@ -40,20 +40,44 @@ export function consensus(members: readonly MemberLadders[], exclude?: string): 
   return { probability: sum / w / PAYOUT, sources };
 }
 
+/**
+ * The leg of an EV opportunity. Spec 2.15 names `platform` and `source`; beside our names, those
+ * clients of the hosted API read (README "Clients of the hosted API"): `source_url` = `url`,
+ * `fee_usd` = `fee`, and the opportunity's `roi_pct` and `ev_usd_per_dollar` on the leg.
+ */
+export interface EvLeg {
+  readonly platform: string;
+  /** The venue slug the quote came from. */
+  readonly source: string;
+  readonly market_id: string;
+  readonly side: 'yes' | 'no';
+  /** Best ask, cents. */
+  readonly price: number;
+  readonly size: number;
+  readonly fee: number;
+  readonly fee_usd: number;
+  readonly roi_pct: number;
+  readonly ev_usd_per_dollar: number;
+  readonly url: string | null;
+  readonly source_url: string | null;
+}
+
+/** An EV opportunity; `consensus_probability` = `consensus`, `roi_pct` = `roi`, `ev_usd_per_dollar` = `ev_per_dollar`. */
 export interface EvOpportunity {
   readonly group_id: number;
   readonly side: 'yes' | 'no';
   /** Net ROI percent: expected profit per dollar spent × 100, fee included. EV gain per dollar = roi / 100. */
   readonly roi: number;
+  readonly roi_pct: number;
   readonly ev_per_dollar: number;
+  readonly ev_usd_per_dollar: number;
   readonly consensus: number;
+  readonly consensus_probability: number;
   readonly consensus_sources: readonly string[];
   readonly price: number;
   readonly size: number;
   readonly fee: number;
-  readonly legs: readonly [
-    { platform: string; source: string; market_id: string; side: 'yes' | 'no'; price: number; size: number; fee: number; url?: string | undefined },
-  ];
+  readonly legs: readonly [EvLeg];
 }
 
 /**
@@ -74,27 +98,39 @@ export function groupEv(groupId: number, members: readonly MemberLadders[]): EvO
       const cost = price + fee;
       const ev = p * PAYOUT - cost;
       if (ev <= 0 || cost <= 0) continue;
-      const roi = (ev / cost) * 100;
+      const rawRoi = (ev / cost) * 100;
+      const roi = Math.round(rawRoi * 10_000) / 10_000;
+      const perDollar = Math.round((rawRoi / 100) * 1e6) / 1e6;
+      const feeUsd = Math.round((fee / PAYOUT) * 1e4) / 1e4;
+      const prob = Math.round(c.probability * 1e4) / 1e4;
+      const url = m.member.url ?? null;
       out.push({
         group_id: groupId,
         side,
-        roi: Math.round(roi * 10_000) / 10_000,
-        ev_per_dollar: Math.round((roi / 100) * 1e6) / 1e6,
-        consensus: Math.round(c.probability * 1e4) / 1e4,
+        roi,
+        roi_pct: roi,
+        ev_per_dollar: perDollar,
+        ev_usd_per_dollar: perDollar,
+        consensus: prob,
+        consensus_probability: prob,
         consensus_sources: c.sources,
         price: price / 100,
         size,
-        fee: Math.round((fee / PAYOUT) * 1e4) / 1e4,
+        fee: feeUsd,
         legs: [
           {
             platform: m.member.venue.slug,
-            source: m.member.venue.label,
+            source: m.member.venue.slug,
             market_id: m.member.marketId,
             side: (side === 'yes') !== m.member.inverted ? 'yes' : 'no',
             price: price / 100,
             size,
-            fee: Math.round((fee / PAYOUT) * 1e4) / 1e4,
-            ...(m.member.url ? { url: m.member.url } : {}),
+            fee: feeUsd,
+            fee_usd: feeUsd,
+            roi_pct: roi,
+            ev_usd_per_dollar: perDollar,
+            url,
+            source_url: url,
           },
         ],
       });

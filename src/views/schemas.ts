@@ -155,7 +155,17 @@ const legShape = {
   price: cents('best ask of the leg'),
   size: z.number().describe('contracts'),
   fee: z.number().describe('taker fee of the leg, USD'),
-  url: z.string().optional().describe('market page URL'),
+  fee_usd: z.number().describe('= fee (the name clients of the hosted API read)'),
+  url: z.string().nullable().describe('market page URL; null when unknown'),
+  source_url: z.string().nullable().describe('= url'),
+};
+
+/** Group fields every published opportunity carries (the names clients of the hosted API read). */
+const groupStamp = {
+  group_title: z.string().describe('match group title'),
+  event_date: z.string().nullable().describe('day of the group’s event, YYYY-MM-DD'),
+  event_type: z.string().nullable().describe('kind of event, as /events names it'),
+  detected_at: time('first computed, in the unbroken run of recomputes that still lists it'),
 };
 
 /** A two-leg arbitrage (spec 2.15): buy YES on one venue and NO on another, net of fees. */
@@ -164,11 +174,23 @@ export const ArbOpportunity = z
     opportunity_id: z.string().optional().describe('id of this opportunity while it lives (its group, legs and side); closed ones are in /arb/history'),
     group_id: z.number().int(),
     roi: z.number().describe('net ROI, percent: profit / cost × 100, fee-net'),
+    roi_pct: z.number().describe('= roi'),
     size: z.number().describe('contracts per leg available at a positive net ROI'),
     cost: z.number().describe('USD paid for both legs, fees included'),
+    total_cost: z.number().describe('= cost'),
+    max_wager_usd: z.number().describe('USD for both legs at the most profitable size (= cost: a larger bet only adds losing contracts)'),
     payout: z.number().describe('guaranteed payout, USD'),
     profit: z.number().describe('payout − cost, USD'),
-    legs: z.array(z.object({ ...legShape, avg_price: cents('size-weighted average price over the size taken') })).length(2),
+    legs: z
+      .array(
+        z.object({
+          ...legShape,
+          avg_price: cents('size-weighted average price over the size taken'),
+          liquidity_usd: z.number().describe('USD the leg takes at this size'),
+        }),
+      )
+      .length(2),
+    ...groupStamp,
   })
   .describe('ArbOpportunity');
 
@@ -179,13 +201,25 @@ export const EvOpportunity = z
     group_id: z.number().int(),
     side: z.enum(['yes', 'no']).describe("side of the group's YES bought"),
     roi: z.number().describe('net ROI, percent: expected profit per dollar × 100, fee-net'),
+    roi_pct: z.number().describe('= roi'),
     ev_per_dollar: z.number().describe('expected profit per dollar spent, fee-net'),
+    ev_usd_per_dollar: z.number().describe('= ev_per_dollar (= roi / 100)'),
     consensus: z.number().describe('consensus probability of the side, cents'),
+    consensus_probability: z.number().describe('consensus probability of the group’s YES'),
     consensus_sources: z.array(z.string()).describe('venues the consensus comes from'),
     price: cents('best ask'),
     size: z.number().describe('contracts at the ask'),
     fee: z.number().describe('taker fee per contract, USD'),
-    legs: z.array(z.object(legShape)).length(1),
+    legs: z
+      .array(
+        z.object({
+          ...legShape,
+          roi_pct: z.number().describe('net ROI of the leg, percent'),
+          ev_usd_per_dollar: z.number().describe('expected profit per dollar of the leg'),
+        }),
+      )
+      .length(1),
+    ...groupStamp,
   })
   .describe('EvOpportunity');
 
@@ -197,13 +231,21 @@ const signalMeta = {
 const updatedAt = time('when the group’s signals were last computed');
 
 /** The 200 body of /arb. */
+const hostedPage = {
+  as_of: time('when the list was read'),
+  delay_seconds: z.number().int().describe('0: computed live (the hosted service delays its list)'),
+  count: count('opportunities on this page'),
+};
+
 export const ArbPage = z.object({
+  ...hostedPage,
   opportunities: z.array(ArbOpportunity.extend({ title: z.string().describe('match group title'), updated_at: updatedAt })).describe('by ROI, best first'),
   _meta: z.object({ ...signalMeta, fees: z.string().describe('how fees are counted') }),
 });
 
 /** The 200 body of /ev. */
 export const EvPage = z.object({
+  ...hostedPage,
   opportunities: z.array(EvOpportunity.extend({ title: z.string().describe('match group title'), updated_at: updatedAt })).describe('by ROI, best first'),
   _meta: z.object({ ...signalMeta, consensus: z.string().describe('how the consensus is computed') }),
 });

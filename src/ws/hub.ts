@@ -13,7 +13,9 @@ import { recordJson, type OpportunityRecord } from '../signals/lifecycle/record.
 import type { EngineState } from '../state/engine.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import type { StoredTrade } from '../state/trades.js';
-import { clientMessage, CLOSE, CODES, MESSAGE_BUDGET, MessageBudget } from './protocol.js';
+import { alertJson } from '../views/alert.js';
+import { FADE_TYPES, type Alert } from '../signals/alerts.js';
+import { ALERT_CHANNELS, CLOSE, CODES, MESSAGE_BUDGET, MessageBudget, parseClientMessage, type AlertChannel, type ClientMessage } from './protocol.js';
 
 /** What live_games needs to know about games (the matching service answers it). */
 export interface GameLookup {
@@ -40,6 +42,8 @@ export interface HubDeps {
   readonly log: Logger;
   readonly games?: GameLookup | undefined;
   readonly signals?: SignalReader | undefined;
+  /** smart_money and fade_finder are served when true (their alerts arrive through `onAlert`). */
+  readonly alerts?: boolean | undefined;
 }
 
 export interface HubOptions {
@@ -73,7 +77,15 @@ interface Conn {
   rateWindow: number;
   rateCount: number;
   readonly budget: MessageBudget;
+  /** Spoke the hosted dialect (`action`): streamed messages carry `data`. */
+  hosted: boolean;
 }
+
+/**
+ * Topic suffix of the hosted dialect: a connection that speaks it (sends `action`) gets each
+ * streamed message with its body again under `data`; the others keep the leaner messages.
+ */
+const DATA = '|data';
 
 const enc = new TextDecoder();
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
@@ -112,7 +124,7 @@ export class WsHub {
    * to (`watched`: topic → how many such clients), so that a publish nobody coalesces does not
    * outlive the young generation.
    */
-  private readonly latest = new Map<string, { seq: number; msg: string }>();
+  private readonly latest = new Map<string, { seq: number; msg: string; dataMsg: string }>();
   private readonly watched = new Map<string, number>();
   private readonly conns = new Set<UWS.WebSocket<Conn>>();
   private readonly perKey = new Map<string, number>();
@@ -136,6 +148,7 @@ export class WsHub {
   /** live_games is served when a game lookup is given; arb and ev when a signal reader is. */
   private readonly games: GameLookup | undefined;
   private readonly signals: SignalReader | undefined;
+  private readonly alerts: boolean;
 
   /**
    * Installs the /ws route on the server's uWS app. The hub reads state, games and signals through
@@ -148,6 +161,7 @@ export class WsHub {
     ({ http: this.http, path: this.path, state: this.state, venues: this.venues, keys: this.keys, plans: this.plans, log: this.log } = deps);
     this.games = deps.games;
     this.signals = deps.signals;
+    this.alerts = deps.alerts === true;
     this.app = this.http.app;
     this.coalesceBytes = opts.coalesceBytes ?? 256 * 1024;
     this.dropBytes = opts.dropBytes ?? 8 * 1024 * 1024;
@@ -167,7 +181,7 @@ export class WsHub {
     const eid = this.games.eventOf(t.venue, t.marketId);
     if (!eid) return;
     const topic = `live_games:${eid}`;
-    if (this.app.numSubscribers(topic) === 0) return;
+    if (this.listeners(topic) === 0) return;
     const v = this.venues.byLabel.get(t.venue);
     this.publish(topic, {
       type: 'trade',
@@ -190,7 +204,7 @@ export class WsHub {
   onSignals(g: GroupSignals): void {
     for (const ch of ['arb', 'ev'] as const) {
       const body = this.signalBody(ch, g);
-      for (const topic of [`${ch}:${g.groupId}`, `${ch}:*`]) if (this.app.numSubscribers(topic) > 0) this.publish(topic, body);
+      for (const topic of [`${ch}:${g.groupId}`, `${ch}:*`]) if (this.listeners(topic) > 0) this.publish(topic, body);
     }
   }
 
@@ -202,7 +216,7 @@ export class WsHub {
     const ch = r.kind;
     const group = `${ch}:${r.group_id}`;
     const all = `${ch}:*`;
-    if (this.app.numSubscribers(group) === 0 && this.app.numSubscribers(all) === 0) return;
+    if (this.listeners(group) === 0 && this.listeners(all) === 0) return;
     const body = {
       type: `${ch}_expired`,
       channel: ch,
@@ -211,7 +225,19 @@ export class WsHub {
       close_reason: r.close_reason,
       record: recordJson(r),
     };
-    for (const topic of [group, all]) if (this.app.numSubscribers(topic) > 0) this.publish(topic, body);
+    for (const topic of [group, all]) if (this.listeners(topic) > 0) this.publish(topic, body);
+  }
+
+  /**
+   * An alert of the alert engine: on `smart_money:*` (smart_money, insider, captain_hook) or
+   * `fade_finder:*` (fade), in the record form of the /alerts endpoints.
+   */
+  onAlert(a: Alert): void {
+    const ch: AlertChannel = FADE_TYPES.includes(a.type) ? 'fade_finder' : 'smart_money';
+    const topic = `${ch}:*`;
+    if (this.listeners(topic) === 0) return;
+    const v = this.venues.byLabel.get(a.venue);
+    this.publish(topic, { type: ch, channel: ch, ...alertJson(v?.slug ?? a.venue, a, this.state.catalog.get(a.venue, a.marketId)?.title ?? null) });
   }
 
   private signalBody(ch: 'arb' | 'ev', g: GroupSignals): Record<string, unknown> {
@@ -243,7 +269,7 @@ export class WsHub {
     }
     if (!code) return;
     const topic = `status:${v.slug}`;
-    if (this.app.numSubscribers(topic) === 0) return;
+    if (this.listeners(topic) === 0) return;
     this.publish(topic, {
       type: code === CODES.FEED_READY ? 'ready' : 'warning',
       code,
@@ -260,17 +286,37 @@ export class WsHub {
   }
 
   /**
-   * Serializes `body` once with its envelope (seq, epoch, ts) and publishes it to every subscriber.
-   * The envelope is appended to the JSON text rather than spread into a copy of `body`, so a
-   * publish allocates nothing that outlives it (a per-publish copy gets promoted and old-generation
-   * pauses set the fan-out tail; BENCHMARKS.md has the measurement).
+   * Serializes `body` once with its envelope (seq, epoch, ts) and publishes it to every subscriber;
+   * subscribers in the hosted dialect get it on the topic's `DATA` twin with the body again under
+   * `data`, built from the same JSON text. The envelope is appended to the JSON text rather than
+   * spread into a copy of `body`, so a publish allocates nothing that outlives it (a per-publish
+   * copy gets promoted and old-generation pauses set the fan-out tail; BENCHMARKS.md has the
+   * measurement).
    */
   private publish(topic: string, body: Record<string, unknown>): void {
     const seq = this.nextSeq(topic);
-    const msg = `${JSON.stringify(body).slice(0, -1)},"seq":${seq},"epoch":${this.epoch},"ts":${Date.now()}}`;
-    if (this.watched.has(topic)) this.latest.set(topic, { seq, msg });
+    const json = JSON.stringify(body);
+    const head = json.slice(0, -1);
+    const tail = `"seq":${seq},"epoch":${this.epoch},"ts":${Date.now()}}`;
+    const keep = this.watched.has(topic);
+    const plain = keep || this.app.numSubscribers(topic) > 0;
+    const data = keep || this.app.numSubscribers(topic + DATA) > 0;
+    const msg = plain ? `${head},${tail}` : '';
+    const dataMsg = data ? `${head},"data":${json},${tail}` : '';
+    if (keep) this.latest.set(topic, { seq, msg, dataMsg });
     this.published++;
-    this.app.publish(topic, msg);
+    if (msg) this.app.publish(topic, msg);
+    if (dataMsg) this.app.publish(topic + DATA, dataMsg);
+  }
+
+  /** Subscribers of a topic, in either dialect. */
+  private listeners(topic: string): number {
+    return this.app.numSubscribers(topic) + this.app.numSubscribers(topic + DATA);
+  }
+
+  /** The uWS topic a connection listens on for `topic`: its `DATA` twin in the hosted dialect. */
+  private wire(c: Conn, topic: string): string {
+    return c.hosted ? topic + DATA : topic;
   }
 
   private priceBody(v: VenueConfig, q: QuoteRecord, snapshot: boolean): Record<string, unknown> {
@@ -321,19 +367,19 @@ export class WsHub {
     const v = this.venues.byLabel.get(q.venue);
     if (!v) return;
     const topic = `prices:${v.slug}:${q.marketId}`;
-    if (this.app.numSubscribers(topic) > 0) this.publish(topic, this.priceBody(v, q, false));
+    if (this.listeners(topic) > 0) this.publish(topic, this.priceBody(v, q, false));
     if (this.games) {
       const eid = this.games.eventOf(q.venue, q.marketId);
-      if (eid && this.app.numSubscribers(`live_games:${eid}`) > 0)
+      if (eid && this.listeners(`live_games:${eid}`) > 0)
         this.publish(`live_games:${eid}`, { ...this.priceBody(v, q, false), type: 'live_game', channel: 'live_games', event_id: eid });
     }
     if (this.tickerChannel && v === this.catalogVenue) {
       const t = `${this.tickerChannel}:${v.slug}:${q.marketId}`;
       const all = `${this.tickerChannel}:${v.slug}:*`;
-      if (this.app.numSubscribers(t) > 0 || this.app.numSubscribers(all) > 0) {
+      if (this.listeners(t) > 0 || this.listeners(all) > 0) {
         const body = this.tickerBody(v, q);
-        if (this.app.numSubscribers(t) > 0) this.publish(t, body);
-        if (this.app.numSubscribers(all) > 0) this.publish(all, body);
+        if (this.listeners(t) > 0) this.publish(t, body);
+        if (this.listeners(all) > 0) this.publish(all, body);
       }
     }
   }
@@ -343,7 +389,7 @@ export class WsHub {
     const v = this.venues.byLabel.get(label);
     if (!v) return;
     const topic = `orderbook:${v.slug}:${marketId}`;
-    if (this.app.numSubscribers(topic) === 0) return;
+    if (this.listeners(topic) === 0) return;
     const body = this.bookBody(v, marketId);
     if (body) this.publish(topic, body);
   }
@@ -406,6 +452,7 @@ export class WsHub {
       closed: false,
       rateWindow: 0,
       rateCount: 0,
+      hosted: false,
       budget: new MessageBudget(
         this.opts.messageBudget?.perSecond ?? MESSAGE_BUDGET.perSecond,
         this.opts.messageBudget?.burst ?? MESSAGE_BUDGET.burst,
@@ -435,10 +482,15 @@ export class WsHub {
     else this.perKey.set(c.key.id, n);
   }
 
-  /** Channel names a plan may use, with `{venue_a}` resolved to the catalog venue's slug. */
+  /**
+   * Channel names a plan may use, with `{venue_a}` resolved to the catalog venue's slug; the alert
+   * channels with the entitlement of their REST endpoints (the plan does not block their group).
+   */
   private channelsOf(plan: Plan): string[] {
     const slug = this.catalogVenue?.slug ?? 'venue_a';
-    return plan.ws.channels.map((c) => c.replace('{venue_a}', slug));
+    const out = plan.ws.channels.map((c) => c.replace('{venue_a}', slug));
+    if (this.alerts) for (const ch of ALERT_CHANNELS) if (!plan.blocked.includes(ch)) out.push(ch);
+    return out;
   }
 
   private send(ws: UWS.WebSocket<Conn>, body: Record<string, unknown>): void {
@@ -490,50 +542,15 @@ export class WsHub {
     } catch {
       return this.send(ws, { type: 'error', code: CODES.BAD_JSON, message: 'message is not valid JSON' });
     }
-    const parsed = clientMessage.safeParse(raw);
-    if (!parsed.success) {
-      const i = parsed.error.issues[0];
-      return this.send(ws, {
-        type: 'error',
-        code: CODES.BAD_REQUEST,
-        message: `invalid message: ${i?.path.join('.') || '(root)'}: ${i?.message ?? 'invalid'}`,
-      });
-    }
-    const m = parsed.data;
+    const parsed = parseClientMessage(raw);
+    if (!parsed.ok) return this.send(ws, { type: 'error', code: CODES.BAD_REQUEST, message: parsed.message });
+    if (parsed.hosted && !c.hosted) this.speakHosted(ws, c);
+    const m = parsed.message;
     if (m.type === 'ping') return this.send(ws, { type: 'pong' });
-    const now = Date.now();
-    if (now - c.rateWindow >= 1000) {
-      c.rateWindow = now;
-      c.rateCount = 0;
-    }
-    if (++c.rateCount > (this.opts.subscribeRate ?? 20))
-      return this.send(ws, {
-        type: 'error',
-        code: CODES.RATE_LIMITED,
-        message: `at most ${this.opts.subscribeRate ?? 20} subscribe/unsubscribe messages per second`,
-        channel: m.channel,
-      });
-    const channels = this.channelsOf(c.plan);
-    const known = [
-      'prices',
-      'orderbook',
-      ...(this.tickerChannel ? [this.tickerChannel] : []),
-      ...(this.signals ? ['arb', 'ev'] : []),
-      ...(this.games ? ['live_games'] : []),
-    ];
+    const channels = this.admit(ws, c, m);
+    if (!channels) return;
     const ch = m.channel;
-    if (!known.includes(ch) && !['live_games', 'arb', 'ev'].includes(ch))
-      return this.send(ws, {
-        type: 'warning',
-        code: CODES.UNKNOWN_CHANNEL,
-        channel: ch,
-        message: `unknown channel "${ch}"; channels: ${[...new Set([...known, 'live_games', 'arb', 'ev'])].join(', ')}`,
-      });
-    if (!known.includes(ch))
-      return this.send(ws, { type: 'warning', code: CODES.UNKNOWN_CHANNEL, channel: ch, message: `channel "${ch}" is not served by this instance yet` });
-    if (!channels.includes(ch))
-      return this.send(ws, { type: 'error', code: CODES.NOT_ENTITLED, channel: ch, message: `the ${c.plan.name} plan does not include the ${ch} channel` });
-
+    if ((ALERT_CHANNELS as readonly string[]).includes(ch)) return this.subscribeAlerts(ws, c, m.type, ch as AlertChannel, m.market_ids);
     if (ch === 'arb' || ch === 'ev') return this.subscribeSignals(ws, c, m.type, ch, m.market_ids);
     if (ch === 'live_games') return this.subscribeGames(ws, c, m.type, m.event_ids);
     const wantAll = m.all === true || (m.market_ids?.length === 1 && m.market_ids[0] === '*');
@@ -596,6 +613,76 @@ export class WsHub {
       });
   }
 
+  /**
+   * The subscribe-rate limit, the channel's existence and the plan's entitlement to it: the plan's
+   * channels when the message may go on, else undefined with the client answered.
+   */
+  private admit(ws: UWS.WebSocket<Conn>, c: Conn, m: Extract<ClientMessage, { channel: string }>): string[] | undefined {
+    const now = Date.now();
+    if (now - c.rateWindow >= 1000) {
+      c.rateWindow = now;
+      c.rateCount = 0;
+    }
+    const ch = m.channel;
+    if (++c.rateCount > (this.opts.subscribeRate ?? 20)) {
+      this.send(ws, {
+        type: 'error',
+        code: CODES.RATE_LIMITED,
+        message: `at most ${this.opts.subscribeRate ?? 20} subscribe/unsubscribe messages per second`,
+        channel: ch,
+      });
+      return undefined;
+    }
+    const channels = this.channelsOf(c.plan);
+    const known = [
+      'prices',
+      'orderbook',
+      ...(this.tickerChannel ? [this.tickerChannel] : []),
+      ...(this.signals ? ['arb', 'ev'] : []),
+      ...(this.games ? ['live_games'] : []),
+      ...(this.alerts ? ALERT_CHANNELS : []),
+    ];
+    const named = ['live_games', 'arb', 'ev', ...ALERT_CHANNELS];
+    if (!known.includes(ch) && !named.includes(ch))
+      this.send(ws, {
+        type: 'warning',
+        code: CODES.UNKNOWN_CHANNEL,
+        channel: ch,
+        message: `unknown channel "${ch}"; channels: ${[...new Set([...known, ...named])].join(', ')}`,
+      });
+    else if (!known.includes(ch))
+      this.send(ws, { type: 'warning', code: CODES.UNKNOWN_CHANNEL, channel: ch, message: `channel "${ch}" is not served by this instance yet` });
+    else if (!channels.includes(ch))
+      this.send(ws, { type: 'error', code: CODES.NOT_ENTITLED, channel: ch, message: `the ${c.plan.name} plan does not include the ${ch} channel` });
+    else return channels;
+    return undefined;
+  }
+
+  /** smart_money / fade_finder: every alert of the feed; market_ids, if given, must be ["*"]. */
+  private subscribeAlerts(ws: UWS.WebSocket<Conn>, c: Conn, type: 'subscribe' | 'unsubscribe', ch: AlertChannel, ids: readonly string[] | undefined): void {
+    if (ids && ids.length > 0 && !(ids.length === 1 && ids[0] === '*'))
+      return this.send(ws, {
+        type: 'error',
+        code: CODES.BAD_REQUEST,
+        channel: ch,
+        message: `${ch} streams every alert of its feed: send no market_ids (or ["*"])`,
+      });
+    const topic = `${ch}:*`;
+    if (type === 'subscribe') {
+      const cap = c.plan.ws.subscriptions;
+      const inUse = this.subscriptionCount(c);
+      if (cap !== 0 && !c.topics.has(topic) && inUse + 1 > cap)
+        return this.send(ws, {
+          type: 'error',
+          code: CODES.SUBSCRIPTION_LIMIT,
+          channel: ch,
+          message: `the ${c.plan.name} plan allows ${cap} subscriptions per connection (${inUse} in use)`,
+        });
+      this.sub(ws, c, topic, ch);
+    } else this.unsub(ws, c, topic);
+    this.send(ws, { type: type === 'subscribe' ? 'subscribed' : 'unsubscribed', channel: ch, market_ids: ['*'] });
+  }
+
   /** Subscriptions a connection holds against its plan's cap (feed-status topics excluded). */
   private subscriptionCount(c: Conn): number {
     let n = 0;
@@ -652,7 +739,7 @@ export class WsHub {
       for (const t of topics) this.sub(ws, c, t, ch);
       for (const g of all ? [] : groups) {
         const s = this.signals?.get(g);
-        if (s) this.send(ws, { ...this.signalBody(ch, s), snapshot: true, seq: this.seq.get(`${ch}:${g}`) ?? 0, epoch: this.epoch });
+        if (s) this.sendSnapshot(ws, this.signalBody(ch, s), this.seq.get(`${ch}:${g}`) ?? 0);
       }
     }
     if (unknown.length)
@@ -711,20 +798,35 @@ export class WsHub {
       const q = this.state.quotes.get(v.label, id);
       if (q) body = this.tickerBody(v, q);
     }
-    if (body) this.send(ws, { ...body, snapshot: true, seq, epoch: this.epoch });
+    if (body) this.sendSnapshot(ws, body, seq);
+  }
+
+  /** A streamed message's current state, sent to one client on subscribe, in the streamed envelope of its dialect. */
+  private sendSnapshot(ws: UWS.WebSocket<Conn>, body: Record<string, unknown>, seq: number): void {
+    this.send(ws, { ...body, ...(ws.getUserData().hosted ? { data: body } : {}), snapshot: true, seq, epoch: this.epoch });
+  }
+
+  /** The connection spoke the hosted dialect: from now on its streamed messages carry `data`. */
+  private speakHosted(ws: UWS.WebSocket<Conn>, c: Conn): void {
+    if (!c.coalescing)
+      for (const t of c.topics.keys()) {
+        ws.unsubscribe(t);
+        ws.subscribe(t + DATA);
+      }
+    c.hosted = true;
   }
 
   private sub(ws: UWS.WebSocket<Conn>, c: Conn, topic: string, ch: string): void {
     if (c.coalescing && !c.topics.has(topic)) this.watch(topic);
     c.topics.set(topic, ch);
-    if (!c.coalescing) ws.subscribe(topic);
+    if (!c.coalescing) ws.subscribe(this.wire(c, topic));
   }
 
   private unsub(ws: UWS.WebSocket<Conn>, c: Conn, topic: string): void {
     if (c.coalescing && c.topics.has(topic)) this.unwatch(topic);
     c.topics.delete(topic);
     c.delivered.delete(topic);
-    ws.unsubscribe(topic);
+    ws.unsubscribe(this.wire(c, topic));
   }
 
   // ---- backpressure ------------------------------------------------------------------
@@ -744,7 +846,7 @@ export class WsHub {
         for (const t of c.topics.keys()) {
           c.delivered.set(t, this.seq.get(t) ?? 0);
           this.watch(t);
-          ws.unsubscribe(t);
+          ws.unsubscribe(this.wire(c, t));
         }
         ws.send(
           JSON.stringify({
@@ -777,7 +879,7 @@ export class WsHub {
     for (const [t] of c.topics) {
       const l = this.latest.get(t);
       if (l && l.seq > (c.delivered.get(t) ?? 0)) {
-        ws.send(l.msg);
+        ws.send(c.hosted ? l.dataMsg : l.msg);
         c.delivered.set(t, l.seq);
       }
       if (ws.getBufferedAmount() > this.coalesceBytes) return; // more next drain
@@ -786,7 +888,7 @@ export class WsHub {
     c.delivered.clear();
     for (const t of c.topics.keys()) {
       this.unwatch(t);
-      ws.subscribe(t);
+      ws.subscribe(this.wire(c, t));
     }
   }
 

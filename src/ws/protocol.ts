@@ -6,11 +6,14 @@ import { ArbOpportunity, cents, centsOrNull, EvOpportunity, numOrNull, strOrNull
  * The WebSocket protocol of /api/v2/ws (spec section 6; the parts the spec leaves "not shown"
  * are ours and documented in README "WebSocket").
  *
- * Client → server: `{"type":"subscribe"|"unsubscribe","channel":"prices"|"orderbook"|"live_games"|"arb"|"ev"|"<venue_a>_prices","market_ids":[…]}`
- * (`event_ids` for live_games), and `{"type":"ping"}`.
+ * Client → server: `{"type":"subscribe"|"unsubscribe","channel":"prices"|"orderbook"|"live_games"|"arb"|"ev"|"smart_money"|"fade_finder"|"<venue_a>_prices","market_ids":[…]}`
+ * (`event_ids` for live_games), and `{"type":"ping"}`. `action` is accepted for `type` and
+ * `heartbeat` for `ping`, as clients of the hosted API send them (`parseClientMessage`); a
+ * connection that sends them is in the hosted dialect.
  * Server → client: `welcome`, `subscribed`, `unsubscribed`, `price_update`, `orderbook_update`,
- * `ticker`, `warning` and `error` (each with a `code`), `ready`, `pong`. Streamed messages carry a
- * per-topic `seq`, the process `epoch` and `ts` (send time, ms).
+ * `ticker`, `smart_money`, `fade_finder`, `warning` and `error` (each with a `code` and a
+ * `message`), `ready`, `pong`. Streamed messages carry their `channel`, a per-topic `seq`, the
+ * process `epoch` and `ts` (send time, ms); in the hosted dialect also their body again under `data`.
  */
 export const clientMessage = z.discriminatedUnion('type', [
   z.object({
@@ -23,6 +26,38 @@ export const clientMessage = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ping') }),
 ]);
 export type ClientMessage = z.infer<typeof clientMessage>;
+
+/** Message kinds of `type` (or `action`): `heartbeat` is read as `ping`. */
+const ACTIONS = ['subscribe', 'unsubscribe', 'ping', 'heartbeat'] as const;
+
+/** The alert channels: alerts of the smart-money feed and of the fade-finder feed (spec 6 rule 7 leaves the names to us). */
+export const ALERT_CHANNELS = ['smart_money', 'fade_finder'] as const;
+export type AlertChannel = (typeof ALERT_CHANNELS)[number];
+
+/**
+ * A client message, read as clients of the hosted API write it too: `action` stands for `type`
+ * (both may be given if they agree) and `heartbeat` for `ping`. A bad message is answered with a
+ * message that names the field as the client wrote it.
+ */
+export function parseClientMessage(raw: unknown): { ok: true; message: ClientMessage; hosted: boolean } | { ok: false; message: string } {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { ok: false, message: 'invalid message: (root): expected a JSON object' };
+  const obj = raw as Record<string, unknown>;
+  const field = obj['type'] === undefined && obj['action'] !== undefined ? 'action' : 'type';
+  if (obj['type'] !== undefined && obj['action'] !== undefined && obj['type'] !== obj['action'])
+    return { ok: false, message: 'invalid message: type and action disagree (send one of them)' };
+  const kind = obj[field];
+  if (typeof kind !== 'string' || !(ACTIONS as readonly string[]).includes(kind))
+    return {
+      ok: false,
+      message: `invalid message: ${field}: ${kind === undefined ? 'missing' : `unknown ${field} ${JSON.stringify(kind)}`}; expected one of ${ACTIONS.join(', ')}`,
+    };
+  const { action: _action, ...rest } = obj;
+  const parsed = clientMessage.safeParse({ ...rest, type: kind === 'heartbeat' ? 'ping' : kind });
+  // `action` or `heartbeat` is the hosted dialect, whose streamed messages carry `data`.
+  if (parsed.success) return { ok: true, message: parsed.data, hosted: obj['action'] !== undefined || kind === 'heartbeat' };
+  const i = parsed.error.issues[0];
+  return { ok: false, message: `invalid message: ${i?.path.join('.') || '(root)'}: ${i?.message ?? 'invalid'}` };
+}
 
 /** Warning and error codes a client can switch on. */
 export const CODES = {
@@ -105,11 +140,11 @@ export function wsPathItem(ticker: string, limits: readonly string[]): Record<st
     'Upgrade to a WebSocket. The key goes in the X-API-Key header or the api_key query parameter; a missing, invalid or revoked key is refused at the upgrade with HTTP 401 and a JSON body naming the reason, too many connections for the key with 429. The first message is {"type":"welcome","epoch","plan","channels"}.',
     '',
     'Client messages (JSON text): {"type":"subscribe"|"unsubscribe","channel":C,"market_ids":[…]} where market_ids are native ids or platform:market_id (the prefix is stripped); live_games takes "event_ids" instead; arb and ev take match-group ids, or none (or ["*"]) for every group; ' +
-      `{"type":"subscribe","channel":"${ticker}","all":true} subscribes an Enterprise key to every market of the venue; {"type":"ping"} is answered with pong.`,
+      `{"type":"subscribe","channel":"${ticker}","all":true} subscribes an Enterprise key to every market of the venue; smart_money and fade_finder take no market_ids (or ["*"]): every alert of the feed; {"type":"ping"} is answered with pong. "action" is accepted in place of "type" ({"action":"subscribe","channel":"smart_money"}) and {"action":"heartbeat"} (or {"type":"heartbeat"}) is a ping; an unknown type or action is an error with code BAD_REQUEST.`,
     '',
-    `Channels: prices (price_update: native market_id, source = venue slug, yes_bid, yes_ask, no_bid, no_ask, last_price in cents 0–100, volume; a snapshot with "snapshot":true at once, then every change), orderbook (orderbook_update: yes/no bids and asks as [cents, size], no empty on yes-only venues), live_games (live_game price changes and trade messages of the games' matched markets), arb and ev (a group's opportunities, each leg with platform and source), ${ticker} (ticker: decimal-dollar strings yes_bid_dollars, yes_ask_dollars, price_dollars).`,
+    `Channels: prices (price_update: native market_id, source = venue slug, yes_bid, yes_ask, no_bid, no_ask, last_price in cents 0–100, volume; a snapshot with "snapshot":true at once, then every change), orderbook (orderbook_update: yes/no bids and asks as [cents, size], no empty on yes-only venues), live_games (live_game price changes and trade messages of the games' matched markets), arb and ev (a group's opportunities as /arb and /ev give them, each leg with platform and source), smart_money (type smart_money: each alert of the smart-money feed, alert_type smart_money, insider or captain_hook, as /alerts/smart-money gives it) and fade_finder (type fade_finder: each fade alert, as /alerts/fade-finder gives it; both with the entitlement of those endpoints), ${ticker} (ticker: decimal-dollar strings yes_bid_dollars, yes_ask_dollars, price_dollars).`,
     '',
-    'Server messages carry a type: subscribed / unsubscribed (one per venue of the request: the accepted native market_ids and their venue as source), price_update, orderbook_update, live_game, trade, ticker, arb, ev, warning and error (with a code), ready, pong. Every streamed message carries a per-topic seq, the process epoch and ts (server send time, ms since epoch): a seq gap or a new epoch means reconcile over REST (/prices/bulk).',
+    'Server messages carry a type: subscribed / unsubscribed (one per venue of the request: the accepted native market_ids and their venue as source), price_update, orderbook_update, live_game, trade, ticker, arb, ev, arb_expired, ev_expired, smart_money, fade_finder, warning and error (with a code and a message), ready, pong. Every streamed message carries its channel, a per-topic seq, the process epoch and ts (server send time, ms since epoch): a seq gap or a new epoch means reconcile over REST (/prices/bulk). A connection that has sent a message with "action" (or a heartbeat) gets every streamed message with its fields both at the top level and again under data, the envelope clients of the hosted API read.',
     '',
     'Message schemas: components.schemas.WsClientMessage (client to server) and components.schemas.Ws* (server to client, by type), listed in x-websocket-messages.',
     '',
@@ -120,7 +155,7 @@ export function wsPathItem(ticker: string, limits: readonly string[]): Record<st
   const err = { description: 'Refused at the upgrade', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
   return {
     get: {
-      summary: 'WebSocket stream: prices, order books, live games, arbitrage and EV',
+      summary: 'WebSocket stream: prices, order books, live games, arbitrage, EV and alerts',
       description,
       tags: ['websocket'],
       operationId: 'ws',

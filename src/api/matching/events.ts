@@ -24,6 +24,8 @@ export function registerEvents(api: Api, r: MatchingRoutes): void {
       limit: p.int({ min: 1, max: 100, default: 20 }),
       cursor: p.string({ max: 500 }),
     }),
+    responseDescription:
+      '{events: Event[], cursor: string|null, next_cursor: string|null (the same token as cursor: pass it as cursor; null on the last page), _meta: {count, total_count}}',
     handler: (c) => {
       const q = c.query;
       const all = r.events.all();
@@ -40,9 +42,11 @@ export function registerEvents(api: Api, r: MatchingRoutes): void {
       );
       const page = list.slice(offset, offset + q.limit!);
       const more = offset + q.limit! < list.length;
+      const cursor = more ? encodeCursor({ o: offset + q.limit! }) : null;
       return jsonReply({
         events: page.map((e) => r.views.event(e, q.include_groups!, q.types, true)),
-        cursor: more ? encodeCursor({ o: offset + q.limit! }) : null,
+        cursor,
+        next_cursor: cursor,
         _meta: { count: page.length, total_count: list.length },
       });
     },

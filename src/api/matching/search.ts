@@ -39,6 +39,8 @@ export function registerSearch(api: Api, r: MatchingRoutes): void {
       limit: p.int({ min: 1, max: 100, default: 20 }),
       cursor: p.string({ max: 500 }),
     }),
+    responseDescription:
+      '{events: Event[], cursor: string|null, next_cursor: string|null (the same token as cursor: pass it as cursor; null on the last page), _meta: {count, total_count, prices_unavailable?}}',
     handler: (c) => {
       const q = c.query;
       // Serialized once per state: a cached body is served while the groups, the catalog and
@@ -76,9 +78,11 @@ export function registerSearch(api: Api, r: MatchingRoutes): void {
             for (const l of g['markets'] as Record<string, unknown>[]) Object.assign(l, { last_price: null, yes_bid: null, yes_ask: null });
         return j;
       });
+      const cursor = more ? encodeCursor({ o: offset + q.limit! }) : null;
       const body = JSON.stringify({
         events,
-        cursor: more ? encodeCursor({ o: offset + q.limit! }) : null,
+        cursor,
+        next_cursor: cursor,
         _meta: { count: page.length, total_count: list.length, ...(pricesUnavailable ? { prices_unavailable: true } : {}) },
       });
       if (cache.size >= 500) cache.clear();

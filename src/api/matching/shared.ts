@@ -22,6 +22,7 @@ export const GroupList = z.object({
 export const EventPage = z.object({
   events: z.array(EventJson),
   cursor,
+  next_cursor: cursor,
   _meta: z.object({
     count: count('events on this page'),
     total_count: count('events matching'),

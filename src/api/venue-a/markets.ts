@@ -15,6 +15,7 @@ export const VenueAMarketBody = z.object({ market: VenueAMarket });
 export const VenueAMarketsPage = z.object({
   markets: z.array(VenueAMarket),
   cursor,
+  next_cursor: cursor,
   _meta: z.object({
     pages_scanned: z.number().int().optional().describe('category filter: catalog pages scanned (at most 10)'),
     watermark: time('delta mode: pass as created_since next time').optional(),
@@ -63,7 +64,7 @@ export function registerMarketList(api: Api, a: VenueA): void {
           'delta mode: markets first observed after this (unix seconds or ISO 8601); cannot be combined with tickers, event_ticker, series_ticker, min_close_ts, max_close_ts or include_combos=true (400)',
       }),
     }),
-    responseDescription: 'A page of the catalog',
+    responseDescription: 'A page of the catalog; next_cursor = cursor',
     response: VenueAMarketsPage,
     handler: (c) => {
       const q = c.query;
@@ -135,7 +136,8 @@ function list(a: VenueA, r: PageRequest): Reply {
     out.push(a.record(m, r.withRules));
     last = m.marketId;
   }
-  return typedReply(VenueAMarketsPage, { markets: out, cursor: i < all.length ? encodeCursor({ k: last }) : null, _meta: {} });
+  const cursor = i < all.length ? encodeCursor({ k: last }) : null;
+  return typedReply(VenueAMarketsPage, { markets: out, cursor, next_cursor: cursor, _meta: {} });
 }
 
 /** Rule 1 of a category filter: scan up to 10 catalog pages of `limit` markets; return what matched in them. */
@@ -151,7 +153,8 @@ function scan(a: VenueA, r: PageRequest): Reply {
     last = all[end - 1]!.marketId;
     pages++;
   }
-  return typedReply(VenueAMarketsPage, { markets: out, cursor: i < all.length ? encodeCursor({ k: last }) : null, _meta: { pages_scanned: pages } });
+  const cursor = i < all.length ? encodeCursor({ k: last }) : null;
+  return typedReply(VenueAMarketsPage, { markets: out, cursor, next_cursor: cursor, _meta: { pages_scanned: pages } });
 }
 
 /** A delta-mode request: markets first recorded after `since` that `passes` accepts. */
@@ -190,9 +193,11 @@ function delta(a: VenueA, r: DeltaRequest): Reply {
   const more = fresh.length > examined.length;
   const isDegraded = a.degraded();
   const watermarkMs = isDegraded || !lastM ? r.since : Math.max(r.since, lastM.recordedAt - SAFETY_MS);
+  const cursor = more && lastM ? encodeCursor({ t: lastM.recordedAt, k: lastM.marketId }) : null;
   return typedReply(VenueAMarketsPage, {
     markets: out,
-    cursor: more && lastM ? encodeCursor({ t: lastM.recordedAt, k: lastM.marketId }) : null,
+    cursor,
+    next_cursor: cursor,
     _meta: { watermark: new Date(watermarkMs).toISOString(), omitted_tickers: omitted, ...(isDegraded ? { degraded: true } : {}) },
   });
 }

@@ -78,6 +78,7 @@ export const Activity = z.object({
   wallet: z.string(),
   activity: z.array(z.object({ ...tradeShape, role: z.enum(['taker', 'maker']) })),
   pagination: z.object({ limit: count('page size'), count: count('trades on this page'), cursor, has_more: z.boolean() }),
+  next_cursor: cursor,
   _meta: z.object({ indexed: count('trades of the wallet the ledger indexes') }),
 });
 
@@ -243,6 +244,7 @@ function registerActivity(api: Api, b: VenueB): void {
         wallet: w.address,
         activity: out,
         pagination: { limit: c.query.limit!, count: out.length, cursor: more ? encodeCursor({ s: last }) : null, has_more: more },
+        next_cursor: more ? encodeCursor({ s: last }) : null,
         _meta: { indexed: w.recent.length },
       });
     },
