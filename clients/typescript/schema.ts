@@ -2647,6 +2647,8 @@ export interface operations {
             }[];
             /** @description opaque token for the next page; null on the last page */
             cursor: string | null;
+            /** @description opaque token for the next page; null on the last page */
+            next_cursor: string | null;
             _meta: {
               /** @description events on this page */
               count: number;
@@ -2774,6 +2776,8 @@ export interface operations {
             }[];
             /** @description opaque token for the next page; null on the last page */
             cursor: string | null;
+            /** @description opaque token for the next page; null on the last page */
+            next_cursor: string | null;
             _meta: {
               /** @description events on this page */
               count: number;
