@@ -811,6 +811,34 @@ export interface components {
        * @constant
        */
       snapshot?: true;
+      /** @description hosted dialect (a connection that sent action or heartbeat): the message body again */
+      data?: {
+        /** @constant */
+        type: 'price_update';
+        /** @constant */
+        channel: 'prices';
+        /** @description native market id */
+        market_id: string;
+        /** @description venue slug */
+        source: string;
+        /** @description best YES bid (cents, 0 to 100; null when missing) */
+        yes_bid: number | null;
+        /** @description best YES ask (cents, 0 to 100; null when missing) */
+        yes_ask: number | null;
+        /** @description best NO bid (cents, 0 to 100; null when missing) */
+        no_bid: number | null;
+        /** @description best NO ask (cents, 0 to 100; null when missing) */
+        no_ask: number | null;
+        /** @description last trade (cents, 0 to 100; null when missing) */
+        last_price: number | null;
+        /** @description traded volume as the venue reports it */
+        volume: number | null;
+        /**
+         * @description the current state, sent on subscribe
+         * @constant
+         */
+        snapshot?: true;
+      };
     };
     WsOrderbookUpdate: {
       /** @constant */
@@ -845,6 +873,35 @@ export interface components {
        * @constant
        */
       snapshot?: true;
+      /** @description hosted dialect (a connection that sent action or heartbeat): the message body again */
+      data?: {
+        /** @constant */
+        type: 'orderbook_update';
+        /** @constant */
+        channel: 'orderbook';
+        market_id: string;
+        source: string;
+        /** @description a full snapshot has been applied */
+        ready: boolean;
+        yes: {
+          /** @description [cents, size], best first */
+          bids: [number, number][];
+          /** @description [cents, size], best first */
+          asks: [number, number][];
+        };
+        /** @description empty on yes-only venues */
+        no: {
+          /** @description [cents, size], best first */
+          bids: [number, number][];
+          /** @description [cents, size], best first */
+          asks: [number, number][];
+        };
+        /**
+         * @description the current state, sent on subscribe
+         * @constant
+         */
+        snapshot?: true;
+      };
     };
     WsTicker: {
       /** @constant */
@@ -875,12 +932,38 @@ export interface components {
        * @constant
        */
       snapshot?: true;
+      /** @description hosted dialect (a connection that sent action or heartbeat): the message body again */
+      data?: {
+        /** @constant */
+        type: 'ticker';
+        /** @description <venue_a slug>_prices */
+        channel: string;
+        market_id: string;
+        market_ticker: string;
+        source: string;
+        /** @description best YES bid, decimal dollars */
+        yes_bid_dollars: string | null;
+        /** @description best YES ask, decimal dollars */
+        yes_ask_dollars: string | null;
+        /** @description last trade, decimal dollars */
+        price_dollars: string | null;
+        /** @description volume */
+        volume: number | null;
+        /** @description open interest */
+        open_interest: number | null;
+        /**
+         * @description the current state, sent on subscribe
+         * @constant
+         */
+        snapshot?: true;
+      };
     };
     WsLiveGame: {
       /** @constant */
       type: 'live_game';
       /** @constant */
       channel: 'live_games';
+      /** @description live game (event) id */
       event_id: string;
       /** @description native market id */
       market_id: string;
@@ -909,6 +992,36 @@ export interface components {
        * @constant
        */
       snapshot?: true;
+      /** @description hosted dialect (a connection that sent action or heartbeat): the message body again */
+      data?: {
+        /** @constant */
+        type: 'live_game';
+        /** @constant */
+        channel: 'live_games';
+        /** @description live game (event) id */
+        event_id: string;
+        /** @description native market id */
+        market_id: string;
+        /** @description venue slug */
+        source: string;
+        /** @description best YES bid (cents, 0 to 100; null when missing) */
+        yes_bid: number | null;
+        /** @description best YES ask (cents, 0 to 100; null when missing) */
+        yes_ask: number | null;
+        /** @description best NO bid (cents, 0 to 100; null when missing) */
+        no_bid: number | null;
+        /** @description best NO ask (cents, 0 to 100; null when missing) */
+        no_ask: number | null;
+        /** @description last trade (cents, 0 to 100; null when missing) */
+        last_price: number | null;
+        /** @description traded volume as the venue reports it */
+        volume: number | null;
+        /**
+         * @description the current state, sent on subscribe
+         * @constant
+         */
+        snapshot?: true;
+      };
     };
     WsTrade: {
       /** @constant */
@@ -939,6 +1052,31 @@ export interface components {
        * @constant
        */
       snapshot?: true;
+      /** @description hosted dialect (a connection that sent action or heartbeat): the message body again */
+      data?: {
+        /** @constant */
+        type: 'trade';
+        /** @constant */
+        channel: 'live_games';
+        event_id: string;
+        market_id: string;
+        source: string;
+        /** @description YES price of the trade (cents, 0 to 100) */
+        price: number;
+        size: number;
+        taker_side: ('yes' | 'no') | null;
+        trade_id: string;
+        /**
+         * Format: date-time
+         * @description execution time
+         */
+        executed_at: string;
+        /**
+         * @description the current state, sent on subscribe
+         * @constant
+         */
+        snapshot?: true;
+      };
     };
     WsArb: {
       /** @constant */
@@ -1023,6 +1161,85 @@ export interface components {
        * @constant
        */
       snapshot?: true;
+      /** @description hosted dialect (a connection that sent action or heartbeat): the message body again */
+      data?: {
+        /** @constant */
+        type: 'arb';
+        /** @constant */
+        channel: 'arb';
+        group_id: number;
+        title: string;
+        opportunities: {
+          /** @description id of this opportunity while it lives (its group, legs and side); closed ones are in /arb/history */
+          opportunity_id?: string;
+          group_id: number;
+          /** @description net ROI, percent: profit / cost × 100, fee-net */
+          roi: number;
+          /** @description = roi */
+          roi_pct: number;
+          /** @description contracts per leg available at a positive net ROI */
+          size: number;
+          /** @description USD paid for both legs, fees included */
+          cost: number;
+          /** @description = cost */
+          total_cost: number;
+          /** @description USD for both legs at the most profitable size (= cost: a larger bet only adds losing contracts) */
+          max_wager_usd: number;
+          /** @description guaranteed payout, USD */
+          payout: number;
+          /** @description payout − cost, USD */
+          profit: number;
+          legs: {
+            /** @description venue slug */
+            platform: string;
+            /** @description venue the quote came from */
+            source: string;
+            market_id: string;
+            /**
+             * @description side bought, in the market's own terms
+             * @enum {string}
+             */
+            side: 'yes' | 'no';
+            /** @description best ask of the leg (cents, 0 to 100) */
+            price: number;
+            /** @description contracts */
+            size: number;
+            /** @description taker fee of the leg, USD */
+            fee: number;
+            /** @description = fee (the name clients of the hosted API read) */
+            fee_usd: number;
+            /** @description market page URL; null when unknown */
+            url: string | null;
+            /** @description = url */
+            source_url: string | null;
+            /** @description size-weighted average price over the size taken (cents, 0 to 100) */
+            avg_price: number;
+            /** @description USD the leg takes at this size */
+            liquidity_usd: number;
+          }[];
+          /** @description match group title */
+          group_title: string;
+          /** @description day of the group’s event, YYYY-MM-DD */
+          event_date: string | null;
+          /** @description kind of event, as /events names it */
+          event_type: string | null;
+          /**
+           * Format: date-time
+           * @description first computed, in the unbroken run of recomputes that still lists it
+           */
+          detected_at: string;
+        }[];
+        /**
+         * Format: date-time
+         * @description when computed
+         */
+        computed_at: string;
+        /**
+         * @description the current state, sent on subscribe
+         * @constant
+         */
+        snapshot?: true;
+      };
     };
     WsEv: {
       /** @constant */
@@ -1116,57 +1333,182 @@ export interface components {
        * @constant
        */
       snapshot?: true;
+      /** @description hosted dialect (a connection that sent action or heartbeat): the message body again */
+      data?: {
+        /** @constant */
+        type: 'ev';
+        /** @constant */
+        channel: 'ev';
+        group_id: number;
+        title: string;
+        opportunities: {
+          /** @description id of this opportunity while it lives (its group, leg and side); closed ones are in /ev/history */
+          opportunity_id?: string;
+          group_id: number;
+          /**
+           * @description side of the group's YES bought
+           * @enum {string}
+           */
+          side: 'yes' | 'no';
+          /** @description net ROI, percent: expected profit per dollar × 100, fee-net */
+          roi: number;
+          /** @description = roi */
+          roi_pct: number;
+          /** @description expected profit per dollar spent, fee-net */
+          ev_per_dollar: number;
+          /** @description = ev_per_dollar (= roi / 100) */
+          ev_usd_per_dollar: number;
+          /** @description consensus probability of the side, cents */
+          consensus: number;
+          /** @description consensus probability of the group’s YES */
+          consensus_probability: number;
+          /** @description venues the consensus comes from */
+          consensus_sources: string[];
+          /** @description best ask (cents, 0 to 100) */
+          price: number;
+          /** @description contracts at the ask */
+          size: number;
+          /** @description taker fee per contract, USD */
+          fee: number;
+          legs: {
+            /** @description venue slug */
+            platform: string;
+            /** @description venue the quote came from */
+            source: string;
+            market_id: string;
+            /**
+             * @description side bought, in the market's own terms
+             * @enum {string}
+             */
+            side: 'yes' | 'no';
+            /** @description best ask of the leg (cents, 0 to 100) */
+            price: number;
+            /** @description contracts */
+            size: number;
+            /** @description taker fee of the leg, USD */
+            fee: number;
+            /** @description = fee (the name clients of the hosted API read) */
+            fee_usd: number;
+            /** @description market page URL; null when unknown */
+            url: string | null;
+            /** @description = url */
+            source_url: string | null;
+            /** @description net ROI of the leg, percent */
+            roi_pct: number;
+            /** @description expected profit per dollar of the leg */
+            ev_usd_per_dollar: number;
+          }[];
+          /** @description match group title */
+          group_title: string;
+          /** @description day of the group’s event, YYYY-MM-DD */
+          event_date: string | null;
+          /** @description kind of event, as /events names it */
+          event_type: string | null;
+          /**
+           * Format: date-time
+           * @description first computed, in the unbroken run of recomputes that still lists it
+           */
+          detected_at: string;
+        }[];
+        /**
+         * Format: date-time
+         * @description when computed
+         */
+        computed_at: string;
+        /**
+         * @description the current state, sent on subscribe
+         * @constant
+         */
+        snapshot?: true;
+      };
     };
     WsExpired: {
-      /** @enum {string} */
+      /**
+       * @description an arbitrage or EV opportunity closed: drop it from the list
+       * @enum {string}
+       */
       type: 'arb_expired' | 'ev_expired';
-      /** @enum {string} */
+      /**
+       * @description the channel of its group
+       * @enum {string}
+       */
       channel: 'arb' | 'ev';
+      /** @description match group of the opportunity */
       group_id: number;
       /** @description the id the opportunity carried while it lived */
       opportunity_id: string;
-      /** @description why it closed: group_changed, market_closed, fee_change, size_gone or book_moved */
-      close_reason: string;
+      /**
+       * @description why it closed, most specific first
+       * @enum {string}
+       */
+      close_reason: 'group_changed' | 'market_closed' | 'fee_change' | 'size_gone' | 'book_moved';
       /** @description the closed opportunity as /arb/history and /ev/history serve it */
       record: {
+        /** @description the id the opportunity carried while it lived */
         opportunity_id: string;
-        /** @enum {string} */
+        /**
+         * @description arbitrage or EV
+         * @enum {string}
+         */
         kind: 'arb' | 'ev';
+        /** @description match group of the legs */
         group_id: number;
-        title?: string;
-        category?: string | null;
-        side?: 'yes' | 'no' | null;
-        legs?: ({
-          platform?: string;
-          source?: string;
-          market_id?: string;
-          /** @enum {string} */
-          side?: 'yes' | 'no';
-        } & {
-          [key: string]: unknown;
-        })[];
-        platforms?: string[];
-        /** Format: date-time */
+        /** @description match group title */
+        title: string;
+        /** @description category of the match group; null when it has none */
+        category: string | null;
+        /** @description EV: the side of the group's YES bought; null for arbitrage (both sides) */
+        side: ('yes' | 'no') | null;
+        /** @description two for arbitrage, one for EV */
+        legs: {
+          /** @description venue slug */
+          platform: string;
+          /** @description venue the quote came from */
+          source: string;
+          /** @description native market id */
+          market_id: string;
+          /**
+           * @description side bought, in the market's own terms
+           * @enum {string}
+           */
+          side: 'yes' | 'no';
+        }[];
+        /** @description the legs' venues (slugs), sorted, without repeats */
+        platforms: string[];
+        /**
+         * Format: date-time
+         * @description the recompute at which it appeared
+         */
         first_seen: string;
-        /** Format: date-time */
+        /**
+         * Format: date-time
+         * @description the last recompute at which it was still listed
+         */
         last_seen: string;
-        /** Format: date-time */
+        /**
+         * Format: date-time
+         * @description the recompute at which it was gone
+         */
         closed_at: string;
+        /** @description closed_at − first_seen, ms */
         duration_ms: number;
-        /** @enum {string} */
+        /**
+         * @description why it closed, most specific first
+         * @enum {string}
+         */
         close_reason: 'group_changed' | 'market_closed' | 'fee_change' | 'size_gone' | 'book_moved';
         /** @description net ROI percent (fees included) when it opened */
-        open_roi?: number;
+        open_roi: number;
         /** @description best net ROI percent over its life */
         peak_roi: number;
-        last_roi?: number;
+        /** @description net ROI percent when last listed */
+        last_roi: number;
         /** @description largest executable size, contracts */
-        peak_size?: number;
-        /** @description executable size averaged over its life, weighted by ROI × time */
-        roi_weighted_size?: number;
-        updates?: number;
-      } & {
-        [key: string]: unknown;
+        peak_size: number;
+        /** @description executable size averaged over its life, weighted by ROI × time held, contracts */
+        roi_weighted_size: number;
+        /** @description recomputes at which its ROI or size changed */
+        updates: number;
       };
       /** @description per-topic sequence: a gap means reconcile over REST */
       seq: number;
@@ -1179,11 +1521,384 @@ export interface components {
        * @constant
        */
       snapshot?: true;
+      /** @description hosted dialect (a connection that sent action or heartbeat): the message body again */
+      data?: {
+        /**
+         * @description an arbitrage or EV opportunity closed: drop it from the list
+         * @enum {string}
+         */
+        type: 'arb_expired' | 'ev_expired';
+        /**
+         * @description the channel of its group
+         * @enum {string}
+         */
+        channel: 'arb' | 'ev';
+        /** @description match group of the opportunity */
+        group_id: number;
+        /** @description the id the opportunity carried while it lived */
+        opportunity_id: string;
+        /**
+         * @description why it closed, most specific first
+         * @enum {string}
+         */
+        close_reason: 'group_changed' | 'market_closed' | 'fee_change' | 'size_gone' | 'book_moved';
+        /** @description the closed opportunity as /arb/history and /ev/history serve it */
+        record: {
+          /** @description the id the opportunity carried while it lived */
+          opportunity_id: string;
+          /**
+           * @description arbitrage or EV
+           * @enum {string}
+           */
+          kind: 'arb' | 'ev';
+          /** @description match group of the legs */
+          group_id: number;
+          /** @description match group title */
+          title: string;
+          /** @description category of the match group; null when it has none */
+          category: string | null;
+          /** @description EV: the side of the group's YES bought; null for arbitrage (both sides) */
+          side: ('yes' | 'no') | null;
+          /** @description two for arbitrage, one for EV */
+          legs: {
+            /** @description venue slug */
+            platform: string;
+            /** @description venue the quote came from */
+            source: string;
+            /** @description native market id */
+            market_id: string;
+            /**
+             * @description side bought, in the market's own terms
+             * @enum {string}
+             */
+            side: 'yes' | 'no';
+          }[];
+          /** @description the legs' venues (slugs), sorted, without repeats */
+          platforms: string[];
+          /**
+           * Format: date-time
+           * @description the recompute at which it appeared
+           */
+          first_seen: string;
+          /**
+           * Format: date-time
+           * @description the last recompute at which it was still listed
+           */
+          last_seen: string;
+          /**
+           * Format: date-time
+           * @description the recompute at which it was gone
+           */
+          closed_at: string;
+          /** @description closed_at − first_seen, ms */
+          duration_ms: number;
+          /**
+           * @description why it closed, most specific first
+           * @enum {string}
+           */
+          close_reason: 'group_changed' | 'market_closed' | 'fee_change' | 'size_gone' | 'book_moved';
+          /** @description net ROI percent (fees included) when it opened */
+          open_roi: number;
+          /** @description best net ROI percent over its life */
+          peak_roi: number;
+          /** @description net ROI percent when last listed */
+          last_roi: number;
+          /** @description largest executable size, contracts */
+          peak_size: number;
+          /** @description executable size averaged over its life, weighted by ROI × time held, contracts */
+          roi_weighted_size: number;
+          /** @description recomputes at which its ROI or size changed */
+          updates: number;
+        };
+        /**
+         * @description the current state, sent on subscribe
+         * @constant
+         */
+        snapshot?: true;
+      };
+    };
+    /** @description an alert of the smart-money feed, as /alerts/smart-money gives it */
+    WsSmartMoney: {
+      /** @constant */
+      type: 'smart_money';
+      /** @constant */
+      channel: 'smart_money';
+      /** @description alert id, increasing */
+      alert_id: string;
+      /**
+       * @description kind of smart-money alert
+       * @enum {string}
+       */
+      alert_type: 'smart_money' | 'insider' | 'captain_hook';
+      /** @description venue slug */
+      platform: string;
+      /** @description native market id */
+      market_id: string;
+      /** @description outcome token id */
+      token_id: string | null;
+      /** @description market title */
+      title: string | null;
+      /**
+       * @description outcome traded
+       * @enum {string}
+       */
+      outcome: 'yes' | 'no';
+      /**
+       * @description what the trader did with the outcome
+       * @enum {string}
+       */
+      side: 'buy' | 'sell';
+      /** @description wallet; null on venues whose trades carry none */
+      wallet: string | null;
+      /** @description trade price of the outcome (cents, 0 to 100) */
+      price: number;
+      /** @description contracts traded */
+      shares: number;
+      /** @description notional, USD */
+      amount_usd: number;
+      /** @description id of the trade that raised the alert */
+      trade_id: string;
+      /**
+       * Format: date-time
+       * @description trade time
+       */
+      executed_at: string;
+      /**
+       * Format: date-time
+       * @description when the alert was raised
+       */
+      created_at: string;
+      /** @description created_at, unix seconds */
+      timestamp: number;
+      /** @description why the alert was raised */
+      reason: string;
+      /** @description the numbers behind the reason */
+      figures: {
+        [key: string]: number | string | boolean | null;
+      };
+      /** @description per-topic sequence: a gap means reconcile over REST */
+      seq: number;
+      /** @description process epoch (ms): a new one means the server restarted; reconcile over REST */
+      epoch: number;
+      /** @description server send time, ms since epoch */
+      ts: number;
+      /**
+       * @description the current state, sent on subscribe
+       * @constant
+       */
+      snapshot?: true;
+      /** @description hosted dialect (a connection that sent action or heartbeat): the message body again */
+      data?: {
+        /** @constant */
+        type: 'smart_money';
+        /** @constant */
+        channel: 'smart_money';
+        /** @description alert id, increasing */
+        alert_id: string;
+        /**
+         * @description kind of smart-money alert
+         * @enum {string}
+         */
+        alert_type: 'smart_money' | 'insider' | 'captain_hook';
+        /** @description venue slug */
+        platform: string;
+        /** @description native market id */
+        market_id: string;
+        /** @description outcome token id */
+        token_id: string | null;
+        /** @description market title */
+        title: string | null;
+        /**
+         * @description outcome traded
+         * @enum {string}
+         */
+        outcome: 'yes' | 'no';
+        /**
+         * @description what the trader did with the outcome
+         * @enum {string}
+         */
+        side: 'buy' | 'sell';
+        /** @description wallet; null on venues whose trades carry none */
+        wallet: string | null;
+        /** @description trade price of the outcome (cents, 0 to 100) */
+        price: number;
+        /** @description contracts traded */
+        shares: number;
+        /** @description notional, USD */
+        amount_usd: number;
+        /** @description id of the trade that raised the alert */
+        trade_id: string;
+        /**
+         * Format: date-time
+         * @description trade time
+         */
+        executed_at: string;
+        /**
+         * Format: date-time
+         * @description when the alert was raised
+         */
+        created_at: string;
+        /** @description created_at, unix seconds */
+        timestamp: number;
+        /** @description why the alert was raised */
+        reason: string;
+        /** @description the numbers behind the reason */
+        figures: {
+          [key: string]: number | string | boolean | null;
+        };
+        /**
+         * @description the current state, sent on subscribe
+         * @constant
+         */
+        snapshot?: true;
+      };
+    };
+    /** @description an alert of the fade-finder feed, as /alerts/fade-finder gives it */
+    WsFadeFinder: {
+      /** @constant */
+      type: 'fade_finder';
+      /** @constant */
+      channel: 'fade_finder';
+      /** @description alert id, increasing */
+      alert_id: string;
+      /**
+       * @description a fade alert
+       * @constant
+       */
+      alert_type: 'fade';
+      /** @description venue slug */
+      platform: string;
+      /** @description native market id */
+      market_id: string;
+      /** @description outcome token id */
+      token_id: string | null;
+      /** @description market title */
+      title: string | null;
+      /**
+       * @description outcome traded
+       * @enum {string}
+       */
+      outcome: 'yes' | 'no';
+      /**
+       * @description what the trader did with the outcome
+       * @enum {string}
+       */
+      side: 'buy' | 'sell';
+      /** @description wallet; null on venues whose trades carry none */
+      wallet: string | null;
+      /** @description trade price of the outcome (cents, 0 to 100) */
+      price: number;
+      /** @description contracts traded */
+      shares: number;
+      /** @description notional, USD */
+      amount_usd: number;
+      /** @description id of the trade that raised the alert */
+      trade_id: string;
+      /**
+       * Format: date-time
+       * @description trade time
+       */
+      executed_at: string;
+      /**
+       * Format: date-time
+       * @description when the alert was raised
+       */
+      created_at: string;
+      /** @description created_at, unix seconds */
+      timestamp: number;
+      /** @description why the alert was raised */
+      reason: string;
+      /** @description the numbers behind the reason */
+      figures: {
+        [key: string]: number | string | boolean | null;
+      };
+      /** @description per-topic sequence: a gap means reconcile over REST */
+      seq: number;
+      /** @description process epoch (ms): a new one means the server restarted; reconcile over REST */
+      epoch: number;
+      /** @description server send time, ms since epoch */
+      ts: number;
+      /**
+       * @description the current state, sent on subscribe
+       * @constant
+       */
+      snapshot?: true;
+      /** @description hosted dialect (a connection that sent action or heartbeat): the message body again */
+      data?: {
+        /** @constant */
+        type: 'fade_finder';
+        /** @constant */
+        channel: 'fade_finder';
+        /** @description alert id, increasing */
+        alert_id: string;
+        /**
+         * @description a fade alert
+         * @constant
+         */
+        alert_type: 'fade';
+        /** @description venue slug */
+        platform: string;
+        /** @description native market id */
+        market_id: string;
+        /** @description outcome token id */
+        token_id: string | null;
+        /** @description market title */
+        title: string | null;
+        /**
+         * @description outcome traded
+         * @enum {string}
+         */
+        outcome: 'yes' | 'no';
+        /**
+         * @description what the trader did with the outcome
+         * @enum {string}
+         */
+        side: 'buy' | 'sell';
+        /** @description wallet; null on venues whose trades carry none */
+        wallet: string | null;
+        /** @description trade price of the outcome (cents, 0 to 100) */
+        price: number;
+        /** @description contracts traded */
+        shares: number;
+        /** @description notional, USD */
+        amount_usd: number;
+        /** @description id of the trade that raised the alert */
+        trade_id: string;
+        /**
+         * Format: date-time
+         * @description trade time
+         */
+        executed_at: string;
+        /**
+         * Format: date-time
+         * @description when the alert was raised
+         */
+        created_at: string;
+        /** @description created_at, unix seconds */
+        timestamp: number;
+        /** @description why the alert was raised */
+        reason: string;
+        /** @description the numbers behind the reason */
+        figures: {
+          [key: string]: number | string | boolean | null;
+        };
+        /**
+         * @description the current state, sent on subscribe
+         * @constant
+         */
+        snapshot?: true;
+      };
     };
     WsNotice: {
-      /** @enum {string} */
+      /**
+       * @description warning: go on; error: the request was refused; ready: a feed is back
+       * @enum {string}
+       */
       type: 'warning' | 'error' | 'ready';
-      /** @enum {string} */
+      /**
+       * @description what happened, for a client to switch on
+       * @enum {string}
+       */
       code:
         | 'UNKNOWN_ID'
         | 'UNKNOWN_EVENT_ID'
@@ -1197,13 +1912,17 @@ export interface components {
         | 'FEED_READY'
         | 'FEED_DEGRADED'
         | 'COALESCED';
+      /** @description what happened, in words */
       message: string;
+      /** @description the channel of the request */
       channel?: string;
       /** @description the ids the notice is about */
       market_ids?: string[];
+      /** @description live_games: the event ids the notice is about */
       event_ids?: string[];
       /** @description venue of a feed notice */
       source?: string;
+      /** @description market of a feed notice */
       market_id?: string;
       /** @description per-topic sequence: a gap means reconcile over REST */
       seq?: number;
@@ -1211,6 +1930,43 @@ export interface components {
       epoch?: number;
       /** @description server send time, ms since epoch */
       ts: number;
+      /** @description hosted dialect, on feed notices (streamed): the message body again */
+      data?: {
+        /**
+         * @description warning: go on; error: the request was refused; ready: a feed is back
+         * @enum {string}
+         */
+        type: 'warning' | 'error' | 'ready';
+        /**
+         * @description what happened, for a client to switch on
+         * @enum {string}
+         */
+        code:
+          | 'UNKNOWN_ID'
+          | 'UNKNOWN_EVENT_ID'
+          | 'UNKNOWN_CHANNEL'
+          | 'BAD_JSON'
+          | 'BAD_REQUEST'
+          | 'RATE_LIMITED'
+          | 'NOT_ENTITLED'
+          | 'SUBSCRIPTION_LIMIT'
+          | 'FEED_INTERRUPTED'
+          | 'FEED_READY'
+          | 'FEED_DEGRADED'
+          | 'COALESCED';
+        /** @description what happened, in words */
+        message: string;
+        /** @description the channel of the request */
+        channel?: string;
+        /** @description the ids the notice is about */
+        market_ids?: string[];
+        /** @description live_games: the event ids the notice is about */
+        event_ids?: string[];
+        /** @description venue of a feed notice */
+        source?: string;
+        /** @description market of a feed notice */
+        market_id?: string;
+      };
     };
     WsPong: {
       /** @constant */
@@ -2477,60 +3233,59 @@ export interface operations {
           'application/json': {
             summary: {
               /** @description settled pairs that settled consistently with their orientation in the group */
-              agreements?: number;
+              agreements: number;
               /** @description settled pairs that did not (a wrong match or a wrong inversion) */
-              contradictions?: number;
+              contradictions: number;
               /** @description pairs with a void, cancelled or partial settlement: not counted either way */
-              voided?: number;
+              voided: number;
               /** @description pairs of current groups of which one market settled and the other not yet */
-              pending?: number;
+              pending: number;
               /** @description agreements / (agreements + contradictions); null before any */
-              precision?: number | null;
+              precision: number | null;
               /** @description groups with a settled member waiting for another to settle */
-              pending_groups?: number;
+              pending_groups: number;
               /** @description groups whose members settled inconsistently */
-              suspect_groups?: number;
-            } & {
-              [key: string]: unknown;
+              suspect_groups: number;
             };
             /** @description by category and venue pair */
-            pairs: ({
-              /** @description category of the match group */
-              category?: string | null;
+            pairs: {
+              /** @description category of the match group; null when it has none */
+              category: string | null;
               /** @description venues of the two markets, sorted */
-              platforms?: string[];
+              platforms: string[];
               /** @description settled pairs that settled consistently with their orientation in the group */
-              agreements?: number;
+              agreements: number;
               /** @description settled pairs that did not (a wrong match or a wrong inversion) */
-              contradictions?: number;
+              contradictions: number;
               /** @description pairs with a void, cancelled or partial settlement: not counted either way */
-              voided?: number;
+              voided: number;
               /** @description pairs of current groups of which one market settled and the other not yet */
-              pending?: number;
+              pending: number;
               /** @description agreements / (agreements + contradictions); null before any */
-              precision?: number | null;
-            } & {
-              [key: string]: unknown;
-            })[];
+              precision: number | null;
+            }[];
             /** @description groups whose settlements contradict the match (no arb or EV is computed from them), by group id */
-            suspect_groups: ({
-              group_id?: number;
-              title?: string;
-              category?: string | null;
-              platforms?: string[];
-              reason?: string;
-            } & {
-              [key: string]: unknown;
-            })[];
+            suspect_groups: {
+              /** @description match group id */
+              group_id: number;
+              /** @description match group title */
+              title: string;
+              /** @description category of the match group; null when it has none */
+              category: string | null;
+              /** @description venues of the group's members */
+              platforms: string[];
+              /** @description which settlements contradict the match, with the markets as platform:market_id */
+              reason: string;
+            }[];
             _meta: {
-              count?: number;
-              /** Format: date-time */
-              as_of?: string;
-            } & {
-              [key: string]: unknown;
+              /** @description rows of pairs */
+              count: number;
+              /**
+               * Format: date-time
+               * @description when the audit was read
+               */
+              as_of: string;
             };
-          } & {
-            [key: string]: unknown;
           };
         };
       };
@@ -3210,58 +3965,87 @@ export interface operations {
         };
         content: {
           'application/json': {
-            opportunities: ({
+            /** @description closed opportunities, newest first */
+            opportunities: {
+              /** @description the id the opportunity carried while it lived */
               opportunity_id: string;
-              /** @enum {string} */
+              /**
+               * @description arbitrage or EV
+               * @enum {string}
+               */
               kind: 'arb' | 'ev';
+              /** @description match group of the legs */
               group_id: number;
-              title?: string;
-              category?: string | null;
-              side?: 'yes' | 'no' | null;
-              legs?: ({
-                platform?: string;
-                source?: string;
-                market_id?: string;
-                /** @enum {string} */
-                side?: 'yes' | 'no';
-              } & {
-                [key: string]: unknown;
-              })[];
-              platforms?: string[];
-              /** Format: date-time */
+              /** @description match group title */
+              title: string;
+              /** @description category of the match group; null when it has none */
+              category: string | null;
+              /** @description EV: the side of the group's YES bought; null for arbitrage (both sides) */
+              side: ('yes' | 'no') | null;
+              /** @description two for arbitrage, one for EV */
+              legs: {
+                /** @description venue slug */
+                platform: string;
+                /** @description venue the quote came from */
+                source: string;
+                /** @description native market id */
+                market_id: string;
+                /**
+                 * @description side bought, in the market's own terms
+                 * @enum {string}
+                 */
+                side: 'yes' | 'no';
+              }[];
+              /** @description the legs' venues (slugs), sorted, without repeats */
+              platforms: string[];
+              /**
+               * Format: date-time
+               * @description the recompute at which it appeared
+               */
               first_seen: string;
-              /** Format: date-time */
+              /**
+               * Format: date-time
+               * @description the last recompute at which it was still listed
+               */
               last_seen: string;
-              /** Format: date-time */
+              /**
+               * Format: date-time
+               * @description the recompute at which it was gone
+               */
               closed_at: string;
+              /** @description closed_at − first_seen, ms */
               duration_ms: number;
-              /** @enum {string} */
+              /**
+               * @description why it closed, most specific first
+               * @enum {string}
+               */
               close_reason: 'group_changed' | 'market_closed' | 'fee_change' | 'size_gone' | 'book_moved';
               /** @description net ROI percent (fees included) when it opened */
-              open_roi?: number;
+              open_roi: number;
               /** @description best net ROI percent over its life */
               peak_roi: number;
-              last_roi?: number;
+              /** @description net ROI percent when last listed */
+              last_roi: number;
               /** @description largest executable size, contracts */
-              peak_size?: number;
-              /** @description executable size averaged over its life, weighted by ROI × time */
-              roi_weighted_size?: number;
-              updates?: number;
-            } & {
-              [key: string]: unknown;
-            })[];
+              peak_size: number;
+              /** @description executable size averaged over its life, weighted by ROI × time held, contracts */
+              roi_weighted_size: number;
+              /** @description recomputes at which its ROI or size changed */
+              updates: number;
+            }[];
             /** @description pass as cursor for the next (older) page; null at the end */
             next_cursor: string | null;
             _meta: {
-              count?: number;
-              retention_hours?: number;
-              /** Format: date-time */
-              as_of?: string;
-            } & {
-              [key: string]: unknown;
+              /** @description opportunities on this page */
+              count: number;
+              /** @description how long closed opportunities are kept, hours */
+              retention_hours: number;
+              /**
+               * Format: date-time
+               * @description when the page was read
+               */
+              as_of: string;
             };
-          } & {
-            [key: string]: unknown;
           };
         };
       };
@@ -3306,58 +4090,87 @@ export interface operations {
         };
         content: {
           'application/json': {
-            opportunities: ({
+            /** @description closed opportunities, newest first */
+            opportunities: {
+              /** @description the id the opportunity carried while it lived */
               opportunity_id: string;
-              /** @enum {string} */
+              /**
+               * @description arbitrage or EV
+               * @enum {string}
+               */
               kind: 'arb' | 'ev';
+              /** @description match group of the legs */
               group_id: number;
-              title?: string;
-              category?: string | null;
-              side?: 'yes' | 'no' | null;
-              legs?: ({
-                platform?: string;
-                source?: string;
-                market_id?: string;
-                /** @enum {string} */
-                side?: 'yes' | 'no';
-              } & {
-                [key: string]: unknown;
-              })[];
-              platforms?: string[];
-              /** Format: date-time */
+              /** @description match group title */
+              title: string;
+              /** @description category of the match group; null when it has none */
+              category: string | null;
+              /** @description EV: the side of the group's YES bought; null for arbitrage (both sides) */
+              side: ('yes' | 'no') | null;
+              /** @description two for arbitrage, one for EV */
+              legs: {
+                /** @description venue slug */
+                platform: string;
+                /** @description venue the quote came from */
+                source: string;
+                /** @description native market id */
+                market_id: string;
+                /**
+                 * @description side bought, in the market's own terms
+                 * @enum {string}
+                 */
+                side: 'yes' | 'no';
+              }[];
+              /** @description the legs' venues (slugs), sorted, without repeats */
+              platforms: string[];
+              /**
+               * Format: date-time
+               * @description the recompute at which it appeared
+               */
               first_seen: string;
-              /** Format: date-time */
+              /**
+               * Format: date-time
+               * @description the last recompute at which it was still listed
+               */
               last_seen: string;
-              /** Format: date-time */
+              /**
+               * Format: date-time
+               * @description the recompute at which it was gone
+               */
               closed_at: string;
+              /** @description closed_at − first_seen, ms */
               duration_ms: number;
-              /** @enum {string} */
+              /**
+               * @description why it closed, most specific first
+               * @enum {string}
+               */
               close_reason: 'group_changed' | 'market_closed' | 'fee_change' | 'size_gone' | 'book_moved';
               /** @description net ROI percent (fees included) when it opened */
-              open_roi?: number;
+              open_roi: number;
               /** @description best net ROI percent over its life */
               peak_roi: number;
-              last_roi?: number;
+              /** @description net ROI percent when last listed */
+              last_roi: number;
               /** @description largest executable size, contracts */
-              peak_size?: number;
-              /** @description executable size averaged over its life, weighted by ROI × time */
-              roi_weighted_size?: number;
-              updates?: number;
-            } & {
-              [key: string]: unknown;
-            })[];
+              peak_size: number;
+              /** @description executable size averaged over its life, weighted by ROI × time held, contracts */
+              roi_weighted_size: number;
+              /** @description recomputes at which its ROI or size changed */
+              updates: number;
+            }[];
             /** @description pass as cursor for the next (older) page; null at the end */
             next_cursor: string | null;
             _meta: {
-              count?: number;
-              retention_hours?: number;
-              /** Format: date-time */
-              as_of?: string;
-            } & {
-              [key: string]: unknown;
+              /** @description opportunities on this page */
+              count: number;
+              /** @description how long closed opportunities are kept, hours */
+              retention_hours: number;
+              /**
+               * Format: date-time
+               * @description when the page was read
+               */
+              as_of: string;
             };
-          } & {
-            [key: string]: unknown;
           };
         };
       };
@@ -3395,35 +4208,41 @@ export interface operations {
         };
         content: {
           'application/json': {
-            pairs: ({
-              /** @description the two venues of the legs, sorted */
-              venues?: string[];
-              category?: string | null;
-              count?: number;
-              median_duration_ms?: number;
-              p90_duration_ms?: number;
-              /** @description net ROI percent */
-              median_peak_roi?: number;
+            /** @description by venue pair and category, busiest first */
+            pairs: {
+              /** @description the venues of the legs (slugs), sorted */
+              venues: string[];
+              /** @description category of the match group; null when it has none */
+              category: string | null;
+              /** @description opportunities closed in the window */
+              count: number;
+              /** @description median lifetime, ms */
+              median_duration_ms: number;
+              /** @description 90th percentile lifetime, ms */
+              p90_duration_ms: number;
+              /** @description median peak net ROI, percent */
+              median_peak_roi: number;
               /** @description Σ ROI-weighted executable size, contracts */
-              total_executable_size?: number;
-              /** @description openings per UTC hour of day */
-              by_hour?: number[];
-            } & {
-              [key: string]: unknown;
-            })[];
+              total_executable_size: number;
+              /** @description openings per UTC hour of day, 0 to 23 */
+              by_hour: number[];
+            }[];
             _meta: {
-              /** Format: date-time */
-              from?: string;
-              /** Format: date-time */
-              to?: string;
-              count?: number;
+              /**
+               * Format: date-time
+               * @description start of the window (closed at or after)
+               */
+              from: string;
+              /**
+               * Format: date-time
+               * @description end of the window (closed before)
+               */
+              to: string;
+              /** @description opportunities read */
+              count: number;
               /** @description more than 200000 opportunities closed in the window; the figures cover the oldest of them */
-              truncated?: boolean;
-            } & {
-              [key: string]: unknown;
+              truncated: boolean;
             };
-          } & {
-            [key: string]: unknown;
           };
         };
       };
@@ -3462,26 +4281,40 @@ export interface operations {
         content: {
           'application/json': {
             alerts: {
+              /** @description alert id, increasing */
               alert_id: string;
-              /** @enum {string} */
+              /**
+               * @description smart_money, insider and captain_hook on the smart-money feed; fade on the fade-finder feed
+               * @enum {string}
+               */
               alert_type: 'smart_money' | 'insider' | 'captain_hook' | 'fade';
               /** @description venue slug */
               platform: string;
+              /** @description native market id */
               market_id: string;
               /** @description outcome token id */
               token_id: string | null;
               /** @description market title */
               title: string | null;
-              /** @enum {string} */
+              /**
+               * @description outcome traded
+               * @enum {string}
+               */
               outcome: 'yes' | 'no';
-              /** @enum {string} */
+              /**
+               * @description what the trader did with the outcome
+               * @enum {string}
+               */
               side: 'buy' | 'sell';
               /** @description wallet; null on venues whose trades carry none */
               wallet: string | null;
               /** @description trade price of the outcome (cents, 0 to 100) */
               price: number;
+              /** @description contracts traded */
               shares: number;
+              /** @description notional, USD */
               amount_usd: number;
+              /** @description id of the trade that raised the alert */
               trade_id: string;
               /**
                * Format: date-time
@@ -3567,26 +4400,40 @@ export interface operations {
         content: {
           'application/json': {
             alerts: {
+              /** @description alert id, increasing */
               alert_id: string;
-              /** @enum {string} */
+              /**
+               * @description smart_money, insider and captain_hook on the smart-money feed; fade on the fade-finder feed
+               * @enum {string}
+               */
               alert_type: 'smart_money' | 'insider' | 'captain_hook' | 'fade';
               /** @description venue slug */
               platform: string;
+              /** @description native market id */
               market_id: string;
               /** @description outcome token id */
               token_id: string | null;
               /** @description market title */
               title: string | null;
-              /** @enum {string} */
+              /**
+               * @description outcome traded
+               * @enum {string}
+               */
               outcome: 'yes' | 'no';
-              /** @enum {string} */
+              /**
+               * @description what the trader did with the outcome
+               * @enum {string}
+               */
               side: 'buy' | 'sell';
               /** @description wallet; null on venues whose trades carry none */
               wallet: string | null;
               /** @description trade price of the outcome (cents, 0 to 100) */
               price: number;
+              /** @description contracts traded */
               shares: number;
+              /** @description notional, USD */
               amount_usd: number;
+              /** @description id of the trade that raised the alert */
               trade_id: string;
               /**
                * Format: date-time

@@ -7,31 +7,7 @@ import { FADE_TYPES, SMART_MONEY_TYPES, type AlertEngine, type AlertType } from 
 import type { WalletLedger } from '../signals/wallets.js';
 import { alertJson } from '../views/alert.js';
 import { decodeCursor, encodeCursor, type ApiContext } from './context.js';
-import { cents, count, cursor, Figure, platform, strOrNull, time } from '../views/schemas.js';
-
-/** The alert record (spec 2.14). */
-export const AlertJson = z
-  .object({
-    alert_id: z.string(),
-    alert_type: z.enum(['smart_money', 'insider', 'captain_hook', 'fade']),
-    platform,
-    market_id: z.string(),
-    token_id: strOrNull('outcome token id'),
-    title: strOrNull('market title'),
-    outcome: z.enum(['yes', 'no']),
-    side: z.enum(['buy', 'sell']),
-    wallet: strOrNull('wallet; null on venues whose trades carry none'),
-    price: cents('trade price of the outcome'),
-    shares: z.number(),
-    amount_usd: z.number(),
-    trade_id: z.string(),
-    executed_at: time('trade time'),
-    created_at: time('when the alert was raised'),
-    timestamp: z.number().int().describe('created_at, unix seconds'),
-    reason: z.string().describe('why the alert was raised'),
-    figures: z.record(z.string(), Figure).describe('the numbers behind the reason'),
-  })
-  .describe('Alert');
+import { AlertJson, count, cursor, time } from '../views/schemas.js';
 
 /** The 200 body of /alerts/smart-money and /alerts/fade-finder. */
 export const AlertPage = z.object({

@@ -1,60 +1,51 @@
 import { z } from 'zod';
-import type { Api } from '../access/api.js';
+import { typedReply, type Api } from '../access/api.js';
 import { p } from '../access/params.js';
-import { errorReply, jsonReply } from '../server/http.js';
+import { errorReply } from '../server/http.js';
 import type { HistoryCursor, OpportunityLog } from '../signals/lifecycle/log.js';
-import { RECORD_SCHEMA, recordJson, type OpportunityKind } from '../signals/lifecycle/record.js';
+import { OpportunityRecordJson, recordJson, type OpportunityKind } from '../signals/lifecycle/record.js';
 import { pairStats } from '../signals/lifecycle/stats.js';
+import { count, cursor as pageCursor, strOrNull, time } from '../views/schemas.js';
 import { decodeCursor, encodeCursor, type ApiContext } from './context.js';
 
 /** Records read at most for one /arb/stats answer (the window is cut there and says so). */
 const STATS_MAX_RECORDS = 200_000;
 const DAY_MS = 86_400_000;
 
-const HISTORY_SCHEMA: Record<string, unknown> = {
-  type: 'object',
-  required: ['opportunities', 'next_cursor', '_meta'],
-  properties: {
-    opportunities: { type: 'array', items: RECORD_SCHEMA },
-    next_cursor: { type: ['string', 'null'], description: 'pass as cursor for the next (older) page; null at the end' },
-    _meta: {
-      type: 'object',
-      properties: { count: { type: 'integer' }, retention_hours: { type: 'number' }, as_of: { type: 'string', format: 'date-time' } },
-    },
-  },
-};
+/** The 200 body of /arb/history and /ev/history. */
+const HistoryPage = z.object({
+  opportunities: z.array(OpportunityRecordJson).describe('closed opportunities, newest first'),
+  next_cursor: pageCursor.describe('pass as cursor for the next (older) page; null at the end'),
+  _meta: z.object({
+    count: count('opportunities on this page'),
+    retention_hours: z.number().describe('how long closed opportunities are kept, hours'),
+    as_of: time('when the page was read'),
+  }),
+});
 
-const STATS_SCHEMA: Record<string, unknown> = {
-  type: 'object',
-  required: ['pairs', '_meta'],
-  properties: {
-    pairs: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          venues: { type: 'array', items: { type: 'string' }, description: 'the two venues of the legs, sorted' },
-          category: { type: ['string', 'null'] },
-          count: { type: 'integer' },
-          median_duration_ms: { type: 'number' },
-          p90_duration_ms: { type: 'number' },
-          median_peak_roi: { type: 'number', description: 'net ROI percent' },
-          total_executable_size: { type: 'number', description: 'Σ ROI-weighted executable size, contracts' },
-          by_hour: { type: 'array', items: { type: 'integer' }, minItems: 24, maxItems: 24, description: 'openings per UTC hour of day' },
-        },
-      },
-    },
-    _meta: {
-      type: 'object',
-      properties: {
-        from: { type: 'string', format: 'date-time' },
-        to: { type: 'string', format: 'date-time' },
-        count: { type: 'integer' },
-        truncated: { type: 'boolean', description: `more than ${STATS_MAX_RECORDS} opportunities closed in the window; the figures cover the oldest of them` },
-      },
-    },
-  },
-};
+/** The 200 body of /arb/stats. */
+const StatsPage = z.object({
+  pairs: z
+    .array(
+      z.object({
+        venues: z.array(z.string()).describe('the venues of the legs (slugs), sorted'),
+        category: strOrNull('category of the match group; null when it has none'),
+        count: count('opportunities closed in the window'),
+        median_duration_ms: z.number().describe('median lifetime, ms'),
+        p90_duration_ms: z.number().describe('90th percentile lifetime, ms'),
+        median_peak_roi: z.number().describe('median peak net ROI, percent'),
+        total_executable_size: z.number().describe('Σ ROI-weighted executable size, contracts'),
+        by_hour: z.array(count('openings in the hour')).length(24).describe('openings per UTC hour of day, 0 to 23'),
+      }),
+    )
+    .describe('by venue pair and category, busiest first'),
+  _meta: z.object({
+    from: time('start of the window (closed at or after)'),
+    to: time('end of the window (closed before)'),
+    count: count('opportunities read'),
+    truncated: z.boolean().describe(`more than ${STATS_MAX_RECORDS} opportunities closed in the window; the figures cover the oldest of them`),
+  }),
+});
 
 /** `from` before `to` when both are given. */
 function ordered(v: { from?: number | undefined; to?: number | undefined }, ctx: z.RefinementCtx): void {
@@ -103,7 +94,7 @@ export function registerSignalHistory(api: Api, ctx: ApiContext, log: Opportunit
       endpoint: kind,
       query: historyQuery,
       responseDescription: '{opportunities: [record], next_cursor, _meta}',
-      response: z.fromJSONSchema(HISTORY_SCHEMA),
+      response: HistoryPage,
       handler: (c) => {
         const q = c.query;
         const cursor = readCursor(q.cursor);
@@ -118,7 +109,7 @@ export function registerSignalHistory(api: Api, ctx: ApiContext, log: Opportunit
           minDurationMs: q.min_duration === undefined ? undefined : q.min_duration * 1000,
         };
         const page = log.page(kind, filter, q.limit!, cursor);
-        return jsonReply({
+        return typedReply(HistoryPage, {
           opportunities: page.records.map(recordJson),
           next_cursor: page.next ? encodeCursor({ t: page.next.closedAt, i: page.next.id }) : null,
           _meta: { count: page.records.length, retention_hours: log.retentionMs / 3_600_000, as_of: new Date().toISOString() },
@@ -135,7 +126,7 @@ export function registerSignalHistory(api: Api, ctx: ApiContext, log: Opportunit
     endpoint: 'arb',
     query: z.object(window).superRefine(ordered),
     responseDescription: '{pairs: [{venues, category, count, median_duration_ms, p90_duration_ms, median_peak_roi, total_executable_size, by_hour}], _meta}',
-    response: z.fromJSONSchema(STATS_SCHEMA),
+    response: StatsPage,
     handler: (c) => {
       const q = c.query;
       const to = q.to ?? Date.now() + 1;
@@ -145,7 +136,7 @@ export function registerSignalHistory(api: Api, ctx: ApiContext, log: Opportunit
         { from, to, platforms: Array.isArray(q.platforms) ? q.platforms : undefined, category: q.category },
         STATS_MAX_RECORDS,
       );
-      return jsonReply({
+      return typedReply(StatsPage, {
         pairs: pairStats(records),
         _meta: { from: new Date(from).toISOString(), to: new Date(to).toISOString(), count: records.length, truncated },
       });

@@ -138,6 +138,32 @@ export const Level = z.object({ price: cents('price'), size: z.number().describe
 /** An alert figure value. */
 export const Figure = z.union([z.number(), z.string(), z.boolean(), z.null()]);
 
+/** The alert record (spec 2.14). */
+export const AlertJson = z
+  .object({
+    alert_id: z.string().describe('alert id, increasing'),
+    alert_type: z
+      .enum(['smart_money', 'insider', 'captain_hook', 'fade'])
+      .describe('smart_money, insider and captain_hook on the smart-money feed; fade on the fade-finder feed'),
+    platform,
+    market_id: z.string().describe('native market id'),
+    token_id: strOrNull('outcome token id'),
+    title: strOrNull('market title'),
+    outcome: z.enum(['yes', 'no']).describe('outcome traded'),
+    side: z.enum(['buy', 'sell']).describe('what the trader did with the outcome'),
+    wallet: strOrNull('wallet; null on venues whose trades carry none'),
+    price: cents('trade price of the outcome'),
+    shares: z.number().describe('contracts traded'),
+    amount_usd: z.number().describe('notional, USD'),
+    trade_id: z.string().describe('id of the trade that raised the alert'),
+    executed_at: time('trade time'),
+    created_at: time('when the alert was raised'),
+    timestamp: z.number().int().describe('created_at, unix seconds'),
+    reason: z.string().describe('why the alert was raised'),
+    figures: z.record(z.string(), Figure).describe('the numbers behind the reason'),
+  })
+  .describe('Alert');
+
 /** The `_meta` freshness fields of the cached venue_b routes. */
 export const freshnessShape = {
   watermark: timeOrNull('newest trade materialized'),

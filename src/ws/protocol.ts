@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { RECORD_SCHEMA } from '../signals/lifecycle/record.js';
-import { ArbOpportunity, cents, centsOrNull, EvOpportunity, numOrNull, strOrNull, time } from '../views/schemas.js';
+import { CLOSE_REASONS, OpportunityRecordJson } from '../signals/lifecycle/record.js';
+import { AlertJson, ArbOpportunity, cents, centsOrNull, EvOpportunity, numOrNull, strOrNull, time } from '../views/schemas.js';
 
 /**
  * The WebSocket protocol of /api/v2/ws (spec section 6; the parts the spec leaves "not shown"
@@ -11,8 +11,9 @@ import { ArbOpportunity, cents, centsOrNull, EvOpportunity, numOrNull, strOrNull
  * `heartbeat` for `ping`, as clients of the hosted API send them (`parseClientMessage`); a
  * connection that sends them is in the hosted dialect.
  * Server → client: `welcome`, `subscribed`, `unsubscribed`, `price_update`, `orderbook_update`,
- * `ticker`, `smart_money`, `fade_finder`, `warning` and `error` (each with a `code` and a
- * `message`), `ready`, `pong`. Streamed messages carry their `channel`, a per-topic `seq`, the
+ * `ticker`, `live_game`, `trade`, `arb`, `ev`, `arb_expired`, `ev_expired`, `smart_money`,
+ * `fade_finder`, `warning` and `error` (each with a `code` and a `message`), `ready`, `pong`
+ * (schemas: SERVER_MESSAGES). Streamed messages carry their `channel`, a per-topic `seq`, the
  * process `epoch` and `ts` (send time, ms); in the hosted dialect also their body again under `data`.
  */
 export const clientMessage = z.discriminatedUnion('type', [
@@ -185,6 +186,21 @@ const stream = {
   ts: z.number().int().describe('server send time, ms since epoch'),
   snapshot: z.literal(true).optional().describe('the current state, sent on subscribe'),
 };
+/**
+ * A streamed message: its body and the stream envelope; a connection in the hosted dialect gets
+ * the body again under `data` (without seq, epoch and ts; a price snapshot keeps its snapshot flag there).
+ */
+function streamed<S extends z.ZodRawShape>(body: S) {
+  return z.object({
+    ...body,
+    ...stream,
+    data: z
+      .object({ ...body, snapshot: stream.snapshot })
+      .optional()
+      .describe('hosted dialect (a connection that sent action or heartbeat): the message body again'),
+  });
+}
+
 const quote = {
   market_id: z.string().describe('native market id'),
   source: z.string().describe('venue slug'),
@@ -197,6 +213,17 @@ const quote = {
 };
 const levels = z.array(z.tuple([cents('price'), z.number().describe('size')])).describe('[cents, size], best first');
 const code = z.enum(Object.values(CODES) as [string, ...string[]]);
+/** A warning, error or ready notice without its envelope. */
+const notice = {
+  type: z.enum(['warning', 'error', 'ready']).describe('warning: go on; error: the request was refused; ready: a feed is back'),
+  code: code.describe('what happened, for a client to switch on'),
+  message: z.string().describe('what happened, in words'),
+  channel: z.string().optional().describe('the channel of the request'),
+  market_ids: z.array(z.string()).optional().describe('the ids the notice is about'),
+  event_ids: z.array(z.string()).optional().describe('live_games: the event ids the notice is about'),
+  source: z.string().optional().describe('venue of a feed notice'),
+  market_id: z.string().optional().describe('market of a feed notice'),
+};
 
 /**
  * Every message the server sends on /api/v2/ws, by `type`: the components of the OpenAPI
@@ -220,8 +247,8 @@ export const SERVER_MESSAGES = {
     live: z.array(z.string()).optional().describe('live_games: those live now'),
     ts: stream.ts,
   }),
-  WsPriceUpdate: z.object({ type: z.literal('price_update'), channel: z.literal('prices'), ...quote, ...stream }),
-  WsOrderbookUpdate: z.object({
+  WsPriceUpdate: streamed({ type: z.literal('price_update'), channel: z.literal('prices'), ...quote }),
+  WsOrderbookUpdate: streamed({
     type: z.literal('orderbook_update'),
     channel: z.literal('orderbook'),
     market_id: z.string(),
@@ -229,9 +256,8 @@ export const SERVER_MESSAGES = {
     ready: z.boolean().describe('a full snapshot has been applied'),
     yes: z.object({ bids: levels, asks: levels }),
     no: z.object({ bids: levels, asks: levels }).describe('empty on yes-only venues'),
-    ...stream,
   }),
-  WsTicker: z.object({
+  WsTicker: streamed({
     type: z.literal('ticker'),
     channel: z.string().describe('<venue_a slug>_prices'),
     market_id: z.string(),
@@ -242,10 +268,9 @@ export const SERVER_MESSAGES = {
     price_dollars: strOrNull('last trade, decimal dollars'),
     volume: numOrNull('volume'),
     open_interest: numOrNull('open interest'),
-    ...stream,
   }),
-  WsLiveGame: z.object({ type: z.literal('live_game'), channel: z.literal('live_games'), event_id: z.string(), ...quote, ...stream }),
-  WsTrade: z.object({
+  WsLiveGame: streamed({ type: z.literal('live_game'), channel: z.literal('live_games'), event_id: z.string().describe('live game (event) id'), ...quote }),
+  WsTrade: streamed({
     type: z.literal('trade'),
     channel: z.literal('live_games'),
     event_id: z.string(),
@@ -256,47 +281,49 @@ export const SERVER_MESSAGES = {
     taker_side: z.enum(['yes', 'no']).nullable(),
     trade_id: z.string(),
     executed_at: time('execution time'),
-    ...stream,
   }),
-  WsArb: z.object({
+  WsArb: streamed({
     type: z.literal('arb'),
     channel: z.literal('arb'),
     group_id: z.number().int(),
     title: z.string(),
     opportunities: z.array(ArbOpportunity),
     computed_at: time('when computed'),
-    ...stream,
   }),
-  WsEv: z.object({
+  WsEv: streamed({
     type: z.literal('ev'),
     channel: z.literal('ev'),
     group_id: z.number().int(),
     title: z.string(),
     opportunities: z.array(EvOpportunity),
     computed_at: time('when computed'),
-    ...stream,
   }),
-  WsExpired: z.object({
-    type: z.enum(['arb_expired', 'ev_expired']),
-    channel: z.enum(['arb', 'ev']),
-    group_id: z.number().int(),
+  WsExpired: streamed({
+    type: z.enum(['arb_expired', 'ev_expired']).describe('an arbitrage or EV opportunity closed: drop it from the list'),
+    channel: z.enum(['arb', 'ev']).describe('the channel of its group'),
+    group_id: z.number().int().describe('match group of the opportunity'),
     opportunity_id: z.string().describe('the id the opportunity carried while it lived'),
-    close_reason: z.string().describe('why it closed: group_changed, market_closed, fee_change, size_gone or book_moved'),
-    record: z.fromJSONSchema(RECORD_SCHEMA).describe('the closed opportunity as /arb/history and /ev/history serve it'),
-    ...stream,
+    close_reason: z.enum(CLOSE_REASONS).describe('why it closed, most specific first'),
+    record: OpportunityRecordJson.describe('the closed opportunity as /arb/history and /ev/history serve it'),
   }),
+  WsSmartMoney: streamed({
+    type: z.literal('smart_money'),
+    channel: z.literal('smart_money'),
+    ...AlertJson.shape,
+    alert_type: z.enum(['smart_money', 'insider', 'captain_hook']).describe('kind of smart-money alert'),
+  }).describe('an alert of the smart-money feed, as /alerts/smart-money gives it'),
+  WsFadeFinder: streamed({
+    type: z.literal('fade_finder'),
+    channel: z.literal('fade_finder'),
+    ...AlertJson.shape,
+    alert_type: z.literal('fade').describe('a fade alert'),
+  }).describe('an alert of the fade-finder feed, as /alerts/fade-finder gives it'),
   WsNotice: z.object({
-    type: z.enum(['warning', 'error', 'ready']),
-    code,
-    message: z.string(),
-    channel: z.string().optional(),
-    market_ids: z.array(z.string()).optional().describe('the ids the notice is about'),
-    event_ids: z.array(z.string()).optional(),
-    source: z.string().optional().describe('venue of a feed notice'),
-    market_id: z.string().optional(),
+    ...notice,
     seq: stream.seq.optional(),
     epoch: stream.epoch.optional(),
     ts: stream.ts,
+    data: z.object(notice).optional().describe('hosted dialect, on feed notices (streamed): the message body again'),
   }),
   WsPong: z.object({ type: z.literal('pong'), ts: stream.ts }),
 } as const;
@@ -316,6 +343,8 @@ export function serverMessageSchema(type: string): keyof typeof SERVER_MESSAGES 
     ev: 'WsEv',
     arb_expired: 'WsExpired',
     ev_expired: 'WsExpired',
+    smart_money: 'WsSmartMoney',
+    fade_finder: 'WsFadeFinder',
     warning: 'WsNotice',
     error: 'WsNotice',
     ready: 'WsNotice',

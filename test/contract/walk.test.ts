@@ -221,4 +221,70 @@ describe('the OpenAPI document against a running service', () => {
     ws.close();
     expect(wsProblems).toEqual([]);
   }, 30_000);
+
+  it('agrees with every WebSocket message in the hosted dialect (data), alert channels and feed notices included', async () => {
+    const ws = new WebSocket(`${run.url}/api/v2/ws`, { headers: { 'x-api-key': run.key } });
+    const seen = new Map<string, Record<string, unknown>>();
+    const wsProblems: string[] = [];
+    ws.on('message', (d) => {
+      const m = JSON.parse(d.toString()) as Record<string, unknown>;
+      // The first of each type with a data body, else the first of the type.
+      if (!seen.has(String(m['type'])) || (m['data'] !== undefined && seen.get(String(m['type']))!['data'] === undefined)) seen.set(String(m['type']), m);
+      wsProblems.push(...checkServerMessage(m));
+    });
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    const ids = [...run.svc.state.quotes.all()]
+      .filter((q) => q.venue === 'venue_a')
+      .slice(0, 20)
+      .map((q) => q.marketId);
+    ws.send(JSON.stringify({ action: 'heartbeat' }));
+    ws.send(JSON.stringify({ action: 'subscribe', channel: 'prices', market_ids: ids }));
+    const books = [...run.svc.state.quotes.all()]
+      .filter((q) => run.svc.state.books.marketBook(q.venue, q.marketId, 5)?.ready)
+      .slice(0, 20)
+      .map((q) => `${run.svc.venues.byLabel.get(q.venue)!.slug}:${q.marketId}`);
+    ws.send(JSON.stringify({ action: 'subscribe', channel: 'orderbook', market_ids: books }));
+    ws.send(JSON.stringify({ action: 'subscribe', channel: 'venue_a_prices', market_ids: ids }));
+    ws.send(JSON.stringify({ action: 'subscribe', channel: 'arb' }));
+    ws.send(JSON.stringify({ action: 'subscribe', channel: 'ev' }));
+    ws.send(JSON.stringify({ action: 'subscribe', channel: 'smart_money' }));
+    ws.send(JSON.stringify({ action: 'subscribe', channel: 'fade_finder' }));
+    await expect.poll(() => [...seen.values()].filter((m) => m['type'] === 'subscribed').length, { timeout: 5_000, interval: 50 }).toBeGreaterThan(0);
+    // An alert of each feed as the alert engine emits them, and a feed notice on the venue's status topic.
+    const t = Date.now();
+    for (const [i, type] of (['insider', 'fade'] as const).entries())
+      run.svc.alerts.alerts$.next({
+        seq: 1_000_000 + i,
+        type,
+        venue: 'venue_a',
+        marketId: ids[0]!,
+        token: null,
+        outcome: 'yes',
+        action: 'buy',
+        wallet: null,
+        price: 5700,
+        size: 2000,
+        notional: 5700 * 2000,
+        tradeId: `contract-${i}`,
+        tradeTimestamp: t,
+        createdAt: t,
+        reason: 'contract check',
+        figures: { hit_rate: 0.8, wallet: null },
+      });
+    run.svc.ws.onFeedEvent({ type: 'feed', venue: 'venue_a', state: 'degraded', detail: 'contract check', timestamp: t, localTimestamp: t });
+    const want = ['price_update', 'orderbook_update', 'ticker', 'arb', 'smart_money', 'fade_finder', 'warning'];
+    await expect.poll(() => want.filter((type) => seen.get(type)?.['data'] === undefined), { timeout: 20_000, interval: 100 }).toEqual([]);
+    ws.close();
+    expect(wsProblems).toEqual([]);
+    expect(seen.get('smart_money')).toMatchObject({ channel: 'smart_money', alert_type: 'insider', data: { alert_type: 'insider' } });
+    expect(seen.get('fade_finder')).toMatchObject({ channel: 'fade_finder', alert_type: 'fade', data: { alert_type: 'fade' } });
+    // The schemas are strict: an alert on the wrong feed, or a field the document does not name in data, disagrees.
+    const sm = seen.get('smart_money')!;
+    expect(checkServerMessage({ ...sm, alert_type: 'fade' })).not.toEqual([]);
+    expect(checkServerMessage({ ...sm, data: { ...(sm['data'] as object), extra: 1 } })).not.toEqual([]);
+    expect(checkServerMessage({ ...seen.get('price_update')!, data: { seq: 1 } })).not.toEqual([]);
+  }, 40_000);
 });

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import type { DeepReadonly } from '../../access/api.js';
 import type { ArbOpportunity } from '../arb.js';
 import type { EvOpportunity } from '../ev.js';
 
@@ -79,8 +81,47 @@ export function closeReason(legs: readonly LegState[], feeKeysAtOpen: readonly s
   return CLOSE_REASONS[worst]!;
 }
 
+const isoTime = (description: string) => z.string().meta({ format: 'date-time', description });
+
+/**
+ * A closed opportunity as /arb/history, /ev/history and the arb_expired/ev_expired WebSocket
+ * messages serve it (`recordJson`): the record with ISO times.
+ */
+export const OpportunityRecordJson = z
+  .object({
+    opportunity_id: z.string().describe('the id the opportunity carried while it lived'),
+    kind: z.enum(['arb', 'ev']).describe('arbitrage or EV'),
+    group_id: z.number().int().describe('match group of the legs'),
+    title: z.string().describe('match group title'),
+    category: z.string().nullable().describe('category of the match group; null when it has none'),
+    side: z.enum(['yes', 'no']).nullable().describe("EV: the side of the group's YES bought; null for arbitrage (both sides)"),
+    legs: z
+      .array(
+        z.object({
+          platform: z.string().describe('venue slug'),
+          source: z.string().describe('venue the quote came from'),
+          market_id: z.string().describe('native market id'),
+          side: z.enum(['yes', 'no']).describe("side bought, in the market's own terms"),
+        }),
+      )
+      .describe('two for arbitrage, one for EV'),
+    platforms: z.array(z.string()).describe("the legs' venues (slugs), sorted, without repeats"),
+    first_seen: isoTime('the recompute at which it appeared'),
+    last_seen: isoTime('the last recompute at which it was still listed'),
+    closed_at: isoTime('the recompute at which it was gone'),
+    duration_ms: z.number().int().min(0).describe('closed_at − first_seen, ms'),
+    close_reason: z.enum(CLOSE_REASONS).describe('why it closed, most specific first'),
+    open_roi: z.number().describe('net ROI percent (fees included) when it opened'),
+    peak_roi: z.number().describe('best net ROI percent over its life'),
+    last_roi: z.number().describe('net ROI percent when last listed'),
+    peak_size: z.number().describe('largest executable size, contracts'),
+    roi_weighted_size: z.number().describe('executable size averaged over its life, weighted by ROI × time held, contracts'),
+    updates: z.number().int().min(0).describe('recomputes at which its ROI or size changed'),
+  })
+  .describe('OpportunityRecord');
+
 /** The API and stream form of a closed opportunity: ISO times beside the milliseconds of duration. */
-export function recordJson(r: OpportunityRecord): Record<string, unknown> {
+export function recordJson(r: OpportunityRecord): DeepReadonly<z.output<typeof OpportunityRecordJson>> {
   return {
     ...r,
     first_seen: new Date(r.first_seen).toISOString(),
@@ -88,36 +129,3 @@ export function recordJson(r: OpportunityRecord): Record<string, unknown> {
     closed_at: new Date(r.closed_at).toISOString(),
   };
 }
-
-/** JSON Schema of `recordJson`, for the OpenAPI document. */
-export const RECORD_SCHEMA: Record<string, unknown> = {
-  type: 'object',
-  required: ['opportunity_id', 'kind', 'group_id', 'first_seen', 'last_seen', 'closed_at', 'duration_ms', 'close_reason', 'peak_roi'],
-  properties: {
-    opportunity_id: { type: 'string' },
-    kind: { type: 'string', enum: ['arb', 'ev'] },
-    group_id: { type: 'integer' },
-    title: { type: 'string' },
-    category: { type: ['string', 'null'] },
-    side: { type: ['string', 'null'], enum: ['yes', 'no', null] },
-    legs: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: { platform: { type: 'string' }, source: { type: 'string' }, market_id: { type: 'string' }, side: { type: 'string', enum: ['yes', 'no'] } },
-      },
-    },
-    platforms: { type: 'array', items: { type: 'string' } },
-    first_seen: { type: 'string', format: 'date-time' },
-    last_seen: { type: 'string', format: 'date-time' },
-    closed_at: { type: 'string', format: 'date-time' },
-    duration_ms: { type: 'integer', minimum: 0 },
-    close_reason: { type: 'string', enum: [...CLOSE_REASONS] },
-    open_roi: { type: 'number', description: 'net ROI percent (fees included) when it opened' },
-    peak_roi: { type: 'number', description: 'best net ROI percent over its life' },
-    last_roi: { type: 'number' },
-    peak_size: { type: 'number', description: 'largest executable size, contracts' },
-    roi_weighted_size: { type: 'number', description: 'executable size averaged over its life, weighted by ROI × time' },
-    updates: { type: 'integer' },
-  },
-};
