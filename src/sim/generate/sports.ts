@@ -68,18 +68,28 @@ function game(b: WorldBuilder, lg: LeagueDef, g: number): void {
   playerProps(b, ev, lg, home, away);
 }
 
-/** This year's championship winner: one proposition per team. */
-function championship(b: WorldBuilder, lg: LeagueDef): void {
+/**
+ * Championships of later seasons for a larger world (`sim.scale`): one more season per 10 units of
+ * scale past 1, so futures grow with the world. Nothing at scale below 11, which keeps the default
+ * world as it was.
+ */
+export function laterSeasons(b: WorldBuilder, scale: number): void {
+  const seasons = Math.floor((scale - 1) / 10);
+  for (let k = 1; k <= seasons; k++) for (const lg of LEAGUES) if (lg.champ) championship(b, lg, k);
+}
+
+/** The championship winner of the season `ahead` years from this one: one proposition per team. */
+function championship(b: WorldBuilder, lg: LeagueDef, ahead = 0): void {
   const champ = lg.champ!;
-  const cy = new Date(b.anchor).getUTCFullYear();
+  const cy = new Date(b.anchor).getUTCFullYear() + ahead;
   const ev = b.event({
     id: b.eventId(),
     category: 'sports',
     title: `${cy} ${champ.poly}`,
     sport: lg.sport,
     league: lg.league,
-    startTime: b.anchor + 120 * DAY,
-    closeTime: b.anchor + 200 * DAY,
+    startTime: b.anchor + (120 + 365 * ahead) * DAY,
+    closeTime: b.anchor + (200 + 365 * ahead) * DAY,
     futures: true,
   });
   const fairs = lg.teams.map(() => b.rng.int(200, 1800));
