@@ -2,11 +2,17 @@ import { LEAGUES, WORLD_CUP, type LeagueDef } from '../data.js';
 import type { SimEvent, SimTeam } from '../types.js';
 import { DAY, HOUR, type WorldBuilder } from './builder.js';
 
-/** Per league: `3 × scale` days' worth of games (two a day) around the anchor, then its championship. */
+/**
+ * Per league: `6 × scale` games around the anchor, then its championship. The games fall on eight
+ * days, or on `0.8 × scale` days in a larger world, so that a day holds about as many games of a
+ * league at any scale (a venue's ids for a game are per matchup and day: more games on the same
+ * days would collide, and the world would grow less than linearly).
+ */
 export function leagues(b: WorldBuilder, scale: number): void {
+  const days = Math.max(8, Math.round(0.8 * scale));
   for (const lg of LEAGUES) {
     const games = Math.max(1, Math.round(3 * scale));
-    for (let g = 0; g < games * 2; g++) game(b, lg, g);
+    for (let g = 0; g < games * 2; g++) game(b, lg, g, days);
     if (lg.champ) championship(b, lg);
   }
 }
@@ -41,13 +47,13 @@ export function worldCup(b: WorldBuilder): void {
   }
 }
 
-/** Game `g` of a league: two random teams, from the day before the anchor onwards. */
-function game(b: WorldBuilder, lg: LeagueDef, g: number): void {
+/** Game `g` of a league: two random teams, on one of `days` days from the day before the anchor. */
+function game(b: WorldBuilder, lg: LeagueDef, g: number, days: number): void {
   const rng = b.rng;
   const teams = rng.shuffle(lg.teams);
   const home = teams[0]!;
   const away = teams[1]!;
-  const start = b.anchor + ((g % 8) - 1) * DAY + rng.int(0, 23) * HOUR + rng.pick([0, 30]) * 60_000;
+  const start = b.anchor + ((g % days) - 1) * DAY + rng.int(0, 23) * HOUR + rng.pick([0, 30]) * 60_000;
   const ev = b.event({
     id: b.eventId(),
     category: 'sports',
