@@ -13,7 +13,7 @@ export function marketsAtScale(scale: number): number {
   return Math.round(FIXED + PER_UNIT * Math.max(scale, 1));
 }
 
-/** A scale at which `/markets` reports at least `markets` markets (2% over the fit; 1 for the default world's size or less). */
+/** A scale at which `/markets` reports at least `markets` markets (8% over the fit: the count varies with the time of day, as listings open; 1 for the default world's size or less). */
 export function scaleForMarkets(markets: number): number {
-  return Math.max(1, Math.ceil(((markets - FIXED) / PER_UNIT) * 1.02));
+  return Math.max(1, Math.ceil(((markets - FIXED) / PER_UNIT) * 1.08));
 }

@@ -50,11 +50,11 @@ describe('simulated world: sim.scale', () => {
     for (const v of config.venues) if (v.label !== 'venue_c') expect(big.listings(v.label).length, v.label).toBeGreaterThan(small.listings(v.label).length);
   });
 
-  it('scaleForMarkets(n) gives a world of at least n markets, within 10% over', () => {
+  it('scaleForMarkets(n) gives a world of at least n markets, within 20% over', () => {
     for (const n of [12_000, 20_000]) {
       const got = count(createWorld({ seed: 20261122, venues: config.venues, scale: scaleForMarkets(n) }));
       expect(got).toBeGreaterThanOrEqual(n);
-      expect(got).toBeLessThan(n * 1.1);
+      expect(got).toBeLessThan(n * 1.2);
     }
   });
 
