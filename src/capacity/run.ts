@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { scaleForMarkets } from '../sim/size.js';
 import type { Profile } from './profiles.js';
 import { capacityLine, machineInfo, writeReport, type BenchReport, type StepResult, type WsFigures } from './report.js';
 import { hasWrk, runAutocannon, runWrk, type RestResult } from './rest-load.js';
@@ -18,6 +19,8 @@ export interface RunOptions {
   readonly results: boolean;
   readonly log: (line: string) => void;
   readonly command: string;
+  /** The simulator lists at least this many markets (sim.scale); its default world when undefined. */
+  readonly markets?: number | undefined;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -26,7 +29,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * A market pool: the `want` most recently quoted active markets (as `platform:market_id`, ranked by
  * /prices/bulk `updated_at`, so subscriptions see traffic), and one market with an order book.
  */
-async function marketPool(t: Target, want: number): Promise<{ ids: string[]; book: { platform: string; market: string } | undefined }> {
+export async function marketPool(t: Target, want: number): Promise<{ ids: string[]; book: { platform: string; market: string } | undefined }> {
   const h = { 'x-api-key': t.key };
   const candidates: string[] = [];
   let cursor: string | null = null;
@@ -54,7 +57,7 @@ async function marketPool(t: Target, want: number): Promise<{ ids: string[]; boo
   return { ids: ids.slice(0, want), book };
 }
 
-function fillPaths(paths: readonly string[], ids: readonly string[], book: { platform: string; market: string } | undefined): string[] {
+export function fillPaths(paths: readonly string[], ids: readonly string[], book: { platform: string; market: string } | undefined): string[] {
   return paths.map((p) =>
     `/api/v2${p}`
       .replace('{ids}', encodeURIComponent(ids.slice(0, 100).join(',')))
@@ -78,7 +81,7 @@ function wsFigures(load: WsLoad, clients: number, seconds: number): WsFigures {
 }
 
 /** Runs one measured window: WebSocket clients already connected, REST load (if any) for `seconds`. */
-async function window(
+export async function window(
   load: WsLoad,
   clients: number,
   rest: { base: string; paths: string[]; key: string; connections: number } | undefined,
@@ -113,6 +116,11 @@ async function startBare(rate: number): Promise<{ port: number; pid: number; sto
   };
 }
 
+/** The service's environment for a world of at least `markets` markets (none: the default world). */
+function simScaleEnv(markets: number | undefined): Record<string, string> | undefined {
+  return markets === undefined ? undefined : { CROSSBOOK__sim__scale: String(scaleForMarkets(markets)) };
+}
+
 /**
  * `crossbook bench`: starts the service (embedded simulator at the profile's tick rate) on a
  * temporary DATA_DIR, steps the load up until a service-level objective breaks, measures the bare
@@ -124,7 +132,7 @@ export async function runBench(o: RunOptions): Promise<BenchReport> {
   const t0 = performance.now();
   const deadline = Date.now() + o.maxMinutes * 60_000;
   o.log(`crossbook bench: profile ${o.profileName} (${p.steps.length} steps of ${p.stepSeconds} s, ${p.ticksPerSecond} ticks/s, SLO p99 ≤ ${p.slo.p99Ms} ms)`);
-  const target = await startTarget({ ticksPerSecond: p.ticksPerSecond, log: o.log });
+  const target = await startTarget({ ticksPerSecond: p.ticksPerSecond, log: o.log, env: simScaleEnv(o.markets), startTimeoutMs: 120_000 });
   const load = new WsLoad(`${target.url.replace('http', 'ws')}/api/v2/ws`, target.key);
   let bare: Awaited<ReturnType<typeof startBare>> | undefined;
   const offSignal = stopOnSignal(async () => {

@@ -86,6 +86,7 @@ export interface Target {
   /** An enterprise key (no rate limits, no connection caps) made for the run with `crossbook keys create`. */
   readonly key: string;
   readonly pid: number;
+  readonly dataDir: string;
   sample(): Promise<ProcessSample>;
   stop(): Promise<void>;
 }
@@ -96,8 +97,15 @@ export async function startTarget(o: {
   log?: (s: string) => void;
   /** Extra environment for the service (configuration overrides such as CROSSBOOK__memory__recentTrades). */
   env?: Readonly<Record<string, string>>;
+  /** Start on this DATA_DIR and leave it in place on stop (a restart measurement); default a fresh temporary one, removed on stop. */
+  dataDir?: string;
+  /** How long the service may take to listen (default 60 s; a large simulated world takes longer to generate). */
+  startTimeoutMs?: number;
+  /** Node options for the service process (e.g. --heapsnapshot-signal). */
+  nodeArgs?: readonly string[];
 }): Promise<Target> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'crossbook-bench-'));
+  const dataDir = o.dataDir ?? mkdtempSync(join(tmpdir(), 'crossbook-bench-'));
+  const startMs = o.startTimeoutMs ?? 60_000;
   // BASE_URL is cleared: test runners (Vite) set it to '/', which the service would read as its public URL.
   const env = {
     ...process.env,
@@ -110,11 +118,11 @@ export async function startTarget(o: {
     LOG_LEVEL: 'warn',
     ...o.env,
   };
-  const child: ChildProcess = spawn(process.execPath, [cli(), 'serve'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child: ChildProcess = spawn(process.execPath, [...(o.nodeArgs ?? []), cli(), 'serve'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const kill = (): void => void child.kill('SIGKILL');
   process.once('exit', kill);
   const url = await new Promise<string>((res, rej) => {
-    const t = setTimeout(() => rej(new Error('the service did not start within 60 s')), 60_000);
+    const t = setTimeout(() => rej(new Error(`the service did not start within ${startMs / 1000} s`)), startMs);
     createInterface({ input: child.stdout! }).on('line', (l) => {
       const m = /API:\s+(\S+)\/api\/v2/.exec(l);
       if (m) {
@@ -169,6 +177,7 @@ export async function startTarget(o: {
     api,
     key,
     pid,
+    dataDir,
     sample,
     async stop() {
       process.off('exit', kill);
@@ -179,7 +188,7 @@ export async function startTarget(o: {
         await gone;
         clearTimeout(t);
       }
-      rmSync(dataDir, { recursive: true, force: true });
+      if (o.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -142,21 +142,33 @@ function addMatch(p: Command): void {
 function addBench(p: Command): void {
   p.command('bench')
     .description('capacity planning: run the service under stepped load until an objective breaks; writes an HTML + JSON report')
-    .option('--profile <name>', 'load profile from config/bench-profiles.json (trading, dashboard, rest, smoke)', 'trading')
+    .option('--profile <name>', 'load profile from config/bench-profiles.json (trading, dashboard, rest, smoke, scale)', 'trading')
     .option('--out <dir>', 'report directory', 'bench-report')
     .option('--max-minutes <n>', 'stop stepping after this long', '10')
+    .option('--markets <n[,n…]>', 'world size: the simulator lists at least n markets (sim.scale); with --profile scale, the sizes of the study', '')
     .option('--no-results', 'do not write bench/results/capacity-<profile>.json (BENCHMARKS.md)')
-    .action(async (o: { profile: string; out: string; maxMinutes: string; results: boolean }) => {
+    .action(async (o: { profile: string; out: string; maxMinutes: string; markets: string; results: boolean }) => {
       const { loadProfile } = await import('../capacity/profiles.js');
-      const { runBench } = await import('../capacity/run.js');
       const profile = loadProfile(o.profile);
+      const sizes = o.markets ? o.markets.split(',').map(Number) : [];
+      if (sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 10_000_000))
+        throw new Error(`--markets takes whole numbers from 1 to 10,000,000, got "${o.markets}"`);
+      const command = `crossbook bench --profile ${o.profile}${o.markets ? ` --markets ${o.markets}` : ''}`;
+      if (o.profile === 'scale') {
+        const { runScaleCommand } = await import('../capacity/scale-command.js');
+        await runScaleCommand({ profile, sizes, outDir: o.out, maxMinutes: Number(o.maxMinutes), results: o.results, command, log: out });
+        return;
+      }
+      if (sizes.length > 1) throw new Error('--markets takes one size except with --profile scale');
+      const { runBench } = await import('../capacity/run.js');
       await runBench({
         profileName: o.profile,
         profile,
         outDir: o.out,
         maxMinutes: Number(o.maxMinutes),
-        results: o.results && o.profile !== 'smoke',
-        command: `crossbook bench --profile ${o.profile}`,
+        results: o.results && o.profile !== 'smoke' && sizes.length === 0,
+        command,
+        markets: sizes[0],
         log: out,
       });
     });

@@ -125,6 +125,8 @@ export const appConfig = z
         ticksPerSecond: z.number().min(0).max(1_000_000),
         /** Trades the simulator keeps per venue for its trade endpoints. */
         tradeLog: z.number().int().min(100),
+        /** World size: multiplies games per league and adds seasons of futures (1 ≈ 1,075 markets, +≈ 660 per unit; see src/sim/size.ts). */
+        scale: z.number().min(0.1).max(5_000),
         host: z.string().min(1),
         basePort: z.number().int().min(0).max(65535),
       })

@@ -17,12 +17,12 @@ export interface RunningSim {
  * Starts the world and every venue's protocol server on loopback. `basePort` 0 picks free ports;
  * otherwise venue i listens on basePort + i (stable URLs for `crossbook sim` users).
  */
-export async function startSim(config: Config, opts: { start?: boolean; scale?: number } = {}): Promise<RunningSim> {
+export async function startSim(config: Config, opts: { start?: boolean; /** Overrides config.sim.scale. */ scale?: number } = {}): Promise<RunningSim> {
   const world = createWorld({
     seed: config.sim.seed,
     venues: config.venues,
     ticksPerSecond: config.sim.ticksPerSecond,
-    scale: opts.scale,
+    scale: opts.scale ?? config.sim.scale,
     tradeLog: config.sim.tradeLog,
   });
   const servers = new Map<string, SimServer>();

@@ -195,13 +195,20 @@ export class SimWorld implements SimWorldApi {
   }
 
   private newEvent(e: Omit<SimEvent, 'props' | 'state'>): SimEvent {
-    const ev: SimEvent = { ...e, state: 'scheduled', props: [] };
+    const ev: SimEvent = { ...e, title: flat(e.title), state: 'scheduled', props: [] };
     this.events.push(ev);
     return ev;
   }
 
   private newProp(ev: SimEvent, fields: PropFields, meta: PropMeta): SimProposition {
-    const p: SimProposition = { ...fields, id: `${ev.id}.${ev.props.length}`, event: ev, fair: clampFair(fields.fair), resolved: undefined };
+    const p: SimProposition = {
+      ...fields,
+      statement: flat(fields.statement),
+      id: `${ev.id}.${ev.props.length}`,
+      event: ev,
+      fair: clampFair(fields.fair),
+      resolved: undefined,
+    };
     ev.props.push(p);
     this.props.push(p);
     this.list(p, meta);
@@ -215,10 +222,11 @@ export class SimWorld implements SimWorldApi {
       if (!this.rng.chance(0.85)) continue;
       const spec = phrase(v, prop, meta, this.rng);
       if (!spec) continue;
-      const id = spec.id || spec.ids['condition_id']!;
+      const id = flat(spec.id || spec.ids['condition_id']!);
       if (this.byId.has(`${v.label}\u0000${id}`)) continue;
       const createdAt = spec.createdAt !== undefined ? this.anchor + spec.createdAt : this.anchor - 30 * DAY;
-      const ids = { ...spec.ids };
+      const ids: Record<string, string> = {};
+      for (const [k, v] of Object.entries(spec.ids)) ids[k] = flat(v);
       if (v.protocol === 'polymarket') ids['condition_id'] = id;
       const listing: SimListing = {
         venue: v.label,
@@ -227,10 +235,10 @@ export class SimWorld implements SimWorldApi {
         prop,
         event: prop.event,
         inverted: spec.inverted,
-        title: spec.title,
-        eventTitle: spec.eventTitle,
-        seriesTitle: spec.seriesTitle,
-        outcome: spec.outcome,
+        title: flat(spec.title),
+        eventTitle: flat(spec.eventTitle),
+        seriesTitle: flat(spec.seriesTitle),
+        outcome: flat(spec.outcome),
         category: spec.category,
         tags: spec.tags,
         status: 'active',
@@ -450,6 +458,15 @@ export class SimWorld implements SimWorldApi {
   private emit(c: SimChange): void {
     for (const fn of this.listeners) fn(c);
   }
+}
+
+/**
+ * The string as one flat sequence. Template literals and `+` build ropes in V8 (a node per part,
+ * kept as long as the string lives); the world keeps its texts for its whole life, at up to a
+ * million listings.
+ */
+function flat<T extends string | undefined>(s: T): T {
+  return s === undefined || s.length < 13 ? s : (JSON.parse(JSON.stringify(s)) as T);
 }
 
 function clampFair(f: number): number {

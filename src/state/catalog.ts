@@ -69,8 +69,52 @@ const FIELDS = [
  * Every market ever ingested, by venue. Upserts merge: a field the venue did not send keeps its
  * previous value, so a sparse update (a lifecycle frame) never erases what a full listing said.
  */
+/** Fields that many records share a value of (every market of an event, a series, a category). */
+const SHARED = ['eventTitle', 'seriesTitle', 'eventId', 'seriesId', 'category'] as const;
+/** Distinct shared values kept before the table starts over (it is a cache: a miss costs a copy, not a wrong value). */
+const MAX_SHARED = 250_000;
+
+/**
+ * One copy of each shared value. Venues repeat an event's title, ids and tags in every market of the
+ * event, and each record parsed from the wire holds its own copy: at 100,000 markets the copies
+ * are a good part of the catalog.
+ */
+class Interner {
+  private readonly strings = new Map<string, string>();
+  private readonly lists = new Map<string, readonly string[]>();
+
+  string(s: string): string {
+    const had = this.strings.get(s);
+    if (had !== undefined) return had;
+    if (this.strings.size >= MAX_SHARED) this.strings.clear();
+    this.strings.set(s, s);
+    return s;
+  }
+
+  list(xs: readonly string[]): readonly string[] {
+    const key = xs.join('\u0000');
+    const had = this.lists.get(key);
+    if (had !== undefined && had.length === xs.length) return had;
+    if (this.lists.size >= MAX_SHARED) this.lists.clear();
+    const own = Object.freeze(xs.map((x) => this.string(x)));
+    this.lists.set(key, own);
+    return own;
+  }
+
+  /** The record with its shared fields replaced by the shared copies. */
+  record(rec: Record<string, unknown>): void {
+    for (const f of SHARED) {
+      const v = rec[f];
+      if (typeof v === 'string') rec[f] = this.string(v);
+    }
+    const tags = rec['tags'];
+    if (Array.isArray(tags) && tags.every((t) => typeof t === 'string')) rec['tags'] = this.list(tags as string[]);
+  }
+}
+
 export class MarketCatalog {
   private readonly markets = new Map<string, MarketRecord>();
+  private readonly shared = new Interner();
   private readonly perVenue = new Map<VenueLabel, Map<string, MarketRecord>>();
   readonly changes$ = new Subject<CatalogChange>();
   /** Bumped on every change; consumers cache serialized views per version. */
@@ -112,6 +156,7 @@ export class MarketCatalog {
         updatedAt: ev.localTimestamp,
       };
       for (const f of FIELDS) if (ev[f] !== undefined) (rec as unknown as Record<string, unknown>)[f] = ev[f];
+      this.shared.record(rec as unknown as Record<string, unknown>);
       this.insert(rec);
       this.changes$.next({ kind: 'added', market: rec });
       return rec;
@@ -127,6 +172,7 @@ export class MarketCatalog {
       changed = true;
     }
     if (!changed) return undefined;
+    this.shared.record(cur as unknown as Record<string, unknown>);
     cur.updatedAt = ev.localTimestamp;
     this.version++;
     this.changes$.next(prevStatus !== cur.status ? { kind: 'status', market: cur, previous: prevStatus } : { kind: 'updated', market: cur });
@@ -161,6 +207,7 @@ export class MarketCatalog {
 
   /** Loads a persisted record at start-up (no change event). */
   restore(rec: MarketRecord): void {
+    this.shared.record(rec as unknown as Record<string, unknown>);
     this.insert(rec);
   }
 

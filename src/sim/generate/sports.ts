@@ -2,11 +2,17 @@ import { LEAGUES, WORLD_CUP, type LeagueDef } from '../data.js';
 import type { SimEvent, SimTeam } from '../types.js';
 import { DAY, HOUR, type WorldBuilder } from './builder.js';
 
-/** Per league: `3 × scale` days' worth of games (two a day) around the anchor, then its championship. */
+/**
+ * Per league: `6 × scale` games around the anchor, then its championship. The games fall on eight
+ * days, or on `0.8 × scale` days in a larger world, so that a day holds about as many games of a
+ * league at any scale (a venue's ids for a game are per matchup and day: more games on the same
+ * days would collide, and the world would grow less than linearly).
+ */
 export function leagues(b: WorldBuilder, scale: number): void {
+  const days = Math.max(8, Math.round(0.8 * scale));
   for (const lg of LEAGUES) {
     const games = Math.max(1, Math.round(3 * scale));
-    for (let g = 0; g < games * 2; g++) game(b, lg, g);
+    for (let g = 0; g < games * 2; g++) game(b, lg, g, days);
     if (lg.champ) championship(b, lg);
   }
 }
@@ -41,13 +47,13 @@ export function worldCup(b: WorldBuilder): void {
   }
 }
 
-/** Game `g` of a league: two random teams, from the day before the anchor onwards. */
-function game(b: WorldBuilder, lg: LeagueDef, g: number): void {
+/** Game `g` of a league: two random teams, on one of `days` days from the day before the anchor. */
+function game(b: WorldBuilder, lg: LeagueDef, g: number, days: number): void {
   const rng = b.rng;
   const teams = rng.shuffle(lg.teams);
   const home = teams[0]!;
   const away = teams[1]!;
-  const start = b.anchor + ((g % 8) - 1) * DAY + rng.int(0, 23) * HOUR + rng.pick([0, 30]) * 60_000;
+  const start = b.anchor + ((g % days) - 1) * DAY + rng.int(0, 23) * HOUR + rng.pick([0, 30]) * 60_000;
   const ev = b.event({
     id: b.eventId(),
     category: 'sports',
@@ -68,18 +74,28 @@ function game(b: WorldBuilder, lg: LeagueDef, g: number): void {
   playerProps(b, ev, lg, home, away);
 }
 
-/** This year's championship winner: one proposition per team. */
-function championship(b: WorldBuilder, lg: LeagueDef): void {
+/**
+ * Championships of later seasons for a larger world (`sim.scale`): one more season per 10 units of
+ * scale past 1, so futures grow with the world. Nothing at scale below 11, which keeps the default
+ * world as it was.
+ */
+export function laterSeasons(b: WorldBuilder, scale: number): void {
+  const seasons = Math.floor((scale - 1) / 10);
+  for (let k = 1; k <= seasons; k++) for (const lg of LEAGUES) if (lg.champ) championship(b, lg, k);
+}
+
+/** The championship winner of the season `ahead` years from this one: one proposition per team. */
+function championship(b: WorldBuilder, lg: LeagueDef, ahead = 0): void {
   const champ = lg.champ!;
-  const cy = new Date(b.anchor).getUTCFullYear();
+  const cy = new Date(b.anchor).getUTCFullYear() + ahead;
   const ev = b.event({
     id: b.eventId(),
     category: 'sports',
     title: `${cy} ${champ.poly}`,
     sport: lg.sport,
     league: lg.league,
-    startTime: b.anchor + 120 * DAY,
-    closeTime: b.anchor + 200 * DAY,
+    startTime: b.anchor + (120 + 365 * ahead) * DAY,
+    closeTime: b.anchor + (200 + 365 * ahead) * DAY,
     futures: true,
   });
   const fairs = lg.teams.map(() => b.rng.int(200, 1800));

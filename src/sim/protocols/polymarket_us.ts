@@ -130,7 +130,10 @@ interface UsVenue {
   bySlug(slug: string): SimListing | undefined;
 }
 
-/** `GET /v1/markets` and `GET /v1/events`: filtered, paged lists. */
+/**
+ * `GET /v1/markets` and `GET /v1/events`: filtered, paged lists. Filters read the listings; the
+ * documents are built for the page only (building every one per page made a catalog walk quadratic).
+ */
 function listRoutes(http: SimHttp, v: UsVenue): void {
   http.get('/v1/markets', (q) => {
     const active = bool(q, 'active');
@@ -139,44 +142,47 @@ function listRoutes(http: SimHttp, v: UsVenue): void {
     const events = new Set(q.getAll('eventSlug'));
     const rows = v
       .listings()
-      .map(market)
       .filter(
-        (m) =>
-          (active === undefined || m['active'] === active) &&
-          (closed === undefined || m['closed'] === closed) &&
-          (slugs.size === 0 || slugs.has(String(m['slug']))) &&
-          (events.size === 0 || events.has(String(m['eventSlug']))),
+        (l) =>
+          (active === undefined || (l.status !== 'initialized') === active) &&
+          (closed === undefined || CLOSED.includes(l.status) === closed) &&
+          (slugs.size === 0 || slugs.has(l.id)) &&
+          (events.size === 0 || events.has(String(l.ids['event_slug']))),
       );
-    return { markets: page(rows, q) };
+    return { markets: page(rows, q).map(market) };
   });
 
   http.get('/v1/events', (q) => {
     const active = bool(q, 'active');
     const closed = bool(q, 'closed');
-    const rows: Record<string, unknown>[] = [];
+    const rows: [string, SimListing[]][] = [];
     for (const [slug, g] of eventsOf(v.listings())) {
-      const ms = g.map(market);
-      const ev = {
-        id: numericId(slug),
-        slug,
-        title: g[0]!.eventTitle,
-        description: '',
-        startTime: iso(g[0]!.event.startTime),
-        endTime: iso(Math.max(...g.map((l) => l.closeTime))),
-        active: ms.some((m) => m['active'] === true),
-        closed: ms.every((m) => m['closed'] === true),
-        archived: false,
-        featured: false,
-        volume: g.reduce((s, l) => s + l.volume, 0),
-        markets: ms.map(({ eventSlug: _e, endDate: _d, category: _c, ...m }) => m),
-        tags: g[0]!.tags.map((t) => ({ id: numericId(t), slug: t.toLowerCase(), label: t })),
-      };
-      if (active !== undefined && ev.active !== active) continue;
-      if (closed !== undefined && ev.closed !== closed) continue;
-      rows.push(ev);
+      if (active !== undefined && g.some((l) => l.status !== 'initialized') !== active) continue;
+      if (closed !== undefined && g.every((l) => CLOSED.includes(l.status)) !== closed) continue;
+      rows.push([slug, g]);
     }
-    return { events: page(rows, q) };
+    return { events: page(rows, q).map(([slug, g]) => eventDoc(slug, g)) };
   });
+}
+
+/** One Polymarket US event with its markets. */
+function eventDoc(slug: string, g: readonly SimListing[]): Record<string, unknown> {
+  const ms = g.map(market);
+  return {
+    id: numericId(slug),
+    slug,
+    title: g[0]!.eventTitle,
+    description: '',
+    startTime: iso(g[0]!.event.startTime),
+    endTime: iso(Math.max(...g.map((l) => l.closeTime))),
+    active: ms.some((m) => m['active'] === true),
+    closed: ms.every((m) => m['closed'] === true),
+    archived: false,
+    featured: false,
+    volume: g.reduce((s, l) => s + l.volume, 0),
+    markets: ms.map(({ eventSlug: _e, endDate: _d, category: _c, ...m }) => m),
+    tags: g[0]!.tags.map((t) => ({ id: numericId(t), slug: t.toLowerCase(), label: t })),
+  };
 }
 
 /** One market by slug: the market, its book, its settlement. */

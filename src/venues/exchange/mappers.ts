@@ -166,8 +166,13 @@ export function parseChanges(changes: readonly WireChange[]): [BookSideName, num
   return out;
 }
 
+/**
+ * What the mapper remembers of a market to rebuild its record on a status frame: the event without
+ * its raw markets (each market is kept parsed, once) and the last record's status and result.
+ */
 interface Known {
-  upsert: MarketUpsert;
+  status: MarketUpsert['status'];
+  result: MarketUpsert['result'];
   key: string;
   event: ExchangeEventShell;
   market: ExchangeMarket;
@@ -211,7 +216,7 @@ export class ExchangeMapper implements Mapper {
   /** Market ids of the catalog worth subscribing: everything not finalized. */
   subscribable(): string[] {
     const out: string[] = [];
-    for (const [id, k] of this.catalog) if (k.upsert.status !== 'finalized') out.push(id);
+    for (const [id, k] of this.catalog) if (k.status !== 'finalized') out.push(id);
     return out;
   }
 
@@ -386,7 +391,7 @@ export class ExchangeMapper implements Mapper {
     const status = statusOf(f.status, f.result, this.stats);
     const marketId = apiMarketId(this.venueConfig, f.market);
     const known = this.catalog.get(f.market);
-    if (known === undefined || known.upsert.status !== status || known.upsert.result !== (f.result ?? undefined)) {
+    if (known === undefined || known.status !== status || known.result !== (f.result ?? undefined)) {
       const change: MarketStatusChange = without({
         type: 'market_status',
         venue: this.venue,
@@ -433,10 +438,11 @@ export class ExchangeMapper implements Mapper {
         this.stats.malformedFrame('event', issue(ev.error), rawEvent);
         continue;
       }
+      const shell: ExchangeEventShell = { ...ev.data, markets: [] };
       for (const rawMarket of ev.data.markets) {
         const m = exchangeMarketSchema.safeParse(rawMarket);
         if (!m.success) this.stats.malformedFrame('market', issue(m.error), rawMarket);
-        else this.remember(ev.data, m.data, ts, local, out);
+        else this.remember(shell, m.data, ts, local, out);
       }
     }
   }
@@ -447,7 +453,7 @@ export class ExchangeMapper implements Mapper {
     const key = upsertKey(upsert);
     const known = this.catalog.get(market.id);
     if (known?.key === key) return;
-    this.catalog.set(market.id, { upsert, key, event, market });
+    this.catalog.set(market.id, { status: upsert.status, result: upsert.result, key, event, market });
     out.push(upsert);
   }
 }

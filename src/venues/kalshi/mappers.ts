@@ -309,14 +309,59 @@ export function mapRestOrderbooks(venue: VenueConfig, doc: KalshiOrderbooks, tim
   return out;
 }
 
+/**
+ * One side's levels as the mapper keeps them: `[price, size, price, size, …]` by ascending price.
+ * A flat number array takes about half the memory of a Map of the same levels, and the mapper holds
+ * one per side of every subscribed market (100,000 markets and more).
+ */
+type Ladder = number[];
+
+/** The ladder of a side's levels (sizes above zero). */
+function ladderOf(levels: ReadonlyMap<number, number>): Ladder {
+  const prices = [...levels.keys()].sort((a, b) => a - b);
+  const out: Ladder = new Array<number>(prices.length * 2);
+  for (let i = 0; i < prices.length; i++) {
+    out[2 * i] = prices[i]!;
+    out[2 * i + 1] = levels.get(prices[i]!)!;
+  }
+  return out;
+}
+
+/** The index of `price`'s pair in `l`, or of where it would go. */
+function ladderFind(l: Ladder, price: number): number {
+  let lo = 0;
+  let hi = l.length >> 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (l[2 * mid]! < price) lo = mid + 1;
+    else hi = mid;
+  }
+  return 2 * lo;
+}
+
+/** The size at `price` (0 when there is no level). */
+function ladderGet(l: Ladder, price: number): number {
+  const i = ladderFind(l, price);
+  return i < l.length && l[i] === price ? l[i + 1]! : 0;
+}
+
+/** Sets the size at `price`; 0 deletes the level. */
+function ladderSet(l: Ladder, price: number, size: number): void {
+  const i = ladderFind(l, price);
+  if (i < l.length && l[i] === price) {
+    if (size === 0) l.splice(i, 2);
+    else l[i + 1] = size;
+  } else if (size !== 0) l.splice(i, 0, price, size);
+}
+
 /** One market's book as the mapper keeps it: current sizes of YES bids and NO bids by price. */
 interface MarketBook {
   /** The subscription whose frames maintain this book. */
   sid: number;
   /** false while waiting for a snapshot (after a gap or integrity failure). */
   live: boolean;
-  readonly yes: Map<number, number>;
-  readonly no: Map<number, number>;
+  yes: Ladder;
+  no: Ladder;
 }
 
 interface SidState {
@@ -538,7 +583,7 @@ export class KalshiMapper implements Mapper {
   private resetMarket(ticker: string, sid: number, detail: string, local: number, out: NormalizedEvent[]): void {
     this.stats.gaps++;
     let b = this.books.get(ticker);
-    if (!b) this.books.set(ticker, (b = { sid, live: false, yes: new Map(), no: new Map() }));
+    if (!b) this.books.set(ticker, (b = { sid, live: false, yes: [], no: [] }));
     b.sid = sid;
     this.sid(sid).tickers.add(ticker);
     this.await(ticker, b);
@@ -547,8 +592,8 @@ export class KalshiMapper implements Mapper {
 
   private await(ticker: string, b: MarketBook): void {
     b.live = false;
-    b.yes.clear();
-    b.no.clear();
+    b.yes = [];
+    b.no = [];
     let r = this.resync.get(b.sid);
     if (!r) this.resync.set(b.sid, (r = new Set()));
     r.add(ticker);
@@ -589,7 +634,7 @@ export class KalshiMapper implements Mapper {
     const prev = this.books.get(ticker);
     const wasWaiting = prev !== undefined && !prev.live;
     if (prev && prev.sid !== f.sid) this.sids.get(prev.sid)?.tickers.delete(ticker);
-    this.books.set(ticker, { sid: f.sid, live: true, yes, no });
+    this.books.set(ticker, { sid: f.sid, live: true, yes: ladderOf(yes), no: ladderOf(no) });
     this.sid(f.sid).tickers.add(ticker);
     this.resync.get(f.sid)?.delete(ticker);
     const { bids, asks } = yesPerspective(yes, no);
@@ -622,13 +667,12 @@ export class KalshiMapper implements Mapper {
       return;
     }
     const side = m.side === 'yes' ? b.yes : b.no;
-    const next = roundSize((side.get(price) ?? 0) + delta);
+    const next = roundSize(ladderGet(side, price) + delta);
     if (next < 0) {
       this.resetMarket(ticker, f.sid, `delta ${m.delta_fp ?? m.delta} at ${m.side} ${m.price_dollars ?? m.price} leaves size ${next}`, local, out);
       return;
     }
-    if (next === 0) side.delete(price);
-    else side.set(price, next);
+    ladderSet(side, price, next);
     out.push({
       type: 'book_delta',
       venue: this.venue,

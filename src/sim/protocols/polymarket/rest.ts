@@ -39,13 +39,6 @@ function gammaRoutes(http: SimHttp, p: PolyVenue): void {
     const cids = new Set(q.getAll('condition_ids'));
     const slugs = new Set(q.getAll('slug'));
     const ids = new Set(q.getAll('id'));
-    const groups = eventsOf(p.listings());
-    const refs = new Map<string, Record<string, unknown>>();
-    for (const g of groups.values()) {
-      const ref = eventRef(g[0]!);
-      ref['closed'] = g.every((l) => CLOSED.includes(l.status));
-      for (const l of g) refs.set(l.id, ref);
-    }
     const rows = p
       .listings()
       .filter(
@@ -56,7 +49,26 @@ function gammaRoutes(http: SimHttp, p: PolyVenue): void {
           (slugs.size === 0 || slugs.has(l.ids['slug']!)) &&
           (ids.size === 0 || ids.has(l.ids['gamma_id']!)),
       );
-    return page(rows, q, 20, 500).map((l) => gammaMarket(p.world, l, refs.get(l.id)));
+    const shown = page(rows, q, 20, 500);
+    if (shown.length === 0) return [];
+    // The event of each shown market, built once per event (documents for the page only: building
+    // every one per page made a catalog walk quadratic in the listings).
+    const groupOf = new Map<SimListing, SimListing[]>();
+    const wanted = new Set(shown);
+    for (const g of eventsOf(p.listings()).values()) if (g.some((l) => wanted.has(l))) for (const l of g) groupOf.set(l, g);
+    const refs = new Map<SimListing[], Record<string, unknown>>();
+    const refOf = (l: SimListing): Record<string, unknown> | undefined => {
+      const g = groupOf.get(l);
+      if (!g) return undefined;
+      let ref = refs.get(g);
+      if (!ref) {
+        ref = eventRef(g[0]!);
+        ref['closed'] = g.every((x) => CLOSED.includes(x.status));
+        refs.set(g, ref);
+      }
+      return ref;
+    };
+    return shown.map((l) => gammaMarket(p.world, l, refOf(l)));
   });
 
   http.get('/gamma/events', (q) => {
@@ -64,31 +76,36 @@ function gammaRoutes(http: SimHttp, p: PolyVenue): void {
     const closed = boolFilter(q, 'closed');
     const slugs = new Set(q.getAll('slug'));
     const ids = new Set(q.getAll('id'));
-    const rows: Record<string, unknown>[] = [];
     if (active === false) return [];
+    // Filters read the listings (eventRef's id and slug are the first listing's ids); documents are built for the page only.
+    const rows: SimListing[][] = [];
     for (const g of eventsOf(p.listings()).values()) {
-      const ref = eventRef(g[0]!);
-      const isClosed = g.every((l) => CLOSED.includes(l.status));
-      ref['closed'] = isClosed;
-      if (closed !== undefined && closed !== isClosed) continue;
-      if (slugs.size && !slugs.has(String(ref['slug']))) continue;
-      if (ids.size && !ids.has(String(ref['id']))) continue;
-      const volume = g.reduce((s, l) => s + l.volume, 0);
-      rows.push({
-        ...ref,
-        description: '',
-        startDate: iso(Math.min(...g.map((l) => l.openTime))),
-        creationDate: iso(Math.min(...g.map((l) => l.createdAt))),
-        volume,
-        negRisk: g[0]!.ids['neg_risk'] === 'true',
-        markets: g.map((l) => {
-          const { events: _e, ...m } = gammaMarket(p.world, l);
-          return m;
-        }),
-      });
+      const first = g[0]!;
+      if (closed !== undefined && closed !== g.every((l) => CLOSED.includes(l.status))) continue;
+      if (slugs.size && !slugs.has(String(first.ids['event_slug']))) continue;
+      if (ids.size && !ids.has(String(first.ids['event_id']))) continue;
+      rows.push(g);
     }
-    return page(rows, q, 20, 500);
+    return page(rows, q, 20, 500).map((g) => gammaEvent(p, g));
   });
+}
+
+/** One Gamma event with its markets. */
+function gammaEvent(p: PolyVenue, g: readonly SimListing[]): Record<string, unknown> {
+  const ref = eventRef(g[0]!);
+  ref['closed'] = g.every((l) => CLOSED.includes(l.status));
+  return {
+    ...ref,
+    description: '',
+    startDate: iso(Math.min(...g.map((l) => l.openTime))),
+    creationDate: iso(Math.min(...g.map((l) => l.createdAt))),
+    volume: g.reduce((s, l) => s + l.volume, 0),
+    negRisk: g[0]!.ids['neg_risk'] === 'true',
+    markets: g.map((l) => {
+      const { events: _e, ...m } = gammaMarket(p.world, l);
+      return m;
+    }),
+  };
 }
 
 function clobRoutes(http: SimHttp, p: PolyVenue): void {

@@ -1,0 +1,80 @@
+// The acceptance check of issue 21 (SYNTHETIC world): node bench/scale/probe.mjs SCALE [settleSec]
+// starts the built service (npx tsc -p . first) with CROSSBOOK__sim__scale=SCALE on a fresh DATA_DIR,
+// prints the time to listen, to /status ok and to every venue live, then after settleSec (default 60)
+// the RSS (anon/file), heap, and what /markets reports. NODE_ARGS passes node options to the service.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const dataDir = mkdtempSync(join(tmpdir(), 'crossbook-probe-'));
+const env = { ...process.env, BASE_URL: '', CROSSBOOK__sim__scale: process.argv[2], DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'error' };
+const t0 = performance.now();
+const sec = () => ((performance.now() - t0) / 1000).toFixed(1);
+const child = spawn(process.execPath, [...(process.env.NODE_ARGS ? process.env.NODE_ARGS.split(' ') : []), `${root}/bin/crossbook.js`, 'serve'], {
+  env,
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+const rss = () => {
+  const s = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+  return Math.round(Number(/VmRSS:\s+(\d+)/.exec(s)[1]) / 1024);
+};
+const rssParts = () => {
+  const s = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+  const g = (k) => Math.round(Number(new RegExp(k + ':\\s+(\\d+)').exec(s)[1]) / 1024);
+  return `anon ${g('RssAnon')} file ${g('RssFile')} shmem ${g('RssShmem')}`;
+};
+const url = await new Promise((res) =>
+  createInterface({ input: child.stdout }).on('line', (l) => {
+    const m = /API:\s+(\S+)\/api\/v2/.exec(l);
+    if (m) res(m[1]);
+  }),
+);
+console.log(`listening after ${sec()} s, rss ${rss()} MiB`);
+let ok = false,
+  live = false,
+  peak = 0;
+for (let i = 0; i < 1200 && !live; i++) {
+  await new Promise((r) => setTimeout(r, 500));
+  peak = Math.max(peak, rss());
+  const st = await (await fetch(`${url}/api/v2/status`)).json().catch(() => undefined);
+  if (!st) continue;
+  if (!ok && st.status === 'ok') {
+    ok = true;
+    console.log(`/status ok after ${sec()} s, rss ${rss()} MiB`);
+  }
+  const ps = Object.values(st.platforms ?? {});
+  if (ps.length && ps.every((p) => p.feed_status === 'ok')) {
+    live = true;
+    console.log(`all venues live after ${sec()} s, rss ${rss()} MiB; active markets ${ps.reduce((a, p) => a + p.active_markets, 0)}`);
+  }
+}
+const key = spawnSync(process.execPath, [`${root}/bin/crossbook.js`, 'keys', 'create', '--plan', 'enterprise', '--account', 'probe', '--data-dir', dataDir], {
+  env,
+  encoding: 'utf8',
+})
+  .stdout.trim()
+  .split('\n')
+  .at(-1);
+await new Promise((r) => setTimeout(r, 1500));
+const settle = Number(process.argv[3] ?? 60);
+for (let i = 0; i < settle; i++) {
+  await new Promise((r) => setTimeout(r, 1000));
+  peak = Math.max(peak, rss());
+}
+const m = await (await fetch(`${url}/api/v2/markets?limit=1`, { headers: { 'x-api-key': key } })).json();
+const met = await (await fetch(`${url}/api/v2/metrics`, { headers: { 'x-api-key': key } })).text();
+const mv = (n) => Math.round(Number(new RegExp('^' + n + ' (\\S+)', 'm').exec(met)?.[1]) / 2 ** 20);
+console.log(
+  `heap used ${mv('nodejs_heap_size_used_bytes')} total ${mv('nodejs_heap_size_total_bytes')} external ${mv('nodejs_external_memory_bytes')} MiB; rss ${rssParts()}`,
+);
+console.log(
+  `after ${settle} s more: rss ${rss()} MiB (peak ${peak}), /markets total_count ${m.total_count}, load ${loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ')}`,
+);
+child.kill('SIGTERM');
+await new Promise((r) => child.once('exit', r));
+spawnSync('rm', ['-rf', dataDir]);

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import type { MarketUpsert } from '../../src/core/types.js';
+import { MarketCatalog } from '../../src/state/catalog.js';
+
+const up = (marketId: string, over: Partial<MarketUpsert> = {}): MarketUpsert => ({
+  type: 'market',
+  venue: 'venue_a',
+  timestamp: 1,
+  localTimestamp: 1,
+  marketId,
+  title: `${marketId}?`,
+  status: 'active',
+  eventTitle: 'Lakers at Celtics',
+  category: 'Sports',
+  tags: ['Sports', 'NBA'],
+  ...over,
+});
+
+describe('market catalog: shared values', () => {
+  it('keeps one tags list for the markets of an event, and the values each upsert gave', () => {
+    const c = new MarketCatalog();
+    const a = c.upsert(up('A'))!;
+    const b = c.upsert(up('B', { tags: ['Sports', 'NBA'].slice() }))!;
+    expect(b.tags).toBe(a.tags);
+    expect(b.tags).toEqual(['Sports', 'NBA']);
+    expect([a.eventTitle, b.eventTitle, b.category]).toEqual(['Lakers at Celtics', 'Lakers at Celtics', 'Sports']);
+    const other = c.upsert(up('C', { tags: ['Sports', 'NHL'], eventTitle: 'Bruins at Rangers' }))!;
+    expect(other.tags).toEqual(['Sports', 'NHL']);
+    expect(other.eventTitle).toBe('Bruins at Rangers');
+  });
+
+  it('an update replaces a shared value of one market only', () => {
+    const c = new MarketCatalog();
+    const a = c.upsert(up('A'))!;
+    const b = c.upsert(up('B'))!;
+    expect(c.upsert(up('B', { tags: ['Sports'], eventTitle: 'Lakers at Celtics (Game 2)', timestamp: 2, localTimestamp: 2 }))).toBe(b);
+    expect(b.tags).toEqual(['Sports']);
+    expect(b.eventTitle).toBe('Lakers at Celtics (Game 2)');
+    expect(a.tags).toEqual(['Sports', 'NBA']);
+    expect(a.eventTitle).toBe('Lakers at Celtics');
+    expect(c.upsert(up('A'))).toBeUndefined();
+  });
+
+  it('restores a persisted record with the same sharing', () => {
+    const c = new MarketCatalog();
+    const a = c.upsert(up('A'))!;
+    c.restore({ ...a, marketId: 'R', tags: ['Sports', 'NBA'] });
+    expect(c.get('venue_a', 'R')!.tags).toBe(a.tags);
+  });
+});
