@@ -22,6 +22,8 @@ export const clientMessage = z.discriminatedUnion('type', [
     market_ids: z.array(z.string().min(1).max(300)).max(10_000).optional(),
     event_ids: z.array(z.string().min(1).max(300)).max(1_000).optional(),
     all: z.boolean().optional(),
+    /** Last seq seen per market id (cluster edges replay what came after it from the stream). */
+    resume: z.record(z.string().min(1).max(300), z.number().int().nonnegative()).optional(),
   }),
   z.object({ type: z.literal('ping') }),
 ]);
@@ -70,6 +72,7 @@ export const CODES = {
   NOT_ENTITLED: 'NOT_ENTITLED',
   SUBSCRIPTION_LIMIT: 'SUBSCRIPTION_LIMIT',
   FEED_INTERRUPTED: 'FEED_INTERRUPTED',
+  RESYNC: 'RESYNC',
   FEED_READY: 'FEED_READY',
   FEED_DEGRADED: 'FEED_DEGRADED',
   COALESCED: 'COALESCED',
