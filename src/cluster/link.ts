@@ -20,6 +20,11 @@ export interface ClusterSettings {
 }
 
 const SNAPSHOT = 'state';
+/** Replay reads at most this many messages per request, waiting at most this long for a batch. */
+const REPLAY_BATCH = 1_000;
+const REPLAY_WAIT_MS = 2_000;
+/** A snapshot read that takes longer is given up and retried. */
+const SNAPSHOT_READ_MS = 10_000;
 
 /** A connection to NATS with the stream and the snapshot bucket in place. */
 export interface ClusterLink {
@@ -52,21 +57,42 @@ export async function openLink(settings: ClusterSettings): Promise<ClusterLink> 
   return { nc, js, jsm, objects, settings, close: () => nc.drain() };
 }
 
-/** Stores the core's snapshot (the object store chunks it, whatever its size). */
+/**
+ * Stores the core's snapshot as `state.<stream seq>` (the object store chunks it, whatever its
+ * size) and deletes all but the two newest: an edge still reading the previous one finds its
+ * chunks in place, where overwriting one name would purge them under it.
+ */
 export async function putSnapshot(link: ClusterLink, s: StateSnapshot): Promise<void> {
-  await link.objects.putBlob({ name: SNAPSHOT }, encodeSnapshot(s));
+  await link.objects.putBlob({ name: `${SNAPSHOT}.${s.streamSeq}` }, encodeSnapshot(s));
+  for (const name of (await snapshotNames(link)).slice(2)) await link.objects.delete(name);
 }
 
-/** The core's latest snapshot, waiting up to `timeoutMs` for a first one. */
+/** The snapshots held, newest first. */
+async function snapshotNames(link: ClusterLink): Promise<string[]> {
+  const seqOf = (name: string): number => Number(name.slice(SNAPSHOT.length + 1));
+  return (await link.objects.list())
+    .filter((o) => !o.deleted && o.name.startsWith(`${SNAPSHOT}.`))
+    .map((o) => o.name)
+    .sort((x, y) => seqOf(y) - seqOf(x));
+}
+
+/** The core's latest snapshot, waiting up to `timeoutMs` for a first one (a read that stalls is retried). */
 export async function getSnapshot(link: ClusterLink, timeoutMs: number): Promise<StateSnapshot> {
   const until = Date.now() + timeoutMs;
   for (;;) {
-    const data = await link.objects.getBlob(SNAPSHOT);
+    const name = (await snapshotNames(link))[0];
+    const data = name === undefined ? null : await withTimeout(link.objects.getBlob(name), SNAPSHOT_READ_MS).catch(() => null);
     if (data) return decodeSnapshot(data);
     if (Date.now() > until)
       throw new Error(`no core snapshot in bucket ${link.settings.bucket} after ${timeoutMs} ms: is a core running on ${link.settings.natsUrl}?`);
     await new Promise((r) => setTimeout(r, 250));
   }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms)));
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** The stream's last sequence (0 when empty). */
@@ -90,13 +116,18 @@ export function streamReplay(link: ClusterLink): Replay {
     if (lastP.seq <= afterSeq) return [];
     const consumer = await link.js.consumers.get(stream, { filter_subjects: subject, deliver_policy: DeliverPolicy.All });
     const out: Publication[] = [];
-    const messages = await consumer.consume();
-    for await (const m of messages) {
-      const d = decodeMessage(m.subject, m.data);
-      if (d.kind === 'ws' && d.p.seq > afterSeq && d.p.epoch === epoch) out.push(d.p);
-      if (m.seq >= last.seq) break;
+    // In batches until the last message seen above (or the end of what the subject holds now: the
+    // window may drop it meanwhile); a batch that brings nothing ends it too.
+    for (let done = false; !done;) {
+      let got = 0;
+      for await (const m of await consumer.fetch({ max_messages: REPLAY_BATCH, expires: REPLAY_WAIT_MS })) {
+        got++;
+        const d = decodeMessage(m.subject, m.data);
+        if (d.kind === 'ws' && d.p.seq > afterSeq && d.p.epoch === epoch) out.push(d.p);
+        if (m.seq >= last.seq || m.info.pending === 0) done = true;
+      }
+      if (got === 0) done = true;
     }
-    await messages.close();
     return out.length && out[0]!.seq === afterSeq + 1 ? out : undefined;
   };
 }

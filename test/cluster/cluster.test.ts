@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeliverPolicy } from '@nats-io/jetstream';
 import { getSnapshot, openLink, type ClusterLink } from '../../src/cluster/link.js';
-import { decodeMessage } from '../../src/cluster/subjects.js';
+import { decodeMessage, wsSubject } from '../../src/cluster/subjects.js';
 import { startService, type Service } from '../../src/service.js';
+import { checkServerMessage } from '../contract/ws.js';
 import { clusterConfig, NATS_BIN, startNats, until, wsClient } from './support.js';
 
 describe.skipIf(!NATS_BIN)('cluster: one core, two edges on nats-server', () => {
@@ -38,16 +38,17 @@ describe.skipIf(!NATS_BIN)('cluster: one core, two edges on nats-server', () => 
   }, 30_000);
 
   it('the core publishes the hub publications with its seq and epoch, and a snapshot with its stream sequence', async () => {
-    const snap = await getSnapshot(link, 5_000);
+    const snap = await getSnapshot(link, 10_000);
     expect(snap.epoch).toBe(core.ws.epoch);
     expect(snap.catalog.length).toBeGreaterThan(0);
-    const consumer = await link.js.consumers.get(core.config.cluster!.stream, { filter_subjects: 'crossbook.ws.prices.>', deliver_policy: DeliverPolicy.All });
-    const m = await consumer.next({ expires: 5_000 });
+    const topic = `prices:${core.venues.byLabel.get('venue_a')!.slug}:${markets[0]}`;
+    const m = await link.jsm.streams.getMessage(core.config.cluster!.stream, { last_by_subj: wsSubject(topic) });
     expect(m).not.toBeNull();
     const d = decodeMessage(m!.subject, m!.data);
     expect(d.kind).toBe('ws');
     if (d.kind !== 'ws') return;
-    expect(d.p.topic.startsWith('prices:')).toBe(true);
+    expect(d.p.topic).toBe(topic);
+    expect(d.p.body).toMatchObject({ type: 'price_update', market_id: markets[0] });
     expect(d.p.epoch).toBe(core.ws.epoch);
     expect(d.p.seq).toBeGreaterThan(0);
   });
@@ -104,6 +105,7 @@ describe.skipIf(!NATS_BIN)('cluster: one core, two edges on nats-server', () => 
       checked++;
     }
     expect(checked).toBeGreaterThan(0);
+    expect(b.messages.flatMap((m) => checkServerMessage(m))).toEqual([]);
     b.ws.close();
   });
 
@@ -121,5 +123,40 @@ describe.skipIf(!NATS_BIN)('cluster: one core, two edges on nats-server', () => 
     } finally {
       await edge3.close();
     }
+  });
+
+  it('refuses a resume that is not a map of ids to seqs with BAD_REQUEST', async () => {
+    const c = await wsClient(edge2.url, edge2.keys.create('pro', 't').key);
+    for (const resume of [{ [markets[0]!]: -1 }, { [markets[0]!]: 1.5 }, [1], 'x'])
+      c.ws.send(JSON.stringify({ type: 'subscribe', channel: 'prices', market_ids: markets.slice(0, 1), resume }));
+    const errors = await until(
+      () => {
+        const e = c.messages.filter((m) => m['type'] === 'error');
+        return e.length >= 4 ? e : undefined;
+      },
+      5_000,
+      'four errors',
+    );
+    expect(errors.map((m) => m['code'])).toEqual(['BAD_REQUEST', 'BAD_REQUEST', 'BAD_REQUEST', 'BAD_REQUEST']);
+    expect(c.messages.filter((m) => m['type'] === 'subscribed')).toEqual([]);
+    c.ws.close();
+  });
+
+  // Last: it shrinks the stream's window for good.
+  it('answers a resume the window no longer holds with the snapshot and a RESYNC warning', async () => {
+    const stream = core.config.cluster!.stream;
+    const info = await link.jsm.streams.info(stream);
+    await link.jsm.streams.update(stream, { ...info.config, max_msgs: 1_000 });
+    await until(async () => ((await link.jsm.streams.info(stream)).state.first_seq > info.state.first_seq ? true : undefined), 10_000, 'the window to move');
+    const id = markets[0]!;
+    const c = await wsClient(edge2.url, edge2.keys.create('pro', 't').key);
+    c.ws.send(JSON.stringify({ type: 'subscribe', channel: 'prices', market_ids: [id], resume: { [id]: 0 } }));
+    const warning = await until(() => c.messages.find((m) => m['code'] === 'RESYNC'), 10_000, 'RESYNC');
+    expect(warning).toMatchObject({ type: 'warning', channel: 'prices', market_ids: [id] });
+    const snapshot = c.messages.find((m) => m['type'] === 'price_update' && m['snapshot'] === true);
+    expect(snapshot).toMatchObject({ market_id: id });
+    expect(c.messages.indexOf(snapshot!)).toBeLessThan(c.messages.indexOf(warning));
+    expect(c.messages.flatMap((m) => checkServerMessage(m))).toEqual([]);
+    c.ws.close();
   });
 });

@@ -55,7 +55,7 @@ export function clusterConfig(role: 'core' | 'edge', url: string): Config {
       server: { host: '127.0.0.1', port: 0, baseUrl: null },
       sim: { ticksPerSecond: 400, seed: 7 },
       ingest: { pollMs: 300 },
-      cluster: { role, natsUrl: url, snapshotIntervalMs: 300, bootstrapTimeoutMs: 10_000 },
+      cluster: { role, natsUrl: url, snapshotIntervalMs: 1_000, bootstrapTimeoutMs: 10_000 },
     },
   });
 }
