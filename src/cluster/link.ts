@@ -1,4 +1,5 @@
 import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { ConfigError } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { Objm, type ObjectStore } from '@nats-io/obj';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -132,11 +133,11 @@ export function streamReplay(link: ClusterLink): Replay {
   };
 }
 
-/** The NATS settings of `config` (the URL from config, else NATS_URL); throws when neither names one. */
+/** The NATS settings of `config` (the URL from config, else NATS_URL); a ConfigError when neither names one. */
 export function clusterSettings(config: Config): ClusterSettings & { readonly bootstrapTimeoutMs: number; readonly snapshotIntervalMs: number } {
   const c = config.cluster;
   const natsUrl = c?.natsUrl ?? process.env['NATS_URL'];
-  if (!c || !natsUrl) throw new Error(`role ${c?.role ?? 'single'} needs a NATS URL: --nats nats://host:4222 or NATS_URL`);
+  if (!c || !natsUrl) throw new ConfigError(`role ${c?.role ?? 'single'} needs a NATS URL: --nats nats://host:4222 or NATS_URL`);
   return {
     natsUrl,
     stream: c.stream,
