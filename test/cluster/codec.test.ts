@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { restoreSnapshot, takeSnapshot, decodeSnapshot, encodeSnapshot } from '../../src/cluster/snapshot.js';
 import { decodeMessage, encodeBody, evSubject, subjectToken, wsSubject } from '../../src/cluster/subjects.js';
-import { loadConfig } from '../../src/config/load.js';
+import { clusterSettings } from '../../src/cluster/link.js';
+import { ConfigError, loadConfig } from '../../src/config/load.js';
 import type { NormalizedEvent } from '../../src/core/types.js';
 import { applyEvent, EngineState } from '../../src/state/engine.js';
 
@@ -44,5 +45,23 @@ describe('cluster snapshot', () => {
     expect(dst.quotes.get('venue_a', 'M1')).toEqual(src.quotes.get('venue_a', 'M1'));
     expect(dst.books.marketBook('venue_a', 'M1')).toEqual(src.books.marketBook('venue_a', 'M1'));
     expect(dst.quotes.get('venue_a', 'M1')?.yesBid).toBe(4_000);
+  });
+});
+
+describe('cluster settings', () => {
+  it('refuses an unknown role, and a core or edge without a NATS URL, naming what to set', () => {
+    expect(() => loadConfig({ env: {}, overrides: { cluster: { role: 'primary' } } })).toThrow(/cluster\.role/);
+    const edge = loadConfig({ env: {}, overrides: { cluster: { role: 'edge' } } });
+    const saved = process.env['NATS_URL'];
+    delete process.env['NATS_URL'];
+    try {
+      expect(() => clusterSettings(edge)).toThrow(ConfigError);
+      expect(() => clusterSettings(edge)).toThrow(/--nats/);
+    } finally {
+      if (saved !== undefined) process.env['NATS_URL'] = saved;
+    }
+    const core = loadConfig({ env: {}, overrides: { cluster: { role: 'core', natsUrl: 'nats://127.0.0.1:4222' } } });
+    expect(clusterSettings(core)).toMatchObject({ natsUrl: 'nats://127.0.0.1:4222', stream: 'crossbook', maxMsgs: 2_000_000 });
+    expect(config.cluster?.role).toBe('single');
   });
 });
