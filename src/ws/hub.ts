@@ -859,7 +859,8 @@ export class WsHub {
    * Subscribes after sending what the client missed since `last`, read off the stream, in order: the
    * topic is joined only once the replay has reached this hub's own seq, with no await between, so
    * nothing falls between the replayed and the live messages. When the window no longer holds the
-   * messages after `last`, the client gets the snapshot and a RESYNC warning.
+   * messages after `last`, or `last` is past the topic's seq, the client gets the snapshot and a
+   * RESYNC warning.
    */
   private async resume(
     ws: UWS.WebSocket<Conn>,
@@ -874,6 +875,8 @@ export class WsHub {
       if (!this.conns.has(ws)) return;
       if (!held) break;
       const upto = this.seq.get(t.topic) ?? 0;
+      // A seq past this topic's own is not one of this epoch's: the client needs the snapshot.
+      if (after > upto) break;
       let gap = false;
       ws.cork(() => {
         for (const p of held) {

@@ -157,6 +157,12 @@ describe.skipIf(!NATS_BIN)('cluster: one core, two edges on nats-server', () => 
     expect(snapshot).toMatchObject({ market_id: id });
     expect(c.messages.indexOf(snapshot!)).toBeLessThan(c.messages.indexOf(warning));
     expect(c.messages.flatMap((m) => checkServerMessage(m))).toEqual([]);
+    // A seq no update of this epoch has reached yet (another epoch's): the snapshot and RESYNC too.
+    const d = await wsClient(edge2.url, edge2.keys.create('pro', 't').key);
+    d.ws.send(JSON.stringify({ type: 'subscribe', channel: 'prices', market_ids: [id], resume: { [id]: 1e12 } }));
+    await until(() => d.messages.find((m) => m['code'] === 'RESYNC'), 10_000, 'RESYNC past the seq');
+    expect(d.messages.some((m) => m['type'] === 'price_update' && m['snapshot'] === true)).toBe(true);
+    d.ws.close();
     c.ws.close();
   });
 });
