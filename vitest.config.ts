@@ -16,6 +16,7 @@ const integration = [
   'test/webhooks/**/*.test.ts',
   'test/signals/lifecycle-ws.test.ts',
   'test/ws/**/*.test.ts',
+  'test/cluster/**/*.test.ts',
   'test/compat/**/*.test.ts',
   'test/venues/*/feed.test.ts',
   'test/venues/kalshi/sim.test.ts',

@@ -2,7 +2,10 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createFeeds, ingestFlow, liveEndpoints, type Ingest } from '../pipelines/ingest.js';
 import { startPipelines } from '../pipelines/index.js';
+import { publishFlow } from '../pipelines/publish.js';
 import type { Api } from './access/api.js';
+import { startEdge } from './cluster/edge.js';
+import { clusterSettings, openLink } from './cluster/link.js';
 import type { KeyStore } from './access/keys.js';
 import { API_BASE, buildCore, buildDomain, buildHttp, type Core, type Domain } from './compose.js';
 import type { Config } from './config/schema.js';
@@ -31,10 +34,14 @@ export interface Service extends Core, Domain {
 /**
  * The process: builds the core, the domain and the HTTP layer (src/compose.ts), starts the embedded
  * simulator when a venue is in sim mode, wires the pipelines (pipelines/index.ts) and listens.
- * close() stops in the reverse order and snapshots everything.
+ * close() stops in the reverse order and snapshots everything. Config `cluster.role` core adds the
+ * publisher to NATS JetStream (pipelines/publish.ts); edge starts a follower instead (src/cluster/edge.ts).
  */
 export async function startService(config: Config, opts: { log?: Logger; listen?: boolean } = {}): Promise<Service> {
+  if (config.cluster?.role === 'edge') return startEdge(config, opts);
   const startedAt = Date.now();
+  const cluster = config.cluster?.role === 'core' ? clusterSettings(config) : undefined;
+  const link = cluster ? await openLink(cluster) : undefined;
   const core = buildCore(config, { log: opts.log });
   const domain = buildDomain(core);
   const needsSim = config.venues.some((v) => v.enabled && v.connection.mode === 'sim');
@@ -43,7 +50,9 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
   const sim = needsSim ? await startSim(config) : undefined;
   const feeds = createFeeds(config, (v) => (v.connection.mode === 'sim' ? sim!.endpoints(v.label)! : liveEndpoints(v)), core.log);
   const ingest = ingestFlow(feeds, core.state, core.log);
-  const { http, api, ws } = buildHttp(core, domain, { startedAt, feeds });
+  const { http, api, ws } = buildHttp(core, domain, { startedAt, feeds, hub: { exportAll: link !== undefined } });
+  // The publisher subscribes before ingest starts, so the stream misses nothing.
+  const published = link && publishFlow(link, ingest.events$, ws!, core.state, { snapshotIntervalMs: cluster!.snapshotIntervalMs, log: core.log });
   const flows = startPipelines({
     state: core.state,
     ingest,
@@ -78,6 +87,8 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
       ws?.close();
       http.close();
       flows.unsubscribe();
+      published?.unsubscribe();
+      await link?.close().catch(() => undefined);
       await sim?.close();
       domain.matching.close();
       await domain.alerts.close();

@@ -688,9 +688,11 @@ export interface paths {
      *
      *     Server messages carry a type: subscribed / unsubscribed (one per venue of the request: the accepted native market_ids and their venue as source), price_update, orderbook_update, live_game, trade, ticker, arb, ev, arb_expired, ev_expired, smart_money, fade_finder, warning and error (with a code and a message), ready, pong. Every streamed message carries its channel, a per-topic seq, the process epoch and ts (server send time, ms since epoch): a seq gap or a new epoch means reconcile over REST (/prices/bulk). A connection that has sent a message with "action" (or a heartbeat) gets every streamed message with its fields both at the top level and again under data, the envelope clients of the hosted API read.
      *
+     *     Resume (cluster edges, README "Scaling out"): a subscribe may carry "resume":{"<market_id>":<last seq seen>}; the edge sends the messages after that seq in order from the stream's window, then the live ones, with no snapshot; when the window no longer holds them, the snapshot and a RESYNC warning. A single process answers with the snapshot as usual.
+     *
      *     Message schemas: components.schemas.WsClientMessage (client to server) and components.schemas.Ws* (server to client, by type), listed in x-websocket-messages.
      *
-     *     Codes: UNKNOWN_ID (warning: a market id the venues do not list, event tickers included), UNKNOWN_EVENT_ID (warning: live_games), UNKNOWN_CHANNEL (warning), BAD_JSON and BAD_REQUEST (error: not JSON / not a valid message), NOT_ENTITLED (error: the plan does not include the channel), SUBSCRIPTION_LIMIT (error), RATE_LIMITED (error: more than 20 subscribe/unsubscribe messages a second, or more client messages of any kind than the connection's budget: 100 at once, then 50 a second; the refused message is not processed, and a client that goes on sending without a token is closed with 1008), FEED_INTERRUPTED (warning: the venue feed disconnected, stalled or lost sequence; prices may be stale), FEED_DEGRADED (warning: malformed frames dropped), FEED_READY (type ready: the feed is back; reconcile over REST), COALESCED (warning: you read slower than updates arrive and now get the latest per market).
+     *     Codes: UNKNOWN_ID (warning: a market id the venues do not list, event tickers included), UNKNOWN_EVENT_ID (warning: live_games), UNKNOWN_CHANNEL (warning), BAD_JSON and BAD_REQUEST (error: not JSON / not a valid message), NOT_ENTITLED (error: the plan does not include the channel), SUBSCRIPTION_LIMIT (error), RATE_LIMITED (error: more than 20 subscribe/unsubscribe messages a second, or more client messages of any kind than the connection's budget: 100 at once, then 50 a second; the refused message is not processed, and a client that goes on sending without a token is closed with 1008), FEED_INTERRUPTED (warning: the venue feed disconnected, stalled or lost sequence; prices may be stale), FEED_DEGRADED (warning: malformed frames dropped), FEED_READY (type ready: the feed is back; reconcile over REST), COALESCED (warning: you read slower than updates arrive and now get the latest per market), RESYNC (warning: a resume asked for messages no longer held; the snapshot is sent just before it).
      *
      *     Backpressure and limits: a client that keeps not reading is closed with code 4008 and a reason; pings are sent automatically and an idle connection closes after 120 s; on shutdown the close code is 1001; a message over the size limit closes with 1009 (far over it, uWS drops the connection: 1006), a binary frame that is not UTF-8 with 1007 (a text frame that is not UTF-8 is dropped by uWS: 1006). Per plan: free: 1 connections per key, 50 subscriptions per connection; dev: 5 connections per key, 500 subscriptions per connection; pro: 25 connections per key, 5000 subscriptions per connection; enterprise: 0 connections per key, 0 subscriptions per connection (0 = unlimited).
      */
@@ -746,6 +748,9 @@ export interface components {
           market_ids?: string[];
           event_ids?: string[];
           all?: boolean;
+          resume?: {
+            [key: string]: number;
+          };
         }
       | {
           /** @constant */
@@ -1909,6 +1914,7 @@ export interface components {
         | 'NOT_ENTITLED'
         | 'SUBSCRIPTION_LIMIT'
         | 'FEED_INTERRUPTED'
+        | 'RESYNC'
         | 'FEED_READY'
         | 'FEED_DEGRADED'
         | 'COALESCED';
@@ -1951,6 +1957,7 @@ export interface components {
           | 'NOT_ENTITLED'
           | 'SUBSCRIPTION_LIMIT'
           | 'FEED_INTERRUPTED'
+          | 'RESYNC'
           | 'FEED_READY'
           | 'FEED_DEGRADED'
           | 'COALESCED';

@@ -18,12 +18,16 @@ interface ServeOptions {
   seed?: string;
   rate?: string;
   venueNames?: string;
+  role?: string;
+  nats?: string;
 }
 
 function config(opts: ServeOptions): Config {
   const overrides: Record<string, unknown> = {};
   if (opts.port !== undefined) overrides['server'] = { port: Number(opts.port) };
   if (opts.dataDir !== undefined) overrides['dataDir'] = opts.dataDir;
+  if (opts.role !== undefined || opts.nats !== undefined)
+    overrides['cluster'] = { ...(opts.role !== undefined ? { role: opts.role } : {}), ...(opts.nats !== undefined ? { natsUrl: opts.nats } : {}) };
   if (opts.seed !== undefined || opts.rate !== undefined)
     overrides['sim'] = {
       ...(opts.seed !== undefined ? { seed: Number(opts.seed) } : {}),
@@ -42,6 +46,7 @@ async function serve(opts: ServeOptions): Promise<void> {
     `crossbook is running`,
     `  API:     ${svc.url}/api/v2   (status: ${svc.url}/api/v2/status)`,
     ...(svc.demoKey ? [`  demo key: ${svc.demoKey}   (try: curl -H 'X-API-Key: ${svc.demoKey}' ${svc.url}/api/v2/status)`] : []),
+    ...(c.cluster && c.cluster.role !== 'single' ? [`  role:    ${c.cluster.role} on NATS ${c.cluster.natsUrl ?? process.env['NATS_URL']}`] : []),
     `  data:    ${svc.persistence.dir}${svc.restored.markets ? ` (restored ${svc.restored.markets} markets)` : ''}`,
     `  venues:  ${c.venues
       .filter((v) => v.enabled)
@@ -99,6 +104,8 @@ function addServe(p: Command): void {
     .option('--data-dir <dir>', 'data directory (env DATA_DIR)')
     .option('--seed <n>', 'simulator seed (env SIM_SEED)')
     .option('--rate <n>', 'simulator book changes per second (env SIM_RATE)')
+    .option('--role <role>', 'single (one process, no NATS), core (feeds + publisher to NATS) or edge (follows a core); README: Scaling out')
+    .option('--nats <url>', 'NATS server of the core and edges (env NATS_URL)')
     .option(
       '--venue-names <preset>',
       'venue names: neutral (venue_a…venue_h) or hosted (kalshi, polymarket, …; env CROSSBOOK_VENUE_NAMES); see config/venue-names.json',

@@ -225,6 +225,25 @@ export const appConfig = z
       })
       .strict()
       .optional(),
+    /** Scaling out on NATS JetStream (src/cluster/): the role of this process and the stream's window. */
+    cluster: z
+      .object({
+        $comment: z.string().optional(),
+        /** single: one process, no NATS; core: feeds + publisher; edge: follows a core, serves clients. */
+        role: z.enum(['single', 'core', 'edge']),
+        natsUrl: z.string().min(1).optional(),
+        stream: z.string().regex(/^[A-Za-z0-9_-]+$/),
+        bucket: z.string().regex(/^[A-Za-z0-9_-]+$/),
+        /** Replay window of the stream: age and count, whichever is reached first. */
+        maxAgeMs: z.number().int().min(1_000),
+        maxMsgs: z.number().int().min(1_000),
+        /** How often the core stores its snapshot for edges that start. */
+        snapshotIntervalMs: z.number().int().min(100),
+        /** How long an edge waits for the core's first snapshot. */
+        bootstrapTimeoutMs: z.number().int().min(100),
+      })
+      .strict()
+      .optional(),
     ingest: z
       .object({
         reconnectMinMs: z.number().int().positive(),

@@ -1,3 +1,4 @@
+import { Subject } from 'rxjs';
 import type * as UWS from 'uWebSockets.js';
 import type { KeyRecord, KeyStore } from '../access/keys.js';
 import type { Plan, PlanName } from '../access/plans.js';
@@ -61,7 +62,28 @@ export interface HubOptions {
   /** Client messages of any kind per connection: a burst, then so many a second (protocol.ts MessageBudget). */
   readonly messageBudget?: { readonly perSecond: number; readonly burst: number };
   readonly bookDepth?: number;
+  /** The epoch to announce (an edge takes the core's); default: this process's start. */
+  readonly epoch?: number;
+  /** Publish every update whether or not a client here listens, so `published$` carries them all (a cluster core). */
+  readonly exportAll?: boolean;
+  /** The published messages of a topic after `seq`, in order (a cluster edge reads them off the stream), for `resume`. */
+  readonly replay?: Replay;
 }
+
+/** One publication of the hub: what a cluster core sends its edges, with the seq and epoch assigned once. */
+export interface Publication {
+  readonly topic: string;
+  readonly body: Record<string, unknown>;
+  readonly seq: number;
+  readonly epoch: number;
+  readonly ts: number;
+}
+
+/**
+ * The publications of `topic` after `afterSeq` still held, in order; undefined when the window no
+ * longer holds the one right after `afterSeq` (the client then gets a snapshot and RESYNC).
+ */
+export type Replay = (topic: string, afterSeq: number, epoch: number) => Promise<readonly Publication[] | undefined>;
 
 interface Conn {
   readonly key: KeyRecord;
@@ -117,7 +139,9 @@ function byVenue(accepted: readonly { id: string; v: VenueConfig }[]): { market_
  * warnings, a resync as FEED_READY.
  */
 export class WsHub {
-  readonly epoch = Date.now();
+  readonly epoch: number;
+  /** Every publication, as published (observed by a cluster core's publisher). */
+  readonly published$ = new Subject<Publication>();
   private readonly seq = new Map<string, number>();
   /**
    * Latest serialized message per topic, kept only for topics some coalescing client is subscribed
@@ -159,6 +183,7 @@ export class WsHub {
     private readonly opts: HubOptions = {},
   ) {
     ({ http: this.http, path: this.path, state: this.state, venues: this.venues, keys: this.keys, plans: this.plans, log: this.log } = deps);
+    this.epoch = opts.epoch ?? Date.now();
     this.games = deps.games;
     this.signals = deps.signals;
     this.alerts = deps.alerts === true;
@@ -294,10 +319,32 @@ export class WsHub {
    * measurement).
    */
   private publish(topic: string, body: Record<string, unknown>): void {
-    const seq = this.nextSeq(topic);
+    this.emit(topic, body, this.nextSeq(topic), this.epoch, Date.now());
+  }
+
+  /**
+   * A publication whose seq and epoch a cluster core assigned: published here with those numbers,
+   * so every edge sends the same seq for the same update.
+   */
+  accept(p: Publication): void {
+    if (p.seq > (this.seq.get(p.topic) ?? 0)) this.seq.set(p.topic, p.seq);
+    this.emit(p.topic, p.body, p.seq, p.epoch, p.ts);
+  }
+
+  /** The last seq of every topic (a cluster core's snapshot carries them). */
+  seqs(): [string, number][] {
+    return [...this.seq];
+  }
+
+  /** Takes the last seq of each topic from a cluster core's snapshot. */
+  adoptSeqs(entries: Iterable<readonly [string, number]>): void {
+    for (const [t, s] of entries) this.seq.set(t, s);
+  }
+
+  private emit(topic: string, body: Record<string, unknown>, seq: number, epoch: number, ts: number): void {
     const json = JSON.stringify(body);
     const head = json.slice(0, -1);
-    const tail = `"seq":${seq},"epoch":${this.epoch},"ts":${Date.now()}}`;
+    const tail = `"seq":${seq},"epoch":${epoch},"ts":${ts}}`;
     const keep = this.watched.has(topic);
     const plain = keep || this.app.numSubscribers(topic) > 0;
     const data = keep || this.app.numSubscribers(topic + DATA) > 0;
@@ -307,10 +354,12 @@ export class WsHub {
     this.published++;
     if (msg) this.app.publish(topic, msg);
     if (dataMsg) this.app.publish(topic + DATA, dataMsg);
+    if (this.published$.observed) this.published$.next({ topic, body, seq, epoch, ts });
   }
 
   /** Subscribers of a topic, in either dialect. */
   private listeners(topic: string): number {
+    if (this.opts.exportAll) return 1;
     return this.app.numSubscribers(topic) + this.app.numSubscribers(topic + DATA);
   }
 
@@ -595,6 +644,11 @@ export class WsHub {
       for (const part of byVenue(accepted)) this.send(ws, { type: 'subscribed', channel: ch, ...part });
       for (const a of accepted) {
         const topic = `${ch}:${a.v.slug}:${a.id}`;
+        const last = m.resume?.[a.id] ?? m.resume?.[`${a.v.slug}:${a.id}`];
+        if (last !== undefined && this.opts.replay) {
+          void this.resume(ws, c, { topic, ch, v: a.v, id: a.id }, last, this.opts.replay);
+          continue;
+        }
         this.sub(ws, c, topic, ch);
         this.sub(ws, c, `status:${a.v.slug}`, 'status');
         this.snapshot(ws, ch, a.v, a.id, topic);
@@ -799,6 +853,61 @@ export class WsHub {
       if (q) body = this.tickerBody(v, q);
     }
     if (body) this.sendSnapshot(ws, body, seq);
+  }
+
+  /**
+   * Subscribes after sending what the client missed since `last`, read off the stream, in order: the
+   * topic is joined only once the replay has reached this hub's own seq, with no await between, so
+   * nothing falls between the replayed and the live messages. When the window no longer holds the
+   * messages after `last`, or `last` is past the topic's seq, the client gets the snapshot and a
+   * RESYNC warning.
+   */
+  private async resume(
+    ws: UWS.WebSocket<Conn>,
+    c: Conn,
+    t: { topic: string; ch: string; v: VenueConfig; id: string },
+    last: number,
+    replay: Replay,
+  ): Promise<void> {
+    let after = last;
+    for (let round = 0; round < 4; round++) {
+      const held = await replay(t.topic, after, this.epoch).catch(() => undefined);
+      if (!this.conns.has(ws)) return;
+      if (!held) break;
+      const upto = this.seq.get(t.topic) ?? 0;
+      // A seq past this topic's own is not one of this epoch's: the client needs the snapshot.
+      if (after > upto) break;
+      let gap = false;
+      ws.cork(() => {
+        for (const p of held) {
+          if (p.seq <= after || p.seq > upto) continue;
+          if (p.seq !== after + 1) {
+            gap = true;
+            break;
+          }
+          this.send(ws, { ...p.body, ...(c.hosted ? { data: p.body } : {}), seq: p.seq, epoch: p.epoch, ts: p.ts });
+          after = p.seq;
+        }
+      });
+      if (gap) break;
+      if (after >= upto) return this.join(ws, c, t.topic, t.ch, t.v);
+    }
+    ws.cork(() => {
+      this.join(ws, c, t.topic, t.ch, t.v);
+      this.snapshot(ws, t.ch, t.v, t.id, t.topic);
+      this.send(ws, {
+        type: 'warning',
+        code: CODES.RESYNC,
+        channel: t.ch,
+        market_ids: [t.id],
+        message: `the messages after seq ${last} are no longer held: this is a snapshot, reconcile over REST`,
+      });
+    });
+  }
+
+  private join(ws: UWS.WebSocket<Conn>, c: Conn, topic: string, ch: string, v: VenueConfig): void {
+    this.sub(ws, c, topic, ch);
+    this.sub(ws, c, `status:${v.slug}`, 'status');
   }
 
   /** A streamed message's current state, sent to one client on subscribe, in the streamed envelope of its dialect. */

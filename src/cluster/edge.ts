@@ -1,0 +1,71 @@
+import { followFlow } from '../../pipelines/follow.js';
+import { startPipelines } from '../../pipelines/index.js';
+import { buildCore, buildDomain, buildHttp } from '../compose.js';
+import type { Config } from '../config/schema.js';
+import type { Logger } from '../core/log.js';
+import type { Service } from '../service.js';
+import { clusterSettings, getSnapshot, openLink, streamReplay } from './link.js';
+import { restoreSnapshot } from './snapshot.js';
+
+/**
+ * A cluster edge: no feeds. Bootstraps its state, the hub's epoch and the last seq of every topic
+ * from the core's snapshot, then follows the stream from the message after it (pipelines/follow.ts):
+ * REST answers from the followed state, the WebSocket sends the core's publications with the core's
+ * numbers, and a client's `resume` is answered from the stream's window. Signals, wallets and
+ * alerts are derived here from the followed state for REST; webhooks are the core's to deliver.
+ */
+export async function startEdge(config: Config, opts: { log?: Logger; listen?: boolean } = {}): Promise<Service> {
+  const startedAt = Date.now();
+  const settings = clusterSettings(config);
+  const link = await openLink(settings);
+  const snap = await getSnapshot(link, settings.bootstrapTimeoutMs);
+  const core = buildCore(config, { log: opts.log });
+  restoreSnapshot(core.state, snap);
+  core.log.info({ streamSeq: snap.streamSeq, markets: snap.catalog.length, epoch: snap.epoch }, 'edge: bootstrapped from the core snapshot');
+  const domain = buildDomain(core);
+  const { http, api, ws } = buildHttp(core, domain, { startedAt, hub: { epoch: snap.epoch, replay: streamReplay(link) } });
+  const hub = ws!;
+  hub.adoptSeqs(snap.seqs);
+  const ingest = followFlow(link, snap.streamSeq + 1, core.state, hub);
+  const flows = startPipelines({
+    state: core.state,
+    ingest,
+    persistence: core.persistence,
+    persistenceOptions: { snapshotIntervalMs: config.persistence.snapshotIntervalMs },
+    rooms: { ...domain, webhooks: undefined },
+    log: core.log,
+  });
+  core.keys.watch();
+  core.quota.start();
+  const port = opts.listen === false ? 0 : await http.listen(config.server.host, config.server.port);
+  const url = config.server.baseUrl ?? `http://${config.server.host}:${port}`;
+  api.serveOpenapi(`${url}/api/v2`);
+  let closed = false;
+  return {
+    ...core,
+    ...domain,
+    http,
+    api,
+    ws: hub,
+    ingest,
+    sim: undefined,
+    port,
+    url,
+    demoKey: undefined,
+    async close() {
+      if (closed) return;
+      closed = true;
+      hub.close();
+      http.close();
+      flows.unsubscribe();
+      await link.close().catch(() => undefined);
+      domain.matching.close();
+      await domain.alerts.close();
+      await domain.ledger.close();
+      core.keys.stop();
+      await core.quota.stop();
+      await core.persistence.snapshot(core.state);
+      await core.persistence.close();
+    },
+  };
+}
