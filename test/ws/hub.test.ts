@@ -246,6 +246,34 @@ describe('orderbook and venue_a ticker channels', () => {
     c.ws.close();
   });
 
+  it('writes a book change as the same orderbook_update a new subscriber gets as its snapshot', async () => {
+    const id = 'KXNFLGAME-26NOV23NESEA-SEA';
+    const a = await connect(keys['dev']);
+    a.send({ type: 'subscribe', channel: 'orderbook', market_ids: [id] });
+    await a.next((m) => m['type'] === 'orderbook_update' && m['snapshot'] === true);
+    apply({
+      venue: 'venue_a',
+      type: 'book_delta',
+      marketId: id,
+      instrument: id,
+      changes: [
+        ['bid', 5450, 7],
+        ['ask', 5900, 3],
+      ],
+      timestamp: T,
+      localTimestamp: T,
+    });
+    const update = await a.next((m) => m['type'] === 'orderbook_update' && m['snapshot'] === undefined);
+    const b = await connect(keys['dev']);
+    b.send({ type: 'subscribe', channel: 'orderbook', market_ids: [id] });
+    const snap = await b.next((m) => m['type'] === 'orderbook_update' && m['snapshot'] === true);
+    const body = ({ seq: _s, epoch: _e, ts: _t, snapshot: _n, ...rest }: Record<string, unknown>): Record<string, unknown> => rest;
+    expect(body(update)).toEqual(body(snap));
+    expect((update['no'] as { bids: number[][] }).bids).toContainEqual([41, 3]);
+    a.ws.close();
+    b.ws.close();
+  });
+
   it('sends decimal-dollar tickers on <venue_a>_prices; all-markets needs Enterprise', async () => {
     const c = await connect(keys['dev']);
     c.send({ type: 'subscribe', channel: 'venue_a_prices', market_ids: ['*'] });
