@@ -147,6 +147,8 @@ export class WsHub {
   private readonly watched = new Map<string, number>();
   private readonly conns = new Set<UWS.WebSocket<Conn>>();
   private readonly perKey = new Map<string, number>();
+  /** Open connections in the hosted dialect: with none, no `DATA` twin has subscribers to ask about. */
+  private hostedConns = 0;
   private sweep: NodeJS.Timeout | undefined;
   private readonly app: UWS.TemplatedApp;
   private readonly coalesceBytes: number;
@@ -342,7 +344,7 @@ export class WsHub {
   /** Whether a topic has subscribers in each dialect (undefined: none at all), asked once per change. */
   private subs(topic: string): Subs | undefined {
     const plain = this.app.numSubscribers(topic) > 0;
-    const data = this.app.numSubscribers(topic + DATA) > 0;
+    const data = this.hostedConns > 0 && this.app.numSubscribers(topic + DATA) > 0;
     return plain || data ? { plain, data } : undefined;
   }
 
@@ -523,6 +525,7 @@ export class WsHub {
     const c = ws.getUserData();
     c.closed = true;
     this.conns.delete(ws);
+    if (c.hosted) this.hostedConns--;
     if (c.coalescing) {
       c.coalescing = false;
       for (const t of c.topics.keys()) this.unwatch(t);
@@ -863,6 +866,7 @@ export class WsHub {
         ws.unsubscribe(t);
         ws.subscribe(t + DATA);
       }
+    if (!c.hosted) this.hostedConns++;
     c.hosted = true;
   }
 
