@@ -11,6 +11,8 @@ import { mayBeSettled, SettlementAudit, settlementOf } from './audit.js';
 import { Matcher, type MatchGroup } from './matcher.js';
 import { OverrideStore } from './overrides.js';
 
+const NO_GROUPS: readonly number[] = [];
+
 /** A cross-venue group as the API serves it: the matcher's group plus its event. */
 export interface ServedGroup extends MatchGroup {
   /** Event key shared by every group of one real-world event (a game, an election, a meeting). */
@@ -31,7 +33,8 @@ export interface ServedGroup extends MatchGroup {
 export class MatchingService implements GroupSource {
   readonly matcher: Matcher;
   private byId = new Map<number, ServedGroup>();
-  private byKey = new Map<string, number>();
+  /** venue → market id → [its group id] (nested, and one array per group: the per-change lookups build no key or array). */
+  private byMarket = new Map<string, Map<string, readonly number[]>>();
   private signatures = new Map<number, string>();
   private suspects = new Map<number, string>();
   /** Markets that settled (or may have unsettled) since the last re-index: their groups are audited. */
@@ -119,7 +122,7 @@ export class MatchingService implements GroupSource {
   /** Rebuilds the cross-venue index from the matcher, audits settlements and reports which groups changed. */
   reindex(): void {
     const byId = new Map<number, ServedGroup>();
-    const byKey = new Map<string, number>();
+    const byMarket = new Map<string, Map<string, readonly number[]>>();
     const signatures = new Map<number, string>();
     const suspects = new Map<number, string>();
     const now = Date.now();
@@ -138,8 +141,12 @@ export class MatchingService implements GroupSource {
       if (suspect !== undefined) suspects.set(g.group_id, suspect);
       const served: ServedGroup = { ...g, eventKey: this.eventKey(g), category, ...(suspect !== undefined ? { suspect } : {}) };
       byId.set(g.group_id, served);
+      const ids = [g.group_id];
       for (const m of g.members) {
-        byKey.set(m.key, g.group_id);
+        const c = m.key.indexOf(':');
+        let v = byMarket.get(m.key.slice(0, c));
+        if (!v) byMarket.set(m.key.slice(0, c), (v = new Map()));
+        v.set(m.key.slice(c + 1), ids);
         // A market that joins a group (or every one, at start) brings the age of its current price.
         const rec = this.state.catalog.byKey(m.key);
         const at = (rec && this.state.quotes.get(rec.venue, rec.marketId)?.updatedAt) ?? 0;
@@ -156,7 +163,7 @@ export class MatchingService implements GroupSource {
         this.audit.drop(id);
       }
     this.byId = byId;
-    this.byKey = byKey;
+    this.byMarket = byMarket;
     this.signatures = signatures;
     this.suspects = suspects;
     if (changed.length) {
@@ -222,7 +229,7 @@ export class MatchingService implements GroupSource {
   }
 
   groupIdOf(venue: string, marketId: string): number | undefined {
-    return this.byKey.get(`${venue}:${marketId}`);
+    return this.byMarket.get(venue)?.get(marketId)?.[0];
   }
 
   // ---- GroupSource --------------------------------------------------------------------------
@@ -242,8 +249,7 @@ export class MatchingService implements GroupSource {
   }
 
   groupsOfMarket(venue: string, marketId: string): readonly number[] {
-    const id = this.byKey.get(`${venue}:${marketId}`);
-    return id === undefined ? [] : [id];
+    return this.byMarket.get(venue)?.get(marketId) ?? NO_GROUPS;
   }
 
   *allGroups(): Generator<SignalGroup> {

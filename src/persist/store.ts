@@ -91,7 +91,7 @@ export class Persistence {
   readonly dir: string;
   readonly root: RootDatabase;
   private readonly dbs = new Map<DbName, Database>();
-  private readonly dirty = { catalog: new Set<string>(), quotes: new Set<string>(), books: new Set<string>() };
+  private readonly dirty = { catalog: new DirtyKeys(), quotes: new DirtyKeys(), books: new DirtyKeys() };
   private pending = new Set<Promise<unknown>>();
   /**
    * Bumped whenever a one-minute candle older than HISTORY_STABLE_MS is written (backfills, clock
@@ -230,17 +230,17 @@ export class Persistence {
 
   /** A market's record changed: it goes into the next snapshot. */
   markMarket(venue: string, marketId: string): void {
-    this.dirty.catalog.add(marketKey(venue, marketId));
+    this.dirty.catalog.add(venue, marketId);
   }
 
   /** A market's quote changed: it goes into the next snapshot. */
   markQuote(venue: string, marketId: string): void {
-    this.dirty.quotes.add(marketKey(venue, marketId));
+    this.dirty.quotes.add(venue, marketId);
   }
 
   /** An instrument's book changed: it goes into the next snapshot. */
   markBook(venue: string, instrument: string): void {
-    this.dirty.books.add(marketKey(venue, instrument));
+    this.dirty.books.add(venue, instrument);
   }
 
   /**
@@ -342,8 +342,7 @@ export class Persistence {
    */
   async flushCatalog(state: EngineState): Promise<number> {
     const cat = this.db('catalog');
-    const keys = [...this.dirty.catalog];
-    this.dirty.catalog.clear();
+    const keys = this.dirty.catalog.drain();
     for (const k of keys) {
       const m = state.catalog.byKey(k);
       if (m) this.track(cat.put(k, { ...m }));
@@ -361,12 +360,12 @@ export class Persistence {
     const cat = this.db('catalog');
     const quo = this.db('quotes');
     const boo = this.db('books');
-    const catalogKeys = all ? [...iterKeys(state.catalog.all())] : [...this.dirty.catalog];
-    const quoteKeys = all ? [...iterKeys(state.quotes.all())] : [...this.dirty.quotes];
-    const bookKeys = all ? [...state.books.entries()].map(([v, i]) => marketKey(v, i)) : [...this.dirty.books];
-    this.dirty.catalog.clear();
-    this.dirty.quotes.clear();
-    this.dirty.books.clear();
+    const dirtyCatalog = this.dirty.catalog.drain();
+    const dirtyQuotes = this.dirty.quotes.drain();
+    const dirtyBooks = this.dirty.books.drain();
+    const catalogKeys = all ? [...iterKeys(state.catalog.all())] : dirtyCatalog;
+    const quoteKeys = all ? [...iterKeys(state.quotes.all())] : dirtyQuotes;
+    const bookKeys = all ? [...state.books.entries()].map(([v, i]) => marketKey(v, i)) : dirtyBooks;
     const writes: (() => void)[] = [];
     for (const k of catalogKeys)
       writes.push(() => {
@@ -644,4 +643,23 @@ function checkLmdbHeader(file: string): void {
 
 function* iterKeys(xs: Iterable<{ venue: string; marketId: string }>): Generator<string> {
   for (const x of xs) yield marketKey(x.venue, x.marketId);
+}
+
+/** Records changed since the last write, venue → ids: marking one builds no key string. */
+class DirtyKeys {
+  private readonly byVenue = new Map<string, Set<string>>();
+
+  add(venue: string, id: string): void {
+    let ids = this.byVenue.get(venue);
+    if (!ids) this.byVenue.set(venue, (ids = new Set()));
+    ids.add(id);
+  }
+
+  /** The marks as `venue:id` keys, in marking order per venue; clears them. */
+  drain(): string[] {
+    const out: string[] = [];
+    for (const [venue, ids] of this.byVenue) for (const id of ids) out.push(marketKey(venue, id));
+    this.byVenue.clear();
+    return out;
+  }
 }

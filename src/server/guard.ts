@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import net from 'node:net';
+import { Worker } from 'node:worker_threads';
 
 /**
  * The HTTP/1 front of the uWebSockets.js build in use (20.30). Its native parser only recognises a
@@ -55,6 +57,18 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // eslint-disable-next-line no-control-regex
 const BAD_VALUE = /[\x00-\x08\x0a-\x1f\x7f]/;
 
+/** Lengths of the field names `checkHead` reads (host, upgrade, connection, keep-alive, content-length, transfer-encoding, sec-websocket-key). */
+const READ_LENGTHS = new Set([4, 7, 10, 14, 17]);
+
+/** `line` from `from` without leading and trailing spaces and tabs (RFC 9110 OWS). */
+function trimOws(line: string, from: number): string {
+  let a = from;
+  let b = line.length;
+  while (a < b && (line.charCodeAt(a) === 32 || line.charCodeAt(a) === 9)) a++;
+  while (b > a && (line.charCodeAt(b - 1) === 32 || line.charCodeAt(b - 1) === 9)) b--;
+  return line.slice(a, b);
+}
+
 const refuse = (status: Refusal['status'], code: string, message: string): Refusal => ({ status, code, message });
 
 /**
@@ -83,9 +97,10 @@ export function checkHead(head: string): Accepted | Refusal {
     const c = line.indexOf(':');
     const name = c > 0 ? line.slice(0, c) : '';
     if (!TOKEN.test(name)) return refuse(400, 'bad_request', `malformed header field on line ${i + 1}`);
-    const value = line.slice(c + 1).replace(/^[ \t]+|[ \t]+$/g, '');
+    const value = trimOws(line, c + 1);
     if (BAD_VALUE.test(value)) return refuse(400, 'bad_request', `control character in header field ${name}`);
-    const lower = name.toLowerCase();
+    // Only names as long as one the guard reads are lowercased (most fields are none of them).
+    const lower = READ_LENGTHS.has(name.length) ? name.toLowerCase() : '';
     if (lower === 'host') hosts++;
     else if (lower === 'content-length') {
       lengths++;
@@ -95,7 +110,8 @@ export function checkHead(head: string): Accepted | Refusal {
     else if (lower === 'connection') connection += `${value.toLowerCase()},`;
     else if (lower === 'upgrade') upgrade = true;
     // HTTP/1.0 has no upgrades (RFC 9110 7.8) and its connection options do not apply to the rewrite.
-    if (http10 && (lower === 'connection' || lower === 'keep-alive' || lower === 'upgrade' || lower === 'sec-websocket-key')) continue;
+    if (!http10) continue;
+    if (lower === 'connection' || lower === 'keep-alive' || lower === 'upgrade' || lower === 'sec-websocket-key') continue;
     kept.push(line);
   }
   if (lengths > 1) return refuse(400, 'bad_request', 'more than one Content-Length header field');
@@ -121,7 +137,8 @@ const tooMany = (): Refusal => refuse(431, 'headers_too_large', `more than ${MAX
  * holds a per-process random token, so no client can reach it through the guard.
  */
 export class GuardRoute {
-  readonly prefix = `/.crossbook-guard/${randomBytes(12).toString('hex')}/`;
+  /** `prefix`: another thread's route, so that both sides agree on it. */
+  constructor(readonly prefix = `/.crossbook-guard/${randomBytes(12).toString('hex')}/`) {}
 
   /** The request line and fields that make uWS answer `r` and close. */
   request(r: Refusal): Buffer {
@@ -264,13 +281,18 @@ class GuardedConnection {
   }
 }
 
-/** Listens on the public address and guards each connection into uWS on 127.0.0.1:`upstreamPort`. */
-export class HttpGuard {
-  readonly route = new GuardRoute();
+/**
+ * Listens on the public address and guards each connection into uWS on 127.0.0.1:`upstreamPort`,
+ * on the thread that creates it (`HttpGuard` runs it on a thread of its own).
+ */
+export class GuardFront {
   private readonly server: net.Server;
   private readonly open = new Set<net.Socket>();
 
-  constructor(private readonly upstreamPort: number) {
+  constructor(
+    private readonly upstreamPort: number,
+    readonly route: GuardRoute,
+  ) {
     this.server = net.createServer({ allowHalfOpen: true, noDelay: true }, (client) => this.accept(client));
   }
 
@@ -300,4 +322,65 @@ export class HttpGuard {
     for (const s of this.open) s.destroy();
     this.open.clear();
   }
+}
+
+/** What the guard's thread posts once: the port it listens on, or why it cannot. */
+export type GuardReady = { readonly port: number } | { readonly error: string };
+
+/**
+ * The guard as the HTTP server uses it. Built (dist/), the front runs on a worker thread
+ * (guard-worker.js), so relaying every request's bytes costs the main event loop nothing and uWS
+ * on the main thread pays only for its own side; from TypeScript sources (the test runner, which
+ * cannot start a .ts worker) it runs on the calling thread, the same `GuardFront`.
+ */
+export class HttpGuard {
+  readonly route = new GuardRoute();
+  private front: GuardFront | undefined;
+  private worker: Worker | undefined;
+
+  constructor(private readonly upstreamPort: number) {}
+
+  /** Starts listening; resolves with the port. */
+  listen(host: string, port: number): Promise<number> {
+    const script = new URL('./guard-worker.js', import.meta.url);
+    if (!import.meta.url.endsWith('.js') || !existsSync(script)) {
+      this.front = new GuardFront(this.upstreamPort, this.route);
+      return this.front.listen(host, port);
+    }
+    const worker = new Worker(script, { workerData: { upstreamPort: this.upstreamPort, prefix: this.route.prefix, host, port } satisfies GuardWorkerData });
+    this.worker = worker;
+    return new Promise((resolve, reject) => {
+      let ready = false;
+      worker.once('message', (m: GuardReady) => {
+        ready = true;
+        if ('port' in m) resolve(m.port);
+        else reject(new Error(m.error));
+      });
+      worker.on('error', (e) => {
+        if (!ready) return reject(e);
+        // Nothing is served without the front: fail loudly rather than listen on nothing.
+        throw e;
+      });
+      worker.once('exit', (code) => {
+        if (!ready) reject(new Error(`the HTTP front's thread exited (${code}) before listening`));
+      });
+    });
+  }
+
+  /** Stops listening and drops open connections. */
+  close(): void {
+    this.front?.close();
+    this.front = undefined;
+    this.worker?.postMessage('close');
+    this.worker?.unref();
+    this.worker = undefined;
+  }
+}
+
+/** What the guard's thread starts from. */
+export interface GuardWorkerData {
+  readonly upstreamPort: number;
+  readonly prefix: string;
+  readonly host: string;
+  readonly port: number;
 }

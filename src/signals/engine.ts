@@ -1,6 +1,7 @@
 import { EMPTY, Subject, type Observable } from 'rxjs';
 import { marketUrl, type VenueDirectory } from '../venues/directory.js';
 import { nativeId } from '../views/market.js';
+import { sideLevels } from '../state/books.js';
 import type { EngineState } from '../state/engine.js';
 import { groupArbs, ladders, type ArbOpportunity, type GroupMember, type MemberLadders } from './arb.js';
 import { groupEv } from './ev.js';
@@ -55,6 +56,9 @@ export interface GroupSignals {
   /** What a subscriber would see change (legs, prices, sizes, ROI), to publish only real changes. */
   readonly sig: string;
 }
+
+/** Levels of each member's book a recompute reads. */
+const LADDER_DEPTH = 20;
 
 function signature(arbs: readonly ArbOpportunity[], evs: readonly TrackedEv[]): string {
   let s = '';
@@ -158,10 +162,13 @@ export class SignalEngine implements LegLookup {
       // The same page link the market views give: the record's, else the venue's URL template.
       const url = rec.url ?? marketUrl(v, nativeId(v, m.marketId), rec.extra);
       const member: GroupMember = { venue: v, marketId: m.marketId, inverted: m.inverted, fee: feeContext(rec.extra), url };
-      // 20 levels: deeper than any arbitrage survives fees, far cheaper to copy than whole books.
-      const book = this.state.books.marketBook(m.venue, m.marketId, 20);
-      if (book && book.ready) {
-        ls.push(ladders(member, book.bids, book.asks));
+      // 20 levels: deeper than any arbitrage survives fees. Copied once, straight into the ladders
+      // (`ladders` of the book's YES bids and asks, without an intermediate copy of the book).
+      const sides = this.state.books.marketSides(m.venue, m.marketId);
+      if (sides) {
+        const ownYes = sideLevels(sides.asks, LADDER_DEPTH, sides.complement);
+        const ownNo = sideLevels(sides.bids, LADDER_DEPTH, !sides.complement);
+        ls.push(m.inverted ? { member, yesAsks: ownNo, noAsks: ownYes } : { member, yesAsks: ownYes, noAsks: ownNo });
         continue;
       }
       // Venues without books (listings): their quoted top of book, size unknown (0 = not tradable size).

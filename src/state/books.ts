@@ -1,5 +1,5 @@
 import { Subject } from 'rxjs';
-import { BookIntegrityError, OrderBook } from '../core/book.js';
+import { BookIntegrityError, OrderBook, type BookSide } from '../core/book.js';
 import type { BookDelta, BookSnapshot, Level, VenueLabel } from '../core/types.js';
 import { PAYOUT } from '../core/price.js';
 
@@ -16,6 +16,25 @@ export interface MarketBookView {
   readonly asks: readonly Level[];
   readonly timestamp: number;
   readonly ready: boolean;
+}
+
+/**
+ * A market's book sides in place (no copy): its YES book's, or its NO book's with `complement` set,
+ * in which case YES bids are `bids` (the NO asks) at 100 − p and YES asks are `asks` (the NO bids).
+ */
+export interface MarketSides {
+  readonly bids: BookSide;
+  readonly asks: BookSide;
+  readonly complement: boolean;
+  readonly timestamp: number;
+}
+
+/** At most `depth` levels of a side best first, each price complemented (100 − p) when `complement`. */
+export function sideLevels(side: BookSide, depth: number, complement: boolean): Level[] {
+  const n = Math.min(depth, side.prices.length);
+  const out: Level[] = new Array(n);
+  for (let i = 0; i < n; i++) out[i] = [complement ? PAYOUT - side.prices[i]! : side.prices[i]!, side.sizes[i]!];
+  return out;
 }
 
 /** Which side of its market an instrument's book is: the YES book, or the NO book (complement). */
@@ -138,6 +157,20 @@ export class BookStore {
       };
     }
     return yes ? { bids: [], asks: [], timestamp: yes.timestamp, ready: false } : undefined;
+  }
+
+  /**
+   * The sides `marketBook` reads, without copying levels: undefined when the market has no ready
+   * book (for the hot paths that serialize or scan a few levels on every change).
+   */
+  marketSides(venue: VenueLabel, marketId: string): MarketSides | undefined {
+    const ins = this.instrumentsOf.get(venue)?.get(marketId);
+    const books = this.books.get(venue);
+    const yes = books?.get(ins?.[0] ?? marketId);
+    if (yes && yes.ready) return { bids: yes.bids, asks: yes.asks, complement: false, timestamp: yes.timestamp };
+    const no = ins?.[1] ? books?.get(ins[1]) : undefined;
+    if (no && no.ready) return { bids: no.asks, asks: no.bids, complement: true, timestamp: no.timestamp };
+    return undefined;
   }
 
   /** Every book as [venue, instrument, book]. */

@@ -125,7 +125,7 @@ export class MarketCatalog {
   }
 
   get(venue: VenueLabel, marketId: string): MarketRecord | undefined {
-    return this.markets.get(marketKey(venue, marketId));
+    return this.perVenue.get(venue)?.get(marketId);
   }
 
   byKey(key: string): MarketRecord | undefined {

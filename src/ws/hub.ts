@@ -7,10 +7,12 @@ import { quotePrices } from '../views/market.js';
 import type { VenueConfig } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
 import { PAYOUT, toCents, toDollarString } from '../core/price.js';
+import type { BookSide } from '../core/book.js';
 import type { FeedEvent } from '../core/types.js';
 import type { HttpServer } from '../server/http.js';
 import type { GroupSignals } from '../signals/engine.js';
 import { recordJson, type OpportunityRecord } from '../signals/lifecycle/record.js';
+import type { MarketSides } from '../state/books.js';
 import type { EngineState } from '../state/engine.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import type { StoredTrade } from '../state/trades.js';
@@ -73,7 +75,8 @@ export interface HubOptions {
 /** One publication of the hub: what a cluster core sends its edges, with the seq and epoch assigned once. */
 export interface Publication {
   readonly topic: string;
-  readonly body: Record<string, unknown>;
+  /** The message body, or its JSON text when the hub serialized it directly (order books). */
+  readonly body: Record<string, unknown> | string;
   readonly seq: number;
   readonly epoch: number;
   readonly ts: number;
@@ -129,6 +132,23 @@ function byVenue(accepted: readonly { id: string; v: VenueConfig }[]): { market_
   return [...out.values()];
 }
 
+/** Which dialects a topic has subscribers in. */
+interface Subs {
+  readonly plain: boolean;
+  readonly data: boolean;
+}
+
+/** `[[cents, size], …]` of at most `depth` levels of a side, prices complemented (100 − p) when `complement`. */
+function levelsJson(side: BookSide, depth: number, complement: boolean): string {
+  const n = Math.min(depth, side.prices.length);
+  let out = '[';
+  for (let i = 0; i < n; i++) {
+    const p = side.prices[i]!;
+    out += `${i === 0 ? '[' : ',['}${toCents(complement ? PAYOUT - p : p)},${side.sizes[i]!}]`;
+  }
+  return out + ']';
+}
+
 /**
  * The WebSocket front: /api/v2/ws on the same uWS app. Fan-out is uWS pub/sub on topics
  * `<channel>:<venue slug>:<market id>`, each update serialized once and published once, whatever
@@ -152,6 +172,8 @@ export class WsHub {
   private readonly watched = new Map<string, number>();
   private readonly conns = new Set<UWS.WebSocket<Conn>>();
   private readonly perKey = new Map<string, number>();
+  /** Open connections in the hosted dialect: with none, no `DATA` twin has subscribers to ask about. */
+  private hostedConns = 0;
   private sweep: NodeJS.Timeout | undefined;
   private readonly app: UWS.TemplatedApp;
   private readonly coalesceBytes: number;
@@ -228,8 +250,14 @@ export class WsHub {
    */
   onSignals(g: GroupSignals): void {
     for (const ch of ['arb', 'ev'] as const) {
+      const group = `${ch}:${g.groupId}`;
+      const all = `${ch}:*`;
+      const one = this.subs(group);
+      const every = this.subs(all);
+      if (!one && !every) continue;
       const body = this.signalBody(ch, g);
-      for (const topic of [`${ch}:${g.groupId}`, `${ch}:*`]) if (this.listeners(topic) > 0) this.publish(topic, body);
+      if (one) this.publish(group, body, one);
+      if (every) this.publish(all, body, every);
     }
   }
 
@@ -318,8 +346,8 @@ export class WsHub {
    * copy gets promoted and old-generation pauses set the fan-out tail; BENCHMARKS.md has the
    * measurement).
    */
-  private publish(topic: string, body: Record<string, unknown>): void {
-    this.emit(topic, body, this.nextSeq(topic), this.epoch, Date.now());
+  private publish(topic: string, body: Record<string, unknown> | string, subs?: Subs): void {
+    this.emit(topic, body, this.nextSeq(topic), this.epoch, Date.now(), subs);
   }
 
   /**
@@ -341,13 +369,14 @@ export class WsHub {
     for (const [t, s] of entries) this.seq.set(t, s);
   }
 
-  private emit(topic: string, body: Record<string, unknown>, seq: number, epoch: number, ts: number): void {
-    const json = JSON.stringify(body);
+  /** Serializes once (a body may come pre-serialized) and publishes with its envelope. */
+  private emit(topic: string, body: Record<string, unknown> | string, seq: number, epoch: number, ts: number, subs?: Subs): void {
+    const json = typeof body === 'string' ? body : JSON.stringify(body);
     const head = json.slice(0, -1);
     const tail = `"seq":${seq},"epoch":${epoch},"ts":${ts}}`;
     const keep = this.watched.has(topic);
-    const plain = keep || this.app.numSubscribers(topic) > 0;
-    const data = keep || this.app.numSubscribers(topic + DATA) > 0;
+    const plain = keep || (subs ? subs.plain : this.app.numSubscribers(topic) > 0);
+    const data = keep || (subs ? subs.data : this.app.numSubscribers(topic + DATA) > 0);
     const msg = plain ? `${head},${tail}` : '';
     const dataMsg = data ? `${head},"data":${json},${tail}` : '';
     if (keep) this.latest.set(topic, { seq, msg, dataMsg });
@@ -361,6 +390,14 @@ export class WsHub {
   private listeners(topic: string): number {
     if (this.opts.exportAll) return 1;
     return this.app.numSubscribers(topic) + this.app.numSubscribers(topic + DATA);
+  }
+
+  /** Whether a topic has subscribers in each dialect (undefined: none at all), asked once per change. */
+  private subs(topic: string): Subs | undefined {
+    const plain = this.app.numSubscribers(topic) > 0;
+    const data = this.hostedConns > 0 && this.app.numSubscribers(topic + DATA) > 0;
+    // A cluster core exports every update, listened to here or not.
+    return plain || data || this.opts.exportAll ? { plain, data } : undefined;
   }
 
   /** The uWS topic a connection listens on for `topic`: its `DATA` twin in the hosted dialect. */
@@ -416,19 +453,22 @@ export class WsHub {
     const v = this.venues.byLabel.get(q.venue);
     if (!v) return;
     const topic = `prices:${v.slug}:${q.marketId}`;
-    if (this.listeners(topic) > 0) this.publish(topic, this.priceBody(v, q, false));
+    const subs = this.subs(topic);
+    if (subs) this.publish(topic, this.priceBody(v, q, false), subs);
     if (this.games) {
       const eid = this.games.eventOf(q.venue, q.marketId);
-      if (eid && this.listeners(`live_games:${eid}`) > 0)
-        this.publish(`live_games:${eid}`, { ...this.priceBody(v, q, false), type: 'live_game', channel: 'live_games', event_id: eid });
+      const subs = eid ? this.subs(`live_games:${eid}`) : undefined;
+      if (subs) this.publish(`live_games:${eid}`, { ...this.priceBody(v, q, false), type: 'live_game', channel: 'live_games', event_id: eid }, subs);
     }
     if (this.tickerChannel && v === this.catalogVenue) {
       const t = `${this.tickerChannel}:${v.slug}:${q.marketId}`;
       const all = `${this.tickerChannel}:${v.slug}:*`;
-      if (this.listeners(t) > 0 || this.listeners(all) > 0) {
+      const one = this.subs(t);
+      const every = this.subs(all);
+      if (one || every) {
         const body = this.tickerBody(v, q);
-        if (this.listeners(t) > 0) this.publish(t, body);
-        if (this.listeners(all) > 0) this.publish(all, body);
+        if (one) this.publish(t, body, one);
+        if (every) this.publish(all, body, every);
       }
     }
   }
@@ -438,9 +478,24 @@ export class WsHub {
     const v = this.venues.byLabel.get(label);
     if (!v) return;
     const topic = `orderbook:${v.slug}:${marketId}`;
-    if (this.listeners(topic) === 0) return;
-    const body = this.bookBody(v, marketId);
-    if (body) this.publish(topic, body);
+    const subs = this.subs(topic);
+    if (!subs) return;
+    const sides = this.state.books.marketSides(label, marketId);
+    const body = sides ? this.bookJson(v, marketId, sides) : this.bookBody(v, marketId);
+    if (body) this.publish(topic, body, subs);
+  }
+
+  /**
+   * The orderbook_update `bookBody` gives for a ready book, as JSON text written straight from the
+   * book's level arrays (no level copies, no intermediate objects): it runs on every book change
+   * somebody subscribes to.
+   */
+  private bookJson(v: VenueConfig, marketId: string, s: MarketSides): string {
+    const depth = this.opts.bookDepth ?? 20;
+    const c = s.complement;
+    const yes = `{"bids":${levelsJson(s.bids, depth, c)},"asks":${levelsJson(s.asks, depth, c)}}`;
+    const no = v.capabilities.yesOnlyBook ? '{"bids":[],"asks":[]}' : `{"bids":${levelsJson(s.asks, depth, !c)},"asks":${levelsJson(s.bids, depth, !c)}}`;
+    return `{"type":"orderbook_update","channel":"orderbook","market_id":${JSON.stringify(marketId)},"source":${JSON.stringify(v.slug)},"ready":true,"yes":${yes},"no":${no}}`;
   }
 
   // ---- connections ---------------------------------------------------------------------
@@ -522,6 +577,7 @@ export class WsHub {
     const c = ws.getUserData();
     c.closed = true;
     this.conns.delete(ws);
+    if (c.hosted) this.hostedConns--;
     if (c.coalescing) {
       c.coalescing = false;
       for (const t of c.topics.keys()) this.unwatch(t);
@@ -885,7 +941,8 @@ export class WsHub {
             gap = true;
             break;
           }
-          this.send(ws, { ...p.body, ...(c.hosted ? { data: p.body } : {}), seq: p.seq, epoch: p.epoch, ts: p.ts });
+          const body = typeof p.body === 'string' ? (JSON.parse(p.body) as Record<string, unknown>) : p.body;
+          this.send(ws, { ...body, ...(c.hosted ? { data: body } : {}), seq: p.seq, epoch: p.epoch, ts: p.ts });
           after = p.seq;
         }
       });
@@ -922,6 +979,7 @@ export class WsHub {
         ws.unsubscribe(t);
         ws.subscribe(t + DATA);
       }
+    if (!c.hosted) this.hostedConns++;
     c.hosted = true;
   }
 

@@ -1,7 +1,9 @@
 import net from 'node:net';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/core/log.js';
-import { checkHead, MAX_HEADER_FIELDS } from '../../src/server/guard.js';
+import { checkHead, MAX_HEADER_FIELDS, type HttpGuard as Guard } from '../../src/server/guard.js';
 import { HttpServer, jsonReply } from '../../src/server/http.js';
 import { redactPath, redactQuery } from '../../src/server/redact.js';
 
@@ -206,5 +208,64 @@ describe('key redaction', () => {
     await exchange(`GET /api/v2/markets?api_key=${KEY} HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n`);
     expect(lines.length).toBeGreaterThanOrEqual(targets.length + 1);
     expect(lines.filter((l) => l.includes(KEY.slice(4)))).toEqual([]);
+  });
+});
+
+/**
+ * The built guard (dist/) runs its front on a worker thread, which the TypeScript sources under
+ * vitest cannot start: this loads the compiled module, so that thread, its start-up message and
+ * the refusal route both threads must agree on are tested. Upstream is a plain TCP server in
+ * uWS's place that records what reaches it and answers each request with a fixed response.
+ */
+describe('the HTTP front on its worker thread (needs dist/: npx tsc -p tsconfig.json)', () => {
+  let guard: Guard;
+  let upstream: net.Server;
+  let port = 0;
+  const received: string[] = [];
+
+  beforeAll(async () => {
+    const url = pathToFileURL(join(import.meta.dirname, '../../dist/src/server/guard.js')).href;
+    const { HttpGuard } = (await import(url)) as { HttpGuard: typeof Guard };
+    upstream = net.createServer((s) =>
+      s.on('data', (d) => {
+        received.push(d.toString('latin1'));
+        s.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
+      }),
+    );
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    guard = new HttpGuard((upstream.address() as net.AddressInfo).port);
+    port = await guard.listen('127.0.0.1', 0);
+  });
+
+  afterAll(() => {
+    guard.close();
+    upstream.close();
+  });
+
+  /** Sends `bytes` and resolves with what came back before the connection ended or 1 s passed. */
+  const exchange = (bytes: string): Promise<string> =>
+    new Promise((resolve) => {
+      const c = net.connect(port, '127.0.0.1', () => c.write(bytes, 'latin1'));
+      let got = '';
+      c.on('data', (d) => {
+        got += d.toString('latin1');
+        if (got.endsWith('ok')) c.end();
+      });
+      c.on('close', () => resolve(got));
+      c.setTimeout(1000, () => c.destroy());
+    });
+
+  it('forwards a good head byte for byte and relays the answer', async () => {
+    const head = 'GET /api/v2/status HTTP/1.1\r\nHost: x\r\nX-API-Key: k\r\n\r\n';
+    expect(await exchange(head)).toBe('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
+    expect(received.at(-1)).toBe(head);
+  });
+
+  it('sends a refused head upstream on the route the main thread parses', async () => {
+    await exchange('GET /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n');
+    const line = received.at(-1)!.split('\r\n')[0]!;
+    expect(line.startsWith(`GET ${guard.route.prefix}400/bad_request?m=`)).toBe(true);
+    const [path, query] = line.slice(4, line.lastIndexOf(' ')).split('?');
+    expect(guard.route.parse(path!, query!)).toMatchObject({ status: 400, code: 'bad_request' });
   });
 });
