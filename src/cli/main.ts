@@ -1,5 +1,6 @@
 import { Command, Option } from 'commander';
 import { loadConfig, ConfigError } from '../config/load.js';
+import { ListenError } from '../server/guard.js';
 import type { Config } from '../config/schema.js';
 import { log, setLogLevel } from '../core/log.js';
 import { PersistenceError } from '../persist/store.js';
@@ -248,12 +249,12 @@ function addKeys(p: Command): void {
     });
 }
 
-/** Entry point of bin/crossbook.js. Configuration and data errors print one clear line and exit 2. */
+/** Entry point of bin/crossbook.js. Configuration, data and port errors print one clear line and exit 2. */
 export async function run(argv: string[]): Promise<void> {
   try {
     await program().parseAsync(argv);
   } catch (e) {
-    if (e instanceof ConfigError || e instanceof PersistenceError) {
+    if (e instanceof ConfigError || e instanceof PersistenceError || e instanceof ListenError) {
       process.stderr.write(`crossbook: ${e.message}\n`);
       process.exit(2);
     }

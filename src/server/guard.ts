@@ -19,6 +19,14 @@ import { Worker } from 'node:worker_threads';
  */
 
 /** Longest request head accepted (request line and header fields): longer is a 431. */
+/** The public port could not be taken (in use, not permitted): a start-up error, said in one line. */
+export class ListenError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ListenError';
+  }
+}
+
 export const MAX_HEAD_BYTES = 16 * 1024;
 /** Most header fields per request: uWS 20.30 holds 50 slots, the request line and an end marker included. */
 export const MAX_HEADER_FIELDS = 48;
@@ -307,7 +315,7 @@ export class GuardFront {
   /** Starts listening; resolves with the port. */
   listen(host: string, port: number): Promise<number> {
     return new Promise((resolve, reject) => {
-      const fail = (e: Error): void => reject(new Error(`cannot listen on ${host}:${port} (${(e as NodeJS.ErrnoException).code ?? e.message})`));
+      const fail = (e: Error): void => reject(new ListenError(`cannot listen on ${host}:${port} (${(e as NodeJS.ErrnoException).code ?? e.message})`));
       this.server.once('error', fail);
       this.server.listen({ host, port, exclusive: true }, () => {
         this.server.off('error', fail);
@@ -354,7 +362,7 @@ export class HttpGuard {
       worker.once('message', (m: GuardReady) => {
         ready = true;
         if ('port' in m) resolve(m.port);
-        else reject(new Error(m.error));
+        else reject(new ListenError(m.error));
       });
       worker.on('error', (e) => {
         if (!ready) return reject(e);

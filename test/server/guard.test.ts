@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/core/log.js';
-import { checkHead, MAX_HEADER_FIELDS, type HttpGuard as Guard } from '../../src/server/guard.js';
+import { checkHead, ListenError, MAX_HEADER_FIELDS, type HttpGuard as Guard } from '../../src/server/guard.js';
 import { HttpServer, jsonReply } from '../../src/server/http.js';
 import { redactPath, redactQuery } from '../../src/server/redact.js';
 
@@ -24,6 +24,16 @@ beforeAll(async () => {
   port = await http.listen('127.0.0.1', 0);
 });
 afterAll(() => http.close());
+
+describe('the public port', () => {
+  it('is taken exclusively: a second server on it is a ListenError naming host, port and cause', async () => {
+    const other = new HttpServer(createLogger('silent'));
+    const taken = other.listen('127.0.0.1', port);
+    await expect(taken).rejects.toBeInstanceOf(ListenError);
+    await expect(taken).rejects.toThrow(`cannot listen on 127.0.0.1:${port} (EADDRINUSE)`);
+    other.close();
+  });
+});
 
 interface Exchange {
   /** Everything the server sent. */
@@ -254,6 +264,13 @@ describe('the HTTP front on its worker thread (needs dist/: npx tsc -p tsconfig.
       c.on('close', () => resolve(got));
       c.setTimeout(1000, () => c.destroy());
     });
+
+  it('reports a taken port from its worker as a ListenError', async () => {
+    const { HttpGuard } = (await import(pathToFileURL(join(import.meta.dirname, '../../dist/src/server/guard.js')).href)) as { HttpGuard: typeof Guard };
+    const second = new HttpGuard((upstream.address() as net.AddressInfo).port);
+    await expect(second.listen('127.0.0.1', port)).rejects.toMatchObject({ name: 'ListenError', message: `cannot listen on 127.0.0.1:${port} (EADDRINUSE)` });
+    second.close();
+  });
 
   it('forwards a good head byte for byte and relays the answer', async () => {
     const head = 'GET /api/v2/status HTTP/1.1\r\nHost: x\r\nX-API-Key: k\r\n\r\n';
