@@ -8,36 +8,15 @@
 import { VenueDirectory } from '../../src/venues/directory.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { NormalizedEvent } from '../../src/core/types.js';
-import { SignalEngine, type GroupSource, type SignalGroup } from '../../src/signals/engine.js';
+import { SignalEngine } from '../../src/signals/engine.js';
 import { applyEvent, EngineState } from '../../src/state/engine.js';
+import { BenchGroups } from './groups.js';
 import { begin, record, rng, type Row } from '../lib.js';
 
 const GROUPS = 10_000;
 const CHANGES = 200_000;
 const config = loadConfig({ env: {} });
 const venues = ['venue_a', 'venue_b', 'venue_e'];
-
-/** A fixed set of groups for the bench (the matcher is measured in bench/matching.bench.ts). */
-class BenchGroups implements GroupSource {
-  readonly groups: SignalGroup[] = [];
-  private readonly byMarket = new Map<string, number[]>();
-  constructor() {
-    for (let g = 1; g <= GROUPS; g++) {
-      const members = venues.map((v) => ({ venue: v, marketId: `M${g}`, inverted: false }));
-      this.groups.push({ groupId: g, title: `Group ${g}`, members });
-      for (const v of venues) this.byMarket.set(`${v}:M${g}`, [g]);
-    }
-  }
-  group(id: number): SignalGroup | undefined {
-    return this.groups[id - 1];
-  }
-  groupsOfMarket(venue: string, marketId: string): readonly number[] {
-    return this.byMarket.get(`${venue}:${marketId}`) ?? [];
-  }
-  allGroups(): Iterable<SignalGroup> {
-    return this.groups;
-  }
-}
 
 function build(withSignals: boolean): { state: EngineState; engine: SignalEngine | undefined; deltas: NormalizedEvent[] } {
   const state = new EngineState(config.venues);
@@ -53,7 +32,7 @@ function build(withSignals: boolean): { state: EngineState; engine: SignalEngine
       applyEvent(state, { type: 'book_snapshot', venue: v, marketId: `M${g}`, instrument: `M${g}`, bids, asks, timestamp: t, localTimestamp: t });
     }
   }
-  const engine = withSignals ? new SignalEngine(state, new VenueDirectory(config), new BenchGroups()) : undefined;
+  const engine = withSignals ? new SignalEngine(state, new VenueDirectory(config), new BenchGroups(GROUPS, venues)) : undefined;
   engine?.recomputeAll();
   const deltas: NormalizedEvent[] = [];
   for (let i = 0; i < CHANGES; i++) {

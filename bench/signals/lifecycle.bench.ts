@@ -12,37 +12,18 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
 import type { NormalizedEvent } from '../../src/core/types.js';
 import { Persistence } from '../../src/persist/store.js';
-import { SignalEngine, type GroupSource, type SignalGroup } from '../../src/signals/engine.js';
+import { SignalEngine } from '../../src/signals/engine.js';
 import { OpportunityLog } from '../../src/signals/lifecycle/log.js';
 import { LifecycleTracker } from '../../src/signals/lifecycle/tracker.js';
 import { applyEvent, EngineState } from '../../src/state/engine.js';
 import { VenueDirectory } from '../../src/venues/directory.js';
+import { BenchGroups } from './groups.js';
 import { begin, gc, record, rng, type Row } from '../lib.js';
 
 const GROUPS = 10_000;
 const CHANGES = 150_000;
 const config = loadConfig({ env: {} });
 const venues = ['venue_a', 'venue_b', 'venue_e'];
-
-class BenchGroups implements GroupSource {
-  readonly groups: SignalGroup[] = [];
-  private readonly byMarket = new Map<string, number[]>();
-  constructor() {
-    for (let g = 1; g <= GROUPS; g++) {
-      this.groups.push({ groupId: g, title: `Group ${g}`, members: venues.map((v) => ({ venue: v, marketId: `M${g}`, inverted: false })) });
-      for (const v of venues) this.byMarket.set(`${v}:M${g}`, [g]);
-    }
-  }
-  group(id: number): SignalGroup | undefined {
-    return this.groups[id - 1];
-  }
-  groupsOfMarket(venue: string, marketId: string): readonly number[] {
-    return this.byMarket.get(`${venue}:${marketId}`) ?? [];
-  }
-  allGroups(): Iterable<SignalGroup> {
-    return this.groups;
-  }
-}
 
 interface World {
   state: EngineState;
@@ -68,7 +49,7 @@ function build(tracked: boolean): World {
   const dir = mkdtempSync(join(tmpdir(), 'cb-bench-lc-'));
   const persistence = tracked ? new Persistence(dir) : undefined;
   const tracker = persistence ? new LifecycleTracker(new OpportunityLog(persistence.db('opportunities'), { retentionMs: 3_600_000 })) : undefined;
-  const engine = new SignalEngine(state, new VenueDirectory(config), new BenchGroups(), tracker);
+  const engine = new SignalEngine(state, new VenueDirectory(config), new BenchGroups(GROUPS, venues), tracker);
   state.books.changes$.subscribe((b) => engine.onMarket(b.venue, b.marketId));
   engine.recomputeAll();
   const deltas: NormalizedEvent[] = [];
