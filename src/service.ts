@@ -65,7 +65,7 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
   core.keys.watch();
   core.quota.start();
   const demoKey = needsSim ? ensureDemoKey(core.persistence.dir, core.keys) : undefined;
-  const port = opts.listen === false ? 0 : await http.listen(config.server.host, config.server.port);
+  const port = opts.listen === false ? 0 : await http.listen(config.server.host, config.server.port, config.server.front);
   const url = config.server.baseUrl ?? `http://${config.server.host}:${port}`;
   api.serveOpenapi(`${url}${API_BASE}`);
 

@@ -1,28 +1,38 @@
 /**
  * REST under live ingest (issue 18): the service started as `npm start` starts it (`crossbook serve`,
- * embedded simulator at its default rate, every consumer attached) in its own process, against a
- * bare uWebSockets.js route serving the same bytes (bare-target.ts, its own process), with wrk
- * (-t1 -c100), alternating pairs in one run. Also the service's uWS port directly (behind the
- * front), to tell the front's share from the routes'.
+ * embedded simulator at its default rate, every consumer attached), twice, in processes of its own:
+ * once with the HTTP front (`server.front` guard, the default) and once without it (`server.front`
+ * off: uWS on the public port, as behind the shipped nginx). Each endpoint is measured against a
+ * bare uWebSockets.js route serving the same bytes (bare-target.ts, a process of its own), with
+ * wrk (-t1 -c100), guard / off / bare in alternating rounds in one run. Endpoints: /markets?limit=50,
+ * /prices/bulk with 100 ids, /orderbook of one market.
  *
- * Env: LIVE_PAIRS (3), LIVE_SECONDS (5), LIVE_PATH (`/api/v2/markets?limit=50`), LIVE_WARM_MS
- * (5000, the simulator's start-up). Results are printed, not written: BENCHMARKS.md quotes them.
+ * Both services run at once, each with its own simulator, so every measurement (the bare ones too)
+ * shares the machine with two live ingests.
+ *
+ * Env: LIVE_PAIRS (3), LIVE_SECONDS (5), LIVE_WARM_MS (5000, the simulator's start-up).
+ * Results are printed, not written: BENCHMARKS.md quotes them.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { begin, repoRoot } from '../lib.js';
 
 const PAIRS = Number(process.env['LIVE_PAIRS'] ?? 3);
 const SECONDS = Number(process.env['LIVE_SECONDS'] ?? 5);
-const PATH = process.env['LIVE_PATH'] ?? '/api/v2/markets?limit=50';
 const WARM_MS = Number(process.env['LIVE_WARM_MS'] ?? 5000);
 const bin = join(repoRoot(), 'bin/crossbook.js');
 
+interface Run {
+  readonly rps: number;
+  readonly p99: number;
+  readonly errors: number;
+}
+
 /** Requests per second and p99 (ms) of one wrk run. */
-function wrk(url: string, key?: string): { rps: number; p99: number; errors: number } {
+function wrk(url: string, key?: string): Run {
   const args = ['-t1', '-c100', `-d${SECONDS}s`, '--latency', ...(key ? ['-H', `X-API-Key: ${key}`] : []), url];
   const out = execFileSync('wrk', args, { encoding: 'utf8' });
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
@@ -33,82 +43,107 @@ function wrk(url: string, key?: string): { rps: number; p99: number; errors: num
   return { rps, p99, errors: non2xx + (sock ? sock.slice(1).reduce((a, b) => a + Number(b), 0) : 0) };
 }
 
-/** The TCP ports a process listens on. */
-function listening(pid: number): number[] {
-  const out = execFileSync('ss', ['-ltnpH'], { encoding: 'utf8' });
-  return out
-    .split('\n')
-    .filter((l) => l.includes(`pid=${pid},`))
-    .map((l) => Number(/:(\d+)\s/.exec(l)?.[1]))
-    .filter((p) => p > 0);
+/** A service in a process of its own, with its own data directory and enterprise key. */
+interface Service {
+  readonly base: string;
+  readonly key: string;
 }
 
+async function startService(front: 'guard' | 'off', children: ChildProcess[], dirs: string[]): Promise<Service> {
+  const dir = mkdtempSync(join(tmpdir(), `cb-live-${front}-`));
+  dirs.push(dir);
+  const key = execFileSync(process.execPath, [bin, 'keys', 'create', '--plan', 'enterprise', '--data-dir', dir], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .pop()!;
+  const port = 18_000 + Math.floor(Math.random() * 1000) + (front === 'off' ? 1000 : 0);
+  const svc = spawn(process.execPath, [bin, 'serve', '--port', String(port), '--data-dir', dir], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, LOG_LEVEL: 'warn', CROSSBOOK__server__front: front },
+  });
+  children.push(svc);
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (i > 300) throw new Error(`the service (front ${front}) did not answer /api/v2/status`);
+    const ok = await fetch(`${base}/api/v2/status`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { base, key };
+}
+
+/** The three measured paths: /markets, /prices/bulk over 100 priced markets, /orderbook of the deepest venue_a book among them. */
+async function paths(s: Service): Promise<Record<string, string>> {
+  const get = async (path: string): Promise<unknown> => (await fetch(s.base + path, { headers: { 'X-API-Key': s.key } })).json();
+  const page = (await get('/api/v2/markets?limit=400')) as { markets: { platform: string; market_id: string; yes_bid: number | null }[] };
+  const priced = page.markets.filter((m) => m.yes_bid !== null);
+  if (priced.length < 100) throw new Error(`only ${priced.length} priced markets to ask /prices/bulk for`);
+  const ids = priced.slice(0, 100).map((m) => encodeURIComponent(`${m.platform}:${m.market_id}`));
+  let book = '';
+  let levels = -1;
+  for (const m of priced.filter((x) => x.platform === 'venue_a').slice(0, 20)) {
+    const q = `/api/v2/orderbook?platform=venue_a&market_id=${encodeURIComponent(m.market_id)}`;
+    const b = (await get(q)) as { yes: { bids: unknown[]; asks: unknown[] } };
+    if (b.yes.bids.length + b.yes.asks.length > levels) [book, levels] = [q, b.yes.bids.length + b.yes.asks.length];
+  }
+  return { '/markets?limit=50': '/api/v2/markets?limit=50', '/prices/bulk (100 ids)': `/api/v2/prices/bulk?ids=${ids.join(',')}`, '/orderbook': book };
+}
+
+/** A bare uWS route answering `body`; resolves with its URL. */
+async function bare(body: Buffer, children: ChildProcess[]): Promise<string> {
+  const p = spawn(process.execPath, [join(repoRoot(), 'dist/bench/api/bare-target.js'), String(body.length)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  children.push(p);
+  p.stdin!.end(body);
+  const port = Number(await new Promise<string>((resolve) => createInterface({ input: p.stdout! }).once('line', resolve)));
+  return `http://127.0.0.1:${port}/bare`;
+}
+
+const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1] ?? NaN;
+
 async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'cb-live-'));
   const children: ChildProcess[] = [];
+  const dirs: string[] = [];
   try {
-    const key = execFileSync(process.execPath, [bin, 'keys', 'create', '--plan', 'enterprise', '--data-dir', dir], { encoding: 'utf8' })
-      .trim()
-      .split('\n')
-      .pop()!;
-    const port = 18_000 + Math.floor(Math.random() * 1000);
-    const svc = spawn(process.execPath, [bin, 'serve', '--port', String(port), '--data-dir', dir], {
-      stdio: ['ignore', 'ignore', 'inherit'],
-      env: { ...process.env, LOG_LEVEL: 'warn' },
-    });
-    children.push(svc);
-    const base = `http://127.0.0.1:${port}`;
-    for (let i = 0; ; i++) {
-      if (i > 300) throw new Error('the service did not answer /api/v2/status');
-      const ok = await fetch(`${base}/api/v2/status`).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (ok) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const guard = await startService('guard', children, dirs);
+    const off = await startService('off', children, dirs);
     await new Promise((r) => setTimeout(r, WARM_MS));
-    const body = Buffer.from(await (await fetch(base + PATH, { headers: { 'X-API-Key': key } })).arrayBuffer());
-    // uWS behind the front: the one other port of the process that serves the route (the embedded
-    // simulator's venue servers listen too).
-    let inner: number | undefined;
-    for (const p of listening(svc.pid!))
-      if (
-        p !== port &&
-        (await fetch(`http://127.0.0.1:${p}${PATH}`, { headers: { 'X-API-Key': key } }).then(
-          (r) => r.ok,
-          () => false,
-        ))
-      )
-        inner = p;
-    const bare = spawn(process.execPath, [join(repoRoot(), 'dist/bench/api/bare-target.js'), String(body.length)], { stdio: ['pipe', 'pipe', 'inherit'] });
-    children.push(bare);
-    bare.stdin!.end(body);
-    const barePort = Number(await new Promise<string>((resolve) => createInterface({ input: bare.stdout! }).once('line', resolve)));
-    begin(`REST under live ingest: ${PATH}`, `${body.length} bytes; wrk -t1 -c100 -d${SECONDS}s, ${PAIRS} rounds alternating front / direct uWS / bare`);
-    const runs: Record<string, { rps: number; p99: number; errors: number }[]> = { front: [], direct: [], bare: [] };
-    for (let i = 0; i < PAIRS; i++) {
-      runs['front']!.push(wrk(base + PATH, key));
-      if (inner) runs['direct']!.push(wrk(`http://127.0.0.1:${inner}${PATH}`, key));
-      runs['bare']!.push(wrk(`http://127.0.0.1:${barePort}/bare`));
+    const endpoints = await paths(guard);
+    const load = [loadavg()[0]!];
+    // Every body before the first wrk run: an idle keep-alive connection would be closed under fetch.
+    const bodies = new Map<string, Buffer>();
+    for (const [name, path] of Object.entries(endpoints))
+      bodies.set(name, Buffer.from(await (await fetch(guard.base + path, { headers: { 'X-API-Key': guard.key } })).arrayBuffer()));
+    for (const [name, path] of Object.entries(endpoints)) {
+      const body = bodies.get(name)!;
+      const bareUrl = await bare(body, children);
+      begin(`REST under live ingest: ${name}`, `${body.length} bytes; wrk -t1 -c100 -d${SECONDS}s, ${PAIRS} rounds alternating front guard / front off / bare`);
+      const runs: Record<'guard' | 'off' | 'bare', Run[]> = { guard: [], off: [], bare: [] };
+      for (let i = 0; i < PAIRS; i++) {
+        runs.guard.push(wrk(guard.base + path, guard.key));
+        runs.off.push(wrk(off.base + path, off.key));
+        runs.bare.push(wrk(bareUrl));
+        load.push(loadavg()[0]!);
+      }
+      const bareRps = med(runs.bare.map((r) => r.rps));
+      const bareP99 = med(runs.bare.map((r) => r.p99));
+      for (const [mode, rs] of Object.entries(runs)) {
+        const rps = med(rs.map((r) => r.rps));
+        const p99 = med(rs.map((r) => r.p99));
+        const each = rs.map((r) => Math.round(r.rps).toLocaleString('en-US')).join(' / ');
+        console.log(
+          `${mode}: ${Math.round(rps).toLocaleString('en-US')} req/s (${each}), p99 ${p99.toFixed(2)} ms, errors ${rs.reduce((a, r) => a + r.errors, 0)}; ` +
+            `${(rps / bareRps).toFixed(2)}× bare req/s, p99 ${(p99 / bareP99).toFixed(2)}× bare`,
+        );
+      }
     }
-    const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1] ?? NaN;
-    const bareRps = med(runs['bare']!.map((r) => r.rps));
-    const bareP99 = med(runs['bare']!.map((r) => r.p99));
-    for (const [name, rs] of Object.entries(runs)) {
-      if (!rs.length) continue;
-      const rps = med(rs.map((r) => r.rps));
-      const p99 = med(rs.map((r) => r.p99));
-      const each = rs.map((r) => Math.round(r.rps).toLocaleString('en-US')).join(' / ');
-      console.log(
-        `${name}: ${Math.round(rps).toLocaleString('en-US')} req/s (${each}), p99 ${p99.toFixed(2)} ms, errors ${rs.reduce((a, r) => a + r.errors, 0)}; ` +
-          `${(rps / bareRps).toFixed(2)}× bare req/s, p99 ${(p99 / bareP99).toFixed(2)}× bare`,
-      );
-    }
+    console.log(`load average (1 min) over the run: ${Math.min(...load).toFixed(1)}–${Math.max(...load).toFixed(1)}`);
   } finally {
     for (const c of children) c.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 500));
-    rmSync(dir, { recursive: true, force: true });
+    await new Promise((r) => setTimeout(r, 1000));
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
   }
 }
 

@@ -18,7 +18,8 @@ export const MarketsPage = z.object({
 });
 
 interface PageCache {
-  readonly body: string;
+  /** UTF-8 once: uWS writes a Buffer as is, while a string is encoded again on every send. */
+  readonly body: Buffer;
   readonly catalogVersion: number;
   /** [market record, its updatedAt, its quote record, the quote's version] of every market on the page. */
   readonly deps: readonly (readonly [MarketRecord, number, QuoteRecord | undefined, number])[];
@@ -105,7 +106,9 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
         counts.set(countKey, (total = { version: catalog.version, count: n }));
       }
       const cursor = more ? JSON.stringify(encodeCursor({ k: last })) : 'null';
-      const body = `{"markets":[${parts.join(',')}],"total_count":${total.count},"as_of":"${new Date().toISOString()}","cursor":${cursor},"next_cursor":${cursor}}`;
+      const body = Buffer.from(
+        `{"markets":[${parts.join(',')}],"total_count":${total.count},"as_of":"${new Date().toISOString()}","cursor":${cursor},"next_cursor":${cursor}}`,
+      );
       if (pages.size > 5000) pages.clear();
       pages.set(cacheKey, { body, catalogVersion: catalog.version, deps });
       return { status: 200, body };

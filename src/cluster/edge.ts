@@ -37,7 +37,7 @@ export async function startEdge(config: Config, opts: { log?: Logger; listen?: b
   });
   core.keys.watch();
   core.quota.start();
-  const port = opts.listen === false ? 0 : await http.listen(config.server.host, config.server.port);
+  const port = opts.listen === false ? 0 : await http.listen(config.server.host, config.server.port, config.server.front);
   const url = config.server.baseUrl ?? `http://${config.server.host}:${port}`;
   api.serveOpenapi(`${url}/api/v2`);
   let closed = false;

@@ -106,6 +106,10 @@ export const venueRegistry = z
   });
 export type VenueRegistry = z.infer<typeof venueRegistry>;
 
+/** What owns the public HTTP port (`server.front`). */
+export const SERVER_FRONTS = ['guard', 'off'] as const;
+export type ServerFront = (typeof SERVER_FRONTS)[number];
+
 export const appConfig = z
   .object({
     $comment: z.string().optional(),
@@ -114,6 +118,13 @@ export const appConfig = z
         host: z.string().min(1),
         port: z.number().int().min(0).max(65535),
         baseUrl: z.url().nullable(),
+        /**
+         * guard: the HTTP/1 front (src/server/guard.ts) owns the public port; off: uWS listens on it
+         * directly, for deployments behind a proxy that speaks HTTP/1.1 upstream (README: Deployment).
+         */
+        front: z.enum(SERVER_FRONTS, {
+          error: 'must be "guard" (the HTTP/1 front on the public port) or "off" (uWebSockets.js on the public port, behind a proxy speaking HTTP/1.1 to it)',
+        }),
       })
       .strict(),
     dataDir: z.string().min(1),

@@ -18,7 +18,6 @@ import { Worker } from 'node:worker_threads';
  * After a 101 the connection is a WebSocket and is passed through untouched.
  */
 
-/** Longest request head accepted (request line and header fields): longer is a 431. */
 /** The public port could not be taken (in use, not permitted): a start-up error, said in one line. */
 export class ListenError extends Error {
   constructor(message: string) {
@@ -27,6 +26,7 @@ export class ListenError extends Error {
   }
 }
 
+/** Longest request head accepted (request line and header fields): longer is a 431. */
 export const MAX_HEAD_BYTES = 16 * 1024;
 /** Most header fields per request: uWS 20.30 holds 50 slots, the request line and an end marker included. */
 export const MAX_HEADER_FIELDS = 48;

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type * as UWS from 'uWebSockets.js';
+import type { ServerFront } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
-import { HttpGuard } from './guard.js';
+import { HttpGuard, ListenError } from './guard.js';
 import { redactPath, redactQuery } from './redact.js';
 import { loadUws } from './uws.js';
 
@@ -92,7 +93,7 @@ export function jsonReply(body: unknown, status = 200): Reply {
  * Paths are canonical: no empty segment (`//api/v2/status`, `/api/v2/status/`) matches a route,
  * they answer 404 naming the canonical path. A path or query holding bytes that are not UTF-8
  * (raw, which uWS turns into U+FFFD, or percent-encoded) is a 400. `listen` puts `HttpGuard` in
- * front (see guard.ts).
+ * front (see guard.ts), unless the configuration turns the front off.
  */
 export class HttpServer {
   readonly uws = loadUws();
@@ -100,6 +101,8 @@ export class HttpServer {
   private readonly routes: Route[] = [];
   private listenSocket: UWS.us_listen_socket | undefined;
   private guard: HttpGuard | undefined;
+  /** Front off: the router checks request framing (see `framingRefusal`). */
+  private checkFraming = false;
   port = 0;
   /** Runs before every routed handler (the access layer installs itself here). */
   before: ((ctx: RequestCtx) => Reply | undefined) | undefined;
@@ -149,6 +152,7 @@ export class HttpServer {
       const v = req.getHeader(h);
       if (v !== '') headers.set(h, v);
     }
+    const framing = this.checkFraming ? framingRefusal(req) : undefined;
     const given = headers.get('x-request-id');
     const requestId = given && UUID.test(given) ? given : randomUUID();
     const ctx: RequestCtx = {
@@ -170,6 +174,13 @@ export class HttpServer {
       if (aborted) return;
       res.cork(() => this.write(res, ctx, reply));
     };
+    if (framing) {
+      // Answered on the next turn, not now: uWS runs a request pipelined behind one it has answered
+      // even when that answer closes, but drops the connection instead while an answer is pending.
+      ctx.responseHeaders['connection'] = 'close';
+      setImmediate(() => finish(errorReply(400, 'bad_request', framing)));
+      return;
+    }
     const early = this.refusal(ctx);
     if (early) return finish(early);
     const m = this.match(method, path);
@@ -240,12 +251,23 @@ export class HttpServer {
   }
 
   /**
-   * Listens on host:port: uWS on an ephemeral loopback port of its own, `HttpGuard` on the
-   * address. Loopback TCP rather than a Unix socket: its kernel buffers grow to megabytes, a Unix
-   * socket's hold a few hundred small WebSocket messages, and the hub would coalesce clients that
-   * keep up. Resolves with the port.
+   * Listens on host:port; resolves with the port. `front` guard (the default): uWS on an ephemeral
+   * loopback port of its own, `HttpGuard` on the address. Loopback TCP rather than a Unix socket:
+   * its kernel buffers grow to megabytes, a Unix socket's stop at the system's default send
+   * buffer (about 200 KB), and the hub would coalesce WebSocket clients that keep up. `front` off:
+   * uWS on the address itself, for a deployment behind a proxy that speaks HTTP/1.1 to it and
+   * normalizes request framing; the router then refuses Transfer-Encoding and a repeated
+   * Content-Length itself, and HTTP/1.0 and heads uWS cannot parse get no answer (README: Deployment).
    */
-  async listen(host: string, port: number): Promise<number> {
+  async listen(host: string, port: number, front: ServerFront = 'guard'): Promise<number> {
+    if (front === 'off') {
+      this.checkFraming = true;
+      const sock = await new Promise<UWS.us_listen_socket | false>((resolve) => this.app.listen(host, port, resolve));
+      if (!sock) throw new ListenError(`cannot listen on ${host}:${port} (in use, not permitted or not a local address)`);
+      this.listenSocket = sock;
+      this.port = this.uws.us_socket_local_port(sock);
+      return this.port;
+    }
     const inner = await new Promise<number>((resolve, reject) => {
       this.app.listen('127.0.0.1', 0, (sock) => {
         if (!sock) return reject(new Error('cannot listen on a loopback port for the HTTP server'));
@@ -269,6 +291,24 @@ export class HttpServer {
     if (this.listenSocket) this.uws.us_listen_socket_close(this.listenSocket);
     this.listenSocket = undefined;
   }
+}
+
+/**
+ * Front off: what the guard's head check would refuse in a request's framing (any
+ * Transfer-Encoding, more than one Content-Length), as the message of a 400 that closes the
+ * connection; undefined when the framing is sound. uWS 20.30 takes the first Content-Length and
+ * ignores Transfer-Encoding alone, so either would let the bytes after the head run as another
+ * request (a malformed Content-Length, or one beside Transfer-Encoding, it refuses itself by closing).
+ */
+function framingRefusal(req: UWS.HttpRequest): string | undefined {
+  let lengths = 0;
+  let refusal: string | undefined;
+  req.forEach((k) => {
+    if (refusal !== undefined) return;
+    if (k === 'transfer-encoding') refusal = 'Transfer-Encoding is not accepted (every endpoint is GET and takes no body)';
+    else if (k === 'content-length' && ++lengths > 1) refusal = 'more than one Content-Length header field';
+  });
+  return refusal;
 }
 
 /** 405 with the Allow header (RFC 9110 15.5.6). */

@@ -2,6 +2,7 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/core/log.js';
 import { checkHead, ListenError, MAX_HEADER_FIELDS, type HttpGuard as Guard } from '../../src/server/guard.js';
 import { HttpServer, jsonReply } from '../../src/server/http.js';
@@ -46,9 +47,9 @@ interface Exchange {
  * Sends raw bytes and collects the answer until the server closes, or until `settleMs` passes
  * without a close (a failure guard, not a timing assertion: a keep-alive answer is complete then).
  */
-function exchange(bytes: string | Buffer, settleMs = 3000): Promise<Exchange> {
+function exchange(bytes: string | Buffer, settleMs = 3000, to = port): Promise<Exchange> {
   return new Promise((resolve) => {
-    const s = net.connect(port, '127.0.0.1');
+    const s = net.connect(to, '127.0.0.1');
     let text = '';
     const done = (closed: boolean): void => {
       clearTimeout(t);
@@ -192,6 +193,78 @@ describe('methods and paths', () => {
       const r = await exchange(`GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
       expect(statuses(r.text), JSON.stringify(target)).toEqual([400]);
     }
+  });
+});
+
+/**
+ * `server.front` off: uWS itself on the public port, for a proxy that speaks HTTP/1.1 to it. The
+ * router then refuses what the front would have refused in a request's framing (HTTP/1.0 and heads
+ * uWS cannot parse go unanswered in this mode, which is what README says it gives up).
+ */
+describe('front off', () => {
+  let off: HttpServer;
+  let offPort = 0;
+  beforeAll(async () => {
+    off = new HttpServer(createLogger('silent'));
+    off.get('/api/v2/status', () => jsonReply({ status: 'ok' }));
+    off.get('/api/v2/markets', () => jsonReply({ markets: [] }));
+    offPort = await off.listen('127.0.0.1', 0, 'off');
+  });
+  afterAll(() => off.close());
+
+  it('serves uWS on the public port, keep-alive and a body of one Content-Length included', async () => {
+    const r = await exchange(
+      'GET /api/v2/status HTTP/1.1\r\nHost: x\r\n\r\nPOST /api/v2/status HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhelloGET /api/v2/markets HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+      3000,
+      offPort,
+    );
+    expect(statuses(r.text)).toEqual([200, 405, 200]);
+  });
+
+  it('answers conflicting Content-Length or Transfer-Encoding 400 with the error body of the front, and closes', async () => {
+    const cases: [string, string][] = [
+      ['Content-Length: 0\r\nContent-Length: 47\r\n', 'more than one Content-Length header field'],
+      ['Transfer-Encoding: chunked\r\n', 'Transfer-Encoding is not accepted (every endpoint is GET and takes no body)'],
+    ];
+    for (const [fieldLines, error] of cases) {
+      const r = await exchange(`GET /api/v2/status HTTP/1.1\r\nHost: x\r\n${fieldLines}\r\n`, 3000, offPort);
+      expect(r.closed).toBe(true);
+      expect(statuses(r.text)).toEqual([400]);
+      expect(r.text.toLowerCase()).toContain('connection: close');
+      expect(bodyOf(r.text)).toEqual({ success: false, code: 'bad_request', error });
+    }
+  });
+
+  it('never runs the bytes after such a head: with them in the same read, or beside Content-Length, uWS closes unanswered', async () => {
+    const second = 'GET /api/v2/markets HTTP/1.1\r\nHost: x\r\n\r\n';
+    const heads = [
+      `Content-Length: 0\r\nContent-Length: ${second.length}\r\n`,
+      'Transfer-Encoding: chunked\r\n',
+      'Content-Length: 5\r\nTransfer-Encoding: chunked\r\n',
+    ];
+    for (const fieldLines of heads) {
+      const r = await exchange(
+        `GET /api/v2/status HTTP/1.1\r\nHost: x\r\n${fieldLines}\r\n${fieldLines.startsWith('T') ? '0\r\n\r\n' : ''}${second}`,
+        3000,
+        offPort,
+      );
+      expect(r.closed).toBe(true);
+      expect(statuses(r.text)).not.toContain(200);
+      expect(r.text).not.toContain('markets');
+    }
+  });
+
+  it('reports a taken port as a ListenError', async () => {
+    const other = new HttpServer(createLogger('silent'));
+    await expect(other.listen('127.0.0.1', offPort, 'off')).rejects.toBeInstanceOf(ListenError);
+    other.close();
+  });
+
+  it('is chosen by server.front, and a bad value stops start-up naming the key', () => {
+    expect(loadConfig({ env: {} }).server.front).toBe('guard');
+    expect(loadConfig({ env: { CROSSBOOK__server__front: 'off' } }).server.front).toBe('off');
+    expect(() => loadConfig({ env: { CROSSBOOK__server__front: 'none' } })).toThrow(ConfigError);
+    expect(() => loadConfig({ env: { CROSSBOOK__server__front: 'none' } })).toThrow(/server\.front: must be "guard" .* or "off"/);
   });
 });
 
