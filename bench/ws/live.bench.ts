@@ -11,7 +11,9 @@
  * BENCHMARKS.md quotes them.
  *
  * Env: LIVE_CLIENTS (1000), LIVE_SUBS (100), LIVE_RATE (simulator ticks/s, 500), LIVE_PAIRS (3),
- * LIVE_SECONDS (10), LIVE_PROF (a directory: the service runs with --cpu-prof into it).
+ * LIVE_SECONDS (10), LIVE_PROF (a directory: the service runs with --cpu-prof into it), LIVE_DIRECT
+ * (1: each service run is also measured on its uWS port behind the HTTP front, as `direct`, to
+ * tell the front's relay from the hub's share).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -30,6 +32,7 @@ const RATE = Number(process.env['LIVE_RATE'] ?? 500);
 const PAIRS = Number(process.env['LIVE_PAIRS'] ?? 3);
 const SECONDS = Number(process.env['LIVE_SECONDS'] ?? 10);
 const PROF = process.env['LIVE_PROF'];
+const DIRECT = process.env['LIVE_DIRECT'] === '1';
 const here = dirname(fileURLToPath(import.meta.url));
 const bin = join(repoRoot(), 'bin/crossbook.js');
 /** Data directories of the service runs, removed at the end. */
@@ -110,6 +113,18 @@ async function startHub(venues: unknown, ids: string[], children: ChildProcess[]
   }
 }
 
+/** The service's uWS port behind its front: the one other port the process listens on. */
+function innerUrl(pid: number, publicUrl: string): string {
+  const out = execFileSync('ss', ['-ltnpH'], { encoding: 'utf8' });
+  const ports = out
+    .split('\n')
+    .filter((l) => l.includes(`pid=${pid},`))
+    .map((l) => Number(/:(\d+)\s/.exec(l)?.[1]))
+    .filter((p) => p > 0 && !publicUrl.includes(`:${p}/`));
+  if (ports.length !== 1) throw new Error(`expected one inner port of the service, found ${ports.join(', ') || 'none'}`);
+  return `ws://127.0.0.1:${ports[0]}/api/v2/ws`;
+}
+
 /** How many of `ids` a prices subscription accepts (0 while the service is not up). */
 function accepted(url: string, key: string, ids: string[]): Promise<number> {
   return new Promise((resolve) => {
@@ -173,24 +188,32 @@ async function main(): Promise<void> {
       'WebSocket fan-out under live ingest',
       `${CLIENTS} clients × ${SUBS} of ${ids.length} venue_a markets, simulator at ${RATE} ticks/s in its own process, ${SECONDS} s measured per run, ${PAIRS} alternating pairs; latency from the venue frame's arrival (recv_ts) to the client`,
     );
-    const runs: Record<'hub' | 'bare', Result[]> = { hub: [], bare: [] };
+    const runs: Record<'hub' | 'direct' | 'bare', Result[]> = { hub: [], direct: [], bare: [] };
+    const report = (i: number, mode: string, r: Result): void =>
+      console.log(
+        `pair ${i + 1} ${mode}: ${Math.round(r.perSec).toLocaleString('en-US')} msgs/s, p50 ${r.p50} ms, p99 ${r.p99} ms, max ${r.max} ms, lost ${r.lost}, ` +
+          `failed ${r.failed}, CPU ${Math.round(r.cpuPct)}%`,
+      );
     for (let i = 0; i < PAIRS; i++)
       for (const mode of i % 2 === 0 ? (['bare', 'hub'] as const) : (['hub', 'bare'] as const)) {
         const t = mode === 'hub' ? await startHub(venues, ids, children) : await startBare(a, children);
         await sleep(3000);
         const r = await measure(t.url, t.key, ids, t.child.pid!);
-        await stop(t.child);
         runs[mode].push(r);
-        console.log(
-          `pair ${i + 1} ${mode}: ${Math.round(r.perSec).toLocaleString('en-US')} msgs/s, p50 ${r.p50} ms, p99 ${r.p99} ms, max ${r.max} ms, lost ${r.lost}, ` +
-            `failed ${r.failed}, CPU ${Math.round(r.cpuPct)}%`,
-        );
+        report(i, mode, r);
+        if (mode === 'hub' && DIRECT) {
+          const d = await measure(innerUrl(t.child.pid!, t.url), t.key, ids, t.child.pid!);
+          runs.direct.push(d);
+          report(i, 'direct', d);
+        }
+        await stop(t.child);
       }
     const med = (xs: number[]): number => [...xs].sort((x, y) => x - y)[xs.length >> 1] ?? NaN;
     const ratios = runs.hub.map((h, i) => h.p99 / runs.bare[i]!.p99);
     console.log(`\n|  | msgs/s | p50 ms | p99 ms | max ms | lost | target CPU % |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |`);
-    for (const mode of ['bare', 'hub'] as const) {
+    for (const mode of ['bare', 'hub', 'direct'] as const) {
       const rs = runs[mode];
+      if (rs.length === 0) continue;
       const col = (f: (r: Result) => number): string => rs.map((r) => Math.round(f(r)).toLocaleString('en-US')).join(' / ');
       console.log(
         `| ${mode} | ${col((r) => r.perSec)} | ${col((r) => r.p50)} | ${col((r) => r.p99)} | ${col((r) => r.max)} | ${col((r) => r.lost)} | ${col((r) => r.cpuPct)} |`,

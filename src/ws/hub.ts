@@ -135,6 +135,14 @@ function byVenue(accepted: readonly { id: string; v: VenueConfig }[]): { market_
   return [...out.values()];
 }
 
+/** The fields of a quote a price_update shows, as last published on its prices topic. */
+interface Shown {
+  yesBid: number | undefined;
+  yesAsk: number | undefined;
+  lastPrice: number | undefined;
+  volume: number | undefined;
+}
+
 /** Which dialects a topic has subscribers in. */
 interface Subs {
   readonly plain: boolean;
@@ -173,6 +181,12 @@ export class WsHub {
    */
   private readonly latest = new Map<string, { seq: number; msg: string; dataMsg: string }>();
   private readonly watched = new Map<string, number>();
+  /**
+   * Per market with prices subscribers, what its last price_update showed: a quote change only of
+   * fields the message does not carry (top-of-book sizes, open interest) sends nothing. Dropped when
+   * the topic has no subscribers, so a new subscriber's snapshot starts it afresh.
+   */
+  private readonly shown = new WeakMap<QuoteRecord, Shown>();
   private readonly conns = new Set<UWS.WebSocket<Conn>>();
   private readonly perKey = new Map<string, number>();
   /** Open connections in the hosted dialect: with none, no `DATA` twin has subscribers to ask about. */
@@ -480,7 +494,8 @@ export class WsHub {
     if (!v) return;
     const topic = `prices:${v.slug}:${q.marketId}`;
     const subs = this.subs(topic);
-    if (subs) this.publish(topic, this.priceBody(v, q, false), subs, at);
+    if (!subs) this.shown.delete(q);
+    else if (this.showsChange(q)) this.publish(topic, this.priceBody(v, q, false), subs, at);
     if (this.games) {
       const eid = this.games.eventOf(q.venue, q.marketId);
       const subs = eid ? this.subs(`live_games:${eid}`) : undefined;
@@ -497,6 +512,21 @@ export class WsHub {
         if (every) this.publish(all, body, every, at);
       }
     }
+  }
+
+  /** Whether `q` differs from what its last price_update showed (and records it as shown). */
+  private showsChange(q: QuoteRecord): boolean {
+    const s = this.shown.get(q);
+    if (!s) {
+      this.shown.set(q, { yesBid: q.yesBid, yesAsk: q.yesAsk, lastPrice: q.lastPrice, volume: q.volume });
+      return true;
+    }
+    if (s.yesBid === q.yesBid && s.yesAsk === q.yesAsk && s.lastPrice === q.lastPrice && s.volume === q.volume) return false;
+    s.yesBid = q.yesBid;
+    s.yesAsk = q.yesAsk;
+    s.lastPrice = q.lastPrice;
+    s.volume = q.volume;
+    return true;
   }
 
   /** A book change: orderbook subscribers of the market; `at` as for onQuote. */

@@ -223,10 +223,34 @@ describe('prices channel', () => {
     apply({ venue: 'venue_a', type: 'quote', marketId: id, lastPrice: 5600, timestamp: T - 40, localTimestamp: T - 2 });
     expect(await c.next((m) => m['type'] === 'price_update')).toMatchObject({ last_price: 56, venue_ts: T - 40, recv_ts: T - 2 });
     // A publication with no venue frame behind it carries neither.
-    hub.onQuote(state.quotes.get('venue_a', id)!);
-    expect(await c.next((m) => m['type'] === 'price_update')).not.toHaveProperty('recv_ts');
+    hub.onBook('venue_a', id);
+    expect(await c.next((m) => m['type'] === 'orderbook_update')).not.toHaveProperty('recv_ts');
     c.ws.close();
     h.ws.close();
+  });
+
+  it('sends no price_update for a change it would not show (top-of-book size), and no seq gap after it', async () => {
+    const id = 'KXNFLGAME-26NOV23NESEA-SEA';
+    const c = await connect(keys['dev']);
+    c.send({ type: 'subscribe', channel: 'prices', market_ids: [id] });
+    c.send({ type: 'subscribe', channel: 'orderbook', market_ids: [id] });
+    await c.next((m) => m['type'] === 'price_update' && m['snapshot'] === true);
+    await c.next((m) => m['type'] === 'orderbook_update' && m['snapshot'] === true);
+    const delta = (price: number, size: number): void =>
+      apply({ venue: 'venue_a', type: 'book_delta', marketId: id, instrument: id, changes: [['bid', price, size]], timestamp: T, localTimestamp: T });
+    delta(5670, 5);
+    const first = await c.next((m) => m['type'] === 'price_update');
+    await c.next((m) => m['type'] === 'orderbook_update');
+    delta(5670, 9); // the same best bid, another size: the book changes, the price_update would not
+    await c.next((m) => m['type'] === 'orderbook_update');
+    delta(5680, 1);
+    const book = await c.next((m) => m['type'] === 'orderbook_update');
+    const next = await c.next((m) => m['type'] === 'price_update');
+    expect(next).toMatchObject({ yes_bid: 56.8, seq: (first['seq'] as number) + 1 });
+    // Nothing in between: the size-only change sent no price_update.
+    expect(c.msgs.filter((m) => m['type'] === 'price_update')).toEqual([]);
+    expect(book['seq']).toBeGreaterThan(0);
+    c.ws.close();
   });
 
   it('confirms a subscription across venues once per venue, each with its native ids and source (spec 6 rule 1)', async () => {
