@@ -210,6 +210,7 @@ async function main(): Promise<void> {
       }
     const med = (xs: number[]): number => [...xs].sort((x, y) => x - y)[xs.length >> 1] ?? NaN;
     const ratios = runs.hub.map((h, i) => h.p99 / runs.bare[i]!.p99);
+    const direct = runs.direct.map((d, i) => d.p99 / runs.bare[i]!.p99);
     console.log(`\n|  | msgs/s | p50 ms | p99 ms | max ms | lost | target CPU % |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |`);
     for (const mode of ['bare', 'hub', 'direct'] as const) {
       const rs = runs[mode];
@@ -223,6 +224,8 @@ async function main(): Promise<void> {
       `\nhub/bare p99 per pair: ${ratios.map((r) => `${r.toFixed(2)}×`).join(', ')}; median ${med(ratios).toFixed(2)}× ` +
         `(median p99 hub ${med(runs.hub.map((r) => r.p99))} ms, bare ${med(runs.bare.map((r) => r.p99))} ms); lost: hub ${runs.hub.reduce((s, r) => s + r.lost, 0)}, bare ${runs.bare.reduce((s, r) => s + r.lost, 0)}`,
     );
+    if (direct.length)
+      console.log(`direct (behind the front)/bare p99 per pair: ${direct.map((r) => `${r.toFixed(2)}×`).join(', ')}; median ${med(direct).toFixed(2)}×`);
   } finally {
     for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
     await sleep(300);
