@@ -1,5 +1,5 @@
 import { filter, interval, Subscription, type Observable } from 'rxjs';
-import type { FeedEvent, NormalizedEvent } from '../src/core/types.js';
+import type { FeedEvent, FrameTimes, NormalizedEvent } from '../src/core/types.js';
 import type { AlertEngine } from '../src/signals/alerts.js';
 import type { SignalEngine } from '../src/signals/engine.js';
 import type { Webhooks } from '../src/webhooks/webhooks.js';
@@ -13,7 +13,9 @@ import type { WsHub } from '../src/ws/hub.js';
  * opportunity that closed to arb/ev as arb_expired / ev_expired (before the group's list without
  * it: the engine's tracker emits inside the recompute), and the alert engine's alerts to
  * smart_money / fade_finder. The hub serializes each message once per publish, whatever the number
- * of subscribers.
+ * of subscribers. Price, book and trade messages carry the times of the venue frame behind them:
+ * a change fires while its event is applied, so the state's current event is that frame's when it
+ * is about the same market.
  */
 export function fanoutFlow(
   events$: Observable<NormalizedEvent>,
@@ -23,8 +25,12 @@ export function fanoutFlow(
   alerts?: AlertEngine,
 ): Subscription {
   const sub = new Subscription();
-  sub.add(state.quotes.changes$.subscribe((q) => hub.onQuote(q)));
-  sub.add(state.books.changes$.subscribe((b) => hub.onBook(b.venue, b.marketId)));
+  const at = (venue: string, marketId: string): FrameTimes | undefined => {
+    const ev = state.current;
+    return ev !== undefined && ev.venue === venue && 'marketId' in ev && ev.marketId === marketId ? ev : undefined;
+  };
+  sub.add(state.quotes.changes$.subscribe((q) => hub.onQuote(q, at(q.venue, q.marketId))));
+  sub.add(state.books.changes$.subscribe((b) => hub.onBook(b.venue, b.marketId, at(b.venue, b.marketId))));
   sub.add(state.trades.trades$.subscribe((t) => hub.onTrade(t)));
   sub.add(events$.pipe(filter((ev): ev is FeedEvent => ev.type === 'feed')).subscribe((ev) => hub.onFeedEvent(ev)));
   if (signals) {

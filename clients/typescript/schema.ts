@@ -686,7 +686,7 @@ export interface paths {
      *
      *     Channels: prices (price_update: native market_id, source = venue slug, yes_bid, yes_ask, no_bid, no_ask, last_price in cents 0–100, volume; a snapshot with "snapshot":true at once, then every change), orderbook (orderbook_update: yes/no bids and asks as [cents, size], no empty on yes-only venues), live_games (live_game price changes and trade messages of the games' matched markets), arb and ev (a group's opportunities as /arb and /ev give them, each leg with platform and source), smart_money (type smart_money: each alert of the smart-money feed, alert_type smart_money, insider or captain_hook, as /alerts/smart-money gives it) and fade_finder (type fade_finder: each fade alert, as /alerts/fade-finder gives it; both with the entitlement of those endpoints), venue_a_prices (ticker: decimal-dollar strings yes_bid_dollars, yes_ask_dollars, price_dollars).
      *
-     *     Server messages carry a type: subscribed / unsubscribed (one per venue of the request: the accepted native market_ids and their venue as source), price_update, orderbook_update, live_game, trade, ticker, arb, ev, arb_expired, ev_expired, smart_money, fade_finder, warning and error (with a code and a message), ready, pong. Every streamed message carries its channel, a per-topic seq, the process epoch and ts (server send time, ms since epoch): a seq gap or a new epoch means reconcile over REST (/prices/bulk). A connection that has sent a message with "action" (or a heartbeat) gets every streamed message with its fields both at the top level and again under data, the envelope clients of the hosted API read.
+     *     Server messages carry a type: subscribed / unsubscribed (one per venue of the request: the accepted native market_ids and their venue as source), price_update, orderbook_update, live_game, trade, ticker, arb, ev, arb_expired, ev_expired, smart_money, fade_finder, warning and error (with a code and a message), ready, pong. Every streamed message carries its channel, a per-topic seq, the process epoch and ts (server send time, ms since epoch); price_update, orderbook_update, ticker, live_game and trade messages caused by a venue frame also carry venue_ts (the venue's time of the update; our receive time when the venue gives none) and recv_ts (when crossbook received the frame), ms since epoch, so recv_ts − venue_ts is the venue leg, ts − recv_ts crossbook's and the client's receive time − ts the network's (snapshots carry neither): a seq gap or a new epoch means reconcile over REST (/prices/bulk). A connection that has sent a message with "action" (or a heartbeat) gets every streamed message with its fields both at the top level and again under data, the envelope clients of the hosted API read.
      *
      *     Resume (cluster edges, README "Scaling out"): a subscribe may carry "resume":{"<market_id>":<last seq seen>}; the edge sends the messages after that seq in order from the stream's window, then the live ones, with no snapshot; when the window no longer holds them, the snapshot and a RESYNC warning. A single process answers with the snapshot as usual.
      *
@@ -805,6 +805,10 @@ export interface components {
       last_price: number | null;
       /** @description traded volume as the venue reports it */
       volume: number | null;
+      /** @description the venue's own time of the update, ms since epoch (our receive time when the venue gives none); on messages a venue frame caused */
+      venue_ts?: number;
+      /** @description when crossbook received the venue frame behind the update, ms since epoch */
+      recv_ts?: number;
       /** @description per-topic sequence: a gap means reconcile over REST */
       seq: number;
       /** @description process epoch (ms): a new one means the server restarted; reconcile over REST */
@@ -867,6 +871,10 @@ export interface components {
         /** @description [cents, size], best first */
         asks: [number, number][];
       };
+      /** @description the venue's own time of the update, ms since epoch (our receive time when the venue gives none); on messages a venue frame caused */
+      venue_ts?: number;
+      /** @description when crossbook received the venue frame behind the update, ms since epoch */
+      recv_ts?: number;
       /** @description per-topic sequence: a gap means reconcile over REST */
       seq: number;
       /** @description process epoch (ms): a new one means the server restarted; reconcile over REST */
@@ -926,6 +934,10 @@ export interface components {
       volume: number | null;
       /** @description open interest */
       open_interest: number | null;
+      /** @description the venue's own time of the update, ms since epoch (our receive time when the venue gives none); on messages a venue frame caused */
+      venue_ts?: number;
+      /** @description when crossbook received the venue frame behind the update, ms since epoch */
+      recv_ts?: number;
       /** @description per-topic sequence: a gap means reconcile over REST */
       seq: number;
       /** @description process epoch (ms): a new one means the server restarted; reconcile over REST */
@@ -986,6 +998,10 @@ export interface components {
       last_price: number | null;
       /** @description traded volume as the venue reports it */
       volume: number | null;
+      /** @description the venue's own time of the update, ms since epoch (our receive time when the venue gives none); on messages a venue frame caused */
+      venue_ts?: number;
+      /** @description when crossbook received the venue frame behind the update, ms since epoch */
+      recv_ts?: number;
       /** @description per-topic sequence: a gap means reconcile over REST */
       seq: number;
       /** @description process epoch (ms): a new one means the server restarted; reconcile over REST */
@@ -1046,6 +1062,10 @@ export interface components {
        * @description execution time
        */
       executed_at: string;
+      /** @description the venue's own time of the update, ms since epoch (our receive time when the venue gives none); on messages a venue frame caused */
+      venue_ts?: number;
+      /** @description when crossbook received the venue frame behind the update, ms since epoch */
+      recv_ts?: number;
       /** @description per-topic sequence: a gap means reconcile over REST */
       seq: number;
       /** @description process epoch (ms): a new one means the server restarted; reconcile over REST */
@@ -1155,6 +1175,10 @@ export interface components {
        * @description when computed
        */
       computed_at: string;
+      /** @description the venue's own time of the update, ms since epoch (our receive time when the venue gives none); on messages a venue frame caused */
+      venue_ts?: number;
+      /** @description when crossbook received the venue frame behind the update, ms since epoch */
+      recv_ts?: number;
       /** @description per-topic sequence: a gap means reconcile over REST */
       seq: number;
       /** @description process epoch (ms): a new one means the server restarted; reconcile over REST */
@@ -1327,6 +1351,10 @@ export interface components {
        * @description when computed
        */
       computed_at: string;
+      /** @description the venue's own time of the update, ms since epoch (our receive time when the venue gives none); on messages a venue frame caused */
+      venue_ts?: number;
+      /** @description when crossbook received the venue frame behind the update, ms since epoch */
+      recv_ts?: number;
       /** @description per-topic sequence: a gap means reconcile over REST */
       seq: number;
       /** @description process epoch (ms): a new one means the server restarted; reconcile over REST */
@@ -1515,6 +1543,10 @@ export interface components {
         /** @description recomputes at which its ROI or size changed */
         updates: number;
       };
+      /** @description the venue's own time of the update, ms since epoch (our receive time when the venue gives none); on messages a venue frame caused */
+      venue_ts?: number;
+      /** @description when crossbook received the venue frame behind the update, ms since epoch */
+      recv_ts?: number;
       /** @description per-topic sequence: a gap means reconcile over REST */
       seq: number;
       /** @description process epoch (ms): a new one means the server restarted; reconcile over REST */
@@ -1681,6 +1713,10 @@ export interface components {
       figures: {
         [key: string]: number | string | boolean | null;
       };
+      /** @description the venue's own time of the update, ms since epoch (our receive time when the venue gives none); on messages a venue frame caused */
+      venue_ts?: number;
+      /** @description when crossbook received the venue frame behind the update, ms since epoch */
+      recv_ts?: number;
       /** @description per-topic sequence: a gap means reconcile over REST */
       seq: number;
       /** @description process epoch (ms): a new one means the server restarted; reconcile over REST */
@@ -1817,6 +1853,10 @@ export interface components {
       figures: {
         [key: string]: number | string | boolean | null;
       };
+      /** @description the venue's own time of the update, ms since epoch (our receive time when the venue gives none); on messages a venue frame caused */
+      venue_ts?: number;
+      /** @description when crossbook received the venue frame behind the update, ms since epoch */
+      recv_ts?: number;
       /** @description per-topic sequence: a gap means reconcile over REST */
       seq: number;
       /** @description process epoch (ms): a new one means the server restarted; reconcile over REST */

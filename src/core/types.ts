@@ -18,6 +18,17 @@ export type Level = readonly [price: number, size: number];
 /** Which side of a YES-perspective book. */
 export type BookSideName = 'bid' | 'ask';
 
+/**
+ * When an update happened: the venue's own time (`timestamp`; our receive time when the venue gives
+ * none) and when the frame that carried it arrived (`localTimestamp`, stamped by the socket on
+ * arrival), ms since epoch. Every normalized event carries both; WebSocket messages pass them on
+ * as `venue_ts` and `recv_ts`.
+ */
+export interface FrameTimes {
+  readonly timestamp: number;
+  readonly localTimestamp: number;
+}
+
 interface Base {
   readonly venue: VenueLabel;
   /** Venue time in ms since epoch (our receive time when the venue gives none). */

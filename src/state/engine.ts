@@ -19,6 +19,8 @@ export class EngineState {
   readonly health: HealthStore;
   /** Events applied since start. */
   applied = 0;
+  /** The event applied last: while the change streams fire, the one that caused the change (fan-out stamps its times). */
+  current: NormalizedEvent | undefined = undefined;
 
   constructor(
     readonly venues: readonly VenueConfig[],
@@ -66,6 +68,7 @@ function refreshTop(s: EngineState, venue: VenueLabel, marketId: string, instrum
  */
 export function applyEvent(s: EngineState, ev: NormalizedEvent): void {
   s.applied++;
+  s.current = ev;
   switch (ev.type) {
     case 'book_snapshot': {
       const b = s.books.applySnapshot(ev);

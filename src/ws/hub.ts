@@ -8,7 +8,7 @@ import type { VenueConfig } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
 import { PAYOUT, toCents, toDollarString } from '../core/price.js';
 import type { BookSide } from '../core/book.js';
-import type { FeedEvent } from '../core/types.js';
+import type { FeedEvent, FrameTimes } from '../core/types.js';
 import type { HttpServer } from '../server/http.js';
 import type { GroupSignals } from '../signals/engine.js';
 import { recordJson, type OpportunityRecord } from '../signals/lifecycle/record.js';
@@ -80,6 +80,9 @@ export interface Publication {
   readonly seq: number;
   readonly epoch: number;
   readonly ts: number;
+  /** The venue's time and our receive time of the frame behind the update (ms), when one was. */
+  readonly venueTs?: number | undefined;
+  readonly recvTs?: number | undefined;
 }
 
 /**
@@ -132,6 +135,14 @@ function byVenue(accepted: readonly { id: string; v: VenueConfig }[]): { market_
   return [...out.values()];
 }
 
+/** The fields of a quote a price_update shows, as last published on its prices topic. */
+interface Shown {
+  yesBid: number | undefined;
+  yesAsk: number | undefined;
+  lastPrice: number | undefined;
+  volume: number | undefined;
+}
+
 /** Which dialects a topic has subscribers in. */
 interface Subs {
   readonly plain: boolean;
@@ -170,6 +181,12 @@ export class WsHub {
    */
   private readonly latest = new Map<string, { seq: number; msg: string; dataMsg: string }>();
   private readonly watched = new Map<string, number>();
+  /**
+   * Per market with prices subscribers, what its last price_update showed: a quote change only of
+   * fields the message does not carry (top-of-book sizes, open interest) sends nothing. Dropped when
+   * the topic has no subscribers, so a new subscriber's snapshot starts it afresh.
+   */
+  private readonly shown = new WeakMap<QuoteRecord, Shown>();
   private readonly conns = new Set<UWS.WebSocket<Conn>>();
   private readonly perKey = new Map<string, number>();
   /** Open connections in the hosted dialect: with none, no `DATA` twin has subscribers to ask about. */
@@ -230,18 +247,23 @@ export class WsHub {
     const topic = `live_games:${eid}`;
     if (this.listeners(topic) === 0) return;
     const v = this.venues.byLabel.get(t.venue);
-    this.publish(topic, {
-      type: 'trade',
-      channel: 'live_games',
-      event_id: eid,
-      market_id: t.marketId,
-      source: v?.slug ?? t.venue,
-      price: toCents(t.yesPrice),
-      size: t.size,
-      taker_side: t.takerSide ?? null,
-      trade_id: t.tradeId,
-      executed_at: new Date(t.timestamp).toISOString(),
-    });
+    this.publish(
+      topic,
+      {
+        type: 'trade',
+        channel: 'live_games',
+        event_id: eid,
+        market_id: t.marketId,
+        source: v?.slug ?? t.venue,
+        price: toCents(t.yesPrice),
+        size: t.size,
+        taker_side: t.takerSide ?? null,
+        trade_id: t.tradeId,
+        executed_at: new Date(t.timestamp).toISOString(),
+      },
+      undefined,
+      t,
+    );
   }
 
   /**
@@ -339,15 +361,16 @@ export class WsHub {
   }
 
   /**
-   * Serializes `body` once with its envelope (seq, epoch, ts) and publishes it to every subscriber;
+   * Serializes `body` once with its envelope (seq, epoch, ts, and `at`'s venue and receive times as
+   * venue_ts and recv_ts) and publishes it to every subscriber;
    * subscribers in the hosted dialect get it on the topic's `DATA` twin with the body again under
    * `data`, built from the same JSON text. The envelope is appended to the JSON text rather than
    * spread into a copy of `body`, so a publish allocates nothing that outlives it (a per-publish
    * copy gets promoted and old-generation pauses set the fan-out tail; BENCHMARKS.md has the
    * measurement).
    */
-  private publish(topic: string, body: Record<string, unknown> | string, subs?: Subs): void {
-    this.emit(topic, body, this.nextSeq(topic), this.epoch, Date.now(), subs);
+  private publish(topic: string, body: Record<string, unknown> | string, subs?: Subs, at?: FrameTimes): void {
+    this.emit(topic, body, this.nextSeq(topic), this.epoch, Date.now(), subs, at?.timestamp, at?.localTimestamp);
   }
 
   /**
@@ -356,7 +379,7 @@ export class WsHub {
    */
   accept(p: Publication): void {
     if (p.seq > (this.seq.get(p.topic) ?? 0)) this.seq.set(p.topic, p.seq);
-    this.emit(p.topic, p.body, p.seq, p.epoch, p.ts);
+    this.emit(p.topic, p.body, p.seq, p.epoch, p.ts, undefined, p.venueTs, p.recvTs);
   }
 
   /** The last seq of every topic (a cluster core's snapshot carries them). */
@@ -369,11 +392,24 @@ export class WsHub {
     for (const [t, s] of entries) this.seq.set(t, s);
   }
 
-  /** Serializes once (a body may come pre-serialized) and publishes with its envelope. */
-  private emit(topic: string, body: Record<string, unknown> | string, seq: number, epoch: number, ts: number, subs?: Subs): void {
+  /**
+   * Serializes once (a body may come pre-serialized) and publishes with its envelope; the send time
+   * `ts` is read once per publication, whatever the number of subscribers.
+   */
+  private emit(
+    topic: string,
+    body: Record<string, unknown> | string,
+    seq: number,
+    epoch: number,
+    ts: number,
+    subs?: Subs,
+    venueTs?: number,
+    recvTs?: number,
+  ): void {
     const json = typeof body === 'string' ? body : JSON.stringify(body);
     const head = json.slice(0, -1);
-    const tail = `"seq":${seq},"epoch":${epoch},"ts":${ts}}`;
+    const times = recvTs === undefined ? '' : `"venue_ts":${venueTs ?? recvTs},"recv_ts":${recvTs},`;
+    const tail = `${times}"seq":${seq},"epoch":${epoch},"ts":${ts}}`;
     const keep = this.watched.has(topic);
     const plain = keep || (subs ? subs.plain : this.app.numSubscribers(topic) > 0);
     const data = keep || (subs ? subs.data : this.app.numSubscribers(topic + DATA) > 0);
@@ -383,7 +419,8 @@ export class WsHub {
     this.published++;
     if (msg) this.app.publish(topic, msg);
     if (dataMsg) this.app.publish(topic + DATA, dataMsg);
-    if (this.published$.observed) this.published$.next({ topic, body, seq, epoch, ts });
+    if (this.published$.observed)
+      this.published$.next(recvTs === undefined ? { topic, body, seq, epoch, ts } : { topic, body, seq, epoch, ts, venueTs, recvTs });
   }
 
   /** Subscribers of a topic, in either dialect. */
@@ -448,17 +485,21 @@ export class WsHub {
     };
   }
 
-  /** A quote change: prices, the catalog venue's ticker channel, and live games. */
-  onQuote(q: QuoteRecord): void {
+  /**
+   * A quote change: prices, the catalog venue's ticker channel, and live games. `at`: the venue
+   * frame behind the change, whose times the messages carry.
+   */
+  onQuote(q: QuoteRecord, at?: FrameTimes): void {
     const v = this.venues.byLabel.get(q.venue);
     if (!v) return;
     const topic = `prices:${v.slug}:${q.marketId}`;
     const subs = this.subs(topic);
-    if (subs) this.publish(topic, this.priceBody(v, q, false), subs);
+    if (!subs) this.shown.delete(q);
+    else if (this.showsChange(q)) this.publish(topic, this.priceBody(v, q, false), subs, at);
     if (this.games) {
       const eid = this.games.eventOf(q.venue, q.marketId);
       const subs = eid ? this.subs(`live_games:${eid}`) : undefined;
-      if (subs) this.publish(`live_games:${eid}`, { ...this.priceBody(v, q, false), type: 'live_game', channel: 'live_games', event_id: eid }, subs);
+      if (subs) this.publish(`live_games:${eid}`, { ...this.priceBody(v, q, false), type: 'live_game', channel: 'live_games', event_id: eid }, subs, at);
     }
     if (this.tickerChannel && v === this.catalogVenue) {
       const t = `${this.tickerChannel}:${v.slug}:${q.marketId}`;
@@ -467,14 +508,29 @@ export class WsHub {
       const every = this.subs(all);
       if (one || every) {
         const body = this.tickerBody(v, q);
-        if (one) this.publish(t, body, one);
-        if (every) this.publish(all, body, every);
+        if (one) this.publish(t, body, one, at);
+        if (every) this.publish(all, body, every, at);
       }
     }
   }
 
-  /** A book change: orderbook subscribers of the market. */
-  onBook(label: string, marketId: string): void {
+  /** Whether `q` differs from what its last price_update showed (and records it as shown). */
+  private showsChange(q: QuoteRecord): boolean {
+    const s = this.shown.get(q);
+    if (!s) {
+      this.shown.set(q, { yesBid: q.yesBid, yesAsk: q.yesAsk, lastPrice: q.lastPrice, volume: q.volume });
+      return true;
+    }
+    if (s.yesBid === q.yesBid && s.yesAsk === q.yesAsk && s.lastPrice === q.lastPrice && s.volume === q.volume) return false;
+    s.yesBid = q.yesBid;
+    s.yesAsk = q.yesAsk;
+    s.lastPrice = q.lastPrice;
+    s.volume = q.volume;
+    return true;
+  }
+
+  /** A book change: orderbook subscribers of the market; `at` as for onQuote. */
+  onBook(label: string, marketId: string, at?: FrameTimes): void {
     const v = this.venues.byLabel.get(label);
     if (!v) return;
     const topic = `orderbook:${v.slug}:${marketId}`;
@@ -482,7 +538,7 @@ export class WsHub {
     if (!subs) return;
     const sides = this.state.books.marketSides(label, marketId);
     const body = sides ? this.bookJson(v, marketId, sides) : this.bookBody(v, marketId);
-    if (body) this.publish(topic, body, subs);
+    if (body) this.publish(topic, body, subs, at);
   }
 
   /**
@@ -942,7 +998,8 @@ export class WsHub {
             break;
           }
           const body = typeof p.body === 'string' ? (JSON.parse(p.body) as Record<string, unknown>) : p.body;
-          this.send(ws, { ...body, ...(c.hosted ? { data: body } : {}), seq: p.seq, epoch: p.epoch, ts: p.ts });
+          const times = p.recvTs === undefined ? {} : { venue_ts: p.venueTs ?? p.recvTs, recv_ts: p.recvTs };
+          this.send(ws, { ...body, ...(c.hosted ? { data: body } : {}), ...times, seq: p.seq, epoch: p.epoch, ts: p.ts });
           after = p.seq;
         }
       });

@@ -14,7 +14,9 @@ import { AlertJson, ArbOpportunity, cents, centsOrNull, EvOpportunity, numOrNull
  * `ticker`, `live_game`, `trade`, `arb`, `ev`, `arb_expired`, `ev_expired`, `smart_money`,
  * `fade_finder`, `warning` and `error` (each with a `code` and a `message`), `ready`, `pong`
  * (schemas: SERVER_MESSAGES). Streamed messages carry their `channel`, a per-topic `seq`, the
- * process `epoch` and `ts` (send time, ms); in the hosted dialect also their body again under `data`.
+ * process `epoch` and `ts` (send time, ms); those a venue frame caused also `venue_ts` and
+ * `recv_ts` (the frame's venue and receive times, ms); in the hosted dialect also their body again
+ * under `data`.
  */
 export const clientMessage = z.discriminatedUnion('type', [
   z.object({
@@ -148,7 +150,7 @@ export function wsPathItem(ticker: string, limits: readonly string[]): Record<st
     '',
     `Channels: prices (price_update: native market_id, source = venue slug, yes_bid, yes_ask, no_bid, no_ask, last_price in cents 0–100, volume; a snapshot with "snapshot":true at once, then every change), orderbook (orderbook_update: yes/no bids and asks as [cents, size], no empty on yes-only venues), live_games (live_game price changes and trade messages of the games' matched markets), arb and ev (a group's opportunities as /arb and /ev give them, each leg with platform and source), smart_money (type smart_money: each alert of the smart-money feed, alert_type smart_money, insider or captain_hook, as /alerts/smart-money gives it) and fade_finder (type fade_finder: each fade alert, as /alerts/fade-finder gives it; both with the entitlement of those endpoints), ${ticker} (ticker: decimal-dollar strings yes_bid_dollars, yes_ask_dollars, price_dollars).`,
     '',
-    'Server messages carry a type: subscribed / unsubscribed (one per venue of the request: the accepted native market_ids and their venue as source), price_update, orderbook_update, live_game, trade, ticker, arb, ev, arb_expired, ev_expired, smart_money, fade_finder, warning and error (with a code and a message), ready, pong. Every streamed message carries its channel, a per-topic seq, the process epoch and ts (server send time, ms since epoch): a seq gap or a new epoch means reconcile over REST (/prices/bulk). A connection that has sent a message with "action" (or a heartbeat) gets every streamed message with its fields both at the top level and again under data, the envelope clients of the hosted API read.',
+    "Server messages carry a type: subscribed / unsubscribed (one per venue of the request: the accepted native market_ids and their venue as source), price_update, orderbook_update, live_game, trade, ticker, arb, ev, arb_expired, ev_expired, smart_money, fade_finder, warning and error (with a code and a message), ready, pong. Every streamed message carries its channel, a per-topic seq, the process epoch and ts (server send time, ms since epoch); price_update, orderbook_update, ticker, live_game and trade messages caused by a venue frame also carry venue_ts (the venue's time of the update; our receive time when the venue gives none) and recv_ts (when crossbook received the frame), ms since epoch, so recv_ts − venue_ts is the venue leg, ts − recv_ts crossbook's and the client's receive time − ts the network's (snapshots carry neither): a seq gap or a new epoch means reconcile over REST (/prices/bulk). A connection that has sent a message with \"action\" (or a heartbeat) gets every streamed message with its fields both at the top level and again under data, the envelope clients of the hosted API read.",
     '',
     'Resume (cluster edges, README "Scaling out"): a subscribe may carry "resume":{"<market_id>":<last seq seen>}; the edge sends the messages after that seq in order from the stream\'s window, then the live ones, with no snapshot; when the window no longer holds them, the snapshot and a RESYNC warning. A single process answers with the snapshot as usual.',
     '',
@@ -184,8 +186,18 @@ export function wsPathItem(ticker: string, limits: readonly string[]): Record<st
   };
 }
 
-/** The envelope of every streamed message: per-topic seq, process epoch, send time. */
+/**
+ * The envelope of every streamed message: per-topic seq, process epoch, send time, and on a message
+ * a venue frame caused (price, order book, ticker, live game, trade) that frame's venue and receive
+ * times, so a client sees each leg: venue → crossbook (recv_ts − venue_ts), crossbook (ts − recv_ts),
+ * crossbook → client (its receive time − ts).
+ */
 const stream = {
+  venue_ts: z
+    .number()
+    .optional()
+    .describe("the venue's own time of the update, ms since epoch (our receive time when the venue gives none); on messages a venue frame caused"),
+  recv_ts: z.number().int().optional().describe('when crossbook received the venue frame behind the update, ms since epoch'),
   seq: z.number().int().min(0).describe('per-topic sequence: a gap means reconcile over REST'),
   epoch: z.number().int().describe('process epoch (ms): a new one means the server restarted; reconcile over REST'),
   ts: z.number().int().describe('server send time, ms since epoch'),

@@ -72,6 +72,8 @@ describe.skipIf(!NATS_BIN)('cluster: one core, two edges on nats-server', () => 
     expect(other['epoch']).toBe(common['epoch']);
     expect(common['epoch']).toBe(core.ws.epoch);
     expect({ ...other, ts: 0 }).toEqual({ ...common, ts: 0 });
+    // The venue frame's times travel with the core's publication.
+    expect(typeof common['recv_ts']).toBe('number');
     a.ws.close();
     b.ws.close();
   });

@@ -194,6 +194,65 @@ describe('prices channel', () => {
     c.ws.close();
   });
 
+  it("carries the venue frame's venue and receive times on updates it caused (venue_ts, recv_ts), not on snapshots", async () => {
+    const id = 'KXNFLGAME-26NOV23NESEA-SEA';
+    const c = await connect(keys['dev']);
+    const h = await connect(keys['dev']);
+    c.send({ type: 'subscribe', channel: 'prices', market_ids: [id] });
+    c.send({ type: 'subscribe', channel: 'orderbook', market_ids: [id] });
+    h.send({ action: 'subscribe', channel: 'prices', market_ids: [id] });
+    const snap = await c.next((m) => m['type'] === 'price_update' && m['snapshot'] === true);
+    expect(snap).not.toHaveProperty('recv_ts');
+    expect(await c.next((m) => m['type'] === 'orderbook_update' && m['snapshot'] === true)).not.toHaveProperty('venue_ts');
+    await h.next((m) => m['type'] === 'price_update' && m['snapshot'] === true);
+    const published: Record<string, unknown>[] = [];
+    const watch = hub.published$.subscribe((p) => published.push({ topic: p.topic, venueTs: p.venueTs, recvTs: p.recvTs }));
+    apply({ venue: 'venue_a', type: 'book_delta', marketId: id, instrument: id, changes: [['bid', 5660, 4]], timestamp: T - 250, localTimestamp: T - 5 });
+    watch.unsubscribe();
+    const book = await c.next((m) => m['type'] === 'orderbook_update');
+    const price = await c.next((m) => m['type'] === 'price_update');
+    expect(book).toMatchObject({ venue_ts: T - 250, recv_ts: T - 5 });
+    expect(price).toMatchObject({ yes_bid: 56.6, venue_ts: T - 250, recv_ts: T - 5 });
+    // Cluster edges get the times with the publication, so edge-served messages carry them too.
+    expect(published).toContainEqual({ topic: `prices:venue_a:${id}`, venueTs: T - 250, recvTs: T - 5 });
+    // The hosted dialect: the times in the envelope, the body under data as before.
+    const hosted = await h.next((m) => m['type'] === 'price_update');
+    expect(hosted).toMatchObject({ venue_ts: T - 250, recv_ts: T - 5, data: { yes_bid: 56.6 } });
+    expect(hosted['data']).not.toHaveProperty('recv_ts');
+    // A venue ticker's quote carries its own frame's times.
+    apply({ venue: 'venue_a', type: 'quote', marketId: id, lastPrice: 5600, timestamp: T - 40, localTimestamp: T - 2 });
+    expect(await c.next((m) => m['type'] === 'price_update')).toMatchObject({ last_price: 56, venue_ts: T - 40, recv_ts: T - 2 });
+    // A publication with no venue frame behind it carries neither.
+    hub.onBook('venue_a', id);
+    expect(await c.next((m) => m['type'] === 'orderbook_update')).not.toHaveProperty('recv_ts');
+    c.ws.close();
+    h.ws.close();
+  });
+
+  it('sends no price_update for a change it would not show (top-of-book size), and no seq gap after it', async () => {
+    const id = 'KXNFLGAME-26NOV23NESEA-SEA';
+    const c = await connect(keys['dev']);
+    c.send({ type: 'subscribe', channel: 'prices', market_ids: [id] });
+    c.send({ type: 'subscribe', channel: 'orderbook', market_ids: [id] });
+    await c.next((m) => m['type'] === 'price_update' && m['snapshot'] === true);
+    await c.next((m) => m['type'] === 'orderbook_update' && m['snapshot'] === true);
+    const delta = (price: number, size: number): void =>
+      apply({ venue: 'venue_a', type: 'book_delta', marketId: id, instrument: id, changes: [['bid', price, size]], timestamp: T, localTimestamp: T });
+    delta(5670, 5);
+    const first = await c.next((m) => m['type'] === 'price_update');
+    await c.next((m) => m['type'] === 'orderbook_update');
+    delta(5670, 9); // the same best bid, another size: the book changes, the price_update would not
+    await c.next((m) => m['type'] === 'orderbook_update');
+    delta(5680, 1);
+    const book = await c.next((m) => m['type'] === 'orderbook_update');
+    const next = await c.next((m) => m['type'] === 'price_update');
+    expect(next).toMatchObject({ yes_bid: 56.8, seq: (first['seq'] as number) + 1 });
+    // Nothing in between: the size-only change sent no price_update.
+    expect(c.msgs.filter((m) => m['type'] === 'price_update')).toEqual([]);
+    expect(book['seq']).toBeGreaterThan(0);
+    c.ws.close();
+  });
+
   it('confirms a subscription across venues once per venue, each with its native ids and source (spec 6 rule 1)', async () => {
     const c = await connect(keys['dev']);
     c.send({ type: 'subscribe', channel: 'prices', market_ids: ['venue_a:KXNFLGAME-26NOV23NESEA-SEA', 'venue_h:venue_h_987'] });
@@ -267,7 +326,7 @@ describe('orderbook and venue_a ticker channels', () => {
     const b = await connect(keys['dev']);
     b.send({ type: 'subscribe', channel: 'orderbook', market_ids: [id] });
     const snap = await b.next((m) => m['type'] === 'orderbook_update' && m['snapshot'] === true);
-    const body = ({ seq: _s, epoch: _e, ts: _t, snapshot: _n, ...rest }: Record<string, unknown>): Record<string, unknown> => rest;
+    const body = ({ seq: _s, epoch: _e, ts: _t, snapshot: _n, venue_ts: _v, recv_ts: _r, ...rest }: Record<string, unknown>): Record<string, unknown> => rest;
     expect(body(update)).toEqual(body(snap));
     expect((update['no'] as { bids: number[][] }).bids).toContainEqual([41, 3]);
     a.ws.close();

@@ -1,0 +1,236 @@
+/**
+ * WebSocket fan-out under live ingest (issue 18): the service as deployed (`crossbook serve`, the
+ * real feed runtime, every consumer attached) following the venue simulator in its own process
+ * (`crossbook sim`, the venues set to live mode at its URLs, as a real venue would be), against a
+ * bare uWebSockets.js publish loop (live-bare.ts) that subscribes to the same simulator feed and
+ * publishes each frame's price change. C clients each subscribe to S venue_a markets; latency is
+ * the client's receive time − the message's `recv_ts` (when the venue frame arrived, same machine
+ * clock), so it covers parse, state, the consumers and the fan-out; lost = per-topic seq gaps.
+ * One target runs at a time; the simulator runs throughout; pairs alternate (bare first in even
+ * pairs, hub first in odd ones). Prints the hub/bare p99 ratio; results are printed, not written:
+ * BENCHMARKS.md quotes them.
+ *
+ * Env: LIVE_CLIENTS (1000), LIVE_SUBS (100), LIVE_RATE (simulator ticks/s, 500), LIVE_PAIRS (3),
+ * LIVE_SECONDS (10), LIVE_PROF (a directory: the service runs with --cpu-prof into it), LIVE_DIRECT
+ * (1: each service run is also measured on its uWS port behind the HTTP front, as `direct`, to
+ * tell the front's relay from the hub's share).
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import WebSocket from 'ws';
+import { cpuSeconds } from '../../src/capacity/target.js';
+import { quantile, WsLoad } from '../../src/capacity/ws-load.js';
+import { begin, repoRoot } from '../lib.js';
+
+const CLIENTS = Number(process.env['LIVE_CLIENTS'] ?? 1000);
+const SUBS = Number(process.env['LIVE_SUBS'] ?? 100);
+const RATE = Number(process.env['LIVE_RATE'] ?? 500);
+const PAIRS = Number(process.env['LIVE_PAIRS'] ?? 3);
+const SECONDS = Number(process.env['LIVE_SECONDS'] ?? 10);
+const PROF = process.env['LIVE_PROF'];
+const DIRECT = process.env['LIVE_DIRECT'] === '1';
+const here = dirname(fileURLToPath(import.meta.url));
+const bin = join(repoRoot(), 'bin/crossbook.js');
+/** Data directories of the service runs, removed at the end. */
+const dirs: string[] = [];
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+interface Endpoints {
+  rest: string;
+  ws?: string;
+  extra?: Record<string, string>;
+}
+
+interface Result {
+  perSec: number;
+  p50: number;
+  p99: number;
+  max: number;
+  lost: number;
+  failed: number;
+  /** The target's CPU over the measured window, % of one core. */
+  cpuPct: number;
+}
+
+/** Lines of a child's stdout until `done` says enough, or the child exits. */
+async function readUntil(child: ChildProcess, done: (lines: string[]) => boolean): Promise<string[]> {
+  const lines: string[] = [];
+  const rl = createInterface({ input: child.stdout! });
+  return new Promise((resolve, reject) => {
+    rl.on('line', (l) => {
+      lines.push(l);
+      if (done(lines)) {
+        rl.removeAllListeners('line');
+        resolve(lines);
+      }
+    });
+    child.once('exit', (c) => reject(new Error(`${String(child.spawnargs[1])} exited ${c}: ${lines.join('\n')}`)));
+  });
+}
+
+/** `crossbook sim` in its own process: each venue's endpoints from its banner. */
+async function startSim(children: ChildProcess[]): Promise<Record<string, Endpoints>> {
+  const sim = spawn(process.execPath, [bin, 'sim', '--base-port', String(19_000 + Math.floor(Math.random() * 500) * 10), '--rate', String(RATE)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.push(sim);
+  const lines = await readUntil(sim, (ls) => ls.filter((l) => /^\s+venue_/.test(l)).length === 8);
+  const out: Record<string, Endpoints> = {};
+  for (const l of lines) {
+    const m = /^\s+(venue_\w) \(\w+\): rest (\S+)(?:\s+ws (\S+))?(?:\s+(\{.*\}))?/.exec(l);
+    if (m) out[m[1]!] = { rest: m[2]!, ...(m[3] ? { ws: m[3] } : {}), ...(m[4] ? { extra: JSON.parse(m[4]) as Record<string, string> } : {}) };
+  }
+  return out;
+}
+
+/**
+ * The service on a fresh data directory (with an Enterprise key), following the simulator at
+ * `venues` (the configuration override); resolves once every one of `ids` is subscribable.
+ */
+async function startHub(venues: unknown, ids: string[], children: ChildProcess[]): Promise<{ url: string; key: string; child: ChildProcess }> {
+  const dir = mkdtempSync(join(tmpdir(), 'cb-fanout-live-'));
+  dirs.push(dir);
+  writeFileSync(join(dir, 'live.json'), JSON.stringify({ venues }));
+  const key = execFileSync(process.execPath, [bin, 'keys', 'create', '--plan', 'enterprise', '--data-dir', dir], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .pop()!;
+  const port = 18_000 + Math.floor(Math.random() * 1000);
+  const child = spawn(process.execPath, [...(PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROF}`] : []), bin, 'serve', '--port', String(port), '--data-dir', dir], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, LOG_LEVEL: 'warn', CROSSBOOK_CONFIG: join(dir, 'live.json') },
+  });
+  children.push(child);
+  const url = `ws://127.0.0.1:${port}/api/v2/ws`;
+  for (let i = 0; ; i++) {
+    if (i > 600) throw new Error('the service did not accept the markets within 60 s');
+    await sleep(100);
+    if ((await accepted(url, key, ids)) === ids.length) return { url, key, child };
+  }
+}
+
+/** The service's uWS port behind its front: the one other port the process listens on. */
+function innerUrl(pid: number, publicUrl: string): string {
+  const out = execFileSync('ss', ['-ltnpH'], { encoding: 'utf8' });
+  const ports = out
+    .split('\n')
+    .filter((l) => l.includes(`pid=${pid},`))
+    .map((l) => Number(/:(\d+)\s/.exec(l)?.[1]))
+    .filter((p) => p > 0 && !publicUrl.includes(`:${p}/`));
+  if (ports.length !== 1) throw new Error(`expected one inner port of the service, found ${ports.join(', ') || 'none'}`);
+  return `ws://127.0.0.1:${ports[0]}/api/v2/ws`;
+}
+
+/** How many of `ids` a prices subscription accepts (0 while the service is not up). */
+function accepted(url: string, key: string, ids: string[]): Promise<number> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(url, { headers: { 'x-api-key': key } });
+    const done = (n: number): void => {
+      ws.terminate();
+      resolve(n);
+    };
+    ws.on('error', () => done(0));
+    ws.on('open', () => ws.send(JSON.stringify({ type: 'subscribe', channel: 'prices', market_ids: ids })));
+    ws.on('message', (d: Buffer) => {
+      const m = JSON.parse(d.toString()) as { type: string; market_ids?: string[] };
+      if (m.type === 'subscribed') done(m.market_ids?.length ?? 0);
+    });
+  });
+}
+
+async function startBare(ep: Endpoints, children: ChildProcess[]): Promise<{ url: string; key: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [join(here, 'live-bare.js'), ep.rest, ep.ws!], { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  const [line] = await readUntil(child, () => true);
+  return { url: `ws://127.0.0.1:${(JSON.parse(line!) as { port: number }).port}/api/v2/ws`, key: 'none', child };
+}
+
+/** C clients × S markets on `url`, settled, then measured for SECONDS. */
+async function measure(url: string, key: string, ids: string[], pid: number): Promise<Result> {
+  const load = new WsLoad(url, key, 'prices', 'recv_ts');
+  try {
+    await load.grow(CLIENTS, (c) => Array.from({ length: SUBS }, (_, k) => ids[(c * 7 + k) % ids.length]!));
+    if (load.failed > 0) throw new Error(`${load.failed} clients failed to subscribe: ${load.lastFailure}`);
+    await sleep(2000);
+    load.reset();
+    const cpu0 = cpuSeconds(pid);
+    const t0 = Date.now();
+    await sleep(SECONDS * 1000);
+    const secs = (Date.now() - t0) / 1000;
+    const cpuPct = ((cpuSeconds(pid) - cpu0) / secs) * 100;
+    const { delivered, lost, failed, latencies } = load;
+    const p99 = quantile(latencies, 0.99);
+    return { perSec: delivered / secs, p50: quantile(latencies, 0.5), p99, max: latencies[latencies.length - 1] ?? NaN, lost, failed, cpuPct };
+  } finally {
+    load.close();
+  }
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill(PROF ? 'SIGINT' : 'SIGKILL');
+  await exited;
+}
+
+async function main(): Promise<void> {
+  const children: ChildProcess[] = [];
+  try {
+    const eps = await startSim(children);
+    const venues = Object.fromEntries(Object.entries(eps).map(([label, ep]) => [label, { connection: { mode: 'live', ...ep } }]));
+    const a = eps['venue_a']!;
+    const page = (await (await fetch(`${a.rest}/markets?limit=1000`)).json()) as { markets: { ticker: string; status: string }[] };
+    const ids = page.markets.filter((m) => m.status === 'active').map((m) => m.ticker);
+    begin(
+      'WebSocket fan-out under live ingest',
+      `${CLIENTS} clients × ${SUBS} of ${ids.length} venue_a markets, simulator at ${RATE} ticks/s in its own process, ${SECONDS} s measured per run, ${PAIRS} alternating pairs; latency from the venue frame's arrival (recv_ts) to the client`,
+    );
+    const runs: Record<'hub' | 'direct' | 'bare', Result[]> = { hub: [], direct: [], bare: [] };
+    const report = (i: number, mode: string, r: Result): void =>
+      console.log(
+        `pair ${i + 1} ${mode}: ${Math.round(r.perSec).toLocaleString('en-US')} msgs/s, p50 ${r.p50} ms, p99 ${r.p99} ms, max ${r.max} ms, lost ${r.lost}, ` +
+          `failed ${r.failed}, CPU ${Math.round(r.cpuPct)}%`,
+      );
+    for (let i = 0; i < PAIRS; i++)
+      for (const mode of i % 2 === 0 ? (['bare', 'hub'] as const) : (['hub', 'bare'] as const)) {
+        const t = mode === 'hub' ? await startHub(venues, ids, children) : await startBare(a, children);
+        await sleep(3000);
+        const r = await measure(t.url, t.key, ids, t.child.pid!);
+        runs[mode].push(r);
+        report(i, mode, r);
+        if (mode === 'hub' && DIRECT) {
+          const d = await measure(innerUrl(t.child.pid!, t.url), t.key, ids, t.child.pid!);
+          runs.direct.push(d);
+          report(i, 'direct', d);
+        }
+        await stop(t.child);
+      }
+    const med = (xs: number[]): number => [...xs].sort((x, y) => x - y)[xs.length >> 1] ?? NaN;
+    const ratios = runs.hub.map((h, i) => h.p99 / runs.bare[i]!.p99);
+    const direct = runs.direct.map((d, i) => d.p99 / runs.bare[i]!.p99);
+    console.log(`\n|  | msgs/s | p50 ms | p99 ms | max ms | lost | target CPU % |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |`);
+    for (const mode of ['bare', 'hub', 'direct'] as const) {
+      const rs = runs[mode];
+      if (rs.length === 0) continue;
+      const col = (f: (r: Result) => number): string => rs.map((r) => Math.round(f(r)).toLocaleString('en-US')).join(' / ');
+      console.log(
+        `| ${mode} | ${col((r) => r.perSec)} | ${col((r) => r.p50)} | ${col((r) => r.p99)} | ${col((r) => r.max)} | ${col((r) => r.lost)} | ${col((r) => r.cpuPct)} |`,
+      );
+    }
+    console.log(
+      `\nhub/bare p99 per pair: ${ratios.map((r) => `${r.toFixed(2)}×`).join(', ')}; median ${med(ratios).toFixed(2)}× ` +
+        `(median p99 hub ${med(runs.hub.map((r) => r.p99))} ms, bare ${med(runs.bare.map((r) => r.p99))} ms); lost: hub ${runs.hub.reduce((s, r) => s + r.lost, 0)}, bare ${runs.bare.reduce((s, r) => s + r.lost, 0)}`,
+    );
+    if (direct.length)
+      console.log(`direct (behind the front)/bare p99 per pair: ${direct.map((r) => `${r.toFixed(2)}×`).join(', ')}; median ${med(direct).toFixed(2)}×`);
+  } finally {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+    await sleep(300);
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  }
+}
+
+await main();
