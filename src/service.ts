@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { createFeeds, ingestFlow, liveEndpoints, type Ingest } from '../pipelines/ingest.js';
 import { startPipelines } from '../pipelines/index.js';
 import { publishFlow } from '../pipelines/publish.js';
+import { replicateAccess } from '../pipelines/replicate.js';
+import { openAccessBuckets } from './cluster/access.js';
 import type { Api } from './access/api.js';
 import { startEdge } from './cluster/edge.js';
 import { clusterSettings, openLink } from './cluster/link.js';
@@ -64,6 +66,7 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
   });
   core.keys.watch();
   core.quota.start();
+  const access = link && replicateAccess(await openAccessBuckets(link), core.keys, core.quota, { log: core.log });
   const demoKey = needsSim ? ensureDemoKey(core.persistence.dir, core.keys) : undefined;
   const port = opts.listen === false ? 0 : await http.listen(config.server.host, config.server.port);
   const url = config.server.baseUrl ?? `http://${config.server.host}:${port}`;
@@ -88,6 +91,7 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
       http.close();
       flows.unsubscribe();
       published?.unsubscribe();
+      await access?.close();
       await link?.close().catch(() => undefined);
       await sim?.close();
       domain.matching.close();

@@ -1,5 +1,7 @@
 import { followFlow } from '../../pipelines/follow.js';
 import { startPipelines } from '../../pipelines/index.js';
+import { replicateAccess } from '../../pipelines/replicate.js';
+import { openAccessBuckets } from './access.js';
 import { buildCore, buildDomain, buildHttp } from '../compose.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
@@ -37,6 +39,7 @@ export async function startEdge(config: Config, opts: { log?: Logger; listen?: b
   });
   core.keys.watch();
   core.quota.start();
+  const access = replicateAccess(await openAccessBuckets(link), core.keys, core.quota, { log: core.log });
   const port = opts.listen === false ? 0 : await http.listen(config.server.host, config.server.port);
   const url = config.server.baseUrl ?? `http://${config.server.host}:${port}`;
   api.serveOpenapi(`${url}/api/v2`);
@@ -58,6 +61,7 @@ export async function startEdge(config: Config, opts: { log?: Logger; listen?: b
       hub.close();
       http.close();
       flows.unsubscribe();
+      await access.close();
       await link.close().catch(() => undefined);
       domain.matching.close();
       await domain.alerts.close();
