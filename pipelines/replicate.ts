@@ -14,7 +14,7 @@ import {
   switchMap,
   timer,
 } from 'rxjs';
-import type { KeyStore } from '../src/access/keys.js';
+import type { KeyRecord, KeyStore } from '../src/access/keys.js';
 import { monthOf, QUOTA_FLUSH_MS, type QuotaLedger } from '../src/access/quota.js';
 import { addCounts, keyRecords, seedCounts, shareKey, sharedCounts, type AccessBuckets } from '../src/cluster/access.js';
 import type { Logger } from '../src/core/log.js';
@@ -45,7 +45,17 @@ export function replicateAccess(
 
   // Local records first (what this DATA_DIR knows that the table may not), then every change here.
   const local$ = merge(from(keys.list()), keys.changes$);
-  sub.add(local$.pipe(concatMap((r) => defer(() => shareKey(buckets, r).catch(warn(`key ${r.id} not shared`))))).subscribe());
+  // A record NATS cannot take now (an outage) is tried again until it can: in order, none skipped.
+  const shared = (r: KeyRecord) =>
+    defer(() => shareKey(buckets, r)).pipe(
+      retry({
+        delay: (e: unknown, n) => {
+          if (n === 1) warn(`key ${r.id} not shared yet`)(e);
+          return timer(REWATCH_MS);
+        },
+      }),
+    );
+  sub.add(local$.pipe(concatMap(shared)).subscribe());
   sub.add(
     defer(() => keyRecords(buckets))
       .pipe(retry({ delay: () => timer(REWATCH_MS) }))
