@@ -40,7 +40,8 @@ export interface ClusterLink {
 /** Connects and makes sure the stream (bounded by age and count) and the snapshot bucket exist. */
 export async function openLink(settings: ClusterSettings): Promise<ClusterLink> {
   const nc = await connect({ servers: settings.natsUrl, name: 'crossbook', maxReconnectAttempts: -1 });
-  const jsm = await jetstreamManager(nc);
+  // Stream administration (a window update trims up to maxMsgs messages) can outlast the 5 s default on a loaded machine.
+  const jsm = await jetstreamManager(nc, { timeout: 20_000 });
   const config = {
     name: settings.stream,
     subjects: [`${WS_SUBJECTS}.>`, `${EV_SUBJECTS}.>`, HB_SUBJECT],
