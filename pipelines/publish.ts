@@ -1,44 +1,59 @@
-import type { PubAck } from '@nats-io/jetstream';
 import { concatMap, from, interval, startWith, Subscription, type Observable } from 'rxjs';
 import { lastSequence, putSnapshot, type ClusterLink } from '../src/cluster/link.js';
+import { StreamPublisher } from '../src/cluster/publisher.js';
 import { takeSnapshot } from '../src/cluster/snapshot.js';
-import { encodeBody, evSubject, wsSubject } from '../src/cluster/subjects.js';
+import { encodeBody, evSubject, HB_SUBJECT, wsSubject } from '../src/cluster/subjects.js';
 import type { Logger } from '../src/core/log.js';
 import type { NormalizedEvent } from '../src/core/types.js';
 import type { EngineState } from '../src/state/engine.js';
 import type { WsHub } from '../src/ws/hub.js';
 
+/** The core's heartbeat period: edges call the stream stalled after a few missed beats. */
+export const HEARTBEAT_MS = 1_000;
+
 /**
- * The publisher of a cluster core: every normalized event (which an edge applies to its state)
- * and every publication of the hub (topic, body, and the seq and epoch assigned here once) go to
- * the JetStream stream in the order they happen; every `snapshotIntervalMs` (and at once) the
- * state is cut and stored with the stream sequence of the last message sent before the cut, so an
- * edge that starts from it follows the stream from the next one.
+ * The publisher of a cluster core: every normalized event (which an edge applies to its state),
+ * every publication of the hub (topic, body, and the seq and epoch assigned here once) and a
+ * heartbeat every HEARTBEAT_MS go to the JetStream stream in the order they happen, numbered
+ * (src/cluster/publisher.ts: bounded while NATS is away). Every `snapshotIntervalMs` (and at
+ * once) the state is cut and stored with the stream sequence and number of the last message sent
+ * before the cut, so an edge that starts from it follows the stream from the next one; no cut is
+ * taken while messages wait in the buffer (their stream sequence is not known yet).
  */
 export function publishFlow(
   link: ClusterLink,
   events$: Observable<NormalizedEvent>,
   hub: WsHub,
   state: EngineState,
-  opts: { snapshotIntervalMs: number; log: Logger },
-): Subscription {
-  let last: Promise<PubAck> | undefined;
-  let failed = 0;
-  const send = (subject: string, body: Uint8Array): void => {
-    const ack = link.js.publish(subject, body);
-    ack.catch((e: unknown) => {
-      if (failed++ % 1000 === 0) opts.log.warn({ err: String(e), failed }, 'cluster: stream publish failed');
-    });
-    last = ack;
-  };
+  opts: { snapshotIntervalMs: number; log: Logger; buffer?: number | undefined },
+): { readonly subscription: Subscription; readonly publisher: StreamPublisher } {
+  const publisher = new StreamPublisher(
+    link,
+    hub.epoch,
+    (e, stats) => {
+      if (stats.failed % 1000 === 1) opts.log.warn({ err: String(e), ...stats }, 'cluster: stream publish failed');
+    },
+    { capacity: opts.buffer },
+  );
   const sub = new Subscription();
-  sub.add(events$.subscribe((ev) => send(evSubject(ev), encodeBody(ev))));
-  sub.add(hub.published$.subscribe((p) => send(wsSubject(p.topic), encodeBody(p))));
+  sub.add(events$.subscribe((ev) => publisher.send(evSubject(ev), encodeBody(ev))));
+  sub.add(hub.published$.subscribe((p) => publisher.send(wsSubject(p.topic), encodeBody(p))));
+  sub.add(interval(HEARTBEAT_MS).subscribe(() => publisher.send(HB_SUBJECT, new Uint8Array(0))));
+  void (async () => {
+    for await (const s of link.nc.status()) {
+      if (s.type === 'disconnect') opts.log.warn({ buffered: publisher.stats.buffered }, 'cluster: NATS unreachable, buffering');
+      if (s.type === 'disconnect' || s.type === 'reconnect') publisher.setConnected(s.type === 'reconnect');
+    }
+  })();
   const snapshot = async (): Promise<void> => {
+    if (!publisher.drained) return;
     const cut = takeSnapshot(state, hub, Date.now());
-    const pending = last;
-    const streamSeq = pending ? (await pending).seq : await lastSequence(link);
-    await putSnapshot(link, { ...cut, streamSeq });
+    const pubSeq = publisher.sent;
+    const ack = publisher.lastAck;
+    // Nothing sent yet: the stream's end (another epoch's messages) is where an edge starts.
+    const streamSeq = ack ? (await ack).seq : await lastSequence(link);
+    if (!ack && publisher.sent !== 0) return;
+    await putSnapshot(link, { ...cut, streamSeq, pubSeq });
   };
   sub.add(
     interval(opts.snapshotIntervalMs)
@@ -48,5 +63,5 @@ export function publishFlow(
       )
       .subscribe(),
   );
-  return sub;
+  return { subscription: sub, publisher };
 }

@@ -15,6 +15,8 @@ import { MatchingService } from './matching/service.js';
 import { openPersistence, type Persistence } from './persist/store.js';
 import { errorReply, HttpServer } from './server/http.js';
 import { registerMetrics } from './server/routes/metrics.js';
+import type { Registry } from 'prom-client';
+import type { ClusterStatus } from './cluster/health.js';
 import { registerStatus } from './server/routes/status.js';
 import { AlertEngine } from './signals/alerts.js';
 import { SignalEngine } from './signals/engine.js';
@@ -126,6 +128,8 @@ export interface HttpLayer {
   readonly ctx: ApiContext;
   /** Present when a domain was given (the WebSocket serves its signals and games). */
   readonly ws: WsHub | undefined;
+  /** The /metrics registry, present with a domain (a cluster role adds its own metrics to it). */
+  readonly metrics: Registry | undefined;
 }
 
 export interface HttpOptions {
@@ -134,6 +138,8 @@ export interface HttpOptions {
   /** Feeds whose counters /metrics exports. */
   readonly feeds?: readonly VenueFeed[];
   readonly hub?: HubOptions;
+  /** A cluster edge's link to the core, shown on /status. */
+  readonly cluster?: () => ClusterStatus;
 }
 
 /**
@@ -150,10 +156,12 @@ export function buildHttp(core: Core, domain?: Domain, opts: HttpOptions = {}): 
     startedAt: opts.startedAt ?? Date.now(),
     persistence: () => persistence.health(),
     matchedPriceAt: domain ? () => domain.matching.lastMatchedPriceAt : undefined,
+    cluster: opts.cluster,
   });
   const ctx = new ApiContext(config, state, persistence, core.venues);
   registerDataRoutes(api, ctx);
   let ws: WsHub | undefined;
+  let metrics: Registry | undefined;
   if (domain) {
     registerMatching(api, ctx, domain.matching);
     registerSignals(api, ctx, domain.signals);
@@ -163,12 +171,13 @@ export function buildHttp(core: Core, domain?: Domain, opts: HttpOptions = {}): 
     ws = buildHub(core, domain, http, api, opts.hub);
     const registry = registerMetrics(api, { state, feeds: opts.feeds ?? [], ws, persistence, ledger: domain.ledger, audit: domain.matching.audit });
     registerLifecycleMetrics(registry, domain.webhooks.dispatcher, domain.lifecycle);
+    metrics = registry;
   }
   http.get('/', () => ({
     status: 200,
     body: JSON.stringify({ name: 'crossbook', api: API_BASE, status: `${API_BASE}/status`, openapi: `${API_BASE}/openapi.json` }),
   }));
-  return { http, api, ctx, ws };
+  return { http, api, ctx, ws, metrics };
 }
 
 /** The WebSocket hub at /api/v2/ws, its OpenAPI entry, and the 426 a plain GET of it gets. */

@@ -3,6 +3,9 @@ import { join } from 'node:path';
 import { createFeeds, ingestFlow, liveEndpoints, type Ingest } from '../pipelines/ingest.js';
 import { startPipelines } from '../pipelines/index.js';
 import { publishFlow } from '../pipelines/publish.js';
+import { replicateAccess } from '../pipelines/replicate.js';
+import { openAccessBuckets } from './cluster/access.js';
+import { registerPublisherMetrics } from './cluster/metrics.js';
 import type { Api } from './access/api.js';
 import { startEdge } from './cluster/edge.js';
 import { clusterSettings, openLink } from './cluster/link.js';
@@ -50,9 +53,16 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
   const sim = needsSim ? await startSim(config) : undefined;
   const feeds = createFeeds(config, (v) => (v.connection.mode === 'sim' ? sim!.endpoints(v.label)! : liveEndpoints(v)), core.log);
   const ingest = ingestFlow(feeds, core.state, core.log);
-  const { http, api, ws } = buildHttp(core, domain, { startedAt, feeds, hub: { exportAll: link !== undefined } });
+  const { http, api, ws, metrics } = buildHttp(core, domain, { startedAt, feeds, hub: { exportAll: link !== undefined } });
   // The publisher subscribes before ingest starts, so the stream misses nothing.
-  const published = link && publishFlow(link, ingest.events$, ws!, core.state, { snapshotIntervalMs: cluster!.snapshotIntervalMs, log: core.log });
+  const published =
+    link &&
+    publishFlow(link, ingest.events$, ws!, core.state, {
+      snapshotIntervalMs: cluster!.snapshotIntervalMs,
+      log: core.log,
+      buffer: cluster!.publishBuffer,
+    });
+  if (published && metrics) registerPublisherMetrics(metrics, published.publisher.stats);
   const flows = startPipelines({
     state: core.state,
     ingest,
@@ -64,6 +74,7 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
   });
   core.keys.watch();
   core.quota.start();
+  const access = link && replicateAccess(await openAccessBuckets(link), core.keys, core.quota, { log: core.log });
   const demoKey = needsSim ? ensureDemoKey(core.persistence.dir, core.keys) : undefined;
   const port = opts.listen === false ? 0 : await http.listen(config.server.host, config.server.port, config.server.front);
   const url = config.server.baseUrl ?? `http://${config.server.host}:${port}`;
@@ -87,7 +98,8 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
       ws?.close();
       http.close();
       flows.unsubscribe();
-      published?.unsubscribe();
+      published?.subscription.unsubscribe();
+      await access?.close();
       await link?.close().catch(() => undefined);
       await sim?.close();
       domain.matching.close();

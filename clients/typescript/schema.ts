@@ -10,7 +10,7 @@ export interface paths {
     };
     /**
      * Service health and per-venue market counts
-     * @description No key needed. ok when a strict majority of venues have live markets; degraded when that majority is lost or a catalog refresh is stale; HTTP 503 with status unknown when health cannot be determined. Per platform, feed_status is ok, degraded (books resyncing after a sequence gap, or malformed frames arriving; feed_issue says which) or down (disconnected, stalled or silent), with disconnects, gaps and malformed_frames since start. last_updated is the newer of the latest price update of a matched market (one in a cross-venue group) and the last successful catalog refresh; it does not mean every market has a current quote. persistence: ok, or degraded when writes fail (full disk) or DATA_DIR was not writable at start (writable=false: serving from a temporary copy).
+     * @description No key needed. ok when a strict majority of venues have live markets; degraded when that majority is lost or a catalog refresh is stale; HTTP 503 with status unknown when health cannot be determined. Per platform, feed_status is ok, degraded (books resyncing after a sequence gap, or malformed frames arriving; feed_issue says which) or down (disconnected, stalled or silent), with disconnects, gaps and malformed_frames since start. last_updated is the newer of the latest price update of a matched market (one in a cross-venue group) and the last successful catalog refresh; it does not mean every market has a current quote. persistence: ok, or degraded when writes fail (full disk) or DATA_DIR was not writable at start (writable=false: serving from a temporary copy). cluster (an edge only): its link to the core; an edge whose link is interrupted or resyncing serves its last state and says degraded.
      */
     get: operations['status'];
     put?: never;
@@ -2155,6 +2155,27 @@ export interface operations {
               write_errors: number;
               last_error: string | null;
             };
+            /** @description a cluster edge only: its link to the core */
+            cluster?: {
+              /** @constant */
+              role: 'edge';
+              /**
+               * @description following: the core stream arrives; interrupted: NATS unreachable or the stream silent for 3 s (the last state is served); resyncing: starting again from a core snapshot
+               * @enum {string}
+               */
+              link: 'following' | 'interrupted' | 'resyncing';
+              nats_connected: boolean;
+              /** @description the core's epoch this edge follows */
+              epoch: number;
+              /** @description stream sequence of the last message applied */
+              stream_seq: number;
+              /** @description when the last stream message arrived */
+              last_message_at: string | null;
+              /** @description link interruptions since start */
+              interruptions: number;
+              /** @description times the edge started again from a snapshot (a gap in the stream, or a new core) since start */
+              rebootstraps: number;
+            };
           };
         };
       };
@@ -2212,6 +2233,27 @@ export interface operations {
               writable: boolean;
               write_errors: number;
               last_error: string | null;
+            };
+            /** @description a cluster edge only: its link to the core */
+            cluster?: {
+              /** @constant */
+              role: 'edge';
+              /**
+               * @description following: the core stream arrives; interrupted: NATS unreachable or the stream silent for 3 s (the last state is served); resyncing: starting again from a core snapshot
+               * @enum {string}
+               */
+              link: 'following' | 'interrupted' | 'resyncing';
+              nats_connected: boolean;
+              /** @description the core's epoch this edge follows */
+              epoch: number;
+              /** @description stream sequence of the last message applied */
+              stream_seq: number;
+              /** @description when the last stream message arrived */
+              last_message_at: string | null;
+              /** @description link interruptions since start */
+              interruptions: number;
+              /** @description times the edge started again from a snapshot (a gap in the stream, or a new core) since start */
+              rebootstraps: number;
             };
           };
         };

@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Database } from 'lmdb';
+import { Subject } from 'rxjs';
 import { isPlanName, type PlanName } from './plans.js';
 
 /** A key as stored: never the key itself, only its SHA-256. */
@@ -17,6 +18,17 @@ export interface KeyRecord {
 }
 
 const KEY_RE = /^pmx_[A-Za-z0-9_-]{22,128}$/;
+
+/**
+ * The newer state of one key from two copies of its record: a revocation wins over an active
+ * record, and of two revocations the earlier stands, so replicas that exchange records in any order
+ * end up with the same one. Returns `a` when `b` adds nothing to it.
+ */
+export function mergeKeyRecords(a: KeyRecord, b: KeyRecord): KeyRecord {
+  if (!b.revokedAt) return a;
+  if (!a.revokedAt || b.revokedAt < a.revokedAt) return { ...a, revokedAt: b.revokedAt };
+  return a;
+}
 
 export function hashKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
@@ -38,6 +50,8 @@ export class KeyStore {
   private verified = new Map<string, KeyRecord>();
   private seenVersion = -1;
   private timer: NodeJS.Timeout | undefined;
+  /** Records new or changed when the table is re-read (created or revoked here or by another process). */
+  readonly changes$ = new Subject<KeyRecord>();
 
   constructor(private readonly db: Database) {
     this.reload();
@@ -77,6 +91,22 @@ export class KeyStore {
     return updated;
   }
 
+  /**
+   * Takes a record from another replica (a cluster's shared key table): stored when it is new here
+   * or revokes a key active here (mergeKeyRecords). Returns whether anything changed.
+   */
+  merge(incoming: KeyRecord): boolean {
+    const local = this.byHash.get(incoming.hash);
+    const next = local ? mergeKeyRecords(local, incoming) : incoming;
+    if (next === local) return false;
+    this.db.transactionSync(() => {
+      this.db.putSync(`k:${next.hash}`, next);
+      this.db.putSync('version', ((this.db.get('version') as number | undefined) ?? 0) + 1);
+    });
+    this.reload();
+    return true;
+  }
+
   list(): KeyRecord[] {
     return [...this.byHash.values()].sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   }
@@ -104,13 +134,17 @@ export class KeyStore {
     const v = (this.db.get('version') as number | undefined) ?? 0;
     if (v === this.seenVersion) return;
     const next = new Map<string, KeyRecord>();
+    const changed: KeyRecord[] = [];
     for (const { value } of this.db.getRange({ start: 'k:', end: 'k;' })) {
       const r = value as KeyRecord;
       next.set(r.hash, r);
+      const before = this.byHash.get(r.hash);
+      if (!before || before.revokedAt !== r.revokedAt) changed.push(r);
     }
     this.byHash = next;
     this.verified = new Map();
     this.seenVersion = v;
+    if (this.changes$.observed) for (const r of changed) this.changes$.next(r);
   }
 
   watch(pollMs = 500): void {

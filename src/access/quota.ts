@@ -6,10 +6,21 @@ interface Bucket {
   at: number;
 }
 
-interface MonthCounts {
+/** A key's requests in one UTC month, overall and per quota group. */
+export interface MonthCounts {
   month: string;
   count: number;
   groups: Partial<Record<QuotaGroup, number>>;
+}
+
+/** A cluster's shared total of a key's month, at the revision of the shared store that holds it. */
+export interface SharedCounts extends MonthCounts {
+  readonly revision: number;
+}
+
+/** Requests counted here and not yet added to the shared total: one key's, one month's. */
+export interface CountDelta extends MonthCounts {
+  readonly keyId: string;
 }
 
 export type QuotaVerdict = { readonly ok: true } | { readonly ok: false; readonly retryAfterSec: number; readonly message: string };
@@ -56,6 +67,14 @@ export class QuotaLedger {
   private readonly months = new Map<string, MonthCounts>();
   private readonly dirty = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
+  /**
+   * Cluster sharing (`share()`): the month counts become the shared total plus what this process
+   * counted since (`inflight`: taken to be added to the shared total; `pending`: not yet taken).
+   */
+  private sharing = false;
+  private readonly shared = new Map<string, SharedCounts>();
+  private readonly pending = new Map<string, MonthCounts>();
+  private readonly inflight = new Map<string, MonthCounts>();
 
   constructor(
     private readonly db: Database | undefined,
@@ -111,6 +130,7 @@ export class QuotaLedger {
       c.count++;
       if (group) c.groups[group] = gUsed + 1;
       this.dirty.add(keyId);
+      if (this.sharing) addTo(this.pending, keyId, c.month, 1, group);
     }
     monthHeaders(plan, group, c, headers);
     if (monthOver) return { ok: false, retryAfterSec: secondsToNextMonth(now), message: `monthly limit of ${plan.monthly} requests exceeded` };
@@ -138,6 +158,78 @@ export class QuotaLedger {
     return this.months.get(keyId);
   }
 
+  /**
+   * Makes the month counts a cluster's: from now on each request counted here is also kept as a
+   * delta for `takeDeltas`, and `applyShared` sets the total the other processes' requests make.
+   */
+  share(): void {
+    this.sharing = true;
+  }
+
+  /** This month's counts held here (to seed a shared store that has none for a key yet). */
+  current(): CountDelta[] {
+    const month = monthOf(this.now());
+    return [...this.months].filter(([, c]) => c.month === month).map(([keyId, c]) => ({ keyId, ...copy(c) }));
+  }
+
+  /**
+   * The requests counted here since the last take, per key, to be added to the shared totals; they
+   * still count here until `settle` (added) or `unsettle` (not added: taken again next time).
+   */
+  takeDeltas(): CountDelta[] {
+    const out: CountDelta[] = [];
+    for (const [keyId, d] of this.pending) {
+      out.push({ keyId, ...d });
+      const f = this.inflight.get(keyId);
+      if (f && f.month === d.month) merge(f, d);
+      else this.inflight.set(keyId, copy(d));
+    }
+    this.pending.clear();
+    return out;
+  }
+
+  /**
+   * A taken delta was added to the shared total, which is now `total`. (A watch may bring that total
+   * a moment before: until then the delta counts twice here, which errs towards refusing.)
+   */
+  settle(keyId: string, total: SharedCounts): void {
+    this.inflight.delete(keyId);
+    this.applyShared(keyId, total);
+  }
+
+  /** A taken delta could not be added (the shared store is unreachable): it is taken again next time. */
+  unsettle(keyId: string): void {
+    const f = this.inflight.get(keyId);
+    if (!f) return;
+    this.inflight.delete(keyId);
+    const p = this.pending.get(keyId);
+    if (p && p.month === f.month) merge(p, f);
+    else if (!p) this.pending.set(keyId, f);
+  }
+
+  /**
+   * The shared total of a key's month, as the shared store holds it (every process's requests that
+   * reached it): kept unless a newer revision is held, and the key's counts become it plus what is
+   * counted here and not yet in it. Another month's total changes nothing.
+   */
+  applyShared(keyId: string, total: SharedCounts): void {
+    const had = this.shared.get(keyId);
+    if (!had || had.month !== total.month || had.revision < total.revision) this.shared.set(keyId, total);
+    this.recount(keyId);
+  }
+
+  /** A key's month counts: the shared total plus the requests counted here that it does not hold yet. */
+  private recount(keyId: string): void {
+    const now = monthOf(this.now());
+    const total = this.shared.get(keyId);
+    if (total?.month !== now) return;
+    const c = this.counts(keyId, now);
+    c.count = total.count;
+    c.groups = { ...total.groups };
+    for (const local of [this.inflight.get(keyId), this.pending.get(keyId)]) if (local?.month === now) merge(c, local);
+    this.dirty.add(keyId);
+  }
+
   /** Writes changed counters; resolves when durable. */
   async flush(): Promise<void> {
     if (!this.db || this.dirty.size === 0) return;
@@ -157,6 +249,24 @@ export class QuotaLedger {
     this.timer = undefined;
     await this.flush();
   }
+}
+
+function copy(c: MonthCounts): MonthCounts {
+  return { month: c.month, count: c.count, groups: { ...c.groups } };
+}
+
+/** Adds `d`'s counts into `into` (same month). */
+function merge(into: MonthCounts, d: MonthCounts): void {
+  into.count += d.count;
+  for (const [g, n] of Object.entries(d.groups) as [QuotaGroup, number][]) into.groups[g] = (into.groups[g] ?? 0) + n;
+}
+
+/** Counts `n` requests (in `group`) for a key's month in a map of deltas; another month's delta is replaced. */
+function addTo(map: Map<string, MonthCounts>, keyId: string, month: string, n: number, group: QuotaGroup | undefined): void {
+  let d = map.get(keyId);
+  if (!d || d.month !== month) map.set(keyId, (d = { month, count: 0, groups: {} }));
+  d.count += n;
+  if (group) d.groups[group] = (d.groups[group] ?? 0) + n;
 }
 
 /** The month headers, and the group's on a group route, from this month's counts (none yet: undefined). */

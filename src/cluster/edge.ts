@@ -1,5 +1,9 @@
 import { followFlow } from '../../pipelines/follow.js';
 import { startPipelines } from '../../pipelines/index.js';
+import { replicateAccess } from '../../pipelines/replicate.js';
+import { openAccessBuckets } from './access.js';
+import { LinkHealth } from './health.js';
+import { registerLinkMetrics } from './metrics.js';
 import { buildCore, buildDomain, buildHttp } from '../compose.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
@@ -23,10 +27,23 @@ export async function startEdge(config: Config, opts: { log?: Logger; listen?: b
   restoreSnapshot(core.state, snap);
   core.log.info({ streamSeq: snap.streamSeq, markets: snap.catalog.length, epoch: snap.epoch }, 'edge: bootstrapped from the core snapshot');
   const domain = buildDomain(core);
-  const { http, api, ws } = buildHttp(core, domain, { startedAt, hub: { epoch: snap.epoch, replay: streamReplay(link) } });
+  const health = new LinkHealth(snap.epoch, snap.streamSeq, Date.now());
+  const { http, api, ws, metrics } = buildHttp(core, domain, {
+    startedAt,
+    hub: { epoch: snap.epoch, replay: streamReplay(link) },
+    cluster: () => health.status(),
+  });
   const hub = ws!;
   hub.adoptSeqs(snap.seqs);
-  const ingest = followFlow(link, snap.streamSeq + 1, core.state, hub);
+  if (metrics) registerLinkMetrics(metrics, health);
+  const ingest = followFlow(link, snap, {
+    state: core.state,
+    hub,
+    health,
+    log: core.log,
+    venues: config.venues.filter((v) => v.enabled).map((v) => v.label),
+    bootstrapTimeoutMs: settings.bootstrapTimeoutMs,
+  });
   const flows = startPipelines({
     state: core.state,
     ingest,
@@ -37,6 +54,7 @@ export async function startEdge(config: Config, opts: { log?: Logger; listen?: b
   });
   core.keys.watch();
   core.quota.start();
+  const access = replicateAccess(await openAccessBuckets(link), core.keys, core.quota, { log: core.log });
   const port = opts.listen === false ? 0 : await http.listen(config.server.host, config.server.port, config.server.front);
   const url = config.server.baseUrl ?? `http://${config.server.host}:${port}`;
   api.serveOpenapi(`${url}/api/v2`);
@@ -58,6 +76,7 @@ export async function startEdge(config: Config, opts: { log?: Logger; listen?: b
       hub.close();
       http.close();
       flows.unsubscribe();
+      await access.close();
       await link.close().catch(() => undefined);
       domain.matching.close();
       await domain.alerts.close();

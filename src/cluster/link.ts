@@ -4,7 +4,7 @@ import type { Config } from '../config/schema.js';
 import { Objm, type ObjectStore } from '@nats-io/obj';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Publication, Replay } from '../ws/hub.js';
-import { decodeMessage, decodePublication, EV_SUBJECTS, WS_SUBJECTS, wsSubject } from './subjects.js';
+import { decodeMessage, decodePublication, EV_SUBJECTS, HB_SUBJECT, WS_SUBJECTS, wsSubject } from './subjects.js';
 import { decodeSnapshot, encodeSnapshot, type StateSnapshot } from './snapshot.js';
 
 /** NATS settings of a cluster role (config `cluster`). */
@@ -40,10 +40,11 @@ export interface ClusterLink {
 /** Connects and makes sure the stream (bounded by age and count) and the snapshot bucket exist. */
 export async function openLink(settings: ClusterSettings): Promise<ClusterLink> {
   const nc = await connect({ servers: settings.natsUrl, name: 'crossbook', maxReconnectAttempts: -1 });
-  const jsm = await jetstreamManager(nc);
+  // Stream administration (a window update trims up to maxMsgs messages) can outlast the 5 s default on a loaded machine.
+  const jsm = await jetstreamManager(nc, { timeout: 20_000 });
   const config = {
     name: settings.stream,
-    subjects: [`${WS_SUBJECTS}.>`, `${EV_SUBJECTS}.>`],
+    subjects: [`${WS_SUBJECTS}.>`, `${EV_SUBJECTS}.>`, HB_SUBJECT],
     max_age: settings.maxAgeMs * 1_000_000,
     max_msgs: settings.maxMsgs,
   };
@@ -134,7 +135,9 @@ export function streamReplay(link: ClusterLink): Replay {
 }
 
 /** The NATS settings of `config` (the URL from config, else NATS_URL); a ConfigError when neither names one. */
-export function clusterSettings(config: Config): ClusterSettings & { readonly bootstrapTimeoutMs: number; readonly snapshotIntervalMs: number } {
+export function clusterSettings(
+  config: Config,
+): ClusterSettings & { readonly bootstrapTimeoutMs: number; readonly snapshotIntervalMs: number; readonly publishBuffer: number | undefined } {
   const c = config.cluster;
   const natsUrl = c?.natsUrl ?? process.env['NATS_URL'];
   if (!c || !natsUrl) throw new ConfigError(`role ${c?.role ?? 'single'} needs a NATS URL: --nats nats://host:4222 or NATS_URL`);
@@ -146,5 +149,6 @@ export function clusterSettings(config: Config): ClusterSettings & { readonly bo
     maxMsgs: c.maxMsgs,
     snapshotIntervalMs: c.snapshotIntervalMs,
     bootstrapTimeoutMs: c.bootstrapTimeoutMs,
+    publishBuffer: c.publishBuffer,
   };
 }

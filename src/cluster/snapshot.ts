@@ -2,6 +2,7 @@ import { Packr } from 'msgpackr';
 import type { Level } from '../core/types.js';
 import type { MarketRecord } from '../state/catalog.js';
 import type { EngineState } from '../state/engine.js';
+import type { VenueHealth } from '../state/health.js';
 import type { QuoteRecord } from '../state/quotes.js';
 
 /**
@@ -12,6 +13,10 @@ import type { QuoteRecord } from '../state/quotes.js';
 export interface StateSnapshot {
   readonly epoch: number;
   readonly streamSeq: number;
+  /** The number (`Cb-Seq`) of the last message sent before the cut: the edge expects the next one after it. */
+  readonly pubSeq: number;
+  /** Each venue's feed health as the core sees it, so an edge's /status starts from it. */
+  readonly health: readonly SnapshotHealth[];
   readonly takenAt: number;
   readonly seqs: readonly (readonly [string, number])[];
   readonly catalog: readonly MarketRecord[];
@@ -19,8 +24,11 @@ export interface StateSnapshot {
   readonly books: readonly { venue: string; instrument: string; bids: readonly Level[]; asks: readonly Level[]; ts: number }[];
 }
 
+/** A venue's health in a snapshot (VenueHealth without its per-instrument resync map). */
+export type SnapshotHealth = Omit<VenueHealth, 'resyncing'>;
+
 /** The state's catalog, quotes and ready books, copied synchronously (a consistent cut). */
-export function takeSnapshot(state: EngineState, hub: { epoch: number; seqs(): [string, number][] }, now: number): Omit<StateSnapshot, 'streamSeq'> {
+export function takeSnapshot(state: EngineState, hub: { epoch: number; seqs(): [string, number][] }, now: number): Omit<StateSnapshot, 'streamSeq' | 'pubSeq'> {
   const books: StateSnapshot['books'][number][] = [];
   for (const [venue, instrument, b] of state.books.entries())
     if (b.ready) books.push({ venue, instrument, bids: b.bids.levels(), asks: b.asks.levels(), ts: b.timestamp });
@@ -28,6 +36,7 @@ export function takeSnapshot(state: EngineState, hub: { epoch: number; seqs(): [
     epoch: hub.epoch,
     takenAt: now,
     seqs: hub.seqs(),
+    health: [...state.health.venues.values()].map(({ resyncing: _, ...h }) => ({ ...h })),
     catalog: [...state.catalog.all()].map((m) => ({ ...m })),
     quotes: [...state.quotes.all()].map((q) => ({ ...q })),
     books,
@@ -42,6 +51,10 @@ export function restoreSnapshot(state: EngineState, s: StateSnapshot): void {
   }
   for (const q of s.quotes) state.quotes.restore(q);
   for (const b of s.books) state.books.restore(b.venue, b.instrument, b.bids, b.asks, b.ts);
+  for (const h of s.health ?? []) {
+    const mine = state.health.venues.get(h.venue);
+    if (mine) Object.assign(mine, h);
+  }
 }
 
 const packr = new Packr({ useRecords: false });

@@ -6,6 +6,8 @@ import type { Publication } from '../ws/hub.js';
 export const WS_SUBJECTS = 'crossbook.ws';
 /** Subjects of the normalized events an edge applies to its state: `crossbook.ev.<venue>.<market>`. */
 export const EV_SUBJECTS = 'crossbook.ev';
+/** The core's heartbeat (every second, in the stream): an edge that hears nothing for a while knows the stream stalled. */
+export const HB_SUBJECT = 'crossbook.hb';
 
 /**
  * One subject token from a topic part: percent-encoded, with the characters NATS gives a meaning
@@ -28,7 +30,7 @@ export function evSubject(ev: NormalizedEvent): string {
 }
 
 /** A message of the stream, decoded. */
-export type StreamMessage = { readonly kind: 'ws'; readonly p: Publication } | { readonly kind: 'ev'; readonly ev: NormalizedEvent };
+export type StreamMessage = { readonly kind: 'ws'; readonly p: Publication } | { readonly kind: 'ev'; readonly ev: NormalizedEvent } | { readonly kind: 'hb' };
 
 // Plain records (no shared structures): every message is decodable on its own, by any edge.
 const packr = new Packr({ useRecords: false });
@@ -40,6 +42,7 @@ export function encodeBody(value: Publication | NormalizedEvent): Uint8Array {
 
 /** Decodes a stream message by its subject. */
 export function decodeMessage(subject: string, data: Uint8Array): StreamMessage {
+  if (subject === HB_SUBJECT) return { kind: 'hb' };
   const value: unknown = packr.unpack(data);
   return subject.startsWith(`${WS_SUBJECTS}.`) ? { kind: 'ws', p: value as Publication } : { kind: 'ev', ev: value as NormalizedEvent };
 }

@@ -252,6 +252,8 @@ export const appConfig = z
         snapshotIntervalMs: z.number().int().min(100),
         /** How long an edge waits for the core's first snapshot. */
         bootstrapTimeoutMs: z.number().int().min(100),
+        /** A core's buffer while NATS is away (messages; oldest dropped past it). Default 100,000. */
+        publishBuffer: z.number().int().min(1).optional(),
       })
       .strict()
       .optional(),

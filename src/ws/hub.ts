@@ -170,7 +170,8 @@ function levelsJson(side: BookSide, depth: number, complement: boolean): string 
  * warnings, a resync as FEED_READY.
  */
 export class WsHub {
-  readonly epoch: number;
+  /** Announced in every message; a cluster edge takes a new core's with its seqs (adoptSeqs). */
+  epoch: number;
   /** Every publication, as published (observed by a cluster core's publisher). */
   readonly published$ = new Subject<Publication>();
   private readonly seq = new Map<string, number>();
@@ -387,8 +388,10 @@ export class WsHub {
     return [...this.seq];
   }
 
-  /** Takes the last seq of each topic from a cluster core's snapshot. */
-  adoptSeqs(entries: Iterable<readonly [string, number]>): void {
+  /** Takes the last seq of each topic from a cluster core's snapshot; another epoch's (a new core) replace all of them. */
+  adoptSeqs(entries: Iterable<readonly [string, number]>, epoch = this.epoch): void {
+    if (epoch !== this.epoch) this.seq.clear();
+    this.epoch = epoch;
     for (const [t, s] of entries) this.seq.set(t, s);
   }
 

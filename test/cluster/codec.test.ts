@@ -36,8 +36,10 @@ describe('cluster snapshot', () => {
     ] as unknown as NormalizedEvent[];
     for (const e of evs) applyEvent(src, e);
     const cut = takeSnapshot(src, { epoch: T, seqs: () => [['prices:venue_a:M1', 3]] }, T);
-    const back = decodeSnapshot(encodeSnapshot({ ...cut, streamSeq: 42 }));
+    src.health.feed({ ...base, type: 'feed', state: 'connected' });
+    const back = decodeSnapshot(encodeSnapshot({ ...takeSnapshot(src, { epoch: T, seqs: () => [['prices:venue_a:M1', 3]] }, T), streamSeq: 42, pubSeq: 40 }));
     expect(back.streamSeq).toBe(42);
+    expect(back.pubSeq).toBe(40);
     expect(back.seqs).toEqual([['prices:venue_a:M1', 3]]);
     const dst = new EngineState(config.venues);
     restoreSnapshot(dst, back);
@@ -45,6 +47,9 @@ describe('cluster snapshot', () => {
     expect(dst.quotes.get('venue_a', 'M1')).toEqual(src.quotes.get('venue_a', 'M1'));
     expect(dst.books.marketBook('venue_a', 'M1')).toEqual(src.books.marketBook('venue_a', 'M1'));
     expect(dst.quotes.get('venue_a', 'M1')?.yesBid).toBe(4_000);
+    // The core's view of each feed, so an edge's /status starts from it.
+    expect(dst.health.get('venue_a')).toMatchObject({ connected: true, lastEventAt: src.health.get('venue_a')!.lastEventAt });
+    expect(cut.health.find((h) => h.venue === 'venue_a')?.connected).toBe(false);
   });
 });
 

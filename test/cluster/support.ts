@@ -22,32 +22,42 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** A running nats-server: its URL, and stop (SIGTERM) / kill (SIGKILL) / start again on the same port and store. */
+export interface NatsProcess {
+  readonly url: string;
+  stop(): Promise<void>;
+  kill(): Promise<void>;
+  restart(): Promise<void>;
+}
+
 /** nats-server -js on a free loopback port, its store in a temporary directory. */
-export async function startNats(): Promise<{ url: string; stop(): Promise<void> }> {
+export async function startNats(): Promise<NatsProcess> {
   const port = await freePort();
   const sd = mkdtempSync(join(tmpdir(), 'cb-nats-'));
-  const child: ChildProcess = spawn(NATS_BIN!, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', sd], { stdio: ['ignore', 'ignore', 'pipe'] });
-  await new Promise<void>((resolve, reject) => {
-    let err = '';
-    child.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
-      if (err.includes('Server is ready')) resolve();
+  let child: ChildProcess;
+  const spawnServer = async (): Promise<void> => {
+    child = spawn(NATS_BIN!, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', sd], { stdio: ['ignore', 'ignore', 'pipe'] });
+    await new Promise<void>((resolve, reject) => {
+      let err = '';
+      child.stderr!.on('data', (d: Buffer) => {
+        err += d.toString();
+        if (err.includes('Server is ready')) resolve();
+      });
+      child.once('exit', (code) => reject(new Error(`nats-server exited (${code}): ${err}`)));
     });
-    child.once('exit', (code) => reject(new Error(`nats-server exited (${code}): ${err}`)));
-  });
-  return {
-    url: `nats://127.0.0.1:${port}`,
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
   };
+  const end = (signal: NodeJS.Signals): Promise<void> =>
+    new Promise((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill(signal);
+    });
+  await spawnServer();
+  return { url: `nats://127.0.0.1:${port}`, stop: () => end('SIGTERM'), kill: () => end('SIGKILL'), restart: spawnServer };
 }
 
 /** A service config of `role` on NATS `url`, its own DATA_DIR, an ephemeral port; a fast snapshot. */
-export function clusterConfig(role: 'core' | 'edge', url: string): Config {
+export function clusterConfig(role: 'core' | 'edge', url: string, cluster: Record<string, unknown> = {}): Config {
   return loadConfig({
     env: {},
     overrides: {
@@ -55,7 +65,7 @@ export function clusterConfig(role: 'core' | 'edge', url: string): Config {
       server: { host: '127.0.0.1', port: 0, baseUrl: null },
       sim: { ticksPerSecond: 400, seed: 7 },
       ingest: { pollMs: 300 },
-      cluster: { role, natsUrl: url, snapshotIntervalMs: 1_000, bootstrapTimeoutMs: 10_000 },
+      cluster: { role, natsUrl: url, snapshotIntervalMs: 1_000, bootstrapTimeoutMs: 10_000, ...cluster },
     },
   });
 }

@@ -3,6 +3,7 @@ import { isLive } from '../../state/catalog.js';
 import type { EngineState } from '../../state/engine.js';
 import type { Api } from '../../access/api.js';
 import type { Reply } from '../http.js';
+import type { ClusterStatus } from '../../cluster/health.js';
 import { z } from 'zod';
 
 const iso = (description: string) => z.string().meta({ format: 'date-time' }).nullable().describe(description);
@@ -38,6 +39,23 @@ export const StatusBody = z.object({
       last_error: z.string().nullable(),
     })
     .optional(),
+  cluster: z
+    .object({
+      role: z.literal('edge'),
+      link: z
+        .enum(['following', 'interrupted', 'resyncing'])
+        .describe(
+          'following: the core stream arrives; interrupted: NATS unreachable or the stream silent for 3 s (the last state is served); resyncing: starting again from a core snapshot',
+        ),
+      nats_connected: z.boolean(),
+      epoch: z.number().int().describe("the core's epoch this edge follows"),
+      stream_seq: z.number().int().describe('stream sequence of the last message applied'),
+      last_message_at: iso('when the last stream message arrived'),
+      interruptions: z.number().int().describe('link interruptions since start'),
+      rebootstraps: z.number().int().describe('times the edge started again from a snapshot (a gap in the stream, or a new core) since start'),
+    })
+    .optional()
+    .describe('a cluster edge only: its link to the core'),
 });
 
 export interface PlatformStatus {
@@ -76,6 +94,7 @@ export interface StatusRecord {
   readonly platforms: Record<string, PlatformStatus>;
   readonly last_updated: string | null;
   readonly persistence?: PersistenceStatus;
+  readonly cluster?: ClusterStatus;
 }
 
 /**
@@ -136,6 +155,13 @@ export function computeStatus(config: Config, state: EngineState, now: number, s
   };
 }
 
+/** Adds an edge's link to the body; a link that is not following makes an ok status degraded. */
+function withLink(s: StatusRecord, link: ClusterStatus): void {
+  const w = s as { status: StatusRecord['status']; cluster?: ClusterStatus };
+  w.cluster = link;
+  if (link.link !== 'following' && w.status === 'ok') w.status = 'degraded';
+}
+
 /** What /status reads. */
 export interface StatusSources {
   readonly config: Config;
@@ -147,6 +173,8 @@ export interface StatusSources {
   readonly persistence?: (() => PersistenceStatus) | undefined;
   /** Newest price update of a matched market (ms): the matching service's lastMatchedPriceAt. */
   readonly matchedPriceAt?: (() => number) | undefined;
+  /** A cluster edge's link to the core: an interrupted or resyncing link makes the status degraded. */
+  readonly cluster?: (() => ClusterStatus) | undefined;
 }
 
 /**
@@ -154,14 +182,14 @@ export interface StatusSources {
  * quote (last_updated), and rebuilding it per request would cost more than serving it.
  */
 export function registerStatus(api: Api, src: StatusSources): void {
-  const { config, state, startedAt, cacheMs = 100, persistence, matchedPriceAt = () => 0 } = src;
+  const { config, state, startedAt, cacheMs = 100, persistence, matchedPriceAt = () => 0, cluster } = src;
   let cached: Reply | undefined;
   let cachedAt = 0;
   api.route({
     path: '/status',
     summary: 'Service health and per-venue market counts',
     description:
-      'No key needed. ok when a strict majority of venues have live markets; degraded when that majority is lost or a catalog refresh is stale; HTTP 503 with status unknown when health cannot be determined. Per platform, feed_status is ok, degraded (books resyncing after a sequence gap, or malformed frames arriving; feed_issue says which) or down (disconnected, stalled or silent), with disconnects, gaps and malformed_frames since start. last_updated is the newer of the latest price update of a matched market (one in a cross-venue group) and the last successful catalog refresh; it does not mean every market has a current quote. persistence: ok, or degraded when writes fail (full disk) or DATA_DIR was not writable at start (writable=false: serving from a temporary copy).',
+      'No key needed. ok when a strict majority of venues have live markets; degraded when that majority is lost or a catalog refresh is stale; HTTP 503 with status unknown when health cannot be determined. Per platform, feed_status is ok, degraded (books resyncing after a sequence gap, or malformed frames arriving; feed_issue says which) or down (disconnected, stalled or silent), with disconnects, gaps and malformed_frames since start. last_updated is the newer of the latest price update of a matched market (one in a cross-venue group) and the last successful catalog refresh; it does not mean every market has a current quote. persistence: ok, or degraded when writes fail (full disk) or DATA_DIR was not writable at start (writable=false: serving from a temporary copy). cluster (an edge only): its link to the core; an edge whose link is interrupted or resyncing serves its last state and says degraded.',
     tags: ['status'],
     auth: false,
     response: StatusBody,
@@ -171,6 +199,7 @@ export function registerStatus(api: Api, src: StatusSources): void {
       if (!cached || now - cachedAt >= cacheMs) {
         const s = computeStatus(config, state, now, startedAt, matchedPriceAt());
         if (persistence) (s as { persistence?: PersistenceStatus }).persistence = persistence();
+        if (cluster) withLink(s, cluster());
         cached = { status: s.status === 'unknown' ? 503 : 200, body: JSON.stringify(s) };
         cachedAt = now;
       }
