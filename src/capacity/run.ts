@@ -31,7 +31,10 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * A market pool: the `want` most recently quoted active markets (as `platform:market_id`, ranked by
  * /prices/bulk `updated_at`, so subscriptions see traffic), and one market with an order book.
  */
-export async function marketPool(t: Target, want: number): Promise<{ ids: string[]; book: { platform: string; market: string } | undefined }> {
+export async function marketPool(
+  t: Pick<Target, 'api' | 'key'>,
+  want: number,
+): Promise<{ ids: string[]; book: { platform: string; market: string } | undefined }> {
   const h = { 'x-api-key': t.key };
   const candidates: string[] = [];
   let cursor: string | null = null;
@@ -124,7 +127,7 @@ function simScaleEnv(markets: number | undefined): Record<string, string> | unde
 }
 
 /** A step's figures judged against the profile's objectives. */
-function judgeStep(
+export function judgeStep(
   p: Profile,
   step: number,
   s: Profile['steps'][number],

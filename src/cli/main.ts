@@ -1,4 +1,4 @@
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfig, ConfigError } from '../config/load.js';
 import { ListenError } from '../server/guard.js';
 import type { Config } from '../config/schema.js';
@@ -13,6 +13,8 @@ import { addWebhooks } from './webhooks.js';
 import { addMcp } from './mcp.js';
 import { normalizeFile } from './normalize.js';
 import { writeExternalSimConfig } from './sim.js';
+import type { Profile } from '../capacity/profiles.js';
+import { parseTopologies, type Topology } from '../capacity/topology-spec.js';
 
 interface ServeOptions {
   port?: string;
@@ -174,9 +176,19 @@ function addBench(p: Command): void {
         .choices(['external', 'embedded'])
         .default('external'),
     )
-    .action(async (o: { profile: string; out: string; maxMinutes: string; markets: string; results: boolean; sim: 'external' | 'embedded' }) => {
+    .option(
+      '--topology <list>',
+      'compare deployments in one run: single, core+N (nats-server, a core and N edges; README: Scaling out), e.g. single,core+1,core+2',
+      topologyArg,
+    )
+    .action(async (o: BenchOptions, cmd: Command) => {
       const { loadProfile } = await import('../capacity/profiles.js');
       const profile = loadProfile(o.profile);
+      if (o.topology) {
+        if (o.profile === 'scale' || o.markets) cmd.error('error: --topology runs a stepped profile (trading, dashboard, rest, smoke), without --markets');
+        await benchTopologies(o, o.topology, profile);
+        return;
+      }
       const sizes = o.markets ? o.markets.split(',').map(Number) : [];
       if (sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 10_000_000))
         throw new Error(`--markets takes whole numbers from 1 to 10,000,000, got "${o.markets}"`);
@@ -200,6 +212,35 @@ function addBench(p: Command): void {
         log: out,
       });
     });
+}
+
+interface BenchOptions {
+  profile: string;
+  out: string;
+  maxMinutes: string;
+  markets: string;
+  results: boolean;
+  sim: 'external' | 'embedded';
+  topology?: Topology[];
+}
+
+/** Parses --topology for commander: a bad list is a usage error naming what is accepted. */
+function topologyArg(v: string): Topology[] {
+  try {
+    return parseTopologies(v);
+  } catch (e) {
+    throw new InvalidArgumentError((e as Error).message);
+  }
+}
+
+async function benchTopologies(o: BenchOptions, topologies: Topology[], profile: Profile): Promise<void> {
+  const { runTopologies } = await import('../capacity/topology.js');
+  const { writeTopologyReport, writeTopologyResults } = await import('../capacity/topology-report.js');
+  const command = `crossbook bench --profile ${o.profile} --topology ${topologies.map((t) => t.name).join(',')}`;
+  const r = await runTopologies({ profileName: o.profile, profile, topologies, maxMinutes: Number(o.maxMinutes), command, log: out });
+  const files = writeTopologyReport(o.out, r);
+  if (o.results && o.profile !== 'smoke') out(`results: ${writeTopologyResults(r)}`);
+  out(`report: ${files.html} (data: ${files.json})`);
 }
 
 function addSoak(p: Command): void {
