@@ -16,7 +16,7 @@ export interface TopologySummary {
   readonly skipped: string | undefined;
   /** The last step that met the objectives (its clients are the fan-out capacity found), or undefined. */
   readonly pass: TopologyStep | undefined;
-  /** The same load for every topology: the highest step all of them passed. */
+  /** The same load for every topology: the highest step all of them passed (the first step when one passed none). */
   readonly common: TopologyStep | undefined;
   /** Whether the last step run still passed (the capacity is then a floor). */
   readonly floor: boolean;
@@ -26,7 +26,8 @@ export interface TopologySummary {
 export function summarize(r: TopologyReport): TopologySummary[] {
   const run = r.results.filter((x) => !x.skipped);
   const lastOk = (x: TopologyResult): number => [...x.steps].reverse().find((s) => s.ok)?.step ?? 0;
-  const commonStep = run.length ? Math.min(...run.map(lastOk)) : 0;
+  // The first step when some topology passed none: the same load for all, judged or not.
+  const commonStep = run.length ? Math.max(1, Math.min(...run.map(lastOk))) : 0;
   return r.results.map((x) => ({
     name: x.topology.name,
     skipped: x.skipped,

@@ -124,4 +124,12 @@ describe('the topology report', () => {
     expect(rows[1]!['label']).toMatch(/core\+1 \(not run: nats-server is not installed/);
     expect(summarize(skipped)[0]!.common!.step).toBe(2); // a skipped topology does not lower the common load
   });
+
+  it('compares at the first step when a topology met no objective', () => {
+    const r = recorded();
+    const failing = { ...r.results[1]!, steps: [{ ...r.results[1]!.steps[0]!, ok: false, broken: ['WebSocket p99 759 ms > 10'] }] };
+    const s = summarize({ ...r, results: [r.results[0]!, failing] });
+    expect(s[1]!.pass).toBeUndefined();
+    expect(s.map((x) => x.common?.step)).toEqual([1, 1]);
+  });
 });
