@@ -68,6 +68,7 @@ export class HopProbe {
   private connect(to: { ws: string; key: string }, onUpdate: (key: string, at: number) => void, ids: readonly string[]): Promise<void> {
     return new Promise((resolve, reject) => {
       let subscribed = false;
+      const t = setTimeout(() => reject(new Error(`hop probe: ${to.ws}: no subscribed reply within 15 s`)), 15_000);
       const ws = new RawWebSocket(
         to.ws,
         { 'X-API-Key': to.key },
@@ -77,6 +78,7 @@ export class HopProbe {
           if (!subscribed) {
             if (text.startsWith('{"type":"subscribed"')) {
               subscribed = true;
+              clearTimeout(t);
               resolve();
             }
             return;
@@ -86,6 +88,7 @@ export class HopProbe {
         },
         () => ws.send(JSON.stringify({ type: 'subscribe', channel: 'prices', market_ids: ids })),
         (reason) => {
+          clearTimeout(t);
           if (!subscribed) reject(new Error(`hop probe: ${to.ws}: ${reason}`));
         },
       );

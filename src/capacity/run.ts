@@ -39,14 +39,20 @@ export async function marketPool(
   const candidates: string[] = [];
   let cursor: string | null = null;
   do {
-    const r = await fetch(`${t.api}/markets?limit=2000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { headers: h });
+    const r = await fetch(`${t.api}/markets?limit=2000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, {
+      headers: h,
+      signal: AbortSignal.timeout(30_000),
+    });
     const b = (await r.json()) as { markets: { platform: string; market_id: string }[]; cursor?: string | null };
     for (const m of b.markets) candidates.push(`${m.platform}:${m.market_id}`);
     cursor = b.cursor ?? null;
   } while (cursor && candidates.length < Math.max(4 * want, 2000));
   const updated = new Map<string, number>();
   for (let i = 0; i < candidates.length; i += 100) {
-    const r = await fetch(`${t.api}/prices/bulk?ids=${encodeURIComponent(candidates.slice(i, i + 100).join(','))}`, { headers: h });
+    const r = await fetch(`${t.api}/prices/bulk?ids=${encodeURIComponent(candidates.slice(i, i + 100).join(','))}`, {
+      headers: h,
+      signal: AbortSignal.timeout(30_000),
+    });
     const b = (await r.json()) as { prices: Record<string, { updated_at: string }> };
     for (const [id, q] of Object.entries(b.prices ?? {})) updated.set(id, Date.parse(q.updated_at));
   }
@@ -54,7 +60,10 @@ export async function marketPool(
   let book: { platform: string; market: string } | undefined;
   for (const id of ids.slice(0, 200)) {
     const [platform, market] = [id.slice(0, id.indexOf(':')), id.slice(id.indexOf(':') + 1)];
-    if ((await fetch(`${t.api}/orderbook?platform=${platform}&market_id=${encodeURIComponent(market)}`, { headers: h })).status === 200) {
+    if (
+      (await fetch(`${t.api}/orderbook?platform=${platform}&market_id=${encodeURIComponent(market)}`, { headers: h, signal: AbortSignal.timeout(30_000) }))
+        .status === 200
+    ) {
       book = { platform, market };
       break;
     }

@@ -139,7 +139,7 @@ export async function startServe(o: {
     api,
     pid,
     async sample(key) {
-      const text = await (await fetch(`${api}/metrics`, { headers: { 'x-api-key': key } })).text();
+      const text = await (await fetch(`${api}/metrics`, { headers: { 'x-api-key': key }, signal: AbortSignal.timeout(30_000) })).text();
       const cpu = cpuSeconds(pid);
       const now = performance.now();
       const sec = (now - lastAt) / 1000;
@@ -187,7 +187,11 @@ export function createKey(dataDir: string, env: NodeJS.ProcessEnv): string {
 /** Waits until `api` answers `key` (a server picks new keys up within half a second); false when it never did. */
 export async function keyWorks(api: string, key: string, timeoutMs = 5000): Promise<boolean> {
   for (const until = Date.now() + timeoutMs; Date.now() < until;) {
-    if ((await fetch(`${api}/markets?limit=1`, { headers: { 'x-api-key': key } })).status === 200) return true;
+    const ok = await fetch(`${api}/markets?limit=1`, { headers: { 'x-api-key': key }, signal: AbortSignal.timeout(5_000) }).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (ok) return true;
     await new Promise((r) => setTimeout(r, 100));
   }
   return false;

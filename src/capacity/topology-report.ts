@@ -14,6 +14,8 @@ const COLORS = ['#2c3e50', '#c0392b', '#2980b9', '#27ae60', '#8e44ad', '#d35400'
 export interface TopologySummary {
   readonly name: string;
   readonly skipped: string | undefined;
+  /** Why the run of this topology stopped early (a process stopped answering). */
+  readonly failed: string | undefined;
   /** The last step that met the objectives (its clients are the fan-out capacity found), or undefined. */
   readonly pass: TopologyStep | undefined;
   /** The same load for every topology: the highest step all of them passed (the first step when one passed none). */
@@ -31,9 +33,10 @@ export function summarize(r: TopologyReport): TopologySummary[] {
   return r.results.map((x) => ({
     name: x.topology.name,
     skipped: x.skipped,
+    failed: x.failed,
     pass: x.steps.find((s) => s.step === lastOk(x)),
     common: x.steps.find((s) => s.step === commonStep),
-    floor: x.steps.length > 0 && x.steps.at(-1)!.ok,
+    floor: !x.failed && x.steps.length > 0 && x.steps.at(-1)!.ok,
   }));
 }
 
@@ -108,7 +111,7 @@ export function renderTopologyHtml(r: TopologyReport): string {
   const lines = sum.map((x) =>
     x.skipped
       ? `<li>${esc(x.name)}: not run: ${esc(x.skipped)}</li>`
-      : `<li>${esc(x.name)}: ${x.pass ? `${n0(x.pass.clients)} clients, ${n0(x.pass.ws.perSec)} msgs/s delivered, WS p99 ${n1(x.pass.ws.p99)} ms${x.pass.rest ? `, REST ${n0(x.pass.rest.rps)} req/s` : ''}${x.pass.hop ? `, NATS hop p50/p99 ${n1(x.pass.hop.p50)}/${n1(x.pass.hop.p99)} ms` : ''}${x.floor ? ' (the last step still passed: a floor)' : ''}` : 'no step met the objectives'}</li>`,
+      : `<li>${esc(x.name)}: ${x.pass ? `${n0(x.pass.clients)} clients, ${n0(x.pass.ws.perSec)} msgs/s delivered, WS p99 ${n1(x.pass.ws.p99)} ms${x.pass.rest ? `, REST ${n0(x.pass.rest.rps)} req/s` : ''}${x.pass.hop ? `, NATS hop p50/p99 ${n1(x.pass.hop.p50)}/${n1(x.pass.hop.p99)} ms` : ''}${x.floor ? ' (the last step still passed: a floor)' : ''}` : 'no step met the objectives'}${x.failed ? `; stopped: ${esc(x.failed)}` : ''}</li>`,
   );
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>crossbook bench --topology</title>
 ${uplotHead()}
@@ -153,7 +156,7 @@ export function topologyResults(r: TopologyReport): Record<string, unknown> {
     hop: x.common?.hop ? `${round1(x.common.hop.p50)} / ${round1(x.common.hop.p99)}` : undefined,
     cpu: x.pass ? Math.round(x.pass.crossbookCpuPct) : undefined,
     natsCpu: x.pass ? round1(cpuOf(x.pass, 'nats-server')) : undefined,
-    slo: x.pass ? (x.floor ? 'all steps met' : 'met up to here') : x.skipped ? '–' : 'no step met',
+    slo: x.failed ? `stopped: ${x.failed}` : x.pass ? (x.floor ? 'all steps met' : 'met up to here') : x.skipped ? '–' : 'no step met',
   }));
   const at = common ? loadLabel({ clients: common.clients, rest: common.restConnections }) : 'the common step';
   return {

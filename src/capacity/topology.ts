@@ -172,6 +172,8 @@ export interface TopologyResult {
   readonly steps: readonly TopologyStep[];
   /** Why it was not run, when it was not. */
   readonly skipped?: string;
+  /** Why it stopped before its steps ended or broke an objective (a process stopped answering), with the steps it did. */
+  readonly failed?: string;
 }
 
 /** What `crossbook bench --topology` reports. */
@@ -240,8 +242,12 @@ async function measure(
 
 /** Samples every process of the deployment; the service sample is the core's (or the single process's). */
 async function sampleAll(d: Deployment): Promise<{ core: ProcessSample; processes: ProcessFigures[] }> {
-  const core = await d.core.serve.sample(d.core.key);
-  const edges = await Promise.all(d.edges.map((e) => e.serve.sample(e.key)));
+  const answer = (s: Server, name: string): Promise<ProcessSample> =>
+    s.serve.sample(s.key).catch((e: unknown) => {
+      throw new Error(`the ${name} (${s.serve.url}) did not answer /metrics: ${(e as Error).message}`);
+    });
+  const core = await answer(d.core, d.nats ? 'core' : 'service');
+  const edges = await Promise.all(d.edges.map((e, i) => answer(e, `edge ${i + 1}`)));
   const processes: ProcessFigures[] = [
     { name: 'simulator', ...d.sim.sample() },
     ...(d.nats ? [{ name: 'nats-server', ...d.nats.sample() }] : []),
@@ -252,7 +258,7 @@ async function sampleAll(d: Deployment): Promise<{ core: ProcessSample; processe
 }
 
 /** Steps one deployed topology's load up until an objective breaks (the profile's steps and objectives). */
-async function stepTopology(t: Topology, d: Deployment, p: Profile, deadline: number, log: (s: string) => void): Promise<TopologyStep[]> {
+async function stepTopology(t: Topology, d: Deployment, p: Profile, deadline: number, log: (s: string) => void, steps: TopologyStep[]): Promise<void> {
   const pool = await marketPool({ api: d.core.serve.api, key: d.core.key }, p.markets);
   if (pool.ids.length === 0) throw new Error(`${t.name}: the service lists no markets`);
   const paths = fillPaths(p.restPaths, pool.ids, pool.book);
@@ -267,7 +273,6 @@ async function stepTopology(t: Topology, d: Deployment, p: Profile, deadline: nu
         pool.ids.slice(0, Math.min(20, pool.ids.length)),
       )
     : undefined;
-  const steps: TopologyStep[] = [];
   try {
     for (let i = 0; i < p.steps.length && Date.now() < deadline; i++) {
       const s = p.steps[i]!;
@@ -290,7 +295,6 @@ async function stepTopology(t: Topology, d: Deployment, p: Profile, deadline: nu
     probe?.close();
     for (const l of loads) l.close();
   }
-  return steps;
 }
 
 /**
@@ -326,9 +330,16 @@ export async function runTopologies(o: {
     const d = await deploy(t, o.profile, bin, o.log);
     pids.push(...d.pids);
     const off = stopOnSignal(d.stop);
+    const steps: TopologyStep[] = [];
     try {
       await new Promise((r) => setTimeout(r, 3000));
-      results.push({ topology: t, steps: await stepTopology(t, d, o.profile, Date.now() + o.maxMinutes * 60_000, o.log) });
+      await stepTopology(t, d, o.profile, Date.now() + o.maxMinutes * 60_000, o.log, steps);
+      results.push({ topology: t, steps });
+    } catch (e) {
+      // A process that stops answering under load is a result too; the next topology still runs.
+      const failed = (e as Error).message;
+      o.log(`  ${t.name}: stopped after ${steps.length} step(s): ${failed}`);
+      results.push({ topology: t, steps, failed });
     } finally {
       off();
       await d.stop();

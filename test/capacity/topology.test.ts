@@ -132,4 +132,16 @@ describe('the topology report', () => {
     expect(s[1]!.pass).toBeUndefined();
     expect(s.map((x) => x.common?.step)).toEqual([1, 1]);
   });
+
+  it('keeps the steps of a topology that stopped early and says why', () => {
+    const r = recorded();
+    const stopped = { ...r.results[2]!, steps: r.results[2]!.steps.slice(0, 1), failed: 'the core (http://127.0.0.1:1) did not answer /metrics' };
+    const rep = { ...r, results: [r.results[0]!, stopped] };
+    const s = summarize(rep);
+    expect(s[1]).toMatchObject({ failed: stopped.failed, floor: false });
+    expect(s[1]!.pass!.step).toBe(1);
+    expect(renderTopologyHtml(rep)).toContain('stopped: the core (http://127.0.0.1:1) did not answer /metrics');
+    const rows = (topologyResults(rep) as { sections: { rows: Record<string, unknown>[] }[] }).sections[0]!.rows;
+    expect(rows[1]!['slo']).toMatch(/^stopped: the core/);
+  });
 });
