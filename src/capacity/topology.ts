@@ -259,7 +259,9 @@ async function sampleAll(d: Deployment): Promise<{ core: ProcessSample; processe
 
 /** Steps one deployed topology's load up until an objective breaks (the profile's steps and objectives). */
 async function stepTopology(t: Topology, d: Deployment, p: Profile, deadline: number, log: (s: string) => void, steps: TopologyStep[]): Promise<void> {
-  const pool = await marketPool({ api: d.core.serve.api, key: d.core.key }, p.markets);
+  const pool = await marketPool({ api: d.core.serve.api, key: d.core.key }, p.markets).catch((e: unknown) => {
+    throw new Error(`the ${d.nats ? 'core' : 'service'} (${d.core.serve.url}) did not list its markets: ${(e as Error).message}`);
+  });
   if (pool.ids.length === 0) throw new Error(`${t.name}: the service lists no markets`);
   const paths = fillPaths(p.restPaths, pool.ids, pool.book);
   const subsOf = (i: number): string[] => Array.from({ length: p.subscriptions }, (_, k) => pool.ids[(i * p.subscriptions + k) % pool.ids.length]!);

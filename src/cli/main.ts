@@ -163,7 +163,7 @@ function addMatch(p: Command): void {
 function addBench(p: Command): void {
   p.command('bench')
     .description('capacity planning: run the service under stepped load until an objective breaks; writes an HTML + JSON report')
-    .option('--profile <name>', 'load profile from config/bench-profiles.json (trading, dashboard, rest, smoke, scale)', 'trading')
+    .option('--profile <name>', 'load profile from config/bench-profiles.json (trading, dashboard, rest, topology, smoke, scale)', 'trading')
     .option('--out <dir>', 'report directory', 'bench-report')
     .option('--max-minutes <n>', 'stop stepping after this long', '10')
     .option('--markets <n[,n…]>', 'world size: the simulator lists at least n markets (sim.scale); with --profile scale, the sizes of the study', '')
