@@ -144,19 +144,20 @@ export function topologyResults(r: TopologyReport): Record<string, unknown> {
   const ws = r.profile.steps.some((s) => s.clients > 0);
   const cpuOf = (s: TopologyStep | undefined, name: string): number | undefined => s?.processes.find((p) => p.name === name)?.cpuPct;
   const common = sum.find((x) => x.common)?.common;
+  const rest = r.profile.steps.some((s) => s.rest > 0);
   const rows = sum.map((x) => ({
     label: x.skipped ? `${x.name} (not run: ${x.skipped})` : x.name,
     baseline: x.name === 'single',
-    clients: x.pass?.clients,
-    perSec: x.pass ? Math.round(x.pass.ws.perSec) : undefined,
-    wsP99: ws ? x.pass?.ws.p99 : undefined,
-    rps: x.pass?.rest ? Math.round(x.pass.rest.rps) : undefined,
+    clients: x.pass?.clients ?? (x.skipped ? undefined : 0),
+    perSec: x.common ? Math.round(x.common.ws.perSec) : undefined,
     commonP50: ws ? x.common?.ws.p50 : undefined,
     commonP99: ws ? x.common?.ws.p99 : undefined,
+    rps: x.common?.rest ? Math.round(x.common.rest.rps) : undefined,
+    restP99: x.common?.rest?.p99,
     hop: x.common?.hop ? `${round1(x.common.hop.p50)} / ${round1(x.common.hop.p99)}` : undefined,
-    cpu: x.pass ? Math.round(x.pass.crossbookCpuPct) : undefined,
-    natsCpu: x.pass ? round1(cpuOf(x.pass, 'nats-server')) : undefined,
-    slo: x.failed ? `stopped: ${x.failed}` : x.pass ? (x.floor ? 'all steps met' : 'met up to here') : x.skipped ? '–' : 'no step met',
+    cpu: x.common ? Math.round(x.common.crossbookCpuPct) : undefined,
+    natsCpu: x.common ? round1(cpuOf(x.common, 'nats-server')) : undefined,
+    slo: x.failed ? `stopped: ${x.failed}` : x.pass ? (x.floor ? 'all steps met' : `met up to step ${x.pass.step}`) : x.skipped ? '–' : 'no step met',
   }));
   const at = common ? loadLabel({ clients: common.clients, rest: common.restConnections }) : 'the common step';
   return {
@@ -170,18 +171,18 @@ export function topologyResults(r: TopologyReport): Record<string, unknown> {
         title: `${r.profileName} profile: ${r.profile.ticksPerSecond} ticks/s, ${r.profile.subscriptions} subscriptions per client, ${r.profile.stepSeconds} s per step`,
         columns: [
           { key: 'clients', title: 'WS clients at the last step met' },
-          { key: 'perSec', title: 'delivered msgs/s' },
-          { key: 'wsP99', title: 'WS p99 ms' },
-          { key: 'rps', title: 'REST req/s' },
+          { key: 'perSec', title: `delivered msgs/s at ${at}` },
           { key: 'commonP50', title: `WS p50 ms at ${at}` },
           { key: 'commonP99', title: `WS p99 ms at ${at}` },
+          { key: 'rps', title: `REST req/s at ${at}` },
+          { key: 'restP99', title: `REST p99 ms at ${at}` },
           { key: 'hop', title: `NATS hop p50 / p99 ms at ${at}` },
-          { key: 'cpu', title: 'crossbook CPU % (all processes)' },
+          { key: 'cpu', title: `crossbook CPU % (all processes) at ${at}` },
           { key: 'natsCpu', title: 'nats-server CPU %', digits: 1 },
           { key: 'slo', title: 'SLO' },
         ],
         rows,
-        ratio: { metric: ws ? 'clients' : 'rps', title: 'vs single' },
+        ratio: { metric: rest ? 'rps' : 'perSec', title: `vs single (${rest ? 'REST req/s' : 'msgs/s'} at ${at})` },
         interpretation: sum
           .map((x) =>
             x.pass

@@ -104,7 +104,7 @@ describe('the topology report', () => {
       ['core+1', false],
       ['core+2', false],
     ]);
-    expect(r.sections[0]!.ratio.metric).toBe('clients');
+    expect(r.sections[0]!.ratio.metric).toBe('rps'); // REST at the load every topology ran
     expect(rows[0]!['clients']).toBe(20);
     expect(rows[0]!['hop']).toBeUndefined();
     expect(rows[1]!['hop']).toMatch(/^-?[\d.]+ \/ -?[\d.]+$/);
