@@ -3,7 +3,8 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { Profile } from './profiles.js';
 import type { RestResult } from './rest-load.js';
-import type { ProcessSample } from './target.js';
+import { uplotChart, uplotHead } from './charts.js';
+import type { ProcessSample, SimMode } from './target.js';
 
 export interface WsFigures {
   readonly clients: number;
@@ -50,13 +51,15 @@ export interface Capacity {
 export interface BenchReport {
   readonly profileName: string;
   readonly profile: Profile;
+  /** Where the simulator ran: its own process (the service's CPU is its own) or embedded in the service. */
+  readonly sim: SimMode;
   readonly machine: { cpu: string; cores: number; memGiB: number; node: string; platform: string; date: string; load1: number };
   readonly command: string;
   readonly durationSec: number;
   readonly steps: readonly StepResult[];
   readonly baseline: Baseline;
   readonly capacity: Capacity;
-  /** Processes the run started (service, baseline), all stopped when it returns. */
+  /** Processes the run started (service, simulator, baseline), all stopped when it returns. */
   readonly pids: readonly number[];
 }
 
@@ -106,86 +109,107 @@ export function capacityLine(profile: Profile, steps: readonly StepResult[]): Ca
 
 const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
-/** An inline SVG line chart: x = step labels, one polyline per series. */
-function chart(title: string, xs: readonly string[], series: readonly { name: string; color: string; ys: readonly number[] }[], yLabel: string): string {
-  const W = 640;
-  const H = 260;
-  const L = 60;
-  const B = 40;
-  const max = Math.max(1, ...series.flatMap((s) => s.ys.filter(Number.isFinite)));
-  const x = (i: number): number => L + (xs.length <= 1 ? (W - L - 20) / 2 : (i * (W - L - 20)) / (xs.length - 1));
-  const y = (v: number): number => H - B - (v / max) * (H - B - 20);
-  const grid = [0, 0.25, 0.5, 0.75, 1]
-    .map(
-      (f) =>
-        `<line x1="${L}" x2="${W - 20}" y1="${y(f * max)}" y2="${y(f * max)}" stroke="#ddd"/><text x="${L - 6}" y="${y(f * max) + 4}" text-anchor="end" font-size="11">${(f * max).toLocaleString('en-US', { maximumFractionDigits: 1 })}</text>`,
-    )
-    .join('');
-  const labels = xs.map((l, i) => `<text x="${x(i)}" y="${H - B + 16}" text-anchor="middle" font-size="11">${esc(l)}</text>`).join('');
-  const lines = series
-    .map((s) => {
-      const pts = s.ys.map((v, i) => (Number.isFinite(v) ? `${x(i)},${y(v)}` : '')).filter(Boolean);
-      return `<polyline fill="none" stroke="${s.color}" stroke-width="2" points="${pts.join(' ')}"/>${s.ys.map((v, i) => (Number.isFinite(v) ? `<circle cx="${x(i)}" cy="${y(v)}" r="3" fill="${s.color}"/>` : '')).join('')}`;
-    })
-    .join('');
-  const legend = series.map((s, i) => `<text x="${L + 10 + i * 170}" y="14" font-size="12" fill="${s.color}">■ ${esc(s.name)}</text>`).join('');
-  return `<figure><figcaption>${esc(title)}</figcaption><svg width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img">${grid}${labels}${lines}${legend}<text x="14" y="${H / 2}" transform="rotate(-90 14 ${H / 2})" font-size="11" text-anchor="middle">${esc(yLabel)}</text></svg></figure>`;
-}
-
 const n0 = (v: number | undefined): string => (v === undefined || !Number.isFinite(v) ? '–' : Math.round(v).toLocaleString('en-US'));
 const n1 = (v: number | undefined): string => (v === undefined || !Number.isFinite(v) ? '–' : v.toLocaleString('en-US', { maximumFractionDigits: 1 }));
 
+/** The x tick label of a step: its load. */
+function loadLabel(s: StepResult): string {
+  if (s.clients > 0 && s.restConnections > 0) return `${s.clients} WS + ${s.restConnections} REST`;
+  return s.clients > 0 ? `${s.clients} WS clients` : `${s.restConnections} REST conns`;
+}
+
+/** The three charts of a stepped run: latency, throughput and the processes' resources against load. */
+function stepCharts(r: BenchReport): string {
+  const xs = r.steps.map((s) => s.step);
+  const base = { xs, xLabel: 'load step', xTicks: r.steps.map(loadLabel) };
+  const ext = r.steps.some((s) => s.service.sim);
+  return [
+    uplotChart({
+      ...base,
+      id: 'latency',
+      title: 'Latency against load',
+      yLabel: 'latency (ms)',
+      series: [
+        { label: 'WebSocket p99', color: '#c0392b', ys: r.steps.map((s) => (s.clients ? s.ws.p99 : null)) },
+        { label: 'WebSocket p50', color: '#e8a09a', ys: r.steps.map((s) => (s.clients ? s.ws.p50 : null)) },
+        { label: 'REST p99', color: '#2c6fbb', ys: r.steps.map((s) => s.rest?.p99) },
+        { label: 'event-loop lag p99', color: '#7f8c8d', ys: r.steps.map((s) => s.service.lagP99Ms) },
+      ],
+    }),
+    uplotChart({
+      ...base,
+      id: 'throughput',
+      title: 'Throughput against load',
+      yLabel: 'WebSocket messages delivered per s',
+      y2Label: 'REST requests per s',
+      series: [
+        { label: 'delivered msgs/s', color: '#c0392b', ys: r.steps.map((s) => (s.clients ? s.ws.perSec : null)) },
+        { label: 'REST req/s', color: '#2c6fbb', ys: r.steps.map((s) => s.wrk?.rps ?? s.rest?.rps), right: true },
+      ],
+    }),
+    uplotChart({
+      ...base,
+      id: 'resources',
+      title: 'Processes: CPU and memory',
+      yLabel: 'CPU (% of one core)',
+      y2Label: 'RSS (MiB)',
+      series: [
+        { label: 'service CPU %', color: '#d35400', ys: r.steps.map((s) => s.service.cpuPct) },
+        ...(ext ? [{ label: 'simulator CPU %', color: '#8e44ad', ys: r.steps.map((s) => s.service.sim?.cpuPct) }] : []),
+        { label: 'harness CPU %', color: '#95a5a6', ys: r.steps.map((s) => s.harnessCpuPct) },
+        { label: 'service RSS MiB', color: '#27ae60', ys: r.steps.map((s) => s.service.rssMiB), right: true },
+        ...(ext ? [{ label: 'simulator RSS MiB', color: '#16a085', ys: r.steps.map((s) => s.service.sim?.rssMiB), right: true }] : []),
+      ],
+    }),
+  ].join('\n');
+}
+
+/** The processes sentence of a report: where the simulator ran, and so what the service CPU includes. */
+export function simSentence(sim: SimMode): string {
+  return sim === 'external'
+    ? "The simulator runs in its own process (`crossbook sim`, the venues on loopback, as real venues would be), so the service CPU is its own; the simulator's CPU and RSS are shown beside it."
+    : "The simulator runs embedded in the service (`--sim embedded`, as `npm start` runs it): the service CPU includes the simulator's.";
+}
+
+function stepRow(s: StepResult): string {
+  const cells = [
+    String(s.step),
+    n0(s.ticksPerSecond),
+    n0(s.clients),
+    String(s.subscriptions),
+    `${n0(s.rest?.rps)}${s.wrk ? ` / ${n0(s.wrk.rps)} (wrk)` : ''}`,
+    n0(s.ws.perSec),
+    `${n1(s.ws.p50)} / ${n1(s.ws.p99)} / ${n1(s.ws.max)}`,
+    s.rest ? `${n1(s.rest.p50)} / ${n1(s.rest.p99)} / ${n1(s.rest.max)}` : '–',
+    n0(s.ws.lost),
+    `${n0(s.service.cpuPct)}%`,
+    n0(s.service.rssMiB),
+    s.service.sim ? `${n0(s.service.sim.cpuPct)}% / ${n0(s.service.sim.rssMiB)}` : '–',
+    `${n1(s.service.lagP99Ms)} / ${n1(s.service.lagMaxMs)}`,
+    `${n0(s.harnessCpuPct)}%`,
+    s.ok ? 'met' : esc(s.broken.join('; ')),
+  ];
+  return `<tr class="${s.ok ? 'ok' : 'bad'}">${cells.map((c) => `<td>${c}</td>`).join('')}</tr>`;
+}
+
+/** The self-contained HTML report of a stepped run: the capacity line, uPlot charts (inlined), the steps and the baselines. */
 export function renderHtml(r: BenchReport): string {
-  const xs = r.steps.map((s) => (s.clients > 0 ? `${s.clients} cl` : `${s.restConnections} conn`));
-  const rows = r.steps
-    .map(
-      (s) =>
-        `<tr class="${s.ok ? 'ok' : 'bad'}"><td>${s.step}</td><td>${n0(s.ticksPerSecond)}</td><td>${n0(s.clients)}</td><td>${s.subscriptions}</td><td>${n0(s.rest?.rps)}${s.wrk ? ` / ${n0(s.wrk.rps)} (wrk)` : ''}</td><td>${n0(s.ws.perSec)}</td><td>${n1(s.ws.p50)} / ${n1(s.ws.p99)} / ${n1(s.ws.max)}</td><td>${s.rest ? `${n1(s.rest.p50)} / ${n1(s.rest.p99)} / ${n1(s.rest.max)}` : '–'}</td><td>${n0(s.ws.lost)}</td><td>${n0(s.service.cpuPct)}%</td><td>${n0(s.service.rssMiB)}</td><td>${n1(s.service.lagP99Ms)} / ${n1(s.service.lagMaxMs)}</td><td>${n0(s.harnessCpuPct)}%</td><td>${s.ok ? 'met' : esc(s.broken.join('; '))}</td></tr>`,
-    )
-    .join('\n');
   const b = r.baseline;
   const m = r.machine;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>crossbook bench: ${esc(r.profileName)}</title>
-<style>body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}th{background:#f4f4f4}tr.bad td{background:#fde8e8}.line{font-size:1.2em;padding:1em;background:#eef6ee;border-left:4px solid #3a3}figure{display:inline-block;margin:1em}figcaption{font-weight:600}</style></head>
+${uplotHead()}
+<style>body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}th{background:#f4f4f4}tr.bad td{background:#fde8e8}.line{font-size:1.2em;padding:1em;background:#eef6ee;border-left:4px solid #3a3}.chart{display:inline-block;margin:1em 1em 1em 0}</style></head>
 <body>
 <h1>crossbook bench — profile <code>${esc(r.profileName)}</code></h1>
 <p>${esc(r.profile.description)}</p>
 <p class="line">${esc(r.capacity.line)}</p>
 <p>${esc(m.date)} · ${esc(m.cpu)} × ${m.cores} · ${m.memGiB} GiB · Node ${esc(m.node)} · load ${m.load1} · <code>${esc(r.command)}</code> · ${Math.round(r.durationSec)} s.
-Objectives: WebSocket and REST p99 ≤ ${r.profile.slo.p99Ms} ms, no lost update, errors ≤ ${r.profile.slo.maxErrorRate * 100}%. The service runs its embedded simulator (its CPU includes the simulator's); the harness (WebSocket clients, autocannon) shares the machine: its CPU is in the last column.</p>
-${chart(
-  'Latency against load (ms)',
-  xs,
-  [
-    { name: 'WebSocket p99', color: '#c33', ys: r.steps.map((s) => (s.clients ? s.ws.p99 : NaN)) },
-    { name: 'WebSocket p50', color: '#e99', ys: r.steps.map((s) => (s.clients ? s.ws.p50 : NaN)) },
-    { name: 'REST p99', color: '#36c', ys: r.steps.map((s) => (s.rest ? s.rest.p99 : NaN)) },
-    { name: 'event-loop lag p99', color: '#888', ys: r.steps.map((s) => s.service.lagP99Ms) },
-  ],
-  'ms',
-)}
-${chart(
-  'Throughput against load',
-  xs,
-  [
-    { name: 'delivered msgs/s', color: '#c33', ys: r.steps.map((s) => s.ws.perSec) },
-    { name: 'REST req/s', color: '#36c', ys: r.steps.map((s) => s.wrk?.rps ?? s.rest?.rps ?? NaN) },
-  ],
-  'per second',
-)}
-${chart(
-  'Service resources',
-  xs,
-  [
-    { name: 'CPU % of a core', color: '#a60', ys: r.steps.map((s) => s.service.cpuPct) },
-    { name: 'RSS MiB', color: '#393', ys: r.steps.map((s) => s.service.rssMiB) },
-  ],
-  '',
-)}
+Objectives: WebSocket and REST p99 ≤ ${r.profile.slo.p99Ms} ms, no lost update, errors ≤ ${r.profile.slo.maxErrorRate * 100}%. ${esc(simSentence(r.sim))} The harness (WebSocket clients, autocannon) shares the machine: its CPU is in the last columns.</p>
+${stepCharts(r)}
 <h2>Steps</h2>
-<table><tr><th>step</th><th>ticks/s</th><th>WS clients</th><th>subs each</th><th>REST req/s</th><th>delivered msgs/s</th><th>WS p50/p99/max ms</th><th>REST p50/p99/max ms</th><th>lost</th><th>service CPU</th><th>RSS MiB</th><th>loop lag p99/max ms</th><th>harness CPU</th><th>SLO</th></tr>
-${rows}</table>
+<table><tr><th>step</th><th>ticks/s</th><th>WS clients</th><th>subs each</th><th>REST req/s</th><th>delivered msgs/s</th><th>WS p50/p99/max ms</th><th>REST p50/p99/max ms</th><th>lost</th><th>service CPU</th><th>service RSS MiB</th><th>simulator CPU / RSS MiB</th><th>loop lag p99/max ms</th><th>harness CPU</th><th>SLO</th></tr>
+${r.steps.map(stepRow).join('\n')}</table>
 <h2>Baselines (same run)</h2>
 <table><tr><th></th><th>load</th><th>throughput</th><th>p50 / p99 ms</th><th>crossbook ÷ baseline</th></tr>
 ${b.ws ? `<tr><td>bare uWebSockets.js publish loop</td><td>${n0(b.ws.clients)} clients, ${n0(b.ws.rate)} publishes/s</td><td>${n0(b.ws.perSec)} msgs/s</td><td>${n1(b.ws.p50)} / ${n1(b.ws.p99)}</td><td>${ratio(r, 'ws')}</td></tr>` : ''}

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { scaleForMarkets } from '../sim/size.js';
 import type { Profile } from './profiles.js';
-import { capacityLine, machineInfo, writeReport, type BenchReport, type StepResult, type WsFigures } from './report.js';
+import { capacityLine, machineInfo, simSentence, writeReport, type BenchReport, type StepResult, type WsFigures } from './report.js';
 import { hasWrk, runAutocannon, runWrk, type RestResult } from './rest-load.js';
-import { projectRoot, startTarget, stopOnSignal, type Target } from './target.js';
+import { projectRoot, startTarget, stopOnSignal, type SimMode, type Target } from './target.js';
 import { quantile, WsLoad } from './ws-load.js';
 
 export interface RunOptions {
@@ -21,6 +21,8 @@ export interface RunOptions {
   readonly command: string;
   /** The simulator lists at least this many markets (sim.scale); its default world when undefined. */
   readonly markets?: number | undefined;
+  /** Where the venues run: `crossbook sim` in its own process (default: the service's CPU is its own), or embedded in the service. */
+  readonly sim?: SimMode;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -29,19 +31,28 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * A market pool: the `want` most recently quoted active markets (as `platform:market_id`, ranked by
  * /prices/bulk `updated_at`, so subscriptions see traffic), and one market with an order book.
  */
-export async function marketPool(t: Target, want: number): Promise<{ ids: string[]; book: { platform: string; market: string } | undefined }> {
+export async function marketPool(
+  t: Pick<Target, 'api' | 'key'>,
+  want: number,
+): Promise<{ ids: string[]; book: { platform: string; market: string } | undefined }> {
   const h = { 'x-api-key': t.key };
   const candidates: string[] = [];
   let cursor: string | null = null;
   do {
-    const r = await fetch(`${t.api}/markets?limit=2000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { headers: h });
+    const r = await fetch(`${t.api}/markets?limit=2000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, {
+      headers: h,
+      signal: AbortSignal.timeout(30_000),
+    });
     const b = (await r.json()) as { markets: { platform: string; market_id: string }[]; cursor?: string | null };
     for (const m of b.markets) candidates.push(`${m.platform}:${m.market_id}`);
     cursor = b.cursor ?? null;
   } while (cursor && candidates.length < Math.max(4 * want, 2000));
   const updated = new Map<string, number>();
   for (let i = 0; i < candidates.length; i += 100) {
-    const r = await fetch(`${t.api}/prices/bulk?ids=${encodeURIComponent(candidates.slice(i, i + 100).join(','))}`, { headers: h });
+    const r = await fetch(`${t.api}/prices/bulk?ids=${encodeURIComponent(candidates.slice(i, i + 100).join(','))}`, {
+      headers: h,
+      signal: AbortSignal.timeout(30_000),
+    });
     const b = (await r.json()) as { prices: Record<string, { updated_at: string }> };
     for (const [id, q] of Object.entries(b.prices ?? {})) updated.set(id, Date.parse(q.updated_at));
   }
@@ -49,7 +60,10 @@ export async function marketPool(t: Target, want: number): Promise<{ ids: string
   let book: { platform: string; market: string } | undefined;
   for (const id of ids.slice(0, 200)) {
     const [platform, market] = [id.slice(0, id.indexOf(':')), id.slice(id.indexOf(':') + 1)];
-    if ((await fetch(`${t.api}/orderbook?platform=${platform}&market_id=${encodeURIComponent(market)}`, { headers: h })).status === 200) {
+    if (
+      (await fetch(`${t.api}/orderbook?platform=${platform}&market_id=${encodeURIComponent(market)}`, { headers: h, signal: AbortSignal.timeout(30_000) }))
+        .status === 200
+    ) {
       book = { platform, market };
       break;
     }
@@ -121,9 +135,52 @@ function simScaleEnv(markets: number | undefined): Record<string, string> | unde
   return markets === undefined ? undefined : { CROSSBOOK__sim__scale: String(scaleForMarkets(markets)) };
 }
 
+/** A step's figures judged against the profile's objectives. */
+export function judgeStep(
+  p: Profile,
+  step: number,
+  s: Profile['steps'][number],
+  w: Awaited<ReturnType<typeof window>>,
+  wrk: RestResult | undefined,
+  service: StepResult['service'],
+): StepResult {
+  const broken: string[] = [];
+  if (s.clients > 0 && w.ws.p99 > p.slo.p99Ms) broken.push(`WebSocket p99 ${w.ws.p99} ms > ${p.slo.p99Ms}`);
+  if (w.rest && w.rest.p99 > p.slo.p99Ms) broken.push(`REST p99 ${w.rest.p99} ms > ${p.slo.p99Ms}`);
+  if (w.ws.lost > 0) broken.push(`${w.ws.lost} updates lost`);
+  const attempts = (w.rest?.requests ?? 0) + s.clients;
+  const errors = (w.rest?.errors ?? 0) + w.ws.failed;
+  if (attempts > 0 && errors / attempts > p.slo.maxErrorRate) broken.push(`${errors} errors of ${attempts}`);
+  if (s.clients > 0 && w.ws.delivered === 0) broken.push('no update delivered');
+  return {
+    step,
+    clients: s.clients,
+    subscriptions: p.subscriptions,
+    restConnections: s.rest,
+    ticksPerSecond: p.ticksPerSecond,
+    seconds: w.seconds,
+    ws: w.ws,
+    rest: w.rest,
+    wrk,
+    service,
+    harnessCpuPct: w.harnessCpuPct,
+    ok: broken.length === 0,
+    broken,
+  };
+}
+
+const STEP_HEADER = '  step  clients  REST  delivered/s  WS p50/p99 ms  REST req/s  REST p99  lost  CPU%  RSS MiB  sim CPU%  lag p99  SLO';
+
+/** One row of the console table under {@link STEP_HEADER}. */
+function stepLine(r: StepResult): string {
+  const pad = (v: string, n: number): string => v.padStart(n);
+  const sv = r.service;
+  return `  ${pad(String(r.step), 4)}  ${pad(String(r.clients), 7)}  ${pad(String(r.restConnections), 4)}  ${pad(Math.round(r.ws.perSec).toString(), 11)}  ${pad(`${r.ws.p50}/${r.ws.p99}`, 13)}  ${pad(r.rest ? Math.round(r.rest.rps).toString() : '–', 10)}  ${pad(r.rest ? String(r.rest.p99) : '–', 8)}  ${pad(String(r.ws.lost), 4)}  ${pad(Math.round(sv.cpuPct).toString(), 4)}  ${pad(Math.round(sv.rssMiB).toString(), 7)}  ${pad(sv.sim ? Math.round(sv.sim.cpuPct).toString() : '–', 8)}  ${pad(sv.lagP99Ms.toFixed(1), 7)}  ${r.ok ? 'met' : r.broken.join('; ')}${r.harnessCpuPct > 90 ? ' (harness CPU-bound)' : ''}`;
+}
+
 /**
- * `crossbook bench`: starts the service (embedded simulator at the profile's tick rate) on a
- * temporary DATA_DIR, steps the load up until a service-level objective breaks, measures the bare
+ * `crossbook bench`: starts the simulator (`crossbook sim`, or embedded with `sim` 'embedded') at the
+ * profile's tick rate and the service on a temporary DATA_DIR, steps the load up until a service-level objective breaks, measures the bare
  * uWebSockets.js baselines at the last passing load, and writes the report. Stops everything it
  * started, also on error and on SIGINT.
  */
@@ -132,7 +189,8 @@ export async function runBench(o: RunOptions): Promise<BenchReport> {
   const t0 = performance.now();
   const deadline = Date.now() + o.maxMinutes * 60_000;
   o.log(`crossbook bench: profile ${o.profileName} (${p.steps.length} steps of ${p.stepSeconds} s, ${p.ticksPerSecond} ticks/s, SLO p99 ≤ ${p.slo.p99Ms} ms)`);
-  const target = await startTarget({ ticksPerSecond: p.ticksPerSecond, log: o.log, env: simScaleEnv(o.markets), startTimeoutMs: 120_000 });
+  const sim = o.sim ?? 'external';
+  const target = await startTarget({ ticksPerSecond: p.ticksPerSecond, log: o.log, env: simScaleEnv(o.markets), startTimeoutMs: 120_000, sim });
   const load = new WsLoad(`${target.url.replace('http', 'ws')}/api/v2/ws`, target.key);
   let bare: Awaited<ReturnType<typeof startBare>> | undefined;
   const offSignal = stopOnSignal(async () => {
@@ -143,7 +201,7 @@ export async function runBench(o: RunOptions): Promise<BenchReport> {
   const steps: StepResult[] = [];
   const baseline: { ws?: WsFigures & { rate: number }; rest?: RestResult & { bytes: number } } = {};
   try {
-    o.log(`  service ${target.url} (pid ${target.pid}); warming up…`);
+    o.log(`  service ${target.url} (pid ${target.pid}), simulator ${target.simPid ? `in its own process (pid ${target.simPid})` : 'embedded'}; warming up…`);
     await sleep(3000);
     const pool = await marketPool(target, p.markets);
     if (pool.ids.length === 0) throw new Error('the service lists no markets');
@@ -154,7 +212,7 @@ export async function runBench(o: RunOptions): Promise<BenchReport> {
       return out;
     };
     o.log(`  ${pool.ids.length} markets in the pool; REST paths: ${p.restPaths.join(', ')}`);
-    o.log('  step  clients  REST  delivered/s  WS p50/p99 ms  REST req/s  REST p99  lost  CPU%  RSS MiB  lag p99  SLO');
+    o.log(STEP_HEADER);
     for (let i = 0; i < p.steps.length; i++) {
       if (Date.now() > deadline) {
         o.log(`  time budget of ${o.maxMinutes} min reached`);
@@ -167,33 +225,9 @@ export async function runBench(o: RunOptions): Promise<BenchReport> {
       const w = await window(load, s.clients, s.rest ? { base: target.url, paths, key: target.key, connections: s.rest } : undefined, p.stepSeconds);
       const service = await target.sample();
       const wrk = s.rest > 0 && hasWrk() ? runWrk(`${target.url}${paths[0]}`, target.key, s.rest, Math.max(2, p.stepSeconds / 2)) : undefined;
-      const broken: string[] = [];
-      if (s.clients > 0 && w.ws.p99 > p.slo.p99Ms) broken.push(`WebSocket p99 ${w.ws.p99} ms > ${p.slo.p99Ms}`);
-      if (w.rest && w.rest.p99 > p.slo.p99Ms) broken.push(`REST p99 ${w.rest.p99} ms > ${p.slo.p99Ms}`);
-      if (w.ws.lost > 0) broken.push(`${w.ws.lost} updates lost`);
-      const attempts = (w.rest?.requests ?? 0) + s.clients;
-      const errors = (w.rest?.errors ?? 0) + w.ws.failed;
-      if (attempts > 0 && errors / attempts > p.slo.maxErrorRate) broken.push(`${errors} errors of ${attempts}`);
-      if (s.clients > 0 && w.ws.delivered === 0) broken.push('no update delivered');
-      const r: StepResult = {
-        step: i + 1,
-        clients: s.clients,
-        subscriptions: p.subscriptions,
-        restConnections: s.rest,
-        ticksPerSecond: p.ticksPerSecond,
-        seconds: w.seconds,
-        ws: w.ws,
-        rest: w.rest,
-        wrk,
-        service,
-        harnessCpuPct: w.harnessCpuPct,
-        ok: broken.length === 0,
-        broken,
-      };
+      const r = judgeStep(p, i + 1, s, w, wrk, service);
       steps.push(r);
-      o.log(
-        `  ${String(r.step).padStart(4)}  ${String(s.clients).padStart(7)}  ${String(s.rest).padStart(4)}  ${Math.round(w.ws.perSec).toString().padStart(11)}  ${`${w.ws.p50}/${w.ws.p99}`.padStart(13)}  ${(w.rest ? Math.round(w.rest.rps).toString() : '–').padStart(10)}  ${(w.rest ? String(w.rest.p99) : '–').padStart(8)}  ${String(w.ws.lost).padStart(4)}  ${Math.round(service.cpuPct).toString().padStart(4)}  ${Math.round(service.rssMiB).toString().padStart(7)}  ${service.lagP99Ms.toFixed(1).padStart(7)}  ${r.ok ? 'met' : broken.join('; ')}${w.harnessCpuPct > 90 ? ' (harness CPU-bound)' : ''}`,
-      );
+      o.log(stepLine(r));
       if (!r.ok) break;
     }
     // Baselines at the last passing load (or the first step): the same clients and subscriptions
@@ -234,13 +268,14 @@ export async function runBench(o: RunOptions): Promise<BenchReport> {
   const report: BenchReport = {
     profileName: o.profileName,
     profile: p,
+    sim,
     machine: machineInfo(),
     command: o.command,
     durationSec: (performance.now() - t0) / 1000,
     steps,
     baseline,
     capacity: capacityLine(p, steps),
-    pids: [target.pid, ...(bare ? [bare.pid] : [])],
+    pids: [target.pid, ...(target.simPid ? [target.simPid] : []), ...(bare ? [bare.pid] : [])],
   };
   const files = writeReport(o.outDir, report);
   if (o.results) writeResultsFile(report);
@@ -262,6 +297,7 @@ export function writeResultsFile(r: BenchReport): string {
     restP99: s.rest?.p99,
     cpu: Math.round(s.service.cpuPct),
     rss: Math.round(s.service.rssMiB),
+    simCpu: s.service.sim ? Math.round(s.service.sim.cpuPct) : undefined,
     lag: Math.round(s.service.lagP99Ms * 10) / 10,
     slo: s.ok ? 'met' : s.broken.join('; '),
   }));
@@ -294,7 +330,7 @@ export function writeResultsFile(r: BenchReport): string {
       {
         name: `capacity-${r.profileName}`,
         title: `Capacity: crossbook bench --profile ${r.profileName}`,
-        intro: `${r.profile.description} The whole service (embedded simulator at ${r.profile.ticksPerSecond} ticks/s) in a child process; WebSocket clients and autocannon in the harness, stepping up until an objective breaks. HTML report: \`crossbook bench --profile ${r.profileName}\` writes bench-report/report.html.`,
+        intro: `${r.profile.description} The whole service in a child process, the simulator at ${r.profile.ticksPerSecond} ticks/s ${r.sim === 'external' ? 'in a process of its own (`crossbook sim`)' : 'embedded in the service'}; WebSocket clients and autocannon in the harness, stepping up until an objective breaks. HTML report: \`${r.command}\` writes bench-report/report.html.`,
         command: r.command,
         machine: r.machine,
         sections: [
@@ -307,6 +343,7 @@ export function writeResultsFile(r: BenchReport): string {
               { key: 'restP99', title: 'REST p99 ms' },
               { key: 'cpu', title: 'service CPU %' },
               { key: 'rss', title: 'RSS MiB' },
+              ...(r.sim === 'external' ? [{ key: 'simCpu', title: 'simulator CPU %' }] : []),
               { key: 'lag', title: 'loop lag p99 ms', digits: 1 },
               { key: 'slo', title: 'SLO' },
             ],
@@ -317,10 +354,7 @@ export function writeResultsFile(r: BenchReport): string {
               met: r.capacity.lastPassingStep !== null,
             },
             interpretation: `Capacity: ${r.capacity.line}.`,
-            notes: [
-              'The service CPU includes its embedded simulator; the harness shares the machine (its CPU is in the HTML report).',
-              `Run took ${Math.round(r.durationSec)} s.`,
-            ],
+            notes: [`${simSentence(r.sim)} The harness shares the machine (its CPU is in the HTML report).`, `Run took ${Math.round(r.durationSec)} s.`],
           },
         ],
       },

@@ -1,4 +1,5 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { uplotChart, uplotHead } from './charts.js';
 import { join } from 'node:path';
 import type { ScalePoint, ScaleReport } from './scale.js';
 import { projectRoot } from './target.js';
@@ -7,12 +8,6 @@ const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;'
 const n0 = (v: number | null | undefined): string => (v === null || v === undefined || !Number.isFinite(v) ? '–' : Math.round(v).toLocaleString('en-US'));
 const n1 = (v: number | null | undefined): string =>
   v === null || v === undefined || !Number.isFinite(v) ? '–' : v.toLocaleString('en-US', { maximumFractionDigits: 1 });
-
-/** uPlot's script and stylesheet, read from node_modules when the report is written (the report is one self-contained file). */
-function uplotAssets(): { js: string; css: string } {
-  const dir = join(projectRoot(), 'node_modules', 'uplot', 'dist');
-  return { js: readFileSync(join(dir, 'uPlot.iife.min.js'), 'utf8'), css: readFileSync(join(dir, 'uPlot.min.css'), 'utf8') };
-}
 
 /** Heap bytes per listed market by component, at the size where they were measured. */
 export function perMarketCosts(r: ScaleReport): { markets: number; rows: { component: string; mib: number; bytesPerMarket: number }[] } | undefined {
@@ -32,16 +27,7 @@ interface Series {
 
 /** One uPlot chart: x = markets listed (log scale), one line per series, axes labelled. */
 function chartSpec(id: string, title: string, xs: readonly number[], yLabel: string, series: readonly Series[]): string {
-  const data = [xs, ...series.map((s) => s.ys)];
-  const opts = {
-    title,
-    width: 720,
-    height: 300,
-    scales: { x: { time: false, distr: 3 } },
-    axes: [{ label: 'markets listed' }, { label: yLabel, size: 70 }],
-    series: [{ label: 'markets' }, ...series.map((s) => ({ label: s.label, stroke: s.color, width: 2, points: { size: 7 } }))],
-  };
-  return `<div id="${id}"></div><script>new uPlot(${JSON.stringify(opts)}, ${JSON.stringify(data)}, document.getElementById(${JSON.stringify(id)}));</script>`;
+  return uplotChart({ id, title, xs, xLabel: 'markets listed', xLog: true, yLabel, series });
 }
 
 function pointRow(p: ScalePoint): string {
@@ -65,7 +51,6 @@ function pointRow(p: ScalePoint): string {
 
 /** The HTML report: the curves (uPlot, inlined), the table of every size and the per-market cost of each component. */
 export function renderScaleHtml(r: ScaleReport): string {
-  const { js, css } = uplotAssets();
   const xs = r.points.map((p) => p.listed);
   const memory = chartSpec('mem', 'Memory after warm-up', xs, 'MiB', [
     { label: 'RSS', color: '#c0392b', ys: r.points.map((p) => p.idle.rssMiB) },
@@ -92,8 +77,8 @@ export function renderScaleHtml(r: ScaleReport): string {
     : '';
   const step = r.profile.steps[0]!;
   const m = r.machine;
-  return `<!doctype html><html><head><meta charset="utf-8"><title>crossbook bench --profile scale</title><style>${css}
-body{font:14px system-ui,sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f4f4f4}</style><script>${js}</script></head><body>
+  return `<!doctype html><html><head><meta charset="utf-8"><title>crossbook bench --profile scale</title>${uplotHead()}<style>
+body{font:14px system-ui,sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f4f4f4}</style></head><body>
 <h1>crossbook bench --profile scale</h1>
 <p>${esc(r.profile.description)} Machine: ${esc(m.cpu)}, ${m.cores} cores, ${m.memGiB} GiB, ${esc(m.node)}, load ${m.load1} at the end; ${esc(m.date)}. Command: <code>${esc(r.command)}</code>; ${Math.round(r.durationSec)} s.</p>
 ${memory}${times}${latency}

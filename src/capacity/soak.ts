@@ -4,6 +4,7 @@ import autocannon from 'autocannon';
 import { loadConfig } from '../config/load.js';
 import { DEFAULT_MAX_POSITIONS } from '../signals/wallets.js';
 import { machineInfo } from './report.js';
+import { uplotChart, uplotHead } from './charts.js';
 import { projectRoot, startTarget, stopOnSignal } from './target.js';
 import { quantile, WsLoad } from './ws-load.js';
 
@@ -242,30 +243,41 @@ function writeSoakResults(samples: readonly SoakSample[], slopeMiB: number, anon
   );
 }
 
+/** The soak's HTML page: memory and latency over the run (uPlot, inlined). */
 function soakHtml(samples: readonly SoakSample[], slopeMiB: number, m: ReturnType<typeof machineInfo>, o: SoakOptions): string {
-  const W = 760;
-  const H = 240;
-  const line = (ys: number[], color: string, max: number): string =>
-    `<polyline fill="none" stroke="${color}" stroke-width="2" points="${ys.map((v, i) => `${50 + (i * (W - 70)) / Math.max(1, ys.length - 1)},${H - 30 - (v / max) * (H - 50)}`).join(' ')}"/>`;
-  const panel = (title: string, series: { name: string; color: string; ys: number[] }[]): string => {
-    const max = Math.max(1, ...series.flatMap((s) => s.ys));
-    return `<figure><figcaption>${title} (max ${max})</figcaption><svg width="${W}" height="${H}" viewBox="0 0 ${W} ${H}"><line x1="50" x2="${W - 20}" y1="${H - 30}" y2="${H - 30}" stroke="#999"/>${series.map((s) => line(s.ys, s.color, max)).join('')}${series.map((s, i) => `<text x="${60 + i * 160}" y="14" font-size="12" fill="${s.color}">■ ${s.name}</text>`).join('')}<text x="50" y="${H - 10}" font-size="11">minute 0</text><text x="${W - 20}" y="${H - 10}" font-size="11" text-anchor="end">minute ${samples.at(-1)?.minute ?? 0}</text></svg></figure>`;
-  };
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>crossbook soak</title><style>body{font-family:system-ui,sans-serif;margin:2em}figure{margin:1em 0}figcaption{font-weight:600}</style></head><body>
-<h1>crossbook soak</h1><p>${m.date} · ${m.cpu} × ${m.cores} · Node ${m.node} · <code>${o.command}</code></p>
+  const xs = samples.map((s) => s.minute);
+  const memory = uplotChart({
+    id: 'memory',
+    title: 'Memory',
+    xs,
+    xLabel: 'minutes from start',
+    yLabel: 'MiB',
+    series: [
+      { label: 'RSS', color: '#27ae60', ys: samples.map((s) => s.rssMiB) },
+      { label: 'RSS anonymous', color: '#d35400', ys: samples.map((s) => s.rssAnonMiB) },
+      { label: 'heap used', color: '#8bc34a', ys: samples.map((s) => s.heapMiB) },
+      { label: 'heap total', color: '#2c6fbb', ys: samples.map((s) => s.heapTotalMiB) },
+      { label: 'external', color: '#7f8c8d', ys: samples.map((s) => s.externalMiB) },
+    ],
+  });
+  const latency = uplotChart({
+    id: 'latency',
+    title: 'Latency',
+    xs,
+    xLabel: 'minutes from start',
+    yLabel: 'ms',
+    series: [
+      { label: 'REST p99', color: '#2c6fbb', ys: samples.map((s) => s.restP99) },
+      { label: 'WebSocket p99', color: '#c0392b', ys: samples.map((s) => s.wsP99) },
+      { label: 'event-loop lag p99', color: '#7f8c8d', ys: samples.map((s) => s.lagP99Ms) },
+    ],
+  });
+  const esc = (t: string): string => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>crossbook soak</title>${uplotHead()}<style>body{font-family:system-ui,sans-serif;margin:2em}.chart{margin:1em 0}</style></head><body>
+<h1>crossbook soak</h1><p>${esc(m.date)} · ${esc(m.cpu)} × ${m.cores} · Node ${esc(m.node)} · load ${m.load1} · <code>${esc(o.command)}</code></p>
 <p>RSS slope over the second half: <b>${slopeMiB} MiB/hour</b>.</p>
-${panel('Memory (MiB)', [
-  { name: 'RSS', color: '#393', ys: samples.map((s) => s.rssMiB) },
-  { name: 'RSS anonymous', color: '#a60', ys: samples.map((s) => s.rssAnonMiB) },
-  { name: 'heap used', color: '#6a6', ys: samples.map((s) => s.heapMiB) },
-  { name: 'heap total', color: '#36c', ys: samples.map((s) => s.heapTotalMiB) },
-  { name: 'external', color: '#888', ys: samples.map((s) => s.externalMiB) },
-])}
-${panel('Latency (ms)', [
-  { name: 'REST p99', color: '#36c', ys: samples.map((s) => s.restP99) },
-  { name: 'WS p99', color: '#c33', ys: samples.map((s) => s.wsP99) },
-  { name: 'loop lag p99', color: '#888', ys: samples.map((s) => s.lagP99Ms) },
-])}
+${memory}
+${latency}
 </body></html>
 `;
 }

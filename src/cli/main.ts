@@ -1,4 +1,4 @@
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfig, ConfigError } from '../config/load.js';
 import { ListenError } from '../server/guard.js';
 import type { Config } from '../config/schema.js';
@@ -12,6 +12,9 @@ import { matchCommand } from './match.js';
 import { addWebhooks } from './webhooks.js';
 import { addMcp } from './mcp.js';
 import { normalizeFile } from './normalize.js';
+import { writeExternalSimConfig } from './sim.js';
+import type { Profile } from '../capacity/profiles.js';
+import { parseTopologies, type Topology } from '../capacity/topology-spec.js';
 
 interface ServeOptions {
   port?: string;
@@ -72,11 +75,17 @@ async function serve(opts: ServeOptions): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
 }
 
-async function sim(opts: { seed?: string; rate?: string; basePort?: string }): Promise<void> {
+async function sim(opts: { seed?: string; rate?: string; basePort?: string; configOut?: string }): Promise<void> {
   const { startSim } = await import('../sim/runner.js');
   const c = config(opts);
   const cfg: Config = { ...c, sim: { ...c.sim, basePort: opts.basePort !== undefined ? Number(opts.basePort) : c.sim.basePort || 9100 } };
   const s = await startSim(cfg);
+  // Written before the banner, so a script that waits for the banner finds the file.
+  if (opts.configOut !== undefined)
+    writeExternalSimConfig(
+      opts.configOut,
+      [...s.servers].map(([label, srv]) => [label, srv.endpoints] as const),
+    );
   process.stdout.write(`crossbook venue simulator (seed ${cfg.sim.seed}, ${cfg.sim.ticksPerSecond} ticks/s)\n`);
   for (const [label, srv] of s.servers)
     process.stdout.write(
@@ -119,7 +128,11 @@ function addSim(p: Command): void {
     .description('run only the venue simulator, each venue on its own loopback port')
     .option('--seed <n>', 'world seed')
     .option('--rate <n>', 'book changes per second')
-    .option('--base-port <n>', 'first port (venue_a); the others follow', '9100')
+    .option('--base-port <n>', 'first port (venue_a); the others follow; 0 picks free ports', '9100')
+    .option(
+      '--config-out <file>',
+      'write a CROSSBOOK_CONFIG file that points `crossbook serve` at this simulator (venues live at its URLs, sim.embedded false)',
+    )
     .action(sim);
 }
 
@@ -150,18 +163,36 @@ function addMatch(p: Command): void {
 function addBench(p: Command): void {
   p.command('bench')
     .description('capacity planning: run the service under stepped load until an objective breaks; writes an HTML + JSON report')
-    .option('--profile <name>', 'load profile from config/bench-profiles.json (trading, dashboard, rest, smoke, scale)', 'trading')
+    .option('--profile <name>', 'load profile from config/bench-profiles.json (trading, dashboard, rest, topology, smoke, scale)', 'trading')
     .option('--out <dir>', 'report directory', 'bench-report')
     .option('--max-minutes <n>', 'stop stepping after this long', '10')
     .option('--markets <n[,n…]>', 'world size: the simulator lists at least n markets (sim.scale); with --profile scale, the sizes of the study', '')
     .option('--no-results', 'do not write bench/results/capacity-<profile>.json (BENCHMARKS.md)')
-    .action(async (o: { profile: string; out: string; maxMinutes: string; markets: string; results: boolean }) => {
+    .addOption(
+      new Option(
+        '--sim <where>',
+        'the simulator in its own process (crossbook sim, as a real venue: the service CPU is its own) or embedded in the service (--profile scale keeps it embedded: it prices the simulator with the rest)',
+      )
+        .choices(['external', 'embedded'])
+        .default('external'),
+    )
+    .option(
+      '--topology <list>',
+      'compare deployments in one run: single, core+N (nats-server, a core and N edges; README: Scaling out), e.g. single,core+1,core+2',
+      topologyArg,
+    )
+    .action(async (o: BenchOptions, cmd: Command) => {
       const { loadProfile } = await import('../capacity/profiles.js');
       const profile = loadProfile(o.profile);
+      if (o.topology) {
+        if (o.profile === 'scale' || o.markets) cmd.error('error: --topology runs a stepped profile (trading, dashboard, rest, smoke), without --markets');
+        await benchTopologies(o, o.topology, profile);
+        return;
+      }
       const sizes = o.markets ? o.markets.split(',').map(Number) : [];
       if (sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 10_000_000))
         throw new Error(`--markets takes whole numbers from 1 to 10,000,000, got "${o.markets}"`);
-      const command = `crossbook bench --profile ${o.profile}${o.markets ? ` --markets ${o.markets}` : ''}`;
+      const command = `crossbook bench --profile ${o.profile}${o.markets ? ` --markets ${o.markets}` : ''}${o.sim === 'embedded' ? ' --sim embedded' : ''}`;
       if (o.profile === 'scale') {
         const { runScaleCommand } = await import('../capacity/scale-command.js');
         await runScaleCommand({ profile, sizes, outDir: o.out, maxMinutes: Number(o.maxMinutes), results: o.results, command, log: out });
@@ -177,9 +208,39 @@ function addBench(p: Command): void {
         results: o.results && o.profile !== 'smoke' && sizes.length === 0,
         command,
         markets: sizes[0],
+        sim: o.sim,
         log: out,
       });
     });
+}
+
+interface BenchOptions {
+  profile: string;
+  out: string;
+  maxMinutes: string;
+  markets: string;
+  results: boolean;
+  sim: 'external' | 'embedded';
+  topology?: Topology[];
+}
+
+/** Parses --topology for commander: a bad list is a usage error naming what is accepted. */
+function topologyArg(v: string): Topology[] {
+  try {
+    return parseTopologies(v);
+  } catch (e) {
+    throw new InvalidArgumentError((e as Error).message);
+  }
+}
+
+async function benchTopologies(o: BenchOptions, topologies: Topology[], profile: Profile): Promise<void> {
+  const { runTopologies } = await import('../capacity/topology.js');
+  const { writeTopologyReport, writeTopologyResults } = await import('../capacity/topology-report.js');
+  const command = `crossbook bench --profile ${o.profile} --topology ${topologies.map((t) => t.name).join(',')}`;
+  const r = await runTopologies({ profileName: o.profile, profile, topologies, maxMinutes: Number(o.maxMinutes), command, log: out });
+  const files = writeTopologyReport(o.out, r);
+  if (o.results && o.profile !== 'smoke') out(`results: ${writeTopologyResults(r)}`);
+  out(`report: ${files.html} (data: ${files.json})`);
 }
 
 function addSoak(p: Command): void {

@@ -121,6 +121,9 @@ describe('crossbook bench --profile smoke', () => {
       expect(s.service.rssMiB).toBeGreaterThan(20);
       expect(s.service.cpuPct).toBeGreaterThan(0);
       expect(Number.isFinite(s.service.lagP99Ms)).toBe(true);
+      // the simulator runs in its own process, sampled beside the service
+      expect(s.service.sim!.cpuPct, `step ${s.step}`).toBeGreaterThan(0);
+      expect(s.service.sim!.rssMiB).toBeGreaterThan(20);
     }
     expect(r.baseline.ws!.perSec).toBeGreaterThan(0);
     expect(r.baseline.rest!.rps).toBeGreaterThan(0);
@@ -128,12 +131,14 @@ describe('crossbook bench --profile smoke', () => {
     const json = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as BenchReport;
     expect(json.steps.length).toBe(2);
     const html = readFileSync(join(out, 'report.html'), 'utf8');
-    expect(html).toContain('<svg');
+    expect(html).toContain('new uPlot(');
+    expect(html).toContain('simulator CPU %');
     expect(html).toContain(r.capacity.line.replace(/&/g, '&amp;'));
     expect(html).not.toMatch(/(src|href)="https?:/);
     expect(lines.some((l) => l.includes('step  clients'))).toBe(true);
     // everything it started is gone
-    expect(r.pids.length).toBe(2);
+    expect(r.sim).toBe('external');
+    expect(r.pids.length).toBe(3); // service, simulator, bare baseline
     for (const pid of r.pids) expect(() => process.kill(pid, 0), `pid ${pid}`).toThrow(/ESRCH/);
   }, 90_000);
 });
