@@ -75,7 +75,7 @@ async function startService(front: 'guard' | 'off', children: ChildProcess[], di
   return { base, key };
 }
 
-/** The three measured paths: /markets, /prices/bulk over 100 priced markets, /orderbook of the deepest venue_a book among them. */
+/** The measured paths: /markets, /prices/bulk over 100 priced markets, /orderbook of the deepest venue_a book among them, the latest trades, one market's history. */
 async function paths(s: Service): Promise<Record<string, string>> {
   const get = async (path: string): Promise<unknown> => (await fetch(s.base + path, { headers: { 'X-API-Key': s.key } })).json();
   const page = (await get('/api/v2/markets?limit=400')) as { markets: { platform: string; market_id: string; yes_bid: number | null }[] };
@@ -89,7 +89,17 @@ async function paths(s: Service): Promise<Record<string, string>> {
     const b = (await get(q)) as { yes: { bids: unknown[]; asks: unknown[] } };
     if (b.yes.bids.length + b.yes.asks.length > levels) [book, levels] = [q, b.yes.bids.length + b.yes.asks.length];
   }
-  return { '/markets?limit=50': '/api/v2/markets?limit=50', '/prices/bulk (100 ids)': `/api/v2/prices/bulk?ids=${ids.join(',')}`, '/orderbook': book };
+  // History of the first priced market since the service started, at one-minute candles (the live
+  // service has minutes of history, not the static bench's year).
+  const first = priced[0]!;
+  const history = `/api/v2/prices/history?platform=${first.platform}&market_id=${encodeURIComponent(first.market_id)}&interval=1m`;
+  return {
+    '/markets?limit=50': '/api/v2/markets?limit=50',
+    '/prices/bulk (100 ids)': `/api/v2/prices/bulk?ids=${ids.join(',')}`,
+    '/orderbook': book,
+    '/trades?limit=100': '/api/v2/trades?limit=100',
+    '/prices/history (1m)': history,
+  };
 }
 
 /** A bare uWS route answering `body`; resolves with its URL. */
