@@ -128,8 +128,8 @@ function internList(xs: readonly string[]): readonly string[] {
  * grown by push keeps room for 17 elements; each listing of a game would hold its own copy of the
  * game's team ids, names and day.
  */
-function compact(d: Draft): void {
-  const out = d as { -readonly [K in keyof Proposition]: Proposition[K] };
+function compact(d: Draft & { signature: string }): void {
+  const out: { -readonly [K in keyof Proposition]: Proposition[K] } = d;
   out.evidence = internList(d.evidence);
   out.teams = internList(d.teams);
   out.tokens = internList(d.tokens);
