@@ -2,8 +2,10 @@
 // starts the built service (npx tsc -p . first) with CROSSBOOK__sim__scale=SCALE on a fresh DATA_DIR,
 // prints the time to listen, to /status ok and to every venue live, then after settleSec (default 60)
 // the RSS (anon/file), heap, and what /markets reports. NODE_ARGS passes node options to the service.
+// SNAPSHOT=1 then writes a heap snapshot of it and prints its bytes by component and, within each,
+// by constructor (dist/src/capacity/heap-owners.js).
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +15,9 @@ const dataDir = mkdtempSync(join(tmpdir(), 'crossbook-probe-'));
 const env = { ...process.env, BASE_URL: '', CROSSBOOK__sim__scale: process.argv[2], DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'error' };
 const t0 = performance.now();
 const sec = () => ((performance.now() - t0) / 1000).toFixed(1);
-const child = spawn(process.execPath, [...(process.env.NODE_ARGS ? process.env.NODE_ARGS.split(' ') : []), `${root}/bin/crossbook.js`, 'serve'], {
+const snapDir = mkdtempSync(join(tmpdir(), 'crossbook-probe-heap-'));
+const snapArgs = process.env.SNAPSHOT ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapDir}`] : [];
+const child = spawn(process.execPath, [...snapArgs, ...(process.env.NODE_ARGS ? process.env.NODE_ARGS.split(' ') : []), `${root}/bin/crossbook.js`, 'serve'], {
   env,
   stdio: ['ignore', 'pipe', 'inherit'],
 });
@@ -75,6 +79,25 @@ console.log(
     .map((x) => x.toFixed(1))
     .join(' ')}`,
 );
+if (process.env.SNAPSHOT) {
+  child.kill('SIGUSR2');
+  let size = -1;
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 2000));
+    const f = readdirSync(snapDir).find((n) => n.endsWith('.heapsnapshot'));
+    const s = f ? statSync(join(snapDir, f)).size : -1;
+    if (s > 0 && s === size) break;
+    size = s;
+  }
+  const { heapOwners } = await import(`${root}/dist/src/capacity/heap-owners.js`);
+  const f = readdirSync(snapDir).find((n) => n.endsWith('.heapsnapshot'));
+  const r = heapOwners(join(snapDir, f), true);
+  const mib = (b) => (b / 2 ** 20).toFixed(1);
+  for (const [c, b] of Object.entries(r.byComponent)) {
+    const top = r.byName[c].slice(0, 8).map(([n, x]) => `${n} ${mib(x)}`);
+    console.log(`${c.padEnd(10)} ${mib(b).padStart(7)} MiB ${String(Math.round(b / m.total_count)).padStart(5)} B/market  (${top.join('; ')})`);
+  }
+}
 child.kill('SIGTERM');
 await new Promise((r) => child.once('exit', r));
-spawnSync('rm', ['-rf', dataDir]);
+spawnSync('rm', ['-rf', dataDir, snapDir]);

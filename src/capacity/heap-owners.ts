@@ -1,29 +1,145 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 
 /** The components a capacity report prices per market, and the classes whose objects belong to each. */
 export const COMPONENTS: Readonly<Record<string, readonly string[]>> = {
   state: ['EngineState', 'MarketCatalog', 'BookStore', 'QuoteStore', 'TradeStore', 'CandleStore', 'HealthStore'],
   mappers: ['KalshiMapper', 'PolymarketMapper', 'ExchangeMapper', 'PolymarketUsMapper', 'PredictItMapper', 'ManifoldMapper', 'FeedRuntime'],
   matching: ['MatchingService', 'Matcher', 'OverrideStore'],
-  search: ['EventIndex', 'GroupViews', 'FragmentCache'],
+  search: ['EventIndex', 'GroupViews', 'FragmentCache', 'SearchIndex'],
   signals: ['SignalEngine', 'AlertEngine', 'LifecycleTracker', 'OpportunityLog'],
   ledger: ['WalletLedger'],
   hub: ['WsHub'],
   simulator: ['SimWorld'],
 };
 
-interface Snapshot {
-  readonly snapshot: {
-    readonly meta: {
-      readonly node_fields: readonly string[];
-      readonly node_types: readonly [readonly string[], ...unknown[]];
-      readonly edge_fields: readonly string[];
-      readonly edge_types: readonly [readonly string[], ...unknown[]];
+interface Meta {
+  readonly node_fields: readonly string[];
+  readonly node_types: readonly [readonly string[], ...unknown[]];
+  readonly edge_fields: readonly string[];
+  readonly edge_types: readonly [readonly string[], ...unknown[]];
+}
+
+/** The parts of a snapshot the attribution reads, field by field (the rest is skipped while reading). */
+interface Graph {
+  readonly meta: Meta;
+  readonly type: Uint8Array;
+  readonly name: Uint32Array;
+  readonly size: Uint32Array;
+  readonly edgeCount: Uint32Array;
+  readonly edgeType: Uint8Array;
+  /** Node index (not the snapshot's field offset) each edge points to. */
+  readonly edgeTo: Uint32Array;
+  /** Index in the snapshot's string table → the class name among `wanted` it is, when it is one. */
+  readonly names: Map<number, string>;
+}
+
+const CHUNK = 1 << 24;
+
+/**
+ * Reads a `.heapsnapshot` as a stream: its node and edge arrays into typed arrays of the fields
+ * used, and from the string table only the entries equal to a name in `wanted`. A snapshot of a
+ * heap over about 250 MiB is a JSON text longer than V8's longest string, so it cannot be parsed whole.
+ */
+function readGraph(file: string, wanted: ReadonlySet<string> | undefined): Graph {
+  const fd = openSync(file, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(CHUNK);
+    let len = readSync(fd, buf, 0, CHUNK, 0);
+    let filePos = len;
+    const head = buf.toString('latin1', 0, Math.min(len, 1 << 20));
+    const nodesAt = head.indexOf('"nodes":[');
+    const meta = (JSON.parse(`${head.slice(0, nodesAt).replace(/,\s*$/, '')}}`) as { snapshot: { meta: Meta; node_count: number; edge_count: number } })
+      .snapshot;
+    const F = meta.meta.node_fields.length;
+    const E = meta.meta.edge_fields.length;
+    const [iType, iName, iSize, iEdges] = ['type', 'name', 'self_size', 'edge_count'].map((f) => meta.meta.node_fields.indexOf(f));
+    const [eType, eTo] = ['type', 'to_node'].map((f) => meta.meta.edge_fields.indexOf(f));
+    const g = {
+      meta: meta.meta,
+      type: new Uint8Array(meta.node_count),
+      name: new Uint32Array(meta.node_count),
+      size: new Uint32Array(meta.node_count),
+      edgeCount: new Uint32Array(meta.node_count),
+      edgeType: new Uint8Array(meta.edge_count),
+      edgeTo: new Uint32Array(meta.edge_count),
+      names: new Map<number, string>(),
     };
-  };
-  readonly nodes: readonly number[];
-  readonly edges: readonly number[];
-  readonly strings: readonly string[];
+    let pos = nodesAt + 9;
+    /** The next byte, reading on through the file; -1 at its end. */
+    const next = (): number => {
+      if (pos >= len) {
+        len = readSync(fd, buf, 0, CHUNK, filePos);
+        filePos += len;
+        pos = 0;
+        if (len === 0) return -1;
+      }
+      return buf[pos++]!;
+    };
+    /** Reads the integers of one array up to its `]`, handing each with its position to `put`. */
+    const ints = (put: (k: number, v: number) => void): void => {
+      let v = 0;
+      let inNum = false;
+      for (let k = 0, c = next(); c !== -1; c = next()) {
+        if (c >= 48 && c <= 57) {
+          v = v * 10 + c - 48;
+          inNum = true;
+        } else if (inNum) {
+          put(k++, v);
+          v = 0;
+          inNum = false;
+        }
+        if (c === 93) return;
+      }
+    };
+    /** Skips to just past `marker` (ASCII). */
+    const seek = (marker: string): void => {
+      let m = 0;
+      for (let c = next(); c !== -1; c = next()) {
+        m = c === marker.charCodeAt(m) ? m + 1 : c === marker.charCodeAt(0) ? 1 : 0;
+        if (m === marker.length) return;
+      }
+    };
+    ints((k, v) => {
+      const i = (k / F) | 0;
+      const f = k - i * F;
+      if (f === iType) g.type[i] = v;
+      else if (f === iName) g.name[i] = v;
+      else if (f === iSize) g.size[i] = v;
+      else if (f === iEdges) g.edgeCount[i] = v;
+    });
+    seek('"edges":[');
+    ints((k, v) => {
+      const i = (k / E) | 0;
+      const f = k - i * E;
+      if (f === eType) g.edgeType[i] = v;
+      else if (f === eTo) g.edgeTo[i] = v / F;
+    });
+    seek('"strings":[');
+    readNames(next, wanted, g.names);
+    return g;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Reads the string table (JSON strings up to `]`), recording the indices of entries in `wanted` (every entry's first 80 characters without it). */
+function readNames(next: () => number, wanted: ReadonlySet<string> | undefined, out: Map<number, string>): void {
+  const longest = wanted ? Math.max(...[...wanted].map((w) => w.length)) : 80;
+  let index = 0;
+  for (let c = next(); c !== -1 && c !== 93; c = next()) {
+    if (c !== 34) continue;
+    let s = '';
+    let plain = true;
+    for (c = next(); c !== -1 && c !== 34; c = next()) {
+      if (c === 92) {
+        plain = false;
+        next();
+      } else if (plain && s.length <= longest) s += String.fromCharCode(c);
+    }
+    if (wanted === undefined) out.set(index, s);
+    else if (plain && wanted.has(s)) out.set(index, s);
+    index++;
+  }
 }
 
 /**
@@ -34,26 +150,34 @@ interface Snapshot {
  * what no owner reaches (code, the module graph, LMDB's and uWS's buffers) is `other`.
  */
 export function heapByComponent(file: string): Record<string, number> {
-  const snap = JSON.parse(readFileSync(file, 'utf8')) as Snapshot;
-  const meta = snap.snapshot.meta;
-  const F = meta.node_fields.length;
-  const E = meta.edge_fields.length;
-  const nodeTypes = meta.node_types[0];
-  const weak = meta.edge_types[0].indexOf('weak');
-  const [iType, iName, iSize, iEdges] = ['type', 'name', 'self_size', 'edge_count'].map((f) => meta.node_fields.indexOf(f)) as [number, number, number, number];
-  const [eType, eTo] = ['type', 'to_node'].map((f) => meta.edge_fields.indexOf(f)) as [number, number];
-  const objectType = nodeTypes.indexOf('object');
+  return heapOwners(file, false).byComponent;
+}
+
+/** What heapOwners reports. */
+export interface HeapOwners {
+  /** Bytes by component (`other` for what no owner reaches). */
+  readonly byComponent: Record<string, number>;
+  /** When asked for: component → the node names (constructor or string kind) of its objects → bytes, largest first. */
+  readonly byName: Record<string, [name: string, bytes: number][]> | undefined;
+}
+
+/** heapByComponent, and with `detail` each component's bytes by node name (reads every string of the snapshot). */
+export function heapOwners(file: string, detail: boolean): HeapOwners {
   const componentOf = new Map<string, string>();
   for (const [c, classes] of Object.entries(COMPONENTS)) for (const k of classes) componentOf.set(k, c);
-  const { nodes, edges, strings } = snap;
-  const n = nodes.length / F;
+  const g = readGraph(file, detail ? undefined : new Set(componentOf.keys()));
+  const objectType = g.meta.node_types[0].indexOf('object');
+  const weak = g.meta.edge_types[0].indexOf('weak');
+  const n = g.type.length;
   const firstEdge = new Uint32Array(n);
   for (let i = 0, e = 0; i < n; i++) {
     firstEdge[i] = e;
-    e += nodes[i * F + iEdges]! * E;
+    e += g.edgeCount[i]!;
   }
   // owner[i]: index into `names` of the component node i belongs to; -1 = unvisited, 0 = other.
   const names = ['other', ...Object.keys(COMPONENTS)];
+  const ownerOfName = new Map<number, number>();
+  for (const [idx, cls] of g.names) if (componentOf.has(cls)) ownerOfName.set(idx, names.indexOf(componentOf.get(cls)!));
   const owner = new Int8Array(n).fill(-1);
   const queue = new Uint32Array(n);
   let head = 0;
@@ -62,18 +186,31 @@ export function heapByComponent(file: string): Record<string, number> {
   queue[tail++] = 0;
   while (head < tail) {
     const i = queue[head++]!;
-    const own = nodes[i * F + iType] === objectType ? componentOf.get(strings[nodes[i * F + iName]!]!) : undefined;
-    const o = own !== undefined ? names.indexOf(own) : owner[i]!;
+    const own = g.type[i] === objectType ? ownerOfName.get(g.name[i]!) : undefined;
+    const o = own ?? owner[i]!;
     owner[i] = o;
-    for (let k = 0, fe = firstEdge[i]!; k < nodes[i * F + iEdges]!; k++) {
-      if (edges[fe + k * E + eType] === weak) continue;
-      const to = edges[fe + k * E + eTo]! / F;
+    for (let e = firstEdge[i]!, end = e + g.edgeCount[i]!; e < end; e++) {
+      if (g.edgeType[e] === weak) continue;
+      const to = g.edgeTo[e]!;
       if (owner[to] !== -1) continue;
       owner[to] = o;
       queue[tail++] = to;
     }
   }
   const out: Record<string, number> = Object.fromEntries(names.map((c) => [c, 0]));
-  for (let i = 0; i < n; i++) if (owner[i]! >= 0) out[names[owner[i]!]!]! += nodes[i * F + iSize]!;
-  return out;
+  for (let i = 0; i < n; i++) if (owner[i]! >= 0) out[names[owner[i]!]!]! += g.size[i]!;
+  return { byComponent: out, byName: detail ? bytesByName(g, owner, names) : undefined };
+}
+
+function bytesByName(g: Graph, owner: Int8Array, names: readonly string[]): Record<string, [string, number][]> {
+  const kinds = g.meta.node_types[0];
+  const by = names.map(() => new Map<string, number>());
+  for (let i = 0; i < owner.length; i++) {
+    if (owner[i]! < 0) continue;
+    const kind = kinds[g.type[i]!]!;
+    const label = kind === 'object' || kind === 'closure' ? `${kind} ${g.names.get(g.name[i]!) ?? '?'}` : kind;
+    const m = by[owner[i]!]!;
+    m.set(label, (m.get(label) ?? 0) + g.size[i]!);
+  }
+  return Object.fromEntries(names.map((c, k) => [c, [...by[k]!].sort((a, b) => b[1] - a[1])]));
 }

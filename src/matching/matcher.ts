@@ -60,14 +60,12 @@ export interface MatcherStats {
   readonly comparisons: number;
 }
 
+/** A listing in the matcher. Its blocking keys are recomputed from `prop` when needed (blockKeys is cheap; a copy per listing is not). */
 interface Rec {
   readonly key: string;
   readonly input: MatcherInput;
   readonly platform: string;
-  readonly fingerprint: string;
   readonly prop: Proposition;
-  readonly index: readonly string[];
-  readonly query: readonly string[];
   group: Group | undefined;
 }
 
@@ -137,8 +135,19 @@ const AMBIGUITY = 0.02;
 const GAME_KINDS = new Set(['game_winner', 'draw', 'spread', 'total', 'player_prop', 'map_winner']);
 const TEAM_ID = /^(?:NFL|NBA|MLB|NHL|NCAAF|SOC|NAT|ESP):/;
 
-function fingerprintOf(m: MatcherInput): string {
-  return [m.platform, m.market_id ?? '', m.title, m.event_title ?? '', m.outcome ?? '', m.close_time ?? '', m.category ?? '', m.protocol ?? ''].join('\u0001');
+/** Whether two inputs read the same: every field the proposition is read from, absent and empty alike. */
+function sameInput(a: MatcherInput, b: MatcherInput): boolean {
+  const eq = (x: string | number | null | undefined, y: string | number | null | undefined): boolean => x === y || String(x ?? '') === String(y ?? '');
+  return (
+    a.platform === b.platform &&
+    eq(a.market_id, b.market_id) &&
+    a.title === b.title &&
+    eq(a.event_title, b.event_title) &&
+    eq(a.outcome, b.outcome) &&
+    eq(a.close_time, b.close_time) &&
+    eq(a.category, b.category) &&
+    eq(a.protocol, b.protocol)
+  );
 }
 
 /**
@@ -214,6 +223,7 @@ export class Matcher {
   private readonly blocks = new Map<string, Set<Rec>>();
   private readonly live = new Map<number, Group>();
   private readonly sigIds = new Map<string, number>();
+  private readonly platforms = new Map<string, string>();
   private readonly persistence: MatcherPersistence | undefined;
   private readonly minConfidence: number;
   /** Operator links: key → partner key → inverted. */
@@ -240,26 +250,25 @@ export class Matcher {
    * another chance to group.
    */
   upsert(m: MatcherInput): void {
-    const fingerprint = fingerprintOf(m);
     const old = this.recs.get(m.key);
-    if (old && old.fingerprint === fingerprint) return;
+    if (old && sameInput(old.input, m)) return;
     const prop = extractProposition(m);
     const keys = blockKeys(prop);
-    const rec: Rec = { key: m.key, input: m, platform: m.platform.toLowerCase(), fingerprint, prop, index: keys.index, query: keys.query, group: undefined };
+    const rec: Rec = { key: m.key, input: m, platform: this.lower(m.platform), prop, group: undefined };
     if (!old) {
       this.recs.set(m.key, rec);
-      this.file(rec);
-      this.place(rec);
+      this.file(rec, keys.index);
+      this.place(rec, keys.query);
       return;
     }
     const previous = old.group;
     this.detach(old);
     this.unfile(old);
     this.recs.set(m.key, rec);
-    this.file(rec);
+    this.file(rec, keys.index);
     const stay = previous && this.live.has(previous.id) ? this.fit(rec, previous) : undefined;
     if (previous && stay && stay.confidence >= this.minConfidence) return this.join(previous, rec, stay);
-    this.place(rec);
+    this.place(rec, keys.query);
     if (previous && this.live.has(previous.id)) this.retryNeighbours(old, previous);
   }
 
@@ -278,6 +287,19 @@ export class Matcher {
   /** Every group, singletons included, by group id. */
   groups(): MatchGroup[] {
     return [...this.live.values()].sort((a, b) => a.id - b.id).map((g) => this.view(g));
+  }
+
+  /**
+   * The groups with members on at least two venues, by group id. Unlike groups() it builds no view
+   * of a singleton, so the many listings no other venue lists cost no view each.
+   */
+  crossVenueGroups(): MatchGroup[] {
+    const out: Group[] = [];
+    for (const g of this.live.values()) {
+      const first = g.members[0]?.rec.input.platform;
+      if (g.members.some((m) => m.rec.input.platform !== first)) out.push(g);
+    }
+    return out.sort((a, b) => a.id - b.id).map((g) => this.view(g));
   }
 
   /** The group of a listing, undefined for an unknown key. */
@@ -335,8 +357,15 @@ export class Matcher {
 
   // ---- internals ----------------------------------------------------------------------------
 
-  private file(rec: Rec): void {
-    for (const k of rec.index) {
+  /** The venue label in lower case, one string per venue (not one per listing). */
+  private lower(platform: string): string {
+    let l = this.platforms.get(platform);
+    if (l === undefined) this.platforms.set(platform, (l = platform.toLowerCase()));
+    return l;
+  }
+
+  private file(rec: Rec, index: readonly string[]): void {
+    for (const k of index) {
       let s = this.blocks.get(k);
       if (!s) this.blocks.set(k, (s = new Set()));
       s.add(rec);
@@ -344,7 +373,7 @@ export class Matcher {
   }
 
   private unfile(rec: Rec): void {
-    for (const k of rec.index) {
+    for (const k of blockKeys(rec.prop).index) {
       const s = this.blocks.get(k);
       if (!s) continue;
       s.delete(rec);
@@ -405,10 +434,10 @@ export class Matcher {
    * favourite's, neither naming the other team) and merge, or they contradict each other (two
    * dated games for one undated listing) and the listing joins none of them.
    */
-  private place(rec: Rec): void {
+  private place(rec: Rec, query: readonly string[] = blockKeys(rec.prop).query): void {
     const pass = ++this.pass;
     const fits: { g: Group; fit: Fit }[] = [];
-    for (const k of rec.query) {
+    for (const k of query) {
       const s = this.blocks.get(k);
       if (!s) continue;
       for (const other of s) {
@@ -566,7 +595,7 @@ export class Matcher {
   private retryNeighbours(rec: Rec, g: Group): void {
     const retry: Rec[] = [];
     const pass = ++this.pass;
-    for (const k of rec.query) {
+    for (const k of blockKeys(rec.prop).query) {
       const s = this.blocks.get(k);
       if (!s) continue;
       for (const other of s) {

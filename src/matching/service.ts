@@ -126,8 +126,7 @@ export class MatchingService implements GroupSource {
     const signatures = new Map<number, string>();
     const suspects = new Map<number, string>();
     const now = Date.now();
-    for (const g of this.matcher.groups()) {
-      if (new Set(g.members.map((m) => m.platform)).size < 2) continue;
+    for (const g of this.matcher.crossVenueGroups()) {
       const sig = g.members
         .map((m) => `${m.key}${m.inverted ? '~' : ''}`)
         .sort()

@@ -1,7 +1,7 @@
 import type { Protocol, VenueConfig } from '../config/schema.js';
-import type { OrderBook } from '../core/book.js';
 import type { BookSideName, MarketStatus, VenueLabel } from '../core/types.js';
 import type { FeedEndpoints } from '../venues/protocol.js';
+import type { SimBook } from './book.js';
 
 /**
  * The simulator's world: real-world events and propositions with a fair probability that walks,
@@ -83,7 +83,7 @@ export interface SimListing {
   readonly openTime: number;
   readonly closeTime: number;
   /** YES perspective of this listing (already inverted when `inverted`). */
-  readonly book: OrderBook;
+  readonly book: SimBook;
   /** Last trade price, YES units of this listing. */
   last?: number | undefined;
   volume: number;

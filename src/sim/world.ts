@@ -1,6 +1,6 @@
 import type { VenueConfig } from '../config/schema.js';
-import { OrderBook } from '../core/book.js';
 import type { BookSideName, MarketStatus, VenueLabel } from '../core/types.js';
+import { SimBookPool } from './book.js';
 import { DAY, generateWorld, HOUR, type PropFields, type WorldBuilder } from './generate/index.js';
 import { phrase, type PropMeta } from './phrasing/index.js';
 import { Rng } from './rng.js';
@@ -67,7 +67,8 @@ export class SimWorld implements SimWorldApi {
   private readonly rng: Rng;
   private readonly clock: () => number;
   private readonly byVenue = new Map<VenueLabel, SimListing[]>();
-  private readonly byId = new Map<string, SimListing>();
+  /** venue → id → listing (nested: no key string per listing). */
+  private readonly byId = new Map<VenueLabel, Map<string, SimListing>>();
   private readonly pending: { listing: SimListing; at: number }[] = [];
   private readonly state = new Map<SimListing, ListingState>();
   private readonly listeners = new Set<(c: SimChange) => void>();
@@ -78,6 +79,7 @@ export class SimWorld implements SimWorldApi {
   private readonly wallets: Wallet[] = [];
   private readonly complementOf = new Map<SimProposition, SimProposition>();
   private readonly depth: number;
+  private readonly books: SimBookPool;
   private tickCount = 0;
   private tradeSeq = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -90,6 +92,7 @@ export class SimWorld implements SimWorldApi {
     this.clock = opts.now ?? Date.now;
     this.ticksPerSecond = opts.ticksPerSecond ?? 200;
     this.depth = opts.depth ?? 8;
+    this.books = new SimBookPool(this.depth);
     this.anchor = Math.floor(this.clock() / DAY) * DAY;
     for (const v of opts.venues) {
       this.byVenue.set(v.label, []);
@@ -109,7 +112,7 @@ export class SimWorld implements SimWorldApi {
   }
 
   listing(venue: VenueLabel, id: string): SimListing | undefined {
-    return this.byId.get(`${venue}\u0000${id}`);
+    return this.byId.get(venue)?.get(id);
   }
 
   trades(venue: VenueLabel): readonly SimTrade[] {
@@ -223,7 +226,7 @@ export class SimWorld implements SimWorldApi {
       const spec = phrase(v, prop, meta, this.rng);
       if (!spec) continue;
       const id = flat(spec.id || spec.ids['condition_id']!);
-      if (this.byId.has(`${v.label}\u0000${id}`)) continue;
+      if (this.byId.get(v.label)?.has(id)) continue;
       const createdAt = spec.createdAt !== undefined ? this.anchor + spec.createdAt : this.anchor - 30 * DAY;
       const ids: Record<string, string> = {};
       for (const [k, v] of Object.entries(spec.ids)) ids[k] = flat(v);
@@ -245,7 +248,7 @@ export class SimWorld implements SimWorldApi {
         createdAt,
         openTime: createdAt,
         closeTime: prop.event.closeTime,
-        book: new OrderBook(id),
+        book: this.books.book(),
         last: undefined,
         volume: 0,
         openInterest: 0,
@@ -262,7 +265,9 @@ export class SimWorld implements SimWorldApi {
 
   private addListing(l: SimListing): void {
     this.byVenue.get(l.venue)!.push(l);
-    this.byId.set(`${l.venue}\u0000${l.id}`, l);
+    let ids = this.byId.get(l.venue);
+    if (!ids) this.byId.set(l.venue, (ids = new Map()));
+    ids.set(l.id, l);
     this.active.push(l);
   }
 
@@ -324,42 +329,37 @@ export class SimWorld implements SimWorldApi {
     st.offset = Math.round(st.offset * 0.97 + rng.normal() * 25);
     const mid = this.target(l, st);
     const book = l.book;
+    const bids = book.bids;
+    const asks = book.asks;
     const changes: [BookSideName, number, number, number][] = [];
     const bestBid = Math.floor((mid - (st.spreadTicks * st.tick) / 2) / st.tick) * st.tick;
     const bestAsk = bestBid + st.spreadTicks * st.tick;
-    const curBid = book.bids.best();
-    const curAsk = book.asks.best();
+    const curBid = bids.best();
+    const curAsk = asks.best();
     if (curBid !== bestBid || curAsk !== bestAsk) {
       // Re-center: the desired ladder around the new mid, keeping sizes at prices that stay.
       const want = new Map<string, number>();
       for (let i = 0; i < this.depth; i++) {
         const b = bestBid - i * st.tick;
         const a = bestAsk + i * st.tick;
-        if (b >= st.tick) want.set(`b${b}`, book.bids.get(b) || this.size());
-        if (a <= 10_000 - st.tick) want.set(`a${a}`, book.asks.get(a) || this.size());
+        if (b >= st.tick) want.set(`b${b}`, bids.get(b) || this.size());
+        if (a <= 10_000 - st.tick) want.set(`a${a}`, asks.get(a) || this.size());
       }
-      for (let i = 0; i < book.bids.length; i++) {
-        const p = book.bids.prices[i]!;
-        if (!want.has(`b${p}`)) changes.push(['bid', p, 0, book.bids.sizes[i]!]);
-      }
-      for (let i = 0; i < book.asks.length; i++) {
-        const p = book.asks.prices[i]!;
-        if (!want.has(`a${p}`)) changes.push(['ask', p, 0, book.asks.sizes[i]!]);
-      }
+      for (const [p, size] of bids.levels()) if (!want.has(`b${p}`)) changes.push(['bid', p, 0, size]);
+      for (const [p, size] of asks.levels()) if (!want.has(`a${p}`)) changes.push(['ask', p, 0, size]);
       for (const [k, size] of want) {
         const side: BookSideName = k[0] === 'b' ? 'bid' : 'ask';
         const p = Number(k.slice(1));
-        const prev = (side === 'bid' ? book.bids : book.asks).get(p);
+        const prev = (side === 'bid' ? bids : asks).get(p);
         if (prev !== size) changes.push([side, p, size, prev]);
       }
     } else {
-      const side = rng.chance(0.5) ? book.bids : book.asks;
+      const isBid = rng.chance(0.5);
+      const side = isBid ? bids : asks;
       if (side.length > 0) {
-        const i = rng.int(0, side.length - 1);
-        const p = side.prices[i]!;
-        const prev = side.sizes[i]!;
+        const [p, prev] = side.levels()[rng.int(0, side.length - 1)]!;
         const next = Math.max(25, prev + rng.int(-8, 8) * 25);
-        if (next !== prev) changes.push([side === book.bids ? 'bid' : 'ask', p, next, prev]);
+        if (next !== prev) changes.push([isBid ? 'bid' : 'ask', p, next, prev]);
       }
     }
     this.applyBook(l, changes);

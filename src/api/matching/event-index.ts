@@ -15,14 +15,29 @@ export interface EventRec {
   readonly completed: boolean;
 }
 
+interface EventDoc {
+  readonly id: string;
+  readonly title: string;
+  readonly text: string;
+}
+
+/** Past this many distinct queries the hit cache starts over. */
+const HIT_CACHE = 500;
+
 /**
  * The events of the served groups, sorted by date, and a MiniSearch index over them and their
- * markets; both rebuilt on first use after the groups change.
+ * markets. On first use after the groups change the event list is rebuilt, and only the events
+ * whose indexed text changed are indexed again (re-indexing every event's text took seconds at
+ * 100k markets, and the groups change every few seconds under live ingest). Hits of a query are
+ * kept until the next change.
  */
 export class EventIndex {
   private list: EventRec[] = [];
   private byId = new Map<string, EventRec>();
-  private index: MiniSearch<{ id: string; title: string; text: string }> | undefined;
+  private readonly index = new MiniSearch<EventDoc>({ fields: ['title', 'text'], storeFields: ['id'], searchOptions: { boost: { title: 2 } } });
+  /** Event id → hash of its indexed title and text: what is in the index now. */
+  private readonly indexed = new Map<string, number>();
+  private readonly hits = new Map<string, readonly string[]>();
   private builtFor = -1;
 
   constructor(
@@ -39,18 +54,30 @@ export class EventIndex {
   /** Searches events: short all-caps words (NFL, CPI, BTC) match only as whole words. */
   search(q: string): EventRec[] {
     this.rebuild();
-    const terms = q.split(/\s+/).filter(Boolean);
-    const acronym = (t: string): boolean => /^[A-Z0-9]{2,5}$/.test(t);
-    const hits = this.index!.search(q, {
-      combineWith: 'AND',
-      prefix: (term, i, all) => i === all.length - 1 && !terms.some((t) => acronym(t) && t.toLowerCase() === term) && term.length >= 3,
-      fuzzy: (term) => (terms.some((t) => acronym(t) && t.toLowerCase() === term) || term.length < 5 ? false : 0.15),
-    });
-    return hits.map((h) => this.byId.get(String(h.id))).filter((e): e is EventRec => e !== undefined);
+    let ids = this.hits.get(q);
+    if (ids === undefined) {
+      const terms = q.split(/\s+/).filter(Boolean);
+      const acronym = (t: string): boolean => /^[A-Z0-9]{2,5}$/.test(t);
+      ids = this.index
+        .search(q, {
+          combineWith: 'AND',
+          prefix: (term, i, all) => i === all.length - 1 && !terms.some((t) => acronym(t) && t.toLowerCase() === term) && term.length >= 3,
+          fuzzy: (term) => (terms.some((t) => acronym(t) && t.toLowerCase() === term) || term.length < 5 ? false : 0.15),
+        })
+        .map((h) => String(h.id));
+      if (this.hits.size >= HIT_CACHE) this.hits.clear();
+      this.hits.set(q, ids);
+    }
+    const out: EventRec[] = [];
+    for (const id of ids) {
+      const e = this.byId.get(id);
+      if (e) out.push(e);
+    }
+    return out;
   }
 
   private rebuild(): void {
-    if (this.builtFor === this.matching.version && this.index) return;
+    if (this.builtFor === this.matching.version) return;
     const byEvent = new Map<string, ServedGroup[]>();
     for (const g of this.matching.served()) {
       const list = byEvent.get(g.eventKey);
@@ -62,15 +89,30 @@ export class EventIndex {
     events.sort((a, b) => ((a.date ?? '9999') < (b.date ?? '9999') ? -1 : (a.date ?? '9999') > (b.date ?? '9999') ? 1 : a.event_id < b.event_id ? -1 : 1));
     this.list = events;
     this.byId = new Map(events.map((e) => [e.event_id, e]));
-    this.index = new MiniSearch({ fields: ['title', 'text'], storeFields: ['id'], searchOptions: { boost: { title: 2 } } });
-    this.index.addAll(
-      events.map((e) => ({
-        id: e.event_id,
-        title: e.title,
-        text: e.groups.map((g) => [g.title, ...g.members.map((m) => this.state.catalog.byKey(m.key)?.title ?? '')].join(' ')).join(' '),
-      })),
-    );
+    this.reindex(events);
+    this.hits.clear();
     this.builtFor = this.matching.version;
+  }
+
+  /** Brings the search index to `events`: drops the events gone, indexes the new and the changed. */
+  private reindex(events: readonly EventRec[]): void {
+    const seen = new Set<string>();
+    for (const e of events) {
+      seen.add(e.event_id);
+      const text = e.groups.map((g) => [g.title, ...g.members.map((m) => this.state.catalog.byKey(m.key)?.title ?? '')].join(' ')).join(' ');
+      const h = hash(e.title, text);
+      const had = this.indexed.get(e.event_id);
+      if (had === h) continue;
+      const doc = { id: e.event_id, title: e.title, text };
+      if (had === undefined) this.index.add(doc);
+      else this.index.replace(doc);
+      this.indexed.set(e.event_id, h);
+    }
+    for (const id of this.indexed.keys())
+      if (!seen.has(id)) {
+        this.index.discard(id);
+        this.indexed.delete(id);
+      }
   }
 
   private event(id: string, groups: ServedGroup[], now: number): EventRec {
@@ -90,6 +132,13 @@ export class EventIndex {
       completed: allClosed || past,
     };
   }
+}
+
+/** FNV-1a over two strings: whether an event's indexed text changed, without keeping the text. */
+function hash(a: string, b: string): number {
+  let h = 0x811c9dc5;
+  for (const s of [a, '\u0000', b]) for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
 }
 
 /** The earliest close date (YYYY-MM-DD) of some markets, null when none has one. */

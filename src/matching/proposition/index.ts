@@ -91,7 +91,57 @@ export function extractProposition(m: MatchInput): Proposition {
   // The draft is private to this call: it becomes the result without a copy.
   const p = d as Draft & { signature: string };
   p.signature = signatureOf(d);
+  compact(p);
   return p;
+}
+
+const NONE: readonly string[] = Object.freeze([]);
+/** Past this many entries an intern table starts over: bounded whatever the churn of listings. */
+const INTERN_CAP = 65_536;
+const strings = new Map<string, string>();
+const lists = new Map<string, readonly string[]>();
+
+/** One copy of a string many propositions hold (team ids, names, days). */
+function intern(s: string | null): string | null {
+  if (s === null) return null;
+  const had = strings.get(s);
+  if (had !== undefined) return had;
+  if (strings.size >= INTERN_CAP) strings.clear();
+  strings.set(s, s);
+  return s;
+}
+
+/** One frozen copy of a list many propositions hold (a game's teams, evidence); the empty list is shared. */
+function internList(xs: readonly string[]): readonly string[] {
+  if (xs.length === 0) return NONE;
+  const key = xs.join('\u0000');
+  let had = lists.get(key);
+  if (had === undefined) {
+    if (lists.size >= INTERN_CAP) lists.clear();
+    lists.set(key, (had = Object.freeze(xs.map((x) => intern(x)!))));
+  }
+  return had;
+}
+
+/**
+ * Shares what many of the matcher's propositions (one per listing, all kept) hold alike. An array
+ * grown by push keeps room for 17 elements; each listing of a game would hold its own copy of the
+ * game's team ids, names and day.
+ */
+function compact(d: Draft & { signature: string }): void {
+  const out: { -readonly [K in keyof Proposition]: Proposition[K] } = d;
+  out.evidence = internList(d.evidence);
+  out.teams = internList(d.teams);
+  out.tokens = internList(d.tokens);
+  out.subjectCandidates = internList(d.subjectCandidates);
+  out.subject = intern(d.subject);
+  out.subjectName = intern(d.subjectName);
+  out.home = intern(d.home);
+  out.away = intern(d.away);
+  out.team = intern(d.team);
+  out.player = intern(d.player);
+  out.date = intern(d.date);
+  out.month = intern(d.month);
 }
 
 /** Runs a parser on a clean draft (a failed earlier parser may have written fields). */

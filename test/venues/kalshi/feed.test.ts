@@ -78,7 +78,8 @@ async function waitFor(what: string, pred: () => boolean, timeoutMs = 3_000): Pr
   }
 }
 
-const levels = (b: OrderBook): string => JSON.stringify([b.bids.levels(), b.asks.levels()]);
+const levels = (b: { readonly bids: { levels(): unknown }; readonly asks: { levels(): unknown } }): string =>
+  JSON.stringify([b.bids.levels(), b.asks.levels()]);
 
 /** Tradable listings whose books differ from ours (empty = all equal). */
 function mismatched(h: Harness): string[] {

@@ -127,8 +127,8 @@ export function gammaMarket(world: SimWorldApi, l: SimListing, ev?: Record<strin
   const ref = bid !== undefined && ask !== undefined ? Math.round((bid + ask) / 2) : (l.last ?? 5000);
   const yesPrice = result === 'yes' ? PAYOUT : result === 'no' ? 0 : (l.last ?? ref);
   let liquidity = 0;
-  for (let i = 0; i < l.book.bids.length; i++) liquidity += (l.book.bids.prices[i]! * l.book.bids.sizes[i]!) / PAYOUT;
-  for (let i = 0; i < l.book.asks.length; i++) liquidity += ((PAYOUT - l.book.asks.prices[i]!) * l.book.asks.sizes[i]!) / PAYOUT;
+  for (const [p, q] of l.book.bids.levels()) liquidity += (p * q) / PAYOUT;
+  for (const [p, q] of l.book.asks.levels()) liquidity += ((PAYOUT - p) * q) / PAYOUT;
   liquidity = Math.round(liquidity * 1e4) / 1e4;
   const closed = CLOSED.includes(l.status);
   return {
