@@ -129,7 +129,7 @@ afterAll(async () => {
 describe('settlement audit through the service', () => {
   it('before any settlement: the game group trades (an arbitrage) and nothing is counted', async () => {
     const game = groupOf('venue_a', 'GAME-A');
-    await vi.waitFor(() => expect(domain.signals.get(game.group_id)?.arbs).toHaveLength(1), { timeout: 5_000, interval: 20 });
+    await vi.waitFor(() => expect(domain.signals.get(game.group_id)?.arbs).toHaveLength(1), { timeout: 30_000, interval: 20 });
     const r = await get('/matching-markets/quality');
     expect(r.status).toBe(200);
     expect(r.body.summary).toEqual({ agreements: 0, contradictions: 0, voided: 0, pending: 0, precision: null, pending_groups: 0, suspect_groups: 0 });
@@ -147,7 +147,7 @@ describe('settlement audit through the service', () => {
     ])
       applyEvent(s, ev);
     const game = groupOf('venue_a', 'GAME-A').group_id;
-    await vi.waitFor(() => expect(domain.matching.servedGroup(game)!.suspect).toBeDefined(), { timeout: 5_000, interval: 20 });
+    await vi.waitFor(() => expect(domain.matching.servedGroup(game)!.suspect).toBeDefined(), { timeout: 30_000, interval: 20 });
     expect(domain.signals.get(game)).toBeUndefined();
     expect(groupOf('venue_a', 'FED-A').suspect).toBeUndefined();
 
@@ -249,7 +249,7 @@ describe('settlement audit through the service', () => {
     await vi.waitFor(
       async () => expect((await get('/matching-markets/quality')).body.summary).toMatchObject({ agreements: 2, pending: 4, pending_groups: 1 }),
       {
-        timeout: 5_000,
+        timeout: 30_000,
         interval: 20,
       },
     );

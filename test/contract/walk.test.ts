@@ -252,7 +252,7 @@ describe('the OpenAPI document against a running service', () => {
     ws.send(JSON.stringify({ action: 'subscribe', channel: 'ev' }));
     ws.send(JSON.stringify({ action: 'subscribe', channel: 'smart_money' }));
     ws.send(JSON.stringify({ action: 'subscribe', channel: 'fade_finder' }));
-    await expect.poll(() => [...seen.values()].filter((m) => m['type'] === 'subscribed').length, { timeout: 5_000, interval: 50 }).toBeGreaterThan(0);
+    await expect.poll(() => [...seen.values()].filter((m) => m['type'] === 'subscribed').length, { timeout: 30_000, interval: 50 }).toBeGreaterThan(0);
     // An alert of each feed as the alert engine emits them, and a feed notice on the venue's status topic.
     const t = Date.now();
     for (const [i, type] of (['insider', 'fade'] as const).entries())

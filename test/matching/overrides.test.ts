@@ -91,7 +91,7 @@ describe('crossbook groups against a running service (needs dist/: npx tsc -p ts
         expect(mb?.reasons).toEqual(['override']);
         expect(ma!.inverted).not.toBe(mb!.inverted);
       },
-      { timeout: 5_000, interval: 50 },
+      { timeout: 30_000, interval: 50 },
     );
     expect((await cli('list-overrides')).stdout).toMatch(/^link .* inverted=true/);
     await cli('unlink', a, b);
@@ -101,7 +101,7 @@ describe('crossbook groups against a running service (needs dist/: npx tsc -p ts
         const gb = matching.groupIdOf(b.slice(0, b.indexOf(':')), b.slice(b.indexOf(':') + 1));
         expect(ga === undefined || ga !== gb).toBe(true);
       },
-      { timeout: 5_000, interval: 50 },
+      { timeout: 30_000, interval: 50 },
     );
     expect((await cli('list-overrides')).stdout).toMatch(/^unlink /);
   });

@@ -89,7 +89,7 @@ async function connect(key: string): Promise<Client> {
           found = msgs.find(pred);
           expect(found).toBeDefined();
         },
-        { timeout: 3000, interval: 10 },
+        { timeout: 30_000, interval: 10 },
       );
       msgs.splice(msgs.indexOf(found!), 1);
       return found!;

@@ -113,7 +113,7 @@ async function connect(key: string | undefined, headers = true): Promise<Client>
           found = msgs.find(pred);
           expect(found).toBeDefined();
         },
-        { timeout: 3000, interval: 10 },
+        { timeout: 30_000, interval: 10 },
       );
       msgs.splice(msgs.indexOf(found!), 1);
       return found!;

@@ -52,7 +52,7 @@ describe('manifold feed against the simulator', () => {
       const want = Object.fromEntries(listed.map((l) => [l.id, probabilityOf(l)]));
       expect(got).toEqual(want);
     };
-    await vi.waitFor(check, { timeout: 3000, interval: 20 });
+    await vi.waitFor(check, { timeout: 30_000, interval: 20 });
     for (const l of listed) {
       const q = quotes.get(l.id)!;
       expect(q.yesBid).toBeUndefined();
@@ -70,14 +70,14 @@ describe('manifold feed against the simulator', () => {
 
     const before = quoteEvents;
     world.tick(3000);
-    await vi.waitFor(check, { timeout: 3000, interval: 20 });
+    await vi.waitFor(check, { timeout: 30_000, interval: 20 });
     expect(quoteEvents).toBeGreaterThan(before);
 
     server.fault({ kind: 'malformed', count: 3 });
-    await vi.waitFor(() => expect(feed.stats.malformedTotal).toBeGreaterThanOrEqual(3), { timeout: 3000, interval: 20 });
+    await vi.waitFor(() => expect(feed.stats.malformedTotal).toBeGreaterThanOrEqual(3), { timeout: 30_000, interval: 20 });
     server.fault({ kind: 'disconnect' });
     world.tick(2000);
-    await vi.waitFor(check, { timeout: 3000, interval: 20 });
+    await vi.waitFor(check, { timeout: 30_000, interval: 20 });
     expect(feed.stats.malformed.get('market')).toBeGreaterThanOrEqual(2);
     expect(feed.stats.malformed.get('http_schema')).toBeGreaterThanOrEqual(1);
   });

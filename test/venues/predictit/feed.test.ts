@@ -67,7 +67,7 @@ describe('predictit feed against the simulator', () => {
       const want = Object.fromEntries(listed.map((l) => [l.id, expectedQuote(l)]));
       expect(got).toEqual(want);
     };
-    await vi.waitFor(check, { timeout: 2000, interval: 20 });
+    await vi.waitFor(check, { timeout: 30_000, interval: 20 });
 
     const { markets } = collect(events);
     for (const l of listed) {
@@ -85,17 +85,17 @@ describe('predictit feed against the simulator', () => {
 
     const quotesBefore = events.filter((e) => e.type === 'quote').length;
     world.tick(3000);
-    await vi.waitFor(check, { timeout: 2000, interval: 20 });
+    await vi.waitFor(check, { timeout: 30_000, interval: 20 });
     // The world moved these books, so the check above compared new prices, not the first ones.
     expect(events.filter((e) => e.type === 'quote').length).toBeGreaterThan(quotesBefore);
 
     // Bad bodies are counted and dropped; nothing listed is closed by mistake and prices stay right.
     server.fault({ kind: 'malformed', count: 3 });
-    await vi.waitFor(() => expect(feed.stats.malformedTotal).toBeGreaterThanOrEqual(3), { timeout: 2000, interval: 20 });
+    await vi.waitFor(() => expect(feed.stats.malformedTotal).toBeGreaterThanOrEqual(3), { timeout: 30_000, interval: 20 });
     expect(events.filter((e) => e.type === 'market_status')).toEqual([]);
     server.fault({ kind: 'disconnect' });
     world.tick(2000);
-    await vi.waitFor(check, { timeout: 2000, interval: 20 });
+    await vi.waitFor(check, { timeout: 30_000, interval: 20 });
     expect(feed.stats.malformed.get('contract')).toBeGreaterThanOrEqual(1);
     expect(feed.stats.malformed.get('market')).toBeGreaterThanOrEqual(1);
     expect(feed.stats.malformed.get('all')).toBeGreaterThanOrEqual(1);
@@ -118,7 +118,7 @@ describe('predictit feed against a venue that answers badly', () => {
     const events: NormalizedEvent[] = [];
     const sub = feed.events$.subscribe((e) => events.push(e));
     cleanups.push(() => sub.unsubscribe());
-    await vi.waitFor(() => expect(events.filter((e) => e.type === 'quote')).toHaveLength(2), { timeout: 2000, interval: 10 });
+    await vi.waitFor(() => expect(events.filter((e) => e.type === 'quote')).toHaveLength(2), { timeout: 30_000, interval: 10 });
     expect(events.map((e) => (e.type === 'feed' ? `feed:${e.state}` : e.type))).toEqual([
       'feed:error',
       'feed:connected',
