@@ -78,6 +78,8 @@ export class UpsertChanges {
  */
 export class FramePath {
   private readonly stats: FeedStats;
+  /** Delivers one event of a frame the mapper read in place, as `push` delivers mapped ones. */
+  private readonly deliver: (e: NormalizedEvent) => void;
 
   constructor(
     private readonly mapper: Mapper,
@@ -86,6 +88,14 @@ export class FramePath {
     private readonly hooks: FrameHooks = {},
   ) {
     this.stats = mapper.stats;
+    const onEvent = hooks.onEvent;
+    this.deliver =
+      onEvent === undefined
+        ? (e) => this.emit(e)
+        : (e) => {
+            this.emit(e);
+            onEvent(e);
+          };
   }
 
   /** One frame: text or an already-parsed document, received at `localTimestamp`. */
@@ -94,6 +104,10 @@ export class FramePath {
     if (typeof raw === 'string') {
       if (this.hooks.isControl !== undefined && this.hooks.isControl(raw)) {
         this.stats.ignored++;
+        return;
+      }
+      if (this.mapper.mapText !== undefined && this.mapper.mapText(raw, localTimestamp, this.deliver)) {
+        if (this.hooks.afterFrame !== undefined) this.hooks.afterFrame();
         return;
       }
       raw = parseFrame(raw, this.stats);
