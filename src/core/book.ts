@@ -127,6 +127,11 @@ export class OrderBook {
   version = 0;
   /** Venue time of the last applied change, ms. */
   timestamp = 0;
+  /**
+   * Which side of its market this book is: the YES book, or the NO book read as its complement.
+   * The state's BookStore keeps it from the catalog's instruments, so the hot path reads it here.
+   */
+  role: 'yes' | 'no' = 'yes';
 
   constructor(readonly instrument: string) {}
 
@@ -149,8 +154,11 @@ export class OrderBook {
    */
   apply(changes: readonly (readonly [BookSideName, number, number])[], timestamp: number): void {
     if (!this.ready) throw new BookIntegrityError(this.instrument, 'not_ready', 'delta before snapshot');
-    for (const c of changes) this.check(c[1], c[2]);
-    for (const [side, p, s] of changes) (side === 'bid' ? this.bids : this.asks).set(p, s);
+    for (let i = 0; i < changes.length; i++) this.check(changes[i]![1], changes[i]![2]);
+    for (let i = 0; i < changes.length; i++) {
+      const c = changes[i]!;
+      (c[0] === 'bid' ? this.bids : this.asks).set(c[1], c[2]);
+    }
     this.version++;
     this.timestamp = timestamp;
   }
