@@ -2,7 +2,7 @@ import { Observable, type OperatorFunction } from 'rxjs';
 import type { FeedEvent, MarketUpsert, NormalizedEvent, VenueLabel } from '../../core/types.js';
 import type { Mapper } from './mapper.js';
 import type { FeedStats } from './stats.js';
-import { upsertKey } from './util.js';
+import { upsertHash } from './util.js';
 
 /** A raw frame as it arrives: text (or an already-parsed value) and our receive time. */
 export interface RawFrame {
@@ -44,13 +44,14 @@ export interface FrameHooks {
  * contract again in full when it comes back).
  */
 export class UpsertChanges {
-  private readonly last = new Map<string, string>();
+  /** Market → hash of the last upsert emitted (upsertHash: eight bytes, not the record). */
+  private readonly last = new Map<string, number>();
 
   /** Whether `u` differs from the last upsert emitted for its market; remembers it if so. */
   changed(u: MarketUpsert): boolean {
-    const key = upsertKey(u);
-    if (this.last.get(u.marketId) === key) return false;
-    this.last.set(u.marketId, key);
+    const hash = upsertHash(u);
+    if (this.last.get(u.marketId) === hash) return false;
+    this.last.set(u.marketId, hash);
     return true;
   }
 
