@@ -413,6 +413,8 @@ export class KalshiMapper implements Mapper {
   private readonly events = new Map<string, Pick<KalshiEvent, 'title' | 'series_ticker' | 'category' | 'sub_title'>>();
   private readonly statuses = new Map<string, MarketStatus>();
   private readonly scanned = deltaText();
+  /** Markets whose books wait for a snapshot: what the feed's retry timer asks about, without a walk over every book. */
+  private readonly waiting = new Set<string>();
 
   constructor(
     readonly config: VenueConfig,
@@ -427,6 +429,7 @@ export class KalshiMapper implements Mapper {
     this.books.clear();
     this.sids.clear();
     this.resync.clear();
+    this.waiting.clear();
   }
 
   /** Markets that need a fresh snapshot since the last call, by sid (the feed sends get_snapshot). */
@@ -441,8 +444,9 @@ export class KalshiMapper implements Mapper {
   /** Markets still waiting for a snapshot, by sid (for the feed's retry timer). */
   awaiting(): ResyncRequest[] {
     const by = new Map<number, string[]>();
-    for (const [t, b] of this.books) {
-      if (b.live) continue;
+    for (const t of this.waiting) {
+      const b = this.books.get(t);
+      if (b === undefined || b.live) continue;
       const l = by.get(b.sid);
       if (l) l.push(t);
       else by.set(b.sid, [t]);
@@ -603,6 +607,7 @@ export class KalshiMapper implements Mapper {
 
   private await(ticker: string, b: MarketBook): void {
     b.live = false;
+    this.waiting.add(ticker);
     b.yes = [];
     b.no = [];
     let r = this.resync.get(b.sid);
@@ -616,7 +621,12 @@ export class KalshiMapper implements Mapper {
     this.resync.delete(sid);
     this.stats.ignored++;
     // The feed asked for this: the books are no longer maintained, so they are forgotten quietly.
-    if (st) for (const t of st.tickers) if (this.books.get(t)?.sid === sid) this.books.delete(t);
+    if (st)
+      for (const t of st.tickers)
+        if (this.books.get(t)?.sid === sid) {
+          this.books.delete(t);
+          this.waiting.delete(t);
+        }
   }
 
   /**
@@ -654,6 +664,7 @@ export class KalshiMapper implements Mapper {
       marketId: prev?.marketId ?? this.id(ticker),
     };
     this.books.set(ticker, b);
+    this.waiting.delete(ticker);
     this.sid(f.sid).tickers.add(ticker);
     this.resync.get(f.sid)?.delete(ticker);
     const { bids, asks } = yesPerspective(yes, no);

@@ -163,6 +163,9 @@ describe('KalshiMapper.mapText: orderbook_delta read in place', () => {
     expect(text.fast).toBe(1);
     expect(outcome(text)).toEqual(outcome(parsed));
     expect(text.mapper.hasBook(TICKER)).toBe(false);
+    expect(text.mapper.awaiting()).toEqual([{ sid: 2, tickers: [TICKER] }]);
+    text.mapper.reset();
+    expect(text.mapper.awaiting()).toEqual([]);
   });
 
   it('the scanner refuses what JSON.parse would read differently', () => {
