@@ -14,7 +14,7 @@ export function issue(e: { issues: readonly { path: readonly PropertyKey[]; mess
 
 /**
  * What a market upsert says, without its timestamps, as a 53-bit hash: what the de-duplication of
- * upserts remembers per market, eight bytes where the record's JSON took a kilobyte. Two upserts
+ * upserts remembers per market, eight bytes rather than the record's JSON. Two upserts
  * that JSON.stringify would write alike hash alike; a change the hash misses is a one in 2^53
  * chance per change.
  */
