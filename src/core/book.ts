@@ -13,17 +13,49 @@ export class BookIntegrityError extends Error {
   }
 }
 
+/** Free slots a side's arrays get past its levels when they are (re)allocated. */
+const HEADROOM = 4;
+
+/**
+ * An array of `src`'s first `n` values (n > 0) with room for `cap`: V8 keeps the store of
+ * `new Array(cap)` when the length drops to n, unless n is 0 or under half of it.
+ */
+function sized(src: readonly number[], n: number, cap: number): number[] {
+  const a = new Array<number>(cap);
+  for (let i = 0; i < n; i++) a[i] = src[i]!;
+  a.length = n;
+  return a;
+}
+
 /**
  * One side of an L2 book: parallel sorted arrays of prices (integer units) and sizes, best first.
  * Chosen over an array indexed by tick after bench/book.bench.ts: books hold tens of levels, so a
  * binary search plus a short splice beats a 10_001-slot ladder on memory (100k books) and keeps
- * "best" at index 0.
+ * "best" at index 0. The side sizes its arrays itself, a few slots past its levels: grown by
+ * `push`, V8 would add half again and 16 slots, most of them never used by a book of ten levels.
  */
 export class BookSide {
-  readonly prices: number[] = [];
-  readonly sizes: number[] = [];
+  /** Best first. The side may replace the arrays when it grows: read them through the side. */
+  prices: number[] = [];
+  sizes: number[] = [];
+  /** Slots this side allocated in `prices` and `sizes`; 0 while V8 sized them (empty, or grown by a first push). */
+  private cap = 0;
   /** true for bids (descending), false for asks (ascending). */
   constructor(readonly descending: boolean) {}
+
+  /** Reallocates the arrays to the levels there are plus HEADROOM (after a snapshot). */
+  trim(): void {
+    const n = this.prices.length;
+    if (n === 0 || this.cap === n + HEADROOM) return;
+    this.resize(n + HEADROOM);
+  }
+
+  private resize(cap: number): void {
+    const n = this.prices.length;
+    this.cap = cap;
+    this.prices = sized(this.prices, n, cap);
+    this.sizes = sized(this.sizes, n, cap);
+  }
 
   get length(): number {
     return this.prices.length;
@@ -58,8 +90,8 @@ export class BookSide {
    * the old generation and its mark-compact pauses showed up in the WebSocket p99.
    */
   set(price: number, size: number): void {
-    const p = this.prices;
-    const z = this.sizes;
+    let p = this.prices;
+    let z = this.sizes;
     const i = this.find(price);
     const n = p.length;
     if (i < n && p[i] === price) {
@@ -73,7 +105,13 @@ export class BookSide {
       }
       p.pop();
       z.pop();
+      if (n === 1) this.cap = 0; // length 0 released the store
     } else if (size !== 0) {
+      if (n > 0 && n >= this.cap) {
+        this.resize(n + 1 + HEADROOM);
+        p = this.prices;
+        z = this.sizes;
+      }
       p.push(price);
       z.push(size);
       for (let k = n; k > i; k--) {
@@ -91,9 +129,11 @@ export class BookSide {
     return i < this.prices.length && this.prices[i] === price ? this.sizes[i]! : 0;
   }
 
+  /** Removes every level (the arrays' store is released: length 0 drops it). */
   clear(): void {
     this.prices.length = 0;
     this.sizes.length = 0;
+    this.cap = 0;
   }
 
   best(): number | undefined {
@@ -127,6 +167,11 @@ export class OrderBook {
   version = 0;
   /** Venue time of the last applied change, ms. */
   timestamp = 0;
+  /**
+   * Which side of its market this book is: the YES book, or the NO book read as its complement.
+   * The state's BookStore keeps it from the catalog's instruments, so the hot path reads it here.
+   */
+  role: 'yes' | 'no' = 'yes';
 
   constructor(readonly instrument: string) {}
 
@@ -138,6 +183,8 @@ export class OrderBook {
     this.asks.clear();
     for (const [p, s] of bids) if (s > 0) this.bids.set(p, s);
     for (const [p, s] of asks) if (s > 0) this.asks.set(p, s);
+    this.bids.trim();
+    this.asks.trim();
     this.ready = true;
     this.version++;
     this.timestamp = timestamp;
@@ -149,8 +196,11 @@ export class OrderBook {
    */
   apply(changes: readonly (readonly [BookSideName, number, number])[], timestamp: number): void {
     if (!this.ready) throw new BookIntegrityError(this.instrument, 'not_ready', 'delta before snapshot');
-    for (const c of changes) this.check(c[1], c[2]);
-    for (const [side, p, s] of changes) (side === 'bid' ? this.bids : this.asks).set(p, s);
+    for (let i = 0; i < changes.length; i++) this.check(changes[i]![1], changes[i]![2]);
+    for (let i = 0; i < changes.length; i++) {
+      const c = changes[i]!;
+      (c[0] === 'bid' ? this.bids : this.asks).set(c[1], c[2]);
+    }
     this.version++;
     this.timestamp = timestamp;
   }

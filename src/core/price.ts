@@ -15,8 +15,13 @@ export const PAYOUT = UNITS_PER_DOLLAR;
  * A character loop, not a regex: it runs for every level of every book frame.
  */
 export function parseDollars(s: string): number {
-  const n = s.length;
-  let i = 0;
+  return parseDollarsAt(s, 0, s.length);
+}
+
+/** `parseDollars` of `s.slice(start, end)`, without the slice (frames scanned in place). */
+export function parseDollarsAt(s: string, start: number, end: number): number {
+  const n = end;
+  let i = start;
   let int = 0;
   let intDigits = 0;
   for (; i < n; i++) {
@@ -107,6 +112,36 @@ export function parseSize(s: string): number {
   }
   if (digits === 0) return NaN;
   return roundSize(Number(s));
+}
+
+/**
+ * `parseSize` of `s.slice(start, end)`. Up to six decimals and fifteen digits it counts exact
+ * millionths, which is what `roundSize(Number(…))` gives too, without the slice; longer strings
+ * go through `parseSize`.
+ */
+export function parseSizeAt(s: string, start: number, end: number): number {
+  const neg = s.charCodeAt(start) === 45; /* - */
+  let i = neg ? start + 1 : start;
+  let units = 0;
+  let digits = 0;
+  let frac = -1;
+  for (; i < end; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 46 /* . */) {
+      if (frac >= 0) return NaN;
+      frac = 0;
+    } else if (c >= 48 && c <= 57) {
+      if (frac >= 0) frac++;
+      digits++;
+      units = units * 10 + (c - 48);
+    } else return NaN;
+  }
+  if (digits === 0) return NaN;
+  const scale = frac < 0 ? 6 : 6 - frac;
+  if (scale < 0 || digits + scale > 15) return parseSize(s.slice(start, end));
+  for (let k = 0; k < scale; k++) units *= 10;
+  const v = units / 1e6;
+  return neg ? -v : v;
 }
 
 /** Rounds a size to 1e-6 contracts (the finest any venue reports). */

@@ -38,7 +38,7 @@ export function sideLevels(side: BookSide, depth: number, complement: boolean): 
 }
 
 /** Which side of its market an instrument's book is: the YES book, or the NO book (complement). */
-export type BookRole = 'yes' | 'no';
+export type BookRole = OrderBook['role'];
 
 /**
  * Every instrument's L2 book, by venue then instrument (nested maps: no key strings built on the
@@ -75,13 +75,18 @@ export class BookStore {
     let m = this.instrumentsOf.get(venue);
     if (!m) this.instrumentsOf.set(venue, (m = new Map()));
     const cur = m.get(marketId) ?? [undefined, undefined];
+    const books = this.books.get(venue);
     if (yes) {
       r.set(yes, 'yes');
       cur[0] = yes;
+      const b = books?.get(yes);
+      if (b) b.role = 'yes';
     }
     if (no) {
       r.set(no, 'no');
       cur[1] = no;
+      const b = books?.get(no);
+      if (b) b.role = 'no';
     }
     m.set(marketId, cur);
   }
@@ -90,7 +95,10 @@ export class BookStore {
     let v = this.books.get(venue);
     if (!v) this.books.set(venue, (v = new Map()));
     let b = v.get(instrument);
-    if (!b) v.set(instrument, (b = new OrderBook(instrument)));
+    if (!b) {
+      v.set(instrument, (b = new OrderBook(instrument)));
+      b.role = this.roleOf(venue, instrument);
+    }
     return b;
   }
 

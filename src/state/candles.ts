@@ -1,6 +1,5 @@
 import { Subject } from 'rxjs';
 import type { VenueLabel } from '../core/types.js';
-import { marketKey } from './catalog.js';
 
 export const MINUTE = 60_000;
 
@@ -28,11 +27,12 @@ export interface Candle {
  * readers carry the previous close forward.
  */
 export class CandleStore {
-  private readonly open = new Map<string, Candle>();
+  /** venue → market → open candle (nested: no key strings built on the hot path). */
+  private readonly open = new Map<VenueLabel, Map<string, Candle>>();
   readonly closed$ = new Subject<Candle>();
 
   current(venue: VenueLabel, marketId: string): Candle | undefined {
-    return this.open.get(marketKey(venue, marketId));
+    return this.open.get(venue)?.get(marketId);
   }
 
   /**
@@ -40,9 +40,10 @@ export class CandleStore {
    * mid (undefined when either side of the book is empty).
    */
   observe(venue: VenueLabel, marketId: string, price: number, mid: number | undefined, volume: number, ts: number): void {
-    const k = marketKey(venue, marketId);
+    let v = this.open.get(venue);
+    if (v === undefined) this.open.set(venue, (v = new Map()));
     const t = ts - (ts % MINUTE);
-    let c = this.open.get(k);
+    let c = v.get(marketId);
     if (c && c.t !== t) {
       if (t < c.t) return; // late observation for a closed bucket: dropped, buckets are append-only
       this.closed$.next(c);
@@ -50,7 +51,7 @@ export class CandleStore {
     }
     if (!c) {
       c = { venue, marketId, t, o: price, h: price, l: price, c: price, mid: mid ?? price, volume: 0, trades: 0 };
-      this.open.set(k, c);
+      v.set(marketId, c);
     } else {
       if (price > c.h) c.h = price;
       if (price < c.l) c.l = price;
@@ -65,15 +66,16 @@ export class CandleStore {
 
   /** Closes every bucket that ended before `now` (called once a second and at shutdown). */
   flush(now: number, all = false): void {
-    for (const [k, c] of this.open) {
-      if (all || c.t + MINUTE <= now) {
-        this.open.delete(k);
-        this.closed$.next(c);
+    for (const v of this.open.values())
+      for (const [k, c] of v) {
+        if (all || c.t + MINUTE <= now) {
+          v.delete(k);
+          this.closed$.next(c);
+        }
       }
-    }
   }
 
-  openCandles(): IterableIterator<Candle> {
-    return this.open.values();
+  *openCandles(): IterableIterator<Candle> {
+    for (const v of this.open.values()) yield* v.values();
   }
 }

@@ -37,12 +37,12 @@ export class EngineState {
  * hot path. A NO-token change is the mirror of the YES book when that one is live, so it only
  * counts when the market has no ready YES book.
  */
-function refreshTop(s: EngineState, venue: VenueLabel, marketId: string, instrument: string, book: OrderBook, ts: number): void {
+function refreshTop(s: EngineState, venue: VenueLabel, marketId: string, book: OrderBook, ts: number): void {
   let bid: number | undefined;
   let bidSize: number | undefined;
   let ask: number | undefined;
   let askSize: number | undefined;
-  if (s.books.roleOf(venue, instrument) === 'no') {
+  if (book.role === 'no') {
     if (s.books.yesBook(venue, marketId)) return;
     const a = book.asks.prices[0];
     const b = book.bids.prices[0];
@@ -72,14 +72,14 @@ export function applyEvent(s: EngineState, ev: NormalizedEvent): void {
   switch (ev.type) {
     case 'book_snapshot': {
       const b = s.books.applySnapshot(ev);
-      if (b) refreshTop(s, ev.venue, ev.marketId, ev.instrument, b, ev.localTimestamp);
+      if (b) refreshTop(s, ev.venue, ev.marketId, b, ev.localTimestamp);
       else s.quotes.clearBook(ev.venue, ev.marketId, ev.localTimestamp);
       s.health.seen(ev.venue, ev.localTimestamp);
       return;
     }
     case 'book_delta': {
       const b = s.books.applyDelta(ev);
-      if (b) refreshTop(s, ev.venue, ev.marketId, ev.instrument, b, ev.localTimestamp);
+      if (b) refreshTop(s, ev.venue, ev.marketId, b, ev.localTimestamp);
       else if (s.books.instrument(ev.venue, ev.instrument)) s.quotes.clearBook(ev.venue, ev.marketId, ev.localTimestamp);
       s.health.seen(ev.venue, ev.localTimestamp);
       return;

@@ -35,6 +35,19 @@ describe('EngineState.applyEvent', () => {
     expect(s.books.marketBook('venue_b', 'C')).toMatchObject({ bids: [[6500, 2]], asks: [[7000, 7]], ready: true });
   });
 
+  it('a NO-token book that arrived before its market names it is read by complement from then on', () => {
+    const s = new EngineState(venues);
+    const b = { ...base, venue: 'venue_b' };
+    apply(s, [{ ...b, type: 'book_snapshot', marketId: 'C', instrument: 'N', bids: [[3000, 7]], asks: [[3500, 2]] }]);
+    apply(s, [
+      { ...b, type: 'market', marketId: 'C', title: 'C?', status: 'active', yesInstrument: 'Y', noInstrument: 'N' },
+      { ...b, type: 'book_delta', marketId: 'C', instrument: 'N', changes: [['bid', 3100, 4]] },
+    ]);
+    expect(s.books.roleOf('venue_b', 'N')).toBe('no');
+    const q = s.quotes.get('venue_b', 'C')!;
+    expect([q.yesBid, q.yesBidSize, q.yesAsk, q.yesAskSize]).toEqual([6500, 2, 6900, 4]);
+  });
+
   it('drops deltas before a snapshot and resets books on a gap or disconnect', () => {
     const s = new EngineState(venues);
     apply(s, [{ ...base, type: 'book_delta', marketId: 'M', instrument: 'M', changes: [['bid', 4000, 1]] }]);

@@ -2,7 +2,7 @@ import { Observable, type OperatorFunction } from 'rxjs';
 import type { FeedEvent, MarketUpsert, NormalizedEvent, VenueLabel } from '../../core/types.js';
 import type { Mapper } from './mapper.js';
 import type { FeedStats } from './stats.js';
-import { upsertKey } from './util.js';
+import { upsertHash } from './util.js';
 
 /** A raw frame as it arrives: text (or an already-parsed value) and our receive time. */
 export interface RawFrame {
@@ -44,13 +44,14 @@ export interface FrameHooks {
  * contract again in full when it comes back).
  */
 export class UpsertChanges {
-  private readonly last = new Map<string, string>();
+  /** Market → hash of the last upsert emitted (upsertHash: eight bytes, not the record). */
+  private readonly last = new Map<string, number>();
 
   /** Whether `u` differs from the last upsert emitted for its market; remembers it if so. */
   changed(u: MarketUpsert): boolean {
-    const key = upsertKey(u);
-    if (this.last.get(u.marketId) === key) return false;
-    this.last.set(u.marketId, key);
+    const hash = upsertHash(u);
+    if (this.last.get(u.marketId) === hash) return false;
+    this.last.set(u.marketId, hash);
     return true;
   }
 
@@ -78,6 +79,8 @@ export class UpsertChanges {
  */
 export class FramePath {
   private readonly stats: FeedStats;
+  /** Delivers one event of a frame the mapper read in place, as `push` delivers mapped ones. */
+  private readonly deliver: (e: NormalizedEvent) => void;
 
   constructor(
     private readonly mapper: Mapper,
@@ -86,6 +89,14 @@ export class FramePath {
     private readonly hooks: FrameHooks = {},
   ) {
     this.stats = mapper.stats;
+    const onEvent = hooks.onEvent;
+    this.deliver =
+      onEvent === undefined
+        ? (e) => this.emit(e)
+        : (e) => {
+            this.emit(e);
+            onEvent(e);
+          };
   }
 
   /** One frame: text or an already-parsed document, received at `localTimestamp`. */
@@ -94,6 +105,10 @@ export class FramePath {
     if (typeof raw === 'string') {
       if (this.hooks.isControl !== undefined && this.hooks.isControl(raw)) {
         this.stats.ignored++;
+        return;
+      }
+      if (this.mapper.mapText !== undefined && this.mapper.mapText(raw, localTimestamp, this.deliver)) {
+        if (this.hooks.afterFrame !== undefined) this.hooks.afterFrame();
         return;
       }
       raw = parseFrame(raw, this.stats);

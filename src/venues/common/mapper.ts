@@ -11,6 +11,14 @@ export interface Mapper {
   readonly venue: VenueLabel;
   readonly stats: FeedStats;
   map(raw: unknown, localTimestamp: number): Iterable<NormalizedEvent>;
+  /**
+   * Optional hot path: maps a text frame without JSON.parse when it is one the mapper reads in
+   * place (Kalshi's `orderbook_delta`), handing each event to `emit`. Returns false, having changed
+   * nothing, for any other frame or any frame the common case does not cover; the frame path
+   * then parses it and calls `map`, which judges it. True means exactly what `map` would have done
+   * with the parsed frame. Such a frame is never one a protocol's `inspect` hook acts on.
+   */
+  mapText?(text: string, localTimestamp: number, emit: (e: NormalizedEvent) => void): boolean;
   /** Forget all per-connection state (books, seq) after a disconnect. */
   reset(): void;
   /** Frames ignored or mapped with less than full knowledge, by reason (`crossbook normalize` reports them). */

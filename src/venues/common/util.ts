@@ -13,10 +13,79 @@ export function issue(e: { issues: readonly { path: readonly PropertyKey[]; mess
 }
 
 /**
- * What a polled venue's market record says, without its timestamps: polled mappers remember it per
- * market and emit an upsert only when it changed.
+ * What a market upsert says, without its timestamps, as a 53-bit hash: what the de-duplication of
+ * upserts remembers per market, eight bytes rather than the record's JSON. Two upserts
+ * that JSON.stringify would write alike hash alike; a change the hash misses is a one in 2^53
+ * chance per change.
  */
-export function upsertKey(m: MarketUpsert): string {
-  const { timestamp: _t, localTimestamp: _l, ...rest } = m;
-  return JSON.stringify(rest);
+export function upsertHash(m: MarketUpsert): number {
+  const h = new Hash();
+  for (const k in m) {
+    if (k === 'timestamp' || k === 'localTimestamp') continue;
+    const v = (m as unknown as Record<string, unknown>)[k];
+    if (v === undefined) continue;
+    h.string(k);
+    h.value(v);
+  }
+  return h.digest();
+}
+
+const F64 = new Float64Array(1);
+const U32 = new Uint32Array(F64.buffer);
+
+/** Two 32-bit FNV-1a lanes with different seeds over a value's JSON-like structure. */
+class Hash {
+  private a = 0x811c9dc5;
+  private b = 0x01000193 ^ 0x5bd1e995;
+
+  word(x: number): void {
+    this.a = Math.imul(this.a ^ x, 0x01000193);
+    this.b = Math.imul(this.b ^ x, 0x5bd1e995);
+    this.b ^= this.b >>> 15;
+  }
+
+  string(s: string): void {
+    this.word(0x100000 + s.length);
+    for (let i = 0; i < s.length; i++) this.word(s.charCodeAt(i));
+  }
+
+  value(v: unknown): void {
+    switch (typeof v) {
+      case 'string':
+        this.string(v);
+        return;
+      case 'number':
+        F64[0] = v;
+        this.word(0x200000);
+        this.word(U32[0]!);
+        this.word(U32[1]!);
+        return;
+      case 'boolean':
+        this.word(v ? 0x300001 : 0x300000);
+        return;
+      case 'object':
+        if (v === null) this.word(0x400000);
+        else if (Array.isArray(v)) {
+          this.word(0x500000 + v.length);
+          for (const x of v as unknown[]) this.value(x === undefined ? null : x);
+        } else {
+          this.word(0x600000);
+          for (const k in v) {
+            const x = (v as Record<string, unknown>)[k];
+            if (x === undefined) continue;
+            this.string(k);
+            this.value(x);
+          }
+          this.word(0x600001);
+        }
+        return;
+      default:
+        this.word(0x700000); // functions, symbols, bigints: not in normalized events
+    }
+  }
+
+  /** 53 bits: all of lane a and the top 21 of lane b. */
+  digest(): number {
+    return (this.a >>> 0) * 0x200000 + ((this.b >>> 11) & 0x1fffff);
+  }
 }

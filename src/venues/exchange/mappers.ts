@@ -40,7 +40,7 @@ import {
   type WireChange,
   type WireLevel,
 } from './raw.js';
-import { without, issue, upsertKey } from '../common/util.js';
+import { without, issue, upsertHash } from '../common/util.js';
 
 /**
  * crossbook exchange protocol v1 (see raw.ts) → normalized events.
@@ -173,7 +173,8 @@ export function parseChanges(changes: readonly WireChange[]): [BookSideName, num
 interface Known {
   status: MarketUpsert['status'];
   result: MarketUpsert['result'];
-  key: string;
+  /** upsertHash of the last record emitted. */
+  key: number;
   event: ExchangeEventShell;
   market: ExchangeMarket;
 }
@@ -450,7 +451,7 @@ export class ExchangeMapper implements Mapper {
   /** Stores and emits a market record when it differs from what we last emitted. */
   private remember(event: ExchangeEventShell, market: ExchangeMarket, ts: number, local: number, out: NormalizedEvent[]): void {
     const upsert = marketUpsert(this.venueConfig, event, market, ts, local, this.stats);
-    const key = upsertKey(upsert);
+    const key = upsertHash(upsert);
     const known = this.catalog.get(market.id);
     if (known?.key === key) return;
     this.catalog.set(market.id, { status: upsert.status, result: upsert.result, key, event, market });

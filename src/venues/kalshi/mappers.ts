@@ -1,6 +1,6 @@
 import type { VenueConfig } from '../../config/schema.js';
 import type { Logger } from '../../core/log.js';
-import { PAYOUT, parseProbabilityDollars, parseSize, roundSize, unitsFromIntCents } from '../../core/price.js';
+import { PAYOUT, parseDollarsAt, parseProbabilityDollars, parseSize, parseSizeAt, roundSize, unitsFromIntCents } from '../../core/price.js';
 import type {
   BookSnapshot,
   FeedEvent,
@@ -51,6 +51,7 @@ import {
   type WsTrade,
 } from './raw.js';
 import { without, issue } from '../common/util.js';
+import { deltaText, scanDelta } from './scan.js';
 
 /**
  * Kalshi → normalized events.
@@ -362,6 +363,12 @@ interface MarketBook {
   live: boolean;
   yes: Ladder;
   no: Ladder;
+  /**
+   * The ticker and market id every event of this book carries: one string each per market, so
+   * the consumers' maps compare keys by identity and nothing is concatenated per delta.
+   */
+  readonly ticker: string;
+  readonly marketId: string;
 }
 
 interface SidState {
@@ -376,6 +383,8 @@ export interface ResyncRequest {
   readonly sid: number;
   readonly tickers: readonly string[];
 }
+
+const NO_RESYNC: readonly ResyncRequest[] = Object.freeze([]);
 
 export interface KalshiMapperOptions {
   /** Counters to share with the feed; a fresh FeedStats when omitted. */
@@ -403,6 +412,9 @@ export class KalshiMapper implements Mapper {
   private readonly series = new Map<string, KalshiSeries>();
   private readonly events = new Map<string, Pick<KalshiEvent, 'title' | 'series_ticker' | 'category' | 'sub_title'>>();
   private readonly statuses = new Map<string, MarketStatus>();
+  private readonly scanned = deltaText();
+  /** Markets whose books wait for a snapshot: what the feed's retry timer asks about, without a walk over every book. */
+  private readonly waiting = new Set<string>();
 
   constructor(
     readonly config: VenueConfig,
@@ -417,10 +429,12 @@ export class KalshiMapper implements Mapper {
     this.books.clear();
     this.sids.clear();
     this.resync.clear();
+    this.waiting.clear();
   }
 
   /** Markets that need a fresh snapshot since the last call, by sid (the feed sends get_snapshot). */
-  takeResync(): ResyncRequest[] {
+  takeResync(): readonly ResyncRequest[] {
+    if (this.resync.size === 0) return NO_RESYNC; // the feed asks after every frame
     const out: ResyncRequest[] = [];
     for (const [sid, set] of this.resync) if (set.size > 0) out.push({ sid, tickers: [...set] });
     this.resync.clear();
@@ -430,8 +444,9 @@ export class KalshiMapper implements Mapper {
   /** Markets still waiting for a snapshot, by sid (for the feed's retry timer). */
   awaiting(): ResyncRequest[] {
     const by = new Map<number, string[]>();
-    for (const [t, b] of this.books) {
-      if (b.live) continue;
+    for (const t of this.waiting) {
+      const b = this.books.get(t);
+      if (b === undefined || b.live) continue;
       const l = by.get(b.sid);
       if (l) l.push(t);
       else by.set(b.sid, [t]);
@@ -583,7 +598,7 @@ export class KalshiMapper implements Mapper {
   private resetMarket(ticker: string, sid: number, detail: string, local: number, out: NormalizedEvent[]): void {
     this.stats.gaps++;
     let b = this.books.get(ticker);
-    if (!b) this.books.set(ticker, (b = { sid, live: false, yes: [], no: [] }));
+    if (!b) this.books.set(ticker, (b = { sid, live: false, yes: [], no: [], ticker, marketId: this.id(ticker) }));
     b.sid = sid;
     this.sid(sid).tickers.add(ticker);
     this.await(ticker, b);
@@ -592,6 +607,7 @@ export class KalshiMapper implements Mapper {
 
   private await(ticker: string, b: MarketBook): void {
     b.live = false;
+    this.waiting.add(ticker);
     b.yes = [];
     b.no = [];
     let r = this.resync.get(b.sid);
@@ -605,7 +621,12 @@ export class KalshiMapper implements Mapper {
     this.resync.delete(sid);
     this.stats.ignored++;
     // The feed asked for this: the books are no longer maintained, so they are forgotten quietly.
-    if (st) for (const t of st.tickers) if (this.books.get(t)?.sid === sid) this.books.delete(t);
+    if (st)
+      for (const t of st.tickers)
+        if (this.books.get(t)?.sid === sid) {
+          this.books.delete(t);
+          this.waiting.delete(t);
+        }
   }
 
   /**
@@ -634,11 +655,20 @@ export class KalshiMapper implements Mapper {
     const prev = this.books.get(ticker);
     const wasWaiting = prev !== undefined && !prev.live;
     if (prev && prev.sid !== f.sid) this.sids.get(prev.sid)?.tickers.delete(ticker);
-    this.books.set(ticker, { sid: f.sid, live: true, yes: ladderOf(yes), no: ladderOf(no) });
+    const b: MarketBook = {
+      sid: f.sid,
+      live: true,
+      yes: ladderOf(yes),
+      no: ladderOf(no),
+      ticker: prev?.ticker ?? ticker,
+      marketId: prev?.marketId ?? this.id(ticker),
+    };
+    this.books.set(ticker, b);
+    this.waiting.delete(ticker);
     this.sid(f.sid).tickers.add(ticker);
     this.resync.get(f.sid)?.delete(ticker);
     const { bids, asks } = yesPerspective(yes, no);
-    out.push({ type: 'book_snapshot', venue: this.venue, timestamp: local, localTimestamp: local, marketId: this.id(ticker), instrument: ticker, bids, asks });
+    out.push({ type: 'book_snapshot', venue: this.venue, timestamp: local, localTimestamp: local, marketId: b.marketId, instrument: b.ticker, bids, asks });
     if (wasWaiting) out.push(this.feed('resynced', local, `snapshot on sid ${f.sid}`, ticker));
   }
 
@@ -673,15 +703,47 @@ export class KalshiMapper implements Mapper {
       return;
     }
     ladderSet(side, price, next);
-    out.push({
+    out.push(this.bookDelta(b, m.side === 'yes', price, next, frameTime(m, local), local));
+  }
+
+  /**
+   * The hot path of the feed (see Mapper.mapText): an `orderbook_delta` frame read in place, when
+   * it is the next of its sid, its market's book is live on that sid, and the delta is valid and
+   * leaves a size of zero or more. Anything else is left to `map`, untouched.
+   */
+  mapText(text: string, local: number, emit: (e: NormalizedEvent) => void): boolean {
+    const d = this.scanned;
+    if (!scanDelta(text, d)) return false;
+    const st = this.sids.get(d.sid);
+    if (st === undefined || st.lastSeq === undefined || d.seq !== st.lastSeq + 1) return false;
+    const b = this.books.get(d.ticker);
+    if (b === undefined || !b.live || b.sid !== d.sid) return false;
+    const price = parseDollarsAt(text, d.priceStart, d.priceEnd);
+    const delta = parseSizeAt(text, d.deltaStart, d.deltaEnd);
+    if (!(price > 0 && price < PAYOUT) || Number.isNaN(delta) || delta === 0) return false;
+    const side = d.yes ? b.yes : b.no;
+    const next = roundSize(ladderGet(side, price) + delta);
+    if (next < 0) return false;
+    this.stats.frames++;
+    this.stats.lastFrameAt = local;
+    st.lastSeq = d.seq;
+    ladderSet(side, price, next);
+    this.stats.events++;
+    emit(this.bookDelta(b, d.yes, price, next, d.tsMs, local));
+    return true;
+  }
+
+  /** The absolute change of one level, in YES perspective (a NO bid at p is a YES ask at 100 − p). */
+  private bookDelta(b: MarketBook, yes: boolean, price: number, size: number, timestamp: number, local: number): NormalizedEvent {
+    return {
       type: 'book_delta',
       venue: this.venue,
-      timestamp: frameTime(m, local),
+      timestamp,
       localTimestamp: local,
-      marketId: this.id(ticker),
-      instrument: ticker,
-      changes: [m.side === 'yes' ? ['bid', price, next] : ['ask', PAYOUT - price, next]],
-    });
+      marketId: b.marketId,
+      instrument: b.ticker,
+      changes: [yes ? ['bid', price, size] : ['ask', PAYOUT - price, size]],
+    };
   }
 
   private ticker(f: WsTicker, local: number, out: NormalizedEvent[]): void {

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import type { VenueConfig } from '../../config/schema.js';
-import { OrderBook } from '../../core/book.js';
 import type { Logger } from '../../core/log.js';
 import { PAYOUT, parseProbabilityDollars, parseSize, roundSize, unitsFromProbability } from '../../core/price.js';
 import type {
@@ -19,6 +18,7 @@ import type {
 } from '../../core/types.js';
 import type { Mapper } from '../common/mapper.js';
 import { FeedStats } from '../common/stats.js';
+import { BookTops } from '../common/tops.js';
 import { apiMarketId } from '../protocol.js';
 import {
   clobBookSchema,
@@ -132,8 +132,8 @@ export class PolymarketMapper implements Mapper {
   readonly venue: VenueLabel;
   readonly stats: FeedStats;
   private readonly tokens = new Map<string, TokenInfo>();
-  /** asset → check book; `null` = a gap was seen, deltas are dropped until the next `book`. */
-  private readonly books = new Map<string, OrderBook | null>();
+  /** asset → check book (its level prices); `null` = a gap was seen, deltas are dropped until the next `book`. */
+  private readonly books = new Map<string, BookTops | null>();
   private readonly suspects = new Map<string, Suspect>();
   private readonly lastTradeAs: 'trade' | 'quote';
   private readonly untrackedTrades: 'drop' | 'token';
@@ -295,8 +295,8 @@ export class PolymarketMapper implements Mapper {
       }
     }
     const marketId = apiMarketId(this.config, m.market);
-    const check = this.books.get(m.asset_id) ?? new OrderBook(m.asset_id);
-    check.snapshot(bids, asks, ts);
+    const check = this.books.get(m.asset_id) ?? new BookTops();
+    check.snapshot(bids, asks);
     this.books.set(m.asset_id, check);
     this.suspects.delete(m.asset_id);
     const snap: BookSnapshot = {
@@ -365,7 +365,7 @@ export class PolymarketMapper implements Mapper {
         continue;
       }
       if (check !== undefined) {
-        check.apply(g.changes, ts);
+        check.apply(g.changes);
         const gap = this.persistentMismatch(asset, this.checkTop(check, g.bestBid, g.bestAsk), ts);
         if (gap !== undefined) {
           this.books.set(asset, null);
@@ -419,10 +419,10 @@ export class PolymarketMapper implements Mapper {
   }
 
   /** Compares the check book's top with the venue's; returns a description when they differ. */
-  private checkTop(book: OrderBook, bestBid: number | undefined, bestAsk: number | undefined): string | undefined {
+  private checkTop(book: BookTops, bestBid: number | undefined, bestAsk: number | undefined): string | undefined {
     // The venue writes an empty bid side as "0" and an empty ask side as "1".
-    const ourBid = book.bids.best() ?? 0;
-    const ourAsk = book.asks.best() ?? PAYOUT;
+    const ourBid = book.bestBid() ?? 0;
+    const ourAsk = book.bestAsk() ?? PAYOUT;
     if (bestBid !== undefined && bestBid !== ourBid) return `best bid ${ourBid} != venue ${bestBid}`;
     if (bestAsk !== undefined && bestAsk !== ourAsk) return `best ask ${ourAsk} != venue ${bestAsk}`;
     return undefined;

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { OrderBook } from '../../src/core/book.js';
+import type { BookSideName, Level } from '../../src/core/types.js';
+
+/**
+ * Book sides size their own arrays (src/core/book.ts): through snapshots, growth past the
+ * headroom, emptying and refilling, a book holds exactly the levels a plain map of price → size
+ * holds, best first.
+ */
+
+describe('OrderBook sides sized by the book', () => {
+  it('hold what a price → size map holds through growth, deletes down to empty, and snapshots', () => {
+    let seed = 3;
+    const next = (n: number): number => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed % n;
+    };
+    const book = new OrderBook('T');
+    const want = { bid: new Map<number, number>(), ask: new Map<number, number>() };
+    const levels = (side: BookSideName): Level[] =>
+      [...want[side]].sort((a, b) => (side === 'bid' ? b[0] - a[0] : a[0] - b[0])).map(([p, s]) => [p, s] as const);
+    const snapshot = (): void => {
+      for (const side of ['bid', 'ask'] as const) {
+        want[side].clear();
+        for (let k = next(12); k > 0; k--) want[side].set(side === 'bid' ? 100 + 100 * next(40) : 5000 + 100 * next(40), 1 + next(9) + 0.25);
+      }
+      book.snapshot(levels('bid'), levels('ask'), 0);
+    };
+    snapshot();
+    for (let i = 0; i < 20_000; i++) {
+      if (next(500) === 0) snapshot();
+      const side: BookSideName = next(2) === 0 ? 'bid' : 'ask';
+      // Phases that mostly add (the side grows past its headroom) and mostly delete (down to empty).
+      const adding = Math.floor(i / 1_000) % 2 === 0;
+      const price = (side === 'bid' ? 100 : 5000) + 100 * next(40);
+      const size = (adding ? next(8) !== 0 : next(8) === 0) ? 1 + next(50) : 0;
+      book.apply([[side, price, size]], i);
+      if (size === 0) want[side].delete(price);
+      else want[side].set(price, size);
+      expect(book.bids.levels(), `bids at ${i}`).toEqual(levels('bid'));
+      expect(book.asks.levels(), `asks at ${i}`).toEqual(levels('ask'));
+    }
+  });
+});
