@@ -120,6 +120,8 @@ interface Sample {
   readonly cpu: Record<string, number>;
   readonly bootstrapMs?: number;
   readonly snapshotBytes?: number;
+  /** The stream over the window: messages the core published per second, and stored bytes per message. */
+  readonly stream?: { msgsPerSec: number; bytesPerMsg: number };
   readonly markets: number;
 }
 
@@ -194,10 +196,15 @@ async function runCluster(scale: number): Promise<Sample> {
       'edge following',
     );
     const bootstrapMs = Date.now() - t0;
+    const info0 = (await link.jsm.streams.info(c.stream)).state;
+    const t1 = Date.now();
     const sample = await measure(edge, key, { core, edge });
+    const info1 = (await link.jsm.streams.info(c.stream)).state;
+    const secs = (Date.now() - t1) / 1000;
+    const stream = { msgsPerSec: Math.round((info1.last_seq - info0.last_seq) / secs), bytesPerMsg: Math.round(info1.bytes / info1.messages) };
     const sizes = (await link.objects.list()).filter((o) => !o.deleted && o.name.startsWith('state.')).map((o) => o.size);
     await link.close();
-    return { kind: 'cluster', scale, ...sample, bootstrapMs, snapshotBytes: Math.max(...sizes) };
+    return { kind: 'cluster', scale, ...sample, bootstrapMs, snapshotBytes: Math.max(...sizes), stream };
   } finally {
     if (edge) await stop(edge);
     await stop(core);
@@ -226,13 +233,13 @@ async function main(): Promise<void> {
     `command: npx tsx bench/cluster/hop.ts (PAIRS=${PAIRS} MEASURE_MS=${MEASURE_MS} SCALES=${SCALES.join(',')})`,
     `load average before ${load0.map((x) => x.toFixed(2)).join(' ')}, after ${load1.map((x) => x.toFixed(2)).join(' ')}`,
     '',
-    '| scale | run | markets | updates | p50 ms | p90 ms | p99 ms | max ms | CPU % (per process) | edge bootstrap ms | snapshot bytes |',
-    '|---|---|---|---|---|---|---|---|---|---|---|',
+    '| scale | run | markets | updates | p50 ms | p90 ms | p99 ms | max ms | CPU % (per process) | edge bootstrap ms | snapshot bytes | stream msgs/s, bytes/msg |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...samples.map(
       (s) =>
         `| ${s.scale} | ${s.kind} | ${s.markets} | ${s.n} | ${s.p50} | ${s.p90} | ${s.p99} | ${s.max} | ${Object.entries(s.cpu)
           .map(([k, v]) => `${k} ${v}`)
-          .join(', ')} | ${s.bootstrapMs ?? ''} | ${s.snapshotBytes ?? ''} |`,
+          .join(', ')} | ${s.bootstrapMs ?? ''} | ${s.snapshotBytes ?? ''} | ${s.stream ? `${s.stream.msgsPerSec}, ${s.stream.bytesPerMsg}` : ''} |`,
     ),
     '',
     '| scale | p50 cluster / single | p99 cluster / single |',
