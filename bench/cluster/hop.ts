@@ -3,13 +3,13 @@
 // in alternating pairs, at the default simulator size and at CROSSBOOK__sim__scale=20.
 //
 // For each run: a WebSocket client (on the single process, or on the edge) subscribes to the
-// prices of 100 venue_a markets for MEASURE_MS; the latency of a streamed price_update is its
+// prices of SUBSCRIBE (500) venue_a markets for MEASURE_MS; the latency of a streamed price_update is its
 // arrival at the client minus its recv_ts (when the process that owns the feed received the venue
 // frame; the same clock, one machine). For the cluster also: the edge's bootstrap time (spawn ->
 // /status answering with cluster.link "following"), the size of the core's snapshot in the object
 // store, and each process's CPU over the window (from /proc).
 //
-//   npx tsx bench/cluster/hop.ts   (env PAIRS=2 MEASURE_MS=15000 SCALES=1,20 KINDS=single,cluster)
+//   npx tsx bench/cluster/hop.ts   (env PAIRS=2 MEASURE_MS=15000 WARM_MS=10000 SUBSCRIBE=500 SCALES=1,20 KINDS=single,cluster)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -23,10 +23,18 @@ const BIN = new URL('../../bin/crossbook.js', import.meta.url).pathname;
 const NATS = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'].find((p) => existsSync(p));
 const PAIRS = Number(process.env['PAIRS'] ?? 2);
 const MEASURE_MS = Number(process.env['MEASURE_MS'] ?? 15_000);
-const WARM_MS = 5_000;
+const WARM_MS = Number(process.env['WARM_MS'] ?? 10_000);
+/** Markets subscribed (the pro plan's 500 per connection at most). */
+const SUBSCRIBE = Number(process.env['SUBSCRIBE'] ?? 500);
 const KINDS = (process.env['KINDS'] ?? 'single,cluster').split(',');
 const SCALES = (process.env['SCALES'] ?? '1,20').split(',').map(Number);
 const CLK_TCK = 100;
+
+interface MarketPage {
+  readonly markets: { market_id: string; platform: string }[];
+  readonly total_count: number;
+  readonly next_cursor?: string | null;
+}
 
 interface Proc {
   readonly child: ChildProcess;
@@ -128,17 +136,14 @@ interface Sample {
 /** Subscribes on `on` and collects recv_ts latencies for MEASURE_MS, sampling the CPU of `procs` around it. */
 async function measure(on: Proc, key: string, procs: Record<string, Proc>): Promise<Omit<Sample, 'kind' | 'scale' | 'bootstrapMs' | 'snapshotBytes'>> {
   const h = { headers: { 'x-api-key': key } };
-  const list = async (): Promise<{ markets: { market_id: string; platform: string }[]; total_count: number }> =>
-    (await (await fetch(`${on.url}/api/v2/markets?limit=100`, h)).json()) as { markets: { market_id: string; platform: string }[]; total_count: number };
-  const first = await until(
-    async () => {
-      const l = await list();
-      return l.markets.filter((m) => m.platform === 'venue_a').length >= 50 ? l : undefined;
-    },
-    120_000,
-    'markets',
-  );
-  const ids = first.markets.filter((m) => m.platform === 'venue_a').map((m) => m.market_id);
+  const page = async (cursor?: string): Promise<MarketPage> =>
+    (await (await fetch(`${on.url}/api/v2/markets?limit=100${cursor ? `&cursor=${cursor}` : ''}`, h)).json()) as MarketPage;
+  await until(async () => ((await page()).markets.filter((m) => m.platform === 'venue_a').length >= 50 ? true : undefined), 120_000, 'markets');
+  // Up to SUBSCRIBE venue_a markets, so that a large catalog (few updates per market) still gives enough samples.
+  const ids: string[] = [];
+  for (let p: MarketPage | undefined = await page(); p && ids.length < SUBSCRIBE; p = p.next_cursor ? await page(p.next_cursor) : undefined)
+    ids.push(...p.markets.filter((m) => m.platform === 'venue_a').map((m) => m.market_id));
+  ids.length = Math.min(ids.length, SUBSCRIBE);
   const ws = new WebSocket(`${on.url.replace('http', 'ws')}/api/v2/ws`, h);
   await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
   const lat: number[] = [];
@@ -160,7 +165,7 @@ async function measure(on: Proc, key: string, procs: Record<string, Proc>): Prom
   const cpu = Object.fromEntries(Object.entries(procs).map(([k, p]) => [k, Math.round(((cpuSeconds(p.child.pid!) - cpu0[k]!) / secs) * 100)]));
   ws.close();
   lat.sort((a, b) => a - b);
-  return { n: lat.length, p50: pct(lat, 50), p90: pct(lat, 90), p99: pct(lat, 99), max: lat.at(-1) ?? NaN, cpu, markets: (await list()).total_count };
+  return { n: lat.length, p50: pct(lat, 50), p90: pct(lat, 90), p99: pct(lat, 99), max: lat.at(-1) ?? NaN, cpu, markets: (await page()).total_count };
 }
 
 async function runSingle(scale: number): Promise<Sample> {
