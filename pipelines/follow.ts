@@ -2,6 +2,7 @@ import { DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
 import { connectable, interval, Observable, Subject, Subscription } from 'rxjs';
 import { STALL_MS, type LinkHealth } from '../src/cluster/health.js';
 import { getSnapshot, type ClusterLink } from '../src/cluster/link.js';
+import { Reorder } from '../src/cluster/order.js';
 import { EPOCH_HEADER, SEQ_HEADER } from '../src/cluster/publisher.js';
 import { restoreSnapshot, type StateSnapshot } from '../src/cluster/snapshot.js';
 import { decodeMessage } from '../src/cluster/subjects.js';
@@ -41,9 +42,11 @@ export interface FollowDeps {
  * the core; the core's publications go to the hub as they are (`accept`: the core's seq and
  * epoch), so every edge sends the same numbers for the same update. Feed-status notices are the
  * edge's own: the core's feed events and this edge's link (NATS unreachable, or the stream silent
- * past STALL_MS) reach subscribers as FEED_INTERRUPTED / FEED_READY. A message out of numbering (the
- * core dropped messages while NATS was away, the window moved past the edge, or a new core started)
- * makes the edge start again from a snapshot that covers it. Nothing flows before start().
+ * past STALL_MS) reach subscribers as FEED_INTERRUPTED / FEED_READY. Messages the core sent again
+ * are put back in its order (src/cluster/order.ts); a hole that stays (the core dropped messages
+ * while NATS was away, the window moved past the edge) or a new core's epoch makes the edge start
+ * again from a snapshot that covers it, and send its clients a snapshot of each topic they hold.
+ * Nothing flows before start().
  */
 export function followFlow(link: ClusterLink, snap: StateSnapshot, deps: FollowDeps): Ingest {
   const events$ = connectable(followStream(link, snap, deps).pipe(applyToState(deps.state)), {
@@ -68,6 +71,7 @@ function followStream(link: ClusterLink, snap: StateSnapshot, deps: FollowDeps):
     let stopped = false;
     let close: (() => void) | undefined;
     let cursor: Cursor = { streamSeq: snap.streamSeq, pubSeq: snap.pubSeq, epoch: snap.epoch };
+    const order = new Reorder<JsMsg>(snap.pubSeq + 1);
     const changed = (up: boolean, detail: string): void => {
       log.warn({ ...health.status() }, up ? 'edge: following the core stream again' : `edge: ${detail}`);
       tellLink(deps, up, detail);
@@ -90,21 +94,33 @@ function followStream(link: ClusterLink, snap: StateSnapshot, deps: FollowDeps):
           changed(!health.interrupted, 'NATS is unreachable');
       }
     })();
-    /** One message in order: false when it is out of numbering (the caller re-bootstraps). */
-    const apply = (m: JsMsg): boolean | 'skip' => {
+    /** Puts each message in the core's order and applies it: false when the edge must re-bootstrap (a hole that stays, a new core). */
+    const apply = (m: JsMsg): boolean => {
       const epoch = Number(m.headers?.get(EPOCH_HEADER));
       const n = Number(m.headers?.get(SEQ_HEADER));
-      if (!Number.isFinite(epoch) || !Number.isFinite(n) || epoch < cursor.epoch) return 'skip';
-      if (epoch !== cursor.epoch || n !== cursor.pubSeq + 1) return false;
-      cursor = { streamSeq: m.seq, pubSeq: n, epoch };
+      if (!Number.isFinite(epoch) || !Number.isFinite(n) || epoch < cursor.epoch) return true;
+      if (epoch !== cursor.epoch) return false;
       if (health.message(m.seq, Date.now())) changed(true, '');
+      const ready = order.offer(n, m, Date.now());
+      if (ready === 'gap') return false;
+      for (const r of ready) deliver(r);
+      return true;
+    };
+    const deliver = (m: JsMsg): void => {
+      cursor = { streamSeq: Math.max(cursor.streamSeq, m.seq), pubSeq: Number(m.headers?.get(SEQ_HEADER)), epoch: cursor.epoch };
       const d = decodeMessage(m.subject, m.data);
       if (d.kind === 'ws' && !d.p.topic.startsWith('status:')) hub.accept(d.p);
       else if (d.kind === 'ev') {
         sub.next(d.ev);
         if (d.ev.type === 'feed') hub.onFeedEvent(d.ev);
       }
-      return true;
+    };
+    /** Where a (re)opened consumer starts: the first message held past a hole, else the one after the last applied. */
+    const startSeq = (): number => {
+      let from = cursor.streamSeq + 1;
+      for (const m of order.pending()) from = Math.min(from, m.seq);
+      order.clear();
+      return from;
     };
     const rebootstrap = async (epoch: number, n: number): Promise<void> => {
       health.rebootstrap(true);
@@ -114,7 +130,9 @@ function followStream(link: ClusterLink, snap: StateSnapshot, deps: FollowDeps):
       if (!s) return;
       restoreSnapshot(deps.state, s);
       hub.adoptSeqs(s.seqs, s.epoch);
+      hub.resnapshot();
       cursor = { streamSeq: s.streamSeq, pubSeq: s.pubSeq, epoch: s.epoch };
+      order.clear(s.pubSeq + 1);
       health.epoch = s.epoch;
       health.rebootstrap(false);
       tellLink(deps, true, 'started again from the core snapshot');
@@ -125,13 +143,13 @@ function followStream(link: ClusterLink, snap: StateSnapshot, deps: FollowDeps):
         try {
           const consumer = await link.js.consumers.get(link.settings.stream, {
             deliver_policy: DeliverPolicy.StartSequence,
-            opt_start_seq: cursor.streamSeq + 1,
+            opt_start_seq: startSeq(),
           });
           const messages = await consumer.consume();
           close = () => void messages.close();
           if (stopped) return close();
           for await (const m of messages) {
-            if (apply(m) !== false) continue;
+            if (apply(m)) continue;
             out = { epoch: Number(m.headers?.get(EPOCH_HEADER)), n: Number(m.headers?.get(SEQ_HEADER)) };
             close();
             break;

@@ -11,14 +11,17 @@ export const SEQ_HEADER = 'Cb-Seq';
 export const PUBLISH_BUFFER = 100_000;
 /** Publishes awaiting JetStream's acknowledgement before new messages wait in the buffer. */
 export const PUBLISH_IN_FLIGHT = 5_000;
+/** A refused or unacknowledged publish is sent again after this long, at most PUBLISH_ATTEMPTS times in all. */
+export const RETRY_MS = 250;
+export const PUBLISH_ATTEMPTS = 20;
 
 /** What the publisher has done since start (exported on /metrics). */
 export interface PublisherStats {
   /** Acknowledged by the stream. */
   published: number;
-  /** Sent and refused or timed out (the stream may still hold them: an edge finds out by the numbers). */
+  /** Publishes refused or timed out; each is sent again (its msgID makes a stored one a duplicate). */
   failed: number;
-  /** Dropped from a full buffer, oldest first: edges re-bootstrap past them. */
+  /** Dropped from a full buffer, oldest first, or refused PUBLISH_ATTEMPTS times: edges re-bootstrap past them. */
   dropped: number;
   /** Waiting in the buffer now. */
   buffered: number;
@@ -32,17 +35,23 @@ interface Pending {
   readonly subject: string;
   readonly body: Uint8Array;
   readonly n: number;
+  attempts: number;
 }
 
 /**
  * The core's side of the stream: numbers every message (headers `Cb-Epoch`, `Cb-Seq`) and sends it
  * in order; while NATS is unreachable, or `inFlight` publishes are unacknowledged, messages wait in
  * a buffer of at most `capacity`, and the oldest are dropped past it (counted), so the core holds
- * nothing unbounded. Each message's msgID (`<epoch>.<n>`) lets JetStream drop a duplicate.
+ * nothing unbounded. A publish refused or unacknowledged (NATS going down refuses those in flight)
+ * is sent again, before anything newer, after RETRY_MS: each message's msgID (`<epoch>.<n>`) lets
+ * JetStream drop one it had stored, and an edge puts one that comes after newer ones back in order.
  */
 export class StreamPublisher {
   readonly stats: PublisherStats = { published: 0, failed: 0, dropped: 0, buffered: 0, inFlight: 0, connected: true };
   private readonly queue: Pending[] = [];
+  /** Refused publishes to send again, by number. */
+  private readonly retry: Pending[] = [];
+  private retryTimer: NodeJS.Timeout | undefined;
   private head = 0;
   private n = 0;
   private last: Promise<PubAck> | undefined;
@@ -66,7 +75,7 @@ export class StreamPublisher {
 
   /** True when every message handed to `send` has gone to NATS (none waits in the buffer). */
   get drained(): boolean {
-    return this.queue.length === this.head;
+    return this.queue.length === this.head && this.retry.length === 0;
   }
 
   /** The acknowledgement of the last message sent to NATS, if any was. */
@@ -76,7 +85,7 @@ export class StreamPublisher {
 
   /** Numbers a message and sends it, or buffers it behind those waiting. */
   send(subject: string, body: Uint8Array): void {
-    const m: Pending = { subject, body, n: ++this.n };
+    const m: Pending = { subject, body, n: ++this.n, attempts: 0 };
     if (this.drained && this.canSend()) return this.publish(m);
     this.queue.push(m);
     if (this.queue.length - this.head > this.capacity) {
@@ -84,7 +93,7 @@ export class StreamPublisher {
       this.stats.dropped++;
     }
     this.compact();
-    this.stats.buffered = this.queue.length - this.head;
+    this.stats.buffered = this.queue.length - this.head + this.retry.length;
   }
 
   /** NATS went away or came back; coming back sends what waits. */
@@ -98,9 +107,12 @@ export class StreamPublisher {
   }
 
   private drain(): void {
-    while (!this.drained && this.canSend()) this.publish(this.queue[this.head++]!);
+    // While refused publishes wait to be sent again, nothing newer goes ahead of them.
+    if (this.retryTimer) return;
+    while (this.retry.length > 0 && this.canSend()) this.publish(this.retry.shift()!);
+    while (this.retry.length === 0 && this.queue.length > this.head && this.canSend()) this.publish(this.queue[this.head++]!);
     this.compact();
-    this.stats.buffered = this.queue.length - this.head;
+    this.stats.buffered = this.queue.length - this.head + this.retry.length;
   }
 
   private compact(): void {
@@ -115,6 +127,7 @@ export class StreamPublisher {
     h.set(EPOCH_HEADER, String(this.epoch));
     h.set(SEQ_HEADER, String(m.n));
     this.stats.inFlight++;
+    m.attempts++;
     const ack = this.link.js.publish(m.subject, m.body, { headers: h, msgID: `${this.epoch}.${m.n}` });
     this.last = ack;
     ack.then(
@@ -125,9 +138,25 @@ export class StreamPublisher {
       (e: unknown) => {
         this.stats.failed++;
         this.onError(e, this.stats);
+        this.again(m);
         this.settled();
       },
     );
+  }
+
+  /** Queues a refused publish to be sent again after RETRY_MS, in number order; past PUBLISH_ATTEMPTS it is dropped. */
+  private again(m: Pending): void {
+    if (m.attempts >= PUBLISH_ATTEMPTS) {
+      this.stats.dropped++;
+      return;
+    }
+    let i = this.retry.length;
+    while (i > 0 && this.retry[i - 1]!.n > m.n) i--;
+    this.retry.splice(i, 0, m);
+    this.retryTimer ??= setTimeout(() => {
+      this.retryTimer = undefined;
+      this.drain();
+    }, RETRY_MS).unref();
   }
 
   private settled(): void {

@@ -396,6 +396,25 @@ export class WsHub {
   }
 
   /**
+   * Sends every client a snapshot of each streamed topic it holds, at the topic's current seq: a
+   * cluster edge that started again from a core snapshot (a new epoch, or messages it missed) calls
+   * it after adoptSeqs, so a client's sequence goes on from the snapshot instead of jumping.
+   */
+  resnapshot(): void {
+    for (const ws of this.conns) {
+      const c = ws.getUserData();
+      ws.cork(() => {
+        for (const [topic, ch] of c.topics) {
+          const rest = topic.slice(ch.length + 1);
+          const i = rest.indexOf(':');
+          const v = i > 0 ? this.venues.bySlug.get(rest.slice(0, i)) : undefined;
+          if (v) this.snapshot(ws, ch, v, rest.slice(i + 1), topic);
+        }
+      });
+    }
+  }
+
+  /**
    * Serializes once (a body may come pre-serialized) and publishes with its envelope; the send time
    * `ts` is read once per publication, whatever the number of subscribers.
    */
