@@ -10,9 +10,9 @@
  *     that hands the runtime the frames as `ws` would, Buffers) and the catalog comes from a local
  *     HTTP server.
  * (b) baseline: the same frames, Buffer → text → the same mapper (its in-place read, else
- *     JSON.parse and map) → applyEvent → the same consumer calls in the wired order, in a plain
- *     loop without RxJS, on the same state, hub, clients and persistence (the pipelines unwired
- *     while it runs).
+ *     JSON.parse and map) → applyEvent → the same consumer calls in the wired order, with the
+ *     same conflation (one fan-out and arb/EV flush per turn), in a plain loop without RxJS, on
+ *     the same state, hub, clients and persistence (the pipelines unwired while it runs).
  * Also: the old figure (mapFrames + applyToState into a fresh state with no subscriber), the mapper
  * alone, and JSON.parse alone, so the ratios tell where time goes.
  *
@@ -51,7 +51,9 @@ import type { VenueFeed } from '../src/venues/protocol.js';
 import { createKalshiFeed } from '../src/venues/kalshi/feed.js';
 import { KalshiMapper } from '../src/venues/kalshi/mappers.js';
 import { PolymarketMapper } from '../src/venues/polymarket/mappers.js';
+import { HubConflation } from '../src/ws/conflate.js';
 import type { WsHub } from '../src/ws/hub.js';
+import { Turn } from '../src/pipeline/turn.js';
 import { gammaMarket, kalshiStream, polyBookFrame, polyIds, seedModel, T0, venueOf } from './gen.js';
 import { begin, keep, measureEachAsync, record, rng, type AsyncCandidate, type AsyncStats, type Row } from './lib.js';
 
@@ -204,25 +206,40 @@ class VenueSocket extends EventEmitter {
 
 /**
  * One normalized event applied to the state and handed to every consumer the pipelines wire, in
- * their order (pipelines/index.ts), by direct calls: for a book change persistence, fan-out,
- * arb/EV; for the quote change it moves persistence, fan-out, matching, arb/EV (when not from a
- * book). A group whose signals changed is published as the fan-out flow does.
+ * their order (pipelines/index.ts), by direct calls and with the same conflation: for a book change
+ * persistence marks at once, the market is marked dirty for the fan-out (HubConflation, as
+ * pipelines/fanout.ts) and its groups for arb/EV; for the quote change it moves persistence,
+ * the fan-out's dirty set, matching, and arb/EV (when not from a book). Once per event-loop turn
+ * (a Turn, as the pipelines') the fan-out publishes each dirty market once, then each dirty group
+ * is recomputed once and a group whose signals changed is published as the fan-out flow does.
  */
 function plainConsumers(core: Core, domain: Domain, hub: WsHub): (ev: NormalizedEvent) => void {
   const { state, persistence } = core;
   const { matching, signals } = domain;
-  const onMarket = (venue: string, marketId: string): void => {
-    const ids = matching.groupsOfMarket(venue, marketId);
+  const turn = new Turn();
+  const fanout = new HubConflation(hub);
+  const groups = new Set<number>();
+  turn.add(() => fanout.flush());
+  turn.add(() => {
+    const ids = [...groups];
+    groups.clear();
     for (let i = 0; i < ids.length; i++) {
       const v = signals.version;
       const g = signals.recompute(ids[i]!);
       if (g !== undefined && signals.version !== v) hub.onSignals(g);
     }
+  });
+  const onMarket = (venue: string, marketId: string): void => {
+    const ids = matching.groupsOfMarket(venue, marketId);
+    for (let i = 0; i < ids.length; i++) groups.add(ids[i]!);
   };
   return (ev) => {
     if (ev.type !== 'book_delta') {
       applyEvent(state, ev);
-      if (ev.type === 'feed') hub.onFeedEvent(ev);
+      if (ev.type === 'feed') {
+        turn.flush();
+        hub.onFeedEvent(ev);
+      }
       return;
     }
     const errors = state.books.integrityErrors;
@@ -231,16 +248,17 @@ function plainConsumers(core: Core, domain: Domain, hub: WsHub): (ev: Normalized
     applyEvent(state, ev);
     if (state.books.integrityErrors === errors && state.books.instrument(ev.venue, ev.instrument)?.ready === true) {
       persistence.markBook(ev.venue, ev.instrument);
-      hub.onBook(ev.venue, ev.marketId);
+      fanout.markBook(ev.venue, ev.marketId, ev);
       onMarket(ev.venue, ev.marketId);
     }
     const q = state.quotes.get(ev.venue, ev.marketId);
     if (q !== undefined && (q !== q0 || q.version !== v0)) {
       persistence.markQuote(q.venue, q.marketId);
-      hub.onQuote(q);
+      fanout.markQuote(q, ev);
       matching.onQuote(q);
       if (!q.fromBook) onMarket(q.venue, q.marketId);
     }
+    turn.touch();
   };
 }
 

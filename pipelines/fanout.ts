@@ -4,7 +4,9 @@ import type { AlertEngine } from '../src/signals/alerts.js';
 import type { SignalEngine } from '../src/signals/engine.js';
 import type { Webhooks } from '../src/webhooks/webhooks.js';
 import type { EngineState } from '../src/state/engine.js';
+import { HubConflation } from '../src/ws/conflate.js';
 import type { WsHub } from '../src/ws/hub.js';
+import { Turn } from '../src/pipeline/turn.js';
 
 /**
  * The fan-out flow: state and signal changes → WebSocket topics. Quotes go to prices (and the
@@ -13,9 +15,16 @@ import type { WsHub } from '../src/ws/hub.js';
  * opportunity that closed to arb/ev as arb_expired / ev_expired (before the group's list without
  * it: the engine's tracker emits inside the recompute), and the alert engine's alerts to
  * smart_money / fade_finder. The hub serializes each message once per publish, whatever the number
- * of subscribers. Price, book and trade messages carry the times of the venue frame behind them:
- * a change fires while its event is applied, so the state's current event is that frame's when it
- * is about the same market.
+ * of subscribers.
+ *
+ * Books and quotes are conflated: a change only marks its market dirty (src/ws/conflate.ts), and
+ * the turn's flush (`turn`, shared with the signal flow, which flushes after this one) publishes
+ * each dirty market once with its book and quote as they stand, so a burst of deltas costs one
+ * orderbook_update and at most one price_update per market, at most one event-loop turn later.
+ * Those messages carry the times of the latest venue frame conflated into them: a change fires
+ * while its event is applied, so the state's current event is that frame's when it is about the
+ * same market. Trades are events, not state: each goes out at once. A feed-health event first
+ * flushes the turn, so what was applied before a disconnect or gap goes out before its warning.
  */
 export function fanoutFlow(
   events$: Observable<NormalizedEvent>,
@@ -23,16 +32,35 @@ export function fanoutFlow(
   hub: WsHub,
   signals: SignalEngine | undefined,
   alerts?: AlertEngine,
+  turn: Turn = new Turn(),
 ): Subscription {
   const sub = new Subscription();
   const at = (venue: string, marketId: string): FrameTimes | undefined => {
     const ev = state.current;
     return ev !== undefined && ev.venue === venue && 'marketId' in ev && ev.marketId === marketId ? ev : undefined;
   };
-  sub.add(state.quotes.changes$.subscribe((q) => hub.onQuote(q, at(q.venue, q.marketId))));
-  sub.add(state.books.changes$.subscribe((b) => hub.onBook(b.venue, b.marketId, at(b.venue, b.marketId))));
+  const dirty = new HubConflation(hub);
+  sub.add(turn.add(() => dirty.flush()));
+  sub.add(() => turn.stop());
+  sub.add(
+    state.quotes.changes$.subscribe((q) => {
+      dirty.markQuote(q, at(q.venue, q.marketId));
+      turn.touch();
+    }),
+  );
+  sub.add(
+    state.books.changes$.subscribe((b) => {
+      dirty.markBook(b.venue, b.marketId, at(b.venue, b.marketId));
+      turn.touch();
+    }),
+  );
   sub.add(state.trades.trades$.subscribe((t) => hub.onTrade(t)));
-  sub.add(events$.pipe(filter((ev): ev is FeedEvent => ev.type === 'feed')).subscribe((ev) => hub.onFeedEvent(ev)));
+  sub.add(
+    events$.pipe(filter((ev): ev is FeedEvent => ev.type === 'feed')).subscribe((ev) => {
+      turn.flush();
+      hub.onFeedEvent(ev);
+    }),
+  );
   if (signals) {
     sub.add(signals.lifecycle$.pipe(filter((ev) => ev.type === 'expired')).subscribe((ev) => hub.onExpired(ev.record)));
     sub.add(signals.changes$.subscribe((g) => hub.onSignals(g)));

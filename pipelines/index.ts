@@ -2,6 +2,7 @@ import { EMPTY, Subscription } from 'rxjs';
 import type { Logger } from '../src/core/log.js';
 import type { Persistence } from '../src/persist/store.js';
 import type { EngineState } from '../src/state/engine.js';
+import { Turn } from '../src/pipeline/turn.js';
 import type { WsHub } from '../src/ws/hub.js';
 import { fanoutFlow, webhookFlow } from './fanout.js';
 import type { Ingest } from './ingest.js';
@@ -17,23 +18,30 @@ export interface Flows {
   /** Absent in a process that serves no WebSocket. */
   readonly hub?: WsHub | undefined;
   readonly log: Logger;
+  /** The per-turn flush of the conflated fan-out and arb/EV (default: one of its own, on setImmediate). */
+  readonly turn?: Turn | undefined;
 }
 
 /**
  * Wires the process. The order of effects of one state change is the order below: each flow
  * subscribes to the state's change streams in turn, and a stream calls its subscribers in
  * subscription order. Each store announces its change as soon as it has applied it (a book change
- * before the top of book it moves, which is a quote change of its own). For one book delta:
- *   1. state (the ingest operator applies it: book, then top of book and candle)
- *   2. persistence (the book and quote are marked for the next snapshot; trades and closed
- *      candles are appended), so nothing a client saw can be missing from a snapshot taken after;
- *   3. fan-out (orderbook and prices messages), so a client sees the book before what follows
- *      from it;
- *   4. signals (matching, arb/EV recompute, whose changes fan out as arb/ev messages; wallets and
- *      alerts);
- *   5. webhooks (opportunity lifecycle events, alerts and feed events are enqueued for delivery).
- * Ingest starts last, once every consumer is in place. test/pipelines/order.test.ts holds the
- * order to this.
+ * before the top of book it moves, which is a quote change of its own). Fan-out and arb/EV are
+ * conflated: per change they only mark what is dirty, and one flush per event-loop turn (a shared
+ * `Turn`, src/pipeline/turn.ts, scheduled with setImmediate so a socket read's frames are all in)
+ * publishes each dirty market and recomputes each dirty group once, the fan-out's flusher before
+ * the signals'. For the book deltas of one turn:
+ *   1. state (the ingest operator applies each delta: book, then top of book and candle)
+ *   2. persistence (each book and quote is marked for the next snapshot as it changes; trades and
+ *      closed candles are appended), so nothing a client saw can be missing from a snapshot;
+ *   3. fan-out at the flush (one orderbook and at most one prices message per dirty market, with
+ *      the latest frame's times), so a client sees the book before what follows from it;
+ *   4. signals (matching at once; arb/EV of each dirty group at the flush, whose changes fan out as
+ *      arb/ev messages; wallets and alerts at once);
+ *   5. webhooks (opportunity lifecycle events, emitted by the recomputes of step 4, alerts and feed
+ *      events are enqueued for delivery).
+ * A feed-health event flushes the turn before its warning goes out. Ingest starts last, once every
+ * consumer is in place. test/pipelines/order.test.ts holds the order to this.
  */
 export function startPipelines(f: Flows): Subscription {
   const sub = wireFlows(f);
@@ -48,9 +56,10 @@ export function startPipelines(f: Flows): Subscription {
  */
 export function wireFlows(f: Omit<Flows, 'ingest' | 'log'> & { readonly ingest?: Pick<Ingest, 'events$'> }): Subscription {
   const sub = new Subscription();
+  const turn = f.turn ?? new Turn();
   sub.add(persistenceFlow(f.state, f.persistence, f.persistenceOptions));
-  if (f.hub) sub.add(fanoutFlow(f.ingest?.events$ ?? EMPTY, f.state, f.hub, f.rooms.signals, f.rooms.alerts));
-  sub.add(signalFlow(f.state, f.rooms));
+  if (f.hub) sub.add(fanoutFlow(f.ingest?.events$ ?? EMPTY, f.state, f.hub, f.rooms.signals, f.rooms.alerts, turn));
+  sub.add(signalFlow(f.state, f.rooms, turn));
   if (f.rooms.webhooks) sub.add(webhookFlow(f.ingest?.events$ ?? EMPTY, f.rooms.webhooks, f.rooms.signals, f.rooms.alerts));
   return sub;
 }

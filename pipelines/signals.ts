@@ -6,6 +6,7 @@ import type { OpportunityLog } from '../src/signals/lifecycle/log.js';
 import type { Webhooks } from '../src/webhooks/webhooks.js';
 import type { WalletLedger } from '../src/signals/wallets.js';
 import type { EngineState } from '../src/state/engine.js';
+import { Turn } from '../src/pipeline/turn.js';
 
 /** How often the matcher looks for operator overrides written by `crossbook groups` (well under a second). */
 export const OVERRIDES_POLL_MS = 250;
@@ -31,16 +32,17 @@ export interface SignalRooms {
  *    groups are recomputed (a group the audit found suspect recomputes to no arb/EV). Quote
  *    changes of grouped markets move /status last_updated.
  * 2. arb/EV: a book change, a quote change not from a book, or a record change of a member
- *    recomputes its group (the engine's `changes$` carries what changed to the fan-out).
+ *    marks its group dirty; the turn's flush recomputes each dirty group once (the engine's
+ *    `changes$` carries what changed to the fan-out).
  * 3. wallets and alerts: every trade goes through the ledger, settlements realize positions; the
  *    ledger's applied trades and scored entries go to the alert engine. Its timers score entries
  *    whose horizon passed and write dirty wallets.
  * The opportunity history's retention timer runs beside them.
  */
-export function signalFlow(state: EngineState, rooms: SignalRooms): Subscription {
+export function signalFlow(state: EngineState, rooms: SignalRooms, turn?: Turn): Subscription {
   const sub = new Subscription();
   sub.add(matchingFlow(state, rooms.matching, rooms.signals));
-  sub.add(arbFlow(state, rooms.signals));
+  sub.add(arbFlow(state, rooms.signals, turn));
   sub.add(walletFlow(state, rooms.ledger, rooms.alerts));
   if (rooms.history) sub.add(historyFlow(rooms.history));
   return sub;
@@ -75,16 +77,25 @@ export function matchingFlow(state: EngineState, matching: MatchingService, sign
   return sub;
 }
 
-/** A member's book, quote (not from a book) or record changed → its group's arb/EV (step 2 above). */
-export function arbFlow(state: EngineState, signals: SignalEngine): Subscription {
+/**
+ * A member's book, quote (not from a book) or record changed → its group's arb/EV (step 2 above),
+ * conflated: a change marks the market's groups dirty, and the turn's flush (after the fan-out's,
+ * as `turn` runs flushers in the order they were added) recomputes each dirty group once.
+ */
+export function arbFlow(state: EngineState, signals: SignalEngine, turn: Turn = new Turn()): Subscription {
   const sub = new Subscription();
-  sub.add(state.books.changes$.subscribe((b) => signals.onMarket(b.venue, b.marketId)));
+  const mark = (venue: string, marketId: string): void => {
+    if (signals.mark(venue, marketId)) turn.touch();
+  };
+  sub.add(turn.add(() => signals.flush()));
+  sub.add(() => turn.stop());
+  sub.add(state.books.changes$.subscribe((b) => mark(b.venue, b.marketId)));
   sub.add(
     state.quotes.changes$.subscribe((q) => {
-      if (!q.fromBook) signals.onMarket(q.venue, q.marketId);
+      if (!q.fromBook) mark(q.venue, q.marketId);
     }),
   );
-  sub.add(state.catalog.changes$.subscribe((c) => signals.onMarket(c.market.venue, c.market.marketId)));
+  sub.add(state.catalog.changes$.subscribe((c) => mark(c.market.venue, c.market.marketId)));
   return sub;
 }
 

@@ -233,9 +233,21 @@ export class MatchingService implements GroupSource {
 
   // ---- GroupSource --------------------------------------------------------------------------
 
+  /**
+   * The signal engine's view of a served group, built once per served group: a reindex serves new
+   * group objects, so an entry never outlives the group it was built from.
+   */
+  private readonly signalGroups = new WeakMap<ServedGroup, SignalGroup>();
+
   group(id: number): SignalGroup | undefined {
     const g = this.byId.get(id);
     if (!g) return undefined;
+    let s = this.signalGroups.get(g);
+    if (s === undefined) this.signalGroups.set(g, (s = this.signalGroupOf(g)));
+    return s;
+  }
+
+  private signalGroupOf(g: ServedGroup): SignalGroup {
     return {
       groupId: g.group_id,
       title: g.title,

@@ -106,8 +106,9 @@ function feeContext(extra: Readonly<Record<string, unknown>> | undefined): { liv
 }
 
 /**
- * Live arbitrage and EV, incrementally: every book change of a member recomputes that one group
- * (a handful of markets) at once, so an opportunity is never older than the book that made it.
+ * Live arbitrage and EV, incrementally: a book change of a member marks that one group (a handful
+ * of markets) dirty, and the turn's flush recomputes each dirty group once, so an opportunity is
+ * at most one event-loop turn older than the book that made it (`onMarket` recomputes at once).
  * `changes$` emits a group whenever its arbitrage or EV list changed, for the WebSocket channels.
  * With a lifecycle tracker, each recompute's lists go through it before they are kept or
  * published, so every opportunity carries its id and one that left the list has closed (the
@@ -138,9 +139,30 @@ export class SignalEngine implements LegLookup {
   /** The group and ladders of the recompute in progress, for `legState`. */
   private cur: { g: SignalGroup; ls: readonly MemberLadders[] } | undefined;
 
+  /** Groups marked dirty since the last `flush` (conflation). */
+  private readonly dirty = new Set<number>();
+
   /** Recomputes the groups a market belongs to (its book, quote or record changed). */
   onMarket(venue: string, marketId: string): void {
     const ids = this.groups.groupsOfMarket(venue, marketId);
+    for (let i = 0; i < ids.length; i++) this.recompute(ids[i]!);
+  }
+
+  /**
+   * Marks the groups a market belongs to for the next `flush` (conflation: a burst of changes to a
+   * group's members recomputes it once, on the state as it stands). Returns whether any was marked.
+   */
+  mark(venue: string, marketId: string): boolean {
+    const ids = this.groups.groupsOfMarket(venue, marketId);
+    for (let i = 0; i < ids.length; i++) this.dirty.add(ids[i]!);
+    return ids.length > 0;
+  }
+
+  /** Recomputes every group marked since the last flush, once each. */
+  flush(): void {
+    if (this.dirty.size === 0) return;
+    const ids = [...this.dirty];
+    this.dirty.clear();
     for (let i = 0; i < ids.length; i++) this.recompute(ids[i]!);
   }
 

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startPipelines, wireFlows } from '../../pipelines/index.js';
 import { ingestFlow } from '../../pipelines/ingest.js';
 import { REINDEX_AFTER_MS } from '../../pipelines/signals.js';
+import { Turn } from '../../src/pipeline/turn.js';
 import { buildCore, buildDomain, buildHttp, type Core, type Domain, type HttpLayer } from '../../src/compose.js';
 import { loadConfig } from '../../src/config/load.js';
 import { log } from '../../src/core/log.js';
@@ -60,19 +61,24 @@ function record(b: Built): string[] {
     }) as never);
   };
   spy(b.http.ws!, 'onBook', 'fanout');
-  spy(b.domain.signals, 'onMarket', 'signals');
+  spy(b.domain.signals, 'flush', 'signals');
   return calls;
 }
 
+/** A turn flushed by hand: what one event-loop turn of the service flushes at its end. */
+const manualTurn = (): Turn => new Turn(() => () => {});
+
 describe('order of effects (pipelines/index.ts)', () => {
-  it('applies a book change to state, then persistence, then fan-out, then signals', () => {
+  it("applies a book change to state, then persistence, then (at the turn's flush) fan-out, then signals", () => {
     const b = build();
+    const turn = manualTurn();
     const flows = wireFlows({
       state: b.core.state,
       persistence: b.core.persistence,
       persistenceOptions: { snapshotIntervalMs: 60_000 },
       rooms: b.domain,
       hub: b.http.ws,
+      turn,
     });
     open[open.length - 1]!.sub = flows;
     applyEvent(b.core.state, { ...base, type: 'market', marketId: M, title: 'Seattle to win?', status: 'active' });
@@ -87,7 +93,72 @@ describe('order of effects (pipelines/index.ts)', () => {
     applyEvent(b.core.state, { ...base, type: 'book_snapshot', marketId: M, instrument: M, bids: [[4100, 10]], asks: [[4300, 5]] });
     // The book is already in state when its first consumer runs.
     expect(bidAtPersist).toBe(4100);
+    // Conflation: persistence marks at once, fan-out and signals wait for the flush.
+    expect(calls).toEqual(['persistence']);
+    turn.flush();
     expect(calls).toEqual(['persistence', 'fanout', 'signals']);
+  });
+
+  it('conflates a turn: each dirty book published once with the latest frame times, each dirty group recomputed once', () => {
+    const b = build();
+    const turn = manualTurn();
+    open[open.length - 1]!.sub = wireFlows({
+      state: b.core.state,
+      persistence: b.core.persistence,
+      persistenceOptions: { snapshotIntervalMs: 60_000 },
+      rooms: b.domain,
+      hub: b.http.ws,
+      turn,
+    });
+    applyEvent(b.core.state, { ...base, type: 'market', marketId: M, title: 'Seattle to win?', status: 'active' });
+    applyEvent(b.core.state, { ...base, type: 'book_snapshot', marketId: M, instrument: M, bids: [[4100, 10]], asks: [[4300, 5]] });
+    turn.flush();
+    const onBook = vi.spyOn(b.http.ws!, 'onBook');
+    const onQuote = vi.spyOn(b.http.ws!, 'onQuote');
+    const marks = vi.spyOn(b.core.persistence, 'markBook');
+    const flush = vi.spyOn(b.domain.signals, 'flush');
+    for (let i = 1; i <= 3; i++)
+      applyEvent(b.core.state, {
+        ...base,
+        type: 'book_delta',
+        marketId: M,
+        instrument: M,
+        changes: [['bid', 4100 + i * 10, i]],
+        timestamp: T + i,
+        localTimestamp: T + 10 + i,
+      });
+    // State and persistence see every delta; the fan-out nothing yet.
+    expect(b.core.state.books.instrument('venue_a', M)?.bids.prices[0]).toBe(4130);
+    expect(marks).toHaveBeenCalledTimes(3);
+    expect(onBook).not.toHaveBeenCalled();
+    turn.flush();
+    expect(onBook).toHaveBeenCalledTimes(1);
+    expect(onBook).toHaveBeenCalledWith('venue_a', M, expect.objectContaining({ timestamp: T + 3, localTimestamp: T + 13 }));
+    expect(onQuote).toHaveBeenCalledTimes(1);
+    expect(onQuote.mock.calls[0]![0].yesBid).toBe(4130);
+    expect(flush).toHaveBeenCalledTimes(1);
+    // Nothing dirty: a second flush publishes nothing.
+    turn.flush();
+    expect(onBook).toHaveBeenCalledTimes(1);
+  });
+
+  it('flushes once per event-loop turn, on setImmediate, however many changes it holds', () => {
+    vi.useFakeTimers({ toFake: ['setImmediate', 'clearImmediate'] });
+    const turn = new Turn();
+    const ran: string[] = [];
+    turn.add(() => ran.push('fanout'));
+    turn.add(() => ran.push('signals'));
+    turn.touch();
+    turn.touch();
+    expect(ran).toEqual([]);
+    vi.runOnlyPendingTimers();
+    expect(ran).toEqual(['fanout', 'signals']);
+    expect(turn.flushes).toBe(1);
+    // A flush by hand (a feed warning) cancels the scheduled one.
+    turn.touch();
+    turn.flush();
+    vi.runOnlyPendingTimers();
+    expect(turn.flushes).toBe(2);
   });
 
   it('starts ingest only when started, and feed health reaches the WebSocket hub by one path', () => {

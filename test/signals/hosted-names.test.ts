@@ -2,6 +2,7 @@ import type { Subscription } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { arbFlow } from '../../pipelines/signals.js';
 import { loadConfig } from '../../src/config/load.js';
+import { Turn } from '../../src/pipeline/turn.js';
 import type { Level, NormalizedEvent } from '../../src/core/types.js';
 import { SignalEngine, type GroupSource, type SignalGroup } from '../../src/signals/engine.js';
 import { LifecycleTracker, type LifecycleEvent } from '../../src/signals/lifecycle/tracker.js';
@@ -38,8 +39,11 @@ let events: LifecycleEvent[];
 let flow: Subscription;
 
 const at = (ms: number): void => void vi.setSystemTime(T0 + ms);
+/** Flushed by hand: the events of one `apply` are one event-loop turn of the conflated arb/EV flow. */
+const turn = new Turn(() => () => {});
 const apply = (...evs: NormalizedEvent[]): void => {
   for (const e of evs) applyEvent(state, e);
+  turn.flush();
 };
 const base = (venue: string): { venue: string; timestamp: number; localTimestamp: number } => ({ venue, timestamp: Date.now(), localTimestamp: Date.now() });
 const market = (venue: string, id: string, more: Partial<{ url: string; status: 'active' | 'closed' }> = {}): NormalizedEvent => ({
@@ -68,7 +72,7 @@ beforeEach(() => {
   engine = new SignalEngine(state, new VenueDirectory(config), groups, tracker);
   events = [];
   tracker.events$.subscribe((e) => events.push(e));
-  flow = arbFlow(state, engine);
+  flow = arbFlow(state, engine, turn);
   groups.groups.set(1, {
     groupId: 1,
     title: 'Seattle to win',

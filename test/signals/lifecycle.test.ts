@@ -5,6 +5,7 @@ import type { Subscription } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { arbFlow } from '../../pipelines/signals.js';
 import { loadConfig } from '../../src/config/load.js';
+import { Turn } from '../../src/pipeline/turn.js';
 import type { Level, NormalizedEvent } from '../../src/core/types.js';
 import { Persistence } from '../../src/persist/store.js';
 import { SignalEngine, type GroupSource, type SignalGroup } from '../../src/signals/engine.js';
@@ -45,8 +46,11 @@ const at = (ms: number): number => {
   vi.setSystemTime(T0 + ms);
   return T0 + ms;
 };
+/** Flushed by hand: the events of one `apply` are one event-loop turn of the conflated arb/EV flow. */
+const turn = new Turn(() => () => {});
 const apply = (...evs: NormalizedEvent[]): void => {
   for (const e of evs) applyEvent(state, e);
+  turn.flush();
 };
 const base = (venue: string): { venue: string; timestamp: number; localTimestamp: number } => ({ venue, timestamp: Date.now(), localTimestamp: Date.now() });
 const market = (venue: string, id: string, extra?: Record<string, unknown>): NormalizedEvent => ({
@@ -86,7 +90,7 @@ beforeEach(() => {
   engine = new SignalEngine(state, new VenueDirectory(config), groups, tracker);
   events = [];
   tracker.events$.subscribe((e) => events.push(e));
-  flow = arbFlow(state, engine);
+  flow = arbFlow(state, engine, turn);
   // One group: venue_h (yes-only book, no fee before the game, 0.03 × P × (1−P) once live) and venue_b.
   groups.groups.set(1, {
     groupId: 1,

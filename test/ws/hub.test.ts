@@ -1,5 +1,6 @@
 import { EMPTY } from 'rxjs';
 import { fanoutFlow } from '../../pipelines/fanout.js';
+import { Turn } from '../../src/pipeline/turn.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +32,9 @@ const apply = (...evs: NormalizedEvent[]): void => {
 };
 const levels = (n: number, from: number, step: number): [number, number][] => Array.from({ length: n }, (_, i) => [from + i * step, 100 + i]);
 
+/** The fan-out's turn (flushed on setImmediate as in the service; a test may flush it itself). */
+const turn = new Turn();
+
 beforeAll(async () => {
   persistence = new Persistence(dir);
   state = new EngineState(config.venues);
@@ -45,7 +49,7 @@ beforeAll(async () => {
       stallMs: 1000,
     },
   );
-  fanoutFlow(EMPTY, state, hub, undefined);
+  fanoutFlow(EMPTY, state, hub, undefined, undefined, turn);
   const port = await http.listen('127.0.0.1', 0);
   url = `ws://127.0.0.1:${port}/api/v2/ws`;
   const base = { timestamp: T, localTimestamp: T };
@@ -208,9 +212,10 @@ describe('prices channel', () => {
     const published: Record<string, unknown>[] = [];
     const watch = hub.published$.subscribe((p) => published.push({ topic: p.topic, venueTs: p.venueTs, recvTs: p.recvTs }));
     apply({ venue: 'venue_a', type: 'book_delta', marketId: id, instrument: id, changes: [['bid', 5660, 4]], timestamp: T - 250, localTimestamp: T - 5 });
-    watch.unsubscribe();
     const book = await c.next((m) => m['type'] === 'orderbook_update');
     const price = await c.next((m) => m['type'] === 'price_update');
+    // Published at the turn's flush (conflation), before the client could read it.
+    watch.unsubscribe();
     expect(book).toMatchObject({ venue_ts: T - 250, recv_ts: T - 5 });
     expect(price).toMatchObject({ yes_bid: 56.6, venue_ts: T - 250, recv_ts: T - 5 });
     // Cluster edges get the times with the publication, so edge-served messages carry them too.
@@ -432,6 +437,8 @@ describe('backpressure', () => {
           timestamp: T,
           localTimestamp: T,
         });
+        // Each delta its own turn (a message per delta): the bytes it takes to fill both bounds.
+        turn.flush();
       }
       await new Promise((r) => setTimeout(r, 5));
       maxRetained = Math.max(maxRetained, hub.retainedTopics);
