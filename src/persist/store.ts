@@ -352,7 +352,19 @@ export class Persistence {
   }
 
   /** Writes everything that changed since the last snapshot. Resolves when it is durable. */
-  async snapshot(state: EngineState, all = false): Promise<{ catalog: number; quotes: number; books: number }> {
+  snapshot(state: EngineState, all = false): Promise<{ catalog: number; quotes: number; books: number }> {
+    const p = this.writeSnapshot(state, all);
+    // close() waits for it: between its chunks it reads LMDB (the guard's check), which must not
+    // land on a closing environment.
+    const done = (): void => void this.running.delete(p);
+    this.running.add(p);
+    p.then(done, done);
+    return p;
+  }
+
+  private readonly running = new Set<Promise<unknown>>();
+
+  private async writeSnapshot(state: EngineState, all: boolean): Promise<{ catalog: number; quotes: number; books: number }> {
     if (this.resync) {
       this.resync = false;
       all = true;
@@ -429,6 +441,7 @@ export class Persistence {
 
   async close(): Promise<void> {
     this.guard?.stop();
+    await Promise.allSettled([...this.running]);
     await this.flushed();
     await this.root.close();
     openStores.delete(this);
