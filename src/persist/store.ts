@@ -28,6 +28,7 @@ import { marketKey } from '../state/catalog.js';
 import type { EngineState } from '../state/engine.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import type { StoredTrade } from '../state/trades.js';
+import { OpenRollups } from './rollups.js';
 
 /** A problem with DATA_DIR: the message says which file and what to do. */
 export class PersistenceError extends Error {
@@ -276,14 +277,13 @@ export class Persistence {
     return r ? this.db(db).put([c.venue, c.marketId, t], r) : Promise.resolve();
   }
 
-  private readonly hourRollups = new Map<string, Candle>();
-  private readonly dayRollups = new Map<string, Candle>();
+  private readonly hourRollups = new OpenRollups();
+  private readonly dayRollups = new OpenRollups();
 
   /** Folds a minute into its open rollup; false for a late minute of an older bucket (rebuilt from the minute log). */
-  private fold(db: 'candles1h' | 'candles1d', open: Map<string, Candle>, c: Candle, width: number): boolean {
+  private fold(db: 'candles1h' | 'candles1d', open: OpenRollups, c: Candle, width: number): boolean {
     const t = c.t - (c.t % width);
-    const k = `${c.venue}:${c.marketId}`;
-    let r = open.get(k);
+    let r = open.get(c.venue, c.marketId);
     if (!r || r.t !== t) {
       if (r && t < r.t) return false;
       // After a restart the bucket may already hold minutes written before: continue from it.
@@ -293,10 +293,10 @@ export class Persistence {
         r.h = c.h;
         r.l = c.l;
       }
-      open.set(k, r);
     }
     mergeMinute(r, c);
-    this.track(this.db(db).put([c.venue, c.marketId, t], { ...r }));
+    open.set(r);
+    this.track(this.db(db).put([c.venue, c.marketId, t], r));
     return true;
   }
 
@@ -352,7 +352,19 @@ export class Persistence {
   }
 
   /** Writes everything that changed since the last snapshot. Resolves when it is durable. */
-  async snapshot(state: EngineState, all = false): Promise<{ catalog: number; quotes: number; books: number }> {
+  snapshot(state: EngineState, all = false): Promise<{ catalog: number; quotes: number; books: number }> {
+    const p = this.writeSnapshot(state, all);
+    // close() waits for it: between its chunks it reads LMDB (the guard's check), which must not
+    // land on a closing environment.
+    const done = (): void => void this.running.delete(p);
+    this.running.add(p);
+    p.then(done, done);
+    return p;
+  }
+
+  private readonly running = new Set<Promise<unknown>>();
+
+  private async writeSnapshot(state: EngineState, all: boolean): Promise<{ catalog: number; quotes: number; books: number }> {
     if (this.resync) {
       this.resync = false;
       all = true;
@@ -429,6 +441,7 @@ export class Persistence {
 
   async close(): Promise<void> {
     this.guard?.stop();
+    await Promise.allSettled([...this.running]);
     await this.flushed();
     await this.root.close();
     openStores.delete(this);

@@ -233,6 +233,12 @@ export interface LedgerOptions {
   readonly warmMinScored?: number;
   /** Dirty wallet records are written this often (default 5 s; 0 = only on flush()/close()). */
   readonly flushMs?: number;
+  /**
+   * The per-token volume is written (with the sequence of the last trade in it) by the first flush
+   * this long after the previous write, and at close (default 10 min): start-up loads it and replays
+   * only the trades logged after it, so a crash costs at most this much replay.
+   */
+  readonly volumeSnapshotMs?: number;
   /** Due entries are scored this often (default 1 s; 0 = no timer, the caller drives advance()). */
   readonly advanceMs?: number;
   /** Venues whose per-token volume is materialized (default: the walletData venues). */
@@ -290,9 +296,18 @@ interface LedgerMeta {
   readonly firstTradeAt: number;
 }
 
+/** The per-token volume as written by flush/close, and the trade log position it covers. */
+interface StoredVolume {
+  /** Sequence (trade log key) of the newest trade applied: every trade up to it is in the buckets. */
+  readonly seq: number;
+  /** One row per token: venue, token, market, outcome, then [minute, shares, notional, trades] per bucket, flat. */
+  readonly tokens: [VenueLabel, string, string, Outcome, number[]][];
+}
+
 const WALLET_START = ['w', ''];
 const WALLET_END = ['w', '\uffff'];
 const META_KEY = ['m', 'ledger'];
+const VOLUME_KEY = ['m', 'volume'];
 
 const opp = (o: Outcome): Outcome => (o === 'yes' ? 'no' : 'yes');
 const posKey = (venue: VenueLabel, marketId: string, o: Outcome): string => `${venue}:${marketId}:${o}`;
@@ -347,6 +362,9 @@ export class WalletLedger {
   evictedPositions = 0;
   private readonly pending = new Set<Promise<unknown>>();
   private lastPrune = 0;
+  /** Sequence of the newest trade in the volume (applied, or replayed at load). */
+  private volumeSeq = 0;
+  private volumeSavedAt = 0;
   /** Newest trade time per venue (ms): the volume materialization watermark. */
   readonly watermark = new Map<VenueLabel, number>();
   /** Entries scored over the ledger's life (persisted). */
@@ -375,6 +393,7 @@ export class WalletLedger {
       maxPositions: opts.maxPositions ?? DEFAULT_MAX_POSITIONS,
       warmMinScored: opts.warmMinScored ?? 200,
       flushMs: opts.flushMs ?? 5_000,
+      volumeSnapshotMs: opts.volumeSnapshotMs ?? 600_000,
       advanceMs: opts.advanceMs ?? 1_000,
     };
     this.horizonMs = this.o.horizonMs;
@@ -431,25 +450,67 @@ export class WalletLedger {
       const m = this.state.catalog.byKey(k);
       if (m && isSettled(m)) this.settle(m);
     }
-    let volumeTrades = 0;
+    return { wallets, volumeTrades: this.loadVolume(this.persistence.db('trades')) };
+  }
+
+  /**
+   * The per-token volume at start: the stored buckets, then the trades logged after them; without
+   * stored buckets (or when they cover trades the log does not have), every trade within retention.
+   * Returns the trades replayed from the log.
+   */
+  private loadVolume(trades: Database): number {
     const cutoff = this.now() - this.o.volumeRetentionMs;
-    // Trades are keyed by arrival sequence (polled venues deliver a little out of time order):
-    // find where retention starts walking back, then replay forward so buckets go in in time order.
-    const slack = 10 * MINUTE;
-    const trades = this.persistence.db('trades');
+    let last: number | undefined;
+    for (const key of trades.getKeys({ reverse: true, limit: 1 })) last = key as number;
+    const stored = this.db!.get(VOLUME_KEY) as StoredVolume | undefined;
     let startSeq: number | undefined;
-    for (const { key, value } of trades.getRange({ reverse: true })) {
-      if ((value as StoredTrade).timestamp < cutoff - slack) break;
-      startSeq = key as number;
+    if (stored && last !== undefined && stored.seq <= last) {
+      this.restoreVolume(stored, cutoff);
+      startSeq = stored.seq + 1;
+    } else {
+      // Trades are keyed by arrival sequence (polled venues deliver a little out of time order):
+      // find where retention starts walking back, then replay forward so buckets go in in time order.
+      const slack = 10 * MINUTE;
+      for (const { key, value } of trades.getRange({ reverse: true })) {
+        if ((value as StoredTrade).timestamp < cutoff - slack) break;
+        startSeq = key as number;
+      }
     }
+    this.volumeSeq = last ?? 0;
+    let replayed = 0;
     if (startSeq !== undefined)
       for (const { value } of trades.getRange({ start: startSeq })) {
         const t = value as StoredTrade;
         if (t.timestamp < cutoff || !this.volumeVenues.has(t.venue)) continue;
         this.addVolume(t);
-        volumeTrades++;
+        replayed++;
       }
-    return { wallets, volumeTrades };
+    return replayed;
+  }
+
+  private restoreVolume(stored: StoredVolume, cutoff: number): void {
+    for (const [venue, token, marketId, outcome, flat] of stored.tokens) {
+      if (!this.volumeVenues.has(venue)) continue;
+      let v: TokenVolume | undefined;
+      for (let i = 0; i < flat.length; i += 4) {
+        if (flat[i]! < cutoff - MINUTE) continue;
+        v ??= this.tokenFor(venue, marketId, token, outcome);
+        v.buckets.set(flat[i]!, { shares: flat[i + 1]!, notional: flat[i + 2]!, trades: flat[i + 3]! });
+      }
+    }
+  }
+
+  /** The per-token volume as stored, with the sequence of the newest trade in it. */
+  private storedVolume(): StoredVolume {
+    const tokens: StoredVolume['tokens'] = [];
+    for (const byToken of this.tokenIndex.values())
+      for (const [token, v] of byToken) {
+        if (v.buckets.size === 0) continue;
+        const flat: number[] = [];
+        for (const [m, b] of v.buckets) flat.push(m, b.shares, b.notional, b.trades);
+        tokens.push([v.venue, token, v.marketId, v.outcome, flat]);
+      }
+    return { seq: this.volumeSeq, tokens };
   }
 
   /** How often pipelines/signals.ts scores entries (advance) and writes dirty wallets (flush); 0 = never. */
@@ -462,8 +523,13 @@ export class WalletLedger {
     return this.now();
   }
 
-  /** Writes every dirty wallet record (one LMDB batch); resolves when durable. */
-  async flush(): Promise<void> {
+  /** Writes every dirty wallet record (one LMDB batch), and the volume when it is due; resolves when durable. */
+  async flush(all = false): Promise<void> {
+    const now = this.now();
+    if (this.db && (all || now - this.volumeSavedAt >= this.o.volumeSnapshotMs)) {
+      this.volumeSavedAt = now;
+      this.track(this.db.put(VOLUME_KEY, this.storedVolume()));
+    }
     if (this.db && this.dirty.size > 0) {
       for (const a of this.dirty) {
         const w = this.wallets.get(a);
@@ -477,7 +543,7 @@ export class WalletLedger {
 
   /** Writes what is dirty; the pipeline that feeds the ledger has stopped by then. */
   async close(): Promise<void> {
-    await this.flush();
+    await this.flush(true);
   }
 
   private track(p: Promise<unknown>): void {
@@ -496,6 +562,7 @@ export class WalletLedger {
   /** Applies one trade (pipelines/signals.ts calls it for every new trade). */
   apply(t: StoredTrade): void {
     this.applied++;
+    if (t.seq > this.volumeSeq) this.volumeSeq = t.seq;
     if (this.firstTradeAt === 0 || t.timestamp < this.firstTradeAt) this.firstTradeAt = t.timestamp;
     if (t.timestamp > (this.watermark.get(t.venue) ?? 0)) this.watermark.set(t.venue, t.timestamp);
     const mk = marketKey(t.venue, t.marketId);

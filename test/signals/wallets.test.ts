@@ -229,7 +229,8 @@ describe('WalletLedger volume and persistence', () => {
       await ledger.close();
       await p.close();
     });
-    expect(ledger.load()).toEqual({ wallets: 5, volumeTrades: 21 });
+    // close() wrote the volume with the last trade in it: nothing is replayed from the trade log
+    expect(ledger.load()).toEqual({ wallets: 5, volumeTrades: 0 });
     const after = [...ledger.allWallets()].map((w) => JSON.stringify(view(w)) + JSON.stringify(w.entries) + JSON.stringify(w.recent)).sort();
     expect(after).toEqual(before);
     expect(ledger.scoredTotal).toBe(scored);
@@ -246,6 +247,48 @@ describe('WalletLedger volume and persistence', () => {
     expect(w1.realized).toBeCloseTo(expected, 6);
     for (const pos of w1.positions.values()) expect(pos).toMatchObject({ shares: 0, cost: 0, payout: pos.outcome === 'yes' ? 10_000 : 0 });
     expect(w1.openCost).toBe(0);
+  });
+
+  it('restores volume from its last write and replays only the trades logged after it, counting none twice', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cb-wallets-'));
+    dirs.push(dir);
+    const now = Date.now();
+    const trade = (i: number) =>
+      buy({ marketId: M, n: 1, wallet: addr(String(i % 3)), outcome: i % 2 ? 'yes' : 'no', cents: 40 + (i % 5), size: 5 + i, ts: now - 600_000 + i * 20_000 });
+    // A run that writes its volume after 12 trades, logs 7 more, and stops without closing the ledger (a crash).
+    const state = new EngineState(venues);
+    const p = new Persistence(dir);
+    const changes = persistChanges(state, p);
+    const ledger = new WalletLedger(state, p, { now: () => now, advanceMs: 0, flushMs: 0 });
+    const flow = walletFlow(state, ledger);
+    applyEvent(state, market(M, 1, now));
+    for (let i = 0; i < 12; i++) applyEvent(state, trade(i));
+    await ledger.flush(true);
+    for (let i = 12; i < 19; i++) applyEvent(state, trade(i));
+    const volumes = (l: WalletLedger) => JSON.stringify(l.marketVolumes(VB, M).map((v) => [v.token, [...v.buckets]]));
+    const live = volumes(ledger);
+    flow.unsubscribe();
+    changes.unsubscribe();
+    await p.close();
+
+    const p2 = new Persistence(dir);
+    cleanups.push(() => p2.close());
+    p2.load(new EngineState(venues));
+    const restarted = new WalletLedger(new EngineState(venues), p2, { now: () => now });
+    expect(restarted.load().volumeTrades).toBe(7);
+    expect(volumes(restarted)).toBe(live);
+    // Without a stored volume every trade within retention is replayed, to the same buckets.
+    await p2.db('wallets').remove(['m', 'volume']);
+    const replayed = new WalletLedger(new EngineState(venues), p2, { now: () => now });
+    expect(replayed.load().volumeTrades).toBe(19);
+    expect(volumes(replayed)).toBe(live);
+    // Stored buckets older than retention at the next start are not restored.
+    await replayed.flush(true);
+    const later = new WalletLedger(new EngineState(venues), p2, { now: () => now + 48 * 3_600_000 - 300_000 });
+    expect(later.load().volumeTrades).toBe(0);
+    const minutes = later.marketVolumes(VB, M).flatMap((v) => [...v.buckets.keys()]);
+    expect(minutes.length).toBeGreaterThan(0);
+    expect(Math.min(...minutes)).toBeGreaterThanOrEqual(now - 300_000 - 60_000);
   });
 
   it('holds at most maxPositions positions: evicts the least recently traded, keeps wallet totals, and a reload agrees', async () => {
