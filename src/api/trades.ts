@@ -89,6 +89,8 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
   };
   prune();
   setInterval(prune, 3_600_000).unref();
+  const pages = new Map<string, Reply>();
+  let cachedVersion = '';
 
   api.route({
     path: '/trades',
@@ -119,29 +121,63 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
       const q = { ...c.query, pagination_key: c.query.pagination_key ?? c.query.cursor };
       if (c.query.cursor !== undefined && q.pagination_key !== c.query.cursor)
         return errorReply(400, 'validation.invalid_pagination_key', 'invalid parameters: pagination_key and cursor are two different tokens (give one)');
-      const now = Date.now();
-      const from = availableFrom(now);
-      const w = tradeWindow(q, now, from, cfg, trades);
-      if ('status' in w) return w;
-      const labels = new Set((q.platform ? tradeVenues.filter((v) => v.slug === q.platform) : tradeVenues).map((v) => v.label));
-      if ((q.token_id !== undefined || q.wallet !== undefined) && walletVenue) {
-        for (const l of [...labels]) if (l !== walletVenue.label) labels.delete(l);
+      // "Now" is the end of the current second, so a page is a function of the query, that second
+      // and the committed log: pages cache until the log or the second changes.
+      const now = Math.floor(Date.now() / 1000) * 1000 + 999;
+      const version = `${now}|${logVersion(byTime)}`;
+      if (version !== cachedVersion) {
+        pages.clear();
+        cachedVersion = version;
       }
-      const page = scanTrades(ctx, q, w, labels);
-      const key = page.last && page.hasMore ? encodeCursor({ t: page.last[0], s: page.last[1], a: w.startMs, b: w.endMs, o: q.order }) : null;
-      return typedReply(TradesPage, {
-        trades: page.out,
-        pagination: { limit: q.limit!, count: page.out.length, pagination_key: key, has_more: page.hasMore },
-        next_cursor: key,
-        _meta: {
-          data_available_from: new Date(from).toISOString(),
-          start_time: Math.floor(w.startMs / 1000),
-          end_time: Math.floor(w.endMs / 1000),
-          default_window_applied: w.defaultWindow,
-        },
-      });
+      const hit = pages.get(c.rawQuery);
+      if (hit) return hit;
+      const reply = tradesPage(q, now);
+      if (reply.status === 200 && pages.size < MAX_CACHED_PAGES) pages.set(c.rawQuery, reply);
+      return reply;
     },
   });
+
+  /** The reply to one /trades query at `now`. */
+  function tradesPage(q: TradesQuery & { readonly platform?: string | undefined }, now: number): Reply {
+    const from = availableFrom(now);
+    const w = tradeWindow(q, now, from, cfg, trades);
+    if ('status' in w) return w;
+    const labels = new Set((q.platform ? tradeVenues.filter((v) => v.slug === q.platform) : tradeVenues).map((v) => v.label));
+    if ((q.token_id !== undefined || q.wallet !== undefined) && walletVenue) {
+      for (const l of [...labels]) if (l !== walletVenue.label) labels.delete(l);
+    }
+    const page = scanTrades(ctx, q, w, labels);
+    const key = page.last && page.hasMore ? encodeCursor({ t: page.last[0], s: page.last[1], a: w.startMs, b: w.endMs, o: q.order }) : null;
+    const reply = typedReply(TradesPage, {
+      trades: page.out,
+      pagination: { limit: q.limit!, count: page.out.length, pagination_key: key, has_more: page.hasMore },
+      next_cursor: key,
+      _meta: {
+        data_available_from: new Date(from).toISOString(),
+        start_time: Math.floor(w.startMs / 1000),
+        end_time: Math.floor(w.endMs / 1000),
+        default_window_applied: w.defaultWindow,
+      },
+    });
+    // Bytes, so a cached page is not encoded again on every send.
+    return { ...reply, body: Buffer.from(reply.body) };
+  }
+}
+
+/** Most /trades pages kept for the current log version and second. */
+const MAX_CACHED_PAGES = 1000;
+
+/**
+ * What the trade index holds, cheaply: its entry count (an LMDB stat, not a scan) and its first
+ * and last keys. An append, a late trade and a prune each change it; reads see committed writes,
+ * so a page cached before a commit is dropped when the commit lands.
+ */
+function logVersion(byTime: Database): string {
+  let first: Key | undefined;
+  let last: Key | undefined;
+  for (const k of byTime.getKeys({ limit: 1 })) first = k;
+  for (const k of byTime.getKeys({ limit: 1, reverse: true })) last = k;
+  return `${(byTime.getStats() as { entryCount: number }).entryCount}|${String(first)}|${String(last)}`;
 }
 
 /** The /trades query as the handler reads it. */

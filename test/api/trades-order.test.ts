@@ -125,6 +125,26 @@ describe('GET /trades orders by trade time across venues', () => {
     }
   });
 
+  it('a repeated query sees each trade once it is stored: a new one, a late one, within the same second', async () => {
+    const s = await apiHarness();
+    try {
+      s.apply(trade('venue_a', 'one', T0 + 1_000));
+      await s.persistence.flushed();
+      const ids = async (): Promise<string[]> => ((await s.get('/trades?limit=10')) as Page).body.trades.map((r) => r.trade_id);
+      expect(await ids()).toEqual(['one']);
+      expect(await ids()).toEqual(['one']);
+      s.apply(trade('venue_a', 'newer', T0 + 2_000));
+      await s.persistence.flushed();
+      expect(await ids()).toEqual(['newer', 'one']);
+      // Late: older than every stored trade, so neither end of the index moves, only its count.
+      s.apply(trade('venue_b', 'late', T0 + 500));
+      await s.persistence.flushed();
+      expect(await ids()).toEqual(['newer', 'one', 'late']);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('keeps a page key issued before keys carried the time (arrival seq only) working', async () => {
     const first: Page = await h.get('/trades?limit=3');
     const k = JSON.parse(Buffer.from(first.body.pagination.pagination_key!, 'base64url').toString()) as Record<string, unknown>;
