@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { typedReply, type Api } from '../access/api.js';
 import { p } from '../access/params.js';
 import { PAYOUT, toCents } from '../core/price.js';
-import { errorReply } from '../server/http.js';
+import { errorReply, type Reply } from '../server/http.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import type { ApiContext } from './context.js';
 import { quotePrices } from '../views/market.js';
@@ -113,6 +113,7 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
   });
 
   const bookVenues = ctx.venues.slugs((v) => v.capabilities.orderbook);
+  const bookPages = new Map<string, { record: unknown; title: string | undefined; src: readonly unknown[]; reply: Reply }>();
   api.route({
     path: '/orderbook',
     summary: 'Order book depth of one market, cents',
@@ -129,23 +130,46 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
       const v = ctx.venues.bySlug.get(c.query.platform!)!;
       const marketId = c.query.market_id!;
       const m = ctx.state.catalog.get(v.label, marketId);
-      const view = ctx.state.books.marketBook(v.label, marketId, c.query.depth);
-      if (!m && !view) return errorReply(404, 'not_found', `no ${v.slug} market "${marketId}"`);
-      const lv = (ls: readonly (readonly [number, number])[], flip: boolean): { price: number; size: number }[] =>
-        ls.map(([pr, s]) => ({ price: toCents(flip ? PAYOUT - pr : pr), size: s }));
-      const bids = view?.bids ?? [];
-      const asks = view?.asks ?? [];
-      const yesOnly = v.capabilities.yesOnlyBook;
-      return typedReply(OrderBook, {
-        platform: v.slug,
-        market_id: marketId,
-        title: m?.title ?? null,
-        ready: view?.ready ?? false,
-        yes: { bids: lv(bids, false), asks: lv(asks, false) },
-        // NO bids are YES asks seen from the other side; yes-only venues quote no NO book (spec 2.8).
-        no: yesOnly ? { bids: [], asks: [] } : { bids: lv(asks, true), asks: lv(bids, true) },
-        timestamp: view && view.timestamp > 0 ? new Date(view.timestamp).toISOString() : null,
-      });
+      // The same books at the same versions and the same title (catalog records change in place) answer the same bytes.
+      const src = ctx.state.books.marketBookSource(v.label, marketId);
+      const hit = bookPages.get(c.rawQuery);
+      if (hit && hit.record === m && hit.title === m?.title && hit.src.every((x, i) => x === src[i])) return hit.reply;
+      const reply = orderbookReply(v, marketId, m, c.query.depth);
+      if (reply.status !== 200) return reply;
+      if (bookPages.size >= MAX_CACHED_BOOKS) bookPages.clear();
+      bookPages.set(c.rawQuery, { record: m, title: m?.title, src, reply });
+      return reply;
     },
   });
+
+  /** The /orderbook reply of one market, serialized to bytes. */
+  function orderbookReply(
+    v: (typeof ctx.venues.enabled)[number],
+    marketId: string,
+    m: ReturnType<typeof ctx.state.catalog.get>,
+    depth: number | undefined,
+  ): Reply {
+    const view = ctx.state.books.marketBook(v.label, marketId, depth);
+    if (!m && !view) return errorReply(404, 'not_found', `no ${v.slug} market "${marketId}"`);
+    const lv = (ls: readonly (readonly [number, number])[], flip: boolean): { price: number; size: number }[] =>
+      ls.map(([pr, s]) => ({ price: toCents(flip ? PAYOUT - pr : pr), size: s }));
+    const bids = view?.bids ?? [];
+    const asks = view?.asks ?? [];
+    const yesOnly = v.capabilities.yesOnlyBook;
+    const reply = typedReply(OrderBook, {
+      platform: v.slug,
+      market_id: marketId,
+      title: m?.title ?? null,
+      ready: view?.ready ?? false,
+      yes: { bids: lv(bids, false), asks: lv(asks, false) },
+      // NO bids are YES asks seen from the other side; yes-only venues quote no NO book (spec 2.8).
+      no: yesOnly ? { bids: [], asks: [] } : { bids: lv(asks, true), asks: lv(bids, true) },
+      timestamp: view && view.timestamp > 0 ? new Date(view.timestamp).toISOString() : null,
+    });
+    // Bytes, so a cached reply is not encoded again on every send.
+    return { ...reply, body: Buffer.from(reply.body) };
+  }
 }
+
+/** Most /orderbook replies kept (one per query string; dropped together when full). */
+const MAX_CACHED_BOOKS = 10_000;

@@ -168,6 +168,19 @@ export class BookStore {
   }
 
   /**
+   * What `marketBook` reads a market from: its YES and NO books (either may be missing) and their
+   * versions. A reader that cached a view holds the pair: the same objects at the same versions
+   * read the same view.
+   */
+  marketBookSource(venue: VenueLabel, marketId: string): readonly [OrderBook | undefined, number, OrderBook | undefined, number] {
+    const ins = this.instrumentsOf.get(venue)?.get(marketId);
+    const books = this.books.get(venue);
+    const yes = books?.get(ins?.[0] ?? marketId);
+    const no = ins?.[1] ? books?.get(ins[1]) : undefined;
+    return [yes, yes?.version ?? -1, no, no?.version ?? -1];
+  }
+
+  /**
    * The sides `marketBook` reads, without copying levels: undefined when the market has no ready
    * book (for the hot paths that serialize or scan a few levels on every change).
    */

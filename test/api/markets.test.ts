@@ -234,6 +234,20 @@ describe('GET /orderbook (spec 4.10, 2.8)', () => {
     expect(hh.body.no).toEqual({ bids: [], asks: [] });
   });
 
+  it('answers a repeated query from the book as it stands: after a delta, a resync and a title change', async () => {
+    const url = '/orderbook?platform=venue_h&market_id=venue_h_123456789&depth=5';
+    const book = { ...ev, venue: 'venue_h' as const, marketId: 'venue_h_123456789', instrument: '123456789' };
+    const first = (await h.get(url)).body;
+    expect((await h.get(url)).body).toEqual(first);
+    h.apply({ ...book, localTimestamp: T + 10, type: 'book_delta', changes: [['ask', 5800, 3]] });
+    const moved = (await h.get(url)).body;
+    expect(moved.yes.asks).toEqual([...first.yes.asks, { price: 58, size: 3 }]);
+    h.apply({ ...book, localTimestamp: T + 11, type: 'book_snapshot', bids: [[5000, 1]], asks: [[6000, 2]] });
+    expect((await h.get(url)).body.yes).toEqual({ bids: [{ price: 50, size: 1 }], asks: [{ price: 60, size: 2 }] });
+    h.apply({ ...ev, localTimestamp: T + 12, venue: 'venue_h', type: 'market', marketId: 'venue_h_123456789', title: 'Renamed', status: 'active' });
+    expect((await h.get(url)).body.title).toBe('Renamed');
+  });
+
   it('400 for venues without books and missing params; 404 for unknown markets', async () => {
     expect((await h.get('/orderbook?platform=venue_c&market_id=1')).status).toBe(400);
     expect((await h.get('/orderbook?platform=venue_a')).status).toBe(400);
