@@ -47,7 +47,7 @@ export type BookRole = OrderBook['role'];
  */
 export class BookStore {
   private readonly books = new Map<VenueLabel, Map<string, OrderBook>>();
-  /** venue → instrument → role, and venue → market → [yes instrument, no instrument]. */
+  /** venue → instrument → 'no' (absent: 'yes'), and venue → market → [yes instrument, no instrument] (absent: [market id, none]). */
   private readonly roles = new Map<VenueLabel, Map<string, BookRole>>();
   private readonly instrumentsOf = new Map<VenueLabel, Map<string, [string | undefined, string | undefined]>>();
   readonly changes$ = new Subject<BookChange>();
@@ -68,27 +68,34 @@ export class BookStore {
     return this.roles.get(venue)?.get(instrument) ?? 'yes';
   }
 
-  /** Declares which instruments carry a market's YES and NO sides (from its catalog record). */
+  /**
+   * Declares which instruments carry a market's YES and NO sides (from its catalog record). What
+   * the lookups assume anyway is not stored: a YES role (the default), and a market whose YES
+   * book is keyed by its id and that has no NO book.
+   */
   link(venue: VenueLabel, marketId: string, yes: string | undefined, no: string | undefined): void {
     let r = this.roles.get(venue);
     if (!r) this.roles.set(venue, (r = new Map()));
     let m = this.instrumentsOf.get(venue);
     if (!m) this.instrumentsOf.set(venue, (m = new Map()));
-    const cur = m.get(marketId) ?? [undefined, undefined];
+    let cur = m.get(marketId);
     const books = this.books.get(venue);
     if (yes) {
-      r.set(yes, 'yes');
-      cur[0] = yes;
+      r.delete(yes);
       const b = books?.get(yes);
       if (b) b.role = 'yes';
     }
     if (no) {
       r.set(no, 'no');
-      cur[1] = no;
       const b = books?.get(no);
       if (b) b.role = 'no';
     }
-    m.set(marketId, cur);
+    if (cur === undefined) {
+      if (no === undefined && (yes === undefined || yes === marketId)) return;
+      m.set(marketId, (cur = [undefined, undefined]));
+    }
+    if (yes) cur[0] = yes;
+    if (no) cur[1] = no;
   }
 
   private getOrCreate(venue: VenueLabel, instrument: string): OrderBook {

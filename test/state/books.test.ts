@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { OrderBook } from '../../src/core/book.js';
-import type { BookSideName, Level } from '../../src/core/types.js';
+import type { BookSideName, BookSnapshot, Level } from '../../src/core/types.js';
+import { BookStore } from '../../src/state/books.js';
 
 /**
  * Book sides size their own arrays (src/core/book.ts): through snapshots, growth past the
@@ -40,5 +41,36 @@ describe('OrderBook sides sized by the book', () => {
       expect(book.bids.levels(), `bids at ${i}`).toEqual(levels('bid'));
       expect(book.asks.levels(), `asks at ${i}`).toEqual(levels('ask'));
     }
+  });
+});
+
+describe('BookStore.link', () => {
+  const snap = (store: BookStore, instrument: string, bids: Level[], asks: Level[]): void => {
+    store.applySnapshot({ type: 'book_snapshot', venue: 'V', marketId: 'M', instrument, bids, asks, timestamp: 1, localTimestamp: 1 } as BookSnapshot);
+  };
+
+  it('reads a market by its id until a NO instrument is linked, then the NO book in complement', () => {
+    const store = new BookStore();
+    store.link('V', 'M', 'M', undefined);
+    expect(store.roleOf('V', 'M')).toBe('yes');
+    snap(store, 'N', [[4000, 2]], [[4500, 3]]);
+    expect(store.marketBook('V', 'M')).toBeUndefined();
+    store.link('V', 'M', undefined, 'N');
+    expect(store.roleOf('V', 'N')).toBe('no');
+    expect(store.instrument('V', 'N')!.role).toBe('no');
+    expect(store.marketBook('V', 'M')).toEqual({ bids: [[5500, 3]], asks: [[6000, 2]], timestamp: 1, ready: true });
+    snap(store, 'M', [[100, 1]], []);
+    expect(store.marketBook('V', 'M')!.bids).toEqual([[100, 1]]);
+  });
+
+  it('gives an instrument linked as NO and then as YES the YES role, and reads a YES instrument other than the id', () => {
+    const store = new BookStore();
+    store.link('V', 'A', undefined, 'X');
+    snap(store, 'X', [[300, 1]], []);
+    expect(store.instrument('V', 'X')!.role).toBe('no');
+    store.link('V', 'B', 'X', undefined);
+    expect(store.roleOf('V', 'X')).toBe('yes');
+    expect(store.instrument('V', 'X')!.role).toBe('yes');
+    expect(store.marketBook('V', 'B')!.bids).toEqual([[300, 1]]);
   });
 });

@@ -1,9 +1,23 @@
 import type { MarketUpsert } from '../../core/types.js';
 
-/** Deletes the keys whose value is undefined (normalized events carry no undefined fields), in place. */
+/**
+ * `o` without the keys whose value is undefined (normalized events carry no undefined fields):
+ * `o` itself when it has none, else a copy of the others in order. A copy rather than `delete`,
+ * which turns an object into a hash table (dictionary mode): records the catalog keeps, such as
+ * `extra`, stay compact.
+ */
 export function without<T extends object>(o: T): T {
-  for (const k of Object.keys(o) as (keyof T)[]) if (o[k] === undefined) delete o[k];
-  return o;
+  const r = o as Record<string, unknown>;
+  const keys = Object.keys(r);
+  let i = 0;
+  while (i < keys.length && r[keys[i]!] !== undefined) i++;
+  if (i === keys.length) return o;
+  const out: Record<string, unknown> = {};
+  for (const k of keys) {
+    const v = r[k];
+    if (v !== undefined) out[k] = v;
+  }
+  return out as T;
 }
 
 /** The first issue of a zod error as "path: message", for a one-line malformed-frame log. */

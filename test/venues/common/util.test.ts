@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/load.js';
 import type { MarketUpsert } from '../../../src/core/types.js';
 import { UpsertChanges } from '../../../src/venues/common/frames.js';
-import { upsertHash } from '../../../src/venues/common/util.js';
+import { upsertHash, without } from '../../../src/venues/common/util.js';
 import { KalshiMapper } from '../../../src/venues/kalshi/mappers.js';
 
 /** Upsert de-duplication by hash (src/venues/common/util.ts upsertHash), on the upserts of a real Kalshi /markets page. */
@@ -48,5 +48,16 @@ describe('upsertHash', () => {
     c.forget(u!.marketId);
     expect(c.changed({ ...u!, title: 'renamed' })).toBe(true);
     expect([...c.markets()]).toEqual([u!.marketId]);
+  });
+});
+
+describe('without', () => {
+  it('drops the undefined keys and keeps the others in order, returning the object itself when it has none', () => {
+    const full = { a: 1, b: 'x' };
+    expect(without(full)).toBe(full);
+    const sparse = { a: 1, b: undefined, c: null, d: 'y', e: undefined };
+    const out = without(sparse);
+    expect(Object.keys(out)).toEqual(['a', 'c', 'd']);
+    expect(out).toEqual({ a: 1, c: null, d: 'y' });
   });
 });
