@@ -1,28 +1,14 @@
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
+import { totalCounter } from '../server/routes/metrics.js';
 import type { LinkHealth } from './health.js';
 import type { PublisherStats } from './publisher.js';
-
-/** A counter that follows a running total read at scrape time. */
-function total(registers: Registry[], name: string, help: string, read: () => number): void {
-  let last = 0;
-  new Counter({
-    name,
-    help,
-    registers,
-    collect() {
-      const v = read();
-      if (v > last) this.inc(v - last);
-      last = v;
-    },
-  });
-}
 
 /** A cluster core's publisher on /metrics: messages acknowledged, failed, dropped from the full buffer, waiting. */
 export function registerPublisherMetrics(registry: Registry, stats: PublisherStats): void {
   const registers = [registry];
-  total(registers, 'crossbook_cluster_published_total', 'Stream messages the core published and JetStream acknowledged', () => stats.published);
-  total(registers, 'crossbook_cluster_publish_failed_total', 'Stream publishes refused or unacknowledged in time', () => stats.failed);
-  total(
+  totalCounter(registers, 'crossbook_cluster_published_total', 'Stream messages the core published and JetStream acknowledged', () => stats.published);
+  totalCounter(registers, 'crossbook_cluster_publish_failed_total', 'Stream publishes refused or unacknowledged in time', () => stats.failed);
+  totalCounter(
     registers,
     'crossbook_cluster_dropped_total',
     'Stream messages dropped, oldest first, from the full buffer while NATS was away or slow',
@@ -49,13 +35,13 @@ export function registerPublisherMetrics(registry: Registry, stats: PublisherSta
 /** A cluster edge's link on /metrics: interruptions, re-bootstraps, and whether it follows now. */
 export function registerLinkMetrics(registry: Registry, health: LinkHealth): void {
   const registers = [registry];
-  total(
+  totalCounter(
     registers,
     'crossbook_cluster_interruptions_total',
     'Times the edge lost the core stream (NATS unreachable or the stream silent)',
     () => health.interruptions,
   );
-  total(registers, 'crossbook_cluster_rebootstraps_total', 'Times the edge started again from a core snapshot', () => health.rebootstraps);
+  totalCounter(registers, 'crossbook_cluster_rebootstraps_total', 'Times the edge started again from a core snapshot', () => health.rebootstraps);
   new Gauge({
     name: 'crossbook_cluster_following',
     help: '1 when the edge follows the core stream',

@@ -72,19 +72,7 @@ export function registerMetrics(api: Api, src: MetricsSources): Registry {
       },
     });
   }
-  const counter = (name: string, help: string, read: () => number): void => {
-    let last = 0;
-    new Counter({
-      name,
-      help,
-      registers,
-      collect() {
-        const v = read();
-        if (v > last) this.inc(v - last);
-        last = v;
-      },
-    });
-  };
+  const counter = (name: string, help: string, read: () => number): void => totalCounter(registers, name, help, read);
   if (src.audit) auditGauges(registers, src.audit);
   counter('crossbook_ws_published_total', 'WebSocket messages published (once per topic, before fan-out)', () => src.ws.published);
   counter('crossbook_ws_dropped_clients_total', 'WebSocket clients disconnected for backpressure', () => src.ws.dropped);
@@ -168,6 +156,21 @@ function auditGauges(registers: Registry[], audit: SettlementAudit): void {
       this.reset();
       const p = precisionOf(audit.totals());
       if (p !== null) this.set(p);
+    },
+  });
+}
+
+/** A Prometheus counter that follows a running total `read` at scrape time (it only ever grows). */
+export function totalCounter(registers: Registry[], name: string, help: string, read: () => number): void {
+  let last = 0;
+  new Counter({
+    name,
+    help,
+    registers,
+    collect() {
+      const v = read();
+      if (v > last) this.inc(v - last);
+      last = v;
     },
   });
 }
