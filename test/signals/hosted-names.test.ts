@@ -4,10 +4,11 @@ import { arbFlow } from '../../pipelines/signals.js';
 import { loadConfig } from '../../src/config/load.js';
 import { Turn } from '../../src/pipeline/turn.js';
 import type { Level, NormalizedEvent } from '../../src/core/types.js';
-import { SignalEngine, type GroupSource, type SignalGroup } from '../../src/signals/engine.js';
+import { SignalEngine } from '../../src/signals/engine.js';
 import { LifecycleTracker, type LifecycleEvent } from '../../src/signals/lifecycle/tracker.js';
 import { applyEvent, EngineState } from '../../src/state/engine.js';
 import { VenueDirectory } from '../../src/venues/directory.js';
+import { HandGroups } from '../support/groups.js';
 
 /**
  * Arbitrage and EV under the hosted venue names (venue_b = polymarket, venue_e = exchange_e,
@@ -19,19 +20,6 @@ const T0 = Date.UTC(2026, 10, 22, 15, 0, 0);
 const H = 'prophetx_987';
 const B = '0xcond-b';
 const E = 'E-77';
-
-class Groups implements GroupSource {
-  readonly groups = new Map<number, SignalGroup>();
-  group(id: number): SignalGroup | undefined {
-    return this.groups.get(id);
-  }
-  groupsOfMarket(venue: string, marketId: string): readonly number[] {
-    return [...this.groups.values()].filter((g) => g.members.some((m) => m.venue === venue && m.marketId === marketId)).map((g) => g.groupId);
-  }
-  allGroups(): Iterable<SignalGroup> {
-    return this.groups.values();
-  }
-}
 
 let state: EngineState;
 let engine: SignalEngine;
@@ -67,7 +55,7 @@ beforeEach(() => {
   vi.useFakeTimers({ toFake: ['Date'] });
   at(0);
   state = new EngineState(config.venues);
-  const groups = new Groups();
+  const groups = new HandGroups();
   const tracker = new LifecycleTracker(undefined);
   engine = new SignalEngine(state, new VenueDirectory(config), groups, tracker);
   events = [];

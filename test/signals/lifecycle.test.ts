@@ -8,34 +8,21 @@ import { loadConfig } from '../../src/config/load.js';
 import { Turn } from '../../src/pipeline/turn.js';
 import type { Level, NormalizedEvent } from '../../src/core/types.js';
 import { Persistence } from '../../src/persist/store.js';
-import { SignalEngine, type GroupSource, type SignalGroup } from '../../src/signals/engine.js';
+import { SignalEngine } from '../../src/signals/engine.js';
 import { OpportunityLog } from '../../src/signals/lifecycle/log.js';
 import { closeReason, type OpportunityRecord } from '../../src/signals/lifecycle/record.js';
 import { LifecycleTracker, type LifecycleEvent } from '../../src/signals/lifecycle/tracker.js';
 import { applyEvent, EngineState } from '../../src/state/engine.js';
 import { VenueDirectory } from '../../src/venues/directory.js';
+import { HandGroups } from '../support/groups.js';
 
 const config = loadConfig({ env: {} });
 const T0 = Date.UTC(2026, 10, 22, 15, 0, 0);
 
-/** Groups the test edits by hand (the matcher is tested elsewhere). */
-class Groups implements GroupSource {
-  readonly groups = new Map<number, SignalGroup>();
-  group(id: number): SignalGroup | undefined {
-    return this.groups.get(id);
-  }
-  groupsOfMarket(venue: string, marketId: string): readonly number[] {
-    return [...this.groups.values()].filter((g) => g.members.some((m) => m.venue === venue && m.marketId === marketId)).map((g) => g.groupId);
-  }
-  allGroups(): Iterable<SignalGroup> {
-    return this.groups.values();
-  }
-}
-
 let dir: string;
 let persistence: Persistence;
 let state: EngineState;
-let groups: Groups;
+let groups: HandGroups;
 let tracker: LifecycleTracker;
 let log: OpportunityLog;
 let engine: SignalEngine;
@@ -84,7 +71,7 @@ beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'cb-lifecycle-'));
   persistence = new Persistence(dir);
   state = new EngineState(config.venues);
-  groups = new Groups();
+  groups = new HandGroups();
   log = new OpportunityLog(persistence.db('opportunities'), { retentionMs: 3_600_000 });
   tracker = new LifecycleTracker(log, { categoryOf: () => 'Sports' });
   engine = new SignalEngine(state, new VenueDirectory(config), groups, tracker);
