@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EMPTY, type Subscription } from 'rxjs';
 import WebSocket from 'ws';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fanoutFlow } from '../../pipelines/fanout.js';
 import { KeyStore } from '../../src/access/keys.js';
 import { loadPlans } from '../../src/access/plans.js';
@@ -16,6 +16,7 @@ import { WalletLedger } from '../../src/signals/wallets.js';
 import { applyEvent, EngineState } from '../../src/state/engine.js';
 import { VenueDirectory } from '../../src/venues/directory.js';
 import { WsHub } from '../../src/ws/hub.js';
+import { takeMessage } from '../support/messages.js';
 
 /**
  * The envelope clients of the hosted API speak: `action` for `type`, `heartbeat` for `ping`,
@@ -82,18 +83,7 @@ async function connect(key: string): Promise<Client> {
     ws,
     msgs,
     welcome: {},
-    async next(pred) {
-      let found: Record<string, unknown> | undefined;
-      await vi.waitFor(
-        () => {
-          found = msgs.find(pred);
-          expect(found).toBeDefined();
-        },
-        { timeout: 30_000, interval: 10 },
-      );
-      msgs.splice(msgs.indexOf(found!), 1);
-      return found!;
-    },
+    next: (pred) => takeMessage(msgs, pred),
     send: (m) => ws.send(typeof m === 'string' ? m : JSON.stringify(m)),
   };
   c.welcome = await c.next((m) => m['type'] === 'welcome');

@@ -17,6 +17,7 @@ import { HttpServer } from '../../src/server/http.js';
 import { applyEvent, EngineState } from '../../src/state/engine.js';
 import { checkServerMessage } from '../contract/ws.js';
 import { WsHub } from '../../src/ws/hub.js';
+import { takeMessage } from '../support/messages.js';
 
 const config = loadConfig({ env: {} });
 const dir = mkdtempSync(join(tmpdir(), 'cb-ws-'));
@@ -110,18 +111,7 @@ async function connect(key: string | undefined, headers = true): Promise<Client>
   const c: Client = {
     ws,
     msgs,
-    async next(pred) {
-      let found: Record<string, unknown> | undefined;
-      await vi.waitFor(
-        () => {
-          found = msgs.find(pred);
-          expect(found).toBeDefined();
-        },
-        { timeout: 30_000, interval: 10 },
-      );
-      msgs.splice(msgs.indexOf(found!), 1);
-      return found!;
-    },
+    next: (pred) => takeMessage(msgs, pred),
     send: (m) => ws.send(typeof m === 'string' ? m : JSON.stringify(m)),
   };
   await c.next((m) => m['type'] === 'welcome');
