@@ -10,7 +10,7 @@ import { loadConfig } from '../../src/config/load.js';
 import type { NormalizedEvent } from '../../src/core/types.js';
 import { SignalEngine } from '../../src/signals/engine.js';
 import { applyEvent, EngineState } from '../../src/state/engine.js';
-import { BenchGroups } from './groups.js';
+import { BenchGroups, seedBooks } from './groups.js';
 import { begin, record, rng, type Row } from '../lib.js';
 
 const GROUPS = 10_000;
@@ -22,16 +22,7 @@ function build(withSignals: boolean): { state: EngineState; engine: SignalEngine
   const state = new EngineState(config.venues);
   const r = rng(7);
   const t = Date.now();
-  for (let g = 1; g <= GROUPS; g++) {
-    const fair = 2000 + Math.floor(r() * 6000);
-    for (const v of venues) {
-      const mid = fair + Math.floor((r() - 0.5) * 600);
-      const bids: [number, number][] = Array.from({ length: 10 }, (_, i) => [Math.floor(mid / 100) * 100 - 100 - i * 100, 100 + i * 10]);
-      const asks: [number, number][] = Array.from({ length: 10 }, (_, i) => [Math.floor(mid / 100) * 100 + 100 + i * 100, 100 + i * 10]);
-      applyEvent(state, { type: 'market', venue: v, marketId: `M${g}`, title: `M${g}`, status: 'active', timestamp: t, localTimestamp: t });
-      applyEvent(state, { type: 'book_snapshot', venue: v, marketId: `M${g}`, instrument: `M${g}`, bids, asks, timestamp: t, localTimestamp: t });
-    }
-  }
+  seedBooks(state, GROUPS, venues, r, t);
   const engine = withSignals ? new SignalEngine(state, new VenueDirectory(config), new BenchGroups(GROUPS, venues)) : undefined;
   engine?.recomputeAll();
   const deltas: NormalizedEvent[] = [];

@@ -1,4 +1,5 @@
 import type { GroupSource, SignalGroup } from '../../src/signals/engine.js';
+import { applyEvent, type EngineState } from '../../src/state/engine.js';
 
 /**
  * A fixed set of match groups for the signal benches (the matcher is measured in
@@ -26,5 +27,22 @@ export class BenchGroups implements GroupSource {
 
   allGroups(): Iterable<SignalGroup> {
     return this.groups;
+  }
+}
+
+/**
+ * Lists market `M<g>` of each of `venues` for groups 1..`count` in `state`, each with a 10-level
+ * book around a fair price drawn from `r` (the venues' mids within 3 cents of it), all at time `t`.
+ */
+export function seedBooks(state: EngineState, count: number, venues: readonly string[], r: () => number, t: number): void {
+  for (let g = 1; g <= count; g++) {
+    const fair = 2000 + Math.floor(r() * 6000);
+    for (const v of venues) {
+      const mid = fair + Math.floor((r() - 0.5) * 600);
+      const bids: [number, number][] = Array.from({ length: 10 }, (_, i) => [Math.floor(mid / 100) * 100 - 100 - i * 100, 100 + i * 10]);
+      const asks: [number, number][] = Array.from({ length: 10 }, (_, i) => [Math.floor(mid / 100) * 100 + 100 + i * 100, 100 + i * 10]);
+      applyEvent(state, { type: 'market', venue: v, marketId: `M${g}`, title: `M${g}`, status: 'active', timestamp: t, localTimestamp: t });
+      applyEvent(state, { type: 'book_snapshot', venue: v, marketId: `M${g}`, instrument: `M${g}`, bids, asks, timestamp: t, localTimestamp: t });
+    }
   }
 }

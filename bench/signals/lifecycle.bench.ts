@@ -17,7 +17,7 @@ import { OpportunityLog } from '../../src/signals/lifecycle/log.js';
 import { LifecycleTracker } from '../../src/signals/lifecycle/tracker.js';
 import { applyEvent, EngineState } from '../../src/state/engine.js';
 import { VenueDirectory } from '../../src/venues/directory.js';
-import { BenchGroups } from './groups.js';
+import { BenchGroups, seedBooks } from './groups.js';
 import { begin, gc, record, rng, type Row } from '../lib.js';
 
 const GROUPS = 10_000;
@@ -36,16 +36,7 @@ function build(tracked: boolean): World {
   const state = new EngineState(config.venues);
   const r = rng(7);
   const t = Date.now();
-  for (let g = 1; g <= GROUPS; g++) {
-    const fair = 2000 + Math.floor(r() * 6000);
-    for (const v of venues) {
-      const mid = fair + Math.floor((r() - 0.5) * 600);
-      const bids: [number, number][] = Array.from({ length: 10 }, (_, i) => [Math.floor(mid / 100) * 100 - 100 - i * 100, 100 + i * 10]);
-      const asks: [number, number][] = Array.from({ length: 10 }, (_, i) => [Math.floor(mid / 100) * 100 + 100 + i * 100, 100 + i * 10]);
-      applyEvent(state, { type: 'market', venue: v, marketId: `M${g}`, title: `M${g}`, status: 'active', timestamp: t, localTimestamp: t });
-      applyEvent(state, { type: 'book_snapshot', venue: v, marketId: `M${g}`, instrument: `M${g}`, bids, asks, timestamp: t, localTimestamp: t });
-    }
-  }
+  seedBooks(state, GROUPS, venues, r, t);
   const dir = mkdtempSync(join(tmpdir(), 'cb-bench-lc-'));
   const persistence = tracked ? new Persistence(dir) : undefined;
   const tracker = persistence ? new LifecycleTracker(new OpportunityLog(persistence.db('opportunities'), { retentionMs: 3_600_000 })) : undefined;
