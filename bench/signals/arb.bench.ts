@@ -24,6 +24,8 @@ function build(withSignals: boolean): { state: EngineState; engine: SignalEngine
   const t = Date.now();
   seedBooks(state, GROUPS, venues, r, t);
   const engine = withSignals ? new SignalEngine(state, new VenueDirectory(config), new BenchGroups(GROUPS, venues)) : undefined;
+  // Per change, not per turn: the bench times one delta to its group's recomputed signals.
+  if (engine) state.books.changes$.subscribe((b) => engine.onMarket(b.venue, b.marketId));
   engine?.recomputeAll();
   const deltas: NormalizedEvent[] = [];
   for (let i = 0; i < CHANGES; i++) {
