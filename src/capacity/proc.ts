@@ -12,13 +12,15 @@ export function projectRoot(): string {
 /** The built CLI entry; `crossbook bench` runs the service and the simulator the way a user does. */
 export const cli = (): string => join(projectRoot(), 'bin', 'crossbook.js');
 
-const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+/** Clock ticks per second of /proc's CPU times, asked once on first use (not at import). */
+let clkTck = 0;
+const ticksPerSecond = (): number => (clkTck ||= Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100);
 
 /** utime + stime of a process, seconds (Linux /proc). */
 export function cpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) / CLK_TCK;
+  return (Number(f[11]) + Number(f[12])) / ticksPerSecond();
 }
 
 /** A resident-set figure of a process from /proc/<pid>/status, MiB (0 when the field is missing). */
