@@ -3,7 +3,9 @@ import type { VenueConfig } from '../config/schema.js';
 import type { MarketRecord } from '../state/catalog.js';
 import { marketUrl, type VenueDirectory } from '../venues/directory.js';
 import { nativeId } from '../views/market.js';
-import { sideLevels } from '../state/books.js';
+import type { BookSide } from '../core/book.js';
+import { PAYOUT } from '../core/price.js';
+import type { Level } from '../core/types.js';
 import type { EngineState } from '../state/engine.js';
 import { groupArbs, ladders, type ArbOpportunity, type GroupMember, type MemberLadders } from './arb.js';
 import { groupEv } from './ev.js';
@@ -68,6 +70,30 @@ interface MemberSlot {
   url: string | undefined;
   extra: Readonly<Record<string, unknown>> | undefined;
   member: GroupMember | undefined;
+  /** Its ladders, refilled in place by each recompute (no recompute's ladders outlive it). */
+  ladders: { member: GroupMember; yesAsks: readonly Level[]; noAsks: readonly Level[] } | undefined;
+  readonly own: { readonly yes: LevelBuffer; readonly no: LevelBuffer };
+}
+
+/** Level tuples reused from one recompute to the next: `out` lists the first of `pool`. */
+interface LevelBuffer {
+  readonly pool: [number, number][];
+  readonly out: Level[];
+}
+
+/** At most `depth` levels of a side best first into `buf`, each price complemented (100 − p) when `complement`. */
+function fillLevels(buf: LevelBuffer, side: BookSide, depth: number, complement: boolean): readonly Level[] {
+  const n = Math.min(depth, side.prices.length);
+  const { pool, out } = buf;
+  if (out.length > n) out.length = n;
+  for (let i = 0; i < n; i++) {
+    let t = pool[i];
+    if (t === undefined) pool.push((t = [0, 0]));
+    t[0] = complement ? PAYOUT - side.prices[i]! : side.prices[i]!;
+    t[1] = side.sizes[i]!;
+    out[i] = t;
+  }
+  return out;
 }
 
 /** The member slots of a group, for as long as the group source hands out the same group. */
@@ -245,6 +271,8 @@ export class SignalEngine implements LegLookup {
       url: undefined,
       extra: undefined,
       member: undefined,
+      ladders: undefined,
+      own: { yes: { pool: [], out: [] }, no: { pool: [], out: [] } },
     }));
     this.slots.set(g.groupId, { group: g, members: g.members, slots });
     return slots;
@@ -300,6 +328,20 @@ export class SignalEngine implements LegLookup {
       return undefined;
     }
     this.recomputed++;
+    // A recompute started inside another (from a subscriber) must not refill the ladders in use.
+    const reuse = this.depth++ === 0;
+    try {
+      return this.compute(groupId, g, this.laddersOf(g, reuse));
+    } finally {
+      this.depth--;
+    }
+  }
+
+  /** Recomputes started and not yet done (more than one: one started inside another). */
+  private depth = 0;
+
+  /** The ladders of a group's listed, active members with a book or a quote, in member order. */
+  private laddersOf(g: SignalGroup, reuse: boolean): MemberLadders[] {
     const ls: MemberLadders[] = [];
     const slots = this.slotsOf(g);
     for (let i = 0; i < slots.length; i++) {
@@ -307,12 +349,19 @@ export class SignalEngine implements LegLookup {
       const member = this.memberOf(m);
       if (!member) continue;
       // 20 levels: deeper than any arbitrage survives fees. Copied once, straight into the ladders
-      // (`ladders` of the book's YES bids and asks, without an intermediate copy of the book).
+      // (the book's YES asks and NO asks, in the slot's tuples unless another recompute is using them).
       const sides = this.state.books.marketSides(m.venue, m.marketId);
       if (sides) {
-        const ownYes = sideLevels(sides.asks, LADDER_DEPTH, sides.complement);
-        const ownNo = sideLevels(sides.bids, LADDER_DEPTH, !sides.complement);
-        ls.push(m.inverted ? { member, yesAsks: ownNo, noAsks: ownYes } : { member, yesAsks: ownYes, noAsks: ownNo });
+        const yes = reuse ? m.own.yes : { pool: [], out: [] };
+        const no = reuse ? m.own.no : { pool: [], out: [] };
+        const ownYes = fillLevels(yes, sides.asks, LADDER_DEPTH, sides.complement);
+        const ownNo = fillLevels(no, sides.bids, LADDER_DEPTH, !sides.complement);
+        const l = (reuse ? m.ladders : undefined) ?? { member, yesAsks: ownYes, noAsks: ownNo };
+        if (reuse) m.ladders = l;
+        l.member = member;
+        l.yesAsks = m.inverted ? ownNo : ownYes;
+        l.noAsks = m.inverted ? ownYes : ownNo;
+        ls.push(l);
         continue;
       }
       // Venues without books (listings): their quoted top of book, size unknown (0 = not tradable size).
@@ -320,6 +369,11 @@ export class SignalEngine implements LegLookup {
       if (q && (q.yesBid !== undefined || q.yesAsk !== undefined))
         ls.push(ladders(member, q.yesBid !== undefined ? [[q.yesBid, q.yesBidSize ?? 0]] : [], q.yesAsk !== undefined ? [[q.yesAsk, q.yesAskSize ?? 0]] : []));
     }
+    return ls;
+  }
+
+  /** A group's arbitrage and EV from its members' ladders, tracked, stamped, kept and published when changed. */
+  private compute(groupId: number, g: SignalGroup, ls: readonly MemberLadders[]): GroupSignals {
     const now = Date.now();
     let arbs: readonly TrackedArb[] = groupArbs(groupId, ls);
     let evs: readonly TrackedEv[] = groupEv(groupId, ls);
