@@ -70,15 +70,23 @@ interface MemberSlot {
   url: string | undefined;
   extra: Readonly<Record<string, unknown>> | undefined;
   member: GroupMember | undefined;
-  /** Its ladders, refilled in place by each recompute (no recompute's ladders outlive it). */
-  ladders: { member: GroupMember; yesAsks: readonly Level[]; noAsks: readonly Level[] } | undefined;
-  readonly own: { readonly yes: LevelBuffer; readonly no: LevelBuffer };
+}
+
+/** A member's ladders as the engine refills them (no recompute's ladders outlive it). */
+interface Ladders {
+  member: GroupMember;
+  yesAsks: readonly Level[];
+  noAsks: readonly Level[];
 }
 
 /** Level tuples reused from one recompute to the next: `out` lists the first of `pool`. */
 interface LevelBuffer {
   readonly pool: [number, number][];
   readonly out: Level[];
+}
+
+function newBuffer(): LevelBuffer {
+  return { pool: [], out: [] };
 }
 
 /** At most `depth` levels of a side best first into `buf`, each price complemented (100 − p) when `complement`. */
@@ -271,8 +279,6 @@ export class SignalEngine implements LegLookup {
       url: undefined,
       extra: undefined,
       member: undefined,
-      ladders: undefined,
-      own: { yes: { pool: [], out: [] }, no: { pool: [], out: [] } },
     }));
     this.slots.set(g.groupId, { group: g, members: g.members, slots });
     return slots;
@@ -342,25 +348,31 @@ export class SignalEngine implements LegLookup {
 
   /** The ladders of a group's listed, active members with a book or a quote, in member order. */
   private laddersOf(g: SignalGroup, reuse: boolean): MemberLadders[] {
-    const ls: MemberLadders[] = [];
+    const ls: MemberLadders[] = reuse ? this.scratch.ls : [];
+    ls.length = 0;
     const slots = this.slotsOf(g);
     for (let i = 0; i < slots.length; i++) {
       const m = slots[i]!;
       const member = this.memberOf(m);
       if (!member) continue;
       // 20 levels: deeper than any arbitrage survives fees. Copied once, straight into the ladders
-      // (the book's YES asks and NO asks, in the slot's tuples unless another recompute is using them).
+      // (the book's YES asks and NO asks), in the engine's scratch unless another recompute uses it.
       const sides = this.state.books.marketSides(m.venue, m.marketId);
       if (sides) {
-        const yes = reuse ? m.own.yes : { pool: [], out: [] };
-        const no = reuse ? m.own.no : { pool: [], out: [] };
-        const ownYes = fillLevels(yes, sides.asks, LADDER_DEPTH, sides.complement);
-        const ownNo = fillLevels(no, sides.bids, LADDER_DEPTH, !sides.complement);
-        const l = (reuse ? m.ladders : undefined) ?? { member, yesAsks: ownYes, noAsks: ownNo };
-        if (reuse) m.ladders = l;
-        l.member = member;
-        l.yesAsks = m.inverted ? ownNo : ownYes;
-        l.noAsks = m.inverted ? ownYes : ownNo;
+        const k = ls.length;
+        const ownYes = fillLevels(reuse ? (this.scratch.levels[2 * k] ??= newBuffer()) : newBuffer(), sides.asks, LADDER_DEPTH, sides.complement);
+        const ownNo = fillLevels(reuse ? (this.scratch.levels[2 * k + 1] ??= newBuffer()) : newBuffer(), sides.bids, LADDER_DEPTH, !sides.complement);
+        const yesAsks = m.inverted ? ownNo : ownYes;
+        const noAsks = m.inverted ? ownYes : ownNo;
+        let l = reuse ? this.scratch.ladders[k] : undefined;
+        if (l) {
+          l.member = member;
+          l.yesAsks = yesAsks;
+          l.noAsks = noAsks;
+        } else {
+          l = { member, yesAsks, noAsks };
+          if (reuse) this.scratch.ladders[k] = l;
+        }
         ls.push(l);
         continue;
       }
@@ -371,6 +383,12 @@ export class SignalEngine implements LegLookup {
     }
     return ls;
   }
+
+  /**
+   * What a recompute's ladders are built in, reused by the next (they do not outlive it): the list,
+   * each member's ladders (by position in the list) and their level tuples (two per position).
+   */
+  private readonly scratch: { readonly ls: MemberLadders[]; readonly ladders: Ladders[]; readonly levels: LevelBuffer[] } = { ls: [], ladders: [], levels: [] };
 
   /** A group's arbitrage and EV from its members' ladders, tracked, stamped, kept and published when changed. */
   private compute(groupId: number, g: SignalGroup, ls: readonly MemberLadders[]): GroupSignals {
