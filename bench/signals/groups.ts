@@ -1,19 +1,26 @@
 import type { GroupSource, SignalGroup } from '../../src/signals/engine.js';
 import { applyEvent, type EngineState } from '../../src/state/engine.js';
 
+const NO_GROUPS: readonly number[] = [];
+
 /**
  * A fixed set of match groups for the signal benches (the matcher is measured in
  * bench/matching.bench.ts): group g holds market `M<g>` of each of `venues`.
  */
 export class BenchGroups implements GroupSource {
   readonly groups: SignalGroup[] = [];
-  private readonly byMarket = new Map<string, number[]>();
+  /** venue → market → groups, nested as the matching service keeps it (no key string per lookup). */
+  private readonly byMarket = new Map<string, Map<string, number[]>>();
 
   constructor(count: number, venues: readonly string[]) {
     for (let g = 1; g <= count; g++) {
       const members = venues.map((v) => ({ venue: v, marketId: `M${g}`, inverted: false }));
       this.groups.push({ groupId: g, title: `Group ${g}`, members });
-      for (const v of venues) this.byMarket.set(`${v}:M${g}`, [g]);
+      for (const v of venues) {
+        let m = this.byMarket.get(v);
+        if (!m) this.byMarket.set(v, (m = new Map()));
+        m.set(`M${g}`, [g]);
+      }
     }
   }
 
@@ -22,7 +29,7 @@ export class BenchGroups implements GroupSource {
   }
 
   groupsOfMarket(venue: string, marketId: string): readonly number[] {
-    return this.byMarket.get(`${venue}:${marketId}`) ?? [];
+    return this.byMarket.get(venue)?.get(marketId) ?? NO_GROUPS;
   }
 
   allGroups(): Iterable<SignalGroup> {

@@ -93,16 +93,18 @@ export function bestArb(groupId: number, y: MemberLadders, n: MemberLadders, max
   if (ya.length === 0 || na.length === 0) return undefined;
   const vy = y.member.venue;
   const vn = n.member.venue;
-  // Greedy walk in contract chunks bounded by the smaller remaining level.
+  // Greedy walk in contract chunks bounded by the smaller remaining level. Every chunk taken
+  // raises the profit (the walk stops at the first that would not), so the best size is where the
+  // walk stops; each leg's spend and per-fill fees are summed in fill order as the walk goes.
   let i = 0;
   let j = 0;
   let ry = ya[0]![1];
   let rn = na[0]![1];
-  const fillsY: [number, number][] = [];
-  const fillsN: [number, number][] = [];
   let size = 0;
-  let cost = 0;
-  let best: { size: number; cost: number; fy: [number, number][]; fn: [number, number][] } | undefined;
+  let spentY = 0;
+  let spentN = 0;
+  let fY = 0;
+  let fN = 0;
   let steps = 0;
   while (i < ya.length && j < na.length && steps++ < maxLevels * 2) {
     const py = ya[i]![0];
@@ -113,54 +115,53 @@ export function bestArb(groupId: number, y: MemberLadders, n: MemberLadders, max
     const feeN = takerFee(vn.fees, pn, c, n.member.fee);
     const chunkCost = (py + pn) * c + feeY + feeN;
     if (chunkCost >= PAYOUT * c) break; // these contracts no longer pay; deeper levels cost more
-    fillsY.push([py, c]);
-    fillsN.push([pn, c]);
     size += c;
-    cost += chunkCost;
-    best = { size, cost, fy: fillsY.slice(), fn: fillsN.slice() };
+    spentY += py * c;
+    spentN += pn * c;
+    fY += feeY;
+    fN += feeN;
     ry -= c;
     rn -= c;
     if (ry <= 1e-9 && ++i < ya.length) ry = ya[i]![1];
     if (rn <= 1e-9 && ++j < na.length) rn = na[j]![1];
   }
-  if (!best) return undefined;
+  if (size === 0) return undefined;
   // Exact fees over the fills taken (per-fill rounding), as a venue would charge them.
-  const legFee = (v: VenueConfig, fills: [number, number][], fee: GroupMember['fee']): number =>
-    fills.reduce((a, [p, c]) => a + takerFee(v.fees, p, c, fee), 0);
-  const fY = legFee(vy, best.fy, y.member.fee);
-  const fN = legFee(vn, best.fn, n.member.fee);
-  const spentY = best.fy.reduce((a, [p, c]) => a + p * c, 0);
-  const spentN = best.fn.reduce((a, [p, c]) => a + p * c, 0);
   const totalCost = spentY + spentN + fY + fN;
-  const payout = PAYOUT * best.size;
+  const payout = PAYOUT * size;
   if (totalCost >= payout) return undefined;
-  const leg = (l: MemberLadders, fills: [number, number][], spent: number, fee: number, groupSide: 'yes' | 'no'): ArbLeg => ({
-    platform: l.member.venue.slug,
-    source: l.member.venue.slug,
-    market_id: l.member.marketId,
-    side: (groupSide === 'yes') !== l.member.inverted ? 'yes' : 'no',
-    price: round2(fills[0]![0] / 100),
-    avg_price: round4(spent / best.size / 100),
-    size: best.size,
-    fee: round4(fee / PAYOUT),
-    fee_usd: round4(fee / PAYOUT),
-    liquidity_usd: round4(spent / PAYOUT),
-    url: l.member.url ?? null,
-    source_url: l.member.url ?? null,
-  });
   const roi = round4(((payout - totalCost) / totalCost) * 100);
   const costUsd = round4(totalCost / PAYOUT);
   return {
     group_id: groupId,
     roi,
     roi_pct: roi,
-    size: best.size,
+    size,
     cost: costUsd,
     total_cost: costUsd,
     max_wager_usd: costUsd,
     payout: round4(payout / PAYOUT),
     profit: round4((payout - totalCost) / PAYOUT),
-    legs: [leg(y, best.fy, spentY, fY, 'yes'), leg(n, best.fn, spentN, fN, 'no')],
+    legs: [arbLeg(y, ya[0]![0], size, spentY, fY, 'yes'), arbLeg(n, na[0]![0], size, spentN, fN, 'no')],
+  };
+}
+
+/** One leg of an arbitrage: `first` is the best price taken, `spent` and `fee` its totals over `size` contracts (units). */
+function arbLeg(l: MemberLadders, first: number, size: number, spent: number, fee: number, groupSide: 'yes' | 'no'): ArbLeg {
+  const url = l.member.url ?? null;
+  return {
+    platform: l.member.venue.slug,
+    source: l.member.venue.slug,
+    market_id: l.member.marketId,
+    side: (groupSide === 'yes') !== l.member.inverted ? 'yes' : 'no',
+    price: round2(first / 100),
+    avg_price: round4(spent / size / 100),
+    size,
+    fee: round4(fee / PAYOUT),
+    fee_usd: round4(fee / PAYOUT),
+    liquidity_usd: round4(spent / PAYOUT),
+    url,
+    source_url: url,
   };
 }
 

@@ -1,7 +1,11 @@
 import { EMPTY, Subject, type Observable } from 'rxjs';
+import type { VenueConfig } from '../config/schema.js';
+import type { MarketRecord } from '../state/catalog.js';
 import { marketUrl, type VenueDirectory } from '../venues/directory.js';
 import { nativeId } from '../views/market.js';
-import { sideLevels } from '../state/books.js';
+import type { BookSide } from '../core/book.js';
+import { PAYOUT } from '../core/price.js';
+import type { Level } from '../core/types.js';
 import type { EngineState } from '../state/engine.js';
 import { groupArbs, ladders, type ArbOpportunity, type GroupMember, type MemberLadders } from './arb.js';
 import { groupEv } from './ev.js';
@@ -53,51 +57,168 @@ export interface GroupSignals {
   readonly evs: readonly PublishedEv[];
   /** When this group's signals were computed (ms). */
   readonly at: number;
-  /** What a subscriber would see change (legs, prices, sizes, ROI), to publish only real changes. */
-  readonly sig: string;
+}
+
+/** A member of a group as the engine last resolved it: its venue, and its `GroupMember` while its record holds. */
+interface MemberSlot {
+  readonly venue: string;
+  readonly marketId: string;
+  readonly inverted: boolean;
+  readonly config: VenueConfig | undefined;
+  /** The record, URL and extra fields `member` was built from (a record is updated in place). */
+  rec: MarketRecord | undefined;
+  url: string | undefined;
+  extra: Readonly<Record<string, unknown>> | undefined;
+  member: GroupMember | undefined;
+}
+
+/** A member's ladders as the engine refills them (no recompute's ladders outlive it). */
+interface Ladders {
+  member: GroupMember;
+  yesAsks: readonly Level[];
+  noAsks: readonly Level[];
+}
+
+/** Level tuples reused from one recompute to the next: `out` lists the first of `pool`. */
+interface LevelBuffer {
+  readonly pool: [number, number][];
+  readonly out: Level[];
+}
+
+function newBuffer(): LevelBuffer {
+  return { pool: [], out: [] };
+}
+
+/** At most `depth` levels of a side best first into `buf`, each price complemented (100 − p) when `complement`. */
+function fillLevels(buf: LevelBuffer, side: BookSide, depth: number, complement: boolean): readonly Level[] {
+  const n = Math.min(depth, side.prices.length);
+  const { pool, out } = buf;
+  if (out.length > n) out.length = n;
+  for (let i = 0; i < n; i++) {
+    let t = pool[i];
+    if (t === undefined) pool.push((t = [0, 0]));
+    t[0] = complement ? PAYOUT - side.prices[i]! : side.prices[i]!;
+    t[1] = side.sizes[i]!;
+    out[i] = t;
+  }
+  return out;
+}
+
+/** The member slots of a group, for as long as the group source hands out the same group. */
+interface GroupSlots {
+  readonly group: SignalGroup;
+  readonly members: SignalGroup['members'];
+  readonly slots: readonly MemberSlot[];
 }
 
 /** Levels of each member's book a recompute reads. */
 const LADDER_DEPTH = 20;
 
-function signature(arbs: readonly ArbOpportunity[], evs: readonly TrackedEv[]): string {
-  let s = '';
-  for (const a of arbs) s += `${a.legs[0].market_id}|${a.legs[1].market_id}|${a.roi}|${a.size};`;
-  s += '#';
-  for (const e of evs) s += `${e.legs[0].market_id}|${e.side}|${e.roi}|${e.size};`;
-  return s;
+/**
+ * Whether a recompute's lists read the same to a subscriber as the group's previous ones: the same
+ * opportunities (legs, and the side of an EV) in the same order with the same ROI and size.
+ */
+function sameSignals(prev: GroupSignals, arbs: readonly ArbOpportunity[], evs: readonly TrackedEv[]): boolean {
+  const pa = prev.arbs;
+  const pe = prev.evs;
+  if (pa.length !== arbs.length || pe.length !== evs.length) return false;
+  for (let i = 0; i < arbs.length; i++) {
+    const a = arbs[i]!;
+    const b = pa[i]!;
+    if (a.roi !== b.roi || a.size !== b.size || a.legs[0].market_id !== b.legs[0].market_id || a.legs[1].market_id !== b.legs[1].market_id) return false;
+  }
+  for (let i = 0; i < evs.length; i++) {
+    const a = evs[i]!;
+    const b = pe[i]!;
+    if (a.roi !== b.roi || a.size !== b.size || a.side !== b.side || a.legs[0].market_id !== b.legs[0].market_id) return false;
+  }
+  return true;
 }
 
-/** What identifies an opportunity across recomputes: its id, else its legs and side. */
-function identity(o: TrackedArb | TrackedEv): string {
-  if (o.opportunity_id !== undefined) return o.opportunity_id;
-  let k = 'side' in o ? o.side : '';
-  for (const l of o.legs) k += `|${l.source}:${l.market_id}:${l.side}`;
-  return k;
+/**
+ * Whether two opportunities are the same one across recomputes: the same id, else (neither has
+ * one) the same side and legs.
+ */
+function sameIdentity(a: TrackedArb | TrackedEv, b: TrackedArb | TrackedEv): boolean {
+  if (a.opportunity_id !== undefined || b.opportunity_id !== undefined) return a.opportunity_id === b.opportunity_id;
+  if (('side' in a ? a.side : '') !== ('side' in b ? b.side : '') || a.legs.length !== b.legs.length) return false;
+  for (let i = 0; i < a.legs.length; i++) {
+    const x = a.legs[i]!;
+    const y = b.legs[i]!;
+    if (x.source !== y.source || x.market_id !== y.market_id || x.side !== y.side) return false;
+  }
+  return true;
+}
+
+/** The names of the fields `stamp` adds to an opportunity. */
+const STAMP_FIELDS = 4;
+
+/**
+ * Whether `p` (a stamped opportunity) holds exactly the fields of `o` with the same values, and
+ * the stamp's: nested arrays and objects (legs, consensus sources) compared by value. Both come
+ * from the same object literals, so the same values in the same order.
+ */
+function sameFields(o: object, p: object, extra: number): boolean {
+  let n = 0;
+  for (const k in o) {
+    n++;
+    const a = (o as Record<string, unknown>)[k];
+    const b = (p as Record<string, unknown>)[k];
+    if (a === b) continue;
+    if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || !sameFields(a, b, 0)) return false;
+  }
+  let m = 0;
+  for (const _ in p) m++;
+  return m === n + extra;
 }
 
 /**
  * Stamps a recompute's opportunities with their group's fields and detection time: an opportunity
- * the previous list of the group held keeps its detected_at, a new one is detected `now`.
+ * the previous list of the group held keeps its detected_at, a new one is detected `now`. A stamped
+ * opportunity of the previous list that reads the same is kept rather than copied, and so is the
+ * previous list when all of it is.
  */
 function stamp<T extends TrackedArb | TrackedEv>(
   list: readonly T[],
   prev: readonly (T & GroupStamp)[] | undefined,
   g: SignalGroup,
   now: number,
-): (T & GroupStamp)[] {
-  if (list.length === 0) return [];
-  const seen = new Map<string, string>();
-  for (const o of prev ?? []) seen.set(identity(o), o.detected_at);
-  const at = new Date(now).toISOString();
-  return list.map((o) => ({
-    ...o,
-    group_title: g.title,
-    event_date: g.eventDate ?? null,
-    event_type: g.eventType ?? null,
-    detected_at: seen.get(identity(o)) ?? at,
-  }));
+): readonly (T & GroupStamp)[] {
+  if (list.length === 0) return EMPTY_LIST;
+  const eventDate = g.eventDate ?? null;
+  const eventType = g.eventType ?? null;
+  const out: (T & GroupStamp)[] = new Array(list.length);
+  let kept = prev !== undefined && prev.length === list.length;
+  let at: string | undefined;
+  for (let i = 0; i < list.length; i++) {
+    const o = list[i]!;
+    // The previous list's own (the last one of its identity, as a list holds few).
+    let was: (T & GroupStamp) | undefined;
+    if (prev)
+      for (let j = prev.length - 1; j >= 0; j--)
+        if (sameIdentity(prev[j]!, o)) {
+          was = prev[j];
+          break;
+        }
+    if (was && was.group_title === g.title && was.event_date === eventDate && was.event_type === eventType && sameFields(o, was, STAMP_FIELDS)) {
+      out[i] = was;
+      if (prev![i] !== was) kept = false;
+      continue;
+    }
+    kept = false;
+    out[i] = {
+      ...o,
+      group_title: g.title,
+      event_date: eventDate,
+      event_type: eventType,
+      detected_at: was?.detected_at ?? (at ??= new Date(now).toISOString()),
+    };
+  }
+  return kept ? prev! : out;
 }
+
+/** The list of a group without opportunities (shared: nothing writes to a published list). */
+const EMPTY_LIST: readonly never[] = Object.freeze([]);
 
 /** The fee context of a market from its record's extra fields (live game, league, futures). */
 function feeContext(extra: Readonly<Record<string, unknown>> | undefined): { live: boolean; league: string | undefined; futures: boolean } {
@@ -142,6 +263,42 @@ export class SignalEngine implements LegLookup {
   /** Groups marked dirty since the last `flush` (conflation). */
   private readonly dirty = new Set<number>();
 
+  /** Per group, its members' venues and fee and URL context (rebuilt when the group or a record changes). */
+  private readonly slots = new Map<number, GroupSlots>();
+
+  /** The member slots of `g`, built again when the group source hands out a different group. */
+  private slotsOf(g: SignalGroup): readonly MemberSlot[] {
+    const c = this.slots.get(g.groupId);
+    if (c && c.group === g && c.members === g.members && c.slots.length === g.members.length) return c.slots;
+    const slots = g.members.map((m): MemberSlot => ({
+      venue: m.venue,
+      marketId: m.marketId,
+      inverted: m.inverted,
+      config: this.venues.byLabel.get(m.venue),
+      rec: undefined,
+      url: undefined,
+      extra: undefined,
+      member: undefined,
+    }));
+    this.slots.set(g.groupId, { group: g, members: g.members, slots });
+    return slots;
+  }
+
+  /** The member of a slot when its market is listed and active; rebuilt when its record's URL or extra fields changed. */
+  private memberOf(m: MemberSlot): GroupMember | undefined {
+    const v = m.config;
+    const rec = this.state.catalog.get(m.venue, m.marketId);
+    if (!v || !rec || rec.status !== 'active') return undefined;
+    if (m.member && m.rec === rec && m.url === rec.url && m.extra === rec.extra) return m.member;
+    // The same page link the market views give: the record's, else the venue's URL template.
+    const url = rec.url ?? marketUrl(v, nativeId(v, m.marketId), rec.extra);
+    m.rec = rec;
+    m.url = rec.url;
+    m.extra = rec.extra;
+    m.member = { venue: v, marketId: m.marketId, inverted: m.inverted, fee: feeContext(rec.extra), url };
+    return m.member;
+  }
+
   /** Recomputes the groups a market belongs to (its book, quote or record changed). */
   onMarket(venue: string, marketId: string): void {
     const ids = this.groups.groupsOfMarket(venue, marketId);
@@ -172,25 +329,51 @@ export class SignalEngine implements LegLookup {
     // A suspect group is a wrong match: its opportunities close as if the group were gone.
     if (!g || g.suspect !== undefined) {
       if (this.signals.delete(groupId)) this.version++;
+      this.slots.delete(groupId);
       this.lifecycle?.closeGroup(groupId, Date.now());
       return undefined;
     }
     this.recomputed++;
-    const ls: MemberLadders[] = [];
-    for (const m of g.members) {
-      const v = this.venues.byLabel.get(m.venue);
-      const rec = this.state.catalog.get(m.venue, m.marketId);
-      if (!v || !rec || rec.status !== 'active') continue;
-      // The same page link the market views give: the record's, else the venue's URL template.
-      const url = rec.url ?? marketUrl(v, nativeId(v, m.marketId), rec.extra);
-      const member: GroupMember = { venue: v, marketId: m.marketId, inverted: m.inverted, fee: feeContext(rec.extra), url };
+    // A recompute started inside another (from a subscriber) must not refill the ladders in use.
+    const reuse = this.depth++ === 0;
+    try {
+      return this.compute(groupId, g, this.laddersOf(g, reuse));
+    } finally {
+      this.depth--;
+    }
+  }
+
+  /** Recomputes started and not yet done (more than one: one started inside another). */
+  private depth = 0;
+
+  /** The ladders of a group's listed, active members with a book or a quote, in member order. */
+  private laddersOf(g: SignalGroup, reuse: boolean): MemberLadders[] {
+    const ls: MemberLadders[] = reuse ? this.scratch.ls : [];
+    ls.length = 0;
+    const slots = this.slotsOf(g);
+    for (let i = 0; i < slots.length; i++) {
+      const m = slots[i]!;
+      const member = this.memberOf(m);
+      if (!member) continue;
       // 20 levels: deeper than any arbitrage survives fees. Copied once, straight into the ladders
-      // (`ladders` of the book's YES bids and asks, without an intermediate copy of the book).
+      // (the book's YES asks and NO asks), in the engine's scratch unless another recompute uses it.
       const sides = this.state.books.marketSides(m.venue, m.marketId);
       if (sides) {
-        const ownYes = sideLevels(sides.asks, LADDER_DEPTH, sides.complement);
-        const ownNo = sideLevels(sides.bids, LADDER_DEPTH, !sides.complement);
-        ls.push(m.inverted ? { member, yesAsks: ownNo, noAsks: ownYes } : { member, yesAsks: ownYes, noAsks: ownNo });
+        const k = ls.length;
+        const ownYes = fillLevels(reuse ? (this.scratch.levels[2 * k] ??= newBuffer()) : newBuffer(), sides.asks, LADDER_DEPTH, sides.complement);
+        const ownNo = fillLevels(reuse ? (this.scratch.levels[2 * k + 1] ??= newBuffer()) : newBuffer(), sides.bids, LADDER_DEPTH, !sides.complement);
+        const yesAsks = m.inverted ? ownNo : ownYes;
+        const noAsks = m.inverted ? ownYes : ownNo;
+        let l = reuse ? this.scratch.ladders[k] : undefined;
+        if (l) {
+          l.member = member;
+          l.yesAsks = yesAsks;
+          l.noAsks = noAsks;
+        } else {
+          l = { member, yesAsks, noAsks };
+          if (reuse) this.scratch.ladders[k] = l;
+        }
+        ls.push(l);
         continue;
       }
       // Venues without books (listings): their quoted top of book, size unknown (0 = not tradable size).
@@ -198,6 +381,17 @@ export class SignalEngine implements LegLookup {
       if (q && (q.yesBid !== undefined || q.yesAsk !== undefined))
         ls.push(ladders(member, q.yesBid !== undefined ? [[q.yesBid, q.yesBidSize ?? 0]] : [], q.yesAsk !== undefined ? [[q.yesAsk, q.yesAskSize ?? 0]] : []));
     }
+    return ls;
+  }
+
+  /**
+   * What a recompute's ladders are built in, reused by the next (they do not outlive it): the list,
+   * each member's ladders (by position in the list) and their level tuples (two per position).
+   */
+  private readonly scratch: { readonly ls: MemberLadders[]; readonly ladders: Ladders[]; readonly levels: LevelBuffer[] } = { ls: [], ladders: [], levels: [] };
+
+  /** A group's arbitrage and EV from its members' ladders, tracked, stamped, kept and published when changed. */
+  private compute(groupId: number, g: SignalGroup, ls: readonly MemberLadders[]): GroupSignals {
     const now = Date.now();
     let arbs: readonly TrackedArb[] = groupArbs(groupId, ls);
     let evs: readonly TrackedEv[] = groupEv(groupId, ls);
@@ -207,10 +401,10 @@ export class SignalEngine implements LegLookup {
       this.cur = undefined;
     }
     const prev = this.signals.get(groupId);
-    const sig = signature(arbs, evs);
-    const next: GroupSignals = { groupId, title: g.title, arbs: stamp(arbs, prev?.arbs, g, now), evs: stamp(evs, prev?.evs, g, now), at: now, sig };
+    const same = prev !== undefined && sameSignals(prev, arbs, evs);
+    const next: GroupSignals = { groupId, title: g.title, arbs: stamp(arbs, prev?.arbs, g, now), evs: stamp(evs, prev?.evs, g, now), at: now };
     this.signals.set(groupId, next);
-    if (!prev || prev.sig !== sig) {
+    if (!same) {
       this.version++;
       this.changed.next(next);
     }
