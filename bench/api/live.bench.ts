@@ -10,7 +10,8 @@
  * Both services run at once, each with its own simulator, so every measurement (the bare ones too)
  * shares the machine with two live ingests.
  *
- * Env: LIVE_PAIRS (3), LIVE_SECONDS (5), LIVE_WARM_MS (5000, the simulator's start-up).
+ * Env: LIVE_PAIRS (3), LIVE_SECONDS (5), LIVE_WARM_MS (5000, the simulator's start-up), LIVE_FRONTS
+ * (`guard,off`: the fronts to start), LIVE_ONLY (a substring of the endpoint names to measure; all by default).
  * Results are printed, not written: BENCHMARKS.md quotes them.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -23,7 +24,11 @@ import { begin, repoRoot } from '../lib.js';
 const PAIRS = Number(process.env['LIVE_PAIRS'] ?? 3);
 const SECONDS = Number(process.env['LIVE_SECONDS'] ?? 5);
 const WARM_MS = Number(process.env['LIVE_WARM_MS'] ?? 5000);
+const FRONTS = (process.env['LIVE_FRONTS'] ?? 'guard,off').split(',').filter((f): f is Front => f === 'guard' || f === 'off');
+const ONLY = process.env['LIVE_ONLY'] ?? '';
 const bin = join(repoRoot(), 'bin/crossbook.js');
+
+type Front = 'guard' | 'off';
 
 interface Run {
   readonly rps: number;
@@ -49,7 +54,7 @@ interface Service {
   readonly key: string;
 }
 
-async function startService(front: 'guard' | 'off', children: ChildProcess[], dirs: string[]): Promise<Service> {
+async function startService(front: Front, children: ChildProcess[], dirs: string[]): Promise<Service> {
   const dir = mkdtempSync(join(tmpdir(), `cb-live-${front}-`));
   dirs.push(dir);
   const key = execFileSync(process.execPath, [bin, 'keys', 'create', '--plan', 'enterprise', '--data-dir', dir], { encoding: 'utf8' })
@@ -117,29 +122,32 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   const dirs: string[] = [];
   try {
-    const guard = await startService('guard', children, dirs);
-    const off = await startService('off', children, dirs);
+    const services = new Map<Front, Service>();
+    for (const f of FRONTS) services.set(f, await startService(f, children, dirs));
+    const first = services.values().next().value;
+    if (!first) throw new Error('LIVE_FRONTS names no front (guard, off)');
     await new Promise((r) => setTimeout(r, WARM_MS));
-    const endpoints = await paths(guard);
+    const endpoints = Object.entries(await paths(first)).filter(([name]) => name.includes(ONLY));
     const load = [loadavg()[0]!];
     // Every body before the first wrk run: an idle keep-alive connection would be closed under fetch.
     const bodies = new Map<string, Buffer>();
-    for (const [name, path] of Object.entries(endpoints))
-      bodies.set(name, Buffer.from(await (await fetch(guard.base + path, { headers: { 'X-API-Key': guard.key } })).arrayBuffer()));
-    for (const [name, path] of Object.entries(endpoints)) {
+    for (const [name, path] of endpoints)
+      bodies.set(name, Buffer.from(await (await fetch(first.base + path, { headers: { 'X-API-Key': first.key } })).arrayBuffer()));
+    for (const [name, path] of endpoints) {
       const body = bodies.get(name)!;
       const bareUrl = await bare(body, children);
-      begin(`REST under live ingest: ${name}`, `${body.length} bytes; wrk -t1 -c100 -d${SECONDS}s, ${PAIRS} rounds alternating front guard / front off / bare`);
-      const runs: Record<'guard' | 'off' | 'bare', Run[]> = { guard: [], off: [], bare: [] };
+      const order = [...services.keys()].map((f) => `front ${f}`).join(' / ');
+      begin(`REST under live ingest: ${name}`, `${body.length} bytes; wrk -t1 -c100 -d${SECONDS}s, ${PAIRS} rounds alternating ${order} / bare`);
+      const runs = new Map<Front | 'bare', Run[]>([...[...services.keys()].map((f): [Front, Run[]] => [f, []]), ['bare', []]]);
       for (let i = 0; i < PAIRS; i++) {
-        runs.guard.push(wrk(guard.base + path, guard.key));
-        runs.off.push(wrk(off.base + path, off.key));
-        runs.bare.push(wrk(bareUrl));
+        for (const [f, s] of services) runs.get(f)!.push(wrk(s.base + path, s.key));
+        runs.get('bare')!.push(wrk(bareUrl));
         load.push(loadavg()[0]!);
       }
-      const bareRps = med(runs.bare.map((r) => r.rps));
-      const bareP99 = med(runs.bare.map((r) => r.p99));
-      for (const [mode, rs] of Object.entries(runs)) {
+      const bareRuns = runs.get('bare')!;
+      const bareRps = med(bareRuns.map((r) => r.rps));
+      const bareP99 = med(bareRuns.map((r) => r.p99));
+      for (const [mode, rs] of runs) {
         const rps = med(rs.map((r) => r.rps));
         const p99 = med(rs.map((r) => r.p99));
         const each = rs.map((r) => Math.round(r.rps).toLocaleString('en-US')).join(' / ');

@@ -113,7 +113,8 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
   });
 
   const bookVenues = ctx.venues.slugs((v) => v.capabilities.orderbook);
-  const bookPages = new Map<string, { record: unknown; title: string | undefined; src: readonly unknown[]; reply: Reply }>();
+  // Keyed by the parsed query, which the access layer keeps (one object per distinct query string).
+  const bookPages = new WeakMap<object, { record: unknown; title: string | undefined; src: readonly unknown[]; reply: Reply }>();
   api.route({
     path: '/orderbook',
     summary: 'Order book depth of one market, cents',
@@ -132,12 +133,11 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
       const m = ctx.state.catalog.get(v.label, marketId);
       // The same books at the same versions and the same title (catalog records change in place) answer the same bytes.
       const src = ctx.state.books.marketBookSource(v.label, marketId);
-      const hit = bookPages.get(c.rawQuery);
+      const hit = bookPages.get(c.query);
       if (hit && hit.record === m && hit.title === m?.title && hit.src.every((x, i) => x === src[i])) return hit.reply;
       const reply = orderbookReply(v, marketId, m, c.query.depth);
       if (reply.status !== 200) return reply;
-      if (bookPages.size >= MAX_CACHED_BOOKS) bookPages.clear();
-      bookPages.set(c.rawQuery, { record: m, title: m?.title, src, reply });
+      bookPages.set(c.query, { record: m, title: m?.title, src, reply });
       return reply;
     },
   });
@@ -170,6 +170,3 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
     return { ...reply, body: Buffer.from(reply.body) };
   }
 }
-
-/** Most /orderbook replies kept (one per query string; dropped together when full). */
-const MAX_CACHED_BOOKS = 10_000;
