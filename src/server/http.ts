@@ -58,6 +58,9 @@ const STATUS_TEXT: Record<number, string> = {
   505: '505 HTTP Version Not Supported',
 };
 
+/** Distinct request paths whose route is remembered (all forgotten together when full). */
+const MAX_MATCHED_PATHS = 4_096;
+
 /** Request headers copied into the context (lower-case). */
 const READ_HEADERS = ['x-api-key', 'x-request-id', 'accept', 'user-agent', 'x-forwarded-for', 'connection'] as const;
 
@@ -99,6 +102,8 @@ export class HttpServer {
   readonly uws = loadUws();
   readonly app: UWS.TemplatedApp;
   private readonly routes: Route[] = [];
+  /** Matches by request path and method (paths repeat: the few endpoints a client polls). */
+  private readonly matched = new Map<string, { route: Route; params: Record<string, string> } | 'method' | undefined>();
   private listenSocket: UWS.us_listen_socket | undefined;
   private guard: HttpGuard | undefined;
   /** Front off: the router checks request framing (see `framingRefusal`). */
@@ -114,6 +119,18 @@ export class HttpServer {
 
   get(path: string, handler: Handler): void {
     this.routes.push({ method: 'get', parts: path.split('/').filter(Boolean), handler });
+    this.matched.clear();
+  }
+
+  /** The route of a request, from the paths matched before when it is one of them. */
+  private route(method: string, path: string): { route: Route; params: Record<string, string> } | 'method' | undefined {
+    const key = method === 'get' ? path : `${method} ${path}`;
+    const hit = this.matched.get(key);
+    if (hit !== undefined || this.matched.has(key)) return hit;
+    const m = this.match(method, path);
+    if (this.matched.size >= MAX_MATCHED_PATHS) this.matched.clear();
+    this.matched.set(key, m);
+    return m;
   }
 
   private match(method: string, path: string): { route: Route; params: Record<string, string> } | 'method' | undefined {
@@ -183,7 +200,7 @@ export class HttpServer {
     }
     const early = this.refusal(ctx);
     if (early) return finish(early);
-    const m = this.match(method, path);
+    const m = this.route(method, path);
     if (m === undefined || m === 'method')
       return finish(m === 'method' ? notAllowed(method, path) : errorReply(404, 'not_found', `no route ${redactPath(path)}`));
     (ctx as { params: Record<string, string> }).params = m.params;
