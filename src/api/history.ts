@@ -215,8 +215,6 @@ export function registerHistory(api: Api, ctx: ApiContext): void {
   const cache = new PrefixCache(64 * 1024 * 1024);
   // Bodies by parsed query (the access layer keeps one object per distinct query string).
   const served = new WeakMap<object, Served>();
-  let commits = 0;
-  ctx.persistence.root.on('aftercommit', () => commits++);
   api.route({
     path: '/prices/history',
     summary: 'OHLC candles of one market (cents)',
@@ -256,6 +254,7 @@ export function registerHistory(api: Api, ctx: ApiContext): void {
       const open = ctx.state.candles.current(v.label, marketId);
       const toMinute = Math.ceil(to / MINUTE);
       const fillEnd = Math.ceil(Math.min(to, now + 1) / width);
+      const commits = ctx.commits();
       const hit = served.get(q);
       if (
         hit &&
