@@ -10,11 +10,16 @@
  * Both services run at once, each with its own simulator, so every measurement (the bare ones too)
  * shares the machine with two live ingests.
  *
- * Env: LIVE_PAIRS (3), LIVE_SECONDS (5), LIVE_WARM_MS (5000, the simulator's start-up).
+ * Env: LIVE_PAIRS (3), LIVE_SECONDS (5), LIVE_WARM_MS (5000, the simulator's start-up), LIVE_FRONTS
+ * (`guard,off`: the fronts to start), LIVE_ONLY (a substring of the endpoint names to measure; all by default).
+ * Besides req/s and p99, each run reports the serving process's CPU time per request (Linux /proc),
+ * net of what the service spends in the 2 s before the endpoint's rounds with no request (its live
+ * ingest): a figure that depends less on how loaded the shared machine is than req/s does.
+ * LIVE_BASE_BIN (another build's bin/crossbook.js) adds that build with the front off to the rounds.
  * Results are printed, not written: BENCHMARKS.md quotes them.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -23,33 +28,54 @@ import { begin, repoRoot } from '../lib.js';
 const PAIRS = Number(process.env['LIVE_PAIRS'] ?? 3);
 const SECONDS = Number(process.env['LIVE_SECONDS'] ?? 5);
 const WARM_MS = Number(process.env['LIVE_WARM_MS'] ?? 5000);
+const FRONTS = (process.env['LIVE_FRONTS'] ?? 'guard,off').split(',').filter((f): f is Front => f === 'guard' || f === 'off');
+const ONLY = process.env['LIVE_ONLY'] ?? '';
+const IDLE_MS = 2000;
+/** Another build's bin/crossbook.js, started with the front off beside this one (a before/after in one run). */
+const BASE_BIN = process.env['LIVE_BASE_BIN'];
 const bin = join(repoRoot(), 'bin/crossbook.js');
+
+type Front = 'guard' | 'off';
 
 interface Run {
   readonly rps: number;
   readonly p99: number;
   readonly errors: number;
+  readonly requests: number;
+  /** CPU time of the serving process over the run (user + system), ms. */
+  readonly cpuMs: number;
+}
+
+/** User + system CPU time of a process so far, ms (Linux /proc; clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /** Requests per second and p99 (ms) of one wrk run. */
-function wrk(url: string, key?: string): Run {
+function wrk(url: string, pid: number, key?: string): Run {
+  const cpu0 = cpuMs(pid);
   const args = ['-t1', '-c100', `-d${SECONDS}s`, '--latency', ...(key ? ['-H', `X-API-Key: ${key}`] : []), url];
   const out = execFileSync('wrk', args, { encoding: 'utf8' });
+  const cpu = cpuMs(pid) - cpu0;
+  const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? NaN);
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
   const m = /99%\s+([\d.]+)(us|ms|s)/.exec(out);
   const p99 = m ? Number(m[1]) * (m[2] === 'us' ? 0.001 : m[2] === 's' ? 1000 : 1) : NaN;
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
   const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
-  return { rps, p99, errors: non2xx + (sock ? sock.slice(1).reduce((a, b) => a + Number(b), 0) : 0) };
+  return { rps, p99, errors: non2xx + (sock ? sock.slice(1).reduce((a, b) => a + Number(b), 0) : 0), requests, cpuMs: cpu };
 }
 
 /** A service in a process of its own, with its own data directory and enterprise key. */
 interface Service {
   readonly base: string;
   readonly key: string;
+  readonly pid: number;
 }
 
-async function startService(front: 'guard' | 'off', children: ChildProcess[], dirs: string[]): Promise<Service> {
+async function startService(front: Front, children: ChildProcess[], dirs: string[], bin: string): Promise<Service> {
   const dir = mkdtempSync(join(tmpdir(), `cb-live-${front}-`));
   dirs.push(dir);
   const key = execFileSync(process.execPath, [bin, 'keys', 'create', '--plan', 'enterprise', '--data-dir', dir], { encoding: 'utf8' })
@@ -72,7 +98,7 @@ async function startService(front: 'guard' | 'off', children: ChildProcess[], di
     if (ok) break;
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { base, key };
+  return { base, key, pid: svc.pid! };
 }
 
 /** The measured paths: /markets, /prices/bulk over 100 priced markets, /orderbook of the deepest venue_a book among them, the latest trades, one market's history. */
@@ -103,12 +129,12 @@ async function paths(s: Service): Promise<Record<string, string>> {
 }
 
 /** A bare uWS route answering `body`; resolves with its URL. */
-async function bare(body: Buffer, children: ChildProcess[]): Promise<string> {
+async function bare(body: Buffer, children: ChildProcess[]): Promise<{ url: string; pid: number }> {
   const p = spawn(process.execPath, [join(repoRoot(), 'dist/bench/api/bare-target.js'), String(body.length)], { stdio: ['pipe', 'pipe', 'inherit'] });
   children.push(p);
   p.stdin!.end(body);
   const port = Number(await new Promise<string>((resolve) => createInterface({ input: p.stdout! }).once('line', resolve)));
-  return `http://127.0.0.1:${port}/bare`;
+  return { url: `http://127.0.0.1:${port}/bare`, pid: p.pid! };
 }
 
 const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1] ?? NaN;
@@ -117,35 +143,48 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   const dirs: string[] = [];
   try {
-    const guard = await startService('guard', children, dirs);
-    const off = await startService('off', children, dirs);
+    const services = new Map<string, Service>();
+    for (const f of FRONTS) services.set(f, await startService(f, children, dirs, bin));
+    if (BASE_BIN) services.set('off (base)', await startService('off', children, dirs, BASE_BIN));
+    const first = services.values().next().value;
+    if (!first) throw new Error('LIVE_FRONTS names no front (guard, off)');
     await new Promise((r) => setTimeout(r, WARM_MS));
-    const endpoints = await paths(guard);
+    const endpoints = Object.entries(await paths(first)).filter(([name]) => name.includes(ONLY));
     const load = [loadavg()[0]!];
     // Every body before the first wrk run: an idle keep-alive connection would be closed under fetch.
     const bodies = new Map<string, Buffer>();
-    for (const [name, path] of Object.entries(endpoints))
-      bodies.set(name, Buffer.from(await (await fetch(guard.base + path, { headers: { 'X-API-Key': guard.key } })).arrayBuffer()));
-    for (const [name, path] of Object.entries(endpoints)) {
+    for (const [name, path] of endpoints)
+      bodies.set(name, Buffer.from(await (await fetch(first.base + path, { headers: { 'X-API-Key': first.key } })).arrayBuffer()));
+    for (const [name, path] of endpoints) {
       const body = bodies.get(name)!;
-      const bareUrl = await bare(body, children);
-      begin(`REST under live ingest: ${name}`, `${body.length} bytes; wrk -t1 -c100 -d${SECONDS}s, ${PAIRS} rounds alternating front guard / front off / bare`);
-      const runs: Record<'guard' | 'off' | 'bare', Run[]> = { guard: [], off: [], bare: [] };
+      const bareTarget = await bare(body, children);
+      const order = [...services.keys()].map((f) => `front ${f}`).join(' / ');
+      begin(`REST under live ingest: ${name}`, `${body.length} bytes; wrk -t1 -c100 -d${SECONDS}s, ${PAIRS} rounds alternating ${order} / bare`);
+      // What each service spends with no request (its ingest), to tell the requests' share of its CPU.
+      const idle = new Map<string, number>([['bare', 0]]);
+      const before = new Map([...services].map(([f, s]) => [f, cpuMs(s.pid)]));
+      await new Promise((r) => setTimeout(r, IDLE_MS));
+      for (const [f, s] of services) idle.set(f, (cpuMs(s.pid) - before.get(f)!) / IDLE_MS);
+      const runs = new Map<string, Run[]>([...[...services.keys()].map((f): [string, Run[]] => [f, []]), ['bare', []]]);
       for (let i = 0; i < PAIRS; i++) {
-        runs.guard.push(wrk(guard.base + path, guard.key));
-        runs.off.push(wrk(off.base + path, off.key));
-        runs.bare.push(wrk(bareUrl));
+        for (const [f, s] of services) runs.get(f)!.push(wrk(s.base + path, s.pid, s.key));
+        runs.get('bare')!.push(wrk(bareTarget.url, bareTarget.pid));
         load.push(loadavg()[0]!);
       }
-      const bareRps = med(runs.bare.map((r) => r.rps));
-      const bareP99 = med(runs.bare.map((r) => r.p99));
-      for (const [mode, rs] of Object.entries(runs)) {
+      const bareRuns = runs.get('bare')!;
+      const bareRps = med(bareRuns.map((r) => r.rps));
+      const bareP99 = med(bareRuns.map((r) => r.p99));
+      const reqCpu = (mode: string, r: Run): number => ((r.cpuMs - idle.get(mode)! * SECONDS * 1000) * 1000) / r.requests;
+      const bareCpu = med(bareRuns.map((r) => reqCpu('bare', r)));
+      for (const [mode, rs] of runs) {
         const rps = med(rs.map((r) => r.rps));
         const p99 = med(rs.map((r) => r.p99));
+        const cpu = med(rs.map((r) => reqCpu(mode, r)));
         const each = rs.map((r) => Math.round(r.rps).toLocaleString('en-US')).join(' / ');
         console.log(
           `${mode}: ${Math.round(rps).toLocaleString('en-US')} req/s (${each}), p99 ${p99.toFixed(2)} ms, errors ${rs.reduce((a, r) => a + r.errors, 0)}; ` +
-            `${(rps / bareRps).toFixed(2)}× bare req/s, p99 ${(p99 / bareP99).toFixed(2)}× bare`,
+            `${(rps / bareRps).toFixed(2)}× bare req/s, p99 ${(p99 / bareP99).toFixed(2)}× bare; ` +
+            `CPU per request ${cpu.toFixed(1)} µs net of ${(idle.get(mode)! * 100).toFixed(0)}% idle ingest (${(cpu / bareCpu).toFixed(2)}× bare)`,
         );
       }
     }

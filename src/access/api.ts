@@ -60,6 +60,15 @@ interface Parsed<Q> {
   readonly error?: ParamError;
 }
 
+/** Parsed queries of one route: every distinct query string seen (bounded), and the most recent few. */
+interface QueryCache<Q> {
+  readonly map: Map<string, Parsed<Q>>;
+  readonly recent: { readonly raw: string; readonly parsed: Parsed<Q> }[];
+}
+
+/** Query strings of a route compared by content before the map is consulted. */
+const RECENT_QUERIES = 4;
+
 /**
  * A market_id given as `platform:market_id` (the form /prices/bulk and the WebSocket take) with
  * the same platform as the request's `platform` is read as the native id, on every route that
@@ -105,18 +114,30 @@ export class Api {
   route<Q>(spec: RouteSpec<Q>): void {
     this.specs.push(spec as RouteSpec<unknown>);
     const auth = spec.auth ?? true;
-    const cache = new Map<string, Parsed<Q>>();
+    const cache: QueryCache<Q> = { map: new Map(), recent: [] };
     this.http.get(`${this.base}${spec.path}`, (ctx) => this.run(spec, auth, ctx, cache));
   }
 
   /**
    * Parses and validates a raw query string once: validation is a pure function of the string, and
    * clients poll with the same query over and over, so the result (or the 400) is kept per route
-   * for up to 2,000 distinct query strings.
+   * for up to 2,000 distinct query strings. The few most recent are compared first: each request's
+   * query is a fresh string, and comparing it with an equal one is cheaper than hashing it for the
+   * map (a /prices/bulk query of 100 ids is several kilobytes).
    */
-  private parse<Q>(spec: RouteSpec<Q>, rawQuery: string, cache: Map<string, Parsed<Q>>): Parsed<Q> {
-    const hit = cache.get(rawQuery);
-    if (hit) return hit;
+  private parse<Q>(spec: RouteSpec<Q>, rawQuery: string, cache: QueryCache<Q>): Parsed<Q> {
+    const recent = cache.recent;
+    for (let i = 0; i < recent.length; i++) {
+      const r = recent[i]!;
+      if (r.raw.length === rawQuery.length && r.raw === rawQuery) return r.parsed;
+    }
+    const hit = cache.map.get(rawQuery) ?? this.parseOnce(spec, rawQuery, cache.map);
+    if (recent.length >= RECENT_QUERIES) recent.pop();
+    recent.unshift({ raw: rawQuery, parsed: hit });
+    return hit;
+  }
+
+  private parseOnce<Q>(spec: RouteSpec<Q>, rawQuery: string, cache: Map<string, Parsed<Q>>): Parsed<Q> {
     let out: Parsed<Q>;
     try {
       const raw = parseQuery(rawQuery);
@@ -138,7 +159,7 @@ export class Api {
     return out;
   }
 
-  private run<Q>(spec: RouteSpec<Q>, auth: boolean, ctx: RequestCtx, cache: Map<string, Parsed<Q>>): Reply | Promise<Reply> {
+  private run<Q>(spec: RouteSpec<Q>, auth: boolean, ctx: RequestCtx, cache: QueryCache<Q>): Reply | Promise<Reply> {
     let keyRecord: KeyRecord | undefined;
     let plan: Plan | undefined;
     const h = ctx.responseHeaders;

@@ -9,6 +9,8 @@ export class ApiContext {
   readonly fragments = new FragmentCache();
   private sortedKeys: string[] = [];
   private sortedAt = -1;
+  private commitCount = 0;
+  private countingCommits = false;
 
   constructor(
     readonly config: Config,
@@ -17,6 +19,21 @@ export class ApiContext {
     /** The process's one directory (tests may let it be built here). */
     readonly venues: VenueDirectory = new VenueDirectory(config),
   ) {}
+
+  /**
+   * LMDB commits of this process's store since the first call: what a reader sees there changes
+   * only when this moves (this process is the store's only writer), so a reply built from LMDB
+   * reads can be kept while it stands still. Counts asynchronous writes (`put`, `remove`), the only
+   * kind the candle and trade logs get after start-up; a synchronous one (`putSync`,
+   * `transactionSync`) fires no commit event.
+   */
+  commits(): number {
+    if (!this.countingCommits) {
+      this.countingCommits = true;
+      this.persistence.root.on('aftercommit', () => this.commitCount++);
+    }
+    return this.commitCount;
+  }
 
   /**
    * Every market key, sorted (venue label, then market id): the order of /markets pages and the

@@ -178,9 +178,43 @@ class PrefixCache {
   }
 }
 
+/**
+ * What a /prices/history body was built from, besides its query: the same inputs answer the same
+ * candles. Persisted candles change only with an LMDB commit, the open minute in place (its fields
+ * are compared), and the range's edges only when `to`, `now` or `from` cross a bucket.
+ */
+interface Served {
+  readonly start: number;
+  readonly stable: number;
+  readonly epoch: number;
+  readonly commits: number;
+  /** ceil(to / 1 min): which stored buckets (whole minutes) lie before `to`. */
+  readonly toMinute: number;
+  /** ceil(min(to, now + 1) / width): the bucket up to which closes carry forward. */
+  readonly fillEnd: number;
+  readonly open: Candle | undefined;
+  readonly openFields: string;
+  from: number;
+  to: number;
+  /** The body: the head (platform … to), then the candles from `headLength` on. */
+  body: Buffer;
+  headLength: number;
+}
+
+/** The open candle's fields that a body shows (it is mutated in place). */
+const openFields = (c: Candle | undefined): string => (c ? `${c.t},${c.o},${c.h},${c.l},${c.c},${c.mid},${c.volume}` : '');
+
+/** The head of a body, up to the candles array's opening bracket, as UTF-8. */
+function headOf(slug: string, marketId: string, interval: Interval, from: number, to: number): Buffer {
+  const head = JSON.stringify({ platform: slug, market_id: marketId, interval, from: new Date(from).toISOString(), to: new Date(to).toISOString() });
+  return Buffer.from(head.slice(0, -1) + ',"candles":[');
+}
+
 /** GET /prices/history (spec 4.8, 2.6). */
 export function registerHistory(api: Api, ctx: ApiContext): void {
   const cache = new PrefixCache(64 * 1024 * 1024);
+  // Bodies by parsed query (the access layer keeps one object per distinct query string).
+  const served = new WeakMap<object, Served>();
   api.route({
     path: '/prices/history',
     summary: 'OHLC candles of one market (cents)',
@@ -213,13 +247,38 @@ export function registerHistory(api: Api, ctx: ApiContext): void {
           `invalid parameters "from"/"to": more than ${MAX_CANDLES} ${interval} candles; narrow the range or use a wider interval`,
         );
       const marketId = q.market_id!;
-      const known = ctx.state.catalog.get(v.label, marketId);
-      // 1h and 1d read the stored rollups; shorter intervals roll up one-minute candles.
-      const resolution = interval === '1h' || interval === '1d' ? interval : '1m';
       const start = from - (from % width);
       // [start, stable) holds closed buckets only: served from the cache of serialized buckets.
       const stableBound = Math.min(to, now - HISTORY_STABLE_MS);
       const stable = Math.max(start, stableBound - (stableBound % width));
+      const open = ctx.state.candles.current(v.label, marketId);
+      const toMinute = Math.ceil(to / MINUTE);
+      const fillEnd = Math.ceil(Math.min(to, now + 1) / width);
+      const commits = ctx.commits();
+      const hit = served.get(q);
+      if (
+        hit &&
+        hit.commits === commits &&
+        hit.start === start &&
+        hit.stable === stable &&
+        hit.epoch === ctx.persistence.historyEpoch &&
+        hit.toMinute === toMinute &&
+        hit.fillEnd === fillEnd &&
+        hit.open === open &&
+        hit.openFields === openFields(open)
+      ) {
+        if (hit.from !== from || hit.to !== to) {
+          const head = headOf(v.slug, marketId, interval, from, to);
+          hit.body = Buffer.concat([head, hit.body.subarray(hit.headLength)]);
+          hit.headLength = head.length;
+          hit.from = from;
+          hit.to = to;
+        }
+        return { status: 200, body: hit.body };
+      }
+      const known = ctx.state.catalog.get(v.label, marketId);
+      // 1h and 1d read the stored rollups; shorter intervals roll up one-minute candles.
+      const resolution = interval === '1h' || interval === '1d' ? interval : '1m';
       let prefix: ClosedPrefix | undefined;
       if (stable - start >= 16 * width) {
         const key = `${v.label}\u0000${marketId}\u0000${interval}\u0000${start}\u0000${stable}\u0000${ctx.persistence.historyEpoch}`;
@@ -235,22 +294,23 @@ export function registerHistory(api: Api, ctx: ApiContext): void {
       }
       const tailFrom = prefix ? stable : start;
       const minutes = ctx.persistence.candles(v.label, marketId, tailFrom, to, resolution);
-      const open = ctx.state.candles.current(v.label, marketId);
       if (open && open.t >= tailFrom && open.t < to && (minutes.length === 0 || minutes[minutes.length - 1]!.t < open.t)) minutes.push(open);
       if (!known && minutes.length === 0 && !prefix?.json.length) return errorReply(404, 'not_found', `no ${v.slug} market "${marketId}"`);
       // Closes carry forward up to the bucket holding now, never into the future: a `to` after now
       // gets the candles there are, not made-up ones.
       const tail = (prefix ? Rollup.after(prefix.roll) : new Rollup(width)).addAll(minutes, tailFrom, to).finish(Math.min(to, now + 1));
-      const head = JSON.stringify({ platform: v.slug, market_id: marketId, interval, from: new Date(from).toISOString(), to: new Date(to).toISOString() });
       let rest = '';
       let sep = prefix?.json.length ? ',' : '';
       for (const k of tail) {
         rest += sep + JSON.stringify(k);
         sep = ',';
       }
-      const headBuf = Buffer.from(head.slice(0, -1) + ',"candles":[');
+      const headBuf = headOf(v.slug, marketId, interval, from, to);
       const tailBuf = Buffer.from(rest + ']}');
-      return { status: 200, body: prefix ? Buffer.concat([headBuf, prefix.json, tailBuf]) : Buffer.concat([headBuf, tailBuf]) };
+      const body = prefix ? Buffer.concat([headBuf, prefix.json, tailBuf]) : Buffer.concat([headBuf, tailBuf]);
+      const epoch = ctx.persistence.historyEpoch;
+      served.set(q, { start, stable, epoch, commits, toMinute, fillEnd, open, openFields: openFields(open), from, to, body, headLength: headBuf.length });
+      return { status: 200, body };
     },
   });
 }

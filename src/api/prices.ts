@@ -48,7 +48,7 @@ export const OrderBook = z.object({
 
 /** GET /prices/bulk (spec 4.9, 2.7) and GET /orderbook (spec 4.10, 2.8). */
 export function registerPrices(api: Api, ctx: ApiContext): void {
-  const priceFragments = new WeakMap<object, { version: number; json: string }>();
+  const priceFragments: PriceFragments = new WeakMap();
   const bulkCache = new Map<string, { body: Buffer; deps: [QuoteRecord, number][]; unresolvedKnown: number }>();
   api.route({
     path: '/prices/bulk',
@@ -73,35 +73,7 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
       if (ids.some((s) => s === ''))
         return errorReply(400, 'validation.invalid', 'invalid parameter "ids": must be a comma-separated list without empty items');
       if (ids.length > 100) return errorReply(400, 'validation.too_many', `invalid parameter "ids": at most 100 ids, got ${ids.length}`);
-      // Each market's price object is serialized once per quote version and reused.
-      const parts: string[] = [];
-      const unresolved: string[] = [];
-      const deps: [QuoteRecord, number][] = [];
-      for (const id of ids) {
-        const i = id.indexOf(':');
-        const v = i > 0 ? ctx.venues.bySlug.get(id.slice(0, i)) : undefined;
-        const marketId = i > 0 ? id.slice(i + 1) : '';
-        const q = v && marketId ? ctx.state.quotes.get(v.label, marketId) : undefined;
-        const hasPrice = q && (q.yesBid !== undefined || q.yesAsk !== undefined || q.lastPrice !== undefined);
-        if (!v || !q || !hasPrice) {
-          unresolved.push(id);
-          if (q) deps.push([q, q.version]); // a quote without prices yet: its first price must invalidate
-          continue;
-        }
-        let f = priceFragments.get(q);
-        if (!f || f.version !== q.version) {
-          const json = JSON.stringify({
-            platform: v.slug,
-            market_id: marketId,
-            ...quotePrices(v, q),
-            volume: q.volume ?? null,
-            updated_at: new Date(q.updatedAt).toISOString(),
-          });
-          priceFragments.set(q, (f = { version: q.version, json }));
-        }
-        parts.push(`${JSON.stringify(id)}:${f.json}`);
-        deps.push([q, q.version]);
-      }
+      const { parts, unresolved, deps } = priceParts(ctx, ids, priceFragments);
       const meta = JSON.stringify({ requested: ids.length, resolved: ids.length - unresolved.length, unresolved_ids: unresolved });
       // UTF-8 once: uWS writes a Buffer as is, while a string is encoded again on every send.
       const body = Buffer.from(`{"prices":{${parts.join(',')}},"_meta":${meta}}`);
@@ -113,7 +85,8 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
   });
 
   const bookVenues = ctx.venues.slugs((v) => v.capabilities.orderbook);
-  const bookPages = new Map<string, { record: unknown; title: string | undefined; src: readonly unknown[]; reply: Reply }>();
+  // Keyed by the parsed query, which the access layer keeps (one object per distinct query string).
+  const bookPages = new WeakMap<object, { record: unknown; title: string | undefined; src: readonly unknown[]; reply: Reply }>();
   api.route({
     path: '/orderbook',
     summary: 'Order book depth of one market, cents',
@@ -132,12 +105,11 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
       const m = ctx.state.catalog.get(v.label, marketId);
       // The same books at the same versions and the same title (catalog records change in place) answer the same bytes.
       const src = ctx.state.books.marketBookSource(v.label, marketId);
-      const hit = bookPages.get(c.rawQuery);
+      const hit = bookPages.get(c.query);
       if (hit && hit.record === m && hit.title === m?.title && hit.src.every((x, i) => x === src[i])) return hit.reply;
       const reply = orderbookReply(v, marketId, m, c.query.depth);
       if (reply.status !== 200) return reply;
-      if (bookPages.size >= MAX_CACHED_BOOKS) bookPages.clear();
-      bookPages.set(c.rawQuery, { record: m, title: m?.title, src, reply });
+      bookPages.set(c.query, { record: m, title: m?.title, src, reply });
       return reply;
     },
   });
@@ -171,5 +143,46 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
   }
 }
 
-/** Most /orderbook replies kept (one per query string; dropped together when full). */
-const MAX_CACHED_BOOKS = 10_000;
+/** Each quote's /prices/bulk entry as JSON, at the quote version it was serialized at. */
+type PriceFragments = WeakMap<object, { version: number; json: string }>;
+
+/**
+ * The `"id":{…}` entries of /prices/bulk for `ids`, the ids without a price, and the quotes (at
+ * their versions) the answer depends on. Each market's price object is serialized once per quote
+ * version and reused.
+ */
+function priceParts(
+  ctx: ApiContext,
+  ids: readonly string[],
+  priceFragments: PriceFragments,
+): { parts: string[]; unresolved: string[]; deps: [QuoteRecord, number][] } {
+  const parts: string[] = [];
+  const unresolved: string[] = [];
+  const deps: [QuoteRecord, number][] = [];
+  for (const id of ids) {
+    const i = id.indexOf(':');
+    const v = i > 0 ? ctx.venues.bySlug.get(id.slice(0, i)) : undefined;
+    const marketId = i > 0 ? id.slice(i + 1) : '';
+    const q = v && marketId ? ctx.state.quotes.get(v.label, marketId) : undefined;
+    const hasPrice = q && (q.yesBid !== undefined || q.yesAsk !== undefined || q.lastPrice !== undefined);
+    if (!v || !q || !hasPrice) {
+      unresolved.push(id);
+      if (q) deps.push([q, q.version]); // a quote without prices yet: its first price must invalidate
+      continue;
+    }
+    let f = priceFragments.get(q);
+    if (!f || f.version !== q.version) {
+      const json = JSON.stringify({
+        platform: v.slug,
+        market_id: marketId,
+        ...quotePrices(v, q),
+        volume: q.volume ?? null,
+        updated_at: new Date(q.updatedAt).toISOString(),
+      });
+      priceFragments.set(q, (f = { version: q.version, json }));
+    }
+    parts.push(`${JSON.stringify(id)}:${f.json}`);
+    deps.push([q, q.version]);
+  }
+  return { parts, unresolved, deps };
+}

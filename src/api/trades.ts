@@ -91,6 +91,9 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
   setInterval(prune, 3_600_000).unref();
   const pages = new Map<string, Reply>();
   let cachedVersion = '';
+  // The log's version is read again only after an LMDB commit (an LMDB stat and two cursors).
+  let logAt = -1;
+  let log = '';
 
   api.route({
     path: '/trades',
@@ -124,7 +127,11 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
       // "Now" is the end of the current second, so a page is a function of the query, that second
       // and the committed log: pages cache until the log or the second changes.
       const now = Math.floor(Date.now() / 1000) * 1000 + 999;
-      const version = `${now}|${logVersion(byTime)}`;
+      if (ctx.commits() !== logAt) {
+        logAt = ctx.commits();
+        log = logVersion(byTime);
+      }
+      const version = `${now}|${log}`;
       if (version !== cachedVersion) {
         pages.clear();
         cachedVersion = version;

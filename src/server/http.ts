@@ -58,8 +58,12 @@ const STATUS_TEXT: Record<number, string> = {
   505: '505 HTTP Version Not Supported',
 };
 
+/** Distinct request paths whose route is remembered (all forgotten together when full). */
+const MAX_MATCHED_PATHS = 4_096;
+
 /** Request headers copied into the context (lower-case). */
 const READ_HEADERS = ['x-api-key', 'x-request-id', 'accept', 'user-agent', 'x-forwarded-for', 'connection'] as const;
+const READ_HEADER_SET: ReadonlySet<string> = new Set(READ_HEADERS);
 
 /** The methods every route answers (HEAD: the GET's status and headers, without the body). */
 const ALLOW = 'GET, HEAD';
@@ -99,6 +103,8 @@ export class HttpServer {
   readonly uws = loadUws();
   readonly app: UWS.TemplatedApp;
   private readonly routes: Route[] = [];
+  /** Matches by request path and method (paths repeat: the few endpoints a client polls). */
+  private readonly matched = new Map<string, { route: Route; params: Record<string, string> } | 'method' | undefined>();
   private listenSocket: UWS.us_listen_socket | undefined;
   private guard: HttpGuard | undefined;
   /** Front off: the router checks request framing (see `framingRefusal`). */
@@ -114,6 +120,18 @@ export class HttpServer {
 
   get(path: string, handler: Handler): void {
     this.routes.push({ method: 'get', parts: path.split('/').filter(Boolean), handler });
+    this.matched.clear();
+  }
+
+  /** The route of a request, from the paths matched before when it is one of them. */
+  private route(method: string, path: string): { route: Route; params: Record<string, string> } | 'method' | undefined {
+    const key = method === 'get' ? path : `${method} ${path}`;
+    const hit = this.matched.get(key);
+    if (hit !== undefined || this.matched.has(key)) return hit;
+    const m = this.match(method, path);
+    if (this.matched.size >= MAX_MATCHED_PATHS) this.matched.clear();
+    this.matched.set(key, m);
+    return m;
   }
 
   private match(method: string, path: string): { route: Route; params: Record<string, string> } | 'method' | undefined {
@@ -146,13 +164,15 @@ export class HttpServer {
     const method = req.getMethod();
     const path = req.getUrl();
     const rawQuery = req.getQuery() ?? '';
-    // Only the headers the request pipeline reads: a native getHeader each beats walking them all.
     const headers = new Map<string, string>();
-    for (const h of READ_HEADERS) {
-      const v = req.getHeader(h);
-      if (v !== '') headers.set(h, v);
-    }
-    const framing = this.checkFraming ? framingRefusal(req) : undefined;
+    // Front off: the framing check walks every header anyway, and reads the pipeline's on the way.
+    const framing = this.checkFraming ? framingRefusal(req, headers) : undefined;
+    // Only the headers the request pipeline reads: a native getHeader each beats walking them all.
+    if (!this.checkFraming)
+      for (const h of READ_HEADERS) {
+        const v = req.getHeader(h);
+        if (v !== '') headers.set(h, v);
+      }
     const given = headers.get('x-request-id');
     const requestId = given && UUID.test(given) ? given : randomUUID();
     const ctx: RequestCtx = {
@@ -166,10 +186,13 @@ export class HttpServer {
       responseHeaders: {},
       log: this.log,
     };
+    // onAborted only for an answer given after this handler returns (most are given before).
     let aborted = false;
-    res.onAborted(() => {
-      aborted = true;
-    });
+    const later = (): void => {
+      res.onAborted(() => {
+        aborted = true;
+      });
+    };
     const finish = (reply: Reply): void => {
       if (aborted) return;
       res.cork(() => this.write(res, ctx, reply));
@@ -178,12 +201,13 @@ export class HttpServer {
       // Answered on the next turn, not now: uWS runs a request pipelined behind one it has answered
       // even when that answer closes, but drops the connection instead while an answer is pending.
       ctx.responseHeaders['connection'] = 'close';
+      later();
       setImmediate(() => finish(errorReply(400, 'bad_request', framing)));
       return;
     }
     const early = this.refusal(ctx);
     if (early) return finish(early);
-    const m = this.match(method, path);
+    const m = this.route(method, path);
     if (m === undefined || m === 'method')
       return finish(m === 'method' ? notAllowed(method, path) : errorReply(404, 'not_found', `no route ${redactPath(path)}`));
     (ctx as { params: Record<string, string> }).params = m.params;
@@ -191,8 +215,10 @@ export class HttpServer {
       const gate = this.before?.(ctx);
       if (gate) return finish(gate);
       const out = m.route.handler(ctx);
-      if (out instanceof Promise) out.then(finish, (e: unknown) => finish(this.crash(ctx, e)));
-      else finish(out);
+      if (out instanceof Promise) {
+        later();
+        out.then(finish, (e: unknown) => finish(this.crash(ctx, e)));
+      } else finish(out);
     } catch (e) {
       finish(this.crash(ctx, e));
     }
@@ -294,20 +320,24 @@ export class HttpServer {
 }
 
 /**
- * Front off: what the guard's head check would refuse in a request's framing (any
+ * Front off: reads the pipeline's request headers into `headers` (one walk of the head instead of
+ * a getHeader each) and says what the guard's head check would refuse in a request's framing (any
  * Transfer-Encoding, more than one Content-Length), as the message of a 400 that closes the
  * connection; undefined when the framing is sound. uWS 20.30 takes the first Content-Length and
  * ignores Transfer-Encoding alone, so either would let the bytes after the head run as another
  * request (a malformed Content-Length, or one beside Transfer-Encoding, it refuses itself by closing).
  */
-function framingRefusal(req: UWS.HttpRequest): string | undefined {
+function framingRefusal(req: UWS.HttpRequest, headers: Map<string, string>): string | undefined {
   let lengths = 0;
   let refusal: string | undefined;
-  req.forEach((k) => {
+  req.forEach((k, v) => {
+    // The first field of a name, as getHeader would give it (kept when empty, dropped below).
+    if (READ_HEADER_SET.has(k) && !headers.has(k)) headers.set(k, v);
     if (refusal !== undefined) return;
     if (k === 'transfer-encoding') refusal = 'Transfer-Encoding is not accepted (every endpoint is GET and takes no body)';
     else if (k === 'content-length' && ++lengths > 1) refusal = 'more than one Content-Length header field';
   });
+  for (const [k, v] of headers) if (v === '') headers.delete(k);
   return refusal;
 }
 

@@ -229,6 +229,18 @@ describe('validation (spec 7: 400s)', () => {
   });
 });
 
+it('answers each query string its own parse, however many are polled in turn (same lengths included)', async () => {
+  // Six query strings of one length, more than the recently-seen list holds, polled round-robin
+  // twice, with a 400 among them: each answer is the one of its own string.
+  const limits = ['10', '11', '12', '13', '14', 'xx'];
+  for (let round = 0; round < 2; round++)
+    for (const l of limits) {
+      const r = await get(`/things?limit=${l}`, k['pro']);
+      if (l === 'xx') expect([r.status, ((await r.json()) as { error: string }).error]).toEqual([400, expect.stringMatching(/limit/)]);
+      else expect(((await r.json()) as { limit: number }).limit).toBe(Number(l));
+    }
+});
+
 describe('OpenAPI document', () => {
   it('is served without a key, version 2.x, and lists every declared route with its parameters', async () => {
     const r = await fetch(`${base}/openapi.json`);

@@ -158,6 +158,23 @@ describe('GET /prices/history (spec 4.8)', () => {
     expect(after.candles.length).toBe(first.candles.length);
   });
 
+  it('answers a repeated query anew once the open minute moves in place or a stored minute commits', async () => {
+    const now = Date.now();
+    const minute = now - (now % MIN);
+    const url = `/prices/history?platform=venue_a&market_id=KXA-H&interval=1m&from=${new Date(minute - 5 * MIN).toISOString()}&to=${new Date(minute + MIN).toISOString()}`;
+    const closes = async (): Promise<number[]> => ((await h.get(url)).body as { candles: { close: number }[] }).candles.map((x) => x.close);
+    h.state.candles.observe('venue_a', 'KXA-H', 4000, 4000, 0, now);
+    expect(await closes()).toEqual([40]);
+    expect(await closes()).toEqual([40]);
+    // The open candle is the same object, changed in place.
+    h.state.candles.observe('venue_a', 'KXA-H', 4500, 4500, 0, now);
+    expect(await closes()).toEqual([45]);
+    // A minute before it, stored (inside the stable horizon: no history epoch bump), shows once committed.
+    h.persistence.appendCandle({ ...c(minute - 2 * MIN, 3000, 3000, 3000, 3000, 1, 3000), marketId: 'KXA-H' });
+    await h.persistence.flushed();
+    expect(await closes()).toEqual([30, 30, 45]);
+  });
+
   it('400s bad parameters and 404s unknown markets', async () => {
     for (const qs of [
       'market_id=KXA-1',

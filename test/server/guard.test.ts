@@ -208,6 +208,10 @@ describe('front off', () => {
     off = new HttpServer(createLogger('silent'));
     off.get('/api/v2/status', () => jsonReply({ status: 'ok' }));
     off.get('/api/v2/markets', () => jsonReply({ markets: [] }));
+    off.get('/api/v2/later', async (ctx) => {
+      await new Promise((r) => setImmediate(r));
+      return jsonReply({ key: ctx.headers.get('x-api-key') ?? null });
+    });
     offPort = await off.listen('127.0.0.1', 0, 'off');
   });
   afterAll(() => off.close());
@@ -252,6 +256,13 @@ describe('front off', () => {
       expect(statuses(r.text)).not.toContain(200);
       expect(r.text).not.toContain('markets');
     }
+  });
+
+  it('reads the request headers in the same walk (key, request id, Connection) and answers after an await', async () => {
+    const id = '0b7c9f3e-2a41-4d5e-9c6b-8f1a2b3c4d5e';
+    const r = await exchange(`GET /api/v2/later HTTP/1.1\r\nHost: x\r\nX-API-Key: k1\r\nX-Request-ID: ${id}\r\nConnection: close\r\n\r\n`, 3000, offPort);
+    expect([statuses(r.text), bodyOf(r.text), r.closed]).toEqual([[200], { key: 'k1' }, true]);
+    expect(r.text.toLowerCase()).toContain(`x-request-id: ${id}`);
   });
 
   it('reports a taken port as a ListenError', async () => {
