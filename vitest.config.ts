@@ -24,6 +24,7 @@ const integration = [
   'test/contract/**/*.test.ts',
   'test/clients/**/*.test.ts',
   'test/mcp/**/*.test.ts',
+  'test/sim/child.test.ts',
 ];
 const faults = ['test/faults/**/*.test.ts'];
 

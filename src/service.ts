@@ -12,9 +12,11 @@ import { clusterSettings, openLink } from './cluster/link.js';
 import type { KeyStore } from './access/keys.js';
 import { API_BASE, buildCore, buildDomain, buildHttp, type Core, type Domain } from './compose.js';
 import type { Config } from './config/schema.js';
-import type { Logger } from './core/log.js';
+import { log as rootLog, type Logger } from './core/log.js';
 import type { HttpServer } from './server/http.js';
+import { startSimChild, type SimChild } from './sim/child.js';
 import { startSim, type RunningSim } from './sim/runner.js';
+import type { FeedEndpoints } from './venues/protocol.js';
 import type { WsHub } from './ws/hub.js';
 
 export { API_BASE };
@@ -25,7 +27,10 @@ export interface Service extends Core, Domain {
   readonly api: Api;
   readonly ws: WsHub;
   readonly ingest: Ingest;
+  /** The simulator with its world object, when it runs inside the service (`sim.process` inline). */
   readonly sim: RunningSim | undefined;
+  /** The simulator's child process (`sim.process` child, the default). */
+  readonly simChild?: SimChild | undefined;
   readonly port: number;
   /** http://host:port */
   readonly url: string;
@@ -45,13 +50,34 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
   const startedAt = Date.now();
   const cluster = config.cluster?.role === 'core' ? clusterSettings(config) : undefined;
   const link = cluster ? await openLink(cluster) : undefined;
-  const core = buildCore(config, { log: opts.log });
-  const domain = buildDomain(core);
   const needsSim = config.venues.some((v) => v.enabled && v.connection.mode === 'sim');
   if (needsSim && !config.sim.embedded)
     throw new Error('venues in sim mode need sim.embedded=true (or run `crossbook sim` and set them to live mode with its URLs)');
-  const sim = needsSim ? await startSim(config) : undefined;
-  const feeds = createFeeds(config, (v) => (v.connection.mode === 'sim' ? sim!.endpoints(v.label)! : liveEndpoints(v)), core.log);
+  // The child builds its world while this process restores its state.
+  const childStarting = needsSim && config.sim.process === 'child' ? startSimChild(config, { log: opts.log ?? rootLog }) : undefined;
+  childStarting?.catch(() => undefined);
+  let core: Core, domain: Domain;
+  try {
+    core = buildCore(config, { log: opts.log });
+    domain = buildDomain(core);
+  } catch (e) {
+    void childStarting?.then(
+      (c) => c.close(),
+      () => undefined,
+    );
+    throw e;
+  }
+  let sim: RunningSim | undefined;
+  let simChild: SimChild | undefined;
+  try {
+    simChild = await childStarting;
+    sim = needsSim && !simChild ? await startSim(config) : undefined;
+  } catch (e) {
+    await closeBuilt(core, domain);
+    throw e;
+  }
+  const simEndpoints = (label: string): FeedEndpoints => (simChild ?? sim)!.endpoints(label)!;
+  const feeds = createFeeds(config, (v) => (v.connection.mode === 'sim' ? simEndpoints(v.label) : liveEndpoints(v)), core.log);
   const ingest = ingestFlow(feeds, core.state, core.log);
   const { http, api, ws, metrics } = buildHttp(core, domain, { startedAt, feeds, hub: { exportAll: link !== undefined } });
   // The publisher subscribes before ingest starts, so the stream misses nothing.
@@ -89,6 +115,7 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
     ws: ws!,
     ingest,
     sim,
+    simChild,
     port,
     url,
     demoKey,
@@ -102,6 +129,7 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
       await access?.close();
       await link?.close().catch(() => undefined);
       await sim?.close();
+      await simChild?.close();
       domain.matching.close();
       await domain.alerts.close();
       await domain.ledger.close();
@@ -112,6 +140,14 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
       await core.persistence.close();
     },
   };
+}
+
+/** Releases what buildCore and buildDomain opened, when startup fails before anything else started. */
+async function closeBuilt(core: Core, domain: Domain): Promise<void> {
+  domain.matching.close();
+  await domain.alerts.close();
+  await domain.ledger.close();
+  await core.persistence.close();
 }
 
 /**

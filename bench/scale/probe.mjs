@@ -2,6 +2,9 @@
 // starts the built service (npx tsc -p . first) with CROSSBOOK__sim__scale=SCALE on a fresh DATA_DIR,
 // prints the time to listen, to /status ok and to every venue live, then after settleSec (default 60)
 // the RSS (anon/file), heap, and what /markets reports. NODE_ARGS passes node options to the service.
+// The simulator runs as the service's child (sim.process child, the default): its RSS is printed on a
+// line of its own; the service's RSS is the headline figure. CROSSBOOK__sim__process=inline measures both
+// in one process.
 // SNAPSHOT=1 then writes a heap snapshot of it and prints its bytes by component and, within each,
 // by constructor (dist/src/capacity/heap-owners.js).
 import { spawn, spawnSync } from 'node:child_process';
@@ -21,12 +24,28 @@ const child = spawn(process.execPath, [...snapArgs, ...(process.env.NODE_ARGS ? 
   env,
   stdio: ['ignore', 'pipe', 'inherit'],
 });
-const rss = () => {
-  const s = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+const rss = (pid = child.pid) => {
+  const s = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Math.round(Number(/VmRSS:\s+(\d+)/.exec(s)[1]) / 1024);
 };
-const rssParts = () => {
-  const s = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+// The simulator child of the service, if any (Linux: /proc/<pid>/task/<pid>/children).
+const simPid = () => {
+  try {
+    const kids = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    return kids.find((k) => readFileSync(`/proc/${k}/cmdline`, 'utf8').includes('child-entry'));
+  } catch {
+    return undefined;
+  }
+};
+let simPeak = 0;
+const simRss = () => {
+  const pid = simPid();
+  const r = pid ? rss(pid) : 0;
+  simPeak = Math.max(simPeak, r);
+  return r;
+};
+const rssParts = (pid = child.pid) => {
+  const s = readFileSync(`/proc/${pid}/status`, 'utf8');
   const g = (k) => Math.round(Number(new RegExp(k + ':\\s+(\\d+)').exec(s)[1]) / 1024);
   return `anon ${g('RssAnon')} file ${g('RssFile')} shmem ${g('RssShmem')}`;
 };
@@ -43,6 +62,7 @@ let ok = false,
 for (let i = 0; i < 1200 && !live; i++) {
   await new Promise((r) => setTimeout(r, 500));
   peak = Math.max(peak, rss());
+  simRss();
   const st = await (await fetch(`${url}/api/v2/status`)).json().catch(() => undefined);
   if (!st) continue;
   if (!ok && st.status === 'ok') {
@@ -67,6 +87,7 @@ const settle = Number(process.argv[3] ?? 60);
 for (let i = 0; i < settle; i++) {
   await new Promise((r) => setTimeout(r, 1000));
   peak = Math.max(peak, rss());
+  simRss();
 }
 const m = await (await fetch(`${url}/api/v2/markets?limit=1`, { headers: { 'x-api-key': key } })).json();
 const met = await (await fetch(`${url}/api/v2/metrics`, { headers: { 'x-api-key': key } })).text();
@@ -78,6 +99,10 @@ console.log(
   `after ${settle} s more: rss ${rss()} MiB (peak ${peak}), /markets total_count ${m.total_count}, load ${loadavg()
     .map((x) => x.toFixed(1))
     .join(' ')}`,
+);
+const sp = simPid();
+console.log(
+  sp ? `sim child (pid ${sp}, not in the figure above): rss ${simRss()} MiB (peak ${simPeak}); rss ${rssParts(sp)}` : 'sim child: none (sim.process inline)',
 );
 if (process.env.SNAPSHOT) {
   child.kill('SIGUSR2');

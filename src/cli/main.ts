@@ -4,6 +4,7 @@ import { ListenError } from '../server/guard.js';
 import type { Config } from '../config/schema.js';
 import { log, setLogLevel } from '../core/log.js';
 import { PersistenceError } from '../persist/store.js';
+import { SimStartError } from '../sim/child.js';
 import { PROTOCOL_MODULES } from '../venues/index.js';
 import { feesReport } from './arb.js';
 import { addGroups } from './groups.js';
@@ -310,12 +311,12 @@ function addKeys(p: Command): void {
     });
 }
 
-/** Entry point of bin/crossbook.js. Configuration, data and port errors print one clear line and exit 2. */
+/** Entry point of bin/crossbook.js. Configuration, data, port and simulator-start errors print one clear line and exit 2. */
 export async function run(argv: string[]): Promise<void> {
   try {
     await program().parseAsync(argv);
   } catch (e) {
-    if (e instanceof ConfigError || e instanceof PersistenceError || e instanceof ListenError) {
+    if (e instanceof ConfigError || e instanceof PersistenceError || e instanceof ListenError || e instanceof SimStartError) {
       process.stderr.write(`crossbook: ${e.message}\n`);
       process.exit(2);
     }

@@ -108,6 +108,9 @@ export type VenueRegistry = z.infer<typeof venueRegistry>;
 
 /** What owns the public HTTP port (`server.front`). */
 export const SERVER_FRONTS = ['guard', 'off'] as const;
+/** Where the embedded simulator runs: a child process of the service (as a real venue, the default) or inside it. */
+export const SIM_PROCESSES = ['child', 'inline'] as const;
+export type SimProcessMode = (typeof SIM_PROCESSES)[number];
 export type ServerFront = (typeof SERVER_FRONTS)[number];
 
 export const appConfig = z
@@ -132,6 +135,15 @@ export const appConfig = z
     sim: z
       .object({
         embedded: z.boolean(),
+        /**
+         * child: the service starts the simulator as a child process and reaches it over loopback, as
+         * a real venue (src/sim/child.ts); inline: inside the service's process, for tests that drive
+         * its world object.
+         */
+        process: z.enum(SIM_PROCESSES, {
+          error:
+            'must be "child" (the simulator in a child process of the service, the default) or "inline" (inside the service\'s process, for tests that drive its world)',
+        }),
         seed: z.number().int(),
         ticksPerSecond: z.number().min(0).max(1_000_000),
         /** Trades the simulator keeps per venue for its trade endpoints. */

@@ -13,11 +13,21 @@ export interface RunningSim {
   close(): Promise<void>;
 }
 
+/** Options of {@link startSim}. */
+export interface StartSimOptions {
+  /** false: build the world without starting its ticks (tests tick it by hand). */
+  readonly start?: boolean;
+  /** Overrides config.sim.scale. */
+  readonly scale?: number;
+  /** A port per venue label, before basePort: a restarted simulator child keeps the URLs the feeds know. */
+  readonly ports?: Readonly<Record<string, number>>;
+}
+
 /**
  * Starts the world and every venue's protocol server on loopback. `basePort` 0 picks free ports;
  * otherwise venue i listens on basePort + i (stable URLs for `crossbook sim` users).
  */
-export async function startSim(config: Config, opts: { start?: boolean; /** Overrides config.sim.scale. */ scale?: number } = {}): Promise<RunningSim> {
+export async function startSim(config: Config, opts: StartSimOptions = {}): Promise<RunningSim> {
   const world = createWorld({
     seed: config.sim.seed,
     venues: config.venues,
@@ -29,7 +39,7 @@ export async function startSim(config: Config, opts: { start?: boolean; /** Over
   try {
     let i = 0;
     for (const v of config.venues) {
-      const port = config.sim.basePort === 0 ? 0 : config.sim.basePort + i;
+      const port = opts.ports?.[v.label] ?? (config.sim.basePort === 0 ? 0 : config.sim.basePort + i);
       i++;
       if (!v.enabled) continue;
       servers.set(v.label, withGarbage(await SIM_SERVERS[v.protocol](world, v, { host: config.sim.host, port })));

@@ -30,7 +30,7 @@ beforeAll(async () => {
         dataDir: dir,
         logLevel: 'silent',
         server: { host: '127.0.0.1', port: 0, baseUrl: null },
-        sim: { ticksPerSecond: 0, seed: 5 },
+        sim: { process: 'inline', ticksPerSecond: 0, seed: 5 },
         ingest: { heartbeatMs: 1000, reconnectMinMs: 100, reconnectMaxMs: 1000 },
       },
     }),
