@@ -34,7 +34,7 @@ function build(withSignals: boolean): { state: EngineState; engine: SignalEngine
     const book = state.books.instrument(v, `M${g}`)!;
     const side = r() < 0.5 ? 'bid' : 'ask';
     const levels = side === 'bid' ? book.bids : book.asks;
-    const p = levels.prices[Math.floor(r() * Math.min(3, levels.length))] ?? 5000;
+    const p = levels.length > 0 ? levels.price(Math.floor(r() * Math.min(3, levels.length))) : 5000;
     deltas.push({
       type: 'book_delta',
       venue: v,
