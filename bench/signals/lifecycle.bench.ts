@@ -51,7 +51,7 @@ function build(tracked: boolean): World {
     const side = r() < 0.5 ? 'bid' : 'ask';
     const levels = side === 'bid' ? book.bids : book.asks;
     // Levels move in and out (size 0 deletes, a new price appears), so opportunities open and close.
-    const p = (levels.prices[Math.floor(r() * Math.min(3, levels.length))] ?? 5000) + (r() < 0.3 ? (side === 'bid' ? 100 : -100) : 0);
+    const p = (levels.length > 0 ? levels.price(Math.floor(r() * Math.min(3, levels.length))) : 5000) + (r() < 0.3 ? (side === 'bid' ? 100 : -100) : 0);
     const size = r() < 0.2 ? 0 : 50 + Math.floor(r() * 200);
     deltas.push({ type: 'book_delta', venue: v, marketId: `M${g}`, instrument: `M${g}`, changes: [[side, p, size]], timestamp: t, localTimestamp: t });
   }

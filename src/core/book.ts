@@ -13,143 +13,177 @@ export class BookIntegrityError extends Error {
   }
 }
 
-/** Free slots a side's arrays get past its levels when they are (re)allocated. */
+/** Free level slots a side gets past its levels when its storage is (re)allocated. */
 const HEADROOM = 4;
 
-/**
- * An array of `src`'s first `n` values (n > 0) with room for `cap`: V8 keeps the store of
- * `new Array(cap)` when the length drops to n, unless n is 0 or under half of it.
- */
-function sized(src: readonly number[], n: number, cap: number): number[] {
-  const a = new Array<number>(cap);
-  for (let i = 0; i < n; i++) a[i] = src[i]!;
-  a.length = n;
-  return a;
-}
+/** The storage of a side that has none yet: never written, as its room is 0. */
+const NONE: number[] = [];
 
 /**
- * One side of an L2 book: parallel sorted arrays of prices (integer units) and sizes, best first.
- * Chosen over an array indexed by tick after bench/book.bench.ts: books hold tens of levels, so a
- * binary search plus a short splice beats a 10_001-slot ladder on memory (100k books) and keeps
- * "best" at index 0. The side sizes its arrays itself, a few slots past its levels: grown by
- * `push`, V8 would add half again and 16 slots, most of them never used by a book of ten levels.
+ * One side of an L2 book: its levels sorted best first, as `[price, size]` pairs in one number
+ * array that an OrderBook's two sides share (bids' slots first, then asks'). Sorted pairs with a
+ * binary search were chosen over an array indexed by tick after bench/book.bench.ts: books hold
+ * tens of levels, so a search plus a short shift beats a 10,001-slot ladder on memory at 100k
+ * books and keeps "best" at index 0. One array per book rather than a price and a size array per
+ * side: one array object and store header per book instead of four, at 100k+ books. The array is
+ * sized by the side, a few slots past its levels, and never changes length: levels are shifted in
+ * place, since `splice` at the front (where most changes land) makes V8 left-trim the store and
+ * the next insert allocate a new one, promoted megabytes a second into the old generation.
  */
 export class BookSide {
-  /** Best first. The side may replace the arrays when it grows: read them through the side. */
-  prices: number[] = [];
-  sizes: number[] = [];
-  /** Slots this side allocated in `prices` and `sizes`; 0 while V8 sized them (empty, or grown by a first push). */
+  /** The pairs, shared with `peer`: this side's run from `off`, `cap` levels long. */
+  private lv: number[] = NONE;
+  private off = 0;
+  private n = 0;
   private cap = 0;
+  /** The other side of the same book, whose slots share `lv`; undefined for a side alone. */
+  private peer: BookSide | undefined = undefined;
+
   /** true for bids (descending), false for asks (ascending). */
   constructor(readonly descending: boolean) {}
 
-  /** Reallocates the arrays to the levels there are plus HEADROOM (after a snapshot). */
-  trim(): void {
-    const n = this.prices.length;
-    if (n === 0 || this.cap === n + HEADROOM) return;
-    this.resize(n + HEADROOM);
+  /** Makes `bids` and `asks` share one storage array, bids' run first. */
+  static pair(bids: BookSide, asks: BookSide): void {
+    bids.peer = asks;
+    asks.peer = bids;
   }
 
-  private resize(cap: number): void {
-    const n = this.prices.length;
-    this.cap = cap;
-    this.prices = sized(this.prices, n, cap);
-    this.sizes = sized(this.sizes, n, cap);
-  }
-
+  /** Number of levels. */
   get length(): number {
-    return this.prices.length;
+    return this.n;
   }
 
-  /** Index where `price` is or would be inserted. */
+  /** Price of the level at `i` (best is 0); `i` must be below `length`. */
+  price(i: number): number {
+    return this.lv[this.off + 2 * i]!;
+  }
+
+  /** Size of the level at `i` (best is 0); `i` must be below `length`. */
+  size(i: number): number {
+    return this.lv[this.off + 2 * i + 1]!;
+  }
+
+  /**
+   * Gives this side room for exactly `levels` + HEADROOM levels, keeping its peer's room (and
+   * levels), unless it has that room already. A snapshot calls it before filling the side.
+   */
+  reserve(levels: number): void {
+    const cap = levels === 0 ? 0 : levels + HEADROOM;
+    if (cap !== this.cap) BookSide.relocate(this, cap, this.peer?.cap ?? 0);
+  }
+
+  /** Index of the level where `price` is or would be inserted. */
   private find(price: number): number {
-    const p = this.prices;
+    const p = this.lv;
+    const o = this.off;
     let lo = 0;
-    let hi = p.length;
+    let hi = this.n;
     if (this.descending) {
       while (lo < hi) {
         const mid = (lo + hi) >>> 1;
-        if (p[mid]! > price) lo = mid + 1;
+        if (p[o + 2 * mid]! > price) lo = mid + 1;
         else hi = mid;
       }
     } else {
       while (lo < hi) {
         const mid = (lo + hi) >>> 1;
-        if (p[mid]! < price) lo = mid + 1;
+        if (p[o + 2 * mid]! < price) lo = mid + 1;
         else hi = mid;
       }
     }
     return lo;
   }
 
-  /**
-   * Sets the absolute size at `price`; 0 deletes. Levels are shifted in place and the arrays grow
-   * with push and shrink with pop: `splice` at the front (where most changes land) makes V8
-   * left-trim the backing store, so the next insert allocates a new one, which the long-lived
-   * book keeps alive past a scavenge: at 10,000 changes/s that promoted megabytes a second into
-   * the old generation and its mark-compact pauses showed up in the WebSocket p99.
-   */
+  /** Sets the absolute size at `price`; 0 deletes. */
   set(price: number, size: number): void {
-    let p = this.prices;
-    let z = this.sizes;
     const i = this.find(price);
-    const n = p.length;
-    if (i < n && p[i] === price) {
+    const n = this.n;
+    let p = this.lv;
+    let at = this.off + 2 * i;
+    if (i < n && p[at] === price) {
       if (size !== 0) {
-        z[i] = size;
+        p[at + 1] = size;
         return;
       }
-      for (let k = i; k < n - 1; k++) {
-        p[k] = p[k + 1]!;
-        z[k] = z[k + 1]!;
+      for (const end = this.off + 2 * (n - 1); at < end; at += 2) {
+        p[at] = p[at + 2]!;
+        p[at + 1] = p[at + 3]!;
       }
-      p.pop();
-      z.pop();
-      if (n === 1) this.cap = 0; // length 0 released the store
+      this.n = n - 1;
     } else if (size !== 0) {
-      if (n > 0 && n >= this.cap) {
-        this.resize(n + 1 + HEADROOM);
-        p = this.prices;
-        z = this.sizes;
+      if (n >= this.cap) {
+        BookSide.relocate(this, n + 1 + HEADROOM, this.peer?.cap ?? 0);
+        p = this.lv;
+        at = this.off + 2 * i;
       }
-      p.push(price);
-      z.push(size);
-      for (let k = n; k > i; k--) {
-        p[k] = p[k - 1]!;
-        z[k] = z[k - 1]!;
+      for (let k = this.off + 2 * n; k > at; k -= 2) {
+        p[k] = p[k - 2]!;
+        p[k + 1] = p[k - 1]!;
       }
-      p[i] = price;
-      z[i] = size;
+      p[at] = price;
+      p[at + 1] = size;
+      this.n = n + 1;
     }
   }
 
   /** Size at `price`, 0 when absent. */
   get(price: number): number {
     const i = this.find(price);
-    return i < this.prices.length && this.prices[i] === price ? this.sizes[i]! : 0;
+    const at = this.off + 2 * i;
+    return i < this.n && this.lv[at] === price ? this.lv[at + 1]! : 0;
   }
 
-  /** Removes every level (the arrays' store is released: length 0 drops it). */
+  /** Removes every level (the room stays: the next snapshot refits it). */
   clear(): void {
-    this.prices.length = 0;
-    this.sizes.length = 0;
-    this.cap = 0;
+    this.n = 0;
   }
 
   best(): number | undefined {
-    return this.prices[0];
+    return this.n === 0 ? undefined : this.lv[this.off];
   }
 
   bestSize(): number | undefined {
-    return this.sizes[0];
+    return this.n === 0 ? undefined : this.lv[this.off + 1];
   }
 
   /** Levels best first, at most `depth`. */
   levels(depth = Infinity): Level[] {
-    const n = Math.min(depth, this.prices.length);
+    const n = Math.min(depth, this.n);
     const out: Level[] = new Array(n);
-    for (let i = 0; i < n; i++) out[i] = [this.prices[i]!, this.sizes[i]!];
+    for (let i = 0, at = this.off; i < n; i++, at += 2) out[i] = [this.lv[at]!, this.lv[at + 1]!];
     return out;
+  }
+
+  /**
+   * Gives `bids` and `asks` (a pair) room for exactly their level counts plus HEADROOM each, in
+   * one new array, unless they have that room already. A snapshot calls it after clearing both.
+   */
+  static fit(bids: BookSide, asks: BookSide, nb: number, na: number): void {
+    const cb = nb === 0 ? 0 : nb + HEADROOM;
+    const ca = na === 0 ? 0 : na + HEADROOM;
+    if (cb !== bids.cap || ca !== asks.cap) BookSide.relocate(bids, cb, ca);
+  }
+
+  /**
+   * Moves `side` (room for `cap` levels) and its peer (room for `peerCap`) to a new array, bids'
+   * run first, keeping their levels; no array at all when neither has room.
+   */
+  private static relocate(side: BookSide, cap: number, peerCap: number): void {
+    const other = side.peer;
+    const [first, c1, second, c2] = other !== undefined && !side.descending ? [other, peerCap, side, cap] : [side, cap, other, peerCap];
+    const lv = c1 + c2 === 0 ? NONE : new Array<number>(2 * (c1 + c2));
+    first.moveTo(lv, 0, c1);
+    second?.moveTo(lv, 2 * c1, c2);
+  }
+
+  /** Copies this side's levels (at most `cap`) to `lv` from `off`, and makes that its storage. */
+  private moveTo(lv: number[], off: number, cap: number): void {
+    const n = Math.min(this.n, cap);
+    for (let k = 0; k < 2 * n; k++) lv[off + k] = this.lv[this.off + k]!;
+    this.lv = lv;
+    this.off = off;
+    this.cap = cap;
+    this.n = n;
   }
 }
 
@@ -173,7 +207,9 @@ export class OrderBook {
    */
   role: 'yes' | 'no' = 'yes';
 
-  constructor(readonly instrument: string) {}
+  constructor(readonly instrument: string) {
+    BookSide.pair(this.bids, this.asks);
+  }
 
   /** Replaces the book. Throws BookIntegrityError (book untouched) on a bad level. */
   snapshot(bids: readonly Level[], asks: readonly Level[], timestamp: number): void {
@@ -181,10 +217,9 @@ export class OrderBook {
     for (const l of asks) this.check(l[0], l[1]);
     this.bids.clear();
     this.asks.clear();
+    BookSide.fit(this.bids, this.asks, positive(bids), positive(asks));
     for (const [p, s] of bids) if (s > 0) this.bids.set(p, s);
     for (const [p, s] of asks) if (s > 0) this.asks.set(p, s);
-    this.bids.trim();
-    this.asks.trim();
     this.ready = true;
     this.version++;
     this.timestamp = timestamp;
@@ -217,4 +252,11 @@ export class OrderBook {
     if (!Number.isInteger(price) || price < 0 || price > PAYOUT) throw new BookIntegrityError(this.instrument, 'price_out_of_range', String(price));
     if (!(size >= 0) || !Number.isFinite(size)) throw new BookIntegrityError(this.instrument, 'negative_size', `${size} at ${price}`);
   }
+}
+
+/** Levels with a size above zero (what a snapshot keeps). */
+function positive(levels: readonly Level[]): number {
+  let n = 0;
+  for (let i = 0; i < levels.length; i++) if (levels[i]![1] > 0) n++;
+  return n;
 }

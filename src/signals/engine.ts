@@ -91,14 +91,14 @@ function newBuffer(): LevelBuffer {
 
 /** At most `depth` levels of a side best first into `buf`, each price complemented (100 − p) when `complement`. */
 function fillLevels(buf: LevelBuffer, side: BookSide, depth: number, complement: boolean): readonly Level[] {
-  const n = Math.min(depth, side.prices.length);
+  const n = Math.min(depth, side.length);
   const { pool, out } = buf;
   if (out.length > n) out.length = n;
   for (let i = 0; i < n; i++) {
     let t = pool[i];
     if (t === undefined) pool.push((t = [0, 0]));
-    t[0] = complement ? PAYOUT - side.prices[i]! : side.prices[i]!;
-    t[1] = side.sizes[i]!;
+    t[0] = complement ? PAYOUT - side.price(i) : side.price(i);
+    t[1] = side.size(i);
     out[i] = t;
   }
   return out;

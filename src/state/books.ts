@@ -31,9 +31,9 @@ export interface MarketSides {
 
 /** At most `depth` levels of a side best first, each price complemented (100 − p) when `complement`. */
 export function sideLevels(side: BookSide, depth: number, complement: boolean): Level[] {
-  const n = Math.min(depth, side.prices.length);
+  const n = Math.min(depth, side.length);
   const out: Level[] = new Array(n);
-  for (let i = 0; i < n; i++) out[i] = [complement ? PAYOUT - side.prices[i]! : side.prices[i]!, side.sizes[i]!];
+  for (let i = 0; i < n; i++) out[i] = [complement ? PAYOUT - side.price(i) : side.price(i), side.size(i)];
   return out;
 }
 

@@ -69,8 +69,15 @@ const FIELDS = [
  * Every market ever ingested, by venue. Upserts merge: a field the venue did not send keeps its
  * previous value, so a sparse update (a lifecycle frame) never erases what a full listing said.
  */
-/** Fields that many records share a value of (every market of an event, a series, a category). */
-const SHARED = ['eventTitle', 'seriesTitle', 'eventId', 'seriesId', 'category'] as const;
+/** Fields that many records share a value of (every market of an event, a series, a category; an outcome's team). */
+const SHARED = ['eventTitle', 'seriesTitle', 'eventId', 'seriesId', 'category', 'outcome'] as const;
+/**
+ * Venue-specific strings in `extra` that markets share: short values (times, which repeat across an
+ * event's markets; enums such as a price structure) and rules text (a series' markets share it).
+ * Longer strings are left alone: mostly unique, where a table entry would cost more than it saves.
+ */
+const SHARED_EXTRA_LENGTH = 32;
+const sharedExtra = (key: string, v: string): boolean => v.length <= SHARED_EXTRA_LENGTH || key.startsWith('rules');
 /** Distinct shared values kept before the table starts over (it is a cache: a miss costs a copy, not a wrong value). */
 const MAX_SHARED = 250_000;
 
@@ -109,6 +116,18 @@ class Interner {
     }
     const tags = rec['tags'];
     if (Array.isArray(tags) && tags.every((t) => typeof t === 'string')) rec['tags'] = this.list(tags as string[]);
+    const extra = rec['extra'];
+    if (typeof extra === 'object' && extra !== null && !Array.isArray(extra)) rec['extra'] = this.extra(extra as Record<string, unknown>);
+  }
+
+  /** `extra` with its shared strings replaced by the shared copies (the same object when it can be written). */
+  private extra(x: Record<string, unknown>): Record<string, unknown> {
+    const out = Object.isFrozen(x) ? { ...x } : x;
+    for (const k in out) {
+      const v = out[k];
+      if (typeof v === 'string' && sharedExtra(k, v)) out[k] = this.string(v);
+    }
+    return out;
   }
 }
 

@@ -44,17 +44,17 @@ function refreshTop(s: EngineState, venue: VenueLabel, marketId: string, book: O
   let askSize: number | undefined;
   if (book.role === 'no') {
     if (s.books.yesBook(venue, marketId)) return;
-    const a = book.asks.prices[0];
-    const b = book.bids.prices[0];
+    const a = book.asks.best();
+    const b = book.bids.best();
     bid = a === undefined ? undefined : PAYOUT - a;
-    bidSize = book.asks.sizes[0];
+    bidSize = book.asks.bestSize();
     ask = b === undefined ? undefined : PAYOUT - b;
-    askSize = book.bids.sizes[0];
+    askSize = book.bids.bestSize();
   } else {
-    bid = book.bids.prices[0];
-    bidSize = book.bids.sizes[0];
-    ask = book.asks.prices[0];
-    askSize = book.asks.sizes[0];
+    bid = book.bids.best();
+    bidSize = book.bids.bestSize();
+    ask = book.asks.best();
+    askSize = book.asks.bestSize();
   }
   if (!s.quotes.fromBook(venue, marketId, bid, bidSize, ask, askSize, ts)) return;
   const mid = bid !== undefined && ask !== undefined ? Math.round((bid + ask) / 2) : undefined;

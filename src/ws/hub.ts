@@ -151,11 +151,11 @@ interface Subs {
 
 /** `[[cents, size], …]` of at most `depth` levels of a side, prices complemented (100 − p) when `complement`. */
 function levelsJson(side: BookSide, depth: number, complement: boolean): string {
-  const n = Math.min(depth, side.prices.length);
+  const n = Math.min(depth, side.length);
   let out = '[';
   for (let i = 0; i < n; i++) {
-    const p = side.prices[i]!;
-    out += `${i === 0 ? '[' : ',['}${toCents(complement ? PAYOUT - p : p)},${side.sizes[i]!}]`;
+    const p = side.price(i);
+    out += `${i === 0 ? '[' : ',['}${toCents(complement ? PAYOUT - p : p)},${side.size(i)}]`;
   }
   return out + ']';
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BookIntegrityError, OrderBook } from '../../src/core/book.js';
+import { BookIntegrityError, BookSide, OrderBook } from '../../src/core/book.js';
+import type { Level } from '../../src/core/types.js';
 
 describe('OrderBook (the one book contract)', () => {
   it('keeps levels sorted best first; size 0 deletes; a snapshot replaces', () => {
@@ -74,5 +75,58 @@ describe('OrderBook (the one book contract)', () => {
     expect(b.version).toBe(v);
     expect(() => b.snapshot([[4000, 1]], [[-5, 1]], 3)).toThrow(BookIntegrityError);
     expect(b.bids.levels()).toEqual([[4000, 10]]);
+  });
+
+  it('keeps both sides right while either grows past its room and moves the storage they share', () => {
+    // A seeded walk of inserts, size changes and deletes on both sides, checked against a Map per side.
+    let seed = 7;
+    const rnd = (n: number): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n) as number;
+    const b = new OrderBook('X');
+    const ref = { bid: new Map<number, number>(), ask: new Map<number, number>() };
+    b.snapshot([[4000, 1]], [[6000, 1.5]], 1);
+    ref.bid.set(4000, 1);
+    ref.ask.set(6000, 1.5);
+    const sorted = (m: Map<number, number>, desc: boolean): Level[] => [...m].sort((x, y) => (desc ? y[0] - x[0] : x[0] - y[0]));
+    for (let k = 0; k < 3000; k++) {
+      const side = rnd(2) === 0 ? 'bid' : 'ask';
+      const price = side === 'bid' ? 3000 + 10 * rnd(60) : 5500 + 10 * rnd(60);
+      const size = rnd(4) === 0 ? 0 : 1 + rnd(50) / 4;
+      b.apply([[side, price, size]], k);
+      if (size === 0) ref[side].delete(price);
+      else ref[side].set(price, size);
+      if (k % 97 === 0) {
+        expect(b.bids.levels()).toEqual(sorted(ref.bid, true));
+        expect(b.asks.levels()).toEqual(sorted(ref.ask, false));
+      }
+    }
+    expect(b.bids.levels()).toEqual(sorted(ref.bid, true));
+    expect(b.asks.levels()).toEqual(sorted(ref.ask, false));
+    expect(b.bids.get(3000 + 10 * 59)).toBe(ref.bid.get(3000 + 10 * 59) ?? 0);
+    expect(b.asks.bestSize()).toBe(sorted(ref.ask, false)[0]?.[1]);
+  });
+
+  it('refits both sides on a snapshot, and a side alone grows and empties', () => {
+    const b = new OrderBook('X');
+    const many = (from: number, n: number, step: number): Level[] => Array.from({ length: n }, (_, i) => [from + i * step, i + 1] as const);
+    b.snapshot(many(4000, 40, -10), many(6000, 3, 10), 1);
+    expect(b.bids.length).toBe(40);
+    b.snapshot([[4000, 2]], many(6000, 30, 10), 2);
+    expect(b.bids.levels()).toEqual([[4000, 2]]);
+    expect(b.asks.levels(2)).toEqual([
+      [6000, 1],
+      [6010, 2],
+    ]);
+    expect(b.asks.length).toBe(30);
+    b.snapshot([], [], 3);
+    expect([b.bids.best(), b.asks.best(), b.asks.bestSize()]).toEqual([undefined, undefined, undefined]);
+    b.apply([['ask', 7000, 1]], 4);
+    expect(b.asks.levels()).toEqual([[7000, 1]]);
+
+    const alone = new BookSide(false);
+    for (let p = 100; p > 0; p--) alone.set(p, p / 2);
+    expect(alone.length).toBe(100);
+    expect([alone.best(), alone.price(99), alone.size(0)]).toEqual([1, 100, 0.5]);
+    for (let p = 1; p <= 100; p++) alone.set(p, 0);
+    expect(alone.levels()).toEqual([]);
   });
 });

@@ -86,7 +86,7 @@ describe('order of effects (pipelines/index.ts)', () => {
     let bidAtPersist: number | undefined;
     const mark = b.core.persistence.markBook.bind(b.core.persistence);
     vi.spyOn(b.core.persistence, 'markBook').mockImplementation((venue, instrument) => {
-      bidAtPersist = b.core.state.books.instrument('venue_a', M)?.bids.prices[0];
+      bidAtPersist = b.core.state.books.instrument('venue_a', M)?.bids.best();
       calls.push('persistence');
       mark(venue, instrument);
     });
@@ -128,7 +128,7 @@ describe('order of effects (pipelines/index.ts)', () => {
         localTimestamp: T + 10 + i,
       });
     // State and persistence see every delta; the fan-out nothing yet.
-    expect(b.core.state.books.instrument('venue_a', M)?.bids.prices[0]).toBe(4130);
+    expect(b.core.state.books.instrument('venue_a', M)?.bids.best()).toBe(4130);
     expect(marks).toHaveBeenCalledTimes(3);
     expect(onBook).not.toHaveBeenCalled();
     turn.flush();

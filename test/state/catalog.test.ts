@@ -47,4 +47,17 @@ describe('market catalog: shared values', () => {
     c.restore({ ...a, marketId: 'R', tags: ['Sports', 'NBA'] });
     expect(c.get('venue_a', 'R')!.tags).toBe(a.tags);
   });
+
+  it('keeps every value and key order of extra, frozen or not, while sharing its strings', () => {
+    const c = new MarketCatalog();
+    const rules = 'If the Lakers win, the market resolves to Yes.';
+    const frozen = Object.freeze({ close_time: '2026-11-24T03:00:00Z', rules_primary: rules, n: 3, long: 'x'.repeat(40) });
+    const a = c.upsert(up('A', { extra: frozen, outcome: 'Lakers' }))!;
+    const b = c.upsert(up('B', { extra: { close_time: '2026-11-24T03:00:00Z', rules_primary: `${rules}` }, outcome: 'Lakers' }))!;
+    expect(JSON.stringify(a.extra)).toBe(JSON.stringify(frozen));
+    expect(Object.isFrozen(frozen) && frozen.close_time === '2026-11-24T03:00:00Z').toBe(true);
+    expect(b.extra).toEqual({ close_time: '2026-11-24T03:00:00Z', rules_primary: rules });
+    expect([a.outcome, b.outcome]).toEqual(['Lakers', 'Lakers']);
+    expect(c.upsert(up('B', { extra: { close_time: '2026-11-24T03:00:00Z', rules_primary: rules }, outcome: 'Lakers' }))).toBeUndefined();
+  });
 });

@@ -40,4 +40,19 @@ describe('BookTops', () => {
     tops.snapshot([], []);
     expect([tops.bestBid(), tops.bestAsk()]).toEqual([undefined, undefined]);
   });
+
+  it('grows from nothing on either side, and empties again', () => {
+    const tops = new BookTops();
+    const book = new OrderBook('T');
+    book.snapshot([], [], 0);
+    const steps: [BookSideName, number, number][] = [];
+    for (let p = 1; p <= 12; p++) steps.push(['ask', 5000 + 100 * p, 1], ['bid', 5000 - 100 * p, 1]);
+    for (let p = 12; p >= 1; p--) steps.push(['ask', 5000 + 100 * p, 0], ['bid', 5000 - 100 * (13 - p), 0]);
+    steps.forEach((c, i) => {
+      tops.apply([c]);
+      book.apply([c], i);
+      expect([tops.bestBid(), tops.bestAsk()], `step ${i}`).toEqual([book.bids.best(), book.asks.best()]);
+    });
+    expect([tops.bestBid(), tops.bestAsk()]).toEqual([undefined, undefined]);
+  });
 });
