@@ -2,85 +2,60 @@ import type { BookSide } from '../core/book.js';
 import { PAYOUT, toCents } from '../core/price.js';
 import type { MarketSides } from '../state/books.js';
 
+/** `String(toCents(units))` for every price in 0..PAYOUT units, filled as they are first written. */
+const CENTS: (string | undefined)[] = new Array<string | undefined>(PAYOUT + 1).fill(undefined);
+
+/**
+ * A price in units as the cents number JSON shows (`String(toCents(units))`, e.g. 5450 → "54.5").
+ * Prices lie in 0..PAYOUT, so their text comes from a table: formatting a fractional double
+ * is the slow path of number-to-string, and a book message writes 40 prices.
+ */
+export function centsText(units: number): string {
+  if (units >= 0 && units <= PAYOUT && Number.isInteger(units)) return (CENTS[units] ??= String(toCents(units)));
+  return String(toCents(units));
+}
+
+/**
+ * A size as JSON shows it (`String(size)`), without the double-to-string algorithm for the sizes
+ * it sees: integers, and fractions that are exact millionths (what roundSize, src/core/price.ts,
+ * leaves) below a billion contracts, whose shortest text is their millionths with trailing zeros
+ * dropped. Anything else goes through String.
+ */
+export function sizeText(size: number): string {
+  if (Number.isInteger(size) || !(size > 0 && size < 1e9)) return String(size);
+  const millionths = Math.round(size * 1e6);
+  if (millionths / 1e6 !== size) return String(size);
+  const whole = Math.floor(millionths / 1e6);
+  let frac = millionths - whole * 1e6;
+  let digits = 6;
+  while (frac % 10 === 0) {
+    frac /= 10;
+    digits--;
+  }
+  return `${whole}.${String(frac).padStart(digits, '0')}`;
+}
+
 /** `[[cents, size], …]` of at most `depth` levels of a side, prices complemented (100 − p) when `complement`. */
 export function levelsJson(side: BookSide, depth: number, complement: boolean): string {
-  const n = Math.min(depth, side.prices.length);
+  const prices = side.prices;
+  const sizes = side.sizes;
+  const n = Math.min(depth, prices.length);
   let out = '[';
   for (let i = 0; i < n; i++) {
-    const p = side.prices[i]!;
-    out += `${i === 0 ? '[' : ',['}${toCents(complement ? PAYOUT - p : p)},${side.sizes[i]!}]`;
+    const p = prices[i]!;
+    out += `${i === 0 ? '[' : ',['}${centsText(complement ? PAYOUT - p : p)},${sizeText(sizes[i]!)}]`;
   }
   return out + ']';
 }
 
 /**
- * One side's first levels as last rendered, with their JSON text either way round (as is, and
- * complemented for the other outcome). A delta moves one side of a book, so the other side's text
- * is reused: it is rendered again only when its side, or a price or size among its first levels,
- * differs from the copy kept here.
- */
-export class SideText {
-  private side: BookSide | undefined;
-  private n = -1;
-  private readonly prices: number[] = [];
-  private readonly sizes: number[] = [];
-  private straight: string | undefined;
-  private flipped: string | undefined;
-
-  /** What `levelsJson(side, depth, complement)` returns, rendered only when the levels changed. */
-  levels(side: BookSide, depth: number, complement: boolean): string {
-    if (!this.holds(side, depth)) {
-      this.straight = undefined;
-      this.flipped = undefined;
-    }
-    return complement ? (this.flipped ??= levelsJson(side, depth, true)) : (this.straight ??= levelsJson(side, depth, false));
-  }
-
-  /** Whether the copy is of `side`'s first `depth` levels as they stand; if not, takes a new copy. */
-  private holds(side: BookSide, depth: number): boolean {
-    const p = side.prices;
-    const z = side.sizes;
-    const n = Math.min(depth, p.length);
-    let same = side === this.side && n === this.n;
-    for (let i = 0; same && i < n; i++) same = p[i] === this.prices[i] && z[i] === this.sizes[i];
-    if (same) return true;
-    this.side = side;
-    this.n = n;
-    for (let i = 0; i < n; i++) {
-      this.prices[i] = p[i]!;
-      this.sizes[i] = z[i]!;
-    }
-    return false;
-  }
-}
-
-/** What one market's orderbook_update keeps between publications: its fixed start and its sides' text. */
-export class BookText {
-  readonly bids = new SideText();
-  readonly asks = new SideText();
-
-  /** `head`: the message up to the YES levels (see `bookHead`). */
-  constructor(readonly head: string) {}
-}
-
-/** The start of a market's orderbook_update, up to and including `"yes":`. */
-export function bookHead(marketId: string, slug: string): string {
-  return `{"type":"orderbook_update","channel":"orderbook","market_id":${JSON.stringify(marketId)},"source":${JSON.stringify(slug)},"ready":true,"yes":`;
-}
-
-/**
  * The orderbook_update of a ready book as JSON text, written straight from the book's level arrays
  * (no level copies, no intermediate objects): the YES side as the sides stand (complemented when
- * they are the NO book's), the NO side the other way round, or empty for a YES-only venue. With
- * `text`, unchanged sides reuse their last text.
+ * they are the NO book's), the NO side the other way round, or empty for a YES-only venue.
  */
-export function bookJson(head: string, s: MarketSides, depth: number, yesOnly: boolean, text?: BookText): string {
+export function bookJson(marketId: string, slug: string, s: MarketSides, depth: number, yesOnly: boolean): string {
   const c = s.complement;
-  const yes = `{"bids":${sideJson(text?.bids, s.bids, depth, c)},"asks":${sideJson(text?.asks, s.asks, depth, c)}}`;
-  const no = yesOnly ? '{"bids":[],"asks":[]}' : `{"bids":${sideJson(text?.asks, s.asks, depth, !c)},"asks":${sideJson(text?.bids, s.bids, depth, !c)}}`;
-  return `${head}${yes},"no":${no}}`;
-}
-
-function sideJson(text: SideText | undefined, side: BookSide, depth: number, complement: boolean): string {
-  return text ? text.levels(side, depth, complement) : levelsJson(side, depth, complement);
+  const yes = `{"bids":${levelsJson(s.bids, depth, c)},"asks":${levelsJson(s.asks, depth, c)}}`;
+  const no = yesOnly ? '{"bids":[],"asks":[]}' : `{"bids":${levelsJson(s.asks, depth, !c)},"asks":${levelsJson(s.bids, depth, !c)}}`;
+  return `{"type":"orderbook_update","channel":"orderbook","market_id":${JSON.stringify(marketId)},"source":${JSON.stringify(slug)},"ready":true,"yes":${yes},"no":${no}}`;
 }

@@ -11,13 +11,12 @@ import type { FeedEvent, FrameTimes } from '../core/types.js';
 import type { HttpServer } from '../server/http.js';
 import type { GroupSignals } from '../signals/engine.js';
 import { recordJson, type OpportunityRecord } from '../signals/lifecycle/record.js';
-import type { MarketSides } from '../state/books.js';
 import type { EngineState } from '../state/engine.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import type { StoredTrade } from '../state/trades.js';
 import { alertJson } from '../views/alert.js';
 import { FADE_TYPES, type Alert } from '../signals/alerts.js';
-import { bookHead, bookJson, BookText } from './booktext.js';
+import { bookJson } from './booktext.js';
 import { ALERT_CHANNELS, CLOSE, CODES, MESSAGE_BUDGET, MessageBudget, parseClientMessage, type AlertChannel, type ClientMessage } from './protocol.js';
 
 /** What live_games needs to know about games (the matching service answers it). */
@@ -158,12 +157,10 @@ interface Held extends Subs {
   gen: number;
   plain: boolean;
   data: boolean;
-  /** The text of its orderbook_update kept between publications (orderbook topics). */
-  book: BookText | undefined;
 }
 
-/** No subscriber in either dialect, for a topic nobody holds (a cluster core still exports the update); never cached into. */
-const NONE: Held = Object.freeze({ conns: 0, gen: -1, plain: false, data: false, book: undefined });
+/** No subscriber in either dialect: a topic nobody holds (a cluster core still exports the update). */
+const NONE: Held = Object.freeze({ conns: 0, gen: -1, plain: false, data: false });
 
 /**
  * The WebSocket front: /api/v2/ws on the same uWS app. Fan-out is uWS pub/sub on topics
@@ -483,7 +480,7 @@ export class WsHub {
   private hold(topic: string): void {
     const h = this.held.get(topic);
     if (h) h.conns++;
-    else this.held.set(topic, { conns: 1, gen: -1, plain: false, data: false, book: undefined });
+    else this.held.set(topic, { conns: 1, gen: -1, plain: false, data: false });
   }
 
   /** A connection no longer holds `topic`. */
@@ -592,21 +589,8 @@ export class WsHub {
     const subs = this.subs(topic);
     if (!subs) return;
     const sides = this.state.books.marketSides(label, marketId);
-    const body = sides ? this.bookText(v, marketId, sides, subs) : this.bookBody(v, marketId);
+    const body = sides ? bookJson(marketId, v.slug, sides, this.opts.bookDepth ?? 20, v.capabilities.yesOnlyBook) : this.bookBody(v, marketId);
     if (body) this.publish(topic, body, subs, at);
-  }
-
-  /**
-   * The orderbook_update `bookBody` gives for a ready book, as JSON text (src/ws/booktext.ts): it
-   * runs on every book change somebody subscribes to, so a held topic keeps the message's start
-   * and each side's text, and renders again only the side that changed.
-   */
-  private bookText(v: VenueConfig, marketId: string, s: MarketSides, held: Held): string {
-    const depth = this.opts.bookDepth ?? 20;
-    const yesOnly = v.capabilities.yesOnlyBook;
-    if (held === NONE) return bookJson(bookHead(marketId, v.slug), s, depth, yesOnly);
-    held.book ??= new BookText(bookHead(marketId, v.slug));
-    return bookJson(held.book.head, s, depth, yesOnly, held.book);
   }
 
   // ---- connections ---------------------------------------------------------------------
