@@ -4,8 +4,8 @@ import type { WsHub } from './hub.js';
 
 /** A market with a change not yet published, and the times of the latest frame behind it. */
 interface Pending {
-  readonly venue: string;
-  readonly marketId: string;
+  venue: string;
+  marketId: string;
   q: QuoteRecord | undefined;
   book: boolean;
   /** The latest conflated frame's venue and receive times (copied: a mapper may reuse its event). */
@@ -14,16 +14,30 @@ interface Pending {
   timed: boolean;
 }
 
+/** One venue's dirty markets: by id, and in the order they were first marked this turn. */
+interface VenueDirty {
+  readonly byId: Map<string, Pending>;
+  list: Pending[];
+  /** The list of the turn being flushed, then empty for reuse. */
+  spare: Pending[];
+}
+
 /**
  * The fan-out's dirty set (conflation): book and quote changes are marked per market as they are
  * applied, and `flush` publishes each dirty market once with its state as it stands: one
  * orderbook_update, and one price_update when the shown fields changed (the hub's `onQuote`
  * decides). Each message carries the times of the latest frame conflated into it, and the next
  * seq of its topic, so seq stays gap-free with fewer messages. Owned by pipelines/fanout.ts,
- * which flushes it once per turn (src/pipeline/turn.ts).
+ * which flushes it once per turn (src/pipeline/turn.ts). Markets go out venue by venue, venues in
+ * the order the turn first marked them, markets in the order they were first marked. The records
+ * of a flushed turn are reused by the next ones, so a turn allocates nothing per market.
  */
 export class HubConflation {
-  private readonly dirty = new Map<string, Map<string, Pending>>();
+  private readonly venues = new Map<string, VenueDirty>();
+  /** The venues marked this turn, in order. */
+  private order: VenueDirty[] = [];
+  private spareOrder: VenueDirty[] = [];
+  private readonly free: Pending[] = [];
   private size = 0;
 
   constructor(private readonly hub: Pick<WsHub, 'onBook' | 'onQuote'>) {}
@@ -46,23 +60,51 @@ export class HubConflation {
   /** Publishes every dirty market once (books, then quotes), and forgets them. */
   flush(): void {
     if (this.size === 0) return;
-    const batch = [...this.dirty.values()];
-    this.dirty.clear();
+    // What is marked while this runs goes into the next turn's lists.
+    const order = this.order;
+    this.order = this.spareOrder;
     this.size = 0;
-    for (const markets of batch)
-      for (const p of markets.values()) {
+    for (let v = 0; v < order.length; v++) {
+      const d = order[v]!;
+      const batch = d.list;
+      d.list = d.spare;
+      d.spare = batch;
+      d.byId.clear();
+    }
+    for (let v = 0; v < order.length; v++) {
+      const batch = order[v]!.spare;
+      for (let i = 0; i < batch.length; i++) {
+        const p = batch[i]!;
         const at = p.timed ? p : undefined;
         if (p.book) this.hub.onBook(p.venue, p.marketId, at);
         if (p.q) this.hub.onQuote(p.q, at);
       }
+      for (let i = 0; i < batch.length; i++) {
+        batch[i]!.q = undefined;
+        this.free.push(batch[i]!);
+      }
+      batch.length = 0;
+    }
+    order.length = 0;
+    this.spareOrder = order;
   }
 
   private pending(venue: string, marketId: string, at: FrameTimes | undefined): Pending {
-    let markets = this.dirty.get(venue);
-    if (markets === undefined) this.dirty.set(venue, (markets = new Map()));
-    let p = markets.get(marketId);
+    let d = this.venues.get(venue);
+    if (d === undefined) this.venues.set(venue, (d = { byId: new Map(), list: [], spare: [] }));
+    let p = d.byId.get(marketId);
     if (p === undefined) {
-      markets.set(marketId, (p = { venue, marketId, q: undefined, book: false, timestamp: 0, localTimestamp: 0, timed: false }));
+      p = this.free.pop();
+      if (p === undefined) p = { venue, marketId, q: undefined, book: false, timestamp: 0, localTimestamp: 0, timed: false };
+      else {
+        p.venue = venue;
+        p.marketId = marketId;
+        p.book = false;
+        p.timed = false;
+      }
+      d.byId.set(marketId, p);
+      if (d.list.length === 0) this.order.push(d);
+      d.list.push(p);
       this.size++;
     }
     if (at !== undefined) {

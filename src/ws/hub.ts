@@ -7,17 +7,16 @@ import { quotePrices } from '../views/market.js';
 import type { VenueConfig } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
 import { PAYOUT, toCents, toDollarString } from '../core/price.js';
-import type { BookSide } from '../core/book.js';
 import type { FeedEvent, FrameTimes } from '../core/types.js';
 import type { HttpServer } from '../server/http.js';
 import type { GroupSignals } from '../signals/engine.js';
 import { recordJson, type OpportunityRecord } from '../signals/lifecycle/record.js';
-import type { MarketSides } from '../state/books.js';
 import type { EngineState } from '../state/engine.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import type { StoredTrade } from '../state/trades.js';
 import { alertJson } from '../views/alert.js';
 import { FADE_TYPES, type Alert } from '../signals/alerts.js';
+import { bookJson } from './booktext.js';
 import { ALERT_CHANNELS, CLOSE, CODES, MESSAGE_BUDGET, MessageBudget, parseClientMessage, type AlertChannel, type ClientMessage } from './protocol.js';
 
 /** What live_games needs to know about games (the matching service answers it). */
@@ -149,16 +148,19 @@ interface Subs {
   readonly data: boolean;
 }
 
-/** `[[cents, size], …]` of at most `depth` levels of a side, prices complemented (100 − p) when `complement`. */
-function levelsJson(side: BookSide, depth: number, complement: boolean): string {
-  const n = Math.min(depth, side.length);
-  let out = '[';
-  for (let i = 0; i < n; i++) {
-    const p = side.price(i);
-    out += `${i === 0 ? '[' : ',['}${toCents(complement ? PAYOUT - p : p)},${side.size(i)}]`;
-  }
-  return out + ']';
+/**
+ * A topic some connection holds (in its `topics`): how many do, and what uWS last answered about
+ * its subscribers, valid while `gen` is the hub's subscription generation.
+ */
+interface Held extends Subs {
+  conns: number;
+  gen: number;
+  plain: boolean;
+  data: boolean;
 }
+
+/** No subscriber in either dialect: a topic nobody holds (a cluster core still exports the update). */
+const NONE: Held = Object.freeze({ conns: 0, gen: -1, plain: false, data: false });
 
 /**
  * The WebSocket front: /api/v2/ws on the same uWS app. Fan-out is uWS pub/sub on topics
@@ -189,6 +191,15 @@ export class WsHub {
    */
   private readonly shown = new WeakMap<QuoteRecord, Shown>();
   private readonly conns = new Set<UWS.WebSocket<Conn>>();
+  /**
+   * Topics some connection holds, so a topic nobody holds is answered without asking uWS, and a
+   * held one asks uWS again only after a subscription changed (`subGen`): the subscriber count is
+   * read per change and subscriptions change rarely. Every uWS subscription of a connection is one
+   * of its `topics` (in its dialect), so a topic absent here has no subscriber.
+   */
+  private readonly held = new Map<string, Held>();
+  /** Bumped by every subscribe, unsubscribe and close, so cached answers of `held` are re-asked. */
+  private subGen = 0;
   private readonly perKey = new Map<string, number>();
   /** Open connections in the hosted dialect: with none, no `DATA` twin has subscribers to ask about. */
   private hostedConns = 0;
@@ -432,9 +443,10 @@ export class WsHub {
     const head = json.slice(0, -1);
     const times = recvTs === undefined ? '' : `"venue_ts":${venueTs ?? recvTs},"recv_ts":${recvTs},`;
     const tail = `${times}"seq":${seq},"epoch":${epoch},"ts":${ts}}`;
-    const keep = this.watched.has(topic);
-    const plain = keep || (subs ? subs.plain : this.app.numSubscribers(topic) > 0);
-    const data = keep || (subs ? subs.data : this.app.numSubscribers(topic + DATA) > 0);
+    const keep = this.watched.size > 0 && this.watched.has(topic);
+    const s = subs ?? this.subs(topic) ?? NONE;
+    const plain = keep || s.plain;
+    const data = keep || s.data;
     const msg = plain ? `${head},${tail}` : '';
     const dataMsg = data ? `${head},"data":${json},${tail}` : '';
     if (keep) this.latest.set(topic, { seq, msg, dataMsg });
@@ -445,18 +457,36 @@ export class WsHub {
       this.published$.next(recvTs === undefined ? { topic, body, seq, epoch, ts } : { topic, body, seq, epoch, ts, venueTs, recvTs });
   }
 
-  /** Subscribers of a topic, in either dialect. */
+  /** Whether a topic has subscribers in either dialect (a cluster core exports every update: always). */
   private listeners(topic: string): number {
     if (this.opts.exportAll) return 1;
-    return this.app.numSubscribers(topic) + this.app.numSubscribers(topic + DATA);
+    return this.subs(topic) === undefined ? 0 : 1;
   }
 
   /** Whether a topic has subscribers in each dialect (undefined: none at all), asked once per change. */
-  private subs(topic: string): Subs | undefined {
-    const plain = this.app.numSubscribers(topic) > 0;
-    const data = this.hostedConns > 0 && this.app.numSubscribers(topic + DATA) > 0;
+  private subs(topic: string): Held | undefined {
+    const h = this.held.get(topic);
     // A cluster core exports every update, listened to here or not.
-    return plain || data || this.opts.exportAll ? { plain, data } : undefined;
+    if (h === undefined) return this.opts.exportAll ? NONE : undefined;
+    if (h.gen !== this.subGen) {
+      h.plain = this.app.numSubscribers(topic) > 0;
+      h.data = this.hostedConns > 0 && this.app.numSubscribers(topic + DATA) > 0;
+      h.gen = this.subGen;
+    }
+    return h.plain || h.data || this.opts.exportAll ? h : undefined;
+  }
+
+  /** A connection now holds `topic`. */
+  private hold(topic: string): void {
+    const h = this.held.get(topic);
+    if (h) h.conns++;
+    else this.held.set(topic, { conns: 1, gen: -1, plain: false, data: false });
+  }
+
+  /** A connection no longer holds `topic`. */
+  private release(topic: string): void {
+    const h = this.held.get(topic);
+    if (h && --h.conns <= 0) this.held.delete(topic);
   }
 
   /** The uWS topic a connection listens on for `topic`: its `DATA` twin in the hosted dialect. */
@@ -559,21 +589,8 @@ export class WsHub {
     const subs = this.subs(topic);
     if (!subs) return;
     const sides = this.state.books.marketSides(label, marketId);
-    const body = sides ? this.bookJson(v, marketId, sides) : this.bookBody(v, marketId);
+    const body = sides ? bookJson(marketId, v.slug, sides, this.opts.bookDepth ?? 20, v.capabilities.yesOnlyBook) : this.bookBody(v, marketId);
     if (body) this.publish(topic, body, subs, at);
-  }
-
-  /**
-   * The orderbook_update `bookBody` gives for a ready book, as JSON text written straight from the
-   * book's level arrays (no level copies, no intermediate objects): it runs on every book change
-   * somebody subscribes to.
-   */
-  private bookJson(v: VenueConfig, marketId: string, s: MarketSides): string {
-    const depth = this.opts.bookDepth ?? 20;
-    const c = s.complement;
-    const yes = `{"bids":${levelsJson(s.bids, depth, c)},"asks":${levelsJson(s.asks, depth, c)}}`;
-    const no = v.capabilities.yesOnlyBook ? '{"bids":[],"asks":[]}' : `{"bids":${levelsJson(s.asks, depth, !c)},"asks":${levelsJson(s.bids, depth, !c)}}`;
-    return `{"type":"orderbook_update","channel":"orderbook","market_id":${JSON.stringify(marketId)},"source":${JSON.stringify(v.slug)},"ready":true,"yes":${yes},"no":${no}}`;
   }
 
   // ---- connections ---------------------------------------------------------------------
@@ -655,6 +672,9 @@ export class WsHub {
     const c = ws.getUserData();
     c.closed = true;
     this.conns.delete(ws);
+    // uWS drops the closed socket's subscriptions itself.
+    this.subGen++;
+    for (const t of c.topics.keys()) this.release(t);
     if (c.hosted) this.hostedConns--;
     if (c.coalescing) {
       c.coalescing = false;
@@ -1053,6 +1073,7 @@ export class WsHub {
 
   /** The connection spoke the hosted dialect: from now on its streamed messages carry `data`. */
   private speakHosted(ws: UWS.WebSocket<Conn>, c: Conn): void {
+    this.subGen++;
     if (!c.coalescing)
       for (const t of c.topics.keys()) {
         ws.unsubscribe(t);
@@ -1063,13 +1084,21 @@ export class WsHub {
   }
 
   private sub(ws: UWS.WebSocket<Conn>, c: Conn, topic: string, ch: string): void {
-    if (c.coalescing && !c.topics.has(topic)) this.watch(topic);
+    if (!c.topics.has(topic)) {
+      if (c.coalescing) this.watch(topic);
+      this.hold(topic);
+    }
+    this.subGen++;
     c.topics.set(topic, ch);
     if (!c.coalescing) ws.subscribe(this.wire(c, topic));
   }
 
   private unsub(ws: UWS.WebSocket<Conn>, c: Conn, topic: string): void {
-    if (c.coalescing && c.topics.has(topic)) this.unwatch(topic);
+    if (c.topics.has(topic)) {
+      if (c.coalescing) this.unwatch(topic);
+      this.release(topic);
+    }
+    this.subGen++;
     c.topics.delete(topic);
     c.delivered.delete(topic);
     ws.unsubscribe(this.wire(c, topic));
@@ -1089,6 +1118,7 @@ export class WsHub {
         // stallMs to catch up: the sweep can see a burst only after it happened.)
         c.coalescing = true;
         c.coalescingSince = Date.now();
+        this.subGen++;
         for (const t of c.topics.keys()) {
           c.delivered.set(t, this.seq.get(t) ?? 0);
           this.watch(t);
@@ -1132,6 +1162,7 @@ export class WsHub {
     }
     c.coalescing = false;
     c.delivered.clear();
+    this.subGen++;
     for (const t of c.topics.keys()) {
       this.unwatch(t);
       ws.subscribe(this.wire(c, t));

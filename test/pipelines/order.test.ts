@@ -142,6 +142,43 @@ describe('order of effects (pipelines/index.ts)', () => {
     expect(onBook).toHaveBeenCalledTimes(1);
   });
 
+  it('publishes each turn venue by venue in the order the turn first marked them, with that turn’s frame times', () => {
+    const b = build();
+    const turn = manualTurn();
+    open[open.length - 1]!.sub = wireFlows({
+      state: b.core.state,
+      persistence: b.core.persistence,
+      persistenceOptions: { snapshotIntervalMs: 60_000 },
+      rooms: b.domain,
+      hub: b.http.ws,
+      turn,
+    });
+    const H = 'venue_h_987';
+    const h = { venue: 'venue_h', timestamp: T, localTimestamp: T } as const;
+    applyEvent(b.core.state, { ...base, type: 'market', marketId: M, title: 'Seattle to win?', status: 'active' });
+    applyEvent(b.core.state, { ...h, type: 'market', marketId: H, title: 'Seattle Seahawks', status: 'active', yesInstrument: '987' });
+    applyEvent(b.core.state, { ...base, type: 'book_snapshot', marketId: M, instrument: M, bids: [[4100, 10]], asks: [[4300, 5]] });
+    applyEvent(b.core.state, { ...h, type: 'book_snapshot', marketId: H, instrument: '987', bids: [[4000, 10]], asks: [[4400, 5]] });
+    turn.flush();
+    const books: string[] = [];
+    vi.spyOn(b.http.ws!, 'onBook').mockImplementation((venue, marketId, at) => void books.push(`${venue} ${marketId} ${at?.localTimestamp}`));
+    const delta = (venue: 'venue_a' | 'venue_h', marketId: string, instrument: string, t: number): void =>
+      applyEvent(b.core.state, { venue, type: 'book_delta', marketId, instrument, changes: [['bid', 3900, t]], timestamp: T, localTimestamp: T + t });
+    delta('venue_a', M, M, 1);
+    delta('venue_h', H, '987', 2);
+    delta('venue_a', M, M, 3);
+    turn.flush();
+    expect(books).toEqual([`venue_a ${M} ${T + 3}`, `venue_h ${H} ${T + 2}`]);
+    // The next turn marks venue_h first; nothing of the turn before is left in it.
+    books.length = 0;
+    delta('venue_h', H, '987', 4);
+    delta('venue_a', M, M, 5);
+    turn.flush();
+    expect(books).toEqual([`venue_h ${H} ${T + 4}`, `venue_a ${M} ${T + 5}`]);
+    turn.flush();
+    expect(books).toHaveLength(2);
+  });
+
   it('flushes once per event-loop turn, on setImmediate, however many changes it holds', () => {
     vi.useFakeTimers({ toFake: ['setImmediate', 'clearImmediate'] });
     const turn = new Turn();

@@ -328,6 +328,42 @@ describe('orderbook and venue_a ticker channels', () => {
     b.ws.close();
   });
 
+  it('follows subscribers as they come and go: a second one, a dialect switch, a close, an unsubscribe', async () => {
+    const id = 'venue_h_987';
+    const delta = (size: number): void =>
+      apply({ venue: 'venue_h', type: 'book_delta', marketId: id, instrument: '987', changes: [['bid', 3000, size]], timestamp: T, localTimestamp: T });
+    const update = (size: number) => (m: Record<string, unknown>) =>
+      m['type'] === 'orderbook_update' && m['snapshot'] === undefined && (m['yes'] as { bids: number[][] }).bids[0]![1] === size;
+    const a = await connect(keys['dev']);
+    a.send({ type: 'subscribe', channel: 'orderbook', market_ids: [id] });
+    await a.next((m) => m['snapshot'] === true);
+    delta(201);
+    const first = await a.next(update(201));
+    const b = await connect(keys['dev']);
+    b.send({ action: 'subscribe', channel: 'orderbook', market_ids: [id] });
+    await b.next((m) => m['snapshot'] === true);
+    delta(202);
+    expect(await a.next(update(202))).toMatchObject({ seq: (first['seq'] as number) + 1 });
+    expect(await b.next(update(202))).toMatchObject({ seq: (first['seq'] as number) + 1, data: { market_id: id } });
+    a.ws.close();
+    await new Promise((resolve) => a.ws.once('close', resolve));
+    delta(203);
+    expect(await b.next(update(203))).toMatchObject({ seq: (first['seq'] as number) + 2 });
+    b.send({ action: 'unsubscribe', channel: 'orderbook', market_ids: [id] });
+    await b.next((m) => m['type'] === 'unsubscribed');
+    const published = hub.published;
+    delta(204);
+    turn.flush();
+    expect(hub.published).toBe(published);
+    b.send({ action: 'subscribe', channel: 'orderbook', market_ids: [id] });
+    expect(await b.next((m) => m['snapshot'] === true && (m['yes'] as { bids: number[][] }).bids[0]![1] === 204)).toMatchObject({
+      seq: (first['seq'] as number) + 2,
+    });
+    delta(205);
+    expect(await b.next(update(205))).toMatchObject({ seq: (first['seq'] as number) + 3 });
+    b.ws.close();
+  });
+
   it('sends decimal-dollar tickers on <venue_a>_prices; all-markets needs Enterprise', async () => {
     const c = await connect(keys['dev']);
     c.send({ type: 'subscribe', channel: 'venue_a_prices', market_ids: ['*'] });

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { BookSide } from '../../src/core/book.js';
+import { PAYOUT, roundSize, toCents } from '../../src/core/price.js';
+import { bookJson, centsText, levelsJson, sizeText } from '../../src/ws/booktext.js';
+
+describe('orderbook_update text (src/ws/booktext.ts)', () => {
+  it('writes every price in 0..PAYOUT units as String(toCents(units)), and any other number as String does', () => {
+    for (let u = 0; u <= PAYOUT; u++) expect(centsText(u)).toBe(String(toCents(u)));
+    for (const u of [-1, PAYOUT + 1, 12.5, 1e21]) expect(centsText(u)).toBe(String(toCents(u)));
+  });
+
+  it('writes sizes as String does: integers, millionths, and numbers that are neither', () => {
+    const sizes = [0, 1, 7, 300, 2 ** 31, 2 ** 53, 0.5, 0.01, 0.000001, 12.34, 1234.5, 999_999_999.999999, 1e9 + 0.5, 1e21, -54.25, 0.1 + 0.2, 1e-7, 1 / 3];
+    // The sizes the mappers produce: parsed wire strings rounded to millionths, and sums of them.
+    let x = 0.37;
+    for (let i = 0; i < 20_000; i++) {
+      x = (x * 7919 + 0.137) % 1;
+      sizes.push(roundSize(x * 10 ** (i % 9)), roundSize(Math.floor(x * 1e6) / 100));
+    }
+    for (const s of sizes) expect(sizeText(s)).toBe(String(s));
+  });
+
+  it('writes levels and the whole message as JSON.stringify would', () => {
+    const bids = new BookSide(true);
+    const asks = new BookSide(false);
+    for (const [p, z] of [
+      [5450, 10.25],
+      [5400, 300],
+      [5305, 0.000001],
+    ] as const)
+      bids.set(p, z);
+    asks.set(5795, 12.5);
+    const cents = (side: BookSide, flip: boolean): [number, number][] => side.levels().map(([p, z]) => [toCents(flip ? PAYOUT - p : p), z]);
+    expect(levelsJson(bids, 20, false)).toBe(JSON.stringify(cents(bids, false)));
+    expect(levelsJson(bids, 2, true)).toBe(JSON.stringify(cents(bids, true).slice(0, 2)));
+    const json = bookJson('KX-"1"', 'venue_a', { bids, asks, complement: false, timestamp: 0 }, 20, false);
+    expect(json).toBe(
+      JSON.stringify({
+        type: 'orderbook_update',
+        channel: 'orderbook',
+        market_id: 'KX-"1"',
+        source: 'venue_a',
+        ready: true,
+        yes: { bids: cents(bids, false), asks: cents(asks, false) },
+        no: { bids: cents(asks, true), asks: cents(bids, true) },
+      }),
+    );
+  });
+});
