@@ -29,6 +29,8 @@ interface Graph {
   readonly edgeType: Uint8Array;
   /** Node index (not the snapshot's field offset) each edge points to. */
   readonly edgeTo: Uint32Array;
+  /** Each edge's name (string table index) or element index; read only when every string is. */
+  readonly edgeName: Uint32Array | undefined;
   /** Index in the snapshot's string table → the class name among `wanted` it is, when it is one. */
   readonly names: Map<number, string>;
 }
@@ -53,7 +55,7 @@ function readGraph(file: string, wanted: ReadonlySet<string> | undefined): Graph
     const F = meta.meta.node_fields.length;
     const E = meta.meta.edge_fields.length;
     const [iType, iName, iSize, iEdges] = ['type', 'name', 'self_size', 'edge_count'].map((f) => meta.meta.node_fields.indexOf(f));
-    const [eType, eTo] = ['type', 'to_node'].map((f) => meta.meta.edge_fields.indexOf(f));
+    const [eType, eTo, eName] = ['type', 'to_node', 'name_or_index'].map((f) => meta.meta.edge_fields.indexOf(f));
     const g = {
       meta: meta.meta,
       type: new Uint8Array(meta.node_count),
@@ -62,6 +64,7 @@ function readGraph(file: string, wanted: ReadonlySet<string> | undefined): Graph
       edgeCount: new Uint32Array(meta.node_count),
       edgeType: new Uint8Array(meta.edge_count),
       edgeTo: new Uint32Array(meta.edge_count),
+      edgeName: wanted ? undefined : new Uint32Array(meta.edge_count),
       names: new Map<number, string>(),
     };
     let pos = nodesAt + 9;
@@ -113,6 +116,7 @@ function readGraph(file: string, wanted: ReadonlySet<string> | undefined): Graph
       const f = k - i * E;
       if (f === eType) g.edgeType[i] = v;
       else if (f === eTo) g.edgeTo[i] = v / F;
+      else if (f === eName && g.edgeName) g.edgeName[i] = v;
     });
     seek('"strings":[');
     readNames(next, wanted, g.names);
@@ -159,7 +163,26 @@ export interface HeapOwners {
   readonly byComponent: Record<string, number>;
   /** When asked for: component → the node names (constructor or string kind) of its objects → bytes, largest first. */
   readonly byName: Record<string, [name: string, bytes: number][]> | undefined;
+  /**
+   * When asked for: the objects of LARGE_OBJECT_BYTES or more (each one a page of V8's large-object
+   * space: the backing store of a big array, Map or Set), largest first, with their component and
+   * the node that holds them (its name, and the edge's).
+   */
+  readonly large: LargeObject[] | undefined;
 }
+
+/** One object in V8's large-object space, as heapOwners lists it. */
+export interface LargeObject {
+  readonly component: string;
+  /** Its kind and name (`array`, `object Map`, …). */
+  readonly label: string;
+  /** The path that reached it first (breadth-first), up to three nodes back: node.edge → … */
+  readonly holder: string;
+  readonly bytes: number;
+}
+
+/** V8 puts an object this large (kMaxRegularHeapObjectSize) on a page of its own. */
+export const LARGE_OBJECT_BYTES = 128 * 1024;
 
 /** heapByComponent, and with `detail` each component's bytes by node name (reads every string of the snapshot). */
 export function heapOwners(file: string, detail: boolean): HeapOwners {
@@ -179,6 +202,8 @@ export function heapOwners(file: string, detail: boolean): HeapOwners {
   const ownerOfName = new Map<number, number>();
   for (const [idx, cls] of g.names) if (componentOf.has(cls)) ownerOfName.set(idx, names.indexOf(componentOf.get(cls)!));
   const owner = new Int8Array(n).fill(-1);
+  // The node and edge each node was reached through (for naming a large object's holder).
+  const via = detail ? new Uint32Array(n) : undefined;
   const queue = new Uint32Array(n);
   let head = 0;
   let tail = 0;
@@ -194,23 +219,67 @@ export function heapOwners(file: string, detail: boolean): HeapOwners {
       const to = g.edgeTo[e]!;
       if (owner[to] !== -1) continue;
       owner[to] = o;
+      if (via) via[to] = e;
       queue[tail++] = to;
     }
   }
   const out: Record<string, number> = Object.fromEntries(names.map((c) => [c, 0]));
   for (let i = 0; i < n; i++) if (owner[i]! >= 0) out[names[owner[i]!]!]! += g.size[i]!;
-  return { byComponent: out, byName: detail ? bytesByName(g, owner, names) : undefined };
+  return {
+    byComponent: out,
+    byName: detail ? bytesByName(g, owner, names) : undefined,
+    large: via ? largeObjects(g, owner, names, via, firstEdge) : undefined,
+  };
+}
+
+function largeObjects(g: Graph, owner: Int8Array, names: readonly string[], via: Uint32Array, firstEdge: Uint32Array): LargeObject[] {
+  const out: LargeObject[] = [];
+  const n = owner.length;
+  // Edges point to nodes; the node an edge leaves from is the one whose edge range holds it.
+  const from = (e: number): number => {
+    let lo = 0;
+    let hi = n - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (firstEdge[mid]! <= e) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  };
+  for (let i = 1; i < n; i++) {
+    if (g.size[i]! < LARGE_OBJECT_BYTES || owner[i]! < 0) continue;
+    // Three steps back: a Map's table is held by the Map, which some object holds by a name.
+    const path: string[] = [];
+    for (let at = i, k = 0; k < 3 && at !== 0; k++) {
+      const e = via[at]!;
+      at = from(e);
+      path.unshift(`${labelOf(g, at)}.${edgeName(g, e)}`);
+    }
+    out.push({ component: names[owner[i]!]!, label: labelOf(g, i), holder: path.join(' → '), bytes: g.size[i]! });
+  }
+  return out.sort((a, b) => b.bytes - a.bytes);
 }
 
 function bytesByName(g: Graph, owner: Int8Array, names: readonly string[]): Record<string, [string, number][]> {
-  const kinds = g.meta.node_types[0];
   const by = names.map(() => new Map<string, number>());
   for (let i = 0; i < owner.length; i++) {
     if (owner[i]! < 0) continue;
-    const kind = kinds[g.type[i]!]!;
-    const label = kind === 'object' || kind === 'closure' ? `${kind} ${g.names.get(g.name[i]!) ?? '?'}` : kind;
+    const label = labelOf(g, i);
     const m = by[owner[i]!]!;
     m.set(label, (m.get(label) ?? 0) + g.size[i]!);
   }
   return Object.fromEntries(names.map((c, k) => [c, [...by[k]!].sort((a, b) => b[1] - a[1])]));
+}
+
+/** A node's kind, and for an object or closure its constructor or function name. */
+function labelOf(g: Graph, i: number): string {
+  const kind = g.meta.node_types[0][g.type[i]!]!;
+  return kind === 'object' || kind === 'closure' ? `${kind} ${g.names.get(g.name[i]!) ?? '?'}` : kind;
+}
+
+/** An edge's property name, or `[index]` for an element or hidden edge. */
+function edgeName(g: Graph, e: number): string {
+  const kind = g.meta.edge_types[0][g.edgeType[e]!];
+  const v = g.edgeName?.[e] ?? 0;
+  return kind === 'element' || kind === 'hidden' ? `[${v}]` : (g.names.get(v) ?? '?');
 }

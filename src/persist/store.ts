@@ -369,48 +369,55 @@ export class Persistence {
       this.resync = false;
       all = true;
     }
+    const catalog = all ? DirtyKeys.of(state.catalog.all()) : this.dirty.catalog.take();
+    const quotes = all ? DirtyKeys.of(state.quotes.all()) : this.dirty.quotes.take();
+    const books = all ? DirtyKeys.ofBooks(state.books.entries()) : this.dirty.books.take();
+    if (all) {
+      // Marks made before a full snapshot are covered by it.
+      this.dirty.catalog.take();
+      this.dirty.quotes.take();
+      this.dirty.books.take();
+    }
+    // One record at a time from the captured marks: a snapshot of every market builds no list of
+    // keys or of pending writes, which would be promoted to the old space while the chunks commit.
+    const writes = this.snapshotWrites(state, catalog, quotes, books);
+    // In commits of SNAPSHOT_CHUNK records, the guard checking its reserve between them: a whole
+    // snapshot of a large catalog could be larger than the reserve (guard.ts).
+    for (let more = true; more;) {
+      for (let k = 0; k < SNAPSHOT_CHUNK && more; k++) more = !writes.next().done;
+      if (!more) break;
+      await Promise.all([...this.pending]);
+      this.guard?.check();
+    }
+    await this.flushed();
+    return { catalog: catalog.size, quotes: quotes.size, books: books.size };
+  }
+
+  /** Issues the puts (and removals) of one snapshot, yielding after each record. */
+  private *snapshotWrites(state: EngineState, catalog: DirtyKeys, quotes: DirtyKeys, books: DirtyKeys): Generator<void> {
     const cat = this.db('catalog');
     const quo = this.db('quotes');
     const boo = this.db('books');
-    const dirtyCatalog = this.dirty.catalog.drain();
-    const dirtyQuotes = this.dirty.quotes.drain();
-    const dirtyBooks = this.dirty.books.drain();
-    const catalogKeys = all ? [...iterKeys(state.catalog.all())] : dirtyCatalog;
-    const quoteKeys = all ? [...iterKeys(state.quotes.all())] : dirtyQuotes;
-    const bookKeys = all ? [...state.books.entries()].map(([v, i]) => marketKey(v, i)) : dirtyBooks;
-    const writes: (() => void)[] = [];
-    for (const k of catalogKeys)
-      writes.push(() => {
-        const m = state.catalog.byKey(k);
-        if (m) this.track(cat.put(k, { ...m }));
-      });
-    for (const k of quoteKeys)
-      writes.push(() => {
-        const i = k.indexOf(':');
-        const q = state.quotes.get(k.slice(0, i), k.slice(i + 1));
-        if (q) this.track(quo.put(k, { ...q }));
-      });
-    for (const k of bookKeys)
-      writes.push(() => {
-        const i = k.indexOf(':');
-        const venue = k.slice(0, i);
-        const instrument = k.slice(i + 1);
-        const b = state.books.instrument(venue, instrument);
-        if (!b) return;
-        if (b.ready) this.track(boo.put(k, { venue, instrument, bids: b.bids.levels(), asks: b.asks.levels(), ts: b.timestamp } satisfies StoredBook));
-        else this.track(boo.remove(k));
-      });
-    // In commits of SNAPSHOT_CHUNK records, the guard checking its reserve between them: a whole
-    // snapshot of a large catalog could be larger than the reserve (guard.ts).
-    for (let i = 0; i < writes.length; i += SNAPSHOT_CHUNK) {
-      if (i > 0) {
-        await Promise.all([...this.pending]);
-        this.guard?.check();
-      }
-      for (const w of writes.slice(i, i + SNAPSHOT_CHUNK)) w();
+    for (const [venue, id] of catalog.pairs()) {
+      const k = marketKey(venue, id);
+      const m = state.catalog.byKey(k);
+      if (m) this.track(cat.put(k, { ...m }));
+      yield;
     }
-    await this.flushed();
-    return { catalog: catalogKeys.length, quotes: quoteKeys.length, books: bookKeys.length };
+    for (const [venue, id] of quotes.pairs()) {
+      const q = state.quotes.get(venue, id);
+      if (q) this.track(quo.put(marketKey(venue, id), { ...q }));
+      yield;
+    }
+    for (const [venue, instrument] of books.pairs()) {
+      const b = state.books.instrument(venue, instrument);
+      if (b?.ready)
+        this.track(
+          boo.put(marketKey(venue, instrument), { venue, instrument, bids: b.bids.levels(), asks: b.asks.levels(), ts: b.timestamp } satisfies StoredBook),
+        );
+      else if (b) this.track(boo.remove(marketKey(venue, instrument)));
+      yield;
+    }
   }
 
   /** Resolves when every write issued so far is durable (or failed and was counted). */
@@ -654,13 +661,23 @@ function checkLmdbHeader(file: string): void {
   }
 }
 
-function* iterKeys(xs: Iterable<{ venue: string; marketId: string }>): Generator<string> {
-  for (const x of xs) yield marketKey(x.venue, x.marketId);
-}
-
 /** Records changed since the last write, venue → ids: marking one builds no key string. */
 class DirtyKeys {
-  private readonly byVenue = new Map<string, Set<string>>();
+  private byVenue = new Map<string, Set<string>>();
+
+  /** Every record of `xs`, marked. */
+  static of(xs: Iterable<{ readonly venue: string; readonly marketId: string }>): DirtyKeys {
+    const d = new DirtyKeys();
+    for (const x of xs) d.add(x.venue, x.marketId);
+    return d;
+  }
+
+  /** Every book of `entries` ([venue, instrument, book]), marked. */
+  static ofBooks(entries: Iterable<readonly [string, string, unknown]>): DirtyKeys {
+    const d = new DirtyKeys();
+    for (const [venue, instrument] of entries) d.add(venue, instrument);
+    return d;
+  }
 
   add(venue: string, id: string): void {
     let ids = this.byVenue.get(venue);
@@ -671,8 +688,28 @@ class DirtyKeys {
   /** The marks as `venue:id` keys, in marking order per venue; clears them. */
   drain(): string[] {
     const out: string[] = [];
-    for (const [venue, ids] of this.byVenue) for (const id of ids) out.push(marketKey(venue, id));
+    for (const [venue, id] of this.pairs()) out.push(marketKey(venue, id));
     this.byVenue.clear();
     return out;
+  }
+
+  /** The marks so far, as their own set (nothing copied); this set starts empty. */
+  take(): DirtyKeys {
+    const taken = new DirtyKeys();
+    taken.byVenue = this.byVenue;
+    this.byVenue = new Map();
+    return taken;
+  }
+
+  /** How many records are marked. */
+  get size(): number {
+    let n = 0;
+    for (const ids of this.byVenue.values()) n += ids.size;
+    return n;
+  }
+
+  /** [venue, id] of each mark, in marking order per venue. */
+  *pairs(): Generator<[string, string]> {
+    for (const [venue, ids] of this.byVenue) for (const id of ids) yield [venue, id];
   }
 }
