@@ -103,7 +103,7 @@ async function run(tracked: boolean): Promise<Run> {
 }
 
 begin(
-  'Opportunity lifecycle',
+  'Opportunity lifecycle: cost per book change',
   `${GROUPS.toLocaleString('en-US')} groups of 3 markets with 10-level books; ${CHANGES.toLocaleString('en-US')} book deltas on random members (a fifth delete a level, some add a better price, so opportunities open and close), each timed from applyEvent to its group's recomputed arbitrage and EV.`,
 );
 const best = (a: Run, b: Run): Run => (a.perSec >= b.perSec ? a : b);
