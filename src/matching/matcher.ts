@@ -228,6 +228,8 @@ const REASONS_CAP = 4_096;
  * filing order (the order a Set would iterate in).
  */
 type Block = Rec | Rec[];
+/** Below this many listings a block's array is replaced at its exact size when one is filed. */
+const SMALL_BLOCK = 16;
 
 /** The cross-venue matcher (see the module comment). */
 export class Matcher {
@@ -384,7 +386,11 @@ export class Matcher {
       if (s === undefined) this.blocks.set(k, rec);
       else if (!Array.isArray(s)) {
         if (s !== rec) this.blocks.set(k, [s, rec]);
-      } else if (!s.includes(rec)) s.push(rec);
+      } else if (!s.includes(rec)) {
+        // Small blocks (most) are copied at their exact size; push keeps room for 16 more.
+        if (s.length < SMALL_BLOCK) this.blocks.set(k, s.concat(rec));
+        else s.push(rec);
+      }
     }
   }
 

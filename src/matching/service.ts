@@ -142,7 +142,8 @@ export class MatchingService implements GroupSource {
       if (id !== undefined && this.audit.tracks(id)) this.settling.add(`${m.venue}:${m.marketId}`);
     }
     this.matcher.upsert({
-      key: `${m.venue}:${m.marketId}`,
+      // join builds one flat string; a template literal leaves a concatenation of two pieces.
+      key: [m.venue, m.marketId].join(':'),
       platform: m.venue,
       protocol: v.protocol,
       market_id: PROTOCOL_MODULES[v.protocol].traits.matchId?.(m.marketId, m.extra) ?? m.marketId,
