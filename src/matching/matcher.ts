@@ -84,7 +84,8 @@ interface Member {
 
 interface Group {
   readonly id: number;
-  readonly members: Member[];
+  /** Replaced, never grown in place: an array grown by push keeps room for 17 members. */
+  members: readonly Member[];
   /** The member whose YES is the group's YES (chosen by content, not arrival order). */
   anchor: Member | undefined;
   /** Member that founded the group: its confidence and reasons are those of its best partner. */
@@ -209,18 +210,33 @@ function blockKeys(p: Proposition): { index: string[]; query: string[] } {
   return { index, query };
 }
 
+const NO_RECS: readonly Rec[] = [];
+
 function getOr<K, V>(m: Map<K, V>, k: K, make: () => V): V {
   let v = m.get(k);
   if (v === undefined) m.set(k, (v = make()));
   return v;
 }
 
-const OVERRIDE_REASONS: readonly string[] = ['override'];
+const OVERRIDE_REASONS: readonly string[] = Object.freeze(['override']);
+const NO_REASONS: readonly string[] = Object.freeze([]);
+/** Past this many distinct lists the reasons table starts over (it only shares copies). */
+const REASONS_CAP = 4_096;
+
+/**
+ * A block's listings: the listing itself when it is the only one (most blocks), else an array in
+ * filing order (the order a Set would iterate in).
+ */
+type Block = Rec | Rec[];
+/** Below this many listings a block's array is replaced at its exact size when one is filed. */
+const SMALL_BLOCK = 16;
 
 /** The cross-venue matcher (see the module comment). */
 export class Matcher {
   private readonly recs = new Map<string, Rec>();
-  private readonly blocks = new Map<string, Set<Rec>>();
+  private readonly blocks = new Map<string, Block>();
+  /** One frozen copy of each list of agreeing fields: members hold a handful of distinct lists between them. */
+  private readonly reasonLists = new Map<string, readonly string[]>();
   private readonly live = new Map<number, Group>();
   private readonly sigIds = new Map<string, number>();
   private readonly platforms = new Map<string, string>();
@@ -366,19 +382,50 @@ export class Matcher {
 
   private file(rec: Rec, index: readonly string[]): void {
     for (const k of index) {
-      let s = this.blocks.get(k);
-      if (!s) this.blocks.set(k, (s = new Set()));
-      s.add(rec);
+      const s = this.blocks.get(k);
+      if (s === undefined) this.blocks.set(k, rec);
+      else if (!Array.isArray(s)) {
+        if (s !== rec) this.blocks.set(k, [s, rec]);
+      } else if (!s.includes(rec)) {
+        // Small blocks (most) are copied at their exact size; push keeps room for 16 more.
+        if (s.length < SMALL_BLOCK) this.blocks.set(k, s.concat(rec));
+        else s.push(rec);
+      }
     }
   }
 
   private unfile(rec: Rec): void {
     for (const k of blockKeys(rec.prop).index) {
       const s = this.blocks.get(k);
-      if (!s) continue;
-      s.delete(rec);
-      if (s.size === 0) this.blocks.delete(k);
+      if (s === undefined) continue;
+      if (!Array.isArray(s)) {
+        if (s === rec) this.blocks.delete(k);
+        continue;
+      }
+      const i = s.indexOf(rec);
+      if (i < 0) continue;
+      s.splice(i, 1);
+      if (s.length === 1) this.blocks.set(k, s[0]!);
     }
+  }
+
+  /** The listings filed under a block key, in filing order. */
+  private block(k: string): readonly Rec[] {
+    const s = this.blocks.get(k);
+    return s === undefined ? NO_RECS : Array.isArray(s) ? s : [s];
+  }
+
+  /** The shared copy of a list of agreeing fields. */
+  private reasonsOf(reasons: readonly string[]): readonly string[] {
+    if (reasons.length === 0) return NO_REASONS;
+    if (reasons === OVERRIDE_REASONS) return reasons;
+    const key = reasons.join('\u0000');
+    let had = this.reasonLists.get(key);
+    if (had === undefined) {
+      if (this.reasonLists.size >= REASONS_CAP) this.reasonLists.clear();
+      this.reasonLists.set(key, (had = Object.freeze(reasons.slice())));
+    }
+    return had;
   }
 
   /** Two listings' relation: an operator override first, else their propositions compared. */
@@ -438,9 +485,7 @@ export class Matcher {
     const pass = ++this.pass;
     const fits: { g: Group; fit: Fit }[] = [];
     for (const k of query) {
-      const s = this.blocks.get(k);
-      if (!s) continue;
-      for (const other of s) {
+      for (const other of this.block(k)) {
         const g = other.group;
         if (other === rec || !g || g.seen === pass) continue;
         g.seen = pass;
@@ -477,24 +522,25 @@ export class Matcher {
       for (const m of r.g.members) all.push({ rec: m.rec, inverted: m.inverted !== flip });
     }
     if (!this.consistent(all)) return this.found(rec);
-    best.g.members.push({ rec, inverted: best.fit.inverted, confidence: best.fit.confidence, reasons: best.fit.reasons, view: rec.prop });
+    const joined: Member[] = [{ rec, inverted: best.fit.inverted, confidence: best.fit.confidence, reasons: this.reasonsOf(best.fit.reasons), view: rec.prop }];
     rec.group = best.g;
     this.remember(rec.prop.signature, best.g.id);
     for (const r of rivals) {
       const flip = r.fit.inverted !== best.fit.inverted;
       this.live.delete(r.g.id);
       for (const m of r.g.members) {
-        best.g.members.push({
+        joined.push({
           rec: m.rec,
           inverted: m.inverted !== flip,
           confidence: Math.min(m.confidence, r.fit.confidence),
-          reasons: m.reasons.length > 0 ? m.reasons : r.fit.reasons,
+          reasons: m.reasons.length > 0 ? m.reasons : this.reasonsOf(r.fit.reasons),
           view: m.rec.prop,
         });
         m.rec.group = best.g;
         this.remember(m.rec.prop.signature, best.g.id);
       }
     }
+    best.g.members = best.g.members.concat(joined);
     this.refresh(best.g);
   }
 
@@ -522,7 +568,7 @@ export class Matcher {
       id = this.nextId++;
       if (!this.sigIds.has(sig)) this.remember(sig, id);
     }
-    const m: Member = { rec, inverted: false, confidence: 1, reasons: [], view: rec.prop };
+    const m: Member = { rec, inverted: false, confidence: 1, reasons: NO_REASONS, view: rec.prop };
     const g: Group = { id, members: [m], anchor: m, founder: m, cached: undefined, seen: 0 };
     this.live.set(id, g);
     rec.group = g;
@@ -547,7 +593,7 @@ export class Matcher {
   }
 
   private join(g: Group, rec: Rec, f: Fit): void {
-    g.members.push({ rec, inverted: f.inverted, confidence: f.confidence, reasons: f.reasons, view: rec.prop });
+    g.members = g.members.concat({ rec, inverted: f.inverted, confidence: f.confidence, reasons: this.reasonsOf(f.reasons), view: rec.prop });
     rec.group = g;
     this.remember(rec.prop.signature, g.id);
     this.refresh(g);
@@ -557,8 +603,7 @@ export class Matcher {
     const g = rec.group;
     rec.group = undefined;
     if (!g) return;
-    const i = g.members.findIndex((m) => m.rec === rec);
-    if (i >= 0) g.members.splice(i, 1);
+    g.members = g.members.filter((m) => m.rec !== rec);
     if (g.members.length === 0) {
       this.live.delete(g.id);
       return;
@@ -583,7 +628,7 @@ export class Matcher {
     let best: Member | undefined;
     for (const m of g.members) if (m !== first && (!best || m.confidence > best.confidence)) best = m;
     first.confidence = best ? best.confidence : 1;
-    first.reasons = best ? best.reasons : [];
+    first.reasons = best ? best.reasons : NO_REASONS;
     const views = withGame(g.members.map((m) => m.rec.prop));
     g.members.forEach((m, i) => (m.view = views[i]!));
   }
@@ -596,9 +641,7 @@ export class Matcher {
     const retry: Rec[] = [];
     const pass = ++this.pass;
     for (const k of blockKeys(rec.prop).query) {
-      const s = this.blocks.get(k);
-      if (!s) continue;
-      for (const other of s) {
+      for (const other of this.block(k)) {
         const og = other.group;
         if (other.key === rec.key || !og || og.members.length !== 1 || og.seen === pass) continue;
         og.seen = pass;
@@ -616,13 +659,25 @@ export class Matcher {
   private view(g: Group): MatchGroup {
     if (g.cached) return g.cached;
     const anchor = g.anchor ?? g.members[0]!;
-    const fields = describeGroup(
+    const f = describeGroup(
       anchor.rec.prop,
       g.members.filter((m) => m !== anchor).map((m) => m.rec.prop),
     );
+    // Every field named, so that views (and the service's copies of them) share one hidden class.
     g.cached = {
       group_id: g.id,
-      ...fields,
+      title: f.title,
+      market_class: f.market_class,
+      market_type: f.market_type,
+      period: f.period,
+      line: f.line,
+      side: f.side,
+      player: f.player,
+      team: f.team,
+      event_id: f.event_id,
+      event_name: f.event_name,
+      game_title: f.game_title,
+      event_date: f.event_date,
       members: g.members.map((m) => ({
         key: m.rec.key,
         platform: m.rec.input.platform,

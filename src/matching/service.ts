@@ -8,10 +8,46 @@ import type { MarketRecord } from '../state/catalog.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import type { EngineState } from '../state/engine.js';
 import { mayBeSettled, SettlementAudit, settlementOf } from './audit.js';
-import { Matcher, type MatchGroup } from './matcher.js';
+import { Matcher, type GroupMember, type MatchGroup } from './matcher.js';
 import { OverrideStore } from './overrides.js';
 
 const NO_GROUPS: readonly number[] = [];
+
+/**
+ * Whether two member lists hold the same listings with the same orientation (order aside). The
+ * matcher hands back the same array while a group is unchanged.
+ */
+function sameMembers(a: readonly GroupMember[] | undefined, b: readonly GroupMember[]): boolean {
+  if (a === b) return true;
+  if (a === undefined || a.length !== b.length) return false;
+  return a.every((x) => b.some((y) => y.key === x.key && y.inverted === x.inverted));
+}
+
+/**
+ * The served copy of a group, every field named: all served groups share one of two hidden classes
+ * (a spread gave each copy a class of its own).
+ */
+function servedOf(g: MatchGroup, eventKey: string, category: string | null, suspect: string | undefined): ServedGroup {
+  const s = {
+    group_id: g.group_id,
+    title: g.title,
+    market_class: g.market_class,
+    market_type: g.market_type,
+    period: g.period,
+    line: g.line,
+    side: g.side,
+    player: g.player,
+    team: g.team,
+    event_id: g.event_id,
+    event_name: g.event_name,
+    game_title: g.game_title,
+    event_date: g.event_date,
+    members: g.members,
+    eventKey,
+    category,
+  };
+  return suspect === undefined ? s : { ...s, suspect };
+}
 
 /** A cross-venue group as the API serves it: the matcher's group plus its event. */
 export interface ServedGroup extends MatchGroup {
@@ -35,7 +71,6 @@ export class MatchingService implements GroupSource {
   private byId = new Map<number, ServedGroup>();
   /** venue → market id → [its group id] (nested, and one array per group: the per-change lookups build no key or array). */
   private byMarket = new Map<string, Map<string, readonly number[]>>();
-  private signatures = new Map<number, string>();
   private suspects = new Map<number, string>();
   /** Markets that settled (or may have unsettled) since the last re-index: their groups are audited. */
   private readonly settling = new Set<string>();
@@ -107,7 +142,8 @@ export class MatchingService implements GroupSource {
       if (id !== undefined && this.audit.tracks(id)) this.settling.add(`${m.venue}:${m.marketId}`);
     }
     this.matcher.upsert({
-      key: `${m.venue}:${m.marketId}`,
+      // join builds one flat string; a template literal leaves a concatenation of two pieces.
+      key: [m.venue, m.marketId].join(':'),
       platform: m.venue,
       protocol: v.protocol,
       market_id: PROTOCOL_MODULES[v.protocol].traits.matchId?.(m.marketId, m.extra) ?? m.marketId,
@@ -123,47 +159,39 @@ export class MatchingService implements GroupSource {
   reindex(): void {
     const byId = new Map<number, ServedGroup>();
     const byMarket = new Map<string, Map<string, readonly number[]>>();
-    const signatures = new Map<number, string>();
     const suspects = new Map<number, string>();
+    const changed: number[] = [];
     const now = Date.now();
     for (const g of this.matcher.crossVenueGroups()) {
-      const sig = g.members
-        .map((m) => `${m.key}${m.inverted ? '~' : ''}`)
-        .sort()
-        .join('|');
+      const same = sameMembers(this.byId.get(g.group_id)?.members, g.members);
       const category = this.categoryOf(g);
       // Audited when its members or their orientation changed, or a member settled; else as before.
-      const suspect =
-        this.signatures.get(g.group_id) !== sig || g.members.some((m) => this.settling.has(m.key))
-          ? this.auditOf(g, category, now)
-          : this.suspects.get(g.group_id);
+      const suspect = !same || g.members.some((m) => this.settling.has(m.key)) ? this.auditOf(g, category, now) : this.suspects.get(g.group_id);
       if (suspect !== undefined) suspects.set(g.group_id, suspect);
-      const served: ServedGroup = { ...g, eventKey: this.eventKey(g), category, ...(suspect !== undefined ? { suspect } : {}) };
-      byId.set(g.group_id, served);
+      byId.set(g.group_id, servedOf(g, this.eventKey(g), category, suspect));
+      if (!same || this.suspects.get(g.group_id) !== suspect) changed.push(g.group_id);
       const ids = [g.group_id];
       for (const m of g.members) {
-        const c = m.key.indexOf(':');
-        let v = byMarket.get(m.key.slice(0, c));
-        if (!v) byMarket.set(m.key.slice(0, c), (v = new Map()));
-        v.set(m.key.slice(c + 1), ids);
-        // A market that joins a group (or every one, at start) brings the age of its current price.
         const rec = this.state.catalog.byKey(m.key);
+        // The catalog's own venue and id strings as keys, not slices of the member key kept alive beside them.
+        const c = m.key.indexOf(':');
+        const venue = rec?.venue ?? m.key.slice(0, c);
+        let v = byMarket.get(venue);
+        if (!v) byMarket.set(venue, (v = new Map()));
+        v.set(rec?.marketId ?? m.key.slice(c + 1), ids);
+        // A market that joins a group (or every one, at start) brings the age of its current price.
         const at = (rec && this.state.quotes.get(rec.venue, rec.marketId)?.updatedAt) ?? 0;
         if (at > this.lastMatchedPriceAt) this.lastMatchedPriceAt = at;
       }
-      signatures.set(g.group_id, sig);
     }
     this.settling.clear();
-    const changed: number[] = [];
-    for (const [id, sig] of signatures) if (this.signatures.get(id) !== sig || this.suspects.get(id) !== suspects.get(id)) changed.push(id);
-    for (const id of this.signatures.keys())
-      if (!signatures.has(id)) {
+    for (const id of this.byId.keys())
+      if (!byId.has(id)) {
         changed.push(id);
         this.audit.drop(id);
       }
     this.byId = byId;
     this.byMarket = byMarket;
-    this.signatures = signatures;
     this.suspects = suspects;
     if (changed.length) {
       this.version++;
@@ -251,7 +279,11 @@ export class MatchingService implements GroupSource {
     return {
       groupId: g.group_id,
       title: g.title,
-      members: g.members.map((m) => ({ venue: m.platform, marketId: m.key.slice(m.key.indexOf(':') + 1), inverted: m.inverted })),
+      members: g.members.map((m) => ({
+        venue: m.platform,
+        marketId: this.state.catalog.byKey(m.key)?.marketId ?? m.key.slice(m.key.indexOf(':') + 1),
+        inverted: m.inverted,
+      })),
       ...(g.suspect !== undefined ? { suspect: g.suspect } : {}),
       eventDate: g.event_date,
       // As /events names the kind of event (src/api/matching/event-index.ts).

@@ -165,7 +165,9 @@ export function blank(ctx: Ctx): Draft {
     tokens: [],
     confidence: 1,
     evidence: [],
-  };
+    // Set last by extractProposition; declared here so it is stored in the object, not beside it.
+    signature: '',
+  } as Draft;
 }
 
 /** Records which part of the listing a field came from (once). */
