@@ -40,7 +40,7 @@ export interface ScalePoint {
   readonly restartAllLiveSec: number | null;
   /** After warm-up, with every venue live and no client load. */
   readonly idle: ProcessSample;
-  /** Service CPU (its embedded simulator included), % of one core per 1,000 simulator ticks/s. */
+  /** Service CPU, % of one core per 1,000 simulator ticks/s (the simulator runs in a process of its own, `sim.process` child). */
   readonly ingestCpuPer1k: number;
   readonly reads: readonly { readonly path: string; readonly rps: number; readonly p99: number; readonly errors: number }[];
   readonly fanout: WsFigures | undefined;
