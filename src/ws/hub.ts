@@ -101,6 +101,8 @@ interface Conn {
   /** When coalescing began (ms). */
   coalescingSince: number;
   closed: boolean;
+  /** A close that waits for room in uWS's buffer for its close frame (see `endWhenRoom`). */
+  closing: { readonly code: number; readonly reason: string; readonly since: number } | undefined;
   rateWindow: number;
   rateCount: number;
   readonly budget: MessageBudget;
@@ -116,6 +118,8 @@ const DATA = '|data';
 
 const enc = new TextDecoder();
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+/** Bytes a close frame takes (2 + 2-byte code + a reason of at most 123 bytes, and the header). */
+const CLOSE_FRAME_ROOM = 131;
 
 /**
  * The accepted ids of a subscribe or unsubscribe, one confirmation per venue: each carries the
@@ -603,7 +607,7 @@ export class WsHub {
       idleTimeout: this.opts.idleTimeoutSec ?? 120,
       sendPingsAutomatically: true,
       // uWS skips a subscriber above this; our sweep acts earlier (coalesce) and at dropBytes.
-      maxBackpressure: this.dropBytes * 2,
+      maxBackpressure: this.maxBackpressure(),
       upgrade: (res, req, context) => this.upgrade(res, req, context),
       open: (ws) => this.open(ws),
       message: (ws, data, isBinary) => this.receive(ws, data, isBinary),
@@ -649,6 +653,7 @@ export class WsHub {
       coalescing: false,
       coalescingSince: 0,
       closed: false,
+      closing: undefined,
       rateWindow: 0,
       rateCount: 0,
       hosted: false,
@@ -735,7 +740,25 @@ export class WsHub {
   private closeWith(ws: UWS.WebSocket<Conn>, c: Conn, code: number, reason: string): void {
     c.closed = true;
     this.log.warn({ key: c.key.id, code, reason }, 'closing websocket client');
-    ws.end(code, reason);
+    this.endWhenRoom(ws, c, code, reason);
+  }
+
+  /** uWS's own per-connection buffer cap: it skips a publish, and drops a close frame, past it. */
+  private maxBackpressure(): number {
+    return this.dropBytes * 2;
+  }
+
+  /**
+   * Closes with `code` and `reason` after what the client has not read yet. uWS drops the close
+   * frame of a connection whose buffer has reached its cap (the client would see 1006, no reason),
+   * so such a close waits for the client to read (`drain`); one that reads nothing for `stallMs`
+   * more is cut off.
+   */
+  private endWhenRoom(ws: UWS.WebSocket<Conn>, c: Conn, code: number, reason: string): void {
+    if (ws.getBufferedAmount() + CLOSE_FRAME_ROOM <= this.maxBackpressure()) {
+      c.closing = undefined;
+      ws.end(code, reason);
+    } else c.closing ??= { code, reason, since: Date.now() };
   }
 
   private message(ws: UWS.WebSocket<Conn>, c: Conn, text: string): void {
@@ -1109,6 +1132,7 @@ export class WsHub {
   private checkBackpressure(): void {
     for (const ws of this.conns) {
       const c = ws.getUserData();
+      if (c.closing && Date.now() - c.closing.since > (this.opts.stallMs ?? 10_000)) ws.close();
       if (c.closed) continue;
       const buffered = ws.getBufferedAmount();
       if (!c.coalescing) {
@@ -1140,7 +1164,9 @@ export class WsHub {
         this.dropped++;
         this.log.warn({ key: c.key.id, buffered, stalled }, 'websocket client too slow; disconnecting');
         c.closed = true;
-        ws.end(
+        this.endWhenRoom(
+          ws,
+          c,
           CLOSE.BACKPRESSURE,
           stalled ? 'backpressure: client stopped reading (coalesced and not catching up)' : 'backpressure limit exceeded: client is not reading',
         );
@@ -1150,6 +1176,7 @@ export class WsHub {
 
   private drain(ws: UWS.WebSocket<Conn>): void {
     const c = ws.getUserData();
+    if (c.closing) return this.endWhenRoom(ws, c, c.closing.code, c.closing.reason);
     if (!c.coalescing || c.closed) return;
     if (ws.getBufferedAmount() > this.coalesceBytes / 2) return;
     for (const [t] of c.topics) {
