@@ -130,7 +130,11 @@ export function streamReplay(link: ClusterLink): Replay {
       }
       if (got === 0) done = true;
     }
-    return out.length && out[0]!.seq === afterSeq + 1 ? out : undefined;
+    // In the topic's own order, once each: a publication the core sent again after nats-server
+    // refused it can sit in the stream after later ones.
+    out.sort((a, b) => a.seq - b.seq);
+    const once = out.filter((p, i) => i === 0 || p.seq !== out[i - 1]!.seq);
+    return once.length && once[0]!.seq === afterSeq + 1 ? once : undefined;
   };
 }
 

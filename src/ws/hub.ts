@@ -101,6 +101,8 @@ interface Conn {
   /** When coalescing began (ms). */
   coalescingSince: number;
   closed: boolean;
+  /** A warning that waits for room in uWS's buffer (see `sendWhenRoom`). */
+  notice: string | undefined;
   /** A close that waits for room in uWS's buffer for its close frame (see `endWhenRoom`). */
   closing: { readonly code: number; readonly reason: string; readonly since: number } | undefined;
   rateWindow: number;
@@ -653,6 +655,7 @@ export class WsHub {
       coalescing: false,
       coalescingSince: 0,
       closed: false,
+      notice: undefined,
       closing: undefined,
       rateWindow: 0,
       rateCount: 0,
@@ -748,6 +751,14 @@ export class WsHub {
     return this.dropBytes * 2;
   }
 
+  /** Sends `text` now if uWS's buffer has room for it (past its cap uWS drops it), else on a later drain. */
+  private sendWhenRoom(ws: UWS.WebSocket<Conn>, c: Conn, text: string): void {
+    if (ws.getBufferedAmount() + text.length + CLOSE_FRAME_ROOM <= this.maxBackpressure()) {
+      c.notice = undefined;
+      ws.send(text);
+    } else c.notice = text;
+  }
+
   /**
    * Closes with `code` and `reason` after what the client has not read yet. uWS drops the close
    * frame of a connection whose buffer has reached its cap (the client would see 1006, no reason),
@@ -755,7 +766,7 @@ export class WsHub {
    * more is cut off.
    */
   private endWhenRoom(ws: UWS.WebSocket<Conn>, c: Conn, code: number, reason: string): void {
-    if (ws.getBufferedAmount() + CLOSE_FRAME_ROOM <= this.maxBackpressure()) {
+    if (c.notice === undefined && ws.getBufferedAmount() + CLOSE_FRAME_ROOM <= this.maxBackpressure()) {
       c.closing = undefined;
       ws.end(code, reason);
     } else c.closing ??= { code, reason, since: Date.now() };
@@ -1052,8 +1063,13 @@ export class WsHub {
       if (!this.conns.has(ws)) return;
       if (!held) break;
       const upto = this.seq.get(t.topic) ?? 0;
-      // A seq past this topic's own is not one of this epoch's: the client needs the snapshot.
-      if (after > upto) break;
+      // A seq past this topic's own: this hub may trail the one the client came from (an edge
+      // catching up on the stream), so it waits a little for it; if it never comes, the client
+      // needs the snapshot.
+      if (after > upto) {
+        if (round < 3 && (await this.reaches(t.topic, after, 1_000)) && this.conns.has(ws)) continue;
+        break;
+      }
       let gap = false;
       ws.cork(() => {
         for (const p of held) {
@@ -1082,6 +1098,15 @@ export class WsHub {
         message: `the messages after seq ${last} are no longer held: this is a snapshot, reconcile over REST`,
       });
     });
+  }
+
+  /** Whether this hub's seq of `topic` reaches `seq` within `ms` (checked every 50 ms). */
+  private async reaches(topic: string, seq: number, ms: number): Promise<boolean> {
+    for (let waited = 0; (this.seq.get(topic) ?? 0) < seq; waited += 50) {
+      if (waited >= ms) return false;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return true;
   }
 
   private join(ws: UWS.WebSocket<Conn>, c: Conn, topic: string, ch: string, v: VenueConfig): void {
@@ -1148,7 +1173,9 @@ export class WsHub {
           this.watch(t);
           ws.unsubscribe(this.wire(c, t));
         }
-        ws.send(
+        this.sendWhenRoom(
+          ws,
+          c,
           JSON.stringify({
             type: 'warning',
             code: CODES.COALESCED,
@@ -1176,6 +1203,7 @@ export class WsHub {
 
   private drain(ws: UWS.WebSocket<Conn>): void {
     const c = ws.getUserData();
+    if (c.notice !== undefined) this.sendWhenRoom(ws, c, c.notice);
     if (c.closing) return this.endWhenRoom(ws, c, c.closing.code, c.closing.reason);
     if (!c.coalescing || c.closed) return;
     if (ws.getBufferedAmount() > this.coalesceBytes / 2) return;

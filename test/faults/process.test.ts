@@ -19,7 +19,10 @@ describe('kill -9 during heavy ingest', () => {
     const ready = await a.next((r) => r.ready === true);
     // a few keyed requests so there is a monthly count to keep
     for (let i = 0; i < 5; i++) await fetch(`${ready.url}/api/v2/markets?limit=1`, { headers: { 'x-api-key': ready.key! } });
-    await a.next((r) => (r.durableSeq ?? 0) > 50);
+    // The second report after the requests: its quota flush began after they were answered (an
+    // earlier report, even one written after them, may have flushed before they were counted).
+    const sent = a.reports.length;
+    await a.next((r) => a.reports.indexOf(r) > sent && (r.durableSeq ?? 0) > 50);
     const before = a.reports.filter((r) => r.durableSeq !== undefined).at(-1)!;
     a.child.kill('SIGKILL');
     await new Promise((r) => a.child.once('exit', r));
