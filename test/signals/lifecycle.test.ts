@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { arbFlow } from '../../pipelines/signals.js';
 import { loadConfig } from '../../src/config/load.js';
 import { Turn } from '../../src/pipeline/turn.js';
-import type { Level, NormalizedEvent } from '../../src/core/types.js';
+import type { NormalizedEvent } from '../../src/core/types.js';
 import { Persistence } from '../../src/persist/store.js';
 import { SignalEngine } from '../../src/signals/engine.js';
 import { OpportunityLog } from '../../src/signals/lifecycle/log.js';
@@ -14,6 +14,7 @@ import { closeReason, type OpportunityRecord } from '../../src/signals/lifecycle
 import { LifecycleTracker, type LifecycleEvent } from '../../src/signals/lifecycle/tracker.js';
 import { applyEvent, EngineState } from '../../src/state/engine.js';
 import { VenueDirectory } from '../../src/venues/directory.js';
+import { bookSnapshot, eventBase } from '../support/events.js';
 import { HandGroups } from '../support/groups.js';
 
 const config = loadConfig({ env: {} });
@@ -39,7 +40,7 @@ const apply = (...evs: NormalizedEvent[]): void => {
   for (const e of evs) applyEvent(state, e);
   turn.flush();
 };
-const base = (venue: string): { venue: string; timestamp: number; localTimestamp: number } => ({ venue, timestamp: Date.now(), localTimestamp: Date.now() });
+const base = eventBase;
 const market = (venue: string, id: string, extra?: Record<string, unknown>): NormalizedEvent => ({
   ...base(venue),
   type: 'market',
@@ -48,14 +49,7 @@ const market = (venue: string, id: string, extra?: Record<string, unknown>): Nor
   status: 'active',
   ...(extra ? { extra } : {}),
 });
-const book = (venue: string, id: string, bids: Level[], asks: Level[]): NormalizedEvent => ({
-  ...base(venue),
-  type: 'book_snapshot',
-  marketId: id,
-  instrument: id,
-  bids,
-  asks,
-});
+const book = bookSnapshot;
 const delta = (venue: string, id: string, side: 'bid' | 'ask', price: number, size: number): NormalizedEvent => ({
   ...base(venue),
   type: 'book_delta',

@@ -3,11 +3,12 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { arbFlow } from '../../pipelines/signals.js';
 import { loadConfig } from '../../src/config/load.js';
 import { Turn } from '../../src/pipeline/turn.js';
-import type { Level, NormalizedEvent } from '../../src/core/types.js';
+import type { NormalizedEvent } from '../../src/core/types.js';
 import { SignalEngine, type GroupSignals } from '../../src/signals/engine.js';
 import { LifecycleTracker } from '../../src/signals/lifecycle/tracker.js';
 import { applyEvent, EngineState } from '../../src/state/engine.js';
 import { VenueDirectory } from '../../src/venues/directory.js';
+import { bookSnapshot, eventBase } from '../support/events.js';
 import { HandGroups } from '../support/groups.js';
 
 /**
@@ -33,7 +34,7 @@ const apply = (...evs: NormalizedEvent[]): void => {
   for (const e of evs) applyEvent(state, e);
   turn.flush();
 };
-const base = (venue: string): { venue: string; timestamp: number; localTimestamp: number } => ({ venue, timestamp: Date.now(), localTimestamp: Date.now() });
+const base = eventBase;
 const market = (venue: string, id: string, url?: string): NormalizedEvent => ({
   ...base(venue),
   type: 'market',
@@ -42,14 +43,7 @@ const market = (venue: string, id: string, url?: string): NormalizedEvent => ({
   status: 'active',
   ...(url ? { url } : {}),
 });
-const book = (venue: string, id: string, bids: Level[], asks: Level[]): NormalizedEvent => ({
-  ...base(venue),
-  type: 'book_snapshot',
-  marketId: id,
-  instrument: id,
-  bids,
-  asks,
-});
+const book = bookSnapshot;
 
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ['Date'] });
