@@ -15,6 +15,7 @@ import { loadConfig } from '../src/config/load.js';
 import { Matcher, type MatcherInput } from '../src/matching/matcher.js';
 import { extractProposition } from '../src/matching/proposition/index.js';
 import { createWorld } from '../src/sim/world.js';
+import { matcherInput } from '../test/support/listings.js';
 import { begin, gc, hasGc, keep, measure, record, rng, type Row } from './lib.js';
 
 const MARKETS = 100_000;
@@ -33,18 +34,7 @@ function listings(): MatcherInput[] {
   const venues = loadConfig({ env: {} }).venues;
   const world = createWorld({ seed: 11, venues, scale: SCALE, depth: 1, now: () => Date.UTC(2026, 0, 10, 12) });
   const all: MatcherInput[] = [];
-  for (const v of venues)
-    for (const l of world.listings(v.label))
-      all.push({
-        key: `${v.label}:${l.id}`,
-        platform: v.label,
-        protocol: v.protocol,
-        market_id: l.id,
-        title: l.title,
-        event_title: l.eventTitle,
-        outcome: l.outcome,
-        close_time: new Date(l.closeTime).toISOString(),
-      });
+  for (const v of venues) for (const l of world.listings(v.label)) all.push(matcherInput(v, l));
   if (all.length < MARKETS) throw new Error(`world lists ${all.length} markets, fewer than ${MARKETS}: raise SCALE`);
   const r = rng(5);
   for (let i = all.length - 1; i > 0; i--) {

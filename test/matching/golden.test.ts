@@ -11,38 +11,18 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { Matcher, type MatcherInput } from '../../src/matching/matcher.js';
 import type { Override } from '../../src/matching/overrides.js';
+import { Rng } from '../../src/sim/rng.js';
 import { createWorld } from '../../src/sim/world.js';
+import { matcherInput } from '../support/listings.js';
 
 const venues = loadConfig({ env: {} }).venues;
-
-/** A seeded generator (mulberry32), so the order and the changes are the same on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function inputsOf(seed: number): MatcherInput[] {
   const world = createWorld({ seed, venues, scale: 1, depth: 1, now: () => Date.UTC(2026, 0, 10, 12) });
   const out: MatcherInput[] = [];
-  for (const v of venues)
-    for (const l of world.listings(v.label))
-      out.push({
-        key: `${v.label}:${l.id}`,
-        platform: v.label,
-        protocol: v.protocol,
-        market_id: l.id,
-        title: l.title,
-        event_title: l.eventTitle,
-        outcome: l.outcome,
-        close_time: new Date(l.closeTime).toISOString(),
-      });
-  const r = rng(seed);
+  for (const v of venues) for (const l of world.listings(v.label)) out.push(matcherInput(v, l));
+  const rand = new Rng(seed);
+  const r = (): number => rand.next();
   for (let i = out.length - 1; i > 0; i--) {
     const j = Math.floor(r() * (i + 1));
     [out[i], out[j]] = [out[j]!, out[i]!];
@@ -73,7 +53,8 @@ function run(seed: number): Record<string, { groups: string; cross: string; prop
   const m = new Matcher();
   for (const x of inputs) m.upsert(x);
   const built = digest(m, keys);
-  const r = rng(seed + 100);
+  const rand = new Rng(seed + 100);
+  const r = (): number => rand.next();
   const pick = (): MatcherInput => inputs[Math.floor(r() * inputs.length)]!;
   // Title edits that move a line or a strike, and event-title edits that change nothing read.
   for (let i = 0; i < 300; i++) {

@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { Matcher, type MatcherInput } from '../../src/matching/matcher.js';
 import { createWorld } from '../../src/sim/world.js';
 import type { SimListing } from '../../src/sim/types.js';
+import { matcherInput } from '../support/listings.js';
 
 const venues = loadConfig({ env: {} }).venues;
 
@@ -21,16 +22,7 @@ function build(seed: number): { m: Matcher; byKey: Map<string, SimListing>; inpu
     for (const l of world.listings(v.label)) {
       const key = `${v.label}:${l.id}`;
       byKey.set(key, l);
-      inputs.push({
-        key,
-        platform: v.label,
-        protocol: v.protocol,
-        market_id: l.id,
-        title: l.title,
-        event_title: l.eventTitle,
-        outcome: l.outcome,
-        close_time: new Date(l.closeTime).toISOString(),
-      });
+      inputs.push(matcherInput(v, l));
     }
   for (const x of inputs) m.upsert(x);
   return { m, byKey, inputs };
