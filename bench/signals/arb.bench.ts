@@ -22,7 +22,7 @@ import { OpportunityLog } from '../../src/signals/lifecycle/log.js';
 import { LifecycleTracker } from '../../src/signals/lifecycle/tracker.js';
 import { applyEvent, EngineState } from '../../src/state/engine.js';
 import { VenueDirectory } from '../../src/venues/directory.js';
-import { BenchGroups, seedBooks } from './groups.js';
+import { BenchGroups, randomDeltas, seedBooks } from './groups.js';
 import { begin, gc, record, rng, type Row } from '../lib.js';
 
 const GROUPS = 10_000;
@@ -56,17 +56,7 @@ function build(withSignals: boolean): World {
     engine.recomputeAll();
     arbFlow(state, engine, turn);
   }
-  const deltas: NormalizedEvent[] = [];
-  for (let i = 0; i < CHANGES; i++) {
-    const g = 1 + Math.floor(r() * GROUPS);
-    const v = venues[Math.floor(r() * 3)]!;
-    const book = state.books.instrument(v, `M${g}`)!;
-    const side = r() < 0.5 ? 'bid' : 'ask';
-    const levels = side === 'bid' ? book.bids : book.asks;
-    const p = (levels.length > 0 ? levels.price(Math.floor(r() * Math.min(3, levels.length))) : 5000) + (r() < 0.3 ? (side === 'bid' ? 100 : -100) : 0);
-    const size = r() < 0.2 ? 0 : 50 + Math.floor(r() * 200);
-    deltas.push({ type: 'book_delta', venue: v, marketId: `M${g}`, instrument: `M${g}`, changes: [[side, p, size]], timestamp: t, localTimestamp: t });
-  }
+  const deltas = randomDeltas(state, CHANGES, GROUPS, venues, r, t);
   return {
     state,
     turn,

@@ -1,4 +1,5 @@
 import type { GroupSource, SignalGroup } from '../../src/signals/engine.js';
+import type { NormalizedEvent } from '../../src/core/types.js';
 import { applyEvent, type EngineState } from '../../src/state/engine.js';
 
 const NO_GROUPS: readonly number[] = [];
@@ -52,4 +53,24 @@ export function seedBooks(state: EngineState, count: number, venues: readonly st
       applyEvent(state, { type: 'book_snapshot', venue: v, marketId: `M${g}`, instrument: `M${g}`, bids, asks, timestamp: t, localTimestamp: t });
     }
   }
+}
+
+/**
+ * `count` one-level book deltas on random members of the `groups` seeded groups (built from the
+ * books as they stand, not applied): a fifth delete a level and some improve a price, so levels
+ * move in and out and opportunities open and close. Draws from `r` in a fixed order.
+ */
+export function randomDeltas(state: EngineState, count: number, groups: number, venues: readonly string[], r: () => number, t: number): NormalizedEvent[] {
+  const deltas: NormalizedEvent[] = [];
+  for (let i = 0; i < count; i++) {
+    const g = 1 + Math.floor(r() * groups);
+    const v = venues[Math.floor(r() * 3)]!;
+    const book = state.books.instrument(v, `M${g}`)!;
+    const side = r() < 0.5 ? 'bid' : 'ask';
+    const levels = side === 'bid' ? book.bids : book.asks;
+    const p = (levels.length > 0 ? levels.price(Math.floor(r() * Math.min(3, levels.length))) : 5000) + (r() < 0.3 ? (side === 'bid' ? 100 : -100) : 0);
+    const size = r() < 0.2 ? 0 : 50 + Math.floor(r() * 200);
+    deltas.push({ type: 'book_delta', venue: v, marketId: `M${g}`, instrument: `M${g}`, changes: [[side, p, size]], timestamp: t, localTimestamp: t });
+  }
+  return deltas;
 }
