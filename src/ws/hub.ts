@@ -204,6 +204,13 @@ export class WsHub {
    * of its `topics` (in its dialect), so a topic absent here has no subscriber.
    */
   private readonly held = new Map<string, Held>();
+  /**
+   * The market ids (the last part of a held `prices`, `orderbook` or ticker topic, `*` for the
+   * ticker's all-markets topic) some connection holds, counted: a quote or book change of a market
+   * absent here is dropped without building its topic names. Ids of different venues may share an
+   * entry; that only sends the change on to the exact check.
+   */
+  private readonly heldIds = new Map<string, number>();
   /** Bumped by every subscribe, unsubscribe and close, so cached answers of `held` are re-asked. */
   private subGen = 0;
   private readonly perKey = new Map<string, number>();
@@ -487,12 +494,33 @@ export class WsHub {
     const h = this.held.get(topic);
     if (h) h.conns++;
     else this.held.set(topic, { conns: 1, gen: -1, plain: false, data: false });
+    const id = this.marketIdOf(topic);
+    if (id !== undefined) this.heldIds.set(id, (this.heldIds.get(id) ?? 0) + 1);
   }
 
   /** A connection no longer holds `topic`. */
   private release(topic: string): void {
     const h = this.held.get(topic);
     if (h && --h.conns <= 0) this.held.delete(topic);
+    const id = this.marketIdOf(topic);
+    if (id === undefined) return;
+    const n = (this.heldIds.get(id) ?? 0) - 1;
+    if (n > 0) this.heldIds.set(id, n);
+    else this.heldIds.delete(id);
+  }
+
+  /** The market id of a market-scoped topic (`prices`, `orderbook`, the ticker channel: `<ch>:<slug>:<id>`). */
+  private marketIdOf(topic: string): string | undefined {
+    const a = topic.indexOf(':');
+    const ch = topic.slice(0, a);
+    if (ch !== 'prices' && ch !== 'orderbook' && ch !== this.tickerChannel) return undefined;
+    const b = topic.indexOf(':', a + 1);
+    return b > 0 ? topic.slice(b + 1) : undefined;
+  }
+
+  /** Whether a connection may hold a topic of market `id` (false: certainly none does). */
+  private mayHold(id: string): boolean {
+    return this.opts.exportAll === true || this.heldIds.has(id) || this.heldIds.has('*');
   }
 
   /** The uWS topic a connection listens on for `topic`: its `DATA` twin in the hosted dialect. */
@@ -550,8 +578,9 @@ export class WsHub {
   onQuote(q: QuoteRecord, at?: FrameTimes): void {
     const v = this.venues.byLabel.get(q.venue);
     if (!v) return;
-    const topic = `prices:${v.slug}:${q.marketId}`;
-    const subs = this.subs(topic);
+    const held = this.mayHold(q.marketId);
+    const topic = held ? `prices:${v.slug}:${q.marketId}` : '';
+    const subs = held ? this.subs(topic) : undefined;
     if (!subs) this.shown.delete(q);
     else if (this.showsChange(q)) this.publish(topic, this.priceBody(v, q, false), subs, at);
     if (this.games) {
@@ -559,7 +588,7 @@ export class WsHub {
       const subs = eid ? this.subs(`live_games:${eid}`) : undefined;
       if (subs) this.publish(`live_games:${eid}`, { ...this.priceBody(v, q, false), type: 'live_game', channel: 'live_games', event_id: eid }, subs, at);
     }
-    if (this.tickerChannel && v === this.catalogVenue) {
+    if (held && this.tickerChannel && v === this.catalogVenue) {
       const t = `${this.tickerChannel}:${v.slug}:${q.marketId}`;
       const all = `${this.tickerChannel}:${v.slug}:*`;
       const one = this.subs(t);
@@ -590,7 +619,7 @@ export class WsHub {
   /** A book change: orderbook subscribers of the market; `at` as for onQuote. */
   onBook(label: string, marketId: string, at?: FrameTimes): void {
     const v = this.venues.byLabel.get(label);
-    if (!v) return;
+    if (!v || !this.mayHold(marketId)) return;
     const topic = `orderbook:${v.slug}:${marketId}`;
     const subs = this.subs(topic);
     if (!subs) return;

@@ -392,6 +392,31 @@ describe('orderbook and venue_a ticker channels', () => {
     e.ws.close();
   });
 
+  it('keeps sending a market held on one channel after its other channel is let go, and all-markets tickers for markets nobody names', async () => {
+    const id = 'KXNFLGAME-26NOV23NESEA-SEA';
+    const ask = (price: number): void =>
+      apply({ venue: 'venue_a', type: 'book_delta', marketId: id, instrument: id, changes: [['ask', price, 7]], timestamp: T, localTimestamp: T });
+    const p = await connect(keys['dev']);
+    const o = await connect(keys['dev']);
+    p.send({ type: 'subscribe', channel: 'prices', market_ids: [id] });
+    o.send({ type: 'subscribe', channel: 'orderbook', market_ids: [id] });
+    await p.next((m) => m['type'] === 'price_update');
+    await o.next((m) => m['snapshot'] === true);
+    p.send({ type: 'unsubscribe', channel: 'prices', market_ids: [id] });
+    await p.next((m) => m['type'] === 'unsubscribed');
+    ask(5650);
+    expect(await o.next((m) => m['type'] === 'orderbook_update' && m['snapshot'] === undefined)).toMatchObject({ market_id: id });
+    o.ws.close();
+    p.ws.close();
+    // Nobody names the market now: an all-markets ticker subscriber still gets its change.
+    const e = await connect(keys['enterprise']);
+    e.send({ type: 'subscribe', channel: 'venue_a_prices', all: true });
+    await e.next((m) => m['type'] === 'subscribed');
+    ask(5640);
+    expect(await e.next((m) => m['type'] === 'ticker' && m['snapshot'] === undefined)).toMatchObject({ market_ticker: id, yes_ask_dollars: '0.5640' });
+    e.ws.close();
+  });
+
   it('warns subscribers when their venue feed is interrupted and when it is ready again', async () => {
     const c = await connect(keys['dev']);
     c.send({ type: 'subscribe', channel: 'prices', market_ids: ['KXNFLGAME-26NOV23NESEA-SEA'] });
