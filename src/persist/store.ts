@@ -38,7 +38,19 @@ export class PersistenceError extends Error {
   }
 }
 
-const FORMAT = 1;
+/**
+ * The store's format. 2: catalog values are LZ4-compressed (lmdb-js `compression`). A format-1 store
+ * (uncompressed) is still read, since lmdb-js tells a compressed value by its first byte (254–255,
+ * never the first byte of a msgpack record), and is marked format 2 on its first writable open.
+ */
+const FORMAT = 2;
+const READABLE_FORMATS: readonly number[] = [1, 2];
+/**
+ * The catalog's records are mostly text (titles, rules, outcome names): compressed they take about
+ * two thirds of the pages, and every page the writer touches stays mapped, in the process's RSS.
+ * Its other databases hold short numeric records that LZ4 does not shrink.
+ */
+const CATALOG_COMPRESSION = { threshold: 128 } as const;
 /** Minutes that closed more than this long ago are final: their candles and rollups no longer change. */
 export const HISTORY_STABLE_MS = 3 * 60_000;
 const MARKER = 'crossbook.json';
@@ -132,6 +144,7 @@ export class Persistence {
       throw new PersistenceError(
         `DATA_DIR ${this.dir}: ${DB_FILE} exists without ${MARKER}; refusing to guess whose data this is (move it away or restore ${MARKER})`,
       );
+    let upgrade = false;
     if (hasMarker) {
       let m: Marker;
       try {
@@ -139,7 +152,9 @@ export class Persistence {
       } catch (e) {
         throw new PersistenceError(`DATA_DIR ${this.dir}: ${MARKER} is corrupt (${(e as Error).message})`);
       }
-      if (m.format !== FORMAT) throw new PersistenceError(`DATA_DIR ${this.dir}: data format ${m.format} is not supported by this version (expects ${FORMAT})`);
+      if (!READABLE_FORMATS.includes(m.format))
+        throw new PersistenceError(`DATA_DIR ${this.dir}: data format ${m.format} is not supported by this version (reads ${READABLE_FORMATS.join(', ')})`);
+      upgrade = m.format !== FORMAT && !opts.readOnly;
     } else if (!opts.readOnly) {
       try {
         mkdirSync(this.dir, { recursive: true });
@@ -172,7 +187,12 @@ export class Persistence {
         'webhooks',
         'audit',
       ] as const) {
-        const db = this.root.openDB({ name, encoding: 'msgpack', sharedStructuresKey: Symbol.for('structures') });
+        const db = this.root.openDB({
+          name,
+          encoding: 'msgpack',
+          sharedStructuresKey: Symbol.for('structures'),
+          ...(name === 'catalog' ? { compression: CATALOG_COMPRESSION } : {}),
+        });
         this.dbs.set(name, guard ? guard.wrap(db) : db);
       }
       // Reading a key forces LMDB to validate the meta pages: a corrupt file fails here, loudly.
@@ -192,6 +212,15 @@ export class Persistence {
       }
       writeFileSync(marker, JSON.stringify({ format: FORMAT, createdAt: new Date().toISOString() } satisfies Marker, null, 2));
       this.db('meta').putSync('format', FORMAT);
+    } else if (upgrade) {
+      // From here on catalog writes are compressed: a version that reads only format 1 must refuse the store.
+      try {
+        const m = JSON.parse(readFileSync(marker, 'utf8')) as Marker;
+        writeFileSync(marker, JSON.stringify({ ...m, format: FORMAT } satisfies Marker, null, 2));
+        this.db('meta').putSync('format', FORMAT);
+      } catch (e) {
+        this.log?.warn({ dir: this.dir, err: (e as Error).message }, `could not mark DATA_DIR as format ${FORMAT}; it is read and written as before`);
+      }
     }
   }
 

@@ -1,7 +1,8 @@
 import { persistChanges } from '../../pipelines/persistence.js';
-import { mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { open } from 'lmdb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import type { NormalizedEvent } from '../../src/core/types.js';
@@ -50,6 +51,48 @@ describe('Persistence', () => {
     // a restored trade is not duplicated when the venue re-sends it
     expect(s2.trades.add({ ...base, type: 'trade', marketId: 'M', tradeId: 't2', price: 1, yesPrice: 1, size: 1 })).toBeUndefined();
     await p2.close();
+  });
+
+  it('stores catalog records compressed, and reads a format-1 store written uncompressed, marking it format 2', async () => {
+    const title = 'Will the Seattle Seahawks beat the New England Patriots by more than 7.5 points on Sunday? '.repeat(3);
+    const dir = tmp();
+    const p = new Persistence(dir);
+    const s = new EngineState(venues);
+    applyEvent(s, { ...base, type: 'market', marketId: 'M', title, status: 'active', closeTime: 9e12 });
+    await p.snapshot(s, true);
+    await p.close();
+    // Read as plain bytes: lmdb-js marks a compressed value by a first byte of 254 or 255.
+    const raw = open({ path: join(dir, 'crossbook.mdb'), noSubdir: true, maxDbs: 32, readOnly: true });
+    const stored = raw.openDB({ name: 'catalog', encoding: 'binary' }).getBinary('venue_a:M');
+    expect(stored?.[0]).toBeGreaterThanOrEqual(254);
+    await raw.close();
+
+    // A store as the previous format wrote it: the same databases, the catalog uncompressed.
+    const old = tmp();
+    writeFileSync(join(old, 'crossbook.json'), JSON.stringify({ format: 1, createdAt: 'x' }));
+    const v1 = open({ path: join(old, 'crossbook.mdb'), noSubdir: true, maxDbs: 32 });
+    v1.openDB({ name: 'meta', encoding: 'msgpack', sharedStructuresKey: Symbol.for('structures') }).putSync('format', 1);
+    const cat = v1.openDB({ name: 'catalog', encoding: 'msgpack', sharedStructuresKey: Symbol.for('structures') });
+    cat.putSync('venue_a:M', { ...s.catalog.get('venue_a', 'M')! });
+    expect(cat.getBinary('venue_a:M')![0]).toBeLessThan(250);
+    await v1.close();
+    const p2 = new Persistence(old);
+    const s2 = new EngineState(venues);
+    expect(p2.load(s2).markets).toBe(1);
+    expect(s2.catalog.get('venue_a', 'M')!.title).toBe(title);
+    expect(JSON.parse(readFileSync(join(old, 'crossbook.json'), 'utf8'))).toMatchObject({ format: 2, createdAt: 'x' });
+    // New writes go in compressed beside the old record, and both read back.
+    applyEvent(s2, { ...base, type: 'market', marketId: 'N', title: `${title}(2)`, status: 'active', closeTime: 9e12 });
+    await p2.snapshot(s2, true);
+    await p2.close();
+    const s3 = new EngineState(venues);
+    const p3 = new Persistence(old);
+    expect(p3.load(s3).markets).toBe(2);
+    expect(s3.catalog.get('venue_a', 'N')!.title).toBe(`${title}(2)`);
+    await p3.close();
+    // A format this version does not know is refused, with the formats it reads.
+    writeFileSync(join(old, 'crossbook.json'), JSON.stringify({ format: 3, createdAt: 'x' }));
+    expect(() => new Persistence(old)).toThrow(/data format 3 is not supported by this version \(reads 1, 2\)/);
   });
 
   it('folds closed minutes into hour and day rollups, continuing a bucket after a restart', async () => {
