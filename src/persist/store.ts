@@ -18,10 +18,10 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { open, type Database, type RootDatabase } from 'lmdb';
+import { open, type Database, type Key, type RootDatabase } from 'lmdb';
 import type { Logger } from '../core/log.js';
 import { DiskGuard, type GuardOptions } from './guard.js';
-import type { Level } from '../core/types.js';
+import type { Level, VenueLabel } from '../core/types.js';
 import type { Candle } from '../state/candles.js';
 import type { MarketRecord } from '../state/catalog.js';
 import { marketKey } from '../state/catalog.js';
@@ -39,9 +39,10 @@ export class PersistenceError extends Error {
 }
 
 /**
- * The store's format. 2: catalog values are LZ4-compressed (lmdb-js `compression`). A format-1 store
- * (uncompressed) is still read, since lmdb-js tells a compressed value by its first byte (254–255,
- * never the first byte of a msgpack record), and is marked format 2 on its first writable open.
+ * The store's format. 2: catalog values are LZ4-compressed (lmdb-js `compression`) and candle values
+ * leave out what their key holds. A format-1 store is still read (lmdb-js tells a compressed value by
+ * its first byte, 254–255, never the first byte of a msgpack record; a whole candle record is taken
+ * as it is) and is marked format 2 on its first writable open.
  */
 const FORMAT = 2;
 const READABLE_FORMATS: readonly number[] = [1, 2];
@@ -280,7 +281,7 @@ export class Persistence {
    * readable before its batch commits, so read-modify-write through LMDB would lose minutes.
    */
   appendCandle(c: Candle): void {
-    const put = this.db('candles').put([c.venue, c.marketId, c.t], { ...c });
+    const put = this.db('candles').put([c.venue, c.marketId, c.t], storedCandle(c));
     const lateHour = !this.fold('candles1h', this.hourRollups, c, 3_600_000);
     const lateDay = !this.fold('candles1d', this.dayRollups, c, 86_400_000);
     if (!lateHour && !lateDay && c.t + 60_000 > Date.now() - HISTORY_STABLE_MS) return this.track(put);
@@ -299,11 +300,11 @@ export class Persistence {
   private rebuildRollup(db: 'candles1h' | 'candles1d', c: Candle, width: number): Promise<unknown> {
     const t = c.t - (c.t % width);
     let r: Candle | undefined;
-    for (const { value } of this.db('candles').getRange({ start: [c.venue, c.marketId, t], end: [c.venue, c.marketId, t + width] })) {
-      const m = value as Candle;
+    for (const { key, value } of this.db('candles').getRange({ start: [c.venue, c.marketId, t], end: [c.venue, c.marketId, t + width] })) {
+      const m = candleOf(key, value);
       mergeMinute((r ??= { ...m, t, volume: 0, trades: 0 }), m);
     }
-    return r ? this.db(db).put([c.venue, c.marketId, t], r) : Promise.resolve();
+    return r ? this.db(db).put([c.venue, c.marketId, t], storedCandle(r)) : Promise.resolve();
   }
 
   private readonly hourRollups = new OpenRollups();
@@ -316,8 +317,10 @@ export class Persistence {
     if (!r || r.t !== t) {
       if (r && t < r.t) return false;
       // After a restart the bucket may already hold minutes written before: continue from it.
-      const stored = this.db(db).get([c.venue, c.marketId, t]) as Candle | undefined;
-      r = stored ? { ...stored } : { ...c, t, volume: 0, trades: 0 };
+      const key = [c.venue, c.marketId, t];
+      const v: unknown = this.db(db).get(key);
+      const stored = v === undefined ? undefined : candleOf(key, v);
+      r = stored ?? { ...c, t, volume: 0, trades: 0 };
       if (!stored) {
         r.h = c.h;
         r.l = c.l;
@@ -325,7 +328,7 @@ export class Persistence {
     }
     mergeMinute(r, c);
     open.set(r);
-    this.track(this.db(db).put([c.venue, c.marketId, t], r));
+    this.track(this.db(db).put([c.venue, c.marketId, t], storedCandle(r)));
     return true;
   }
 
@@ -471,7 +474,7 @@ export class Persistence {
   candles(venue: string, marketId: string, from: number, to: number, resolution: '1m' | '1h' | '1d' = '1m'): Candle[] {
     const db = resolution === '1h' ? 'candles1h' : resolution === '1d' ? 'candles1d' : 'candles';
     const out: Candle[] = [];
-    for (const { value } of this.db(db).getRange({ start: [venue, marketId, from], end: [venue, marketId, to] })) out.push(value as Candle);
+    for (const { key, value } of this.db(db).getRange({ start: [venue, marketId, from], end: [venue, marketId, to] })) out.push(candleOf(key, value));
     return out;
   }
 
@@ -522,6 +525,32 @@ export class Persistence {
     const problem = this.fallback?.reason ?? paused ?? this.lastWriteError;
     return { status: problem ? 'degraded' : 'ok', writable: !this.fallback, write_errors: this.writeErrors, last_error: problem ?? null };
   }
+}
+
+/**
+ * A candle as stored: its venue, market and minute are the key ([venue, marketId, t]), so the value
+ * holds only the prices and counts (about half the bytes of the whole record, in every candle log).
+ */
+interface StoredCandle {
+  readonly o: number;
+  readonly h: number;
+  readonly l: number;
+  readonly c: number;
+  readonly mid: number | undefined;
+  readonly volume: number;
+  readonly trades: number;
+}
+
+function storedCandle(c: Candle): StoredCandle {
+  return { o: c.o, h: c.h, l: c.l, c: c.c, mid: c.mid, volume: c.volume, trades: c.trades };
+}
+
+/** The candle under `key`: a stored value completed from its key, or a whole record as format 1 stored it. */
+function candleOf(key: Key, value: unknown): Candle {
+  const v = value as StoredCandle & Partial<Candle>;
+  if (v.venue !== undefined) return v as Candle;
+  const [venue, marketId, t] = key as [VenueLabel, string, number];
+  return { venue, marketId, t, o: v.o, h: v.h, l: v.l, c: v.c, mid: v.mid, volume: v.volume, trades: v.trades };
 }
 
 /** Folds a later one-minute candle into a rollup candle (its open stays). */

@@ -53,7 +53,7 @@ describe('Persistence', () => {
     await p2.close();
   });
 
-  it('stores catalog records compressed, and reads a format-1 store written uncompressed, marking it format 2', async () => {
+  it('stores catalog records compressed and candles without their key, and reads a format-1 store, marking it format 2', async () => {
     const title = 'Will the Seattle Seahawks beat the New England Patriots by more than 7.5 points on Sunday? '.repeat(3);
     const dir = tmp();
     const p = new Persistence(dir);
@@ -75,12 +75,21 @@ describe('Persistence', () => {
     const cat = v1.openDB({ name: 'catalog', encoding: 'msgpack', sharedStructuresKey: Symbol.for('structures') });
     cat.putSync('venue_a:M', { ...s.catalog.get('venue_a', 'M')! });
     expect(cat.getBinary('venue_a:M')![0]).toBeLessThan(250);
+    const minute = { venue: 'venue_a', marketId: 'M', t: 60_000, o: 4000, h: 4100, l: 3900, c: 4050, mid: 4025, volume: 3, trades: 1 };
+    v1.openDB({ name: 'candles', encoding: 'msgpack', sharedStructuresKey: Symbol.for('structures') }).putSync(['venue_a', 'M', 60_000], minute);
     await v1.close();
     const p2 = new Persistence(old);
     const s2 = new EngineState(venues);
     expect(p2.load(s2).markets).toBe(1);
     expect(s2.catalog.get('venue_a', 'M')!.title).toBe(title);
     expect(JSON.parse(readFileSync(join(old, 'crossbook.json'), 'utf8'))).toMatchObject({ format: 2, createdAt: 'x' });
+    expect(p2.candles('venue_a', 'M', 0, Infinity)).toEqual([minute]);
+    // A new minute goes in without the fields its key holds, and both read back whole.
+    p2.appendCandle({ ...minute, t: 120_000, o: 4050, volume: 0, trades: 0, mid: undefined });
+    await p2.flushed();
+    expect(p2.candles('venue_a', 'M', 0, Infinity)).toEqual([minute, { ...minute, t: 120_000, o: 4050, volume: 0, trades: 0, mid: undefined }]);
+    expect(p2.db('candles').get(['venue_a', 'M', 120_000])).toEqual({ o: 4050, h: 4100, l: 3900, c: 4050, mid: undefined, volume: 0, trades: 0 });
+    expect(p2.candles('venue_a', 'M', 0, Infinity, '1h')).toEqual([{ ...minute, t: 0, o: 4050, h: 4100, l: 3900, volume: 0, trades: 0, mid: undefined }]);
     // New writes go in compressed beside the old record, and both read back.
     applyEvent(s2, { ...base, type: 'market', marketId: 'N', title: `${title}(2)`, status: 'active', closeTime: 9e12 });
     await p2.snapshot(s2, true);
