@@ -72,13 +72,14 @@ export class BookLevels {
 
   /**
    * Replaces both sides with `bids` and `asks` (best first; levels of size 0 skipped), in an array
-   * with room for exactly their levels plus HEADROOM unless the current one has that room already.
-   * Levels not strictly sorted best first (or repeated) go in one by one, the last size of a price winning.
+   * with room for exactly their levels plus `headroom` free ones unless the current one has that
+   * room already (no array at all for no levels). Levels not strictly sorted best first (or
+   * repeated) go in one by one, the last size of a price winning.
    */
-  fill(bids: readonly (readonly [number, number])[], asks: readonly (readonly [number, number])[]): void {
+  fill(bids: readonly (readonly [number, number])[], asks: readonly (readonly [number, number])[], headroom = HEADROOM): void {
     const nb = positive(bids);
     const na = positive(asks);
-    const pairs = nb + na === 0 ? 0 : nb + na + HEADROOM;
+    const pairs = nb + na === 0 ? 0 : nb + na + headroom;
     if (2 * pairs !== this.lv.length) this.lv = pairs === 0 ? NONE : new Array<number>(2 * pairs);
     this.nb = 0;
     this.na = 0;
