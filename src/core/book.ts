@@ -238,7 +238,8 @@ export class BookSide {
 /**
  * The one book contract (STYLE.md rule 4): absolute L2 levels, size 0 deletes, a snapshot
  * replaces, deltas before the first snapshot are refused, a reset clears until the next snapshot.
- * YES perspective of its instrument: bids are YES bids, asks YES asks.
+ * YES perspective of its instrument: bids are YES bids, asks YES asks. Change it through
+ * `snapshot`, `apply` and `reset` only: the BookLevels methods it inherits write without checks.
  */
 export class OrderBook extends BookLevels {
   readonly bids = new BookSide(true, this);
