@@ -1,7 +1,8 @@
 /**
- * The book side structure (STYLE.md rule 4): src/core/book.ts's BookSide (parallel sorted arrays,
- * binary search, splice) against the alternative, an array indexed by tick (a Float64Array of
- * 10_001 slots per side, one per price unit, with a tracked best pointer), written here.
+ * The book side structure (STYLE.md rule 4): src/core/book.ts's OrderBook (both sides' levels sorted
+ * in one array, binary search, levels shifted in place) against the alternative, an array indexed by
+ * tick (a Float64Array of 10_001 slots per side, one per price unit, with a tracked best pointer),
+ * written here. The timed sorted books are OrderBooks, as the service holds them.
  *
  * Workload (synthetic, seeded): 2,000 books; level updates drawn like a live feed's, 80% within the
  * top three levels of a side, the rest deeper; 60% size changes, 20% inserts, 20% deletes, with the
@@ -9,7 +10,7 @@
  * levels per side at a 0.1-cent tick (Polymarket's fine tick). After every update the top of the
  * updated side is read, as the engine does to refresh the quote.
  */
-import { BookSide, OrderBook } from '../src/core/book.js';
+import { OrderBook } from '../src/core/book.js';
 import { PAYOUT } from '../src/core/price.js';
 import type { Level } from '../src/core/types.js';
 import { begin, bench, hasGc, keep, measure, memory, record, rng, type Row } from './lib.js';
@@ -191,7 +192,7 @@ function workload(seed: number, books: number, levels: number, tick: number, n: 
 
 // The timed loops are separate functions per structure so each call site stays monomorphic.
 
-function runSorted(books: { bids: BookSide; asks: BookSide }[], w: Workload, lap: (n: number) => void): number {
+function runSorted(books: OrderBook[], w: Workload, lap: (n: number) => void): number {
   const n = w.book.length;
   let x = 0;
   for (let j = 0; j < n; j++) {
@@ -219,11 +220,8 @@ function runLadder(books: LadderBook[], w: Workload, lap: (n: number) => void): 
   return n;
 }
 
-function fillSorted(b: { bids: BookSide; asks: BookSide }, s: Seed): void {
-  b.bids.clear();
-  b.asks.clear();
-  for (const [p, q] of s.bids) b.bids.set(p, q);
-  for (const [p, q] of s.asks) b.asks.set(p, q);
+function fillSorted(b: OrderBook, s: Seed): void {
+  b.snapshot(s.bids, s.asks, 0);
 }
 
 function fillLadder(b: LadderBook, s: Seed, fresh = false): void {
@@ -256,7 +254,7 @@ const MEM_LADDERS = 4_000;
 
 begin(
   'Book side structure',
-  'Which structure backs one side of an L2 book (STYLE.md rule 4): parallel sorted arrays with binary search (src/core/book.ts, the baseline) or an array indexed by tick with a tracked best pointer (bench/book.bench.ts). Synthetic, seeded workload.',
+  'Which structure backs one side of an L2 book (STYLE.md rule 4): sorted arrays with binary search, the [price, size] pairs of both sides in one array per book (src/core/book.ts, the baseline) or an array indexed by tick with a tracked best pointer (bench/book.bench.ts). Synthetic, seeded workload.',
 );
 if (!hasGc()) console.log('(run with --expose-gc for memory figures after GC)\n');
 
@@ -268,7 +266,7 @@ for (const [levels, tick] of [
 ] as const) {
   const group = `${levels} levels`;
   const w = workload(levels * 7919, BOOKS, levels, tick, UPDATES);
-  const sorted = w.seeds.map(() => ({ bids: new BookSide(true), asks: new BookSide(false) }));
+  const sorted = w.seeds.map((_, i) => new OrderBook(`B${i}`));
   const ladders = w.seeds.map(() => new LadderBook());
   const s = measure({ setup: () => sorted.forEach((b, i) => fillSorted(b, w.seeds[i]!)), run: (lap) => runSorted(sorted, w, lap), warmup: 2, runs: 5 });
   const l = measure({ setup: () => ladders.forEach((b, i) => fillLadder(b, w.seeds[i]!)), run: (lap) => runLadder(ladders, w, lap), warmup: 2, runs: 5 });
@@ -343,7 +341,7 @@ record(
     ratio: { metric: 'bytes', title: 'bytes vs baseline' },
     interpretation: `A ladder book costs ${Math.round(m10).toLocaleString('en-US')}× the memory of a 10-level sorted-array book: 100k ladder books would need about ${Math.round((memRows[1]!['total'] as number) / 1024)} GiB, which rules the ladder out for a service holding every market's book; the sorted arrays stay (decision recorded in src/core/book.ts).`,
     notes: [
-      `Sorted arrays: ${MEM_BOOKS.toLocaleString('en-US')} OrderBooks (two BookSides each) built from snapshots. Ladder: ${MEM_LADDERS.toLocaleString('en-US')} built (160 KB each; 100k would need 16 GB), figure per book scaled to 100k.`,
+      `Sorted arrays: ${MEM_BOOKS.toLocaleString('en-US')} OrderBooks built from snapshots. Ladder: ${MEM_LADDERS.toLocaleString('en-US')} built (160 KB each; 100k would need 16 GB), figure per book scaled to 100k.`,
       'RSS per ladder book swings between runs (the kernel maps zeroed pages lazily and the allocator reuses freed ones); the heap + buffers figure is what the process commits to, and a ladder that has seen prices across its range pays the full 160 KB resident.',
     ],
   },

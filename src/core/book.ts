@@ -13,188 +13,237 @@ export class BookIntegrityError extends Error {
   }
 }
 
-/** Free level slots a side gets past its levels when its storage is (re)allocated. */
+/** Free level slots a book's storage gets past its levels when it is (re)allocated, shared by its two sides. */
 const HEADROOM = 4;
 
-/** The storage of a side that has none yet: never written, as its room is 0. */
+/** The storage of a book that has none yet: never written, as it has no free slot. */
 const NONE: number[] = [];
 
 /**
- * One side of an L2 book: its levels sorted best first, as `[price, size]` pairs in one number
- * array that an OrderBook's two sides share (bids' slots first, then asks'). Sorted pairs with a
- * binary search were chosen over an array indexed by tick after bench/book.bench.ts: books hold
+ * The levels of a book's two sides in one number array of `[price, size]` pairs, ascending by
+ * price through the whole array: the bids in the first `nb` pairs (the best, highest, last), the
+ * asks in the last `na` (the best, lowest, first), the free pairs between them. Sorted pairs with
+ * a binary search were chosen over an array indexed by tick after bench/book.bench.ts: books hold
  * tens of levels, so a search plus a short shift beats a 10,001-slot ladder on memory at 100k
- * books and keeps "best" at index 0. One array per book rather than a price and a size array per
- * side: one array object and store header per book instead of four, at 100k+ books. The array is
- * sized by the side, a few slots past its levels, and never changes length: levels are shifted in
- * place, since `splice` at the front (where most changes land) makes V8 left-trim the store and
- * the next insert allocate a new one, promoted megabytes a second into the old generation.
+ * books. One array per book, both bests facing the free slots: most changes land near the top of
+ * a side, and an insert or delete shifts only the levels better than it. The array never changes
+ * length between snapshots unless it is full (then it moves to one with HEADROOM free pairs):
+ * levels are shifted in place, since `splice` makes V8 left-trim or regrow the store.
  */
-export class BookSide {
-  /** The pairs, shared with `peer`: this side's run from `off`, `cap` levels long. */
+export class BookLevels {
   private lv: number[] = NONE;
-  private off = 0;
-  private n = 0;
-  private cap = 0;
-  /** The other side of the same book, whose slots share `lv`; undefined for a side alone. */
-  private peer: BookSide | undefined = undefined;
+  private nb = 0;
+  private na = 0;
 
-  /** true for bids (descending), false for asks (ascending). */
-  constructor(readonly descending: boolean) {}
-
-  /** Makes `bids` and `asks` share one storage array, bids' run first. */
-  static pair(bids: BookSide, asks: BookSide): void {
-    bids.peer = asks;
-    asks.peer = bids;
+  /** Number of levels of the bids (`bid`) or the asks. */
+  count(bid: boolean): number {
+    return bid ? this.nb : this.na;
   }
 
-  /** Number of levels. */
-  get length(): number {
-    return this.n;
+  /** Price of level `i` of a side (best is 0); `i` must be below its count. */
+  priceAt(bid: boolean, i: number): number {
+    return this.lv[bid ? 2 * (this.nb - 1 - i) : this.lv.length - 2 * (this.na - i)]!;
   }
 
-  /** Price of the level at `i` (best is 0); `i` must be below `length`. */
-  price(i: number): number {
-    return this.lv[this.off + 2 * i]!;
+  /** Size of level `i` of a side (best is 0); `i` must be below its count. */
+  sizeAt(bid: boolean, i: number): number {
+    return this.lv[bid ? 2 * (this.nb - 1 - i) + 1 : this.lv.length - 2 * (this.na - i) + 1]!;
   }
 
-  /** Size of the level at `i` (best is 0); `i` must be below `length`. */
-  size(i: number): number {
-    return this.lv[this.off + 2 * i + 1]!;
+  /** Size at `price` on a side, 0 when absent. */
+  sizeOf(bid: boolean, price: number): number {
+    const lo = bid ? 0 : (this.lv.length >> 1) - this.na;
+    const hi = bid ? this.nb : this.lv.length >> 1;
+    const k = this.find(lo, hi, price);
+    return k < hi && this.lv[2 * k] === price ? this.lv[2 * k + 1]! : 0;
+  }
+
+  /** Sets the absolute size at `price` on a side; 0 deletes. */
+  put(bid: boolean, price: number, size: number): void {
+    if (bid) this.putBid(price, size);
+    else this.putAsk(price, size);
+  }
+
+  /** Removes every level of a side (the room stays: the next snapshot refits it). */
+  drop(bid: boolean): void {
+    if (bid) this.nb = 0;
+    else this.na = 0;
   }
 
   /**
-   * Gives this side room for exactly `levels` + HEADROOM levels, keeping its peer's room (and
-   * levels), unless it has that room already. A snapshot calls it before filling the side.
+   * Replaces both sides with `bids` and `asks` (best first; levels of size 0 skipped), in an array
+   * with room for exactly their levels plus `headroom` free ones unless the current one has that
+   * room already (no array at all for no levels). Levels not strictly sorted best first (or
+   * repeated) go in one by one, the last size of a price winning.
    */
-  reserve(levels: number): void {
-    const cap = levels === 0 ? 0 : levels + HEADROOM;
-    if (cap !== this.cap) BookSide.relocate(this, cap, this.peer?.cap ?? 0);
+  fill(bids: readonly (readonly [number, number])[], asks: readonly (readonly [number, number])[], headroom = HEADROOM): void {
+    const nb = positive(bids);
+    const na = positive(asks);
+    const pairs = nb + na === 0 ? 0 : nb + na + headroom;
+    if (2 * pairs !== this.lv.length) this.lv = pairs === 0 ? NONE : new Array<number>(2 * pairs);
+    this.nb = 0;
+    this.na = 0;
+    this.fillSide(true, bids, nb);
+    this.fillSide(false, asks, na);
   }
 
-  /** Index of the level where `price` is or would be inserted. */
-  private find(price: number): number {
-    const p = this.lv;
-    const o = this.off;
-    let lo = 0;
-    let hi = this.n;
-    if (this.descending) {
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (p[o + 2 * mid]! > price) lo = mid + 1;
-        else hi = mid;
+  private fillSide(bid: boolean, levels: readonly (readonly [number, number])[], n: number): void {
+    const lv = this.lv;
+    // Slot of the best level and the step to the next worse one.
+    let at = bid ? 2 * (n - 1) : lv.length - 2 * n;
+    const step = bid ? -2 : 2;
+    let last = bid ? Infinity : -Infinity;
+    for (let i = 0; i < levels.length; i++) {
+      const [p, s] = levels[i]!;
+      if (!(s > 0)) continue;
+      if (bid ? p >= last : p <= last) {
+        this.drop(bid);
+        for (const [q, z] of levels) if (z > 0) this.put(bid, q, z);
+        return;
       }
-    } else {
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (p[o + 2 * mid]! < price) lo = mid + 1;
-        else hi = mid;
+      last = p;
+      lv[at] = p;
+      lv[at + 1] = s;
+      at += step;
+      if (bid) this.nb++;
+      else this.na++;
+    }
+  }
+
+  private putBid(price: number, size: number): void {
+    const n = this.nb;
+    let lv = this.lv;
+    const k = this.find(0, n, price);
+    if (k < n && lv[2 * k] === price) {
+      if (size !== 0) lv[2 * k + 1] = size;
+      else {
+        for (let s = 2 * k, end = 2 * (n - 1); s < end; s++) lv[s] = lv[s + 2]!;
+        this.nb = n - 1;
       }
+    } else if (size !== 0) {
+      if (n + this.na === lv.length >> 1) lv = this.grow();
+      for (let s = 2 * n + 1; s >= 2 * k + 2; s--) lv[s] = lv[s - 2]!;
+      lv[2 * k] = price;
+      lv[2 * k + 1] = size;
+      this.nb = n + 1;
+    }
+  }
+
+  private putAsk(price: number, size: number): void {
+    const n = this.na;
+    let lv = this.lv;
+    let from = (lv.length >> 1) - n;
+    let k = this.find(from, from + n, price);
+    if (k < from + n && lv[2 * k] === price) {
+      if (size !== 0) lv[2 * k + 1] = size;
+      else {
+        for (let s = 2 * k + 1, end = 2 * from + 2; s >= end; s--) lv[s] = lv[s - 2]!;
+        this.na = n - 1;
+      }
+    } else if (size !== 0) {
+      if (this.nb + n === lv.length >> 1) {
+        const before = lv.length >> 1;
+        lv = this.grow();
+        from += (lv.length >> 1) - before;
+        k += (lv.length >> 1) - before;
+      }
+      // The new level goes just before pair k: the better asks, [from, k), move one pair down.
+      for (let s = 2 * from - 2, end = 2 * k - 2; s < end; s++) lv[s] = lv[s + 2]!;
+      lv[2 * k - 2] = price;
+      lv[2 * k - 1] = size;
+      this.na = n + 1;
+    }
+  }
+
+  /** In pairs [lo, hi) (ascending by price), the first whose price is `price` or above. */
+  private find(lo: number, hi: number, price: number): number {
+    const lv = this.lv;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (lv[2 * mid]! < price) lo = mid + 1;
+      else hi = mid;
     }
     return lo;
   }
 
+  /** Moves both sides to a new array with one more level slot and HEADROOM free; returns it. */
+  private grow(): number[] {
+    const old = this.lv;
+    const lv = new Array<number>(2 * (this.nb + this.na + 1 + HEADROOM));
+    for (let s = 0; s < 2 * this.nb; s++) lv[s] = old[s]!;
+    for (let s = 1; s <= 2 * this.na; s++) lv[lv.length - s] = old[old.length - s]!;
+    this.lv = lv;
+    return lv;
+  }
+}
+
+/**
+ * One side of an L2 book, best first: a view of the bids or the asks of a BookLevels (its book's,
+ * or one of its own for a side alone).
+ */
+export class BookSide {
+  /** true for bids (descending), false for asks (ascending); a side alone gets storage of its own. */
+  constructor(
+    readonly descending: boolean,
+    private readonly of: BookLevels = new BookLevels(),
+  ) {}
+
+  /** Number of levels. */
+  get length(): number {
+    return this.of.count(this.descending);
+  }
+
+  /** Price of the level at `i` (best is 0); `i` must be below `length`. */
+  price(i: number): number {
+    return this.of.priceAt(this.descending, i);
+  }
+
+  /** Size of the level at `i` (best is 0); `i` must be below `length`. */
+  size(i: number): number {
+    return this.of.sizeAt(this.descending, i);
+  }
+
   /** Sets the absolute size at `price`; 0 deletes. */
   set(price: number, size: number): void {
-    const i = this.find(price);
-    const n = this.n;
-    let p = this.lv;
-    let at = this.off + 2 * i;
-    if (i < n && p[at] === price) {
-      if (size !== 0) {
-        p[at + 1] = size;
-        return;
-      }
-      for (const end = this.off + 2 * (n - 1); at < end; at += 2) {
-        p[at] = p[at + 2]!;
-        p[at + 1] = p[at + 3]!;
-      }
-      this.n = n - 1;
-    } else if (size !== 0) {
-      if (n >= this.cap) {
-        BookSide.relocate(this, n + 1 + HEADROOM, this.peer?.cap ?? 0);
-        p = this.lv;
-        at = this.off + 2 * i;
-      }
-      for (let k = this.off + 2 * n; k > at; k -= 2) {
-        p[k] = p[k - 2]!;
-        p[k + 1] = p[k - 1]!;
-      }
-      p[at] = price;
-      p[at + 1] = size;
-      this.n = n + 1;
-    }
+    this.of.put(this.descending, price, size);
   }
 
   /** Size at `price`, 0 when absent. */
   get(price: number): number {
-    const i = this.find(price);
-    const at = this.off + 2 * i;
-    return i < this.n && this.lv[at] === price ? this.lv[at + 1]! : 0;
+    return this.of.sizeOf(this.descending, price);
   }
 
-  /** Removes every level (the room stays: the next snapshot refits it). */
+  /** Removes every level. */
   clear(): void {
-    this.n = 0;
+    this.of.drop(this.descending);
   }
 
   best(): number | undefined {
-    return this.n === 0 ? undefined : this.lv[this.off];
+    return this.of.count(this.descending) === 0 ? undefined : this.of.priceAt(this.descending, 0);
   }
 
   bestSize(): number | undefined {
-    return this.n === 0 ? undefined : this.lv[this.off + 1];
+    return this.of.count(this.descending) === 0 ? undefined : this.of.sizeAt(this.descending, 0);
   }
 
   /** Levels best first, at most `depth`. */
   levels(depth = Infinity): Level[] {
-    const n = Math.min(depth, this.n);
+    const n = Math.min(depth, this.length);
     const out: Level[] = new Array(n);
-    for (let i = 0, at = this.off; i < n; i++, at += 2) out[i] = [this.lv[at]!, this.lv[at + 1]!];
+    for (let i = 0; i < n; i++) out[i] = [this.price(i), this.size(i)];
     return out;
-  }
-
-  /**
-   * Gives `bids` and `asks` (a pair) room for exactly their level counts plus HEADROOM each, in
-   * one new array, unless they have that room already. A snapshot calls it after clearing both.
-   */
-  static fit(bids: BookSide, asks: BookSide, nb: number, na: number): void {
-    const cb = nb === 0 ? 0 : nb + HEADROOM;
-    const ca = na === 0 ? 0 : na + HEADROOM;
-    if (cb !== bids.cap || ca !== asks.cap) BookSide.relocate(bids, cb, ca);
-  }
-
-  /**
-   * Moves `side` (room for `cap` levels) and its peer (room for `peerCap`) to a new array, bids'
-   * run first, keeping their levels; no array at all when neither has room.
-   */
-  private static relocate(side: BookSide, cap: number, peerCap: number): void {
-    const other = side.peer;
-    const [first, c1, second, c2] = other !== undefined && !side.descending ? [other, peerCap, side, cap] : [side, cap, other, peerCap];
-    const lv = c1 + c2 === 0 ? NONE : new Array<number>(2 * (c1 + c2));
-    first.moveTo(lv, 0, c1);
-    second?.moveTo(lv, 2 * c1, c2);
-  }
-
-  /** Copies this side's levels (at most `cap`) to `lv` from `off`, and makes that its storage. */
-  private moveTo(lv: number[], off: number, cap: number): void {
-    const n = Math.min(this.n, cap);
-    for (let k = 0; k < 2 * n; k++) lv[off + k] = this.lv[this.off + k]!;
-    this.lv = lv;
-    this.off = off;
-    this.cap = cap;
-    this.n = n;
   }
 }
 
 /**
  * The one book contract (STYLE.md rule 4): absolute L2 levels, size 0 deletes, a snapshot
  * replaces, deltas before the first snapshot are refused, a reset clears until the next snapshot.
- * YES perspective of its instrument: bids are YES bids, asks YES asks.
+ * YES perspective of its instrument: bids are YES bids, asks YES asks. Change it through
+ * `snapshot`, `apply` and `reset` only: the BookLevels methods it inherits write without checks.
  */
-export class OrderBook {
-  readonly bids = new BookSide(true);
-  readonly asks = new BookSide(false);
+export class OrderBook extends BookLevels {
+  readonly bids = new BookSide(true, this);
+  readonly asks = new BookSide(false, this);
   /** false until the first snapshot, and again after reset(). */
   ready = false;
   /** Bumped on every applied change, so consumers can cache what they derive from the book. */
@@ -208,18 +257,14 @@ export class OrderBook {
   role: 'yes' | 'no' = 'yes';
 
   constructor(readonly instrument: string) {
-    BookSide.pair(this.bids, this.asks);
+    super();
   }
 
   /** Replaces the book. Throws BookIntegrityError (book untouched) on a bad level. */
   snapshot(bids: readonly Level[], asks: readonly Level[], timestamp: number): void {
     for (const l of bids) this.check(l[0], l[1]);
     for (const l of asks) this.check(l[0], l[1]);
-    this.bids.clear();
-    this.asks.clear();
-    BookSide.fit(this.bids, this.asks, positive(bids), positive(asks));
-    for (const [p, s] of bids) if (s > 0) this.bids.set(p, s);
-    for (const [p, s] of asks) if (s > 0) this.asks.set(p, s);
+    this.fill(bids, asks);
     this.ready = true;
     this.version++;
     this.timestamp = timestamp;
@@ -234,7 +279,7 @@ export class OrderBook {
     for (let i = 0; i < changes.length; i++) this.check(changes[i]![1], changes[i]![2]);
     for (let i = 0; i < changes.length; i++) {
       const c = changes[i]!;
-      (c[0] === 'bid' ? this.bids : this.asks).set(c[1], c[2]);
+      this.put(c[0] === 'bid', c[1], c[2]);
     }
     this.version++;
     this.timestamp = timestamp;
@@ -242,8 +287,8 @@ export class OrderBook {
 
   /** Forgets everything until the next snapshot (disconnect, sequence gap). */
   reset(): void {
-    this.bids.clear();
-    this.asks.clear();
+    this.drop(true);
+    this.drop(false);
     this.ready = false;
     this.version++;
   }
@@ -255,7 +300,7 @@ export class OrderBook {
 }
 
 /** Levels with a size above zero (what a snapshot keeps). */
-function positive(levels: readonly Level[]): number {
+function positive(levels: readonly (readonly [number, number])[]): number {
   let n = 0;
   for (let i = 0; i < levels.length; i++) if (levels[i]![1] > 0) n++;
   return n;

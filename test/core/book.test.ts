@@ -105,6 +105,54 @@ describe('OrderBook (the one book contract)', () => {
     expect(b.asks.bestSize()).toBe(sorted(ref.ask, false)[0]?.[1]);
   });
 
+  it('takes snapshots in any order (repeats and zero sizes included) and keeps deltas right after each', () => {
+    // Seeded: each round a snapshot of 0 to 30 levels a side over overlapping price ranges, best
+    // first, shuffled, or with a repeated price (the last size wins), then deltas; checked against a Map per side.
+    let seed = 11;
+    const rnd = (n: number): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n) as number;
+    const b = new OrderBook('X');
+    const sorted = (m: Map<number, number>, desc: boolean): Level[] => [...m].sort((x, y) => (desc ? y[0] - x[0] : x[0] - y[0]));
+    const draw = (desc: boolean): Level[] => {
+      const m = new Map<number, number>();
+      for (let i = rnd(31); i > 0; i--) m.set(4000 + 10 * rnd(200), rnd(5) === 0 ? 0 : 1 + rnd(40) / 8);
+      const out = sorted(m, desc);
+      const order = rnd(3);
+      if (order === 1) for (let i = out.length - 1; i > 0; i--) out.push(...out.splice(rnd(i + 1), 1));
+      if (order === 2 && out.length > 0) out.unshift([out[out.length - 1]![0], 0.25]);
+      return out;
+    };
+    const model = (levels: Level[]): Map<number, number> => {
+      const m = new Map<number, number>();
+      for (const [p, z] of levels) if (z > 0) m.set(p, z);
+      return m;
+    };
+    for (let round = 0; round < 200; round++) {
+      const bids = draw(true);
+      const asks = draw(false);
+      b.snapshot(bids, asks, round);
+      const ref = { bid: model(bids), ask: model(asks) };
+      for (let k = rnd(40); k > 0; k--) {
+        const side = rnd(2) === 0 ? 'bid' : 'ask';
+        const price = 4000 + 10 * rnd(200);
+        const size = rnd(3) === 0 ? 0 : 1 + rnd(40) / 8;
+        b.apply([[side, price, size]], round);
+        if (size === 0) ref[side].delete(price);
+        else ref[side].set(price, size);
+      }
+      const want = { bid: sorted(ref.bid, true), ask: sorted(ref.ask, false) };
+      expect(b.bids.levels()).toEqual(want.bid);
+      expect(b.asks.levels()).toEqual(want.ask);
+      expect([b.bids.best(), b.bids.bestSize(), b.asks.best(), b.asks.bestSize()]).toEqual([
+        want.bid[0]?.[0],
+        want.bid[0]?.[1],
+        want.ask[0]?.[0],
+        want.ask[0]?.[1],
+      ]);
+      const probe = 4000 + 10 * rnd(200);
+      expect([b.bids.get(probe), b.asks.get(probe)]).toEqual([ref.bid.get(probe) ?? 0, ref.ask.get(probe) ?? 0]);
+    }
+  });
+
   it('refits both sides on a snapshot, and a side alone grows and empties', () => {
     const b = new OrderBook('X');
     const many = (from: number, n: number, step: number): Level[] => Array.from({ length: n }, (_, i) => [from + i * step, i + 1] as const);

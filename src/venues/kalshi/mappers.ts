@@ -1,5 +1,6 @@
 import type { VenueConfig } from '../../config/schema.js';
 import type { Logger } from '../../core/log.js';
+import { BookLevels } from '../../core/book.js';
 import { PAYOUT, parseDollarsAt, parseProbabilityDollars, parseSize, parseSizeAt, roundSize, unitsFromIntCents } from '../../core/price.js';
 import type {
   BookSnapshot,
@@ -311,64 +312,25 @@ export function mapRestOrderbooks(venue: VenueConfig, doc: KalshiOrderbooks, tim
 }
 
 /**
- * One side's levels as the mapper keeps them: `[price, size, price, size, …]` by ascending price.
- * A flat number array takes about half the memory of a Map of the same levels, and the mapper holds
- * one per side of every subscribed market (100,000 markets and more).
+ * One market's book as the mapper keeps it: the current sizes of its YES bids (the bids) and NO
+ * bids (the asks, at 100 − p), what a relative delta adds to. One BookLevels array per market, the
+ * book fields on the same object: the mapper holds one per subscribed market (100,000 and more).
  */
-type Ladder = number[];
-
-/** The ladder of a side's levels (sizes above zero). */
-function ladderOf(levels: ReadonlyMap<number, number>): Ladder {
-  const prices = [...levels.keys()].sort((a, b) => a - b);
-  const out: Ladder = new Array<number>(prices.length * 2);
-  for (let i = 0; i < prices.length; i++) {
-    out[2 * i] = prices[i]!;
-    out[2 * i + 1] = levels.get(prices[i]!)!;
+class MarketBook extends BookLevels {
+  constructor(
+    /** The subscription whose frames maintain this book. */
+    public sid: number,
+    /** false while waiting for a snapshot (after a gap or integrity failure). */
+    public live: boolean,
+    /**
+     * The ticker and market id every event of this book carries: one string each per market, so
+     * the consumers' maps compare keys by identity and nothing is concatenated per delta.
+     */
+    readonly ticker: string,
+    readonly marketId: string,
+  ) {
+    super();
   }
-  return out;
-}
-
-/** The index of `price`'s pair in `l`, or of where it would go. */
-function ladderFind(l: Ladder, price: number): number {
-  let lo = 0;
-  let hi = l.length >> 1;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (l[2 * mid]! < price) lo = mid + 1;
-    else hi = mid;
-  }
-  return 2 * lo;
-}
-
-/** The size at `price` (0 when there is no level). */
-function ladderGet(l: Ladder, price: number): number {
-  const i = ladderFind(l, price);
-  return i < l.length && l[i] === price ? l[i + 1]! : 0;
-}
-
-/** Sets the size at `price`; 0 deletes the level. */
-function ladderSet(l: Ladder, price: number, size: number): void {
-  const i = ladderFind(l, price);
-  if (i < l.length && l[i] === price) {
-    if (size === 0) l.splice(i, 2);
-    else l[i + 1] = size;
-  } else if (size !== 0) l.splice(i, 0, price, size);
-}
-
-/** One market's book as the mapper keeps it: current sizes of YES bids and NO bids by price. */
-interface MarketBook {
-  /** The subscription whose frames maintain this book. */
-  sid: number;
-  /** false while waiting for a snapshot (after a gap or integrity failure). */
-  live: boolean;
-  yes: Ladder;
-  no: Ladder;
-  /**
-   * The ticker and market id every event of this book carries: one string each per market, so
-   * the consumers' maps compare keys by identity and nothing is concatenated per delta.
-   */
-  readonly ticker: string;
-  readonly marketId: string;
 }
 
 interface SidState {
@@ -598,7 +560,7 @@ export class KalshiMapper implements Mapper {
   private resetMarket(ticker: string, sid: number, detail: string, local: number, out: NormalizedEvent[]): void {
     this.stats.gaps++;
     let b = this.books.get(ticker);
-    if (!b) this.books.set(ticker, (b = { sid, live: false, yes: [], no: [], ticker, marketId: this.id(ticker) }));
+    if (!b) this.books.set(ticker, (b = new MarketBook(sid, false, ticker, this.id(ticker))));
     b.sid = sid;
     this.sid(sid).tickers.add(ticker);
     this.await(ticker, b);
@@ -608,8 +570,7 @@ export class KalshiMapper implements Mapper {
   private await(ticker: string, b: MarketBook): void {
     b.live = false;
     this.waiting.add(ticker);
-    b.yes = [];
-    b.no = [];
+    b.fill([], []);
     let r = this.resync.get(b.sid);
     if (!r) this.resync.set(b.sid, (r = new Set()));
     r.add(ticker);
@@ -655,19 +616,16 @@ export class KalshiMapper implements Mapper {
     const prev = this.books.get(ticker);
     const wasWaiting = prev !== undefined && !prev.live;
     if (prev && prev.sid !== f.sid) this.sids.get(prev.sid)?.tickers.delete(ticker);
-    const b: MarketBook = {
-      sid: f.sid,
-      live: true,
-      yes: ladderOf(yes),
-      no: ladderOf(no),
-      ticker: prev?.ticker ?? ticker,
-      marketId: prev?.marketId ?? this.id(ticker),
-    };
-    this.books.set(ticker, b);
+    const b = prev ?? new MarketBook(f.sid, true, ticker, this.id(ticker));
+    b.sid = f.sid;
+    b.live = true;
+    const { bids, asks } = yesPerspective(yes, no);
+    // Room for exactly the snapshot's levels, as the ladders it replaces had; a side that grows gets free room then.
+    b.fill(bids, asks, 0);
+    if (prev === undefined) this.books.set(ticker, b);
     this.waiting.delete(ticker);
     this.sid(f.sid).tickers.add(ticker);
     this.resync.get(f.sid)?.delete(ticker);
-    const { bids, asks } = yesPerspective(yes, no);
     out.push({ type: 'book_snapshot', venue: this.venue, timestamp: local, localTimestamp: local, marketId: b.marketId, instrument: b.ticker, bids, asks });
     if (wasWaiting) out.push(this.feed('resynced', local, `snapshot on sid ${f.sid}`, ticker));
   }
@@ -696,14 +654,15 @@ export class KalshiMapper implements Mapper {
       this.stats.ignored++;
       return;
     }
-    const side = m.side === 'yes' ? b.yes : b.no;
-    const next = roundSize(ladderGet(side, price) + delta);
+    const yes = m.side === 'yes';
+    const at = yes ? price : PAYOUT - price;
+    const next = roundSize(b.sizeOf(yes, at) + delta);
     if (next < 0) {
       this.resetMarket(ticker, f.sid, `delta ${m.delta_fp ?? m.delta} at ${m.side} ${m.price_dollars ?? m.price} leaves size ${next}`, local, out);
       return;
     }
-    ladderSet(side, price, next);
-    out.push(this.bookDelta(b, m.side === 'yes', price, next, frameTime(m, local), local));
+    b.put(yes, at, next);
+    out.push(this.bookDelta(b, yes, price, next, frameTime(m, local), local));
   }
 
   /**
@@ -721,13 +680,13 @@ export class KalshiMapper implements Mapper {
     const price = parseDollarsAt(text, d.priceStart, d.priceEnd);
     const delta = parseSizeAt(text, d.deltaStart, d.deltaEnd);
     if (!(price > 0 && price < PAYOUT) || Number.isNaN(delta) || delta === 0) return false;
-    const side = d.yes ? b.yes : b.no;
-    const next = roundSize(ladderGet(side, price) + delta);
+    const at = d.yes ? price : PAYOUT - price;
+    const next = roundSize(b.sizeOf(d.yes, at) + delta);
     if (next < 0) return false;
     this.stats.frames++;
     this.stats.lastFrameAt = local;
     st.lastSeq = d.seq;
-    ladderSet(side, price, next);
+    b.put(d.yes, at, next);
     this.stats.events++;
     emit(this.bookDelta(b, d.yes, price, next, d.tsMs, local));
     return true;
