@@ -206,13 +206,14 @@ function stamp<T extends TrackedArb | TrackedEv>(
       continue;
     }
     kept = false;
-    out[i] = {
-      ...o,
+    // Object.assign, not a spread: a spread of an object with fields outside it (opportunity_id)
+    // gives each copy a hidden class of its own.
+    out[i] = Object.assign({}, o, {
       group_title: g.title,
       event_date: eventDate,
       event_type: eventType,
       detected_at: was?.detected_at ?? (at ??= new Date(now).toISOString()),
-    };
+    });
   }
   return kept ? prev! : out;
 }
