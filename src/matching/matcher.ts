@@ -18,6 +18,7 @@ import { compare, type Comparison } from './compare.js';
 import { describeGroup, type GroupFields } from './describe.js';
 import type { Override } from './overrides.js';
 import { extractProposition, type MatchInput, type Proposition } from './proposition/index.js';
+import { StoredProposition } from './stored.js';
 
 /** A listing handed to the matcher: the input plus the caller's unique key (e.g. `venue:id`). */
 export type MatcherInput = MatchInput & { readonly key: string };
@@ -60,12 +61,22 @@ export interface MatcherStats {
   readonly comparisons: number;
 }
 
-/** A listing in the matcher. Its blocking keys are recomputed from `prop` when needed (blockKeys is cheap; a copy per listing is not). */
+/**
+ * A listing in the matcher: the input fields its proposition is read from (to tell an unchanged
+ * listing; the venue label and id are the proposition's) and the proposition. Its blocking keys
+ * are recomputed from `prop` when needed (blockKeys is cheap; a copy per listing is not).
+ */
 interface Rec {
   readonly key: string;
-  readonly input: MatcherInput;
-  readonly platform: string;
-  readonly prop: Proposition;
+  /** The venue label as given (the proposition's `platform` is it in lower case). */
+  readonly venue: string;
+  readonly title: string;
+  readonly event_title: string | undefined;
+  readonly outcome: string | undefined;
+  readonly close_time: string | number | undefined;
+  readonly category: string | undefined;
+  readonly protocol: string | undefined;
+  readonly prop: StoredProposition;
   group: Group | undefined;
 }
 
@@ -79,7 +90,7 @@ interface Member {
    * Polymarket "Spread: Patriots (+2.5)" names one team, but inside a group that knows the game
    * it can be compared with "Spread: Seahawks (-2.5)".
    */
-  view: Proposition;
+  view: StoredProposition;
 }
 
 interface Group {
@@ -110,7 +121,7 @@ interface Slot {
  * The propositions with the game they agree on filled in where one lacks it: both teams from a
  * listing that names them, the day from one that states it (ids and titles before close times).
  */
-function withGame(props: readonly Proposition[]): Proposition[] {
+function withGame(props: readonly StoredProposition[]): StoredProposition[] {
   if (props.length < 2 || !GAME_KINDS.has(props[0]!.kind)) return props.slice();
   const teams = props.find((p) => p.teams.length === 2)?.teams;
   const dated = props.find((p) => p.date !== null && p.dateSource !== 'close_time') ?? props.find((p) => p.date !== null);
@@ -118,7 +129,7 @@ function withGame(props: readonly Proposition[]): Proposition[] {
     const needTeams = teams !== undefined && p.teams.length < 2 && p.teams.every((t) => teams.includes(t));
     const needDate = dated !== undefined && p.date === null;
     if (!needTeams && !needDate) return p;
-    return { ...p, teams: needTeams ? teams : p.teams, date: needDate ? dated.date : p.date, dateSource: needDate ? dated.dateSource : p.dateSource };
+    return p.withGame(needTeams ? teams : p.teams, needDate ? dated.date : p.date, needDate ? dated.dateSource : p.dateSource);
   });
 }
 
@@ -136,12 +147,12 @@ const AMBIGUITY = 0.02;
 const GAME_KINDS = new Set(['game_winner', 'draw', 'spread', 'total', 'player_prop', 'map_winner']);
 const TEAM_ID = /^(?:NFL|NBA|MLB|NHL|NCAAF|SOC|NAT|ESP):/;
 
-/** Whether two inputs read the same: every field the proposition is read from, absent and empty alike. */
-function sameInput(a: MatcherInput, b: MatcherInput): boolean {
+/** Whether a listing reads as it did: every field the proposition is read from, absent and empty alike. */
+function sameInput(a: Rec, b: MatcherInput): boolean {
   const eq = (x: string | number | null | undefined, y: string | number | null | undefined): boolean => x === y || String(x ?? '') === String(y ?? '');
   return (
-    a.platform === b.platform &&
-    eq(a.market_id, b.market_id) &&
+    a.venue === b.platform &&
+    eq(a.prop.marketId, b.market_id) &&
     a.title === b.title &&
     eq(a.event_title, b.event_title) &&
     eq(a.outcome, b.outcome) &&
@@ -239,7 +250,6 @@ export class Matcher {
   private readonly reasonLists = new Map<string, readonly string[]>();
   private readonly live = new Map<number, Group>();
   private readonly sigIds = new Map<string, number>();
-  private readonly platforms = new Map<string, string>();
   private readonly persistence: MatcherPersistence | undefined;
   private readonly minConfidence: number;
   /** Operator links: key → partner key → inverted. */
@@ -267,10 +277,21 @@ export class Matcher {
    */
   upsert(m: MatcherInput): void {
     const old = this.recs.get(m.key);
-    if (old && sameInput(old.input, m)) return;
-    const prop = extractProposition(m);
+    if (old && sameInput(old, m)) return;
+    const prop = StoredProposition.of(extractProposition(m));
     const keys = blockKeys(prop);
-    const rec: Rec = { key: m.key, input: m, platform: this.lower(m.platform), prop, group: undefined };
+    const rec: Rec = {
+      key: m.key,
+      venue: m.platform,
+      title: m.title,
+      event_title: m.event_title,
+      outcome: m.outcome,
+      close_time: m.close_time,
+      category: m.category,
+      protocol: m.protocol,
+      prop,
+      group: undefined,
+    };
     if (!old) {
       this.recs.set(m.key, rec);
       this.file(rec, keys.index);
@@ -312,8 +333,8 @@ export class Matcher {
   crossVenueGroups(): MatchGroup[] {
     const out: Group[] = [];
     for (const g of this.live.values()) {
-      const first = g.members[0]?.rec.input.platform;
-      if (g.members.some((m) => m.rec.input.platform !== first)) out.push(g);
+      const first = g.members[0]?.rec.venue;
+      if (g.members.some((m) => m.rec.venue !== first)) out.push(g);
     }
     return out.sort((a, b) => a.id - b.id).map((g) => this.view(g));
   }
@@ -326,7 +347,7 @@ export class Matcher {
 
   /** The proposition extracted for a listing. */
   propositionOf(key: string): Proposition | undefined {
-    return this.recs.get(key)?.prop;
+    return this.recs.get(key)?.prop.plain();
   }
 
   stats(): MatcherStats {
@@ -372,13 +393,6 @@ export class Matcher {
   }
 
   // ---- internals ----------------------------------------------------------------------------
-
-  /** The venue label in lower case, one string per venue (not one per listing). */
-  private lower(platform: string): string {
-    let l = this.platforms.get(platform);
-    if (l === undefined) this.platforms.set(platform, (l = platform.toLowerCase()));
-    return l;
-  }
 
   private file(rec: Rec, index: readonly string[]): void {
     for (const k of index) {
@@ -445,7 +459,7 @@ export class Matcher {
     // Venue slots first (cheap): a side of this venue already taken rules the group out.
     let sameVenue: Member | undefined;
     for (const m of g.members) {
-      if (m.rec === rec || m.rec.platform !== rec.platform) continue;
+      if (m.rec === rec || m.rec.prop.platform !== rec.prop.platform) continue;
       if (sameVenue || !GAME_KINDS.has(rec.prop.kind)) return undefined;
       sameVenue = m;
     }
@@ -468,7 +482,7 @@ export class Matcher {
     }
     if (inverted === undefined) return undefined;
     for (const m of g.members) {
-      if (m.rec === rec || m.rec.platform !== rec.platform) continue;
+      if (m.rec === rec || m.rec.prop.platform !== rec.prop.platform) continue;
       // One listing per venue per side; two sides on one venue only for one game's line.
       if (!linked && (m.inverted === inverted || !GAME_KINDS.has(rec.prop.kind))) return undefined;
     }
@@ -552,7 +566,7 @@ export class Matcher {
         const a = all[i]!;
         const b = all[j]!;
         const c = this.relation(a.rec, b.rec, views[i]!, views[j]!);
-        if (c.reasons !== OVERRIDE_REASONS && a.rec.platform === b.rec.platform && (a.inverted === b.inverted || !GAME_KINDS.has(a.rec.prop.kind)))
+        if (c.reasons !== OVERRIDE_REASONS && a.rec.prop.platform === b.rec.prop.platform && (a.inverted === b.inverted || !GAME_KINDS.has(a.rec.prop.kind)))
           return false;
         if (c.relation === 'different' || c.confidence < this.minConfidence) return false;
         if ((c.relation === 'inverted') !== (a.inverted !== b.inverted)) return false;
@@ -680,8 +694,8 @@ export class Matcher {
       event_date: f.event_date,
       members: g.members.map((m) => ({
         key: m.rec.key,
-        platform: m.rec.input.platform,
-        market_id: m.rec.input.market_id,
+        platform: m.rec.venue,
+        market_id: m.rec.prop.marketId,
         inverted: m.inverted,
         confidence: m.confidence,
         reasons: m.reasons,
