@@ -19,6 +19,7 @@ import { describeGroup, type GroupFields } from './describe.js';
 import type { Override } from './overrides.js';
 import { extractProposition, type MatchInput, type Proposition } from './proposition/index.js';
 import { StoredProposition } from './stored.js';
+import { flat } from './text.js';
 
 /** A listing handed to the matcher: the input plus the caller's unique key (e.g. `venue:id`). */
 export type MatcherInput = MatchInput & { readonly key: string };
@@ -233,6 +234,8 @@ const OVERRIDE_REASONS: readonly string[] = Object.freeze(['override']);
 const NO_REASONS: readonly string[] = Object.freeze([]);
 /** Past this many distinct lists the reasons table starts over (it only shares copies). */
 const REASONS_CAP = 4_096;
+/** Past this many distinct view texts that table starts over (it only shares copies). */
+const TEXTS_CAP = 65_536;
 
 /**
  * A block's listings: the listing itself when it is the only one (most blocks), else an array in
@@ -248,6 +251,8 @@ export class Matcher {
   private readonly blocks = new Map<string, Block>();
   /** One frozen copy of each list of agreeing fields: members hold a handful of distinct lists between them. */
   private readonly reasonLists = new Map<string, readonly string[]>();
+  /** View texts by value (see text()). */
+  private readonly texts = new Map<string, string>();
   private readonly live = new Map<number, Group>();
   private readonly sigIds = new Map<string, number>();
   private readonly persistence: MatcherPersistence | undefined;
@@ -397,7 +402,7 @@ export class Matcher {
   private file(rec: Rec, index: readonly string[]): void {
     for (const k of index) {
       const s = this.blocks.get(k);
-      if (s === undefined) this.blocks.set(k, rec);
+      if (s === undefined) this.blocks.set(flat(k), rec);
       else if (!Array.isArray(s)) {
         if (s !== rec) this.blocks.set(k, [s, rec]);
       } else if (!s.includes(rec)) {
@@ -427,6 +432,19 @@ export class Matcher {
   private block(k: string): readonly Rec[] {
     const s = this.blocks.get(k);
     return s === undefined ? NO_RECS : Array.isArray(s) ? s : [s];
+  }
+
+  /**
+   * One flat copy of a view's text: the groups of one event name it alike, and a text built by
+   * concatenation is otherwise kept as the tree of its pieces.
+   */
+  private text<T extends string | null>(s: T): T {
+    if (s === null) return s;
+    const had = this.texts.get(flat(s));
+    if (had !== undefined) return had as T;
+    if (this.texts.size >= TEXTS_CAP) this.texts.clear();
+    this.texts.set(s, s);
+    return s;
   }
 
   /** The shared copy of a list of agreeing fields. */
@@ -680,7 +698,7 @@ export class Matcher {
     // Every field named, so that views (and the service's copies of them) share one hidden class.
     g.cached = {
       group_id: g.id,
-      title: f.title,
+      title: this.text(f.title),
       market_class: f.market_class,
       market_type: f.market_type,
       period: f.period,
@@ -688,9 +706,9 @@ export class Matcher {
       side: f.side,
       player: f.player,
       team: f.team,
-      event_id: f.event_id,
-      event_name: f.event_name,
-      game_title: f.game_title,
+      event_id: this.text(f.event_id),
+      event_name: this.text(f.event_name),
+      game_title: this.text(f.game_title),
       event_date: f.event_date,
       members: g.members.map((m) => ({
         key: m.rec.key,
