@@ -13,7 +13,10 @@ import { groupEv } from './ev.js';
 import type { LegState, TrackedArb, TrackedEv } from './lifecycle/record.js';
 import type { LegLookup, LifecycleEvent, LifecycleTracker } from './lifecycle/tracker.js';
 
-/** A match group as the signal engine needs it (the matcher provides these). */
+/**
+ * A match group as the signal engine needs it (the matcher provides these). A group is never
+ * changed in place: a changed group is a new object.
+ */
 export interface SignalGroup {
   readonly groupId: number;
   readonly title: string;
@@ -129,10 +132,12 @@ function fillLevels(buf: LevelBuffer, side: BookSide, depth: number, complement:
   return out;
 }
 
-/** The member slots of a group, for as long as the group source hands out the same group; null for a venue not configured. */
+/**
+ * The member slots of a group (null for a venue not configured), for as long as the group source
+ * hands out the same group: a group is never changed in place, a new one replaces it.
+ */
 interface GroupSlots {
   readonly group: SignalGroup;
-  readonly members: SignalGroup['members'];
   readonly slots: readonly (MemberSlot | null)[];
 }
 
@@ -316,12 +321,12 @@ export class SignalEngine implements LegLookup {
   /** The member slots of `g`, built again when the group source hands out a different group. */
   private slotsOf(g: SignalGroup): readonly (MemberSlot | null)[] {
     const c = this.slots.get(g.groupId);
-    if (c && c.group === g && c.members === g.members && c.slots.length === g.members.length) return c.slots;
+    if (c && c.group === g) return c.slots;
     const slots = g.members.map((m) => {
       const v = this.venues.byLabel.get(m.venue);
       return v ? new MemberSlot(v, m.marketId, m.inverted) : null;
     });
-    this.slots.set(g.groupId, { group: g, members: g.members, slots });
+    this.slots.set(g.groupId, { group: g, slots });
     return slots;
   }
 
