@@ -64,7 +64,8 @@ export interface MatcherStats {
 
 /**
  * A listing in the matcher: the input fields its proposition is read from (to tell an unchanged
- * listing; the venue label and id are the proposition's) and the proposition. Its blocking keys
+ * listing; the venue label and id are the proposition's), the proposition, and its place in its
+ * group (a listing is in one group at a time: set when it joins or founds one). Its blocking keys
  * are recomputed from `prop` when needed (blockKeys is cheap; a copy per listing is not).
  */
 interface Rec {
@@ -79,10 +80,7 @@ interface Rec {
   readonly protocol: string | undefined;
   readonly prop: StoredProposition;
   group: Group | undefined;
-}
-
-interface Member {
-  readonly rec: Rec;
+  /** This listing's YES is its group's NO. */
   inverted: boolean;
   confidence: number;
   reasons: readonly string[];
@@ -93,6 +91,9 @@ interface Member {
    */
   view: StoredProposition;
 }
+
+/** A listing as a member of its group. */
+type Member = Rec;
 
 interface Group {
   readonly id: number;
@@ -296,6 +297,10 @@ export class Matcher {
       protocol: m.protocol,
       prop,
       group: undefined,
+      inverted: false,
+      confidence: 1,
+      reasons: NO_REASONS,
+      view: prop,
     };
     if (!old) {
       this.recs.set(m.key, rec);
@@ -338,8 +343,8 @@ export class Matcher {
   crossVenueGroups(): MatchGroup[] {
     const out: Group[] = [];
     for (const g of this.live.values()) {
-      const first = g.members[0]?.rec.venue;
-      if (g.members.some((m) => m.rec.venue !== first)) out.push(g);
+      const first = g.members[0]?.venue;
+      if (g.members.some((m) => m.venue !== first)) out.push(g);
     }
     return out.sort((a, b) => a.id - b.id).map((g) => this.view(g));
   }
@@ -477,18 +482,18 @@ export class Matcher {
     // Venue slots first (cheap): a side of this venue already taken rules the group out.
     let sameVenue: Member | undefined;
     for (const m of g.members) {
-      if (m.rec === rec || m.rec.prop.platform !== rec.prop.platform) continue;
+      if (m === rec || m.prop.platform !== rec.prop.platform) continue;
       if (sameVenue || !GAME_KINDS.has(rec.prop.kind)) return undefined;
       sameVenue = m;
     }
     if (sameVenue) {
-      const c = this.relation(rec, sameVenue.rec, rec.prop, sameVenue.view);
+      const c = this.relation(rec, sameVenue, rec.prop, sameVenue.view);
       if (c.relation === 'different' || (c.relation === 'inverted') === false) return undefined;
     }
     let linked = false;
     for (const m of g.members) {
-      if (m.rec === rec) continue;
-      const c = this.relation(rec, m.rec, rec.prop, m.view);
+      if (m === rec) continue;
+      const c = this.relation(rec, m, rec.prop, m.view);
       if (c.relation === 'different') return undefined;
       if (c.reasons === OVERRIDE_REASONS) linked = true;
       const inv = (c.relation === 'inverted') !== m.inverted;
@@ -500,7 +505,7 @@ export class Matcher {
     }
     if (inverted === undefined) return undefined;
     for (const m of g.members) {
-      if (m.rec === rec || m.rec.prop.platform !== rec.prop.platform) continue;
+      if (m === rec || m.prop.platform !== rec.prop.platform) continue;
       // One listing per venue per side; two sides on one venue only for one game's line.
       if (!linked && (m.inverted === inverted || !GAME_KINDS.has(rec.prop.kind))) return undefined;
     }
@@ -547,29 +552,26 @@ export class Matcher {
     const rivals = fits.slice(1).filter((f) => f.fit.confidence >= best.fit.confidence - AMBIGUITY);
     if (rivals.length === 0) return this.join(best.g, rec, best.fit);
     // Dry run: the best group, the listing and every rival group, oriented as the best group.
-    const all: Slot[] = best.g.members.map((m) => ({ rec: m.rec, inverted: m.inverted }));
+    const all: Slot[] = best.g.members.map((m) => ({ rec: m, inverted: m.inverted }));
     all.push({ rec, inverted: best.fit.inverted });
     for (const r of rivals) {
       const flip = r.fit.inverted !== best.fit.inverted;
-      for (const m of r.g.members) all.push({ rec: m.rec, inverted: m.inverted !== flip });
+      for (const m of r.g.members) all.push({ rec: m, inverted: m.inverted !== flip });
     }
     if (!this.consistent(all)) return this.found(rec);
-    const joined: Member[] = [{ rec, inverted: best.fit.inverted, confidence: best.fit.confidence, reasons: this.reasonsOf(best.fit.reasons), view: rec.prop }];
+    const joined: Member[] = [this.enter(rec, best.fit.inverted, best.fit.confidence, this.reasonsOf(best.fit.reasons))];
     rec.group = best.g;
     this.remember(rec.prop.signature, best.g.id);
     for (const r of rivals) {
       const flip = r.fit.inverted !== best.fit.inverted;
       this.live.delete(r.g.id);
+      // The rival group is gone: its members are re-entered as members of the best group.
       for (const m of r.g.members) {
-        joined.push({
-          rec: m.rec,
-          inverted: m.inverted !== flip,
-          confidence: Math.min(m.confidence, r.fit.confidence),
-          reasons: m.reasons.length > 0 ? m.reasons : this.reasonsOf(r.fit.reasons),
-          view: m.rec.prop,
-        });
-        m.rec.group = best.g;
-        this.remember(m.rec.prop.signature, best.g.id);
+        joined.push(
+          this.enter(m, m.inverted !== flip, Math.min(m.confidence, r.fit.confidence), m.reasons.length > 0 ? m.reasons : this.reasonsOf(r.fit.reasons)),
+        );
+        m.group = best.g;
+        this.remember(m.prop.signature, best.g.id);
       }
     }
     best.g.members = best.g.members.concat(joined);
@@ -600,7 +602,7 @@ export class Matcher {
       id = this.nextId++;
       if (!this.sigIds.has(sig)) this.remember(sig, id);
     }
-    const m: Member = { rec, inverted: false, confidence: 1, reasons: NO_REASONS, view: rec.prop };
+    const m = this.enter(rec, false, 1, NO_REASONS);
     const g: Group = { id, members: [m], anchor: m, founder: m, cached: undefined, seen: 0 };
     this.live.set(id, g);
     rec.group = g;
@@ -615,6 +617,15 @@ export class Matcher {
     if (previous && this.live.has(previous.id)) this.retryNeighbours(partner, previous);
   }
 
+  /** A listing's place as it enters a group (its view is its own proposition until the group's refresh). */
+  private enter(rec: Rec, inverted: boolean, confidence: number, reasons: readonly string[]): Member {
+    rec.inverted = inverted;
+    rec.confidence = confidence;
+    rec.reasons = reasons;
+    rec.view = rec.prop;
+    return rec;
+  }
+
   private remember(sig: string, id: number): void {
     if (this.sigIds.get(sig) === id) return;
     const prev = this.sigIds.get(sig);
@@ -625,7 +636,7 @@ export class Matcher {
   }
 
   private join(g: Group, rec: Rec, f: Fit): void {
-    g.members = g.members.concat({ rec, inverted: f.inverted, confidence: f.confidence, reasons: this.reasonsOf(f.reasons), view: rec.prop });
+    g.members = g.members.concat(this.enter(rec, f.inverted, f.confidence, this.reasonsOf(f.reasons)));
     rec.group = g;
     this.remember(rec.prop.signature, g.id);
     this.refresh(g);
@@ -635,12 +646,12 @@ export class Matcher {
     const g = rec.group;
     rec.group = undefined;
     if (!g) return;
-    g.members = g.members.filter((m) => m.rec !== rec);
+    g.members = g.members.filter((m) => m !== rec);
     if (g.members.length === 0) {
       this.live.delete(g.id);
       return;
     }
-    if (g.founder?.rec === rec) g.founder = g.members[0];
+    if (g.founder === rec) g.founder = g.members[0];
     this.refresh(g);
   }
 
@@ -653,7 +664,7 @@ export class Matcher {
     g.cached = undefined;
     if (g.members.length === 0) return;
     let anchor = g.members[0]!;
-    for (const m of g.members) if (anchorRank(m.rec.prop, anchor.rec.prop) < 0) anchor = m;
+    for (const m of g.members) if (anchorRank(m.prop, anchor.prop) < 0) anchor = m;
     if (anchor.inverted) for (const m of g.members) m.inverted = !m.inverted;
     g.anchor = anchor;
     const first = g.founder ?? g.members[0]!;
@@ -661,7 +672,7 @@ export class Matcher {
     for (const m of g.members) if (m !== first && (!best || m.confidence > best.confidence)) best = m;
     first.confidence = best ? best.confidence : 1;
     first.reasons = best ? best.reasons : NO_REASONS;
-    const views = withGame(g.members.map((m) => m.rec.prop));
+    const views = withGame(g.members.map((m) => m.prop));
     g.members.forEach((m, i) => (m.view = views[i]!));
   }
 
@@ -692,8 +703,8 @@ export class Matcher {
     if (g.cached) return g.cached;
     const anchor = g.anchor ?? g.members[0]!;
     const f = describeGroup(
-      anchor.rec.prop,
-      g.members.filter((m) => m !== anchor).map((m) => m.rec.prop),
+      anchor.prop,
+      g.members.filter((m) => m !== anchor).map((m) => m.prop),
     );
     // Every field named, so that views (and the service's copies of them) share one hidden class.
     g.cached = {
@@ -711,9 +722,9 @@ export class Matcher {
       game_title: this.text(f.game_title),
       event_date: f.event_date,
       members: g.members.map((m) => ({
-        key: m.rec.key,
-        platform: m.rec.venue,
-        market_id: m.rec.prop.marketId,
+        key: m.key,
+        platform: m.venue,
+        market_id: m.prop.marketId,
         inverted: m.inverted,
         confidence: m.confidence,
         reasons: m.reasons,
