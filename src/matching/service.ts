@@ -60,11 +60,15 @@ class SignalView implements SignalGroup {
   readonly suspect: string | undefined;
   readonly eventDate: string | null;
 
+  /** The served group's members (the matcher's list, shared while the group is unchanged), not the group. */
+  private readonly served: readonly GroupMember[];
+
   constructor(
-    private readonly g: ServedGroup,
+    g: ServedGroup,
     private readonly catalog: EngineState['catalog'],
     readonly eventType: string,
   ) {
+    this.served = g.members;
     this.groupId = g.group_id;
     this.title = g.title;
     this.suspect = g.suspect;
@@ -72,7 +76,7 @@ class SignalView implements SignalGroup {
   }
 
   get members(): SignalGroup['members'] {
-    return this.g.members.map((m) => ({
+    return this.served.map((m) => ({
       venue: m.platform,
       // The catalog's own id string, not a slice of the member key.
       marketId: this.catalog.byKey(m.key)?.marketId ?? m.key.slice(m.key.indexOf(':') + 1),
