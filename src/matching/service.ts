@@ -204,7 +204,12 @@ export class MatchingService implements GroupSource {
       // Audited when its members or their orientation changed, or a member settled; else as before.
       const suspect = !same || g.members.some((m) => this.settling.has(m.key)) ? this.auditOf(g, category, now) : this.suspects.get(g.group_id);
       if (suspect !== undefined) suspects.set(g.group_id, suspect);
-      byId.set(g.group_id, servedOf(g, this.eventKey(g), category, suspect));
+      const eventKey = this.eventKey(g);
+      const was = this.byId.get(g.group_id);
+      // The matcher hands back the same member list while a group's view is unchanged: an unchanged
+      // group keeps its served object, and with it the signal engine's view and member slots.
+      const keep = was !== undefined && was.members === g.members && was.eventKey === eventKey && was.category === category && was.suspect === suspect;
+      byId.set(g.group_id, keep ? was : servedOf(g, eventKey, category, suspect));
       if (!same || this.suspects.get(g.group_id) !== suspect) changed.push(g.group_id);
       const ids = [g.group_id];
       for (const m of g.members) {
