@@ -18,6 +18,8 @@ import { compare, type Comparison } from './compare.js';
 import { describeGroup, type GroupFields } from './describe.js';
 import type { Override } from './overrides.js';
 import { extractProposition, type MatchInput, type Proposition } from './proposition/index.js';
+import { StoredProposition } from './stored.js';
+import { flat } from './text.js';
 
 /** A listing handed to the matcher: the input plus the caller's unique key (e.g. `venue:id`). */
 export type MatcherInput = MatchInput & { readonly key: string };
@@ -60,17 +62,25 @@ export interface MatcherStats {
   readonly comparisons: number;
 }
 
-/** A listing in the matcher. Its blocking keys are recomputed from `prop` when needed (blockKeys is cheap; a copy per listing is not). */
+/**
+ * A listing in the matcher: the input fields its proposition is read from (to tell an unchanged
+ * listing; the venue label and id are the proposition's), the proposition, and its place in its
+ * group (a listing is in one group at a time: set when it joins or founds one). Its blocking keys
+ * are recomputed from `prop` when needed (blockKeys is cheap; a copy per listing is not).
+ */
 interface Rec {
   readonly key: string;
-  readonly input: MatcherInput;
-  readonly platform: string;
-  readonly prop: Proposition;
+  /** The venue label as given (the proposition's `platform` is it in lower case). */
+  readonly venue: string;
+  readonly title: string;
+  readonly event_title: string | undefined;
+  readonly outcome: string | undefined;
+  readonly close_time: string | number | undefined;
+  readonly category: string | undefined;
+  readonly protocol: string | undefined;
+  readonly prop: StoredProposition;
   group: Group | undefined;
-}
-
-interface Member {
-  readonly rec: Rec;
+  /** This listing's YES is its group's NO. */
   inverted: boolean;
   confidence: number;
   reasons: readonly string[];
@@ -79,8 +89,11 @@ interface Member {
    * Polymarket "Spread: Patriots (+2.5)" names one team, but inside a group that knows the game
    * it can be compared with "Spread: Seahawks (-2.5)".
    */
-  view: Proposition;
+  view: StoredProposition;
 }
+
+/** A listing as a member of its group. */
+type Member = Rec;
 
 interface Group {
   readonly id: number;
@@ -110,7 +123,7 @@ interface Slot {
  * The propositions with the game they agree on filled in where one lacks it: both teams from a
  * listing that names them, the day from one that states it (ids and titles before close times).
  */
-function withGame(props: readonly Proposition[]): Proposition[] {
+function withGame(props: readonly StoredProposition[]): StoredProposition[] {
   if (props.length < 2 || !GAME_KINDS.has(props[0]!.kind)) return props.slice();
   const teams = props.find((p) => p.teams.length === 2)?.teams;
   const dated = props.find((p) => p.date !== null && p.dateSource !== 'close_time') ?? props.find((p) => p.date !== null);
@@ -118,7 +131,7 @@ function withGame(props: readonly Proposition[]): Proposition[] {
     const needTeams = teams !== undefined && p.teams.length < 2 && p.teams.every((t) => teams.includes(t));
     const needDate = dated !== undefined && p.date === null;
     if (!needTeams && !needDate) return p;
-    return { ...p, teams: needTeams ? teams : p.teams, date: needDate ? dated.date : p.date, dateSource: needDate ? dated.dateSource : p.dateSource };
+    return p.withGame(needTeams ? teams : p.teams, needDate ? dated.date : p.date, needDate ? dated.dateSource : p.dateSource);
   });
 }
 
@@ -136,12 +149,12 @@ const AMBIGUITY = 0.02;
 const GAME_KINDS = new Set(['game_winner', 'draw', 'spread', 'total', 'player_prop', 'map_winner']);
 const TEAM_ID = /^(?:NFL|NBA|MLB|NHL|NCAAF|SOC|NAT|ESP):/;
 
-/** Whether two inputs read the same: every field the proposition is read from, absent and empty alike. */
-function sameInput(a: MatcherInput, b: MatcherInput): boolean {
+/** Whether a listing reads as it did: every field the proposition is read from, absent and empty alike. */
+function sameInput(a: Rec, b: MatcherInput): boolean {
   const eq = (x: string | number | null | undefined, y: string | number | null | undefined): boolean => x === y || String(x ?? '') === String(y ?? '');
   return (
-    a.platform === b.platform &&
-    eq(a.market_id, b.market_id) &&
+    a.venue === b.platform &&
+    eq(a.prop.marketId, b.market_id) &&
     a.title === b.title &&
     eq(a.event_title, b.event_title) &&
     eq(a.outcome, b.outcome) &&
@@ -222,6 +235,8 @@ const OVERRIDE_REASONS: readonly string[] = Object.freeze(['override']);
 const NO_REASONS: readonly string[] = Object.freeze([]);
 /** Past this many distinct lists the reasons table starts over (it only shares copies). */
 const REASONS_CAP = 4_096;
+/** Past this many distinct view texts that table starts over (it only shares copies). */
+const TEXTS_CAP = 65_536;
 
 /**
  * A block's listings: the listing itself when it is the only one (most blocks), else an array in
@@ -237,9 +252,10 @@ export class Matcher {
   private readonly blocks = new Map<string, Block>();
   /** One frozen copy of each list of agreeing fields: members hold a handful of distinct lists between them. */
   private readonly reasonLists = new Map<string, readonly string[]>();
+  /** View texts by value (see text()). */
+  private readonly texts = new Map<string, string>();
   private readonly live = new Map<number, Group>();
   private readonly sigIds = new Map<string, number>();
-  private readonly platforms = new Map<string, string>();
   private readonly persistence: MatcherPersistence | undefined;
   private readonly minConfidence: number;
   /** Operator links: key → partner key → inverted. */
@@ -267,10 +283,25 @@ export class Matcher {
    */
   upsert(m: MatcherInput): void {
     const old = this.recs.get(m.key);
-    if (old && sameInput(old.input, m)) return;
-    const prop = extractProposition(m);
+    if (old && sameInput(old, m)) return;
+    const prop = StoredProposition.of(extractProposition(m));
     const keys = blockKeys(prop);
-    const rec: Rec = { key: m.key, input: m, platform: this.lower(m.platform), prop, group: undefined };
+    const rec: Rec = {
+      key: m.key,
+      venue: m.platform,
+      title: m.title,
+      event_title: m.event_title,
+      outcome: m.outcome,
+      close_time: m.close_time,
+      category: m.category,
+      protocol: m.protocol,
+      prop,
+      group: undefined,
+      inverted: false,
+      confidence: 1,
+      reasons: NO_REASONS,
+      view: prop,
+    };
     if (!old) {
       this.recs.set(m.key, rec);
       this.file(rec, keys.index);
@@ -312,8 +343,8 @@ export class Matcher {
   crossVenueGroups(): MatchGroup[] {
     const out: Group[] = [];
     for (const g of this.live.values()) {
-      const first = g.members[0]?.rec.input.platform;
-      if (g.members.some((m) => m.rec.input.platform !== first)) out.push(g);
+      const first = g.members[0]?.venue;
+      if (g.members.some((m) => m.venue !== first)) out.push(g);
     }
     return out.sort((a, b) => a.id - b.id).map((g) => this.view(g));
   }
@@ -326,7 +357,7 @@ export class Matcher {
 
   /** The proposition extracted for a listing. */
   propositionOf(key: string): Proposition | undefined {
-    return this.recs.get(key)?.prop;
+    return this.recs.get(key)?.prop.plain();
   }
 
   stats(): MatcherStats {
@@ -373,17 +404,10 @@ export class Matcher {
 
   // ---- internals ----------------------------------------------------------------------------
 
-  /** The venue label in lower case, one string per venue (not one per listing). */
-  private lower(platform: string): string {
-    let l = this.platforms.get(platform);
-    if (l === undefined) this.platforms.set(platform, (l = platform.toLowerCase()));
-    return l;
-  }
-
   private file(rec: Rec, index: readonly string[]): void {
     for (const k of index) {
       const s = this.blocks.get(k);
-      if (s === undefined) this.blocks.set(k, rec);
+      if (s === undefined) this.blocks.set(flat(k), rec);
       else if (!Array.isArray(s)) {
         if (s !== rec) this.blocks.set(k, [s, rec]);
       } else if (!s.includes(rec)) {
@@ -413,6 +437,19 @@ export class Matcher {
   private block(k: string): readonly Rec[] {
     const s = this.blocks.get(k);
     return s === undefined ? NO_RECS : Array.isArray(s) ? s : [s];
+  }
+
+  /**
+   * One flat copy of a view's text: the groups of one event name it alike, and a text built by
+   * concatenation is otherwise kept as the tree of its pieces.
+   */
+  private text<T extends string | null>(s: T): T {
+    if (s === null) return s;
+    const had = this.texts.get(flat(s));
+    if (had !== undefined) return had as T;
+    if (this.texts.size >= TEXTS_CAP) this.texts.clear();
+    this.texts.set(s, s);
+    return s;
   }
 
   /** The shared copy of a list of agreeing fields. */
@@ -445,18 +482,18 @@ export class Matcher {
     // Venue slots first (cheap): a side of this venue already taken rules the group out.
     let sameVenue: Member | undefined;
     for (const m of g.members) {
-      if (m.rec === rec || m.rec.platform !== rec.platform) continue;
+      if (m === rec || m.prop.platform !== rec.prop.platform) continue;
       if (sameVenue || !GAME_KINDS.has(rec.prop.kind)) return undefined;
       sameVenue = m;
     }
     if (sameVenue) {
-      const c = this.relation(rec, sameVenue.rec, rec.prop, sameVenue.view);
+      const c = this.relation(rec, sameVenue, rec.prop, sameVenue.view);
       if (c.relation === 'different' || (c.relation === 'inverted') === false) return undefined;
     }
     let linked = false;
     for (const m of g.members) {
-      if (m.rec === rec) continue;
-      const c = this.relation(rec, m.rec, rec.prop, m.view);
+      if (m === rec) continue;
+      const c = this.relation(rec, m, rec.prop, m.view);
       if (c.relation === 'different') return undefined;
       if (c.reasons === OVERRIDE_REASONS) linked = true;
       const inv = (c.relation === 'inverted') !== m.inverted;
@@ -468,7 +505,7 @@ export class Matcher {
     }
     if (inverted === undefined) return undefined;
     for (const m of g.members) {
-      if (m.rec === rec || m.rec.platform !== rec.platform) continue;
+      if (m === rec || m.prop.platform !== rec.prop.platform) continue;
       // One listing per venue per side; two sides on one venue only for one game's line.
       if (!linked && (m.inverted === inverted || !GAME_KINDS.has(rec.prop.kind))) return undefined;
     }
@@ -515,29 +552,26 @@ export class Matcher {
     const rivals = fits.slice(1).filter((f) => f.fit.confidence >= best.fit.confidence - AMBIGUITY);
     if (rivals.length === 0) return this.join(best.g, rec, best.fit);
     // Dry run: the best group, the listing and every rival group, oriented as the best group.
-    const all: Slot[] = best.g.members.map((m) => ({ rec: m.rec, inverted: m.inverted }));
+    const all: Slot[] = best.g.members.map((m) => ({ rec: m, inverted: m.inverted }));
     all.push({ rec, inverted: best.fit.inverted });
     for (const r of rivals) {
       const flip = r.fit.inverted !== best.fit.inverted;
-      for (const m of r.g.members) all.push({ rec: m.rec, inverted: m.inverted !== flip });
+      for (const m of r.g.members) all.push({ rec: m, inverted: m.inverted !== flip });
     }
     if (!this.consistent(all)) return this.found(rec);
-    const joined: Member[] = [{ rec, inverted: best.fit.inverted, confidence: best.fit.confidence, reasons: this.reasonsOf(best.fit.reasons), view: rec.prop }];
+    const joined: Member[] = [this.enter(rec, best.fit.inverted, best.fit.confidence, this.reasonsOf(best.fit.reasons))];
     rec.group = best.g;
     this.remember(rec.prop.signature, best.g.id);
     for (const r of rivals) {
       const flip = r.fit.inverted !== best.fit.inverted;
       this.live.delete(r.g.id);
+      // The rival group is gone: its members are re-entered as members of the best group.
       for (const m of r.g.members) {
-        joined.push({
-          rec: m.rec,
-          inverted: m.inverted !== flip,
-          confidence: Math.min(m.confidence, r.fit.confidence),
-          reasons: m.reasons.length > 0 ? m.reasons : this.reasonsOf(r.fit.reasons),
-          view: m.rec.prop,
-        });
-        m.rec.group = best.g;
-        this.remember(m.rec.prop.signature, best.g.id);
+        joined.push(
+          this.enter(m, m.inverted !== flip, Math.min(m.confidence, r.fit.confidence), m.reasons.length > 0 ? m.reasons : this.reasonsOf(r.fit.reasons)),
+        );
+        m.group = best.g;
+        this.remember(m.prop.signature, best.g.id);
       }
     }
     best.g.members = best.g.members.concat(joined);
@@ -552,7 +586,7 @@ export class Matcher {
         const a = all[i]!;
         const b = all[j]!;
         const c = this.relation(a.rec, b.rec, views[i]!, views[j]!);
-        if (c.reasons !== OVERRIDE_REASONS && a.rec.platform === b.rec.platform && (a.inverted === b.inverted || !GAME_KINDS.has(a.rec.prop.kind)))
+        if (c.reasons !== OVERRIDE_REASONS && a.rec.prop.platform === b.rec.prop.platform && (a.inverted === b.inverted || !GAME_KINDS.has(a.rec.prop.kind)))
           return false;
         if (c.relation === 'different' || c.confidence < this.minConfidence) return false;
         if ((c.relation === 'inverted') !== (a.inverted !== b.inverted)) return false;
@@ -568,7 +602,7 @@ export class Matcher {
       id = this.nextId++;
       if (!this.sigIds.has(sig)) this.remember(sig, id);
     }
-    const m: Member = { rec, inverted: false, confidence: 1, reasons: NO_REASONS, view: rec.prop };
+    const m = this.enter(rec, false, 1, NO_REASONS);
     const g: Group = { id, members: [m], anchor: m, founder: m, cached: undefined, seen: 0 };
     this.live.set(id, g);
     rec.group = g;
@@ -583,6 +617,15 @@ export class Matcher {
     if (previous && this.live.has(previous.id)) this.retryNeighbours(partner, previous);
   }
 
+  /** A listing's place as it enters a group (its view is its own proposition until the group's refresh). */
+  private enter(rec: Rec, inverted: boolean, confidence: number, reasons: readonly string[]): Member {
+    rec.inverted = inverted;
+    rec.confidence = confidence;
+    rec.reasons = reasons;
+    rec.view = rec.prop;
+    return rec;
+  }
+
   private remember(sig: string, id: number): void {
     if (this.sigIds.get(sig) === id) return;
     const prev = this.sigIds.get(sig);
@@ -593,7 +636,7 @@ export class Matcher {
   }
 
   private join(g: Group, rec: Rec, f: Fit): void {
-    g.members = g.members.concat({ rec, inverted: f.inverted, confidence: f.confidence, reasons: this.reasonsOf(f.reasons), view: rec.prop });
+    g.members = g.members.concat(this.enter(rec, f.inverted, f.confidence, this.reasonsOf(f.reasons)));
     rec.group = g;
     this.remember(rec.prop.signature, g.id);
     this.refresh(g);
@@ -603,12 +646,12 @@ export class Matcher {
     const g = rec.group;
     rec.group = undefined;
     if (!g) return;
-    g.members = g.members.filter((m) => m.rec !== rec);
+    g.members = g.members.filter((m) => m !== rec);
     if (g.members.length === 0) {
       this.live.delete(g.id);
       return;
     }
-    if (g.founder?.rec === rec) g.founder = g.members[0];
+    if (g.founder === rec) g.founder = g.members[0];
     this.refresh(g);
   }
 
@@ -621,7 +664,7 @@ export class Matcher {
     g.cached = undefined;
     if (g.members.length === 0) return;
     let anchor = g.members[0]!;
-    for (const m of g.members) if (anchorRank(m.rec.prop, anchor.rec.prop) < 0) anchor = m;
+    for (const m of g.members) if (anchorRank(m.prop, anchor.prop) < 0) anchor = m;
     if (anchor.inverted) for (const m of g.members) m.inverted = !m.inverted;
     g.anchor = anchor;
     const first = g.founder ?? g.members[0]!;
@@ -629,7 +672,7 @@ export class Matcher {
     for (const m of g.members) if (m !== first && (!best || m.confidence > best.confidence)) best = m;
     first.confidence = best ? best.confidence : 1;
     first.reasons = best ? best.reasons : NO_REASONS;
-    const views = withGame(g.members.map((m) => m.rec.prop));
+    const views = withGame(g.members.map((m) => m.prop));
     g.members.forEach((m, i) => (m.view = views[i]!));
   }
 
@@ -660,13 +703,13 @@ export class Matcher {
     if (g.cached) return g.cached;
     const anchor = g.anchor ?? g.members[0]!;
     const f = describeGroup(
-      anchor.rec.prop,
-      g.members.filter((m) => m !== anchor).map((m) => m.rec.prop),
+      anchor.prop,
+      g.members.filter((m) => m !== anchor).map((m) => m.prop),
     );
     // Every field named, so that views (and the service's copies of them) share one hidden class.
     g.cached = {
       group_id: g.id,
-      title: f.title,
+      title: this.text(f.title),
       market_class: f.market_class,
       market_type: f.market_type,
       period: f.period,
@@ -674,14 +717,14 @@ export class Matcher {
       side: f.side,
       player: f.player,
       team: f.team,
-      event_id: f.event_id,
-      event_name: f.event_name,
-      game_title: f.game_title,
+      event_id: this.text(f.event_id),
+      event_name: this.text(f.event_name),
+      game_title: this.text(f.game_title),
       event_date: f.event_date,
       members: g.members.map((m) => ({
-        key: m.rec.key,
-        platform: m.rec.input.platform,
-        market_id: m.rec.input.market_id,
+        key: m.key,
+        platform: m.venue,
+        market_id: m.prop.marketId,
         inverted: m.inverted,
         confidence: m.confidence,
         reasons: m.reasons,

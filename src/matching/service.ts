@@ -10,6 +10,7 @@ import type { EngineState } from '../state/engine.js';
 import { mayBeSettled, SettlementAudit, settlementOf } from './audit.js';
 import { Matcher, type GroupMember, type MatchGroup } from './matcher.js';
 import { OverrideStore } from './overrides.js';
+import { flat } from './text.js';
 
 const NO_GROUPS: readonly number[] = [];
 
@@ -47,6 +48,41 @@ function servedOf(g: MatchGroup, eventKey: string, category: string | null, susp
     category,
   };
   return suspect === undefined ? s : { ...s, suspect };
+}
+
+/**
+ * The signal engine's view of a served group. Its members are read from the served group when
+ * asked for (the engine asks when it first meets the group), not kept beside it.
+ */
+class SignalView implements SignalGroup {
+  readonly groupId: number;
+  readonly title: string;
+  readonly suspect: string | undefined;
+  readonly eventDate: string | null;
+
+  /** The served group's members (the matcher's list, shared while the group is unchanged), not the group. */
+  private readonly served: readonly GroupMember[];
+
+  constructor(
+    g: ServedGroup,
+    private readonly catalog: EngineState['catalog'],
+    readonly eventType: string,
+  ) {
+    this.served = g.members;
+    this.groupId = g.group_id;
+    this.title = g.title;
+    this.suspect = g.suspect;
+    this.eventDate = g.event_date;
+  }
+
+  get members(): SignalGroup['members'] {
+    return this.served.map((m) => ({
+      venue: m.platform,
+      // The catalog's own id string, not a slice of the member key.
+      marketId: this.catalog.byKey(m.key)?.marketId ?? m.key.slice(m.key.indexOf(':') + 1),
+      inverted: m.inverted,
+    }));
+  }
 }
 
 /** A cross-venue group as the API serves it: the matcher's group plus its event. */
@@ -168,7 +204,12 @@ export class MatchingService implements GroupSource {
       // Audited when its members or their orientation changed, or a member settled; else as before.
       const suspect = !same || g.members.some((m) => this.settling.has(m.key)) ? this.auditOf(g, category, now) : this.suspects.get(g.group_id);
       if (suspect !== undefined) suspects.set(g.group_id, suspect);
-      byId.set(g.group_id, servedOf(g, this.eventKey(g), category, suspect));
+      const eventKey = this.eventKey(g);
+      const was = this.byId.get(g.group_id);
+      // The matcher hands back the same member list while a group's view is unchanged: an unchanged
+      // group keeps its served object, and with it the signal engine's view and member slots.
+      const keep = was !== undefined && was.members === g.members && was.eventKey === eventKey && was.category === category && was.suspect === suspect;
+      byId.set(g.group_id, keep ? was : servedOf(g, eventKey, category, suspect));
       if (!same || this.suspects.get(g.group_id) !== suspect) changed.push(g.group_id);
       const ids = [g.group_id];
       for (const m of g.members) {
@@ -214,7 +255,7 @@ export class MatchingService implements GroupSource {
     for (const v of this.venues.enabled) {
       const mem = g.members.find((m) => m.platform === v.label);
       const rec = mem ? this.state.catalog.byKey(mem.key) : undefined;
-      if (rec?.eventId) return `${v.slug}:${rec.eventId}`;
+      if (rec?.eventId) return flat(`${v.slug}:${rec.eventId}`);
     }
     return `group:${g.group_id}`;
   }
@@ -276,19 +317,21 @@ export class MatchingService implements GroupSource {
   }
 
   private signalGroupOf(g: ServedGroup): SignalGroup {
-    return {
-      groupId: g.group_id,
-      title: g.title,
-      members: g.members.map((m) => ({
-        venue: m.platform,
-        marketId: this.state.catalog.byKey(m.key)?.marketId ?? m.key.slice(m.key.indexOf(':') + 1),
-        inverted: m.inverted,
-      })),
-      ...(g.suspect !== undefined ? { suspect: g.suspect } : {}),
-      eventDate: g.event_date,
-      // As /events names the kind of event (src/api/matching/event-index.ts).
-      eventType: (g.category ?? (g.market_class ? 'Sports' : 'Other')).toLowerCase(),
-    };
+    // As /events names the kind of event (src/api/matching/event-index.ts).
+    return new SignalView(g, this.state.catalog, this.eventTypeOf(g.category ?? (g.market_class ? 'Sports' : 'Other')));
+  }
+
+  /** Event types by category, one string each rather than one per group. */
+  private readonly eventTypes = new Map<string, string>();
+
+  private eventTypeOf(category: string): string {
+    let t = this.eventTypes.get(category);
+    if (t === undefined) {
+      // Categories are a venue's handful; the table is only cleared if a feed sends many.
+      if (this.eventTypes.size >= 1_024) this.eventTypes.clear();
+      this.eventTypes.set(category, (t = category.toLowerCase()));
+    }
+    return t;
   }
 
   groupsOfMarket(venue: string, marketId: string): readonly number[] {

@@ -22,6 +22,19 @@ export function foldText(s: string): string {
     .trim();
 }
 
+let _sink = 0;
+
+/**
+ * The string, flat: V8 keeps a string built by concatenation as the tree of its pieces (a cons
+ * string, about three times the bytes of its text) until a character of it is read, which
+ * flattens it in place. For strings kept long (block keys, group views, propositions).
+ */
+export function flat<T extends string | null>(s: T): T {
+  // The read goes to a module variable so that no compiler drops it as unused.
+  if (s !== null && s.length > 0) _sink ^= s.charCodeAt(0);
+  return s;
+}
+
 /** Month number (1..12) by folded name or abbreviation. */
 export const MONTHS: Readonly<Record<string, number>> = {
   jan: 1,

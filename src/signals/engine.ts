@@ -8,11 +8,15 @@ import { PAYOUT } from '../core/price.js';
 import type { Level } from '../core/types.js';
 import type { EngineState } from '../state/engine.js';
 import { groupArbs, ladders, type ArbOpportunity, type GroupMember, type MemberLadders } from './arb.js';
+import type { FeeContext } from './fees.js';
 import { groupEv } from './ev.js';
 import type { LegState, TrackedArb, TrackedEv } from './lifecycle/record.js';
 import type { LegLookup, LifecycleEvent, LifecycleTracker } from './lifecycle/tracker.js';
 
-/** A match group as the signal engine needs it (the matcher provides these). */
+/**
+ * A match group as the signal engine needs it (the matcher provides these). A group is never
+ * changed in place: a changed group is a new object.
+ */
 export interface SignalGroup {
   readonly groupId: number;
   readonly title: string;
@@ -59,22 +63,46 @@ export interface GroupSignals {
   readonly at: number;
 }
 
-/** A member of a group as the engine last resolved it: its venue, and its `GroupMember` while its record holds. */
-interface MemberSlot {
-  readonly venue: string;
-  readonly marketId: string;
-  readonly inverted: boolean;
-  readonly config: VenueConfig | undefined;
-  /** The record, URL and extra fields `member` was built from (a record is updated in place). */
-  rec: MarketRecord | undefined;
-  url: string | undefined;
-  extra: Readonly<Record<string, unknown>> | undefined;
-  member: GroupMember | undefined;
+/**
+ * A member of a group as the engine last resolved it, and the `GroupMember` the ladders carry: its
+ * fee context follows the record it was last resolved from, its page link is built when an
+ * opportunity first names it (most members never appear in one).
+ */
+class MemberSlot implements GroupMember {
+  fee: FeeContext = NO_FEES;
+  /** The record, URL and extra fields `fee` and the link were read from (a record is updated in place). */
+  private rec: MarketRecord | undefined = undefined;
+  private recUrl: string | undefined = undefined;
+  private extra: Readonly<Record<string, unknown>> | undefined = undefined;
+  /** The page link once built; null when neither the record nor the venue's template gives one. */
+  private link: string | null | undefined = undefined;
+
+  constructor(
+    readonly venue: VenueConfig,
+    readonly marketId: string,
+    readonly inverted: boolean,
+  ) {}
+
+  /** The same page link the market views give: the record's, else the venue's URL template. */
+  get url(): string | undefined {
+    if (this.link === undefined) this.link = this.rec?.url ?? marketUrl(this.venue, nativeId(this.venue, this.marketId), this.extra) ?? null;
+    return this.link ?? undefined;
+  }
+
+  /** Follows `rec` (the member's current record): its fee context, and its link built again when next asked for. */
+  resolve(rec: MarketRecord): void {
+    if (this.rec === rec && this.recUrl === rec.url && this.extra === rec.extra) return;
+    this.rec = rec;
+    this.recUrl = rec.url;
+    this.extra = rec.extra;
+    this.fee = feeContext(rec.extra);
+    this.link = undefined;
+  }
 }
 
 /** A member's ladders as the engine refills them (no recompute's ladders outlive it). */
 interface Ladders {
-  member: GroupMember;
+  member: MemberSlot;
   yesAsks: readonly Level[];
   noAsks: readonly Level[];
 }
@@ -104,11 +132,13 @@ function fillLevels(buf: LevelBuffer, side: BookSide, depth: number, complement:
   return out;
 }
 
-/** The member slots of a group, for as long as the group source hands out the same group. */
+/**
+ * The member slots of a group (null for a venue not configured), for as long as the group source
+ * hands out the same group: a group is never changed in place, a new one replaces it.
+ */
 interface GroupSlots {
   readonly group: SignalGroup;
-  readonly members: SignalGroup['members'];
-  readonly slots: readonly MemberSlot[];
+  readonly slots: readonly (MemberSlot | null)[];
 }
 
 /** Levels of each member's book a recompute reads. */
@@ -206,13 +236,14 @@ function stamp<T extends TrackedArb | TrackedEv>(
       continue;
     }
     kept = false;
-    out[i] = {
-      ...o,
+    // Object.assign, not a spread: a spread of an object with fields outside it (opportunity_id)
+    // gives each copy a hidden class of its own.
+    out[i] = Object.assign({}, o, {
       group_title: g.title,
       event_date: eventDate,
       event_type: eventType,
       detected_at: was?.detected_at ?? (at ??= new Date(now).toISOString()),
-    };
+    });
   }
   return kept ? prev! : out;
 }
@@ -220,10 +251,31 @@ function stamp<T extends TrackedArb | TrackedEv>(
 /** The list of a group without opportunities (shared: nothing writes to a published list). */
 const EMPTY_LIST: readonly never[] = Object.freeze([]);
 
-/** The fee context of a market from its record's extra fields (live game, league, futures). */
-function feeContext(extra: Readonly<Record<string, unknown>> | undefined): { live: boolean; league: string | undefined; futures: boolean } {
-  const x = extra ?? {};
-  return { live: x['live'] === true, league: typeof x['league'] === 'string' ? x['league'] : undefined, futures: x['futures'] === true };
+/** Fee contexts by what they say: members whose records read alike share one (a handful between them). */
+const feeContexts = new Map<string, FeeContext>();
+/** Past this many distinct contexts the table starts over (it only shares copies). */
+const FEE_CONTEXTS_CAP = 1_024;
+const NO_FEES: FeeContext = Object.freeze({ live: false, league: undefined, futures: false });
+
+/** What a fee context says, as a key. */
+function feeKeyOf(live: boolean, league: string | undefined, futures: boolean): string {
+  return `${live}|${league ?? ''}|${futures}`;
+}
+
+/** The fee context of a market from its record's extra fields (live game, league, futures); shared, frozen. */
+function feeContext(extra: Readonly<Record<string, unknown>> | undefined): FeeContext {
+  if (extra === undefined) return NO_FEES;
+  const live = extra['live'] === true;
+  const league = typeof extra['league'] === 'string' ? extra['league'] : undefined;
+  const futures = extra['futures'] === true;
+  if (!live && league === undefined && !futures) return NO_FEES;
+  const key = feeKeyOf(live, league, futures);
+  let f = feeContexts.get(key);
+  if (f === undefined) {
+    if (feeContexts.size >= FEE_CONTEXTS_CAP) feeContexts.clear();
+    feeContexts.set(key, (f = Object.freeze({ live, league, futures })));
+  }
+  return f;
 }
 
 /**
@@ -267,36 +319,24 @@ export class SignalEngine implements LegLookup {
   private readonly slots = new Map<number, GroupSlots>();
 
   /** The member slots of `g`, built again when the group source hands out a different group. */
-  private slotsOf(g: SignalGroup): readonly MemberSlot[] {
+  private slotsOf(g: SignalGroup): readonly (MemberSlot | null)[] {
     const c = this.slots.get(g.groupId);
-    if (c && c.group === g && c.members === g.members && c.slots.length === g.members.length) return c.slots;
-    const slots = g.members.map((m): MemberSlot => ({
-      venue: m.venue,
-      marketId: m.marketId,
-      inverted: m.inverted,
-      config: this.venues.byLabel.get(m.venue),
-      rec: undefined,
-      url: undefined,
-      extra: undefined,
-      member: undefined,
-    }));
-    this.slots.set(g.groupId, { group: g, members: g.members, slots });
+    if (c && c.group === g) return c.slots;
+    const slots = g.members.map((m) => {
+      const v = this.venues.byLabel.get(m.venue);
+      return v ? new MemberSlot(v, m.marketId, m.inverted) : null;
+    });
+    this.slots.set(g.groupId, { group: g, slots });
     return slots;
   }
 
-  /** The member of a slot when its market is listed and active; rebuilt when its record's URL or extra fields changed. */
-  private memberOf(m: MemberSlot): GroupMember | undefined {
-    const v = m.config;
-    const rec = this.state.catalog.get(m.venue, m.marketId);
-    if (!v || !rec || rec.status !== 'active') return undefined;
-    if (m.member && m.rec === rec && m.url === rec.url && m.extra === rec.extra) return m.member;
-    // The same page link the market views give: the record's, else the venue's URL template.
-    const url = rec.url ?? marketUrl(v, nativeId(v, m.marketId), rec.extra);
-    m.rec = rec;
-    m.url = rec.url;
-    m.extra = rec.extra;
-    m.member = { venue: v, marketId: m.marketId, inverted: m.inverted, fee: feeContext(rec.extra), url };
-    return m.member;
+  /** The member of a slot when its market is listed and active, following its record. */
+  private memberOf(m: MemberSlot | null): MemberSlot | undefined {
+    if (m === null) return undefined;
+    const rec = this.state.catalog.get(m.venue.label, m.marketId);
+    if (!rec || rec.status !== 'active') return undefined;
+    m.resolve(rec);
+    return m;
   }
 
   /** Recomputes the groups a market belongs to (its book, quote or record changed). */
@@ -352,12 +392,11 @@ export class SignalEngine implements LegLookup {
     ls.length = 0;
     const slots = this.slotsOf(g);
     for (let i = 0; i < slots.length; i++) {
-      const m = slots[i]!;
-      const member = this.memberOf(m);
-      if (!member) continue;
+      const m = this.memberOf(slots[i]!);
+      if (!m) continue;
       // 20 levels: deeper than any arbitrage survives fees. Copied once, straight into the ladders
       // (the book's YES asks and NO asks), in the engine's scratch unless another recompute uses it.
-      const sides = this.state.books.marketSides(m.venue, m.marketId);
+      const sides = this.state.books.marketSides(m.venue.label, m.marketId);
       if (sides) {
         const k = ls.length;
         const ownYes = fillLevels(reuse ? (this.scratch.levels[2 * k] ??= newBuffer()) : newBuffer(), sides.asks, LADDER_DEPTH, sides.complement);
@@ -366,20 +405,20 @@ export class SignalEngine implements LegLookup {
         const noAsks = m.inverted ? ownYes : ownNo;
         let l = reuse ? this.scratch.ladders[k] : undefined;
         if (l) {
-          l.member = member;
+          l.member = m;
           l.yesAsks = yesAsks;
           l.noAsks = noAsks;
         } else {
-          l = { member, yesAsks, noAsks };
+          l = { member: m, yesAsks, noAsks };
           if (reuse) this.scratch.ladders[k] = l;
         }
         ls.push(l);
         continue;
       }
       // Venues without books (listings): their quoted top of book, size unknown (0 = not tradable size).
-      const q = this.state.quotes.get(m.venue, m.marketId);
+      const q = this.state.quotes.get(m.venue.label, m.marketId);
       if (q && (q.yesBid !== undefined || q.yesAsk !== undefined))
-        ls.push(ladders(member, q.yesBid !== undefined ? [[q.yesBid, q.yesBidSize ?? 0]] : [], q.yesAsk !== undefined ? [[q.yesAsk, q.yesAskSize ?? 0]] : []));
+        ls.push(ladders(m, q.yesBid !== undefined ? [[q.yesBid, q.yesBidSize ?? 0]] : [], q.yesAsk !== undefined ? [[q.yesAsk, q.yesAskSize ?? 0]] : []));
     }
     return ls;
   }
@@ -429,7 +468,7 @@ export class SignalEngine implements LegLookup {
   /** What a market's taker fee depends on besides its venue (the same fields the members' fee context reads). */
   feeKey(slug: string, marketId: string): string {
     const f = feeContext(this.state.catalog.get(this.labelOf(slug), marketId)?.extra);
-    return `${f.live}|${f.league ?? ''}|${f.futures}`;
+    return feeKeyOf(f.live ?? false, f.league, f.futures ?? false);
   }
 
   /** Recomputes every group (start-up, after a matcher rebuild). */

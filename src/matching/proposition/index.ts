@@ -9,7 +9,7 @@
  * Extraction is deliberately conservative: a field that cannot be read with confidence is left
  * null, and the matcher never groups on a missing subject or kind.
  */
-import { contentTokens } from '../text.js';
+import { contentTokens, flat } from '../text.js';
 import { parseAppointment } from './appointment.js';
 import { parseAward } from './awards.js';
 import { blank, context, note, type Ctx } from './context.js';
@@ -104,7 +104,7 @@ const lists = new Map<string, readonly string[]>();
 /** One copy of a string many propositions hold (team ids, names, days). */
 function intern(s: string | null): string | null {
   if (s === null) return null;
-  const had = strings.get(s);
+  const had = strings.get(flat(s));
   if (had !== undefined) return had;
   if (strings.size >= INTERN_CAP) strings.clear();
   strings.set(s, s);
