@@ -69,8 +69,8 @@ const FIELDS = [
  * Every market ever ingested, by venue. Upserts merge: a field the venue did not send keeps its
  * previous value, so a sparse update (a lifecycle frame) never erases what a full listing said.
  */
-/** Fields that many records share a value of (every market of an event, a series, a category; an outcome's team). */
-const SHARED = ['eventTitle', 'seriesTitle', 'eventId', 'seriesId', 'category', 'outcome'] as const;
+/** Fields that many records share a value of (every market of a venue, a status, an event, a series, a category; an outcome's team). */
+const SHARED = ['venue', 'status', 'eventTitle', 'seriesTitle', 'eventId', 'seriesId', 'category', 'outcome'] as const;
 /**
  * Venue-specific strings in `extra` that markets share: short values (times, which repeat across an
  * event's markets; enums such as a price structure) and rules text (a series' markets share it).
@@ -131,8 +131,14 @@ class Interner {
   }
 }
 
+/**
+ * The catalog keeps no map keyed by `venue:marketId`: such a key is a string of its own per market
+ * (with the marketId copied into it), so records are found through the per-venue maps, keyed by the
+ * record's own marketId, and `all()` walks a list in insertion order.
+ */
 export class MarketCatalog {
-  private readonly markets = new Map<string, MarketRecord>();
+  /** Every record, in the order first inserted (never removed). */
+  private readonly records: MarketRecord[] = [];
   private readonly shared = new Interner();
   private readonly perVenue = new Map<VenueLabel, Map<string, MarketRecord>>();
   readonly changes$ = new Subject<CatalogChange>();
@@ -140,15 +146,17 @@ export class MarketCatalog {
   version = 0;
 
   get size(): number {
-    return this.markets.size;
+    return this.records.length;
   }
 
   get(venue: VenueLabel, marketId: string): MarketRecord | undefined {
     return this.perVenue.get(venue)?.get(marketId);
   }
 
+  /** The record of a `marketKey` (venue labels hold no ':', so the first one separates). */
   byKey(key: string): MarketRecord | undefined {
-    return this.markets.get(key);
+    const i = key.indexOf(':');
+    return i < 0 ? undefined : this.perVenue.get(key.slice(0, i))?.get(key.slice(i + 1));
   }
 
   /** Markets of one venue (live view; do not mutate). */
@@ -157,13 +165,12 @@ export class MarketCatalog {
   }
 
   all(): IterableIterator<MarketRecord> {
-    return this.markets.values();
+    return this.records.values();
   }
 
   /** Applies an upsert; returns the record, or undefined when nothing changed. */
   upsert(ev: MarketUpsert): MarketRecord | undefined {
-    const key = marketKey(ev.venue, ev.marketId);
-    const cur = this.markets.get(key);
+    const cur = this.get(ev.venue, ev.marketId);
     if (!cur) {
       const rec: MarketRecord = {
         venue: ev.venue,
@@ -200,7 +207,7 @@ export class MarketCatalog {
 
   /** Applies a status change of a known market; unknown markets are ignored (returns false). */
   setStatus(ev: MarketStatusChange): boolean {
-    const cur = this.markets.get(marketKey(ev.venue, ev.marketId));
+    const cur = this.get(ev.venue, ev.marketId);
     if (!cur) return false;
     const prev = cur.status;
     let changed = prev !== ev.status;
@@ -231,11 +238,12 @@ export class MarketCatalog {
   }
 
   private insert(rec: MarketRecord): void {
-    const key = marketKey(rec.venue, rec.marketId);
-    this.markets.set(key, rec);
     let m = this.perVenue.get(rec.venue);
     if (!m) this.perVenue.set(rec.venue, (m = new Map()));
+    const had = m.get(rec.marketId);
     m.set(rec.marketId, rec);
+    if (had === undefined) this.records.push(rec);
+    else this.records[this.records.indexOf(had)] = rec;
     this.version++;
   }
 }

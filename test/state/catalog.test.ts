@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { MarketUpsert } from '../../src/core/types.js';
-import { MarketCatalog } from '../../src/state/catalog.js';
+import { MarketCatalog, marketKey } from '../../src/state/catalog.js';
 
 const up = (marketId: string, over: Partial<MarketUpsert> = {}): MarketUpsert => ({
   type: 'market',
@@ -59,5 +59,31 @@ describe('market catalog: shared values', () => {
     expect(b.extra).toEqual({ close_time: '2026-11-24T03:00:00Z', rules_primary: rules });
     expect([a.outcome, b.outcome]).toEqual(['Lakers', 'Lakers']);
     expect(c.upsert(up('B', { extra: { close_time: '2026-11-24T03:00:00Z', rules_primary: rules }, outcome: 'Lakers' }))).toBeUndefined();
+  });
+});
+
+describe('market catalog: lookup and order', () => {
+  it('finds a record by its key, its venue and id, and only there', () => {
+    const c = new MarketCatalog();
+    const a = c.upsert(up('KX:2026:A'))!;
+    const b = c.upsert(up('A', { venue: 'venue_b' }))!;
+    expect(c.byKey('venue_a:KX:2026:A')).toBe(a);
+    expect(c.byKey(marketKey('venue_b', 'A'))).toBe(b);
+    expect(c.get('venue_b', 'A')).toBe(b);
+    expect([c.byKey('venue_a:A'), c.byKey('venue_c:A'), c.byKey('venue_a'), c.byKey('')]).toEqual([undefined, undefined, undefined, undefined]);
+    expect(c.size).toBe(2);
+  });
+
+  it('lists every market in the order first seen, across venues; a restore over a known market keeps its place', () => {
+    const c = new MarketCatalog();
+    c.upsert(up('A'));
+    c.upsert(up('B', { venue: 'venue_b' }));
+    c.upsert(up('C'));
+    const b = c.get('venue_b', 'B')!;
+    c.restore({ ...b, title: 'B again' });
+    c.upsert(up('A', { title: 'A renamed', timestamp: 2, localTimestamp: 2 }));
+    expect([...c.all()].map((m) => `${m.venue}:${m.marketId}:${m.title}`)).toEqual(['venue_a:A:A renamed', 'venue_b:B:B again', 'venue_a:C:C?']);
+    expect(c.size).toBe(3);
+    expect(c.byKey('venue_b:B')!.title).toBe('B again');
   });
 });
