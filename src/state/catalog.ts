@@ -66,6 +66,72 @@ const FIELDS = [
 ] as const;
 
 /**
+ * A catalog record with every field in place from the start, in one order: one hidden class for
+ * every market, all fields inside the object (a record built by adding only the fields an upsert
+ * has keeps them in a separate property array, and past a dozen such fields V8 turns it into a
+ * dictionary), and no field V8 stores as a boxed double (a field first stored a double boxes every
+ * value in it; these start as undefined and hold integers unboxed). Absent fields are undefined,
+ * as before, so readers and JSON see the same record.
+ */
+class CatalogRecord implements MarketRecord {
+  readonly venue: VenueLabel;
+  readonly marketId: string;
+  title: string;
+  eventTitle: string | undefined;
+  seriesTitle: string | undefined;
+  eventId: string | undefined;
+  seriesId: string | undefined;
+  outcome: string | undefined;
+  category: string | undefined;
+  tags: readonly string[] | undefined;
+  status: MarketStatus;
+  openTime: number | undefined;
+  closeTime: number | undefined;
+  url: string | undefined;
+  yesInstrument: string | undefined;
+  noInstrument: string | undefined;
+  result: string | undefined;
+  settlementValue: number | undefined;
+  volume: number | undefined;
+  openInterest: number | undefined;
+  liquidity: number | undefined;
+  extra: Readonly<Record<string, unknown>> | undefined;
+  firstSeenAt: number;
+  recordedAt: number;
+  updatedAt: number;
+
+  /** The record of `src`'s identity and times, with the fields of `src` that are defined. */
+  constructor(src: Omit<MarketRecord, 'firstSeenAt' | 'recordedAt' | 'updatedAt'>, firstSeenAt: number, recordedAt: number, updatedAt: number) {
+    this.venue = src.venue;
+    this.marketId = src.marketId;
+    this.title = src.title;
+    this.eventTitle = src.eventTitle;
+    this.seriesTitle = src.seriesTitle;
+    this.eventId = src.eventId;
+    this.seriesId = src.seriesId;
+    this.outcome = src.outcome;
+    this.category = src.category;
+    this.tags = src.tags;
+    this.status = src.status;
+    this.openTime = src.openTime;
+    this.closeTime = src.closeTime;
+    this.url = src.url;
+    // One-book venues name the market itself as its book: one string for both.
+    this.yesInstrument = src.yesInstrument === src.marketId ? this.marketId : src.yesInstrument;
+    this.noInstrument = src.noInstrument;
+    this.result = src.result;
+    this.settlementValue = src.settlementValue;
+    this.volume = src.volume;
+    this.openInterest = src.openInterest;
+    this.liquidity = src.liquidity;
+    this.extra = src.extra;
+    this.firstSeenAt = firstSeenAt;
+    this.recordedAt = recordedAt;
+    this.updatedAt = updatedAt;
+  }
+}
+
+/**
  * Every market ever ingested, by venue. Upserts merge: a field the venue did not send keeps its
  * previous value, so a sparse update (a lifecycle frame) never erases what a full listing said.
  */
@@ -172,16 +238,8 @@ export class MarketCatalog {
   upsert(ev: MarketUpsert): MarketRecord | undefined {
     const cur = this.get(ev.venue, ev.marketId);
     if (!cur) {
-      const rec: MarketRecord = {
-        venue: ev.venue,
-        marketId: ev.marketId,
-        title: ev.title,
-        status: ev.status,
-        firstSeenAt: ev.localTimestamp,
-        recordedAt: ev.localTimestamp,
-        updatedAt: ev.localTimestamp,
-      };
-      for (const f of FIELDS) if (ev[f] !== undefined) (rec as unknown as Record<string, unknown>)[f] = ev[f];
+      const t = ev.localTimestamp;
+      const rec = new CatalogRecord(ev, t, t, t);
       this.shared.record(rec as unknown as Record<string, unknown>);
       this.insert(rec);
       this.changes$.next({ kind: 'added', market: rec });
@@ -232,7 +290,8 @@ export class MarketCatalog {
   }
 
   /** Loads a persisted record at start-up (no change event). */
-  restore(rec: MarketRecord): void {
+  restore(stored: MarketRecord): void {
+    const rec = new CatalogRecord(stored, stored.firstSeenAt, stored.recordedAt, stored.updatedAt);
     this.shared.record(rec as unknown as Record<string, unknown>);
     this.insert(rec);
   }

@@ -106,7 +106,8 @@ export function applyEvent(s: EngineState, ev: NormalizedEvent): void {
     }
     case 'market': {
       const rec = s.catalog.upsert(ev);
-      if (rec) s.books.link(ev.venue, ev.marketId, ev.yesInstrument, ev.noInstrument);
+      // The record's copies of the id and instruments (what a restart links too), not the frame's.
+      if (rec) s.books.link(rec.venue, rec.marketId, rec.yesInstrument, rec.noInstrument);
       if (ev.settlementValue !== undefined && (ev.status === 'finalized' || ev.status === 'determined'))
         s.quotes.fromTrade(ev.venue, ev.marketId, Math.min(PAYOUT, Math.max(0, ev.settlementValue)), ev.localTimestamp);
       return;

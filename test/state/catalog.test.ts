@@ -87,3 +87,41 @@ describe('market catalog: lookup and order', () => {
     expect(c.byKey('venue_b:B')!.title).toBe('B again');
   });
 });
+
+describe('market catalog: records', () => {
+  it('holds the fields an upsert gave, and serializes only those, whichever fields a market has', () => {
+    const c = new MarketCatalog();
+    const sparse = c.upsert(up('A', { eventTitle: undefined, category: undefined, tags: undefined }))!;
+    const full = c.upsert(up('B', { openTime: 5, closeTime: 1_790_000_000_123, volume: 12.5, yesInstrument: 'B', noInstrument: 'B-NO', extra: { k: 1 } }))!;
+    expect(JSON.parse(JSON.stringify(sparse))).toEqual({
+      venue: 'venue_a',
+      marketId: 'A',
+      title: 'A?',
+      status: 'active',
+      firstSeenAt: 1,
+      recordedAt: 1,
+      updatedAt: 1,
+    });
+    expect([full.openTime, full.closeTime, full.volume, full.yesInstrument, full.noInstrument, full.extra]).toEqual([
+      5,
+      1_790_000_000_123,
+      12.5,
+      'B',
+      'B-NO',
+      { k: 1 },
+    ]);
+    expect(c.upsert(up('A', { volume: 7, timestamp: 3, localTimestamp: 3 }))).toBe(sparse);
+    expect([sparse.volume, sparse.updatedAt, sparse.firstSeenAt]).toEqual([7, 3, 1]);
+  });
+
+  it('restores a stored record into a record of its own, times included', () => {
+    const c = new MarketCatalog();
+    const stored = { ...up('S', { closeTime: 9 }), firstSeenAt: 10, recordedAt: 20, updatedAt: 30 };
+    c.restore(stored);
+    const r = c.get('venue_a', 'S')!;
+    expect(r).not.toBe(stored);
+    expect([r.title, r.closeTime, r.firstSeenAt, r.recordedAt, r.updatedAt]).toEqual(['S?', 9, 10, 20, 30]);
+    stored.title = 'changed after';
+    expect(r.title).toBe('S?');
+  });
+});
