@@ -131,10 +131,6 @@ class CatalogRecord implements MarketRecord {
   }
 }
 
-/**
- * Every market ever ingested, by venue. Upserts merge: a field the venue did not send keeps its
- * previous value, so a sparse update (a lifecycle frame) never erases what a full listing said.
- */
 /** Fields that many records share a value of (every market of a venue, a status, an event, a series, a category; an outcome's team). */
 const SHARED = ['venue', 'status', 'eventTitle', 'seriesTitle', 'eventId', 'seriesId', 'category', 'outcome'] as const;
 /**
@@ -143,7 +139,9 @@ const SHARED = ['venue', 'status', 'eventTitle', 'seriesTitle', 'eventId', 'seri
  * Longer strings are left alone: mostly unique, where a table entry would cost more than it saves.
  */
 const SHARED_EXTRA_LENGTH = 32;
-const sharedExtra = (key: string, v: string): boolean => v.length <= SHARED_EXTRA_LENGTH || key.startsWith('rules');
+/** Keys of `extra` whose value names one market (Polymarket's Gamma id, a market slug): never shared, so kept out of the table. */
+const OWN_EXTRA = new Set(['gammaId', 'slug']);
+const sharedExtra = (key: string, v: string): boolean => (v.length <= SHARED_EXTRA_LENGTH && !OWN_EXTRA.has(key)) || key.startsWith('rules');
 /** Distinct shared values kept before the table starts over (it is a cache: a miss costs a copy, not a wrong value). */
 const MAX_SHARED = 250_000;
 
@@ -175,7 +173,7 @@ class Interner {
   }
 
   /** The record with its shared fields replaced by the shared copies. */
-  record(rec: Record<string, unknown>): void {
+  record(rec: Record<string, unknown>, extraIsNew = true): void {
     for (const f of SHARED) {
       const v = rec[f];
       if (typeof v === 'string') rec[f] = this.string(v);
@@ -183,12 +181,16 @@ class Interner {
     const tags = rec['tags'];
     if (Array.isArray(tags) && tags.every((t) => typeof t === 'string')) rec['tags'] = this.list(tags as string[]);
     const extra = rec['extra'];
-    if (typeof extra === 'object' && extra !== null && !Array.isArray(extra)) rec['extra'] = this.extra(extra as Record<string, unknown>);
+    if (extraIsNew && typeof extra === 'object' && extra !== null && !Array.isArray(extra)) rec['extra'] = this.extra(extra as Record<string, unknown>);
   }
 
-  /** `extra` with its shared strings replaced by the shared copies (the same object when it can be written). */
+  /**
+   * A copy of `extra` with its shared strings replaced by the shared copies. The copy (an object
+   * spread) has every property inside the object; the wire's objects, built key by key, keep them
+   * in a property array, and past a dozen keys in a dictionary several times the size.
+   */
   private extra(x: Record<string, unknown>): Record<string, unknown> {
-    const out = Object.isFrozen(x) ? { ...x } : x;
+    const out = { ...x };
     for (const k in out) {
       const v = out[k];
       if (typeof v === 'string' && sharedExtra(k, v)) out[k] = this.string(v);
@@ -198,9 +200,11 @@ class Interner {
 }
 
 /**
- * The catalog keeps no map keyed by `venue:marketId`: such a key is a string of its own per market
- * (with the marketId copied into it), so records are found through the per-venue maps, keyed by the
- * record's own marketId, and `all()` walks a list in insertion order.
+ * Every market ever ingested, by venue. Upserts merge: a field the venue did not send keeps its
+ * previous value, so a sparse update (a lifecycle frame) never erases what a full listing said.
+ * There is no map keyed by `venue:marketId` (each key would be a string of its own per market):
+ * records are found through the per-venue maps, keyed by the record's own id, and `all()` walks a
+ * list in insertion order.
  */
 export class MarketCatalog {
   /** Every record, in the order first inserted (never removed). */
@@ -247,6 +251,7 @@ export class MarketCatalog {
     }
     let changed = false;
     const prevStatus = cur.status;
+    const prevExtra = cur.extra;
     for (const f of FIELDS) {
       const v = ev[f];
       if (v === undefined) continue;
@@ -256,7 +261,7 @@ export class MarketCatalog {
       changed = true;
     }
     if (!changed) return undefined;
-    this.shared.record(cur as unknown as Record<string, unknown>);
+    this.shared.record(cur as unknown as Record<string, unknown>, cur.extra !== prevExtra);
     cur.updatedAt = ev.localTimestamp;
     this.version++;
     this.changes$.next(prevStatus !== cur.status ? { kind: 'status', market: cur, previous: prevStatus } : { kind: 'updated', market: cur });

@@ -114,6 +114,22 @@ describe('market catalog: records', () => {
     expect([sparse.volume, sparse.updatedAt, sparse.firstSeenAt]).toEqual([7, 3, 1]);
   });
 
+  it('keeps a copy of extra with its keys in order, and the same copy across updates of other fields', () => {
+    const c = new MarketCatalog();
+    const wire: Record<string, unknown> = {};
+    for (let i = 0; i < 20; i++) wire[`k${i}`] = i % 2 ? `v${i}` : i;
+    const a = c.upsert(up('A', { extra: wire }))!;
+    const kept = a.extra;
+    expect(kept).not.toBe(wire);
+    expect(JSON.stringify(kept)).toBe(JSON.stringify(wire));
+    wire['k0'] = 'changed on the wire object';
+    expect(kept!['k0']).toBe(0);
+    c.upsert(up('A', { title: 'renamed', timestamp: 2, localTimestamp: 2 }));
+    expect(a.extra).toBe(kept);
+    c.upsert(up('A', { extra: { k0: 1 }, timestamp: 3, localTimestamp: 3 }));
+    expect(a.extra).toEqual({ k0: 1 });
+  });
+
   it('restores a stored record into a record of its own, times included', () => {
     const c = new MarketCatalog();
     const stored = { ...up('S', { closeTime: 9 }), firstSeenAt: 10, recordedAt: 20, updatedAt: 30 };
