@@ -184,19 +184,37 @@ class Interner {
     if (extraIsNew && typeof extra === 'object' && extra !== null && !Array.isArray(extra)) rec['extra'] = this.extra(extra as Record<string, unknown>);
   }
 
-  /**
-   * A copy of `extra` with its shared strings replaced by the shared copies. The copy (an object
-   * spread) has every property inside the object; the wire's objects, built key by key, keep them
-   * in a property array, and past a dozen keys in a dictionary several times the size.
-   */
+  /** A copy of `extra` (inObjectCopy) with its shared strings replaced by the shared copies. */
   private extra(x: Record<string, unknown>): Record<string, unknown> {
-    const out = { ...x };
+    const out = inObjectCopy(x);
     for (const k in out) {
       const v = out[k];
       if (typeof v === 'string' && sharedExtra(k, v)) out[k] = this.string(v);
     }
     return out;
   }
+}
+
+/**
+ * A copy of `x` with every property inside the object. JSON.parse allocates an object for exactly the
+ * keys it reads, where an object built key by key (as the mappers' are) keeps all but four in a
+ * separate property array, and past a dozen in a dictionary several times the size; an object
+ * spread keeps the source's layout. The copy's values are then set to `x`'s own (the same strings
+ * and arrays, not the parser's). An object holding a value JSON would not carry as it is (undefined,
+ * NaN, -0, a nested object) is copied by a spread instead.
+ */
+function inObjectCopy(x: Record<string, unknown>): Record<string, unknown> {
+  for (const k in x) if (k === '__proto__' || !jsonExact(x[k])) return { ...x };
+  const out = JSON.parse(JSON.stringify(x)) as Record<string, unknown>;
+  for (const k in out) out[k] = x[k];
+  return out;
+}
+
+/** A value that JSON.stringify and JSON.parse return unchanged. */
+function jsonExact(v: unknown): boolean {
+  if (typeof v === 'number') return Number.isFinite(v) && !Object.is(v, -0);
+  if (Array.isArray(v)) return v.every((e) => typeof e === 'string');
+  return typeof v === 'string' || typeof v === 'boolean' || v === null;
 }
 
 /**

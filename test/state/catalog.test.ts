@@ -130,6 +130,18 @@ describe('market catalog: records', () => {
     expect(a.extra).toEqual({ k0: 1 });
   });
 
+  it('copies extra values JSON would change as they are, and keeps the arrays it was given', () => {
+    const c = new MarketCatalog();
+    const outcomes = ['Yes', 'No'];
+    const odd = { a: undefined, b: NaN, c: { d: 1 }, e: -0, f: 'x' };
+    const a = c.upsert(up('A', { extra: { outcomes, n: 1.5, ok: true, none: null } }))!;
+    const b = c.upsert(up('B', { extra: odd }))!;
+    expect(a.extra).toEqual({ outcomes: ['Yes', 'No'], n: 1.5, ok: true, none: null });
+    expect(a.extra!['outcomes']).toBe(outcomes);
+    expect(Object.keys(b.extra!)).toEqual(['a', 'b', 'c', 'e', 'f']);
+    expect([Number.isNaN(b.extra!['b']), Object.is(b.extra!['e'], -0), b.extra!['c']]).toEqual([true, true, odd.c]);
+  });
+
   it('restores a stored record into a record of its own, times included', () => {
     const c = new MarketCatalog();
     const stored = { ...up('S', { closeTime: 9 }), firstSeenAt: 10, recordedAt: 20, updatedAt: 30 };
