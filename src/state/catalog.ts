@@ -330,6 +330,13 @@ export class MarketCatalog {
   }
 }
 
+/** A record as persistence stores it: its defined fields only (an absent field then takes no bytes). */
+export function storedMarket(m: MarketRecord): MarketRecord {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(m)) if (v !== undefined) out[k] = v;
+  return out as unknown as MarketRecord;
+}
+
 /** A market counts as live when active and not past its close time (spec 2.13 live_markets). */
 export function isLive(m: MarketRecord, now: number): boolean {
   return m.status === 'active' && (m.closeTime === undefined || m.closeTime > now);
