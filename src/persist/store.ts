@@ -24,7 +24,7 @@ import { DiskGuard, type GuardOptions } from './guard.js';
 import type { Level, VenueLabel } from '../core/types.js';
 import type { Candle } from '../state/candles.js';
 import type { MarketRecord } from '../state/catalog.js';
-import { marketKey } from '../state/catalog.js';
+import { marketKey, storedMarket } from '../state/catalog.js';
 import type { EngineState } from '../state/engine.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import type { StoredTrade } from '../state/trades.js';
@@ -377,7 +377,7 @@ export class Persistence {
     const keys = this.dirty.catalog.drain();
     for (const k of keys) {
       const m = state.catalog.byKey(k);
-      if (m) this.track(cat.put(k, { ...m }));
+      if (m) this.track(cat.put(k, storedMarket(m)));
     }
     await this.flushed();
     return keys.length;
@@ -433,7 +433,7 @@ export class Persistence {
     for (const [venue, id] of catalog.pairs()) {
       const k = marketKey(venue, id);
       const m = state.catalog.byKey(k);
-      if (m) this.track(cat.put(k, { ...m }));
+      if (m) this.track(cat.put(k, storedMarket(m)));
       yield;
     }
     for (const [venue, id] of quotes.pairs()) {

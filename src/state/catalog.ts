@@ -66,18 +66,82 @@ const FIELDS = [
 ] as const;
 
 /**
- * Every market ever ingested, by venue. Upserts merge: a field the venue did not send keeps its
- * previous value, so a sparse update (a lifecycle frame) never erases what a full listing said.
+ * A catalog record with every field in place from the start, in one order: one hidden class for
+ * every market, all fields inside the object (a record built by adding only the fields an upsert
+ * has keeps them in a separate property array, and past a dozen such fields V8 turns it into a
+ * dictionary), and no field V8 stores as a boxed double (a field first stored a double boxes every
+ * value in it; these start as undefined and hold integers unboxed). Absent fields are undefined,
+ * as before, so readers and JSON see the same record.
  */
-/** Fields that many records share a value of (every market of an event, a series, a category; an outcome's team). */
-const SHARED = ['eventTitle', 'seriesTitle', 'eventId', 'seriesId', 'category', 'outcome'] as const;
+class CatalogRecord implements MarketRecord {
+  readonly venue: VenueLabel;
+  readonly marketId: string;
+  title: string;
+  eventTitle: string | undefined;
+  seriesTitle: string | undefined;
+  eventId: string | undefined;
+  seriesId: string | undefined;
+  outcome: string | undefined;
+  category: string | undefined;
+  tags: readonly string[] | undefined;
+  status: MarketStatus;
+  openTime: number | undefined;
+  closeTime: number | undefined;
+  url: string | undefined;
+  yesInstrument: string | undefined;
+  noInstrument: string | undefined;
+  result: string | undefined;
+  settlementValue: number | undefined;
+  volume: number | undefined;
+  openInterest: number | undefined;
+  liquidity: number | undefined;
+  extra: Readonly<Record<string, unknown>> | undefined;
+  firstSeenAt: number;
+  recordedAt: number;
+  updatedAt: number;
+
+  /** The record of `src`'s identity and times, with the fields of `src` that are defined. */
+  constructor(src: Omit<MarketRecord, 'firstSeenAt' | 'recordedAt' | 'updatedAt'>, firstSeenAt: number, recordedAt: number, updatedAt: number) {
+    this.venue = src.venue;
+    this.marketId = src.marketId;
+    this.title = src.title;
+    this.eventTitle = src.eventTitle;
+    this.seriesTitle = src.seriesTitle;
+    this.eventId = src.eventId;
+    this.seriesId = src.seriesId;
+    this.outcome = src.outcome;
+    this.category = src.category;
+    this.tags = src.tags;
+    this.status = src.status;
+    this.openTime = src.openTime;
+    this.closeTime = src.closeTime;
+    this.url = src.url;
+    // One-book venues name the market itself as its book: one string for both.
+    this.yesInstrument = src.yesInstrument === src.marketId ? this.marketId : src.yesInstrument;
+    this.noInstrument = src.noInstrument;
+    this.result = src.result;
+    this.settlementValue = src.settlementValue;
+    this.volume = src.volume;
+    this.openInterest = src.openInterest;
+    this.liquidity = src.liquidity;
+    this.extra = src.extra;
+    this.firstSeenAt = firstSeenAt;
+    this.recordedAt = recordedAt;
+    this.updatedAt = updatedAt;
+  }
+}
+
+/** Fields that many records share a value of (every market of a venue, a status, an event, a series, a category; an outcome's team). */
+const SHARED = ['venue', 'status', 'eventTitle', 'seriesTitle', 'eventId', 'seriesId', 'category', 'outcome'] as const;
 /**
  * Venue-specific strings in `extra` that markets share: short values (times, which repeat across an
  * event's markets; enums such as a price structure) and rules text (a series' markets share it).
  * Longer strings are left alone: mostly unique, where a table entry would cost more than it saves.
  */
 const SHARED_EXTRA_LENGTH = 32;
-const sharedExtra = (key: string, v: string): boolean => v.length <= SHARED_EXTRA_LENGTH || key.startsWith('rules');
+/** Keys of `extra` whose value names one market (Polymarket's Gamma id, a market slug): never shared, so kept out of the table. */
+const OWN_EXTRA = new Set(['gammaId', 'slug']);
+const sharedExtra = (key: string, v: string): boolean => (v.length <= SHARED_EXTRA_LENGTH && !OWN_EXTRA.has(key)) || key.startsWith('rules');
 /** Distinct shared values kept before the table starts over (it is a cache: a miss costs a copy, not a wrong value). */
 const MAX_SHARED = 250_000;
 
@@ -109,7 +173,7 @@ class Interner {
   }
 
   /** The record with its shared fields replaced by the shared copies. */
-  record(rec: Record<string, unknown>): void {
+  record(rec: Record<string, unknown>, extraIsNew = true): void {
     for (const f of SHARED) {
       const v = rec[f];
       if (typeof v === 'string') rec[f] = this.string(v);
@@ -117,12 +181,12 @@ class Interner {
     const tags = rec['tags'];
     if (Array.isArray(tags) && tags.every((t) => typeof t === 'string')) rec['tags'] = this.list(tags as string[]);
     const extra = rec['extra'];
-    if (typeof extra === 'object' && extra !== null && !Array.isArray(extra)) rec['extra'] = this.extra(extra as Record<string, unknown>);
+    if (extraIsNew && typeof extra === 'object' && extra !== null && !Array.isArray(extra)) rec['extra'] = this.extra(extra as Record<string, unknown>);
   }
 
-  /** `extra` with its shared strings replaced by the shared copies (the same object when it can be written). */
+  /** A copy of `extra` (inObjectCopy) with its shared strings replaced by the shared copies. */
   private extra(x: Record<string, unknown>): Record<string, unknown> {
-    const out = Object.isFrozen(x) ? { ...x } : x;
+    const out = inObjectCopy(x);
     for (const k in out) {
       const v = out[k];
       if (typeof v === 'string' && sharedExtra(k, v)) out[k] = this.string(v);
@@ -131,8 +195,38 @@ class Interner {
   }
 }
 
+/**
+ * A copy of `x` with every property inside the object. JSON.parse allocates an object for exactly the
+ * keys it reads, where an object built key by key (as the mappers' are) keeps all but four in a
+ * separate property array, and past a dozen in a dictionary several times the size; an object
+ * spread keeps the source's layout. The copy's values are then set to `x`'s own (the same strings
+ * and arrays, not the parser's). An object holding a value JSON would not carry as it is (undefined,
+ * NaN, -0, a nested object) is copied by a spread instead.
+ */
+function inObjectCopy(x: Record<string, unknown>): Record<string, unknown> {
+  for (const k in x) if (k === '__proto__' || !jsonExact(x[k])) return { ...x };
+  const out = JSON.parse(JSON.stringify(x)) as Record<string, unknown>;
+  for (const k in out) out[k] = x[k];
+  return out;
+}
+
+/** A value that JSON.stringify and JSON.parse return unchanged. */
+function jsonExact(v: unknown): boolean {
+  if (typeof v === 'number') return Number.isFinite(v) && !Object.is(v, -0);
+  if (Array.isArray(v)) return v.every((e) => typeof e === 'string');
+  return typeof v === 'string' || typeof v === 'boolean' || v === null;
+}
+
+/**
+ * Every market ever ingested, by venue. Upserts merge: a field the venue did not send keeps its
+ * previous value, so a sparse update (a lifecycle frame) never erases what a full listing said.
+ * There is no map keyed by `venue:marketId` (each key would be a string of its own per market):
+ * records are found through the per-venue maps, keyed by the record's own id, and `all()` walks a
+ * list in insertion order.
+ */
 export class MarketCatalog {
-  private readonly markets = new Map<string, MarketRecord>();
+  /** Every record, in the order first inserted (never removed). */
+  private readonly records: MarketRecord[] = [];
   private readonly shared = new Interner();
   private readonly perVenue = new Map<VenueLabel, Map<string, MarketRecord>>();
   readonly changes$ = new Subject<CatalogChange>();
@@ -140,15 +234,17 @@ export class MarketCatalog {
   version = 0;
 
   get size(): number {
-    return this.markets.size;
+    return this.records.length;
   }
 
   get(venue: VenueLabel, marketId: string): MarketRecord | undefined {
     return this.perVenue.get(venue)?.get(marketId);
   }
 
+  /** The record of a `marketKey` (venue labels hold no ':', so the first one separates). */
   byKey(key: string): MarketRecord | undefined {
-    return this.markets.get(key);
+    const i = key.indexOf(':');
+    return i < 0 ? undefined : this.perVenue.get(key.slice(0, i))?.get(key.slice(i + 1));
   }
 
   /** Markets of one venue (live view; do not mutate). */
@@ -157,24 +253,15 @@ export class MarketCatalog {
   }
 
   all(): IterableIterator<MarketRecord> {
-    return this.markets.values();
+    return this.records.values();
   }
 
   /** Applies an upsert; returns the record, or undefined when nothing changed. */
   upsert(ev: MarketUpsert): MarketRecord | undefined {
-    const key = marketKey(ev.venue, ev.marketId);
-    const cur = this.markets.get(key);
+    const cur = this.get(ev.venue, ev.marketId);
     if (!cur) {
-      const rec: MarketRecord = {
-        venue: ev.venue,
-        marketId: ev.marketId,
-        title: ev.title,
-        status: ev.status,
-        firstSeenAt: ev.localTimestamp,
-        recordedAt: ev.localTimestamp,
-        updatedAt: ev.localTimestamp,
-      };
-      for (const f of FIELDS) if (ev[f] !== undefined) (rec as unknown as Record<string, unknown>)[f] = ev[f];
+      const t = ev.localTimestamp;
+      const rec = new CatalogRecord(ev, t, t, t);
       this.shared.record(rec as unknown as Record<string, unknown>);
       this.insert(rec);
       this.changes$.next({ kind: 'added', market: rec });
@@ -182,6 +269,7 @@ export class MarketCatalog {
     }
     let changed = false;
     const prevStatus = cur.status;
+    const prevExtra = cur.extra;
     for (const f of FIELDS) {
       const v = ev[f];
       if (v === undefined) continue;
@@ -191,7 +279,7 @@ export class MarketCatalog {
       changed = true;
     }
     if (!changed) return undefined;
-    this.shared.record(cur as unknown as Record<string, unknown>);
+    this.shared.record(cur as unknown as Record<string, unknown>, cur.extra !== prevExtra);
     cur.updatedAt = ev.localTimestamp;
     this.version++;
     this.changes$.next(prevStatus !== cur.status ? { kind: 'status', market: cur, previous: prevStatus } : { kind: 'updated', market: cur });
@@ -200,7 +288,7 @@ export class MarketCatalog {
 
   /** Applies a status change of a known market; unknown markets are ignored (returns false). */
   setStatus(ev: MarketStatusChange): boolean {
-    const cur = this.markets.get(marketKey(ev.venue, ev.marketId));
+    const cur = this.get(ev.venue, ev.marketId);
     if (!cur) return false;
     const prev = cur.status;
     let changed = prev !== ev.status;
@@ -225,19 +313,28 @@ export class MarketCatalog {
   }
 
   /** Loads a persisted record at start-up (no change event). */
-  restore(rec: MarketRecord): void {
+  restore(stored: MarketRecord): void {
+    const rec = new CatalogRecord(stored, stored.firstSeenAt, stored.recordedAt, stored.updatedAt);
     this.shared.record(rec as unknown as Record<string, unknown>);
     this.insert(rec);
   }
 
   private insert(rec: MarketRecord): void {
-    const key = marketKey(rec.venue, rec.marketId);
-    this.markets.set(key, rec);
     let m = this.perVenue.get(rec.venue);
     if (!m) this.perVenue.set(rec.venue, (m = new Map()));
+    const had = m.get(rec.marketId);
     m.set(rec.marketId, rec);
+    if (had === undefined) this.records.push(rec);
+    else this.records[this.records.indexOf(had)] = rec;
     this.version++;
   }
+}
+
+/** A record as persistence stores it: its defined fields only (an absent field then takes no bytes). */
+export function storedMarket(m: MarketRecord): MarketRecord {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(m)) if (v !== undefined) out[k] = v;
+  return out as unknown as MarketRecord;
 }
 
 /** A market counts as live when active and not past its close time (spec 2.13 live_markets). */

@@ -13,7 +13,7 @@ import { TradeStore } from './trades.js';
 export class EngineState {
   readonly catalog = new MarketCatalog();
   readonly books = new BookStore();
-  readonly quotes = new QuoteStore();
+  readonly quotes = new QuoteStore((venue, marketId) => this.catalog.get(venue, marketId)?.marketId ?? marketId);
   readonly candles = new CandleStore();
   readonly trades: TradeStore;
   readonly health: HealthStore;
@@ -58,8 +58,10 @@ function refreshTop(s: EngineState, venue: VenueLabel, marketId: string, book: O
   }
   if (!s.quotes.fromBook(venue, marketId, bid, bidSize, ask, askSize, ts)) return;
   const mid = bid !== undefined && ask !== undefined ? Math.round((bid + ask) / 2) : undefined;
-  const price = s.quotes.get(venue, marketId)!.lastPrice ?? mid;
-  if (price !== undefined) s.candles.observe(venue, marketId, price, mid, 0, ts);
+  const q = s.quotes.get(venue, marketId)!;
+  const price = q.lastPrice ?? mid;
+  // The quote's copy of the id, not the frame's: the open candle keeps it.
+  if (price !== undefined) s.candles.observe(venue, q.marketId, price, mid, 0, ts);
 }
 
 /**
@@ -89,7 +91,7 @@ export function applyEvent(s: EngineState, ev: NormalizedEvent): void {
       const q = s.quotes.get(ev.venue, ev.marketId)!;
       const mid = q.yesBid !== undefined && q.yesAsk !== undefined ? Math.round((q.yesBid + q.yesAsk) / 2) : undefined;
       const price = ev.lastPrice ?? mid;
-      if (price !== undefined) s.candles.observe(ev.venue, ev.marketId, price, mid, 0, ev.localTimestamp);
+      if (price !== undefined) s.candles.observe(ev.venue, q.marketId, price, mid, 0, ev.localTimestamp);
       s.health.seen(ev.venue, ev.localTimestamp);
       return;
     }
@@ -98,13 +100,14 @@ export function applyEvent(s: EngineState, ev: NormalizedEvent): void {
       s.quotes.fromTrade(ev.venue, ev.marketId, ev.yesPrice, ev.localTimestamp);
       const q = s.quotes.get(ev.venue, ev.marketId)!;
       const mid = q.yesBid !== undefined && q.yesAsk !== undefined ? Math.round((q.yesBid + q.yesAsk) / 2) : undefined;
-      s.candles.observe(ev.venue, ev.marketId, ev.yesPrice, mid, ev.size, ev.localTimestamp);
+      s.candles.observe(ev.venue, q.marketId, ev.yesPrice, mid, ev.size, ev.localTimestamp);
       s.health.seen(ev.venue, ev.localTimestamp);
       return;
     }
     case 'market': {
       const rec = s.catalog.upsert(ev);
-      if (rec) s.books.link(ev.venue, ev.marketId, ev.yesInstrument, ev.noInstrument);
+      // The record's copies of the id and instruments (what a restart links too), not the frame's.
+      if (rec) s.books.link(rec.venue, rec.marketId, rec.yesInstrument, rec.noInstrument);
       if (ev.settlementValue !== undefined && (ev.status === 'finalized' || ev.status === 'determined'))
         s.quotes.fromTrade(ev.venue, ev.marketId, Math.min(PAYOUT, Math.max(0, ev.settlementValue)), ev.localTimestamp);
       return;

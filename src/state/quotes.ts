@@ -42,6 +42,12 @@ export class QuoteStore {
   /** Latest update time over all quotes (ms). */
   lastUpdate = 0;
 
+  /**
+   * @param canonicalId the copy of a market's id that other records already hold (the catalog's),
+   *   so that a new quote does not keep the copy parsed from its own frame.
+   */
+  constructor(private readonly canonicalId: (venue: VenueLabel, marketId: string) => string = (_venue, marketId) => marketId) {}
+
   get size(): number {
     return this.count;
   }
@@ -59,7 +65,8 @@ export class QuoteStore {
     if (!v) this.quotes.set(venue, (v = new Map()));
     let q = v.get(marketId);
     if (!q) {
-      v.set(marketId, (q = { venue, marketId, fromBook: false, updatedAt: 0, version: 0 }));
+      const id = this.canonicalId(venue, marketId);
+      v.set(id, (q = { venue, marketId: id, fromBook: false, updatedAt: 0, version: 0 }));
       this.count++;
     }
     return q;
@@ -127,8 +134,10 @@ export class QuoteStore {
     this.touch(q, ts);
   }
 
+  /** Loads a persisted quote at start-up (after the catalog, whose copy of the market id it takes). */
   restore(q: QuoteRecord): void {
     if (!this.get(q.venue, q.marketId)) this.count++;
+    (q as { marketId: string }).marketId = this.canonicalId(q.venue, q.marketId);
     let v = this.quotes.get(q.venue);
     if (!v) this.quotes.set(q.venue, (v = new Map()));
     v.set(q.marketId, q);

@@ -30,7 +30,9 @@ export class TradeStore {
   add(t: Trade): StoredTrade | undefined {
     const id = `${t.venue}:${t.tradeId}`;
     if (this.ids.has(id)) return undefined;
-    const s: StoredTrade = { ...t, seq: ++this.seq };
+    // Copied key by key: in the service an object spread here gave nearly every stored trade a
+    // hidden class of its own (the ring holds up to `capacity` of them).
+    const s: StoredTrade = Object.assign({}, t, { seq: ++this.seq });
     const old = this.ring[this.head];
     if (old) this.ids.delete(`${old.venue}:${old.tradeId}`);
     this.ring[this.head] = s;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { MarketUpsert } from '../../src/core/types.js';
-import { MarketCatalog } from '../../src/state/catalog.js';
+import { MarketCatalog, marketKey } from '../../src/state/catalog.js';
 
 const up = (marketId: string, over: Partial<MarketUpsert> = {}): MarketUpsert => ({
   type: 'market',
@@ -59,5 +59,97 @@ describe('market catalog: shared values', () => {
     expect(b.extra).toEqual({ close_time: '2026-11-24T03:00:00Z', rules_primary: rules });
     expect([a.outcome, b.outcome]).toEqual(['Lakers', 'Lakers']);
     expect(c.upsert(up('B', { extra: { close_time: '2026-11-24T03:00:00Z', rules_primary: rules }, outcome: 'Lakers' }))).toBeUndefined();
+  });
+});
+
+describe('market catalog: lookup and order', () => {
+  it('finds a record by its key, its venue and id, and only there', () => {
+    const c = new MarketCatalog();
+    const a = c.upsert(up('KX:2026:A'))!;
+    const b = c.upsert(up('A', { venue: 'venue_b' }))!;
+    expect(c.byKey('venue_a:KX:2026:A')).toBe(a);
+    expect(c.byKey(marketKey('venue_b', 'A'))).toBe(b);
+    expect(c.get('venue_b', 'A')).toBe(b);
+    expect([c.byKey('venue_a:A'), c.byKey('venue_c:A'), c.byKey('venue_a'), c.byKey('')]).toEqual([undefined, undefined, undefined, undefined]);
+    expect(c.size).toBe(2);
+  });
+
+  it('lists every market in the order first seen, across venues; a restore over a known market keeps its place', () => {
+    const c = new MarketCatalog();
+    c.upsert(up('A'));
+    c.upsert(up('B', { venue: 'venue_b' }));
+    c.upsert(up('C'));
+    const b = c.get('venue_b', 'B')!;
+    c.restore({ ...b, title: 'B again' });
+    c.upsert(up('A', { title: 'A renamed', timestamp: 2, localTimestamp: 2 }));
+    expect([...c.all()].map((m) => `${m.venue}:${m.marketId}:${m.title}`)).toEqual(['venue_a:A:A renamed', 'venue_b:B:B again', 'venue_a:C:C?']);
+    expect(c.size).toBe(3);
+    expect(c.byKey('venue_b:B')!.title).toBe('B again');
+  });
+});
+
+describe('market catalog: records', () => {
+  it('holds the fields an upsert gave, and serializes only those, whichever fields a market has', () => {
+    const c = new MarketCatalog();
+    const sparse = c.upsert(up('A', { eventTitle: undefined, category: undefined, tags: undefined }))!;
+    const full = c.upsert(up('B', { openTime: 5, closeTime: 1_790_000_000_123, volume: 12.5, yesInstrument: 'B', noInstrument: 'B-NO', extra: { k: 1 } }))!;
+    expect(JSON.parse(JSON.stringify(sparse))).toEqual({
+      venue: 'venue_a',
+      marketId: 'A',
+      title: 'A?',
+      status: 'active',
+      firstSeenAt: 1,
+      recordedAt: 1,
+      updatedAt: 1,
+    });
+    expect([full.openTime, full.closeTime, full.volume, full.yesInstrument, full.noInstrument, full.extra]).toEqual([
+      5,
+      1_790_000_000_123,
+      12.5,
+      'B',
+      'B-NO',
+      { k: 1 },
+    ]);
+    expect(c.upsert(up('A', { volume: 7, timestamp: 3, localTimestamp: 3 }))).toBe(sparse);
+    expect([sparse.volume, sparse.updatedAt, sparse.firstSeenAt]).toEqual([7, 3, 1]);
+  });
+
+  it('keeps a copy of extra with its keys in order, and the same copy across updates of other fields', () => {
+    const c = new MarketCatalog();
+    const wire: Record<string, unknown> = {};
+    for (let i = 0; i < 20; i++) wire[`k${i}`] = i % 2 ? `v${i}` : i;
+    const a = c.upsert(up('A', { extra: wire }))!;
+    const kept = a.extra;
+    expect(kept).not.toBe(wire);
+    expect(JSON.stringify(kept)).toBe(JSON.stringify(wire));
+    wire['k0'] = 'changed on the wire object';
+    expect(kept!['k0']).toBe(0);
+    c.upsert(up('A', { title: 'renamed', timestamp: 2, localTimestamp: 2 }));
+    expect(a.extra).toBe(kept);
+    c.upsert(up('A', { extra: { k0: 1 }, timestamp: 3, localTimestamp: 3 }));
+    expect(a.extra).toEqual({ k0: 1 });
+  });
+
+  it('copies extra values JSON would change as they are, and keeps the arrays it was given', () => {
+    const c = new MarketCatalog();
+    const outcomes = ['Yes', 'No'];
+    const odd = { a: undefined, b: NaN, c: { d: 1 }, e: -0, f: 'x' };
+    const a = c.upsert(up('A', { extra: { outcomes, n: 1.5, ok: true, none: null } }))!;
+    const b = c.upsert(up('B', { extra: odd }))!;
+    expect(a.extra).toEqual({ outcomes: ['Yes', 'No'], n: 1.5, ok: true, none: null });
+    expect(a.extra!['outcomes']).toBe(outcomes);
+    expect(Object.keys(b.extra!)).toEqual(['a', 'b', 'c', 'e', 'f']);
+    expect([Number.isNaN(b.extra!['b']), Object.is(b.extra!['e'], -0), b.extra!['c']]).toEqual([true, true, odd.c]);
+  });
+
+  it('restores a stored record into a record of its own, times included', () => {
+    const c = new MarketCatalog();
+    const stored = { ...up('S', { closeTime: 9 }), firstSeenAt: 10, recordedAt: 20, updatedAt: 30 };
+    c.restore(stored);
+    const r = c.get('venue_a', 'S')!;
+    expect(r).not.toBe(stored);
+    expect([r.title, r.closeTime, r.firstSeenAt, r.recordedAt, r.updatedAt]).toEqual(['S?', 9, 10, 20, 30]);
+    stored.title = 'changed after';
+    expect(r.title).toBe('S?');
   });
 });

@@ -43,6 +43,10 @@ describe('Persistence', () => {
     const counts = p2.load(s2);
     expect(counts).toEqual({ markets: 1, quotes: 1, books: 1, trades: 2 });
     expect(s2.catalog.get('venue_a', 'M')!.title).toBe('Will it?');
+    // stored with the fields it has, no key for an absent one
+    expect(Object.keys(p2.db('catalog').get('venue_a:M') as object).sort()).toEqual(
+      ['venue', 'marketId', 'title', 'status', 'closeTime', 'firstSeenAt', 'recordedAt', 'updatedAt'].sort(),
+    );
     expect(s2.quotes.get('venue_a', 'M')).toMatchObject({ yesBid: 4000, yesAsk: 4500, lastPrice: 4400 });
     expect(s2.books.marketBook('venue_a', 'M')).toMatchObject({ bids: [[4000, 10]], asks: [[4500, 2]], ready: true });
     expect(s2.trades.seq).toBe(2);
