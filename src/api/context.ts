@@ -1,5 +1,6 @@
 import type { Config } from '../config/schema.js';
 import type { Persistence } from '../persist/store.js';
+import type { MarketRecord } from '../state/catalog.js';
 import type { EngineState } from '../state/engine.js';
 import { FragmentCache } from '../views/market.js';
 import { VenueDirectory } from '../venues/directory.js';
@@ -8,6 +9,7 @@ import { VenueDirectory } from '../venues/directory.js';
 export class ApiContext {
   readonly fragments = new FragmentCache();
   private sortedKeys: string[] = [];
+  private sortedRecords: MarketRecord[] = [];
   private sortedAt = -1;
   private commitCount = 0;
   private countingCommits = false;
@@ -37,15 +39,28 @@ export class ApiContext {
 
   /**
    * Every market key, sorted (venue label, then market id): the order of /markets pages and the
-   * base of keyset cursors, stable while markets are added. Re-sorted only after additions (the
-   * catalog never forgets a market, so its size says whether one was added).
+   * base of keyset cursors, stable while markets are added. Re-sorted only after a record was
+   * added or replaced (the catalog never forgets a market, and updates its records in place).
    */
   marketKeys(): readonly string[] {
-    if (this.sortedAt !== this.state.catalog.size) {
-      this.sortedKeys = [...this.state.catalog.all()].map((m) => `${m.venue}:${m.marketId}`).sort();
-      this.sortedAt = this.state.catalog.size;
-    }
+    this.sort();
     return this.sortedKeys;
+  }
+
+  /** The records of `marketKeys()`, index for index (no lookup by key on a page walk). */
+  marketRecords(): readonly MarketRecord[] {
+    this.sort();
+    return this.sortedRecords;
+  }
+
+  private sort(): void {
+    const catalog = this.state.catalog;
+    if (this.sortedAt === catalog.inserts) return;
+    const pairs = [...catalog.all()].map((m): [string, MarketRecord] => [`${m.venue}:${m.marketId}`, m]);
+    pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    this.sortedKeys = pairs.map((p) => p[0]);
+    this.sortedRecords = pairs.map((p) => p[1]);
+    this.sortedAt = catalog.inserts;
   }
 }
 

@@ -78,6 +78,7 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
         return true;
       };
       const keys = ctx.marketKeys();
+      const recs = ctx.marketRecords();
       let i = startAfter ? after(keys, startAfter) : label ? lowerBound(keys, `${label}:`) : 0;
       const parts: string[] = [];
       const deps: [MarketRecord, number, QuoteRecord | undefined, number][] = [];
@@ -86,14 +87,14 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
       for (; i < keys.length; i++) {
         const k = keys[i]!;
         if (label && !k.startsWith(`${label}:`)) break;
-        const m = catalog.byKey(k);
-        if (!m || !match(m)) continue;
+        const m = recs[i]!;
+        if (!match(m)) continue;
         if (parts.length === qy.limit) {
           more = true;
           break;
         }
         const v = ctx.venues.byLabel.get(m.venue)!;
-        const q = quoteOf(ctx, k);
+        const q = ctx.state.quotes.get(m.venue, m.marketId);
         parts.push(ctx.fragments.get(k, v, m, q, qy.include === 'rules'));
         deps.push([m, m.updatedAt, q, q?.version ?? -1]);
         last = k;
@@ -124,11 +125,6 @@ function fresh(ctx: ApiContext, deps: PageCache['deps']): boolean {
     if (q ? q.version !== qv : ctx.state.quotes.get(m.venue, m.marketId) !== undefined) return false;
   }
   return true;
-}
-
-function quoteOf(ctx: ApiContext, key: string) {
-  const i = key.indexOf(':');
-  return ctx.state.quotes.get(key.slice(0, i), key.slice(i + 1));
 }
 
 function lowerBound(keys: readonly string[], key: string): number {

@@ -232,6 +232,8 @@ export class MarketCatalog {
   readonly changes$ = new Subject<CatalogChange>();
   /** Bumped on every change; consumers cache serialized views per version. */
   version = 0;
+  /** Bumped when a record object is added or replaced (not when one changes in place): lists of records built from the catalog are current while it stands. */
+  inserts = 0;
 
   get size(): number {
     return this.records.length;
@@ -327,6 +329,7 @@ export class MarketCatalog {
     if (had === undefined) this.records.push(rec);
     else this.records[this.records.indexOf(had)] = rec;
     this.version++;
+    this.inserts++;
   }
 }
 

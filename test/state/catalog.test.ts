@@ -153,3 +153,19 @@ describe('market catalog: records', () => {
     expect(r.title).toBe('S?');
   });
 });
+
+describe('market catalog: record lists', () => {
+  it('counts records added or replaced, not changes made in place, so a list of its records knows when it is stale', () => {
+    const c = new MarketCatalog();
+    const a = c.upsert(up('A'))!;
+    c.upsert(up('B'));
+    expect(c.inserts).toBe(2);
+    c.upsert(up('A', { title: 'Renamed?' }));
+    expect(c.inserts).toBe(2);
+    expect(c.get('venue_a', 'A')).toBe(a);
+    c.restore({ ...a, title: 'From a snapshot?' });
+    expect(c.inserts).toBe(3);
+    expect(c.get('venue_a', 'A')).not.toBe(a);
+    expect([...c.all()].map((m) => m.title)).toEqual(['From a snapshot?', 'B?']);
+  });
+});

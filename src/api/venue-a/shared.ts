@@ -126,9 +126,10 @@ export class VenueA {
   /** The venue's markets in market id order (the order of catalog pages). */
   sortedMarkets(): MarketRecord[] {
     const keys = this.ctx.marketKeys();
+    const recs = this.ctx.marketRecords();
     const prefix = `${this.label}:`;
     const out: MarketRecord[] = [];
-    for (const k of keys) if (k.startsWith(prefix)) out.push(this.state.catalog.byKey(k)!);
+    for (let i = 0; i < keys.length; i++) if (keys[i]!.startsWith(prefix)) out.push(recs[i]!);
     return out;
   }
 
