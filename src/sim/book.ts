@@ -2,42 +2,73 @@ import type { BookSideName, Level } from '../core/types.js';
 
 /**
  * The simulator's books (SYNTHETIC DATA): every listing's levels in one Int32Array, a fixed slot
- * per listing. The world keeps a book per listing for its whole life, up to a million listings,
- * and an OrderBook (four growable arrays) costs about four times a slot. The levels the world
- * makes are integer units, at most `depth` a side (it never quotes deeper).
+ * per listing, and its time of last change in a Float64Array. The world keeps a book per listing
+ * for its whole life, up to a million listings, and an OrderBook (four growable arrays) costs
+ * about four times a slot. The levels the world makes are integer units, at most `depth` a side
+ * (it never quotes deeper).
  */
 export class SimBookPool {
   /** Per slot: bid count, ask count, bid prices, bid sizes, ask prices, ask sizes (`depth` each). */
   data: Int32Array;
+  /** Per slot: time of the last change, ms (a number field per book would be a heap box each). */
+  times: Float64Array;
   readonly stride: number;
   private slots = 0;
 
   constructor(readonly depth: number) {
     this.stride = 2 + 4 * depth;
     this.data = new Int32Array(this.stride * 64);
+    this.times = new Float64Array(64);
+  }
+
+  /** How many books were made. */
+  get size(): number {
+    return this.slots;
   }
 
   /** A new empty book. */
   book(): SimBook {
-    const base = this.slots++ * this.stride;
-    if (base + this.stride > this.data.length) {
-      const next = new Int32Array(this.data.length * 2);
-      next.set(this.data);
-      this.data = next;
-    }
-    return new SimBook(this, base);
+    const slot = this.slots++;
+    if (slot >= this.times.length) this.resize(this.times.length * 2);
+    return new SimBook(this, slot);
+  }
+
+  /** Gives back the room the doubling left unused, once the world has made its books. */
+  trim(): void {
+    if (this.slots < this.times.length) this.resize(Math.max(1, this.slots));
+  }
+
+  private resize(slots: number): void {
+    const data = new Int32Array(slots * this.stride);
+    data.set(this.data.subarray(0, Math.min(this.data.length, data.length)));
+    const times = new Float64Array(slots);
+    times.set(this.times.subarray(0, Math.min(this.times.length, slots)));
+    this.data = data;
+    this.times = times;
   }
 }
 
 /** A listing's YES-perspective book: the read side of OrderBook that the protocol servers use. */
 export class SimBook {
-  /** Time of the last change, ms. */
-  timestamp = 0;
-
   constructor(
     private readonly pool: SimBookPool,
-    private readonly base: number,
+    /** The book's index in its pool, in the order made (the world keys its per-listing arrays by it). */
+    readonly slot: number,
   ) {}
+
+  /** Where the slot starts in the pool's data. */
+  private get base(): number {
+    return this.slot * this.pool.stride;
+  }
+
+  /** Time of the last change, ms (0 before the first). */
+  get timestamp(): number {
+    return this.pool.times[this.slot]!;
+  }
+
+  set timestamp(ms: number) {
+    this.pool.times[this.slot] = ms;
+  }
 
   /** YES bids, best (highest) first. A view made per call: hold it for a loop, not across changes. */
   get bids(): SimBookSide {
