@@ -99,7 +99,6 @@ export class SimWorld implements SimWorldApi {
     this.generate(opts.scale ?? 1);
     this.texts = undefined;
     this.tagLists = undefined;
-    this.books.trim();
     this.quotes.trim();
     this.lifecycle(false);
   }
