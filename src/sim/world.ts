@@ -3,6 +3,7 @@ import type { BookSideName, MarketStatus, VenueLabel } from '../core/types.js';
 import { SimBookPool } from './book.js';
 import { DAY, generateWorld, HOUR, type PropFields, type WorldBuilder } from './generate/index.js';
 import { phrase, type PropMeta } from './phrasing/index.js';
+import { QuoteStates } from './quote-state.js';
 import { Rng } from './rng.js';
 import type { SimChange, SimEvent, SimListing, SimProposition, SimTrade, SimWorldApi } from './types.js';
 
@@ -39,15 +40,6 @@ export interface WorldOptions {
   readonly tradeLog?: number;
 }
 
-interface ListingState {
-  /** The fair value this listing currently believes (lags the true fair). */
-  believed: number;
-  /** Persistent venue-specific mispricing, mean-reverting (units). */
-  offset: number;
-  tick: number;
-  spreadTicks: number;
-}
-
 interface Jump {
   readonly prop: SimProposition;
   readonly delta: number;
@@ -70,7 +62,12 @@ export class SimWorld implements SimWorldApi {
   /** venue → id → listing (nested: no key string per listing). */
   private readonly byId = new Map<VenueLabel, Map<string, SimListing>>();
   private readonly pending: { listing: SimListing; at: number }[] = [];
-  private readonly state = new Map<SimListing, ListingState>();
+  /** Each listing's quoting state, by its book's slot. */
+  private readonly quotes = new QuoteStates();
+  /** Texts seen while generating, to keep one copy of each (titles, event ids … repeat across listings); dropped once built. */
+  private texts: Map<string, string> | undefined = new Map();
+  /** Tag lists seen while generating, one array per distinct list; dropped once built. */
+  private tagLists: Map<string, readonly string[]> | undefined = new Map();
   private readonly listeners = new Set<(c: SimChange) => void>();
   private readonly tradeLog = new Map<VenueLabel, SimTrade[]>();
   private readonly active: SimListing[] = [];
@@ -100,6 +97,9 @@ export class SimWorld implements SimWorldApi {
     }
     this.makeWallets();
     this.generate(opts.scale ?? 1);
+    this.texts = undefined;
+    this.tagLists = undefined;
+    this.quotes.trim();
     this.lifecycle(false);
   }
 
@@ -197,17 +197,39 @@ export class SimWorld implements SimWorldApi {
     return this.rng.pick(ws).address;
   }
 
+  // Events and propositions are written out field by field: objects made by spreading the
+  // generators' varied literals each got a hidden class of their own.
   private newEvent(e: Omit<SimEvent, 'props' | 'state'>): SimEvent {
-    const ev: SimEvent = { ...e, title: flat(e.title), state: 'scheduled', props: [] };
+    const ev: SimEvent = {
+      id: e.id,
+      category: e.category,
+      title: this.text(e.title),
+      sport: e.sport,
+      league: e.league,
+      home: e.home,
+      away: e.away,
+      startTime: e.startTime,
+      closeTime: e.closeTime,
+      futures: e.futures,
+      state: 'scheduled',
+      props: [],
+    };
     this.events.push(ev);
     return ev;
   }
 
   private newProp(ev: SimEvent, fields: PropFields, meta: PropMeta): SimProposition {
     const p: SimProposition = {
-      ...fields,
-      statement: flat(fields.statement),
-      id: `${ev.id}.${ev.props.length}`,
+      marketClass: fields.marketClass,
+      marketType: fields.marketType,
+      period: fields.period,
+      line: fields.line,
+      side: fields.side,
+      player: fields.player,
+      team: fields.team,
+      subject: this.text(fields.subject),
+      statement: this.text(fields.statement),
+      id: flat(`${ev.id}.${ev.props.length}`),
       event: ev,
       fair: clampFair(fields.fair),
       resolved: undefined,
@@ -229,7 +251,7 @@ export class SimWorld implements SimWorldApi {
       if (this.byId.get(v.label)?.has(id)) continue;
       const createdAt = spec.createdAt !== undefined ? this.anchor + spec.createdAt : this.anchor - 30 * DAY;
       const ids: Record<string, string> = {};
-      for (const [k, v] of Object.entries(spec.ids)) ids[k] = flat(v);
+      for (const [k, x] of Object.entries(spec.ids)) ids[k] = spec.id && x === spec.id ? id : this.text(x);
       if (v.protocol === 'polymarket') ids['condition_id'] = id;
       const listing: SimListing = {
         venue: v.label,
@@ -238,12 +260,12 @@ export class SimWorld implements SimWorldApi {
         prop,
         event: prop.event,
         inverted: spec.inverted,
-        title: flat(spec.title),
-        eventTitle: flat(spec.eventTitle),
-        seriesTitle: flat(spec.seriesTitle),
-        outcome: flat(spec.outcome),
+        title: this.text(spec.title),
+        eventTitle: this.text(spec.eventTitle),
+        seriesTitle: this.text(spec.seriesTitle),
+        outcome: this.text(spec.outcome),
         category: spec.category,
-        tags: spec.tags,
+        tags: this.tags(spec.tags),
         status: 'active',
         createdAt,
         openTime: createdAt,
@@ -256,11 +278,31 @@ export class SimWorld implements SimWorldApi {
         version: 0,
       };
       const offset = Math.round(this.rng.normal() * 120);
-      this.state.set(listing, { believed: prop.fair, offset, tick: spec.tick, spreadTicks: this.rng.int(1, 3) });
+      this.quotes.add(prop.fair, offset, spec.tick, this.rng.int(1, 3));
       this.buildInitialBook(listing);
       if (createdAt > this.clock()) this.pending.push({ listing, at: createdAt });
       else this.addListing(listing);
     }
+  }
+
+  /** One copy of each text while generating ({@link flat} once built). */
+  private text<T extends string | undefined>(s: T): T {
+    if (s === undefined) return s;
+    const seen = this.texts?.get(s);
+    if (seen !== undefined) return seen as T;
+    const f = flat(s);
+    this.texts?.set(f, f);
+    return f;
+  }
+
+  /** One array per distinct tag list while generating. */
+  private tags(tags: readonly string[]): readonly string[] {
+    const key = tags.join('\u0000');
+    const seen = this.tagLists?.get(key);
+    if (seen) return seen;
+    const list = tags.map((t) => this.text(t));
+    this.tagLists?.set(key, list);
+    return list;
   }
 
   private addListing(l: SimListing): void {
@@ -296,23 +338,27 @@ export class SimWorld implements SimWorldApi {
     if (c) c.fair = clampFair(10_000 - p.fair);
   }
 
-  private target(l: SimListing, st: ListingState): number {
-    const fair = l.inverted ? 10_000 - st.believed : st.believed;
-    return Math.min(MAX_PRICE, Math.max(MIN_PRICE, fair + st.offset));
+  /** Where the listing in `slot` wants its mid. */
+  private target(l: SimListing, slot: number): number {
+    const believed = this.quotes.believed[slot]!;
+    const fair = l.inverted ? 10_000 - believed : believed;
+    return Math.min(MAX_PRICE, Math.max(MIN_PRICE, fair + this.quotes.offset[slot]!));
   }
 
   private buildInitialBook(l: SimListing): void {
-    const st = this.state.get(l)!;
-    const mid = this.target(l, st);
+    const slot = l.book.slot;
+    const mid = this.target(l, slot);
+    const tick = this.quotes.tick[slot]!;
+    const spreadTicks = this.quotes.spreadTicks[slot]!;
     const bids: [number, number][] = [];
     const asks: [number, number][] = [];
-    const bestBid = Math.floor((mid - (st.spreadTicks * st.tick) / 2) / st.tick) * st.tick;
-    const bestAsk = bestBid + st.spreadTicks * st.tick;
+    const bestBid = Math.floor((mid - (spreadTicks * tick) / 2) / tick) * tick;
+    const bestAsk = bestBid + spreadTicks * tick;
     for (let i = 0; i < this.depth; i++) {
-      const b = bestBid - i * st.tick;
-      const a = bestAsk + i * st.tick;
-      if (b >= st.tick) bids.push([b, this.size()]);
-      if (a <= 10_000 - st.tick) asks.push([a, this.size()]);
+      const b = bestBid - i * tick;
+      const a = bestAsk + i * tick;
+      if (b >= tick) bids.push([b, this.size()]);
+      if (a <= 10_000 - tick) asks.push([a, this.size()]);
     }
     l.book.snapshot(bids, asks, this.clock());
   }
@@ -323,27 +369,30 @@ export class SimWorld implements SimWorldApi {
 
   /** Moves one listing's book toward its (lagged, noisy) fair value and perturbs a level. */
   private requote(l: SimListing): void {
-    const st = this.state.get(l)!;
+    const q = this.quotes;
+    const slot = l.book.slot;
     const rng = this.rng;
-    st.believed += Math.round((l.prop.fair - st.believed) * 0.35);
-    st.offset = Math.round(st.offset * 0.97 + rng.normal() * 25);
-    const mid = this.target(l, st);
+    q.believed[slot] = q.believed[slot]! + Math.round((l.prop.fair - q.believed[slot]!) * 0.35);
+    q.offset[slot] = Math.round(q.offset[slot]! * 0.97 + rng.normal() * 25);
+    const mid = this.target(l, slot);
+    const tick = q.tick[slot]!;
+    const spreadTicks = q.spreadTicks[slot]!;
     const book = l.book;
     const bids = book.bids;
     const asks = book.asks;
     const changes: [BookSideName, number, number, number][] = [];
-    const bestBid = Math.floor((mid - (st.spreadTicks * st.tick) / 2) / st.tick) * st.tick;
-    const bestAsk = bestBid + st.spreadTicks * st.tick;
+    const bestBid = Math.floor((mid - (spreadTicks * tick) / 2) / tick) * tick;
+    const bestAsk = bestBid + spreadTicks * tick;
     const curBid = bids.best();
     const curAsk = asks.best();
     if (curBid !== bestBid || curAsk !== bestAsk) {
       // Re-center: the desired ladder around the new mid, keeping sizes at prices that stay.
       const want = new Map<string, number>();
       for (let i = 0; i < this.depth; i++) {
-        const b = bestBid - i * st.tick;
-        const a = bestAsk + i * st.tick;
-        if (b >= st.tick) want.set(`b${b}`, bids.get(b) || this.size());
-        if (a <= 10_000 - st.tick) want.set(`a${a}`, asks.get(a) || this.size());
+        const b = bestBid - i * tick;
+        const a = bestAsk + i * tick;
+        if (b >= tick) want.set(`b${b}`, bids.get(b) || this.size());
+        if (a <= 10_000 - tick) want.set(`a${a}`, asks.get(a) || this.size());
       }
       for (const [p, size] of bids.levels()) if (!want.has(`b${p}`)) changes.push(['bid', p, 0, size]);
       for (const [p, size] of asks.levels()) if (!want.has(`a${p}`)) changes.push(['ask', p, 0, size]);

@@ -9,7 +9,7 @@ import { ConfigError, loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { log } from '../../src/core/log.js';
 import { startService, type Service } from '../../src/service.js';
-import { SimStartError, startSimChild } from '../../src/sim/child.js';
+import { CHILD_NODE_FLAGS, SimStartError, startSimChild } from '../../src/sim/child.js';
 import { startSim } from '../../src/sim/runner.js';
 
 /**
@@ -74,6 +74,9 @@ describe('the simulator as a child process of the service', () => {
     const r = await fetch(`${svc.url}/api/v2/markets?limit=5`, { headers: { 'x-api-key': svc.demoKey! } });
     expect(r.status).toBe(200);
     expect(((await r.json()) as { total_count: number }).total_count).toBeGreaterThan(500);
+    // Its V8 runs with the child's own heap flags (small young generation, slow old-space growth).
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    for (const f of CHILD_NODE_FLAGS) expect(argv).toContain(f);
   });
 
   it('a child that dies is restarted on the same ports, and the feeds come back', async () => {

@@ -5,6 +5,7 @@ import type { MarketStatus } from '../../core/types.js';
 import { SUBSCRIPTION_MARKET_DATA, type MarketState } from '../../venues/polymarket_us/raw.js';
 import { createSimHttp, HttpError, type SimHttp } from '../server-kit.js';
 import type { SimChange, SimFault, SimListing, SimServer, SimServerFactory, SimWorldApi } from '../types.js';
+import { groupsOf } from './groups.js';
 import { polyPrice, polySize } from './polymarket.js';
 
 /**
@@ -105,17 +106,6 @@ function market(l: SimListing): Record<string, unknown> {
   };
 }
 
-function eventsOf(ls: readonly SimListing[]): Map<string, SimListing[]> {
-  const by = new Map<string, SimListing[]>();
-  for (const l of ls) {
-    const k = l.ids['event_slug'] ?? l.id;
-    const g = by.get(k);
-    if (g) g.push(l);
-    else by.set(k, [l]);
-  }
-  return by;
-}
-
 const bool = (q: URLSearchParams, k: string): boolean | undefined => (q.get(k) === null ? undefined : q.get(k) === 'true');
 function page<T>(rows: T[], q: URLSearchParams): T[] {
   const limit = Math.min(500, Math.max(0, Number(q.get('limit') ?? 20) || 20));
@@ -135,6 +125,10 @@ interface UsVenue {
  * documents are built for the page only (building every one per page made a catalog walk quadratic).
  */
 function listRoutes(http: SimHttp, v: UsVenue): void {
+  const eventsOf = groupsOf(
+    () => v.listings(),
+    (l) => l.ids['event_slug'] ?? l.id,
+  );
   http.get('/v1/markets', (q) => {
     const active = bool(q, 'active');
     const closed = bool(q, 'closed');
@@ -155,8 +149,8 @@ function listRoutes(http: SimHttp, v: UsVenue): void {
   http.get('/v1/events', (q) => {
     const active = bool(q, 'active');
     const closed = bool(q, 'closed');
-    const rows: [string, SimListing[]][] = [];
-    for (const [slug, g] of eventsOf(v.listings())) {
+    const rows: [string, readonly SimListing[]][] = [];
+    for (const [slug, g] of eventsOf()) {
       if (active !== undefined && g.some((l) => l.status !== 'initialized') !== active) continue;
       if (closed !== undefined && g.every((l) => CLOSED.includes(l.status)) !== closed) continue;
       rows.push([slug, g]);

@@ -1,6 +1,7 @@
 import type { MarketStatus } from '../../../core/types.js';
 import { KALSHI_STATUS_FILTERS, type KalshiStatusFilter } from '../../../venues/kalshi/raw.js';
 import { HttpError, type SimHttp } from '../../server-kit.js';
+import { groupsOf } from '../groups.js';
 import type { SimListing, SimWorldApi } from '../../types.js';
 import { BASE, iso, marketObject, restBook } from './wire.js';
 
@@ -26,7 +27,14 @@ export interface KalshiListings {
 /** Registers every REST route on `http`. */
 export function registerRest(http: SimHttp, ls: KalshiListings): void {
   marketRoutes(http, ls);
-  eventRoutes(http, ls);
+  eventRoutes(
+    http,
+    ls,
+    groupsOf(
+      () => ls.all(),
+      (l) => l.ids['event_ticker'] ?? l.id,
+    ),
+  );
   seriesRoutes(http, ls);
   http.get(`${BASE}/exchange/status`, () => ({
     exchange_active: true,
@@ -94,7 +102,8 @@ function marketRoutes(http: SimHttp, ls: KalshiListings): void {
   });
 }
 
-function eventRoutes(http: SimHttp, ls: KalshiListings): void {
+/** The event routes; `eventsOf` gives the listings by event ticker, in listing order. */
+function eventRoutes(http: SimHttp, ls: KalshiListings, eventsOf: () => ReadonlyMap<string, readonly SimListing[]>): void {
   http.get(`${BASE}/events`, (q) => {
     const status = q.get('status') || undefined;
     if (status !== undefined && !['open', 'closed', 'settled'].includes(status)) throw badRequest('status must be open, closed or settled');
@@ -102,7 +111,7 @@ function eventRoutes(http: SimHttp, ls: KalshiListings): void {
     const nested = q.get('with_nested_markets') === 'true';
     const minClose = q.get('min_close_ts') ? Number(q.get('min_close_ts')) * 1000 : undefined;
     if (minClose !== undefined && !Number.isFinite(minClose)) throw badRequest('min_close_ts must be unix seconds');
-    const all = [...eventsOf(ls)].filter(
+    const all = [...eventsOf()].filter(
       ([, g]) =>
         (!status || eventStatus(g) === status) &&
         (!series || g[0]!.ids['series_ticker'] === series) &&
@@ -114,7 +123,7 @@ function eventRoutes(http: SimHttp, ls: KalshiListings): void {
 
   http.get(`${BASE}/events/:ticker`, (q, p) => {
     const t = p['ticker'] ?? '';
-    const g = eventsOf(ls).get(t);
+    const g = eventsOf().get(t);
     if (!g) throw notFound(`event ${t} not found`);
     const nested = q.get('with_nested_markets') === 'true';
     // As captured: nested markets live in event.markets and the top-level list is empty.
@@ -137,18 +146,6 @@ function seriesRoutes(http: SimHttp, ls: KalshiListings): void {
     if (!s) throw notFound(`series ${p['ticker']} not found`);
     return { series: s };
   });
-}
-
-/** Listings by event ticker, in listing order. */
-function eventsOf(ls: KalshiListings): Map<string, SimListing[]> {
-  const by = new Map<string, SimListing[]>();
-  for (const l of ls.all()) {
-    const e = l.ids['event_ticker'] ?? l.id;
-    const g = by.get(e);
-    if (g) g.push(l);
-    else by.set(e, [l]);
-  }
-  return by;
 }
 
 function eventObject(world: SimWorldApi, ticker: string, ls: readonly SimListing[], nested: boolean): Record<string, unknown> {

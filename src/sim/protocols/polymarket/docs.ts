@@ -170,19 +170,13 @@ export function gammaMarket(world: SimWorldApi, l: SimListing, ev?: Record<strin
 }
 
 /**
- * Gamma events: listings grouped by event slug and event title. The world draws an event id per
- * listing (the group's first one names the event) and may phrase one event's title differently
- * per market; keeping the title in the key serves every listing its own event title.
+ * The Gamma event of a listing: listings are grouped by event slug and event title. The world
+ * draws an event id per listing (the group's first one names the event) and may phrase one
+ * event's title differently per market; keeping the title in the key serves every listing its
+ * own event title.
  */
-export function eventsOf(ls: readonly SimListing[]): Map<string, SimListing[]> {
-  const by = new Map<string, SimListing[]>();
-  for (const l of ls) {
-    const k = `${l.ids['event_slug'] ?? l.id}\u0000${l.eventTitle}`;
-    const g = by.get(k);
-    if (g) g.push(l);
-    else by.set(k, [l]);
-  }
-  return by;
+export function eventKey(l: SimListing): string {
+  return `${l.ids['event_slug'] ?? l.id}\u0000${l.eventTitle}`;
 }
 
 /** The market part of `new_market` / `market_resolved` frames. */

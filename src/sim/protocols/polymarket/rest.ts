@@ -1,7 +1,8 @@
 import { PAYOUT } from '../../../core/price.js';
 import { HttpError, type SimHttp } from '../../server-kit.js';
 import type { SimListing, SimTrade, SimWorldApi } from '../../types.js';
-import { bookFrame, CLOSED, dataTrade, eventRef, eventsOf, gammaMarket, iso, resultOf, tokenLevels, type TokenIndex } from './docs.js';
+import { groupsOf } from '../groups.js';
+import { bookFrame, CLOSED, dataTrade, eventKey, eventRef, gammaMarket, iso, resultOf, tokenLevels, type TokenIndex } from './docs.js';
 
 /** The simulated Polymarket's REST routes: Gamma (markets, events), CLOB (book, market) and the data-api's trades. */
 
@@ -15,7 +16,11 @@ export interface PolyVenue {
 
 /** Registers every REST route on `http`. */
 export function registerRest(http: SimHttp, p: PolyVenue): void {
-  gammaRoutes(http, p);
+  gammaRoutes(
+    http,
+    p,
+    groupsOf(() => p.listings(), eventKey),
+  );
   clobRoutes(http, p);
   http.get('/data/trades', (q) => {
     const markets = new Set((q.get('market') ?? '').split(',').filter(Boolean));
@@ -32,7 +37,7 @@ export function registerRest(http: SimHttp, p: PolyVenue): void {
   });
 }
 
-function gammaRoutes(http: SimHttp, p: PolyVenue): void {
+function gammaRoutes(http: SimHttp, p: PolyVenue, eventsOf: () => ReadonlyMap<string, readonly SimListing[]>): void {
   http.get('/gamma/markets', (q) => {
     const active = boolFilter(q, 'active');
     const closed = boolFilter(q, 'closed');
@@ -53,10 +58,10 @@ function gammaRoutes(http: SimHttp, p: PolyVenue): void {
     if (shown.length === 0) return [];
     // The event of each shown market, built once per event (documents for the page only: building
     // every one per page made a catalog walk quadratic in the listings).
-    const groupOf = new Map<SimListing, SimListing[]>();
+    const groupOf = new Map<SimListing, readonly SimListing[]>();
     const wanted = new Set(shown);
-    for (const g of eventsOf(p.listings()).values()) if (g.some((l) => wanted.has(l))) for (const l of g) groupOf.set(l, g);
-    const refs = new Map<SimListing[], Record<string, unknown>>();
+    for (const g of eventsOf().values()) if (g.some((l) => wanted.has(l))) for (const l of g) groupOf.set(l, g);
+    const refs = new Map<readonly SimListing[], Record<string, unknown>>();
     const refOf = (l: SimListing): Record<string, unknown> | undefined => {
       const g = groupOf.get(l);
       if (!g) return undefined;
@@ -78,8 +83,8 @@ function gammaRoutes(http: SimHttp, p: PolyVenue): void {
     const ids = new Set(q.getAll('id'));
     if (active === false) return [];
     // Filters read the listings (eventRef's id and slug are the first listing's ids); documents are built for the page only.
-    const rows: SimListing[][] = [];
-    for (const g of eventsOf(p.listings()).values()) {
+    const rows: (readonly SimListing[])[] = [];
+    for (const g of eventsOf().values()) {
       const first = g[0]!;
       if (closed !== undefined && closed !== g.every((l) => CLOSED.includes(l.status))) continue;
       if (slugs.size && !slugs.has(String(first.ids['event_slug']))) continue;
