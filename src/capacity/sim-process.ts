@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { CHILD_NODE_FLAGS } from '../sim/child.js';
 import { cli, processSampler, type CpuRss } from './proc.js';
 
 /** A `crossbook sim` child process: the venues on loopback in a process of their own, as real venues are. */
@@ -20,7 +21,9 @@ export interface SimProcess {
  */
 export async function startSimProcess(o: { env: NodeJS.ProcessEnv; dir: string; startTimeoutMs: number }): Promise<SimProcess> {
   const configFile = join(o.dir, 'sim-config.json');
-  const child: ChildProcess = spawn(process.execPath, [cli(), 'sim', '--base-port', '0', '--config-out', configFile], {
+  // The same V8 settings as the service's simulator child (src/sim/child.ts), so a bench's venues
+  // cost what `npm start`'s do.
+  const child: ChildProcess = spawn(process.execPath, [...CHILD_NODE_FLAGS, cli(), 'sim', '--base-port', '0', '--config-out', configFile], {
     env: o.env,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
