@@ -68,19 +68,22 @@ function record(b: Built): string[] {
 /** A turn flushed by hand: what one event-loop turn of the service flushes at its end. */
 const manualTurn = (): Turn => new Turn(() => () => {});
 
+/** Wires `b`'s flows as the service does (its periodic snapshot out of the way), plus `more`; unsubscribed after the test. */
+function wire(b: Built, more: Partial<Parameters<typeof wireFlows>[0]> = {}): void {
+  open.find((o) => o.b === b)!.sub = wireFlows({
+    state: b.core.state,
+    persistence: b.core.persistence,
+    persistenceOptions: { snapshotIntervalMs: 60_000 },
+    rooms: b.domain,
+    ...more,
+  });
+}
+
 describe('order of effects (pipelines/index.ts)', () => {
   it("applies a book change to state, then persistence, then (at the turn's flush) fan-out, then signals", () => {
     const b = build();
     const turn = manualTurn();
-    const flows = wireFlows({
-      state: b.core.state,
-      persistence: b.core.persistence,
-      persistenceOptions: { snapshotIntervalMs: 60_000 },
-      rooms: b.domain,
-      hub: b.http.ws,
-      turn,
-    });
-    open[open.length - 1]!.sub = flows;
+    wire(b, { hub: b.http.ws, turn });
     applyEvent(b.core.state, { ...base, type: 'market', marketId: M, title: 'Seattle to win?', status: 'active' });
     const calls = record(b);
     let bidAtPersist: number | undefined;
@@ -102,14 +105,7 @@ describe('order of effects (pipelines/index.ts)', () => {
   it('conflates a turn: each dirty book published once with the latest frame times, each dirty group recomputed once', () => {
     const b = build();
     const turn = manualTurn();
-    open[open.length - 1]!.sub = wireFlows({
-      state: b.core.state,
-      persistence: b.core.persistence,
-      persistenceOptions: { snapshotIntervalMs: 60_000 },
-      rooms: b.domain,
-      hub: b.http.ws,
-      turn,
-    });
+    wire(b, { hub: b.http.ws, turn });
     applyEvent(b.core.state, { ...base, type: 'market', marketId: M, title: 'Seattle to win?', status: 'active' });
     applyEvent(b.core.state, { ...base, type: 'book_snapshot', marketId: M, instrument: M, bids: [[4100, 10]], asks: [[4300, 5]] });
     turn.flush();
@@ -145,14 +141,7 @@ describe('order of effects (pipelines/index.ts)', () => {
   it('publishes each turn venue by venue in the order the turn first marked them, with that turn’s frame times', () => {
     const b = build();
     const turn = manualTurn();
-    open[open.length - 1]!.sub = wireFlows({
-      state: b.core.state,
-      persistence: b.core.persistence,
-      persistenceOptions: { snapshotIntervalMs: 60_000 },
-      rooms: b.domain,
-      hub: b.http.ws,
-      turn,
-    });
+    wire(b, { hub: b.http.ws, turn });
     const H = 'venue_h_987';
     const h = { venue: 'venue_h', timestamp: T, localTimestamp: T } as const;
     applyEvent(b.core.state, { ...base, type: 'market', marketId: M, title: 'Seattle to win?', status: 'active' });
@@ -228,12 +217,7 @@ describe('order of effects (pipelines/index.ts)', () => {
   it('re-groups a burst of catalog changes once, REINDEX_AFTER_MS after its first change', () => {
     vi.useFakeTimers();
     const b = build();
-    open[open.length - 1]!.sub = wireFlows({
-      state: b.core.state,
-      persistence: b.core.persistence,
-      persistenceOptions: { snapshotIntervalMs: 60_000 },
-      rooms: b.domain,
-    });
+    wire(b);
     const reindex = vi.spyOn(b.domain.matching, 'reindex');
     for (let i = 0; i < 3; i++) applyEvent(b.core.state, { ...base, type: 'market', marketId: `${M}${i}`, title: `Game ${i}?`, status: 'active' });
     expect(reindex).not.toHaveBeenCalled();
