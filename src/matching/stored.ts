@@ -10,59 +10,39 @@
 import type { Comparator, MarketClass, Proposition, PropositionKind } from './proposition/index.js';
 
 /** The fields of a proposition that many listings hold alike. */
-interface Shared {
-  readonly kind: PropositionKind;
-  readonly platform: string;
-  readonly sport: string | null;
-  readonly league: string | null;
-  readonly competition: string | null;
-  readonly stage: string | null;
-  readonly office: string | null;
-  readonly jurisdiction: string | null;
-  readonly party: string | null;
-  readonly year: number | null;
-  readonly mode: string | null;
-  readonly comparator: Comparator | null;
-  readonly unit: string | null;
-  readonly stat: string | null;
-  readonly period: string | null;
-  readonly market_class: MarketClass | null;
-  readonly market_type: string;
-  readonly side: Proposition['side'];
-  readonly negated: boolean;
-  readonly confidence: number;
-  readonly evidence: readonly string[];
-}
+type Shared = Pick<
+  Proposition,
+  | 'kind'
+  | 'platform'
+  | 'sport'
+  | 'league'
+  | 'competition'
+  | 'stage'
+  | 'office'
+  | 'jurisdiction'
+  | 'party'
+  | 'year'
+  | 'mode'
+  | 'comparator'
+  | 'unit'
+  | 'stat'
+  | 'period'
+  | 'market_class'
+  | 'market_type'
+  | 'side'
+  | 'negated'
+  | 'confidence'
+  | 'evidence'
+>;
 
 /** The game (or day) a proposition is about: all listings of one game hold the same. */
-interface Game {
-  readonly teams: readonly string[];
-  readonly home: string | null;
-  readonly away: string | null;
-  readonly date: string | null;
-  readonly dateSource: Proposition['dateSource'];
-}
+type Game = Pick<Proposition, 'teams' | 'home' | 'away' | 'date' | 'dateSource'>;
 
 /** The fields few kinds set. */
-interface Rare {
-  readonly month: string | null;
-  readonly time: string | null;
-  readonly thresholdHigh: number | null;
-  readonly tokens: readonly string[];
-}
+type Rare = Pick<Proposition, 'month' | 'time' | 'thresholdHigh' | 'tokens'>;
 
 /** The fields of a proposition that are its listing's own. */
-interface Own {
-  readonly marketId: string | null;
-  readonly subject: string | null;
-  readonly subjectCandidates: readonly string[];
-  readonly subjectName: string | null;
-  readonly threshold: number | null;
-  readonly line: number | null;
-  readonly player: string | null;
-  readonly team: string | null;
-  readonly signature: string;
-}
+type Own = Pick<Proposition, 'marketId' | 'subject' | 'subjectCandidates' | 'subjectName' | 'threshold' | 'line' | 'player' | 'team' | 'signature'>;
 
 /** Past this many entries a table of shared objects starts over (it only shares copies). */
 const SHARED_CAP = 16_384;
