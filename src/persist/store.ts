@@ -145,7 +145,8 @@ export class Persistence {
       throw new PersistenceError(
         `DATA_DIR ${this.dir}: ${DB_FILE} exists without ${MARKER}; refusing to guess whose data this is (move it away or restore ${MARKER})`,
       );
-    let upgrade = false;
+    /** A marker of an older format this version reads, to be marked with FORMAT once open. */
+    let upgrade: Marker | undefined;
     if (hasMarker) {
       let m: Marker;
       try {
@@ -155,7 +156,7 @@ export class Persistence {
       }
       if (!READABLE_FORMATS.includes(m.format))
         throw new PersistenceError(`DATA_DIR ${this.dir}: data format ${m.format} is not supported by this version (reads ${READABLE_FORMATS.join(', ')})`);
-      upgrade = m.format !== FORMAT && !opts.readOnly;
+      if (m.format !== FORMAT && !opts.readOnly) upgrade = m;
     } else if (!opts.readOnly) {
       try {
         mkdirSync(this.dir, { recursive: true });
@@ -216,8 +217,7 @@ export class Persistence {
     } else if (upgrade) {
       // From here on catalog writes are compressed: a version that reads only format 1 must refuse the store.
       try {
-        const m = JSON.parse(readFileSync(marker, 'utf8')) as Marker;
-        writeFileSync(marker, JSON.stringify({ ...m, format: FORMAT } satisfies Marker, null, 2));
+        writeFileSync(marker, JSON.stringify({ ...upgrade, format: FORMAT } satisfies Marker, null, 2));
         this.db('meta').putSync('format', FORMAT);
       } catch (e) {
         this.log?.warn({ dir: this.dir, err: (e as Error).message }, `could not mark DATA_DIR as format ${FORMAT}; it is read and written as before`);
