@@ -168,8 +168,22 @@ export class GuardRoute {
 const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
 const LFLF = Buffer.from('\n\n', 'latin1');
 
-/** One client connection and its upstream connection to uWS. */
+/**
+ * Bytes read from uWS at a time (Node's own read size): a response of up to 64 KB is one read and
+ * one write to the client.
+ */
+const READ_BYTES = 64 * 1024;
+
+/**
+ * One client connection and its upstream connection to uWS. Bytes from uWS are read into a buffer
+ * of the connection's own (the socket's `onread` option) and written to the client from there: a
+ * client that keeps up takes each write whole, so nothing is allocated or copied per read. A write
+ * the client's socket leaves pending still points into that buffer, so the next read gets a new one;
+ * bytes queued behind a pending write are copied into the queue.
+ */
 class GuardedConnection {
+  private readonly upstream: net.Socket;
+  private readBuf = Buffer.allocUnsafeSlow(READ_BYTES);
   private pending: Buffer | undefined;
   private body = 0;
   /** http: checking heads; upgrading: waiting for uWS's answer to an upgrade; tunnel: a WebSocket; done: reading no more. */
@@ -177,11 +191,18 @@ class GuardedConnection {
 
   constructor(
     private readonly client: net.Socket,
-    private readonly upstream: net.Socket,
+    upstreamPort: number,
     private readonly route: GuardRoute,
   ) {
+    const upstream = net.connect({
+      host: '127.0.0.1',
+      port: upstreamPort,
+      allowHalfOpen: true,
+      noDelay: true,
+      onread: { buffer: () => this.readBuf, callback: (n) => this.fromUpstream(n) },
+    });
+    this.upstream = upstream;
     client.on('data', (d: Buffer) => this.fromClient(d));
-    upstream.on('data', (d: Buffer) => this.fromUpstream(d));
     client.on('end', () => upstream.end());
     upstream.on('end', () => client.end());
     const destroy = (): void => {
@@ -192,6 +213,11 @@ class GuardedConnection {
     upstream.on('error', destroy);
     client.on('close', destroy);
     upstream.on('close', () => (client.writableLength > 0 ? client.end() : client.destroy()));
+  }
+
+  /** The upstream socket, for `GuardFront` to track and close. */
+  get socket(): net.Socket {
+    return this.upstream;
   }
 
   private fromClient(d: Buffer): void {
@@ -272,7 +298,9 @@ class GuardedConnection {
     }
   }
 
-  private fromUpstream(d: Buffer): void {
+  /** `n` bytes from uWS in `readBuf`; false stops reading until the client drains. */
+  private fromUpstream(n: number): boolean {
+    const d = this.readBuf.subarray(0, n);
     if (this.mode === 'upgrading') {
       this.mode = d.toString('latin1', 0, 13) === 'HTTP/1.1 101 ' ? 'tunnel' : 'http';
       if (this.mode === 'tunnel') this.client.setTimeout(0);
@@ -281,11 +309,16 @@ class GuardedConnection {
       this.pending = undefined;
       if (rest) queueMicrotask(() => this.fromClient(rest));
     }
-    this.client.write(d);
-    if (this.client.writableLength > RELAY_BUFFER_BYTES) {
-      this.upstream.pause();
-      this.client.once('drain', () => this.upstream.resume());
-    }
+    const client = this.client;
+    if (client.writableLength === 0) {
+      client.write(d);
+      if (client.writableLength === 0) return true;
+      // The kernel took part of it: the rest is written from readBuf later.
+      this.readBuf = Buffer.allocUnsafeSlow(READ_BYTES);
+    } else client.write(Buffer.from(d));
+    if (client.writableLength <= RELAY_BUFFER_BYTES) return true;
+    client.once('drain', () => this.upstream.resume());
+    return false;
   }
 }
 
@@ -305,11 +338,10 @@ export class GuardFront {
   }
 
   private accept(client: net.Socket): void {
-    const upstream = net.connect({ host: '127.0.0.1', port: this.upstreamPort, allowHalfOpen: true, noDelay: true });
+    const upstream = new GuardedConnection(client, this.upstreamPort, this.route).socket;
     this.open.add(client).add(upstream);
     client.on('close', () => this.open.delete(client));
     upstream.on('close', () => this.open.delete(upstream));
-    new GuardedConnection(client, upstream, this.route);
   }
 
   /** Starts listening; resolves with the port. */

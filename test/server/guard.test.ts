@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/core/log.js';
-import { checkHead, ListenError, MAX_HEADER_FIELDS, type HttpGuard as Guard } from '../../src/server/guard.js';
+import { checkHead, GuardFront, GuardRoute, ListenError, MAX_HEADER_FIELDS, type HttpGuard as Guard } from '../../src/server/guard.js';
 import { HttpServer, jsonReply } from '../../src/server/http.js';
 import { redactPath, redactQuery } from '../../src/server/redact.js';
 
@@ -368,5 +368,65 @@ describe('the HTTP front on its worker thread (needs dist/: npx tsc -p tsconfig.
     expect(line.startsWith(`GET ${guard.route.prefix}400/bad_request?m=`)).toBe(true);
     const [path, query] = line.slice(4, line.lastIndexOf(' ')).split('?');
     expect(guard.route.parse(path!, query!)).toMatchObject({ status: 400, code: 'bad_request' });
+  });
+});
+
+/**
+ * The relay reads uWS's bytes into a buffer it reuses, and a write the client's socket leaves pending
+ * points into it: a client that stops reading while 16 MB stream through (more than loopback's
+ * socket buffers hold) makes those writes pend and queue, and every byte must still arrive once, in
+ * order. Upstream is a plain TCP server in uWS's place.
+ */
+describe('relaying to a client that reads slower than upstream writes', () => {
+  const TOTAL = 16 * 1024 * 1024;
+  /** Word i of the stream holds i, so a byte overwritten, lost or repeated shows. */
+  const expected = Buffer.alloc(TOTAL);
+  for (let i = 0; i < TOTAL / 4; i++) expected.writeUInt32LE(i, i * 4);
+
+  it('delivers every byte once and in order', async () => {
+    const upstream = net.createServer((s) =>
+      s.once('data', () => {
+        // Uneven chunk sizes, so reads end at any offset of the reused buffer.
+        let off = 0;
+        const more = (): void => {
+          while (off < TOTAL) {
+            const n = Math.min(TOTAL - off, 1000 + (off % 70_000));
+            const ok = s.write(expected.subarray(off, off + n));
+            off += n;
+            if (!ok) return void s.once('drain', more);
+          }
+          s.end();
+        };
+        more();
+      }),
+    );
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const front = new GuardFront((upstream.address() as net.AddressInfo).port, new GuardRoute());
+    const frontPort = await front.listen('127.0.0.1', 0);
+    const chunks: Buffer[] = [];
+    let got = 0;
+    await new Promise<void>((resolve, reject) => {
+      const c = net.connect(frontPort, '127.0.0.1', () => c.write('GET /big HTTP/1.1\r\nHost: x\r\n\r\n'));
+      c.on('error', reject);
+      // Stop reading at every 2 MB for a few event-loop turns, so the front's writes back up.
+      let nextStop = 2 * 1024 * 1024;
+      c.on('data', (d: Buffer) => {
+        chunks.push(d);
+        got += d.length;
+        if (got < nextStop) return;
+        nextStop += 2 * 1024 * 1024;
+        c.pause();
+        setTimeout(() => c.resume(), 20);
+      });
+      c.on('end', () => {
+        c.end();
+        resolve();
+      });
+    });
+    front.close();
+    upstream.close();
+    const all = Buffer.concat(chunks);
+    expect(all.length).toBe(TOTAL);
+    expect(all.equals(expected)).toBe(true);
   });
 });
