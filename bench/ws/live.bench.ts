@@ -13,10 +13,13 @@
  * Env: LIVE_CLIENTS (1000), LIVE_SUBS (100), LIVE_RATE (simulator ticks/s, 500), LIVE_PAIRS (3),
  * LIVE_SECONDS (10), LIVE_PROF (a directory: the service runs with --cpu-prof into it), LIVE_DIRECT
  * (1: each service run is also measured on its uWS port behind the HTTP front, as `direct`, to
- * tell the front's relay from the hub's share).
+ * tell the front's relay from the hub's share), LIVE_BASE_BIN (another build's bin/crossbook.js: that
+ * build's service runs in every pair too, as `base`, a before/after in one run). Besides the
+ * process's CPU, each service run reports its front thread's (the busiest thread other than the
+ * main one: the HTTP front's worker), from Linux /proc.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -33,6 +36,7 @@ const PAIRS = Number(process.env['LIVE_PAIRS'] ?? 3);
 const SECONDS = Number(process.env['LIVE_SECONDS'] ?? 10);
 const PROF = process.env['LIVE_PROF'];
 const DIRECT = process.env['LIVE_DIRECT'] === '1';
+const BASE_BIN = process.env['LIVE_BASE_BIN'];
 const here = dirname(fileURLToPath(import.meta.url));
 const bin = join(repoRoot(), 'bin/crossbook.js');
 /** Data directories of the service runs, removed at the end. */
@@ -54,6 +58,24 @@ interface Result {
   failed: number;
   /** The target's CPU over the measured window, % of one core. */
   cpuPct: number;
+  /** Its busiest thread other than the main one over the window (the front's worker), % of one core. */
+  threadPct: number;
+}
+
+/** CPU time (s) of each thread of `pid` other than the main one, by thread id (Linux /proc; ticks of 10 ms). */
+function threadSeconds(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    if (tid === String(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(tid, (Number(f[11]) + Number(f[12])) / 100);
+    } catch {
+      // The thread ended.
+    }
+  }
+  return out;
 }
 
 /** Lines of a child's stdout until `done` says enough, or the child exits. */
@@ -91,7 +113,7 @@ async function startSim(children: ChildProcess[]): Promise<Record<string, Endpoi
  * The service on a fresh data directory (with an Enterprise key), following the simulator at
  * `venues` (the configuration override); resolves once every one of `ids` is subscribable.
  */
-async function startHub(venues: unknown, ids: string[], children: ChildProcess[]): Promise<{ url: string; key: string; child: ChildProcess }> {
+async function startHub(venues: unknown, ids: string[], children: ChildProcess[], bin: string): Promise<{ url: string; key: string; child: ChildProcess }> {
   const dir = mkdtempSync(join(tmpdir(), 'cb-fanout-live-'));
   dirs.push(dir);
   writeFileSync(join(dir, 'live.json'), JSON.stringify({ venues }));
@@ -158,13 +180,17 @@ async function measure(url: string, key: string, ids: string[], pid: number): Pr
     await sleep(2000);
     load.reset();
     const cpu0 = cpuSeconds(pid);
+    const threads0 = threadSeconds(pid);
     const t0 = Date.now();
     await sleep(SECONDS * 1000);
     const secs = (Date.now() - t0) / 1000;
     const cpuPct = ((cpuSeconds(pid) - cpu0) / secs) * 100;
+    let thread = 0;
+    for (const [tid, s] of threadSeconds(pid)) thread = Math.max(thread, s - (threads0.get(tid) ?? 0));
     const { delivered, lost, failed, latencies } = load;
     const p99 = quantile(latencies, 0.99);
-    return { perSec: delivered / secs, p50: quantile(latencies, 0.5), p99, max: latencies[latencies.length - 1] ?? NaN, lost, failed, cpuPct };
+    const threadPct = (thread / secs) * 100;
+    return { perSec: delivered / secs, p50: quantile(latencies, 0.5), p99, max: latencies[latencies.length - 1] ?? NaN, lost, failed, cpuPct, threadPct };
   } finally {
     load.close();
   }
@@ -188,15 +214,16 @@ async function main(): Promise<void> {
       'WebSocket fan-out under live ingest',
       `${CLIENTS} clients × ${SUBS} of ${ids.length} venue_a markets, simulator at ${RATE} ticks/s in its own process, ${SECONDS} s measured per run, ${PAIRS} alternating pairs; latency from the venue frame's arrival (recv_ts) to the client`,
     );
-    const runs: Record<'hub' | 'direct' | 'bare', Result[]> = { hub: [], direct: [], bare: [] };
+    const runs: Record<'hub' | 'base' | 'direct' | 'bare', Result[]> = { hub: [], base: [], direct: [], bare: [] };
+    const modes = BASE_BIN ? (['bare', 'hub', 'base'] as const) : (['bare', 'hub'] as const);
     const report = (i: number, mode: string, r: Result): void =>
       console.log(
         `pair ${i + 1} ${mode}: ${Math.round(r.perSec).toLocaleString('en-US')} msgs/s, p50 ${r.p50} ms, p99 ${r.p99} ms, max ${r.max} ms, lost ${r.lost}, ` +
-          `failed ${r.failed}, CPU ${Math.round(r.cpuPct)}%`,
+          `failed ${r.failed}, CPU ${Math.round(r.cpuPct)}% (busiest other thread ${Math.round(r.threadPct)}%)`,
       );
     for (let i = 0; i < PAIRS; i++)
-      for (const mode of i % 2 === 0 ? (['bare', 'hub'] as const) : (['hub', 'bare'] as const)) {
-        const t = mode === 'hub' ? await startHub(venues, ids, children) : await startBare(a, children);
+      for (const mode of i % 2 === 0 ? modes : [...modes].reverse()) {
+        const t = mode === 'bare' ? await startBare(a, children) : await startHub(venues, ids, children, mode === 'base' ? BASE_BIN! : bin);
         await sleep(3000);
         const r = await measure(t.url, t.key, ids, t.child.pid!);
         runs[mode].push(r);
@@ -211,19 +238,25 @@ async function main(): Promise<void> {
     const med = (xs: number[]): number => [...xs].sort((x, y) => x - y)[xs.length >> 1] ?? NaN;
     const ratios = runs.hub.map((h, i) => h.p99 / runs.bare[i]!.p99);
     const direct = runs.direct.map((d, i) => d.p99 / runs.bare[i]!.p99);
-    console.log(`\n|  | msgs/s | p50 ms | p99 ms | max ms | lost | target CPU % |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |`);
-    for (const mode of ['bare', 'hub', 'direct'] as const) {
+    console.log(
+      `\n|  | msgs/s | p50 ms | p99 ms | max ms | lost | target CPU % | busiest other thread % |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |`,
+    );
+    for (const mode of ['bare', 'hub', 'base', 'direct'] as const) {
       const rs = runs[mode];
       if (rs.length === 0) continue;
       const col = (f: (r: Result) => number): string => rs.map((r) => Math.round(f(r)).toLocaleString('en-US')).join(' / ');
       console.log(
-        `| ${mode} | ${col((r) => r.perSec)} | ${col((r) => r.p50)} | ${col((r) => r.p99)} | ${col((r) => r.max)} | ${col((r) => r.lost)} | ${col((r) => r.cpuPct)} |`,
+        `| ${mode} | ${col((r) => r.perSec)} | ${col((r) => r.p50)} | ${col((r) => r.p99)} | ${col((r) => r.max)} | ${col((r) => r.lost)} | ${col((r) => r.cpuPct)} | ${col((r) => r.threadPct)} |`,
       );
     }
     console.log(
       `\nhub/bare p99 per pair: ${ratios.map((r) => `${r.toFixed(2)}×`).join(', ')}; median ${med(ratios).toFixed(2)}× ` +
         `(median p99 hub ${med(runs.hub.map((r) => r.p99))} ms, bare ${med(runs.bare.map((r) => r.p99))} ms); lost: hub ${runs.hub.reduce((s, r) => s + r.lost, 0)}, bare ${runs.bare.reduce((s, r) => s + r.lost, 0)}`,
     );
+    if (runs.base.length) {
+      const base = runs.base.map((b, i) => b.p99 / runs.bare[i]!.p99);
+      console.log(`base (LIVE_BASE_BIN)/bare p99 per pair: ${base.map((r) => `${r.toFixed(2)}×`).join(', ')}; median ${med(base).toFixed(2)}×`);
+    }
     if (direct.length)
       console.log(`direct (behind the front)/bare p99 per pair: ${direct.map((r) => `${r.toFixed(2)}×`).join(', ')}; median ${med(direct).toFixed(2)}×`);
   } finally {
