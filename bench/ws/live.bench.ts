@@ -196,6 +196,9 @@ async function measure(url: string, key: string, ids: string[], pid: number): Pr
   }
 }
 
+/** CPU of the busiest thread other than the main one per delivered message, µs. */
+const perMsg = (r: Result): number => (r.threadPct * 1e4) / r.perSec;
+
 async function stop(child: ChildProcess): Promise<void> {
   const exited = new Promise((r) => child.once('exit', r));
   child.kill(PROF ? 'SIGINT' : 'SIGKILL');
@@ -219,7 +222,7 @@ async function main(): Promise<void> {
     const report = (i: number, mode: string, r: Result): void =>
       console.log(
         `pair ${i + 1} ${mode}: ${Math.round(r.perSec).toLocaleString('en-US')} msgs/s, p50 ${r.p50} ms, p99 ${r.p99} ms, max ${r.max} ms, lost ${r.lost}, ` +
-          `failed ${r.failed}, CPU ${Math.round(r.cpuPct)}% (busiest other thread ${Math.round(r.threadPct)}%)`,
+          `failed ${r.failed}, CPU ${Math.round(r.cpuPct)}% (busiest other thread ${r.threadPct.toFixed(1)}%, ${perMsg(r).toFixed(1)} µs per message)`,
       );
     for (let i = 0; i < PAIRS; i++)
       for (const mode of i % 2 === 0 ? modes : [...modes].reverse()) {
@@ -239,14 +242,14 @@ async function main(): Promise<void> {
     const ratios = runs.hub.map((h, i) => h.p99 / runs.bare[i]!.p99);
     const direct = runs.direct.map((d, i) => d.p99 / runs.bare[i]!.p99);
     console.log(
-      `\n|  | msgs/s | p50 ms | p99 ms | max ms | lost | target CPU % | busiest other thread % |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |`,
+      `\n|  | msgs/s | p50 ms | p99 ms | max ms | lost | target CPU % | busiest other thread, µs per message |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |`,
     );
     for (const mode of ['bare', 'hub', 'base', 'direct'] as const) {
       const rs = runs[mode];
       if (rs.length === 0) continue;
       const col = (f: (r: Result) => number): string => rs.map((r) => Math.round(f(r)).toLocaleString('en-US')).join(' / ');
       console.log(
-        `| ${mode} | ${col((r) => r.perSec)} | ${col((r) => r.p50)} | ${col((r) => r.p99)} | ${col((r) => r.max)} | ${col((r) => r.lost)} | ${col((r) => r.cpuPct)} | ${col((r) => r.threadPct)} |`,
+        `| ${mode} | ${col((r) => r.perSec)} | ${col((r) => r.p50)} | ${col((r) => r.p99)} | ${col((r) => r.max)} | ${col((r) => r.lost)} | ${col((r) => r.cpuPct)} | ${rs.map((r) => perMsg(r).toFixed(1)).join(' / ')} |`,
       );
     }
     console.log(
