@@ -159,6 +159,11 @@ beforeAll(async () => {
     overrides: { dataDir: join(dir, 'data'), server: { host: '127.0.0.1', port: 0, baseUrl: null }, sim: { ticksPerSecond: 100, seed: 11 } },
   });
   svc = await startService(config, { log: createLogger('debug', { write: (s: string) => void lines.push(s) }) });
+  // /status is 503 until most venues are live; the tests below read it as a healthy service's.
+  for (let i = 0; (await fetch(`http://127.0.0.1:${svc.port}/api/v2/status`)).status !== 200; i++) {
+    if (i > 200) throw new Error('the service did not report ok within 40 s');
+    await new Promise((r) => setTimeout(r, 200));
+  }
   await startNginx(svc.port);
 }, 60_000);
 
