@@ -16,7 +16,7 @@ import type { QuoteRecord } from '../state/quotes.js';
 import type { StoredTrade } from '../state/trades.js';
 import { alertJson } from '../views/alert.js';
 import { FADE_TYPES, type Alert } from '../signals/alerts.js';
-import { bookJson } from './booktext.js';
+import { bookBytes, bookJson, plainAscii, TextBytes } from './booktext.js';
 import { ALERT_CHANNELS, CLOSE, CODES, MESSAGE_BUDGET, MessageBudget, parseClientMessage, type AlertChannel, type ClientMessage } from './protocol.js';
 
 /** What live_games needs to know about games (the matching service answers it). */
@@ -214,6 +214,8 @@ export class WsHub {
   /** Bumped by every subscribe, unsubscribe and close, so cached answers of `held` are re-asked. */
   private subGen = 0;
   private readonly perKey = new Map<string, number>();
+  /** Where an orderbook_update that goes out only as the plain message is written (`onBook`). */
+  private readonly bytes = new TextBytes();
   /** Open connections in the hosted dialect: with none, no `DATA` twin has subscribers to ask about. */
   private hostedConns = 0;
   private sweep: NodeJS.Timeout | undefined;
@@ -624,8 +626,45 @@ export class WsHub {
     const subs = this.subs(topic);
     if (!subs) return;
     const sides = this.state.books.marketSides(label, marketId);
-    const body = sides ? bookJson(marketId, v.slug, sides, this.opts.bookDepth ?? 20, v.capabilities.yesOnlyBook) : this.bookBody(v, marketId);
-    if (body) this.publish(topic, body, subs, at);
+    const depth = this.opts.bookDepth ?? 20;
+    if (sides === undefined) {
+      const body = this.bookBody(v, marketId);
+      if (body) this.publish(topic, body, subs, at);
+    } else if (this.plainOnly(topic, subs) && plainAscii(marketId) && plainAscii(v.slug)) {
+      const seq = this.nextSeq(topic);
+      const w = this.bytes;
+      w.reset();
+      bookBytes(w, marketId, v.slug, sides, depth, v.capabilities.yesOnlyBook);
+      this.tailBytes(seq, Date.now(), at);
+      this.published++;
+      this.app.publish(topic, w.view());
+    } else this.publish(topic, bookJson(marketId, v.slug, sides, depth, v.capabilities.yesOnlyBook), subs, at);
+  }
+
+  /**
+   * Whether a publication on `topic` goes out only as the plain message (no hosted-dialect twin,
+   * no coalescing client keeping it, nobody observing `published$`), so it can be written as bytes.
+   */
+  private plainOnly(topic: string, subs: Subs): boolean {
+    return subs.plain && !subs.data && !this.published$.observed && !(this.watched.size > 0 && this.watched.has(topic));
+  }
+
+  /** The envelope `emit` appends (`,` then seq, epoch, ts and the frame's times, and `}`), into `bytes`. */
+  private tailBytes(seq: number, ts: number, at: FrameTimes | undefined): void {
+    const w = this.bytes;
+    if (at !== undefined) {
+      w.ascii(',"venue_ts":');
+      w.num(at.timestamp);
+      w.ascii(',"recv_ts":');
+      w.num(at.localTimestamp);
+      w.ascii(',"seq":');
+    } else w.ascii(',"seq":');
+    w.num(seq);
+    w.ascii(',"epoch":');
+    w.num(this.epoch);
+    w.ascii(',"ts":');
+    w.num(ts);
+    w.char(125);
   }
 
   // ---- connections ---------------------------------------------------------------------
