@@ -5,6 +5,7 @@ import type { Plan, PlanName } from '../access/plans.js';
 import type { VenueDirectory } from '../venues/directory.js';
 import { quotePrices } from '../views/market.js';
 import type { VenueConfig } from '../config/schema.js';
+import type { OrderBook } from '../core/book.js';
 import type { Logger } from '../core/log.js';
 import { PAYOUT, toCents, toDollarString } from '../core/price.js';
 import type { FeedEvent, FrameTimes } from '../core/types.js';
@@ -690,14 +691,17 @@ export class WsHub {
     return true;
   }
 
-  /** A book change: orderbook subscribers of the market; `at` as for onQuote. */
-  onBook(label: string, marketId: string, at?: FrameTimes): void {
+  /**
+   * A book change: orderbook subscribers of the market; `at` as for onQuote; `held`: the changed
+   * book, when the caller has it (saves looking the market's book up).
+   */
+  onBook(label: string, marketId: string, at?: FrameTimes, held?: OrderBook): void {
     const v = this.venues.byLabel.get(label);
     if (!v) return;
     const subs = this.marketSubs('orderbook', v, marketId);
     if (!subs) return;
     const topic = subs.topic || `orderbook:${v.slug}:${marketId}`;
-    const sides = this.state.books.marketSides(label, marketId);
+    const sides = this.state.books.marketSides(label, marketId, held);
     const depth = this.opts.bookDepth ?? 20;
     if (sides === undefined) {
       const body = this.bookBody(v, marketId);
