@@ -1,6 +1,7 @@
 import type { BookSide } from '../core/book.js';
 import { PAYOUT, toCents } from '../core/price.js';
 import type { MarketSides } from '../state/books.js';
+import type { QuotePrices } from '../views/market.js';
 
 /** `String(toCents(units))` for every price in 0..PAYOUT units, filled as they are first written. */
 const CENTS: (string | undefined)[] = new Array<string | undefined>(PAYOUT + 1).fill(undefined);
@@ -192,4 +193,33 @@ export function bookBytes(w: TextBytes, marketId: string, slug: string, s: Marke
     levelsBytes(w, s.bids, depth, !c);
     w.char(125); // }
   }
+}
+
+/** A JSON number, or null for a missing (or non-finite) one, as JSON.stringify writes it. */
+function jsonNumber(w: TextBytes, x: number | null | undefined): void {
+  if (x === null || x === undefined || !Number.isFinite(x)) w.ascii('null');
+  else w.num(x);
+}
+
+/**
+ * The price_update body (src/ws/hub.ts `priceBody`, not a snapshot) written into `w` without its
+ * closing brace, for a market id and slug that are `plainAscii`.
+ */
+export function priceBytes(w: TextBytes, marketId: string, slug: string, p: QuotePrices, volume: number | undefined): void {
+  w.ascii('{"type":"price_update","channel":"prices","market_id":"');
+  w.ascii(marketId);
+  w.ascii('","source":"');
+  w.ascii(slug);
+  w.ascii('","yes_bid":');
+  jsonNumber(w, p.yes_bid);
+  w.ascii(',"yes_ask":');
+  jsonNumber(w, p.yes_ask);
+  w.ascii(',"no_bid":');
+  jsonNumber(w, p.no_bid);
+  w.ascii(',"no_ask":');
+  jsonNumber(w, p.no_ask);
+  w.ascii(',"last_price":');
+  jsonNumber(w, p.last_price);
+  w.ascii(',"volume":');
+  jsonNumber(w, volume);
 }

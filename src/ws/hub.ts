@@ -17,7 +17,7 @@ import type { QuoteRecord } from '../state/quotes.js';
 import type { StoredTrade } from '../state/trades.js';
 import { alertJson } from '../views/alert.js';
 import { FADE_TYPES, type Alert } from '../signals/alerts.js';
-import { bookBytes, bookJson, plainAscii, TextBytes } from './booktext.js';
+import { bookBytes, bookJson, plainAscii, priceBytes, TextBytes } from './booktext.js';
 import { ALERT_CHANNELS, CLOSE, CODES, MESSAGE_BUDGET, MessageBudget, parseClientMessage, type AlertChannel, type ClientMessage } from './protocol.js';
 
 /** What live_games needs to know about games (the matching service answers it). */
@@ -182,6 +182,20 @@ interface Held extends Subs {
 interface HeldId {
   n: number;
   readonly topics: Held[];
+}
+
+/** A price_update of `q` (with `snapshot: true` for a subscriber's first one). */
+export function priceBody(v: VenueConfig, q: QuoteRecord, snapshot: boolean): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    type: 'price_update',
+    channel: 'prices',
+    market_id: q.marketId,
+    source: v.slug,
+    ...quotePrices(v, q),
+    volume: q.volume ?? null,
+  };
+  if (snapshot) body['snapshot'] = true;
+  return body;
 }
 
 /** No subscriber in either dialect: a topic nobody holds (a cluster core still exports the update). */
@@ -607,19 +621,6 @@ export class WsHub {
     return c.hosted ? topic + DATA : topic;
   }
 
-  private priceBody(v: VenueConfig, q: QuoteRecord, snapshot: boolean): Record<string, unknown> {
-    const body: Record<string, unknown> = {
-      type: 'price_update',
-      channel: 'prices',
-      market_id: q.marketId,
-      source: v.slug,
-      ...quotePrices(v, q),
-      volume: q.volume ?? null,
-    };
-    if (snapshot) body['snapshot'] = true;
-    return body;
-  }
-
   private tickerBody(v: VenueConfig, q: QuoteRecord): Record<string, unknown> {
     return {
       type: 'ticker',
@@ -659,11 +660,18 @@ export class WsHub {
     if (!v) return;
     const subs = this.marketSubs('prices', v, q.marketId);
     if (!subs) this.shown.delete(q);
-    else if (this.showsChange(q)) this.publish(subs.topic || `prices:${v.slug}:${q.marketId}`, this.priceBody(v, q, false), subs, at);
+    else if (this.showsChange(q)) {
+      const topic = subs.topic || `prices:${v.slug}:${q.marketId}`;
+      if (this.plainOnly(topic, subs) && plainAscii(q.marketId) && plainAscii(v.slug)) {
+        this.bytes.reset();
+        priceBytes(this.bytes, q.marketId, v.slug, quotePrices(v, q), q.volume);
+        this.sendBytes(topic, subs, at);
+      } else this.publish(topic, priceBody(v, q, false), subs, at);
+    }
     if (this.games) {
       const eid = this.games.eventOf(q.venue, q.marketId);
       const subs = eid ? this.subs(`live_games:${eid}`) : undefined;
-      if (subs) this.publish(`live_games:${eid}`, { ...this.priceBody(v, q, false), type: 'live_game', channel: 'live_games', event_id: eid }, subs, at);
+      if (subs) this.publish(`live_games:${eid}`, { ...priceBody(v, q, false), type: 'live_game', channel: 'live_games', event_id: eid }, subs, at);
     }
     if (this.tickerChannel && v === this.catalogVenue && this.mayHold(q.marketId)) {
       const one = this.marketSubs(this.tickerChannel, v, q.marketId);
@@ -707,13 +715,9 @@ export class WsHub {
       const body = this.bookBody(v, marketId);
       if (body) this.publish(topic, body, subs, at);
     } else if (this.plainOnly(topic, subs) && plainAscii(marketId) && plainAscii(v.slug)) {
-      const seq = subs.seq !== undefined ? ++subs.seq.n : this.nextSeq(topic);
-      const w = this.bytes;
-      w.reset();
-      bookBytes(w, marketId, v.slug, sides, depth, v.capabilities.yesOnlyBook);
-      this.tailBytes(seq, Date.now(), at);
-      this.published++;
-      this.app.publish(topic, w.view());
+      this.bytes.reset();
+      bookBytes(this.bytes, marketId, v.slug, sides, depth, v.capabilities.yesOnlyBook);
+      this.sendBytes(topic, subs, at);
     } else this.publish(topic, bookJson(marketId, v.slug, sides, depth, v.capabilities.yesOnlyBook), subs, at);
   }
 
@@ -723,6 +727,14 @@ export class WsHub {
    */
   private plainOnly(topic: string, subs: Subs): boolean {
     return subs.plain && !subs.data && !this.published$.observed && !(this.watched.size > 0 && this.watched.has(topic));
+  }
+
+  /** Publishes the body in `bytes` (without its closing brace) with its envelope, as `publish` would the text. */
+  private sendBytes(topic: string, subs: Held, at: FrameTimes | undefined): void {
+    const seq = subs.seq !== undefined ? ++subs.seq.n : this.nextSeq(topic);
+    this.tailBytes(seq, Date.now(), at);
+    this.published++;
+    this.app.publish(topic, this.bytes.view());
   }
 
   /** The envelope `emit` appends (`,` then seq, epoch, ts and the frame's times, and `}`), into `bytes`. */
@@ -1165,7 +1177,7 @@ export class WsHub {
     if (ch === 'prices') {
       const q = this.state.quotes.get(v.label, id);
       body = q
-        ? this.priceBody(v, q, true)
+        ? priceBody(v, q, true)
         : {
             type: 'price_update',
             channel: 'prices',

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { BookSide } from '../../src/core/book.js';
 import { PAYOUT, roundSize, toCents } from '../../src/core/price.js';
-import { bookBytes, bookJson, centsText, levelsJson, plainAscii, sizeText, TextBytes } from '../../src/ws/booktext.js';
+import { loadConfig } from '../../src/config/load.js';
+import type { QuoteRecord } from '../../src/state/quotes.js';
+import { quotePrices } from '../../src/views/market.js';
+import { bookBytes, bookJson, centsText, levelsJson, plainAscii, priceBytes, sizeText, TextBytes } from '../../src/ws/booktext.js';
+import { priceBody } from '../../src/ws/hub.js';
 
 describe('orderbook_update text (src/ws/booktext.ts)', () => {
   it('writes every price in 0..PAYOUT units as String(toCents(units)), and any other number as String does', () => {
@@ -77,5 +81,30 @@ describe('orderbook_update text (src/ws/booktext.ts)', () => {
   it('takes only ids whose JSON is the id in quotes as plain ASCII', () => {
     for (const id of ['KXBTC-25DEC31-T100000', '0xabc', 'a b~', '']) expect(plainAscii(id)).toBe(true);
     for (const id of ['KX-"1"', 'a\\b', 'é', 'tab\t', '\u2028', '\ud800']) expect(plainAscii(id)).toBe(false);
+  });
+
+  it("writes a price_update as bytes as JSON.stringify writes the hub's body, on every venue, with missing fields as null", () => {
+    const w = new TextBytes();
+    let x = 0.29;
+    const next = (): number => (x = (x * 7919 + 0.311) % 1);
+    const maybe = (v: number): number | undefined => (next() < 0.2 ? undefined : v);
+    for (const v of loadConfig({ env: {} }).venues)
+      for (let k = 0; k < 200; k++) {
+        const bid = Math.floor(next() * 9000) + 1;
+        const q: QuoteRecord = {
+          venue: v.label,
+          marketId: `M-${k}`,
+          yesBid: maybe(bid),
+          yesAsk: maybe(bid + 1 + Math.floor(next() * 500)),
+          lastPrice: maybe(Math.floor(next() * 10_000)),
+          volume: maybe(k % 3 === 0 ? roundSize(next() * 1e6) : Math.floor(next() * 1e7)),
+          fromBook: true,
+          updatedAt: 0,
+          version: 1,
+        };
+        w.reset();
+        priceBytes(w, q.marketId, v.slug, quotePrices(v, q), q.volume);
+        expect(`${w.view().toString('latin1')}}`).toBe(JSON.stringify(priceBody(v, q, false)));
+      }
   });
 });
