@@ -246,9 +246,10 @@ function plainConsumers(core: Core, domain: Domain, hub: WsHub): (ev: Normalized
     const q0 = state.quotes.get(ev.venue, ev.marketId);
     const v0 = q0?.version;
     applyEvent(state, ev);
-    if (state.books.integrityErrors === errors && state.books.instrument(ev.venue, ev.instrument)?.ready === true) {
+    const b = state.books.instrument(ev.venue, ev.instrument);
+    if (state.books.integrityErrors === errors && b?.ready === true) {
       persistence.markBook(ev.venue, ev.instrument);
-      fanout.markBook(ev.venue, ev.marketId, ev);
+      fanout.markBook(ev.venue, ev.marketId, ev, b);
       onMarket(ev.venue, ev.marketId);
     }
     const q = state.quotes.get(ev.venue, ev.marketId);

@@ -50,7 +50,7 @@ export function fanoutFlow(
   );
   sub.add(
     state.books.changes$.subscribe((b) => {
-      dirty.markBook(b.venue, b.marketId, at(b.venue, b.marketId));
+      dirty.markBook(b.venue, b.marketId, at(b.venue, b.marketId), b.book);
       turn.touch();
     }),
   );

@@ -189,14 +189,16 @@ export class BookStore {
 
   /**
    * The sides `marketBook` reads, without copying levels: undefined when the market has no ready
-   * book (for the hot paths that serialize or scan a few levels on every change).
+   * book (for the hot paths that serialize or scan a few levels on every change). `held`: a book of
+   * this venue the caller has in hand (e.g. from a change); when it is the market's YES book it is
+   * used as it is, without looking it up (a book is never replaced in the store).
    */
-  marketSides(venue: VenueLabel, marketId: string): MarketSides | undefined {
+  marketSides(venue: VenueLabel, marketId: string, held?: OrderBook): MarketSides | undefined {
     const ins = this.instrumentsOf.get(venue)?.get(marketId);
-    const books = this.books.get(venue);
-    const yes = books?.get(ins?.[0] ?? marketId);
+    const key = ins?.[0] ?? marketId;
+    const yes = held !== undefined && held.instrument === key ? held : this.books.get(venue)?.get(key);
     if (yes && yes.ready) return { bids: yes.bids, asks: yes.asks, complement: false, timestamp: yes.timestamp };
-    const no = ins?.[1] ? books?.get(ins[1]) : undefined;
+    const no = ins?.[1] ? this.books.get(venue)?.get(ins[1]) : undefined;
     if (no && no.ready) return { bids: no.asks, asks: no.bids, complement: true, timestamp: no.timestamp };
     return undefined;
   }

@@ -56,9 +56,9 @@ function refreshTop(s: EngineState, venue: VenueLabel, marketId: string, book: O
     ask = book.asks.best();
     askSize = book.asks.bestSize();
   }
-  if (!s.quotes.fromBook(venue, marketId, bid, bidSize, ask, askSize, ts)) return;
+  const q = s.quotes.fromBook(venue, marketId, bid, bidSize, ask, askSize, ts);
+  if (q === undefined) return;
   const mid = bid !== undefined && ask !== undefined ? Math.round((bid + ask) / 2) : undefined;
-  const q = s.quotes.get(venue, marketId)!;
   const price = q.lastPrice ?? mid;
   // The quote's copy of the id, not the frame's: the open candle keeps it.
   if (price !== undefined) s.candles.observe(venue, q.marketId, price, mid, 0, ts);

@@ -72,7 +72,7 @@ export class QuoteStore {
     return q;
   }
 
-  /** Top of book from the market's YES book. Returns whether anything changed. */
+  /** Top of book from the market's YES book. Returns the market's quote when anything changed. */
   fromBook(
     venue: VenueLabel,
     marketId: string,
@@ -81,16 +81,16 @@ export class QuoteStore {
     ask: number | undefined,
     askSize: number | undefined,
     ts: number,
-  ): boolean {
+  ): QuoteRecord | undefined {
     const q = this.record(venue, marketId);
-    if (q.fromBook && q.yesBid === bid && q.yesAsk === ask && q.yesBidSize === bidSize && q.yesAskSize === askSize) return false;
+    if (q.fromBook && q.yesBid === bid && q.yesAsk === ask && q.yesBidSize === bidSize && q.yesAskSize === askSize) return undefined;
     q.yesBid = bid;
     q.yesAsk = ask;
     q.yesBidSize = bidSize;
     q.yesAskSize = askSize;
     q.fromBook = true;
     this.touch(q, ts);
-    return true;
+    return q;
   }
 
   /** A venue quote (ticker, listing). Book-derived top of book is not overwritten. */

@@ -1,3 +1,4 @@
+import type { OrderBook } from '../core/book.js';
 import type { FrameTimes } from '../core/types.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import type { WsHub } from './hub.js';
@@ -8,6 +9,8 @@ interface Pending {
   marketId: string;
   q: QuoteRecord | undefined;
   book: boolean;
+  /** The book of the latest book change (the hub reads the market's sides without a lookup when it is the YES book). */
+  held: OrderBook | undefined;
   /** The latest conflated frame's venue and receive times (copied: a mapper may reuse its event). */
   timestamp: number;
   localTimestamp: number;
@@ -42,9 +45,11 @@ export class HubConflation {
 
   constructor(private readonly hub: Pick<WsHub, 'onBook' | 'onQuote'>) {}
 
-  /** A book of the market changed; `at`: the frame behind the change. */
-  markBook(venue: string, marketId: string, at: FrameTimes | undefined): void {
-    this.pending(venue, marketId, at).book = true;
+  /** A book of the market changed (`book`, when the caller has it); `at`: the frame behind the change. */
+  markBook(venue: string, marketId: string, at: FrameTimes | undefined, book?: OrderBook): void {
+    const p = this.pending(venue, marketId, at);
+    p.book = true;
+    p.held = book;
   }
 
   /** The market's quote changed. */
@@ -76,11 +81,12 @@ export class HubConflation {
       for (let i = 0; i < batch.length; i++) {
         const p = batch[i]!;
         const at = p.timed ? p : undefined;
-        if (p.book) this.hub.onBook(p.venue, p.marketId, at);
+        if (p.book) this.hub.onBook(p.venue, p.marketId, at, p.held);
         if (p.q) this.hub.onQuote(p.q, at);
       }
       for (let i = 0; i < batch.length; i++) {
         batch[i]!.q = undefined;
+        batch[i]!.held = undefined;
         this.free.push(batch[i]!);
       }
       batch.length = 0;
@@ -95,7 +101,7 @@ export class HubConflation {
     let p = d.byId.get(marketId);
     if (p === undefined) {
       p = this.free.pop();
-      if (p === undefined) p = { venue, marketId, q: undefined, book: false, timestamp: 0, localTimestamp: 0, timed: false };
+      if (p === undefined) p = { venue, marketId, q: undefined, book: false, held: undefined, timestamp: 0, localTimestamp: 0, timed: false };
       else {
         p.venue = venue;
         p.marketId = marketId;

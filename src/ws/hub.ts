@@ -5,6 +5,7 @@ import type { Plan, PlanName } from '../access/plans.js';
 import type { VenueDirectory } from '../venues/directory.js';
 import { quotePrices } from '../views/market.js';
 import type { VenueConfig } from '../config/schema.js';
+import type { OrderBook } from '../core/book.js';
 import type { Logger } from '../core/log.js';
 import { PAYOUT, toCents, toDollarString } from '../core/price.js';
 import type { FeedEvent, FrameTimes } from '../core/types.js';
@@ -16,7 +17,7 @@ import type { QuoteRecord } from '../state/quotes.js';
 import type { StoredTrade } from '../state/trades.js';
 import { alertJson } from '../views/alert.js';
 import { FADE_TYPES, type Alert } from '../signals/alerts.js';
-import { bookJson } from './booktext.js';
+import { bookBytes, bookJson, plainAscii, priceBytes, TextBytes } from './booktext.js';
 import { ALERT_CHANNELS, CLOSE, CODES, MESSAGE_BUDGET, MessageBudget, parseClientMessage, type AlertChannel, type ClientMessage } from './protocol.js';
 
 /** What live_games needs to know about games (the matching service answers it). */
@@ -154,19 +155,51 @@ interface Subs {
   readonly data: boolean;
 }
 
+/** A topic's last seq (0: nothing published in this epoch). */
+interface SeqCell {
+  n: number;
+}
+
 /**
  * A topic some connection holds (in its `topics`): how many do, and what uWS last answered about
- * its subscribers, valid while `gen` is the hub's subscription generation.
+ * its subscribers, valid while `gen` is the hub's subscription generation. A market-scoped topic's
+ * record also sits in its market id's `HeldId`, with its channel and venue slug, so a change finds
+ * it without building the topic name, and carries the topic's seq cell.
  */
 interface Held extends Subs {
+  readonly topic: string;
+  /** Channel and venue slug of a market-scoped topic (`<ch>:<slug>:<id>`), else empty. */
+  readonly ch: string;
+  readonly slug: string;
+  readonly seq: SeqCell | undefined;
   conns: number;
   gen: number;
   plain: boolean;
   data: boolean;
 }
 
+/** A market id some connection holds topics of: how many holds, and the held records of its topics. */
+interface HeldId {
+  n: number;
+  readonly topics: Held[];
+}
+
+/** A price_update of `q` (with `snapshot: true` for a subscriber's first one). */
+export function priceBody(v: VenueConfig, q: QuoteRecord, snapshot: boolean): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    type: 'price_update',
+    channel: 'prices',
+    market_id: q.marketId,
+    source: v.slug,
+    ...quotePrices(v, q),
+    volume: q.volume ?? null,
+  };
+  if (snapshot) body['snapshot'] = true;
+  return body;
+}
+
 /** No subscriber in either dialect: a topic nobody holds (a cluster core still exports the update). */
-const NONE: Held = Object.freeze({ conns: 0, gen: -1, plain: false, data: false });
+const NONE: Held = Object.freeze({ topic: '', ch: '', slug: '', seq: undefined, conns: 0, gen: -1, plain: false, data: false });
 
 /**
  * The WebSocket front: /api/v2/ws on the same uWS app. Fan-out is uWS pub/sub on topics
@@ -182,7 +215,8 @@ export class WsHub {
   epoch: number;
   /** Every publication, as published (observed by a cluster core's publisher). */
   readonly published$ = new Subject<Publication>();
-  private readonly seq = new Map<string, number>();
+  /** The last seq of each topic, in cells that a held topic's record shares (see `Held`). */
+  private readonly seq = new Map<string, SeqCell>();
   /**
    * Latest serialized message per topic, kept only for topics some coalescing client is subscribed
    * to (`watched`: topic → how many such clients), so that a publish nobody coalesces does not
@@ -210,10 +244,12 @@ export class WsHub {
    * absent here is dropped without building its topic names. Ids of different venues may share an
    * entry; that only sends the change on to the exact check.
    */
-  private readonly heldIds = new Map<string, number>();
+  private readonly heldIds = new Map<string, HeldId>();
   /** Bumped by every subscribe, unsubscribe and close, so cached answers of `held` are re-asked. */
   private subGen = 0;
   private readonly perKey = new Map<string, number>();
+  /** Where an orderbook_update that goes out only as the plain message is written (`onBook`). */
+  private readonly bytes = new TextBytes();
   /** Open connections in the hosted dialect: with none, no `DATA` twin has subscribers to ask about. */
   private hostedConns = 0;
   private sweep: NodeJS.Timeout | undefined;
@@ -380,9 +416,18 @@ export class WsHub {
   }
 
   private nextSeq(topic: string): number {
-    const s = (this.seq.get(topic) ?? 0) + 1;
-    this.seq.set(topic, s);
-    return s;
+    return ++this.seqCell(topic).n;
+  }
+
+  /** The last seq of `topic` (0: none yet). */
+  private seqOf(topic: string): number {
+    return this.seq.get(topic)?.n ?? 0;
+  }
+
+  private seqCell(topic: string): SeqCell {
+    let c = this.seq.get(topic);
+    if (c === undefined) this.seq.set(topic, (c = { n: 0 }));
+    return c;
   }
 
   /**
@@ -394,8 +439,10 @@ export class WsHub {
    * copy gets promoted and old-generation pauses set the fan-out tail; BENCHMARKS.md has the
    * measurement).
    */
-  private publish(topic: string, body: Record<string, unknown> | string, subs?: Subs, at?: FrameTimes): void {
-    this.emit(topic, body, this.nextSeq(topic), this.epoch, Date.now(), subs, at?.timestamp, at?.localTimestamp);
+  private publish(topic: string, body: Record<string, unknown> | string, subs?: Held, at?: FrameTimes): void {
+    // `subs` is the answer for this very topic, so its seq cell is the topic's.
+    const seq = subs?.seq !== undefined ? ++subs.seq.n : this.nextSeq(topic);
+    this.emit(topic, body, seq, this.epoch, Date.now(), subs, at?.timestamp, at?.localTimestamp);
   }
 
   /**
@@ -403,20 +450,24 @@ export class WsHub {
    * so every edge sends the same seq for the same update.
    */
   accept(p: Publication): void {
-    if (p.seq > (this.seq.get(p.topic) ?? 0)) this.seq.set(p.topic, p.seq);
+    const cell = this.seqCell(p.topic);
+    if (p.seq > cell.n) cell.n = p.seq;
     this.emit(p.topic, p.body, p.seq, p.epoch, p.ts, undefined, p.venueTs, p.recvTs);
   }
 
   /** The last seq of every topic (a cluster core's snapshot carries them). */
   seqs(): [string, number][] {
-    return [...this.seq];
+    const out: [string, number][] = [];
+    for (const [t, c] of this.seq) if (c.n > 0) out.push([t, c.n]);
+    return out;
   }
 
   /** Takes the last seq of each topic from a cluster core's snapshot; another epoch's (a new core) replace all of them. */
   adoptSeqs(entries: Iterable<readonly [string, number]>, epoch = this.epoch): void {
-    if (epoch !== this.epoch) this.seq.clear();
+    // Cells are reset rather than dropped: held topics' records share them.
+    if (epoch !== this.epoch) for (const c of this.seq.values()) c.n = 0;
     this.epoch = epoch;
-    for (const [t, s] of entries) this.seq.set(t, s);
+    for (const [t, s] of entries) this.seqCell(t).n = s;
   }
 
   /**
@@ -481,7 +532,13 @@ export class WsHub {
     const h = this.held.get(topic);
     // A cluster core exports every update, listened to here or not.
     if (h === undefined) return this.opts.exportAll ? NONE : undefined;
+    return this.answer(h);
+  }
+
+  /** `subs` of a held topic's record. */
+  private answer(h: Held): Held | undefined {
     if (h.gen !== this.subGen) {
+      const topic = h.topic;
       h.plain = this.app.numSubscribers(topic) > 0;
       h.data = this.hostedConns > 0 && this.app.numSubscribers(topic + DATA) > 0;
       h.gen = this.subGen;
@@ -491,31 +548,67 @@ export class WsHub {
 
   /** A connection now holds `topic`. */
   private hold(topic: string): void {
-    const h = this.held.get(topic);
+    const at = this.marketScope(topic);
+    let h = this.held.get(topic);
     if (h) h.conns++;
-    else this.held.set(topic, { conns: 1, gen: -1, plain: false, data: false });
-    const id = this.marketIdOf(topic);
-    if (id !== undefined) this.heldIds.set(id, (this.heldIds.get(id) ?? 0) + 1);
+    else {
+      const ch = at === undefined ? '' : topic.slice(0, at[0]);
+      const slug = at === undefined ? '' : topic.slice(at[0] + 1, at[1]);
+      this.held.set(topic, (h = { topic, ch, slug, seq: this.seqCell(topic), conns: 1, gen: -1, plain: false, data: false }));
+      if (at !== undefined) this.heldId(topic.slice(at[1] + 1)).topics.push(h);
+    }
+    if (at !== undefined) this.heldId(topic.slice(at[1] + 1)).n++;
+  }
+
+  private heldId(id: string): HeldId {
+    let r = this.heldIds.get(id);
+    if (r === undefined) this.heldIds.set(id, (r = { n: 0, topics: [] }));
+    return r;
   }
 
   /** A connection no longer holds `topic`. */
   private release(topic: string): void {
     const h = this.held.get(topic);
-    if (h && --h.conns <= 0) this.held.delete(topic);
-    const id = this.marketIdOf(topic);
-    if (id === undefined) return;
-    const n = (this.heldIds.get(id) ?? 0) - 1;
-    if (n > 0) this.heldIds.set(id, n);
-    else this.heldIds.delete(id);
+    const gone = h !== undefined && --h.conns <= 0;
+    if (gone) this.held.delete(topic);
+    const at = this.marketScope(topic);
+    if (at === undefined) return;
+    const id = topic.slice(at[1] + 1);
+    const r = this.heldIds.get(id);
+    if (r === undefined) return;
+    if (gone) {
+      const i = r.topics.indexOf(h);
+      if (i >= 0) r.topics.splice(i, 1);
+    }
+    if (--r.n <= 0) this.heldIds.delete(id);
   }
 
-  /** The market id of a market-scoped topic (`prices`, `orderbook`, the ticker channel: `<ch>:<slug>:<id>`). */
-  private marketIdOf(topic: string): string | undefined {
+  /**
+   * Where the slug and the id of a market-scoped topic (`prices`, `orderbook`, the ticker channel:
+   * `<ch>:<slug>:<id>`) begin: the indexes of its two colons; undefined for any other topic.
+   */
+  private marketScope(topic: string): readonly [number, number] | undefined {
     const a = topic.indexOf(':');
     const ch = topic.slice(0, a);
     if (ch !== 'prices' && ch !== 'orderbook' && ch !== this.tickerChannel) return undefined;
     const b = topic.indexOf(':', a + 1);
-    return b > 0 ? topic.slice(b + 1) : undefined;
+    return b > 0 ? [a, b] : undefined;
+  }
+
+  /**
+   * The subscribers of `<ch>:<v.slug>:<id>`, found through the id's held topics without building
+   * the name (undefined: none). A cluster core, which exports what nobody holds, asks by name.
+   */
+  private marketSubs(ch: string, v: VenueConfig, id: string): Held | undefined {
+    if (this.opts.exportAll) return this.subs(`${ch}:${v.slug}:${id}`);
+    const r = this.heldIds.get(id);
+    if (r === undefined) return undefined;
+    const ts = r.topics;
+    for (let i = 0; i < ts.length; i++) {
+      const h = ts[i]!;
+      if (h.ch === ch && h.slug === v.slug) return this.answer(h);
+    }
+    return undefined;
   }
 
   /** Whether a connection may hold a topic of market `id` (false: certainly none does). */
@@ -526,19 +619,6 @@ export class WsHub {
   /** The uWS topic a connection listens on for `topic`: its `DATA` twin in the hosted dialect. */
   private wire(c: Conn, topic: string): string {
     return c.hosted ? topic + DATA : topic;
-  }
-
-  private priceBody(v: VenueConfig, q: QuoteRecord, snapshot: boolean): Record<string, unknown> {
-    const body: Record<string, unknown> = {
-      type: 'price_update',
-      channel: 'prices',
-      market_id: q.marketId,
-      source: v.slug,
-      ...quotePrices(v, q),
-      volume: q.volume ?? null,
-    };
-    if (snapshot) body['snapshot'] = true;
-    return body;
   }
 
   private tickerBody(v: VenueConfig, q: QuoteRecord): Record<string, unknown> {
@@ -578,25 +658,28 @@ export class WsHub {
   onQuote(q: QuoteRecord, at?: FrameTimes): void {
     const v = this.venues.byLabel.get(q.venue);
     if (!v) return;
-    const held = this.mayHold(q.marketId);
-    const topic = held ? `prices:${v.slug}:${q.marketId}` : '';
-    const subs = held ? this.subs(topic) : undefined;
+    const subs = this.marketSubs('prices', v, q.marketId);
     if (!subs) this.shown.delete(q);
-    else if (this.showsChange(q)) this.publish(topic, this.priceBody(v, q, false), subs, at);
+    else if (this.showsChange(q)) {
+      const topic = subs.topic || `prices:${v.slug}:${q.marketId}`;
+      if (this.plainOnly(topic, subs) && plainAscii(q.marketId) && plainAscii(v.slug)) {
+        this.bytes.reset();
+        priceBytes(this.bytes, q.marketId, v.slug, quotePrices(v, q), q.volume);
+        this.sendBytes(topic, subs, at);
+      } else this.publish(topic, priceBody(v, q, false), subs, at);
+    }
     if (this.games) {
       const eid = this.games.eventOf(q.venue, q.marketId);
       const subs = eid ? this.subs(`live_games:${eid}`) : undefined;
-      if (subs) this.publish(`live_games:${eid}`, { ...this.priceBody(v, q, false), type: 'live_game', channel: 'live_games', event_id: eid }, subs, at);
+      if (subs) this.publish(`live_games:${eid}`, { ...priceBody(v, q, false), type: 'live_game', channel: 'live_games', event_id: eid }, subs, at);
     }
-    if (held && this.tickerChannel && v === this.catalogVenue) {
-      const t = `${this.tickerChannel}:${v.slug}:${q.marketId}`;
-      const all = `${this.tickerChannel}:${v.slug}:*`;
-      const one = this.subs(t);
-      const every = this.subs(all);
+    if (this.tickerChannel && v === this.catalogVenue && this.mayHold(q.marketId)) {
+      const one = this.marketSubs(this.tickerChannel, v, q.marketId);
+      const every = this.marketSubs(this.tickerChannel, v, '*');
       if (one || every) {
         const body = this.tickerBody(v, q);
-        if (one) this.publish(t, body, one, at);
-        if (every) this.publish(all, body, every, at);
+        if (one) this.publish(one.topic || `${this.tickerChannel}:${v.slug}:${q.marketId}`, body, one, at);
+        if (every) this.publish(every.topic || `${this.tickerChannel}:${v.slug}:*`, body, every, at);
       }
     }
   }
@@ -616,16 +699,60 @@ export class WsHub {
     return true;
   }
 
-  /** A book change: orderbook subscribers of the market; `at` as for onQuote. */
-  onBook(label: string, marketId: string, at?: FrameTimes): void {
+  /**
+   * A book change: orderbook subscribers of the market; `at` as for onQuote; `held`: the changed
+   * book, when the caller has it (saves looking the market's book up).
+   */
+  onBook(label: string, marketId: string, at?: FrameTimes, held?: OrderBook): void {
     const v = this.venues.byLabel.get(label);
-    if (!v || !this.mayHold(marketId)) return;
-    const topic = `orderbook:${v.slug}:${marketId}`;
-    const subs = this.subs(topic);
+    if (!v) return;
+    const subs = this.marketSubs('orderbook', v, marketId);
     if (!subs) return;
-    const sides = this.state.books.marketSides(label, marketId);
-    const body = sides ? bookJson(marketId, v.slug, sides, this.opts.bookDepth ?? 20, v.capabilities.yesOnlyBook) : this.bookBody(v, marketId);
-    if (body) this.publish(topic, body, subs, at);
+    const topic = subs.topic || `orderbook:${v.slug}:${marketId}`;
+    const sides = this.state.books.marketSides(label, marketId, held);
+    const depth = this.opts.bookDepth ?? 20;
+    if (sides === undefined) {
+      const body = this.bookBody(v, marketId);
+      if (body) this.publish(topic, body, subs, at);
+    } else if (this.plainOnly(topic, subs) && plainAscii(marketId) && plainAscii(v.slug)) {
+      this.bytes.reset();
+      bookBytes(this.bytes, marketId, v.slug, sides, depth, v.capabilities.yesOnlyBook);
+      this.sendBytes(topic, subs, at);
+    } else this.publish(topic, bookJson(marketId, v.slug, sides, depth, v.capabilities.yesOnlyBook), subs, at);
+  }
+
+  /**
+   * Whether a publication on `topic` goes out only as the plain message (no hosted-dialect twin,
+   * no coalescing client keeping it, nobody observing `published$`), so it can be written as bytes.
+   */
+  private plainOnly(topic: string, subs: Subs): boolean {
+    return subs.plain && !subs.data && !this.published$.observed && !(this.watched.size > 0 && this.watched.has(topic));
+  }
+
+  /** Publishes the body in `bytes` (without its closing brace) with its envelope, as `publish` would the text. */
+  private sendBytes(topic: string, subs: Held, at: FrameTimes | undefined): void {
+    const seq = subs.seq !== undefined ? ++subs.seq.n : this.nextSeq(topic);
+    this.tailBytes(seq, Date.now(), at);
+    this.published++;
+    this.app.publish(topic, this.bytes.view());
+  }
+
+  /** The envelope `emit` appends (`,` then seq, epoch, ts and the frame's times, and `}`), into `bytes`. */
+  private tailBytes(seq: number, ts: number, at: FrameTimes | undefined): void {
+    const w = this.bytes;
+    if (at !== undefined) {
+      w.ascii(',"venue_ts":');
+      w.num(at.timestamp);
+      w.ascii(',"recv_ts":');
+      w.num(at.localTimestamp);
+      w.ascii(',"seq":');
+    } else w.ascii(',"seq":');
+    w.num(seq);
+    w.ascii(',"epoch":');
+    w.num(this.epoch);
+    w.ascii(',"ts":');
+    w.num(ts);
+    w.char(125);
   }
 
   // ---- connections ---------------------------------------------------------------------
@@ -1010,7 +1137,7 @@ export class WsHub {
       for (const t of topics) this.sub(ws, c, t, ch);
       for (const g of all ? [] : groups) {
         const s = this.signals?.get(g);
-        if (s) this.sendSnapshot(ws, this.signalBody(ch, s), this.seq.get(`${ch}:${g}`) ?? 0);
+        if (s) this.sendSnapshot(ws, this.signalBody(ch, s), this.seqOf(`${ch}:${g}`));
       }
     }
     if (unknown.length)
@@ -1045,12 +1172,12 @@ export class WsHub {
   }
 
   private snapshot(ws: UWS.WebSocket<Conn>, ch: string, v: VenueConfig, id: string, topic: string): void {
-    const seq = this.seq.get(topic) ?? 0;
+    const seq = this.seqOf(topic);
     let body: Record<string, unknown> | undefined;
     if (ch === 'prices') {
       const q = this.state.quotes.get(v.label, id);
       body = q
-        ? this.priceBody(v, q, true)
+        ? priceBody(v, q, true)
         : {
             type: 'price_update',
             channel: 'prices',
@@ -1091,7 +1218,7 @@ export class WsHub {
       const held = await replay(t.topic, after, this.epoch).catch(() => undefined);
       if (!this.conns.has(ws)) return;
       if (!held) break;
-      const upto = this.seq.get(t.topic) ?? 0;
+      const upto = this.seqOf(t.topic);
       // A seq past this topic's own: this hub may trail the one the client came from (an edge
       // catching up on the stream), so it waits a little for it; if it never comes, the client
       // needs the snapshot.
@@ -1131,7 +1258,7 @@ export class WsHub {
 
   /** Whether this hub's seq of `topic` reaches `seq` within `ms` (checked every 50 ms). */
   private async reaches(topic: string, seq: number, ms: number): Promise<boolean> {
-    for (let waited = 0; (this.seq.get(topic) ?? 0) < seq; waited += 50) {
+    for (let waited = 0; this.seqOf(topic) < seq; waited += 50) {
       if (waited >= ms) return false;
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -1198,7 +1325,7 @@ export class WsHub {
         c.coalescingSince = Date.now();
         this.subGen++;
         for (const t of c.topics.keys()) {
-          c.delivered.set(t, this.seq.get(t) ?? 0);
+          c.delivered.set(t, this.seqOf(t));
           this.watch(t);
           ws.unsubscribe(this.wire(c, t));
         }

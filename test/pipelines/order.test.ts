@@ -129,7 +129,13 @@ describe('order of effects (pipelines/index.ts)', () => {
     expect(onBook).not.toHaveBeenCalled();
     turn.flush();
     expect(onBook).toHaveBeenCalledTimes(1);
-    expect(onBook).toHaveBeenCalledWith('venue_a', M, expect.objectContaining({ timestamp: T + 3, localTimestamp: T + 13 }));
+    // With the changed book in hand, so the hub reads its sides without looking the book up.
+    expect(onBook).toHaveBeenCalledWith(
+      'venue_a',
+      M,
+      expect.objectContaining({ timestamp: T + 3, localTimestamp: T + 13 }),
+      b.core.state.books.instrument('venue_a', M),
+    );
     expect(onQuote).toHaveBeenCalledTimes(1);
     expect(onQuote.mock.calls[0]![0].yesBid).toBe(4130);
     expect(flush).toHaveBeenCalledTimes(1);

@@ -73,4 +73,24 @@ describe('BookStore.link', () => {
     expect(store.instrument('V', 'X')!.role).toBe('yes');
     expect(store.marketBook('V', 'B')!.bids).toEqual([[300, 1]]);
   });
+
+  it('reads the same sides with a book in hand as without: its own when it is the YES book, else the lookup', () => {
+    const store = new BookStore();
+    store.link('V', 'M', 'Y', 'N');
+    snap(store, 'N', [[4000, 2]], [[4500, 3]]);
+    const no = store.instrument('V', 'N')!;
+    const other = new OrderBook('M');
+    other.snapshot([[9000, 9]], [], 1);
+    const noSides = store.marketSides('V', 'M');
+    expect(noSides).toMatchObject({ complement: true, bids: no.asks, asks: no.bids });
+    // A NO book or a book keyed by the market id are not the YES book: the answer is the lookup's.
+    expect(store.marketSides('V', 'M', no)).toEqual(noSides);
+    expect(store.marketSides('V', 'M', other)).toEqual(noSides);
+    snap(store, 'Y', [[5000, 1]], [[5200, 4]]);
+    const yes = store.instrument('V', 'Y')!;
+    expect(store.marketSides('V', 'M', yes)).toEqual({ bids: yes.bids, asks: yes.asks, complement: false, timestamp: 1 });
+    expect(store.marketSides('V', 'M', no)).toEqual(store.marketSides('V', 'M'));
+    yes.reset();
+    expect(store.marketSides('V', 'M', yes)).toEqual(noSides);
+  });
 });

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { BookSide } from '../../src/core/book.js';
 import { PAYOUT, roundSize, toCents } from '../../src/core/price.js';
-import { bookJson, centsText, levelsJson, sizeText } from '../../src/ws/booktext.js';
+import { loadConfig } from '../../src/config/load.js';
+import type { QuoteRecord } from '../../src/state/quotes.js';
+import { quotePrices } from '../../src/views/market.js';
+import { bookBytes, bookJson, centsText, levelsJson, plainAscii, priceBytes, sizeText, TextBytes } from '../../src/ws/booktext.js';
+import { priceBody } from '../../src/ws/hub.js';
 
 describe('orderbook_update text (src/ws/booktext.ts)', () => {
   it('writes every price in 0..PAYOUT units as String(toCents(units)), and any other number as String does', () => {
@@ -18,6 +22,15 @@ describe('orderbook_update text (src/ws/booktext.ts)', () => {
       sizes.push(roundSize(x * 10 ** (i % 9)), roundSize(Math.floor(x * 1e6) / 100));
     }
     for (const s of sizes) expect(sizeText(s)).toBe(String(s));
+    const w = new TextBytes();
+    for (const s of [...sizes, -0, -1, 2 ** 53 + 2, NaN, Infinity]) {
+      w.reset();
+      w.size(s);
+      expect(w.view().toString('latin1')).toBe(String(s));
+      w.reset();
+      w.num(s);
+      expect(w.view().toString('latin1')).toBe(String(s));
+    }
   });
 
   it('writes levels and the whole message as JSON.stringify would', () => {
@@ -45,5 +58,53 @@ describe('orderbook_update text (src/ws/booktext.ts)', () => {
         no: { bids: cents(asks, true), asks: cents(bids, true) },
       }),
     );
+  });
+
+  it('writes the same message as bytes as bookJson writes as text, over seeded books of every shape', () => {
+    let x = 0.41;
+    const next = (): number => (x = (x * 7919 + 0.173) % 1);
+    const w = new TextBytes();
+    for (let k = 0; k < 300; k++) {
+      const bids = new BookSide(true);
+      const asks = new BookSide(false);
+      for (let i = Math.floor(next() * 25); i > 0; i--) bids.set(1 + Math.floor(next() * 4999), roundSize(next() * 10 ** Math.floor(next() * 7)));
+      for (let i = Math.floor(next() * 25); i > 0; i--) asks.set(5000 + Math.floor(next() * 4999), Math.floor(next() * 5000));
+      const sides = { bids, asks, complement: k % 3 === 0, timestamp: 0 };
+      const depth = k % 4 === 0 ? 3 : 20;
+      const yesOnly = k % 5 === 0;
+      w.reset();
+      bookBytes(w, `KX-${k}`, 'venue_a', sides, depth, yesOnly);
+      expect(`${w.view().toString('latin1')}}`).toBe(bookJson(`KX-${k}`, 'venue_a', sides, depth, yesOnly));
+    }
+  });
+
+  it('takes only ids whose JSON is the id in quotes as plain ASCII', () => {
+    for (const id of ['KXBTC-25DEC31-T100000', '0xabc', 'a b~', '']) expect(plainAscii(id)).toBe(true);
+    for (const id of ['KX-"1"', 'a\\b', 'é', 'tab\t', '\u2028', '\ud800']) expect(plainAscii(id)).toBe(false);
+  });
+
+  it("writes a price_update as bytes as JSON.stringify writes the hub's body, on every venue, with missing fields as null", () => {
+    const w = new TextBytes();
+    let x = 0.29;
+    const next = (): number => (x = (x * 7919 + 0.311) % 1);
+    const maybe = (v: number): number | undefined => (next() < 0.2 ? undefined : v);
+    for (const v of loadConfig({ env: {} }).venues)
+      for (let k = 0; k < 200; k++) {
+        const bid = Math.floor(next() * 9000) + 1;
+        const q: QuoteRecord = {
+          venue: v.label,
+          marketId: `M-${k}`,
+          yesBid: maybe(bid),
+          yesAsk: maybe(bid + 1 + Math.floor(next() * 500)),
+          lastPrice: maybe(Math.floor(next() * 10_000)),
+          volume: maybe(k % 3 === 0 ? roundSize(next() * 1e6) : Math.floor(next() * 1e7)),
+          fromBook: true,
+          updatedAt: 0,
+          version: 1,
+        };
+        w.reset();
+        priceBytes(w, q.marketId, v.slug, quotePrices(v, q), q.volume);
+        expect(`${w.view().toString('latin1')}}`).toBe(JSON.stringify(priceBody(v, q, false)));
+      }
   });
 });

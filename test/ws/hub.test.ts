@@ -417,6 +417,27 @@ describe('orderbook and venue_a ticker channels', () => {
     e.ws.close();
   });
 
+  it('sends nothing for a market id held only on another venue, and goes on for the venue that holds it', async () => {
+    const id = 'KXNFLGAME-26NOV23NESEA-SEA';
+    const book = (venue: string, price: number): void =>
+      apply({ venue, type: 'book_snapshot', marketId: id, instrument: id, bids: [[price, 5]], asks: [[price + 200, 5]], timestamp: T, localTimestamp: T });
+    const o = await connect(keys['dev']);
+    o.send({ type: 'subscribe', channel: 'orderbook', market_ids: [id] });
+    const snap = await o.next((m) => m['snapshot'] === true);
+    const published = hub.published;
+    book('venue_h', 4000);
+    turn.flush();
+    expect(hub.published).toBe(published);
+    book('venue_a', 5300);
+    expect(await o.next((m) => m['type'] === 'orderbook_update' && m['snapshot'] === undefined)).toMatchObject({
+      market_id: id,
+      source: snap['source'],
+      seq: (snap['seq'] as number) + 1,
+      yes: { bids: [[53, 5]] },
+    });
+    o.ws.close();
+  });
+
   it('warns subscribers when their venue feed is interrupted and when it is ready again', async () => {
     const c = await connect(keys['dev']);
     c.send({ type: 'subscribe', channel: 'prices', market_ids: ['KXNFLGAME-26NOV23NESEA-SEA'] });
