@@ -166,7 +166,7 @@ export class Api {
     const parsed = this.parse(spec, ctx.rawQuery, cache);
     const queryKey = parsed.apiKey;
     if (auth) {
-      const v = this.keys.verify(ctx.headers.get('x-api-key') ?? queryKey);
+      const v = this.keys.verify(ctx.headers['x-api-key'] ?? queryKey);
       if (!v.ok) return errorReply(401, `auth.${v.reason}_key`, AUTH_MESSAGES[v.reason]);
       keyRecord = v.record;
       plan = this.plans[v.record.plan];
