@@ -22,6 +22,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer, type AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { begin, repoRoot } from '../lib.js';
 
@@ -68,6 +69,18 @@ function wrk(url: string, pid: number, key?: string): Run {
   return { rps, p99, errors: non2xx + (sock ? sock.slice(1).reduce((a, b) => a + Number(b), 0) : 0), requests, cpuMs: cpu };
 }
 
+/** A port nothing listens on now (the kernel's pick of an ephemeral one), for a service to take. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
 /** A service in a process of its own, with its own data directory and enterprise key. */
 interface Service {
   readonly base: string;
@@ -82,7 +95,7 @@ async function startService(front: Front, children: ChildProcess[], dirs: string
     .trim()
     .split('\n')
     .pop()!;
-  const port = 18_000 + Math.floor(Math.random() * 1000) + (front === 'off' ? 1000 : 0);
+  const port = await freePort();
   const svc = spawn(process.execPath, [bin, 'serve', '--port', String(port), '--data-dir', dir], {
     stdio: ['ignore', 'ignore', 'inherit'],
     env: { ...process.env, LOG_LEVEL: 'warn', CROSSBOOK__server__front: front },
@@ -90,7 +103,8 @@ async function startService(front: Front, children: ChildProcess[], dirs: string
   children.push(svc);
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
-    if (i > 300) throw new Error(`the service (front ${front}) did not answer /api/v2/status`);
+    if (svc.exitCode !== null) throw new Error(`the service (front ${front}, ${bin}) exited with code ${svc.exitCode}`);
+    if (i > 300) throw new Error(`the service (front ${front}, ${bin}) did not answer /api/v2/status`);
     const ok = await fetch(`${base}/api/v2/status`).then(
       (r) => r.ok,
       () => false,
