@@ -21,6 +21,8 @@ interface PageCache {
   /** UTF-8 once: uWS writes a Buffer as is, while a string is encoded again on every send. */
   readonly body: Buffer;
   readonly catalogVersion: number;
+  /** The number of quotes when the page's markets without one were last seen to have none (quotes are never removed). */
+  quoteCount: number;
   /** [market record, its updatedAt, its quote record, the quote's version] of every market on the page. */
   readonly deps: readonly (readonly [MarketRecord, number, QuoteRecord | undefined, number])[];
 }
@@ -38,6 +40,8 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
     cursor: p.string({ max: 2000, description: 'opaque token from a previous page' }),
   });
   const pages = new Map<string, PageCache>();
+  /** The page cache key of each parsed query (the access layer hands out one object per distinct query string). */
+  const keyOf = new WeakMap<object, string>();
   const counts = new Map<string, { version: number; count: number }>();
 
   api.route({
@@ -57,10 +61,11 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
         startAfter = cur['k'];
       }
       const label = qy.platform ? ctx.venues.bySlug.get(qy.platform)!.label : undefined;
-      const cacheKey = JSON.stringify([label, qy.status, qy.category, qy.q, qy.include, qy.limit, startAfter]);
+      let cacheKey = keyOf.get(qy);
+      if (cacheKey === undefined) keyOf.set(qy, (cacheKey = JSON.stringify([label, qy.status, qy.category, qy.q, qy.include, qy.limit, startAfter])));
       const catalog = ctx.state.catalog;
       const hit = pages.get(cacheKey);
-      if (hit && hit.catalogVersion === catalog.version && fresh(ctx, hit.deps)) return { status: 200, body: hit.body };
+      if (hit && hit.catalogVersion === catalog.version && fresh(ctx, hit)) return { status: 200, body: hit.body };
 
       const cat = qy.category?.toLowerCase();
       const needle = qy.q?.toLowerCase();
@@ -111,19 +116,26 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
         `{"markets":[${parts.join(',')}],"total_count":${total.count},"as_of":"${new Date().toISOString()}","cursor":${cursor},"next_cursor":${cursor}}`,
       );
       if (pages.size > 5000) pages.clear();
-      pages.set(cacheKey, { body, catalogVersion: catalog.version, deps });
+      pages.set(cacheKey, { body, catalogVersion: catalog.version, quoteCount: ctx.state.quotes.size, deps });
       return { status: 200, body };
     },
   });
 }
 
-/** A cached page is fresh while no market on it changed and no quote appeared or moved. */
-function fresh(ctx: ApiContext, deps: PageCache['deps']): boolean {
+/**
+ * A cached page is fresh while no market on it changed and no quote appeared or moved. A quote
+ * for a market of the page that had none is looked for only when the quote count grew since.
+ */
+function fresh(ctx: ApiContext, page: PageCache): boolean {
+  const quotes = ctx.state.quotes;
+  const appeared = quotes.size !== page.quoteCount;
+  const deps = page.deps;
   for (let i = 0; i < deps.length; i++) {
     const [m, at, q, qv] = deps[i]!;
     if (m.updatedAt !== at) return false;
-    if (q ? q.version !== qv : ctx.state.quotes.get(m.venue, m.marketId) !== undefined) return false;
+    if (q ? q.version !== qv : appeared && quotes.get(m.venue, m.marketId) !== undefined) return false;
   }
+  page.quoteCount = quotes.size;
   return true;
 }
 
