@@ -55,6 +55,9 @@ export class KeyStore {
    * within a poll interval.
    */
   private verified = new Map<string, KeyVerdict>();
+  /** The last key verified and its verdict (forgotten with `verified`). */
+  private lastKey: string | undefined;
+  private lastVerdict: KeyVerdict = MISSING;
   private seenVersion = -1;
   private timer: NodeJS.Timeout | undefined;
   /** Records new or changed when the table is re-read (created or revoked here or by another process). */
@@ -124,8 +127,10 @@ export class KeyStore {
    */
   verify(key: string | undefined): KeyVerdict {
     if (key === undefined || key === '') return MISSING;
+    // The previous request's key first: comparing it is cheaper than hashing a fresh string.
+    if (key === this.lastKey) return this.lastVerdict;
     const hit = this.verified.get(key);
-    if (hit) return hit;
+    if (hit) return this.remember(key, hit);
     if (!KEY_RE.test(key)) return INVALID;
     const h = hashKey(key);
     const rec = this.byHash.get(h);
@@ -133,6 +138,12 @@ export class KeyStore {
     const verdict: KeyVerdict = rec.revokedAt ? REVOKED : { ok: true, record: rec };
     if (this.verified.size >= 100_000) this.verified.clear();
     this.verified.set(key, verdict);
+    return this.remember(key, verdict);
+  }
+
+  private remember(key: string, verdict: KeyVerdict): KeyVerdict {
+    this.lastKey = key;
+    this.lastVerdict = verdict;
     return verdict;
   }
 
@@ -150,6 +161,7 @@ export class KeyStore {
     }
     this.byHash = next;
     this.verified = new Map();
+    this.lastKey = undefined;
     this.seenVersion = v;
     if (this.changes$.observed) for (const r of changed) this.changes$.next(r);
   }

@@ -70,6 +70,9 @@ const STATUS_TEXT: Record<number, string> = {
   505: '505 HTTP Version Not Supported',
 };
 
+/** A request's route and path parameters; 'method' when a route has the path and not the method. */
+type Matched = { readonly route: Route; readonly params: Record<string, string> } | 'method' | undefined;
+
 /** Distinct request paths whose route is remembered (all forgotten together when full). */
 const MAX_MATCHED_PATHS = 4_096;
 
@@ -112,7 +115,10 @@ export class HttpServer {
   readonly app: UWS.TemplatedApp;
   private readonly routes: Route[] = [];
   /** Matches by request path and method (paths repeat: the few endpoints a client polls). */
-  private readonly matched = new Map<string, { route: Route; params: Record<string, string> } | 'method' | undefined>();
+  private readonly matched = new Map<string, Matched>();
+  /** The key and match of the last request routed (undefined: none since the routes changed). */
+  private lastKey: string | undefined;
+  private lastMatch: Matched;
   private listenSocket: UWS.us_listen_socket | undefined;
   private guard: HttpGuard | undefined;
   /** Front off: the router checks request framing (see `framingRefusal`). */
@@ -129,20 +135,26 @@ export class HttpServer {
   get(path: string, handler: Handler): void {
     this.routes.push({ method: 'get', parts: path.split('/').filter(Boolean), handler });
     this.matched.clear();
+    this.lastKey = undefined;
   }
 
   /** The route of a request, from the paths matched before when it is one of them. */
-  private route(method: string, path: string): { route: Route; params: Record<string, string> } | 'method' | undefined {
+  private route(method: string, path: string): Matched {
     const key = method === 'get' ? path : `${method} ${path}`;
-    const hit = this.matched.get(key);
-    if (hit !== undefined || this.matched.has(key)) return hit;
-    const m = this.match(method, path);
-    if (this.matched.size >= MAX_MATCHED_PATHS) this.matched.clear();
-    this.matched.set(key, m);
+    // The previous request's path first: comparing it is cheaper than hashing a fresh string.
+    if (key === this.lastKey) return this.lastMatch;
+    let m = this.matched.get(key);
+    if (m === undefined && !this.matched.has(key)) {
+      m = this.match(method, path);
+      if (this.matched.size >= MAX_MATCHED_PATHS) this.matched.clear();
+      this.matched.set(key, m);
+    }
+    this.lastKey = key;
+    this.lastMatch = m;
     return m;
   }
 
-  private match(method: string, path: string): { route: Route; params: Record<string, string> } | 'method' | undefined {
+  private match(method: string, path: string): Matched {
     const parts = path.split('/').filter(Boolean);
     let wrongMethod = false;
     for (const r of this.routes) {
