@@ -23,8 +23,11 @@ interface PageCache {
   readonly catalogVersion: number;
   /** The number of quotes when the page's markets without one were last seen to have none (quotes are never removed). */
   quoteCount: number;
-  /** [market record, its updatedAt, its quote record, the quote's version] of every market on the page. */
-  readonly deps: readonly (readonly [MarketRecord, number, QuoteRecord | undefined, number])[];
+  /** The quotes of the page's markets, and each one's version when the page was built. */
+  readonly quotes: readonly QuoteRecord[];
+  readonly versions: readonly number[];
+  /** The page's markets that had no quote. */
+  readonly unquoted: readonly MarketRecord[];
 }
 
 /** GET /markets (spec 4.5): a page of markets across venues with live quotes. */
@@ -86,7 +89,9 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
       const recs = ctx.marketRecords();
       let i = startAfter ? after(keys, startAfter) : label ? lowerBound(keys, `${label}:`) : 0;
       const parts: string[] = [];
-      const deps: [MarketRecord, number, QuoteRecord | undefined, number][] = [];
+      const quotes: QuoteRecord[] = [];
+      const versions: number[] = [];
+      const unquoted: MarketRecord[] = [];
       let last = '';
       let more = false;
       for (; i < keys.length; i++) {
@@ -101,7 +106,10 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
         const v = ctx.venues.byLabel.get(m.venue)!;
         const q = ctx.state.quotes.get(m.venue, m.marketId);
         parts.push(ctx.fragments.get(k, v, m, q, qy.include === 'rules'));
-        deps.push([m, m.updatedAt, q, q?.version ?? -1]);
+        if (q) {
+          quotes.push(q);
+          versions.push(q.version);
+        } else unquoted.push(m);
         last = k;
       }
       const countKey = JSON.stringify([label, qy.status, cat, needle]);
@@ -116,26 +124,24 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
         `{"markets":[${parts.join(',')}],"total_count":${total.count},"as_of":"${new Date().toISOString()}","cursor":${cursor},"next_cursor":${cursor}}`,
       );
       if (pages.size > 5000) pages.clear();
-      pages.set(cacheKey, { body, catalogVersion: catalog.version, quoteCount: ctx.state.quotes.size, deps });
+      pages.set(cacheKey, { body, catalogVersion: catalog.version, quoteCount: ctx.state.quotes.size, quotes, versions, unquoted });
       return { status: 200, body };
     },
   });
 }
 
 /**
- * A cached page is fresh while no market on it changed and no quote appeared or moved. A quote
- * for a market of the page that had none is looked for only when the quote count grew since.
+ * A cached page of the current catalog version (which moves with every change to a market) is
+ * fresh while none of its quotes moved and none of its markets without one got one. Those are
+ * looked for only when the quote count grew since (quotes are never removed).
  */
 function fresh(ctx: ApiContext, page: PageCache): boolean {
-  const quotes = ctx.state.quotes;
-  const appeared = quotes.size !== page.quoteCount;
-  const deps = page.deps;
-  for (let i = 0; i < deps.length; i++) {
-    const [m, at, q, qv] = deps[i]!;
-    if (m.updatedAt !== at) return false;
-    if (q ? q.version !== qv : appeared && quotes.get(m.venue, m.marketId) !== undefined) return false;
-  }
-  page.quoteCount = quotes.size;
+  const { quotes, versions, unquoted } = page;
+  for (let i = 0; i < quotes.length; i++) if (quotes[i]!.version !== versions[i]) return false;
+  const store = ctx.state.quotes;
+  if (store.size === page.quoteCount) return true;
+  for (const m of unquoted) if (store.get(m.venue, m.marketId) !== undefined) return false;
+  page.quoteCount = store.size;
   return true;
 }
 
