@@ -3,7 +3,8 @@
  * embedded simulator at its default rate, every consumer attached), twice, in processes of its own:
  * once with the HTTP front (`server.front` guard, the default) and once without it (`server.front`
  * off: uWS on the public port, as behind the shipped nginx). Each endpoint is measured against a
- * bare uWebSockets.js route serving the same bytes (bare-target.ts, a process of its own), with
+ * bare uWebSockets.js route serving the same bytes to the same request (query string and key
+ * header included; bare-target.ts, a process of its own), with
  * wrk (-t1 -c100), guard / off / bare in alternating rounds in one run. Endpoints: /markets?limit=50,
  * /prices/bulk with 100 ids, /orderbook of one market.
  *
@@ -172,6 +173,9 @@ async function main(): Promise<void> {
     for (const [name, path] of endpoints) {
       const body = bodies.get(name)!;
       const bareTarget = await bare(body, children);
+      // The bare route gets the same request as the services: the query string (uWS routes /bare by
+      // its path alone) and the key header, so the request bytes it reads and parses are the same.
+      const bareUrl = bareTarget.url + (path.includes('?') ? path.slice(path.indexOf('?')) : '');
       const order = [...services.keys()].map((f) => `front ${f}`).join(' / ');
       begin(`REST under live ingest: ${name}`, `${body.length} bytes; wrk -t1 -c100 -d${SECONDS}s, ${PAIRS} rounds alternating ${order} / bare`);
       // What each service spends with no request (its ingest), to tell the requests' share of its CPU.
@@ -182,7 +186,7 @@ async function main(): Promise<void> {
       const runs = new Map<string, Run[]>([...[...services.keys()].map((f): [string, Run[]] => [f, []]), ['bare', []]]);
       for (let i = 0; i < PAIRS; i++) {
         for (const [f, s] of services) runs.get(f)!.push(wrk(s.base + path, s.pid, s.key));
-        runs.get('bare')!.push(wrk(bareTarget.url, bareTarget.pid));
+        runs.get('bare')!.push(wrk(bareUrl, bareTarget.pid, first.key));
         load.push(loadavg()[0]!);
       }
       const bareRuns = runs.get('bare')!;
