@@ -2,8 +2,8 @@
  * The server side of bench/access/access.bench.ts, run in its own process so the load generator
  * does not share its event loop: two routes serving the same pre-built /status-sized body, one
  * bare (`/bare`) and one through the whole access layer (`/api/v2/cached`: key check, plan gate,
- * per-second bucket, query validation, monthly quota, rate-limit headers). Prints
- * {"port", "key"} on stdout when listening.
+ * per-second bucket, query validation, monthly quota, rate-limit headers), with the HTTP front
+ * off. Prints {"port", "key", "bytes"} on stdout when listening.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,6 +39,7 @@ const body = JSON.stringify({ status: 'ok', platforms, last_updated: new Date().
 const reply = { status: 200, body };
 http.get('/bare', () => reply);
 api.route({ path: '/cached', summary: 'bench', query: z.object({ limit: p.int({ min: 1, max: 100, default: 20 }) }), handler: () => reply });
-const port = await http.listen('127.0.0.1', 0);
+// Front off: uWS on the port itself, so the figures are the access layer's and not the relay's.
+const port = await http.listen('127.0.0.1', 0, 'off');
 process.stdout.write(`${JSON.stringify({ port, key, bytes: Buffer.byteLength(body) })}\n`);
 process.on('SIGINT', () => process.exit(0));

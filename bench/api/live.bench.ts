@@ -3,7 +3,8 @@
  * embedded simulator at its default rate, every consumer attached), twice, in processes of its own:
  * once with the HTTP front (`server.front` guard, the default) and once without it (`server.front`
  * off: uWS on the public port, as behind the shipped nginx). Each endpoint is measured against a
- * bare uWebSockets.js route serving the same bytes (bare-target.ts, a process of its own), with
+ * bare uWebSockets.js route serving the same bytes to the same request (query string and key
+ * header included; bare-target.ts, a process of its own), with
  * wrk (-t1 -c100), guard / off / bare in alternating rounds in one run. Endpoints: /markets?limit=50,
  * /prices/bulk with 100 ids, /orderbook of one market.
  *
@@ -22,6 +23,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer, type AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { begin, repoRoot } from '../lib.js';
 
@@ -68,6 +70,18 @@ function wrk(url: string, pid: number, key?: string): Run {
   return { rps, p99, errors: non2xx + (sock ? sock.slice(1).reduce((a, b) => a + Number(b), 0) : 0), requests, cpuMs: cpu };
 }
 
+/** A port nothing listens on now (the kernel's pick of an ephemeral one), for a service to take. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
 /** A service in a process of its own, with its own data directory and enterprise key. */
 interface Service {
   readonly base: string;
@@ -82,7 +96,7 @@ async function startService(front: Front, children: ChildProcess[], dirs: string
     .trim()
     .split('\n')
     .pop()!;
-  const port = 18_000 + Math.floor(Math.random() * 1000) + (front === 'off' ? 1000 : 0);
+  const port = await freePort();
   const svc = spawn(process.execPath, [bin, 'serve', '--port', String(port), '--data-dir', dir], {
     stdio: ['ignore', 'ignore', 'inherit'],
     env: { ...process.env, LOG_LEVEL: 'warn', CROSSBOOK__server__front: front },
@@ -90,7 +104,8 @@ async function startService(front: Front, children: ChildProcess[], dirs: string
   children.push(svc);
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
-    if (i > 300) throw new Error(`the service (front ${front}) did not answer /api/v2/status`);
+    if (svc.exitCode !== null) throw new Error(`the service (front ${front}, ${bin}) exited with code ${svc.exitCode}`);
+    if (i > 300) throw new Error(`the service (front ${front}, ${bin}) did not answer /api/v2/status`);
     const ok = await fetch(`${base}/api/v2/status`).then(
       (r) => r.ok,
       () => false,
@@ -158,6 +173,9 @@ async function main(): Promise<void> {
     for (const [name, path] of endpoints) {
       const body = bodies.get(name)!;
       const bareTarget = await bare(body, children);
+      // The bare route gets the same request as the services: the query string (uWS routes /bare by
+      // its path alone) and the key header, so the request bytes it reads and parses are the same.
+      const bareUrl = bareTarget.url + (path.includes('?') ? path.slice(path.indexOf('?')) : '');
       const order = [...services.keys()].map((f) => `front ${f}`).join(' / ');
       begin(`REST under live ingest: ${name}`, `${body.length} bytes; wrk -t1 -c100 -d${SECONDS}s, ${PAIRS} rounds alternating ${order} / bare`);
       // What each service spends with no request (its ingest), to tell the requests' share of its CPU.
@@ -168,7 +186,7 @@ async function main(): Promise<void> {
       const runs = new Map<string, Run[]>([...[...services.keys()].map((f): [string, Run[]] => [f, []]), ['bare', []]]);
       for (let i = 0; i < PAIRS; i++) {
         for (const [f, s] of services) runs.get(f)!.push(wrk(s.base + path, s.pid, s.key));
-        runs.get('bare')!.push(wrk(bareTarget.url, bareTarget.pid));
+        runs.get('bare')!.push(wrk(bareUrl, bareTarget.pid, first.key));
         load.push(loadavg()[0]!);
       }
       const bareRuns = runs.get('bare')!;

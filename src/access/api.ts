@@ -81,6 +81,16 @@ function stripPlatformPrefix<Q>(q: Q): Q {
   return q;
 }
 
+/** The decoded path parameters of a route without any (one object for all of its requests). */
+const NO_PATH_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
+
+/** Path parameters percent-decoded (a ParamError names the one that is not valid). */
+function decodePathParams(params: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k in params) out[k] = decodePathSegment(k, params[k]!);
+  return out;
+}
+
 const AUTH_MESSAGES = {
   missing: 'API key required: send it in the X-API-Key header (or the api_key query parameter)',
   invalid: 'invalid API key',
@@ -115,7 +125,8 @@ export class Api {
     this.specs.push(spec as RouteSpec<unknown>);
     const auth = spec.auth ?? true;
     const cache: QueryCache<Q> = { map: new Map(), recent: [] };
-    this.http.get(`${this.base}${spec.path}`, (ctx) => this.run(spec, auth, ctx, cache));
+    const hasParams = spec.path.includes(':');
+    this.http.get(`${this.base}${spec.path}`, (ctx) => this.run(spec, auth, hasParams, ctx, cache));
   }
 
   /**
@@ -159,14 +170,14 @@ export class Api {
     return out;
   }
 
-  private run<Q>(spec: RouteSpec<Q>, auth: boolean, ctx: RequestCtx, cache: QueryCache<Q>): Reply | Promise<Reply> {
+  private run<Q>(spec: RouteSpec<Q>, auth: boolean, hasParams: boolean, ctx: RequestCtx, cache: QueryCache<Q>): Reply | Promise<Reply> {
     let keyRecord: KeyRecord | undefined;
     let plan: Plan | undefined;
     const h = ctx.responseHeaders;
     const parsed = this.parse(spec, ctx.rawQuery, cache);
     const queryKey = parsed.apiKey;
     if (auth) {
-      const v = this.keys.verify(ctx.headers.get('x-api-key') ?? queryKey);
+      const v = this.keys.verify(ctx.headers['x-api-key'] ?? queryKey);
       if (!v.ok) return errorReply(401, `auth.${v.reason}_key`, AUTH_MESSAGES[v.reason]);
       keyRecord = v.record;
       plan = this.plans[v.record.plan];
@@ -186,19 +197,20 @@ export class Api {
     }
     if (parsed.error) return this.refuse(keyRecord, plan, spec.group, h, 400, parsed.error);
     const query = parsed.query as Q;
-    const pathParams: Record<string, string> = {};
-    try {
-      for (const k in ctx.params) pathParams[k] = decodePathSegment(k, ctx.params[k]!);
-    } catch (e) {
-      if (e instanceof ParamError) return this.refuse(keyRecord, plan, spec.group, h, 400, e);
-      throw e;
-    }
+    let pathParams: Readonly<Record<string, string>> = NO_PATH_PARAMS;
+    if (hasParams)
+      try {
+        pathParams = decodePathParams(ctx.params);
+      } catch (e) {
+        if (e instanceof ParamError) return this.refuse(keyRecord, plan, spec.group, h, 400, e);
+        throw e;
+      }
     if (keyRecord && plan) {
       const r = this.quota.consume(keyRecord.id, plan, spec.group, h);
       if (!r.ok) return errorReply(429, spec.group ? `rate_limit.${spec.group}` : 'rate_limit.month', r.message, {}, r.retryAfterSec);
     }
     // Extend the request context in place (no copy per request).
-    const actx = ctx as RequestCtx & { query: Q; path_: Record<string, string>; key: KeyRecord | undefined; plan: Plan | undefined };
+    const actx = ctx as RequestCtx & { query: Q; path_: Readonly<Record<string, string>>; key: KeyRecord | undefined; plan: Plan | undefined };
     actx.query = query;
     actx.path_ = pathParams;
     actx.key = keyRecord;

@@ -19,6 +19,13 @@ export interface KeyRecord {
 
 const KEY_RE = /^pmx_[A-Za-z0-9_-]{22,128}$/;
 
+/** What `verify` says of a presented key: its active record, or why it is refused. */
+export type KeyVerdict = { readonly ok: true; readonly record: KeyRecord } | { readonly ok: false; readonly reason: 'missing' | 'invalid' | 'revoked' };
+
+const MISSING: KeyVerdict = Object.freeze({ ok: false, reason: 'missing' });
+const INVALID: KeyVerdict = Object.freeze({ ok: false, reason: 'invalid' });
+const REVOKED: KeyVerdict = Object.freeze({ ok: false, reason: 'revoked' });
+
 /**
  * The newer state of one key from two copies of its record: a revocation wins over an active
  * record, and of two revocations the earlier stands, so replicas that exchange records in any order
@@ -47,7 +54,10 @@ export class KeyStore {
    * the access layer's cost). Cleared whenever the table is re-read, so revocation still applies
    * within a poll interval.
    */
-  private verified = new Map<string, KeyRecord>();
+  private verified = new Map<string, KeyVerdict>();
+  /** The last key verified and its verdict (forgotten with `verified`). */
+  private lastKey: string | undefined;
+  private lastVerdict: KeyVerdict = MISSING;
   private seenVersion = -1;
   private timer: NodeJS.Timeout | undefined;
   /** Records new or changed when the table is re-read (created or revoked here or by another process). */
@@ -115,18 +125,26 @@ export class KeyStore {
    * Finds the active record of a presented key. The lookup is by hash, and the stored hash is
    * compared in constant time, so response timing says nothing about how much of a key matched.
    */
-  verify(key: string | undefined): { ok: true; record: KeyRecord } | { ok: false; reason: 'missing' | 'invalid' | 'revoked' } {
-    if (key === undefined || key === '') return { ok: false, reason: 'missing' };
+  verify(key: string | undefined): KeyVerdict {
+    if (key === undefined || key === '') return MISSING;
+    // The previous request's key first: comparing it is cheaper than hashing a fresh string.
+    if (key === this.lastKey) return this.lastVerdict;
     const hit = this.verified.get(key);
-    if (hit) return hit.revokedAt ? { ok: false, reason: 'revoked' } : { ok: true, record: hit };
-    if (!KEY_RE.test(key)) return { ok: false, reason: 'invalid' };
+    if (hit) return this.remember(key, hit);
+    if (!KEY_RE.test(key)) return INVALID;
     const h = hashKey(key);
     const rec = this.byHash.get(h);
-    if (!rec || !timingSafeEqual(Buffer.from(rec.hash, 'hex'), Buffer.from(h, 'hex'))) return { ok: false, reason: 'invalid' };
+    if (!rec || !timingSafeEqual(Buffer.from(rec.hash, 'hex'), Buffer.from(h, 'hex'))) return INVALID;
+    const verdict: KeyVerdict = rec.revokedAt ? REVOKED : { ok: true, record: rec };
     if (this.verified.size >= 100_000) this.verified.clear();
-    this.verified.set(key, rec);
-    if (rec.revokedAt) return { ok: false, reason: 'revoked' };
-    return { ok: true, record: rec };
+    this.verified.set(key, verdict);
+    return this.remember(key, verdict);
+  }
+
+  private remember(key: string, verdict: KeyVerdict): KeyVerdict {
+    this.lastKey = key;
+    this.lastVerdict = verdict;
+    return verdict;
   }
 
   /** Re-reads the table if another process changed it. */
@@ -143,6 +161,7 @@ export class KeyStore {
     }
     this.byHash = next;
     this.verified = new Map();
+    this.lastKey = undefined;
     this.seenVersion = v;
     if (this.changes$.observed) for (const r of changed) this.changes$.next(r);
   }

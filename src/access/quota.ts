@@ -25,6 +25,14 @@ export interface CountDelta extends MonthCounts {
 
 export type QuotaVerdict = { readonly ok: true } | { readonly ok: false; readonly retryAfterSec: number; readonly message: string };
 
+/** The verdict of a request let through (one object for all of them). */
+const OK: QuotaVerdict = Object.freeze({ ok: true });
+
+/** The names of each group's month headers, built once rather than per request. */
+const GROUP_HEADERS = Object.fromEntries(
+  Object.entries(GROUP_HEADER).map(([g, h]) => [g, { limit: `X-RateLimit-Limit-${h}-Month`, remaining: `X-RateLimit-Remaining-${h}-Month` }]),
+) as Readonly<Record<QuotaGroup, { readonly limit: string; readonly remaining: string }>>;
+
 let cachedMonth = '';
 let cachedFrom = 0;
 let cachedTo = -1;
@@ -101,7 +109,7 @@ export class QuotaLedger {
     if (lim === 0) {
       headers['X-RateLimit-Limit-Second'] = 'unlimited';
       headers['X-RateLimit-Remaining-Second'] = 'unlimited';
-      return { ok: true };
+      return OK;
     }
     const now = this.now();
     let b = this.buckets.get(keyId);
@@ -115,7 +123,7 @@ export class QuotaLedger {
     }
     b.tokens -= 1;
     headers['X-RateLimit-Remaining-Second'] = String(Math.floor(b.tokens));
-    return { ok: true };
+    return OK;
   }
 
   /** Counts one request against the month (and its group). Sets the month headers. */
@@ -136,7 +144,7 @@ export class QuotaLedger {
     if (monthOver) return { ok: false, retryAfterSec: secondsToNextMonth(now), message: `monthly limit of ${plan.monthly} requests exceeded` };
     if (groupOver)
       return { ok: false, retryAfterSec: secondsToNextMonth(now), message: `monthly ${group!.replace('_', '-')} quota of ${gLimit} requests exceeded` };
-    return { ok: true };
+    return OK;
   }
 
   /**
@@ -275,8 +283,8 @@ function monthHeaders(plan: Plan, group: QuotaGroup | undefined, c: MonthCounts 
   headers['X-RateLimit-Remaining-Month'] = show(plan.monthly, c?.count ?? 0);
   if (group) {
     const gLimit = plan.groups[group];
-    const h = GROUP_HEADER[group];
-    headers[`X-RateLimit-Limit-${h}-Month`] = gLimit === 0 ? 'unlimited' : String(gLimit);
-    headers[`X-RateLimit-Remaining-${h}-Month`] = show(gLimit, c?.groups[group] ?? 0);
+    const h = GROUP_HEADERS[group];
+    headers[h.limit] = gLimit === 0 ? 'unlimited' : String(gLimit);
+    headers[h.remaining] = show(gLimit, c?.groups[group] ?? 0);
   }
 }

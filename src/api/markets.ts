@@ -21,8 +21,13 @@ interface PageCache {
   /** UTF-8 once: uWS writes a Buffer as is, while a string is encoded again on every send. */
   readonly body: Buffer;
   readonly catalogVersion: number;
-  /** [market record, its updatedAt, its quote record, the quote's version] of every market on the page. */
-  readonly deps: readonly (readonly [MarketRecord, number, QuoteRecord | undefined, number])[];
+  /** The number of quotes when the page's markets without one were last seen to have none (quotes are never removed). */
+  quoteCount: number;
+  /** The quotes of the page's markets, and each one's version when the page was built. */
+  readonly quotes: readonly QuoteRecord[];
+  readonly versions: readonly number[];
+  /** The page's markets that had no quote. */
+  readonly unquoted: readonly MarketRecord[];
 }
 
 /** GET /markets (spec 4.5): a page of markets across venues with live quotes. */
@@ -38,6 +43,8 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
     cursor: p.string({ max: 2000, description: 'opaque token from a previous page' }),
   });
   const pages = new Map<string, PageCache>();
+  /** The page cache key of each parsed query (the access layer hands out one object per distinct query string). */
+  const keyOf = new WeakMap<object, string>();
   const counts = new Map<string, { version: number; count: number }>();
 
   api.route({
@@ -57,10 +64,11 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
         startAfter = cur['k'];
       }
       const label = qy.platform ? ctx.venues.bySlug.get(qy.platform)!.label : undefined;
-      const cacheKey = JSON.stringify([label, qy.status, qy.category, qy.q, qy.include, qy.limit, startAfter]);
+      let cacheKey = keyOf.get(qy);
+      if (cacheKey === undefined) keyOf.set(qy, (cacheKey = JSON.stringify([label, qy.status, qy.category, qy.q, qy.include, qy.limit, startAfter])));
       const catalog = ctx.state.catalog;
       const hit = pages.get(cacheKey);
-      if (hit && hit.catalogVersion === catalog.version && fresh(ctx, hit.deps)) return { status: 200, body: hit.body };
+      if (hit && hit.catalogVersion === catalog.version && fresh(ctx, hit)) return { status: 200, body: hit.body };
 
       const cat = qy.category?.toLowerCase();
       const needle = qy.q?.toLowerCase();
@@ -81,7 +89,9 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
       const recs = ctx.marketRecords();
       let i = startAfter ? after(keys, startAfter) : label ? lowerBound(keys, `${label}:`) : 0;
       const parts: string[] = [];
-      const deps: [MarketRecord, number, QuoteRecord | undefined, number][] = [];
+      const quotes: QuoteRecord[] = [];
+      const versions: number[] = [];
+      const unquoted: MarketRecord[] = [];
       let last = '';
       let more = false;
       for (; i < keys.length; i++) {
@@ -96,7 +106,10 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
         const v = ctx.venues.byLabel.get(m.venue)!;
         const q = ctx.state.quotes.get(m.venue, m.marketId);
         parts.push(ctx.fragments.get(k, v, m, q, qy.include === 'rules'));
-        deps.push([m, m.updatedAt, q, q?.version ?? -1]);
+        if (q) {
+          quotes.push(q);
+          versions.push(q.version);
+        } else unquoted.push(m);
         last = k;
       }
       const countKey = JSON.stringify([label, qy.status, cat, needle]);
@@ -111,19 +124,24 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
         `{"markets":[${parts.join(',')}],"total_count":${total.count},"as_of":"${new Date().toISOString()}","cursor":${cursor},"next_cursor":${cursor}}`,
       );
       if (pages.size > 5000) pages.clear();
-      pages.set(cacheKey, { body, catalogVersion: catalog.version, deps });
+      pages.set(cacheKey, { body, catalogVersion: catalog.version, quoteCount: ctx.state.quotes.size, quotes, versions, unquoted });
       return { status: 200, body };
     },
   });
 }
 
-/** A cached page is fresh while no market on it changed and no quote appeared or moved. */
-function fresh(ctx: ApiContext, deps: PageCache['deps']): boolean {
-  for (let i = 0; i < deps.length; i++) {
-    const [m, at, q, qv] = deps[i]!;
-    if (m.updatedAt !== at) return false;
-    if (q ? q.version !== qv : ctx.state.quotes.get(m.venue, m.marketId) !== undefined) return false;
-  }
+/**
+ * A cached page of the current catalog version (which moves with every change to a market) is
+ * fresh while none of its quotes moved and none of its markets without one got one. Those are
+ * looked for only when the quote count grew since (quotes are never removed).
+ */
+function fresh(ctx: ApiContext, page: PageCache): boolean {
+  const { quotes, versions, unquoted } = page;
+  for (let i = 0; i < quotes.length; i++) if (quotes[i]!.version !== versions[i]) return false;
+  const store = ctx.state.quotes;
+  if (store.size === page.quoteCount) return true;
+  for (const m of unquoted) if (store.get(m.venue, m.marketId) !== undefined) return false;
+  page.quoteCount = store.size;
   return true;
 }
 

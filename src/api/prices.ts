@@ -49,7 +49,7 @@ export const OrderBook = z.object({
 /** GET /prices/bulk (spec 4.9, 2.7) and GET /orderbook (spec 4.10, 2.8). */
 export function registerPrices(api: Api, ctx: ApiContext): void {
   const priceFragments: PriceFragments = new WeakMap();
-  const bulkCache = new Map<string, { body: Buffer; deps: [QuoteRecord, number][]; unresolvedKnown: number }>();
+  const bulkCache = new Map<string, { body: Buffer; quotes: QuoteRecord[]; versions: number[]; unresolvedKnown: number }>();
   api.route({
     path: '/prices/bulk',
     summary: 'Current prices of up to 100 markets by platform:market_id',
@@ -67,19 +67,18 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
     handler: (c) => {
       // Whole responses are cached per ids list and served while none of their quotes moved.
       const cached = bulkCache.get(c.query.ids!);
-      if (cached && cached.deps.every(([q, v]) => q.version === v) && cached.unresolvedKnown === ctx.state.quotes.size)
-        return { status: 200, body: cached.body };
+      if (cached && cached.unresolvedKnown === ctx.state.quotes.size && unmoved(cached.quotes, cached.versions)) return { status: 200, body: cached.body };
       const ids = c.query.ids!.split(',').map((s) => s.trim());
       if (ids.some((s) => s === ''))
         return errorReply(400, 'validation.invalid', 'invalid parameter "ids": must be a comma-separated list without empty items');
       if (ids.length > 100) return errorReply(400, 'validation.too_many', `invalid parameter "ids": at most 100 ids, got ${ids.length}`);
-      const { parts, unresolved, deps } = priceParts(ctx, ids, priceFragments);
+      const { parts, unresolved, quotes, versions } = priceParts(ctx, ids, priceFragments);
       const meta = JSON.stringify({ requested: ids.length, resolved: ids.length - unresolved.length, unresolved_ids: unresolved });
       // UTF-8 once: uWS writes a Buffer as is, while a string is encoded again on every send.
       const body = Buffer.from(`{"prices":{${parts.join(',')}},"_meta":${meta}}`);
       if (bulkCache.size >= 1_000) bulkCache.clear();
       // An unresolved id may resolve once new quotes appear: the cache entry also keys on the quote count.
-      bulkCache.set(c.query.ids!, { body, deps, unresolvedKnown: ctx.state.quotes.size });
+      bulkCache.set(c.query.ids!, { body, quotes, versions, unresolvedKnown: ctx.state.quotes.size });
       return { status: 200, body };
     },
   });
@@ -143,6 +142,12 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
   }
 }
 
+/** No quote moved since its version was taken. */
+function unmoved(quotes: readonly QuoteRecord[], versions: readonly number[]): boolean {
+  for (let i = 0; i < quotes.length; i++) if (quotes[i]!.version !== versions[i]) return false;
+  return true;
+}
+
 /** Each quote's /prices/bulk entry as JSON, at the quote version it was serialized at. */
 type PriceFragments = WeakMap<object, { version: number; json: string }>;
 
@@ -155,10 +160,12 @@ function priceParts(
   ctx: ApiContext,
   ids: readonly string[],
   priceFragments: PriceFragments,
-): { parts: string[]; unresolved: string[]; deps: [QuoteRecord, number][] } {
+): { parts: string[]; unresolved: string[]; quotes: QuoteRecord[]; versions: number[] } {
   const parts: string[] = [];
   const unresolved: string[] = [];
-  const deps: [QuoteRecord, number][] = [];
+  // The quotes the answer depends on, each at its version.
+  const quotes: QuoteRecord[] = [];
+  const versions: number[] = [];
   for (const id of ids) {
     const i = id.indexOf(':');
     const v = i > 0 ? ctx.venues.bySlug.get(id.slice(0, i)) : undefined;
@@ -167,7 +174,11 @@ function priceParts(
     const hasPrice = q && (q.yesBid !== undefined || q.yesAsk !== undefined || q.lastPrice !== undefined);
     if (!v || !q || !hasPrice) {
       unresolved.push(id);
-      if (q) deps.push([q, q.version]); // a quote without prices yet: its first price must invalidate
+      // A quote without prices yet: its first price must invalidate.
+      if (q) {
+        quotes.push(q);
+        versions.push(q.version);
+      }
       continue;
     }
     let f = priceFragments.get(q);
@@ -182,7 +193,8 @@ function priceParts(
       priceFragments.set(q, (f = { version: q.version, json }));
     }
     parts.push(`${JSON.stringify(id)}:${f.json}`);
-    deps.push([q, q.version]);
+    quotes.push(q);
+    versions.push(q.version);
   }
-  return { parts, unresolved, deps };
+  return { parts, unresolved, quotes, versions };
 }

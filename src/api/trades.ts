@@ -89,8 +89,9 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
   };
   prune();
   setInterval(prune, 3_600_000).unref();
-  const pages = new Map<string, Reply>();
-  let cachedVersion = '';
+  /** Pages of the current second and log version, by parsed query. */
+  const pages = new Map<object, Reply>();
+  let pagesAt = -1;
   // The log's version is read again only after an LMDB commit (an LMDB stat and two cursors).
   let logAt = -1;
   let log = '';
@@ -121,25 +122,27 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
       },
     },
     handler: (c) => {
-      const q = { ...c.query, pagination_key: c.query.pagination_key ?? c.query.cursor };
-      if (c.query.cursor !== undefined && q.pagination_key !== c.query.cursor)
-        return errorReply(400, 'validation.invalid_pagination_key', 'invalid parameters: pagination_key and cursor are two different tokens (give one)');
       // "Now" is the end of the current second, so a page is a function of the query, that second
       // and the committed log: pages cache until the log or the second changes.
       const now = Math.floor(Date.now() / 1000) * 1000 + 999;
       if (ctx.commits() !== logAt) {
         logAt = ctx.commits();
-        log = logVersion(byTime);
+        const next = logVersion(byTime);
+        if (next !== log) pages.clear();
+        log = next;
       }
-      const version = `${now}|${log}`;
-      if (version !== cachedVersion) {
+      if (now !== pagesAt) {
         pages.clear();
-        cachedVersion = version;
+        pagesAt = now;
       }
-      const hit = pages.get(c.rawQuery);
+      // By the parsed query: the access layer hands out one object per distinct query string.
+      const hit = pages.get(c.query);
       if (hit) return hit;
+      const q = { ...c.query, pagination_key: c.query.pagination_key ?? c.query.cursor };
+      if (c.query.cursor !== undefined && q.pagination_key !== c.query.cursor)
+        return errorReply(400, 'validation.invalid_pagination_key', 'invalid parameters: pagination_key and cursor are two different tokens (give one)');
       const reply = tradesPage(q, now);
-      if (reply.status === 200 && pages.size < MAX_CACHED_PAGES) pages.set(c.rawQuery, reply);
+      if (reply.status === 200 && pages.size < MAX_CACHED_PAGES) pages.set(c.query, reply);
       return reply;
     },
   });

@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import type * as UWS from 'uWebSockets.js';
 import type { ServerFront } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
 import { HttpGuard, ListenError } from './guard.js';
 import { redactPath, redactQuery } from './redact.js';
+import { requestId } from './request-id.js';
 import { loadUws } from './uws.js';
 
 export { redactQuery } from './redact.js';
@@ -22,8 +22,8 @@ export interface RequestCtx {
   readonly path: string;
   readonly rawQuery: string;
   readonly params: Readonly<Record<string, string>>;
-  /** The request headers the pipeline reads (x-api-key, x-request-id, accept, user-agent, x-forwarded-for, connection), lower-case names. */
-  readonly headers: ReadonlyMap<string, string>;
+  /** The request headers the pipeline reads (the first field of each name; absent or empty: undefined). */
+  readonly headers: RequestHeaders;
   readonly requestId: string;
   readonly startedAt: number;
   /** Response headers the request pipeline adds (rate-limit headers, …). */
@@ -32,6 +32,18 @@ export interface RequestCtx {
 }
 
 export type Handler = (ctx: RequestCtx) => Reply | Promise<Reply>;
+
+/** Request headers copied into the context (lower-case). */
+const READ_HEADERS = ['x-api-key', 'x-request-id', 'accept', 'user-agent', 'x-forwarded-for', 'connection'] as const;
+
+/** The request headers a handler can read, by lower-case name. */
+export type RequestHeaders = { readonly [K in HeaderName]: string | undefined };
+
+type HeaderName = (typeof READ_HEADERS)[number];
+type MutableHeaders = { -readonly [K in HeaderName]: string | undefined };
+
+/** The path parameters of a route without any (shared: a handler only reads them). */
+const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
 
 interface Route {
   readonly method: string;
@@ -58,12 +70,11 @@ const STATUS_TEXT: Record<number, string> = {
   505: '505 HTTP Version Not Supported',
 };
 
+/** A request's route and path parameters; 'method' when a route has the path and not the method. */
+type Matched = { readonly route: Route; readonly params: Record<string, string> } | 'method' | undefined;
+
 /** Distinct request paths whose route is remembered (all forgotten together when full). */
 const MAX_MATCHED_PATHS = 4_096;
-
-/** Request headers copied into the context (lower-case). */
-const READ_HEADERS = ['x-api-key', 'x-request-id', 'accept', 'user-agent', 'x-forwarded-for', 'connection'] as const;
-const READ_HEADER_SET: ReadonlySet<string> = new Set(READ_HEADERS);
 
 /** The methods every route answers (HEAD: the GET's status and headers, without the body). */
 const ALLOW = 'GET, HEAD';
@@ -104,7 +115,10 @@ export class HttpServer {
   readonly app: UWS.TemplatedApp;
   private readonly routes: Route[] = [];
   /** Matches by request path and method (paths repeat: the few endpoints a client polls). */
-  private readonly matched = new Map<string, { route: Route; params: Record<string, string> } | 'method' | undefined>();
+  private readonly matched = new Map<string, Matched>();
+  /** The key and match of the last request routed (undefined: none since the routes changed). */
+  private lastKey: string | undefined;
+  private lastMatch: Matched;
   private listenSocket: UWS.us_listen_socket | undefined;
   private guard: HttpGuard | undefined;
   /** Front off: the router checks request framing (see `framingRefusal`). */
@@ -115,26 +129,34 @@ export class HttpServer {
 
   constructor(private readonly log: Logger) {
     this.app = this.uws.App();
-    this.app.any('/*', (res, req) => this.dispatch(res, req));
+    // GET on its own route: uWS prefers it to `any` for a GET, so dispatch need not ask the method.
+    this.app.get('/*', (res, req) => this.dispatch(res, req, 'get'));
+    this.app.any('/*', (res, req) => this.dispatch(res, req, req.getMethod()));
   }
 
   get(path: string, handler: Handler): void {
     this.routes.push({ method: 'get', parts: path.split('/').filter(Boolean), handler });
     this.matched.clear();
+    this.lastKey = undefined;
   }
 
   /** The route of a request, from the paths matched before when it is one of them. */
-  private route(method: string, path: string): { route: Route; params: Record<string, string> } | 'method' | undefined {
+  private route(method: string, path: string): Matched {
     const key = method === 'get' ? path : `${method} ${path}`;
-    const hit = this.matched.get(key);
-    if (hit !== undefined || this.matched.has(key)) return hit;
-    const m = this.match(method, path);
-    if (this.matched.size >= MAX_MATCHED_PATHS) this.matched.clear();
-    this.matched.set(key, m);
+    // The previous request's path first: comparing it is cheaper than hashing a fresh string.
+    if (key === this.lastKey) return this.lastMatch;
+    let m = this.matched.get(key);
+    if (m === undefined && !this.matched.has(key)) {
+      m = this.match(method, path);
+      if (this.matched.size >= MAX_MATCHED_PATHS) this.matched.clear();
+      this.matched.set(key, m);
+    }
+    this.lastKey = key;
+    this.lastMatch = m;
     return m;
   }
 
-  private match(method: string, path: string): { route: Route; params: Record<string, string> } | 'method' | undefined {
+  private match(method: string, path: string): Matched {
     const parts = path.split('/').filter(Boolean);
     let wrongMethod = false;
     for (const r of this.routes) {
@@ -159,69 +181,68 @@ export class HttpServer {
     return wrongMethod ? 'method' : undefined;
   }
 
-  private dispatch(res: UWS.HttpResponse, req: UWS.HttpRequest): void {
+  private dispatch(res: UWS.HttpResponse, req: UWS.HttpRequest, method: string): void {
     const startedAt = performance.now();
-    const method = req.getMethod();
     const path = req.getUrl();
     const rawQuery = req.getQuery() ?? '';
-    const headers = new Map<string, string>();
+    const headers = noHeaders();
     // Front off: the framing check walks every header anyway, and reads the pipeline's on the way.
     const framing = this.checkFraming ? framingRefusal(req, headers) : undefined;
     // Only the headers the request pipeline reads: a native getHeader each beats walking them all.
     if (!this.checkFraming)
       for (const h of READ_HEADERS) {
         const v = req.getHeader(h);
-        if (v !== '') headers.set(h, v);
+        if (v !== '') headers[h] = v;
       }
-    const given = headers.get('x-request-id');
-    const requestId = given && UUID.test(given) ? given : randomUUID();
+    const given = headers['x-request-id'];
     const ctx: RequestCtx = {
       method,
       path,
       rawQuery,
-      params: {},
+      params: NO_PARAMS,
       headers,
-      requestId,
+      requestId: given !== undefined && UUID.test(given) ? given : requestId(),
       startedAt,
       responseHeaders: {},
       log: this.log,
-    };
-    // onAborted only for an answer given after this handler returns (most are given before).
-    let aborted = false;
-    const later = (): void => {
-      res.onAborted(() => {
-        aborted = true;
-      });
-    };
-    const finish = (reply: Reply): void => {
-      if (aborted) return;
-      res.cork(() => this.write(res, ctx, reply));
     };
     if (framing) {
       // Answered on the next turn, not now: uWS runs a request pipelined behind one it has answered
       // even when that answer closes, but drops the connection instead while an answer is pending.
       ctx.responseHeaders['connection'] = 'close';
-      later();
+      const finish = this.later(res, ctx);
       setImmediate(() => finish(errorReply(400, 'bad_request', framing)));
       return;
     }
+    // Answers given before this handler returns are written as they are: uWS corks the socket
+    // around the handler, so neither `cork` nor `onAborted` is needed for them.
     const early = this.refusal(ctx);
-    if (early) return finish(early);
+    if (early) return this.write(res, ctx, early);
     const m = this.route(method, path);
     if (m === undefined || m === 'method')
-      return finish(m === 'method' ? notAllowed(method, path) : errorReply(404, 'not_found', `no route ${redactPath(path)}`));
-    (ctx as { params: Record<string, string> }).params = m.params;
+      return this.write(res, ctx, m === 'method' ? notAllowed(method, path) : errorReply(404, 'not_found', `no route ${redactPath(path)}`));
+    (ctx as { params: Readonly<Record<string, string>> }).params = m.params;
+    let out: Reply | Promise<Reply>;
     try {
-      const gate = this.before?.(ctx);
-      if (gate) return finish(gate);
-      const out = m.route.handler(ctx);
-      if (out instanceof Promise) {
-        later();
-        out.then(finish, (e: unknown) => finish(this.crash(ctx, e)));
-      } else finish(out);
+      out = this.before?.(ctx) ?? m.route.handler(ctx);
     } catch (e) {
-      finish(this.crash(ctx, e));
+      out = this.crash(ctx, e);
     }
+    if (out instanceof Promise) {
+      const finish = this.later(res, ctx);
+      out.then(finish, (e: unknown) => finish(this.crash(ctx, e)));
+    } else this.write(res, ctx, out);
+  }
+
+  /** For an answer given after the handler returns: attaches onAborted now, and writes corked then (unless aborted). */
+  private later(res: UWS.HttpResponse, ctx: RequestCtx): (reply: Reply) => void {
+    let aborted = false;
+    res.onAborted(() => {
+      aborted = true;
+    });
+    return (reply) => {
+      if (!aborted) res.cork(() => this.write(res, ctx, reply));
+    };
   }
 
   /** What is answered before routing: a guard refusal, a non-canonical path, bytes that are not UTF-8. */
@@ -248,20 +269,21 @@ export class HttpServer {
   }
 
   private write(res: UWS.HttpResponse, ctx: RequestCtx, reply: Reply): void {
-    res.writeStatus(STATUS_TEXT[reply.status] ?? String(reply.status));
-    res.writeHeader('content-type', reply.contentType ?? 'application/json');
-    res.writeHeader('x-request-id', ctx.requestId);
-    for (const k in ctx.responseHeaders) res.writeHeader(k, ctx.responseHeaders[k]!);
-    if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]!);
-    const close = ctx.headers.get('connection')?.toLowerCase() === 'close' || ctx.responseHeaders['connection'] === 'close';
-    if (close && ctx.responseHeaders['connection'] === undefined) res.writeHeader('connection', 'close');
-    if (ctx.method === 'head') {
-      // The GET's headers, its length included, and no body (uWS 20.30's endWithoutBody writes no Content-Length).
-      res.writeHeader('content-length', String(typeof reply.body === 'string' ? Buffer.byteLength(reply.body) : reply.body.byteLength));
-      res.endWithoutBody();
-    } else res.end(reply.body, close);
-    const ms = performance.now() - ctx.startedAt;
-    if (reply.status >= 500) this.log.warn({ requestId: ctx.requestId, path: redactPath(ctx.path), status: reply.status, ms }, 'request');
+    const extra = ctx.responseHeaders;
+    const close = extra['connection'] === 'close' || ctx.headers.connection?.toLowerCase() === 'close';
+    if (close || ctx.method === 'head') writeEach(res, ctx, reply, close);
+    else {
+      // The status line and every header in one native call: uWS writes the status as given, then
+      // "\r\n", so the bytes are those of a writeHeader per header.
+      let head = (reply.contentType === undefined ? JSON_HEAD[reply.status] : undefined) ?? headOf(reply);
+      head += ctx.requestId;
+      for (const k in extra) head += `\r\n${k}: ${extra[k]}`;
+      if (reply.headers) for (const k in reply.headers) head += `\r\n${k}: ${reply.headers[k]}`;
+      res.writeStatus(head);
+      res.end(reply.body);
+    }
+    if (reply.status >= 500)
+      this.log.warn({ requestId: ctx.requestId, path: redactPath(ctx.path), status: reply.status, ms: performance.now() - ctx.startedAt }, 'request');
     else if (this.log.isLevelEnabled('debug'))
       this.log.debug(
         {
@@ -269,8 +291,8 @@ export class HttpServer {
           path: redactPath(ctx.path),
           query: redactQuery(ctx.rawQuery),
           status: reply.status,
-          ms,
-          ...(ctx.headers.has('x-forwarded-for') ? { forwardedFor: ctx.headers.get('x-forwarded-for') } : {}),
+          ms: performance.now() - ctx.startedAt,
+          ...(ctx.headers['x-forwarded-for'] !== undefined ? { forwardedFor: ctx.headers['x-forwarded-for'] } : {}),
         },
         'request',
       );
@@ -319,6 +341,35 @@ export class HttpServer {
   }
 }
 
+/** Headers of a request before any is read: every name present, so each context's object has one shape. */
+function noHeaders(): MutableHeaders {
+  return { 'x-api-key': undefined, 'x-request-id': undefined, accept: undefined, 'user-agent': undefined, 'x-forwarded-for': undefined, connection: undefined };
+}
+
+/** The state of the head walk in progress (`framingRefusal`): one walk at a time, and no closure per request. */
+let walked = noHeaders();
+let lengths = 0;
+let refused: string | undefined;
+
+function walk(k: string, v: string): void {
+  switch (k) {
+    case 'x-api-key':
+    case 'x-request-id':
+    case 'accept':
+    case 'user-agent':
+    case 'x-forwarded-for':
+    case 'connection':
+      // The first field of a name, as getHeader would give it (kept when empty, dropped after the walk).
+      walked[k] ??= v;
+      break;
+    case 'transfer-encoding':
+      refused ??= 'Transfer-Encoding is not accepted (every endpoint is GET and takes no body)';
+      break;
+    case 'content-length':
+      if (++lengths > 1) refused ??= 'more than one Content-Length header field';
+  }
+}
+
 /**
  * Front off: reads the pipeline's request headers into `headers` (one walk of the head instead of
  * a getHeader each) and says what the guard's head check would refuse in a request's framing (any
@@ -327,18 +378,36 @@ export class HttpServer {
  * ignores Transfer-Encoding alone, so either would let the bytes after the head run as another
  * request (a malformed Content-Length, or one beside Transfer-Encoding, it refuses itself by closing).
  */
-function framingRefusal(req: UWS.HttpRequest, headers: Map<string, string>): string | undefined {
-  let lengths = 0;
-  let refusal: string | undefined;
-  req.forEach((k, v) => {
-    // The first field of a name, as getHeader would give it (kept when empty, dropped below).
-    if (READ_HEADER_SET.has(k) && !headers.has(k)) headers.set(k, v);
-    if (refusal !== undefined) return;
-    if (k === 'transfer-encoding') refusal = 'Transfer-Encoding is not accepted (every endpoint is GET and takes no body)';
-    else if (k === 'content-length' && ++lengths > 1) refusal = 'more than one Content-Length header field';
-  });
-  for (const [k, v] of headers) if (v === '') headers.delete(k);
-  return refusal;
+function framingRefusal(req: UWS.HttpRequest, headers: MutableHeaders): string | undefined {
+  walked = headers;
+  lengths = 0;
+  refused = undefined;
+  req.forEach(walk);
+  for (const h of READ_HEADERS) if (headers[h] === '') headers[h] = undefined;
+  return refused;
+}
+
+/** The status line and headers of an answer, up to the request id's value. */
+function headOf(reply: Reply): string {
+  return `${STATUS_TEXT[reply.status] ?? String(reply.status)}\r\ncontent-type: ${reply.contentType ?? 'application/json'}\r\nx-request-id: `;
+}
+
+/** `headOf` a JSON answer, by status. */
+const JSON_HEAD: Readonly<Record<number, string>> = Object.fromEntries(Object.keys(STATUS_TEXT).map((s) => [s, headOf({ status: Number(s), body: '' })]));
+
+/** An answer a header at a time: a HEAD's (its Content-Length written here), and one that closes the connection. */
+function writeEach(res: UWS.HttpResponse, ctx: RequestCtx, reply: Reply, close: boolean): void {
+  res.writeStatus(STATUS_TEXT[reply.status] ?? String(reply.status));
+  res.writeHeader('content-type', reply.contentType ?? 'application/json');
+  res.writeHeader('x-request-id', ctx.requestId);
+  for (const k in ctx.responseHeaders) res.writeHeader(k, ctx.responseHeaders[k]!);
+  if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]!);
+  if (close && ctx.responseHeaders['connection'] === undefined) res.writeHeader('connection', 'close');
+  if (ctx.method === 'head') {
+    // The GET's headers, its length included, and no body (uWS 20.30's endWithoutBody writes no Content-Length).
+    res.writeHeader('content-length', String(typeof reply.body === 'string' ? Buffer.byteLength(reply.body) : reply.body.byteLength));
+    res.endWithoutBody();
+  } else res.end(reply.body, close);
 }
 
 /** 405 with the Allow header (RFC 9110 15.5.6). */

@@ -141,6 +141,27 @@ describe('GET /markets (spec 4.5)', () => {
     expect(a.body.markets[0].yes_bid).toBe(42);
     expect(b.body.markets[0].yes_bid).toBe(43);
   });
+
+  it('serves a cached page fresh when a market on it without a quote gets one, also after a quote appeared elsewhere', async () => {
+    type Row = { market_id: string; yes_bid: number | null };
+    const bid = async (id: string): Promise<number | null | undefined> =>
+      ((await h.get('/markets?platform=venue_a&limit=5')).body.markets as Row[]).find((m) => m.market_id === id)?.yes_bid;
+    const snapshot = (marketId: string, price: number): NormalizedEvent => ({
+      ...ev,
+      localTimestamp: T + 2,
+      venue: 'venue_a',
+      type: 'book_snapshot',
+      marketId,
+      instrument: marketId,
+      bids: [[price, 1]],
+      asks: [],
+    });
+    expect(await bid('KXTEST-26NOV22-T03')).toBeNull();
+    h.apply(snapshot('KXTEST-26NOV22-T20', 2000)); // not on the page
+    expect(await bid('KXTEST-26NOV22-T03')).toBeNull();
+    h.apply(snapshot('KXTEST-26NOV22-T03', 3000));
+    expect(await bid('KXTEST-26NOV22-T03')).toBe(30);
+  });
 });
 
 describe('GET /prices/bulk (spec 4.9)', () => {

@@ -210,7 +210,11 @@ describe('front off', () => {
     off.get('/api/v2/markets', () => jsonReply({ markets: [] }));
     off.get('/api/v2/later', async (ctx) => {
       await new Promise((r) => setImmediate(r));
-      return jsonReply({ key: ctx.headers.get('x-api-key') ?? null });
+      return jsonReply({ key: ctx.headers['x-api-key'] ?? null });
+    });
+    off.get('/api/v2/headed', (ctx) => {
+      ctx.responseHeaders['X-RateLimit-Limit-Second'] = '10';
+      return { status: 429, body: '{"a":1}', headers: { 'Retry-After': '3' } };
     });
     offPort = await off.listen('127.0.0.1', 0, 'off');
   });
@@ -263,6 +267,21 @@ describe('front off', () => {
     const r = await exchange(`GET /api/v2/later HTTP/1.1\r\nHost: x\r\nX-API-Key: k1\r\nX-Request-ID: ${id}\r\nConnection: close\r\n\r\n`, 3000, offPort);
     expect([statuses(r.text), bodyOf(r.text), r.closed]).toEqual([[200], { key: 'k1' }, true]);
     expect(r.text.toLowerCase()).toContain(`x-request-id: ${id}`);
+  });
+
+  it('writes the same head when it writes the status and headers in one call as when it writes a header at a time', async () => {
+    // The first answer keeps the connection (one call), the second closes it (a header at a time).
+    const req = (close: boolean): string =>
+      `GET /api/v2/headed HTTP/1.1\r\nHost: x\r\nX-Request-ID: 0b7c9f3e-2a41-4d5e-9c6b-8f1a2b3c4d5e\r\n${close ? 'Connection: close\r\n' : ''}\r\n`;
+    const r = await exchange(req(false) + req(true), 3000, offPort);
+    expect(r.closed).toBe(true);
+    const [kept, closed] = r.text.split(/(?=HTTP\/1\.1 )/);
+    const same = (text: string): string => text.replace(/\r\nDate: [^\r]*/, '').replace(/\r\nconnection: close/gi, '');
+    expect(same(kept!)).toBe(
+      'HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\nx-request-id: 0b7c9f3e-2a41-4d5e-9c6b-8f1a2b3c4d5e\r\nX-RateLimit-Limit-Second: 10\r\nRetry-After: 3\r\nuWebSockets: 20\r\nContent-Length: 7\r\n\r\n{"a":1}',
+    );
+    expect(same(closed!)).toBe(same(kept!));
+    expect(closed).toContain('\r\nconnection: close\r\n');
   });
 
   it('reports a taken port as a ListenError', async () => {
