@@ -6,7 +6,8 @@
  * bare uWebSockets.js route serving the same bytes to the same request (query string and key
  * header included; bare-target.ts, a process of its own), with
  * wrk (-t1 -c100), guard / off / bare in alternating rounds in one run. Endpoints: /markets?limit=50,
- * /prices/bulk with 100 ids, /orderbook of one market.
+ * /prices/bulk with 100 ids, /orderbook of one market, /trades?limit=100, /prices/history and
+ * /search (the longest word of a live title).
  *
  * Both services run at once, each with its own simulator, so every measurement (the bare ones too)
  * shares the machine with two live ingests.
@@ -119,7 +120,7 @@ async function startService(front: Front, children: ChildProcess[], dirs: string
 /** The measured paths: /markets, /prices/bulk over 100 priced markets, /orderbook of the deepest venue_a book among them, the latest trades, one market's history. */
 async function paths(s: Service): Promise<Record<string, string>> {
   const get = async (path: string): Promise<unknown> => (await fetch(s.base + path, { headers: { 'X-API-Key': s.key } })).json();
-  const page = (await get('/api/v2/markets?limit=400')) as { markets: { platform: string; market_id: string; yes_bid: number | null }[] };
+  const page = (await get('/api/v2/markets?limit=400')) as { markets: { platform: string; market_id: string; title: string; yes_bid: number | null }[] };
   const priced = page.markets.filter((m) => m.yes_bid !== null);
   if (priced.length < 100) throw new Error(`only ${priced.length} priced markets to ask /prices/bulk for`);
   const ids = priced.slice(0, 100).map((m) => encodeURIComponent(`${m.platform}:${m.market_id}`));
@@ -134,12 +135,15 @@ async function paths(s: Service): Promise<Record<string, string>> {
   // service has minutes of history, not the static bench's year).
   const first = priced[0]!;
   const history = `/api/v2/prices/history?platform=${first.platform}&market_id=${encodeURIComponent(first.market_id)}&interval=1m`;
+  // A /search term from a live title: its longest word (the static bench's fixed terms need its world).
+  const term = first.title.split(/[^A-Za-z]+/).reduce((a, b) => (b.length > a.length ? b : a), '');
   return {
     '/markets?limit=50': '/api/v2/markets?limit=50',
     '/prices/bulk (100 ids)': `/api/v2/prices/bulk?ids=${ids.join(',')}`,
     '/orderbook': book,
     '/trades?limit=100': '/api/v2/trades?limit=100',
     '/prices/history (1m)': history,
+    [`/search?q=${term}`]: `/api/v2/search?q=${encodeURIComponent(term)}`,
   };
 }
 
