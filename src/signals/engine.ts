@@ -3,7 +3,7 @@ import type { VenueConfig } from '../config/schema.js';
 import type { MarketRecord } from '../state/catalog.js';
 import { marketUrl, type VenueDirectory } from '../venues/directory.js';
 import { nativeId } from '../views/market.js';
-import type { BookSide } from '../core/book.js';
+import type { BookSide, OrderBook } from '../core/book.js';
 import { PAYOUT } from '../core/price.js';
 import type { Level } from '../core/types.js';
 import type { EngineState } from '../state/engine.js';
@@ -64,12 +64,20 @@ export interface GroupSignals {
 }
 
 /**
- * A member of a group as the engine last resolved it, and the `GroupMember` the ladders carry: its
- * fee context follows the record it was last resolved from, its page link is built when an
- * opportunity first names it (most members never appear in one).
+ * A member of a group as the engine last resolved it, and the `GroupMember` the ladders carry: it
+ * holds the member's record and books themselves (found again only when the catalog inserts a
+ * record or the book store's layout changes), its fee context follows the record, and its page
+ * link is built when an opportunity first names it (most members never appear in one).
  */
 class MemberSlot implements GroupMember {
   fee: FeeContext = NO_FEES;
+  /** The member's record, as of `inserts` (the catalog's count when it was looked up). */
+  record: MarketRecord | undefined = undefined;
+  inserts = -1;
+  /** The member's YES and NO books (either may be missing), as of the book store's `layout`. */
+  yesBook: OrderBook | undefined = undefined;
+  noBook: OrderBook | undefined = undefined;
+  layout = -1;
   /** The record, URL and extra fields `fee` and the link were read from (a record is updated in place). */
   private rec: MarketRecord | undefined = undefined;
   private recUrl: string | undefined = undefined;
@@ -333,10 +341,30 @@ export class SignalEngine implements LegLookup {
   /** The member of a slot when its market is listed and active, following its record. */
   private memberOf(m: MemberSlot | null): MemberSlot | undefined {
     if (m === null) return undefined;
-    const rec = this.state.catalog.get(m.venue.label, m.marketId);
+    const catalog = this.state.catalog;
+    // Records are never removed and are updated in place: the one found stands until an insert.
+    if (m.inserts !== catalog.inserts) {
+      m.record = catalog.get(m.venue.label, m.marketId);
+      m.inserts = catalog.inserts;
+    }
+    const rec = m.record;
     if (!rec || rec.status !== 'active') return undefined;
     m.resolve(rec);
     return m;
+  }
+
+  /** The ready book a member's ladders read, as `BookStore.marketSides` picks it: its YES book, else its NO book. */
+  private bookOf(m: MemberSlot): OrderBook | undefined {
+    const books = this.state.books;
+    if (m.layout !== books.layout) {
+      const [yes, , no] = books.marketBookSource(m.venue.label, m.marketId);
+      m.yesBook = yes;
+      m.noBook = no;
+      m.layout = books.layout;
+    }
+    if (m.yesBook?.ready) return m.yesBook;
+    if (m.noBook?.ready) return m.noBook;
+    return undefined;
   }
 
   /** Recomputes the groups a market belongs to (its book, quote or record changed). */
@@ -396,11 +424,23 @@ export class SignalEngine implements LegLookup {
       if (!m) continue;
       // 20 levels: deeper than any arbitrage survives fees. Copied once, straight into the ladders
       // (the book's YES asks and NO asks), in the engine's scratch unless another recompute uses it.
-      const sides = this.state.books.marketSides(m.venue.label, m.marketId);
-      if (sides) {
+      const book = this.bookOf(m);
+      if (book) {
+        // The sides `BookStore.marketSides` reads: a NO book's bids are the YES asks, complemented.
+        const complement = book !== m.yesBook;
         const k = ls.length;
-        const ownYes = fillLevels(reuse ? (this.scratch.levels[2 * k] ??= newBuffer()) : newBuffer(), sides.asks, LADDER_DEPTH, sides.complement);
-        const ownNo = fillLevels(reuse ? (this.scratch.levels[2 * k + 1] ??= newBuffer()) : newBuffer(), sides.bids, LADDER_DEPTH, !sides.complement);
+        const ownYes = fillLevels(
+          reuse ? (this.scratch.levels[2 * k] ??= newBuffer()) : newBuffer(),
+          complement ? book.bids : book.asks,
+          LADDER_DEPTH,
+          complement,
+        );
+        const ownNo = fillLevels(
+          reuse ? (this.scratch.levels[2 * k + 1] ??= newBuffer()) : newBuffer(),
+          complement ? book.asks : book.bids,
+          LADDER_DEPTH,
+          !complement,
+        );
         const yesAsks = m.inverted ? ownNo : ownYes;
         const noAsks = m.inverted ? ownYes : ownNo;
         let l = reuse ? this.scratch.ladders[k] : undefined;
