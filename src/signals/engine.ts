@@ -10,6 +10,7 @@ import type { EngineState } from '../state/engine.js';
 import { groupArbs, ladders, type ArbOpportunity, type GroupMember, type MemberLadders } from './arb.js';
 import type { FeeContext } from './fees.js';
 import { groupEv } from './ev.js';
+import { sameArb, sameEv } from './same.js';
 import type { LegState, TrackedArb, TrackedEv } from './lifecycle/record.js';
 import type { LegLookup, LifecycleEvent, LifecycleTracker } from './lifecycle/tracker.js';
 
@@ -141,12 +142,14 @@ function fillLevels(buf: LevelBuffer, side: BookSide, depth: number, complement:
 }
 
 /**
- * The member slots of a group (null for a venue not configured), for as long as the group source
- * hands out the same group: a group is never changed in place, a new one replaces it.
+ * What the engine keeps of a group between recomputes, reached with one lookup: its member slots
+ * (null for a venue not configured) for as long as the group source hands out the same group (a
+ * group is never changed in place, a new one replaces it), and its last signals.
  */
-interface GroupSlots {
-  readonly group: SignalGroup;
-  readonly slots: readonly (MemberSlot | null)[];
+interface GroupContext {
+  group: SignalGroup;
+  slots: readonly (MemberSlot | null)[];
+  signals: GroupSignals | undefined;
 }
 
 /** Levels of each member's book a recompute reads. */
@@ -188,28 +191,6 @@ function sameIdentity(a: TrackedArb | TrackedEv, b: TrackedArb | TrackedEv): boo
   return true;
 }
 
-/** The names of the fields `stamp` adds to an opportunity. */
-const STAMP_FIELDS = 4;
-
-/**
- * Whether `p` (a stamped opportunity) holds exactly the fields of `o` with the same values, and
- * the stamp's: nested arrays and objects (legs, consensus sources) compared by value. Both come
- * from the same object literals, so the same values in the same order.
- */
-function sameFields(o: object, p: object, extra: number): boolean {
-  let n = 0;
-  for (const k in o) {
-    n++;
-    const a = (o as Record<string, unknown>)[k];
-    const b = (p as Record<string, unknown>)[k];
-    if (a === b) continue;
-    if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || !sameFields(a, b, 0)) return false;
-  }
-  let m = 0;
-  for (const _ in p) m++;
-  return m === n + extra;
-}
-
 /**
  * Stamps a recompute's opportunities with their group's fields and detection time: an opportunity
  * the previous list of the group held keeps its detected_at, a new one is detected `now`. A stamped
@@ -221,12 +202,13 @@ function stamp<T extends TrackedArb | TrackedEv>(
   prev: readonly (T & GroupStamp)[] | undefined,
   g: SignalGroup,
   now: number,
+  same: (o: T, p: T) => boolean,
 ): readonly (T & GroupStamp)[] {
   if (list.length === 0) return EMPTY_LIST;
   const eventDate = g.eventDate ?? null;
   const eventType = g.eventType ?? null;
-  const out: (T & GroupStamp)[] = new Array(list.length);
-  let kept = prev !== undefined && prev.length === list.length;
+  // Undefined while every opportunity so far is the previous list's own at the same place.
+  let out: (T & GroupStamp)[] | undefined = prev !== undefined && prev.length === list.length ? undefined : new Array<T & GroupStamp>(list.length);
   let at: string | undefined;
   for (let i = 0; i < list.length; i++) {
     const o = list[i]!;
@@ -238,23 +220,25 @@ function stamp<T extends TrackedArb | TrackedEv>(
           was = prev[j];
           break;
         }
-    if (was && was.group_title === g.title && was.event_date === eventDate && was.event_type === eventType && sameFields(o, was, STAMP_FIELDS)) {
-      out[i] = was;
-      if (prev![i] !== was) kept = false;
-      continue;
-    }
-    kept = false;
+    const keep = was !== undefined && was.group_title === g.title && was.event_date === eventDate && was.event_type === eventType && same(o, was);
+    if (keep && out === undefined && prev![i] === was) continue;
+    out ??= prev!.slice(0, i);
     // Object.assign, not a spread: a spread of an object with fields outside it (opportunity_id)
     // gives each copy a hidden class of its own.
-    out[i] = Object.assign({}, o, {
-      group_title: g.title,
-      event_date: eventDate,
-      event_type: eventType,
-      detected_at: was?.detected_at ?? (at ??= new Date(now).toISOString()),
-    });
+    out[i] = keep
+      ? was!
+      : Object.assign({}, o, {
+          group_title: g.title,
+          event_date: eventDate,
+          event_type: eventType,
+          detected_at: was?.detected_at ?? (at ??= new Date(now).toISOString()),
+        });
   }
-  return kept ? prev! : out;
+  return out ?? prev!;
 }
+
+/** The ladders outside a recompute. */
+const NO_LADDERS: readonly MemberLadders[] = Object.freeze([]);
 
 /** The list of a group without opportunities (shared: nothing writes to a published list). */
 const EMPTY_LIST: readonly never[] = Object.freeze([]);
@@ -297,7 +281,8 @@ function feeContext(extra: Readonly<Record<string, unknown>> | undefined): FeeCo
  * changes recompute what.
  */
 export class SignalEngine implements LegLookup {
-  private readonly signals = new Map<number, GroupSignals>();
+  /** Per group, its member slots and last signals (the order groups were first computed in). */
+  private readonly contexts = new Map<number, GroupContext>();
   private readonly changed = new Subject<GroupSignals>();
   /** A group whose arbitrage or EV list changed (pipelines/fanout.ts publishes it). */
   readonly changes$ = this.changed.asObservable();
@@ -318,24 +303,26 @@ export class SignalEngine implements LegLookup {
   }
 
   /** The group and ladders of the recompute in progress, for `legState`. */
-  private cur: { g: SignalGroup; ls: readonly MemberLadders[] } | undefined;
+  private curGroup: SignalGroup | undefined = undefined;
+  private curLadders: readonly MemberLadders[] = [];
 
-  /** Groups marked dirty since the last `flush` (conflation). */
-  private readonly dirty = new Set<number>();
+  /** Groups marked dirty since the last `flush` (conflation), and an empty set for the marks made while one flushes (none while it runs). */
+  private dirty = new Set<number>();
+  private spare: Set<number> | undefined = new Set<number>();
 
-  /** Per group, its members' venues and fee and URL context (rebuilt when the group or a record changes). */
-  private readonly slots = new Map<number, GroupSlots>();
-
-  /** The member slots of `g`, built again when the group source hands out a different group. */
-  private slotsOf(g: SignalGroup): readonly (MemberSlot | null)[] {
-    const c = this.slots.get(g.groupId);
-    if (c && c.group === g) return c.slots;
+  /** The context of `g`, its slots built again when the group source hands out a different group. */
+  private contextOf(g: SignalGroup): GroupContext {
+    let c = this.contexts.get(g.groupId);
+    if (c && c.group === g) return c;
     const slots = g.members.map((m) => {
       const v = this.venues.byLabel.get(m.venue);
       return v ? new MemberSlot(v, m.marketId, m.inverted) : null;
     });
-    this.slots.set(g.groupId, { group: g, slots });
-    return slots;
+    if (c) {
+      c.group = g;
+      c.slots = slots;
+    } else this.contexts.set(g.groupId, (c = { group: g, slots, signals: undefined }));
+    return c;
   }
 
   /** The member of a slot when its market is listed and active, following its record. */
@@ -386,9 +373,13 @@ export class SignalEngine implements LegLookup {
   /** Recomputes every group marked since the last flush, once each. */
   flush(): void {
     if (this.dirty.size === 0) return;
-    const ids = [...this.dirty];
-    this.dirty.clear();
-    for (let i = 0; i < ids.length; i++) this.recompute(ids[i]!);
+    // Groups marked by a recompute's subscribers go to the next flush.
+    const ids = this.dirty;
+    this.dirty = this.spare ?? new Set();
+    this.spare = undefined;
+    for (const id of ids) this.recompute(id);
+    ids.clear();
+    this.spare = ids;
   }
 
   /** Recomputes one group now. */
@@ -396,8 +387,8 @@ export class SignalEngine implements LegLookup {
     const g = this.groups.group(groupId);
     // A suspect group is a wrong match: its opportunities close as if the group were gone.
     if (!g || g.suspect !== undefined) {
-      if (this.signals.delete(groupId)) this.version++;
-      this.slots.delete(groupId);
+      if (this.contexts.get(groupId)?.signals !== undefined) this.version++;
+      this.contexts.delete(groupId);
       this.lifecycle?.closeGroup(groupId, Date.now());
       return undefined;
     }
@@ -405,7 +396,8 @@ export class SignalEngine implements LegLookup {
     // A recompute started inside another (from a subscriber) must not refill the ladders in use.
     const reuse = this.depth++ === 0;
     try {
-      return this.compute(groupId, g, this.laddersOf(g, reuse));
+      const c = this.contextOf(g);
+      return this.compute(c, this.laddersOf(c, reuse));
     } finally {
       this.depth--;
     }
@@ -415,10 +407,10 @@ export class SignalEngine implements LegLookup {
   private depth = 0;
 
   /** The ladders of a group's listed, active members with a book or a quote, in member order. */
-  private laddersOf(g: SignalGroup, reuse: boolean): MemberLadders[] {
+  private laddersOf(c: GroupContext, reuse: boolean): MemberLadders[] {
     const ls: MemberLadders[] = reuse ? this.scratch.ls : [];
     ls.length = 0;
-    const slots = this.slotsOf(g);
+    const slots = c.slots;
     for (let i = 0; i < slots.length; i++) {
       const m = this.memberOf(slots[i]!);
       if (!m) continue;
@@ -470,19 +462,23 @@ export class SignalEngine implements LegLookup {
   private readonly scratch: { readonly ls: MemberLadders[]; readonly ladders: Ladders[]; readonly levels: LevelBuffer[] } = { ls: [], ladders: [], levels: [] };
 
   /** A group's arbitrage and EV from its members' ladders, tracked, stamped, kept and published when changed. */
-  private compute(groupId: number, g: SignalGroup, ls: readonly MemberLadders[]): GroupSignals {
+  private compute(c: GroupContext, ls: readonly MemberLadders[]): GroupSignals {
+    const g = c.group;
+    const groupId = g.groupId;
     const now = Date.now();
     let arbs: readonly TrackedArb[] = groupArbs(groupId, ls);
     let evs: readonly TrackedEv[] = groupEv(groupId, ls);
     if (this.lifecycle) {
-      this.cur = { g, ls };
+      this.curGroup = g;
+      this.curLadders = ls;
       ({ arbs, evs } = this.lifecycle.track(groupId, g.title, arbs, evs, now, this));
-      this.cur = undefined;
+      this.curGroup = undefined;
+      this.curLadders = NO_LADDERS;
     }
-    const prev = this.signals.get(groupId);
+    const prev = c.signals;
     const same = prev !== undefined && sameSignals(prev, arbs, evs);
-    const next: GroupSignals = { groupId, title: g.title, arbs: stamp(arbs, prev?.arbs, g, now), evs: stamp(evs, prev?.evs, g, now), at: now };
-    this.signals.set(groupId, next);
+    const next: GroupSignals = { groupId, title: g.title, arbs: stamp(arbs, prev?.arbs, g, now, sameArb), evs: stamp(evs, prev?.evs, g, now, sameEv), at: now };
+    c.signals = next;
     if (!same) {
       this.version++;
       this.changed.next(next);
@@ -498,9 +494,9 @@ export class SignalEngine implements LegLookup {
   /** A leg of an opportunity that left the group being recomputed, as the tracker asks for it (source: the leg's venue slug). */
   legState(slug: string, marketId: string, groupSide: 'yes' | 'no'): LegState {
     const source = this.labelOf(slug);
-    const member = this.cur?.g.members.some((m) => m.venue === source && m.marketId === marketId) ?? false;
+    const member = this.curGroup?.members.some((m) => m.venue === source && m.marketId === marketId) ?? false;
     const rec = this.state.catalog.get(source, marketId);
-    const l = this.cur?.ls.find((x) => x.member.venue.label === source && x.member.marketId === marketId);
+    const l = this.curLadders.find((x) => x.member.venue.label === source && x.member.marketId === marketId);
     const best = l ? (groupSide === 'yes' ? l.yesAsks : l.noAsks)[0] : undefined;
     return { member, active: rec?.status === 'active', feeKey: this.feeKey(source, marketId), depth: best ? best[1] : 0 };
   }
@@ -517,10 +513,11 @@ export class SignalEngine implements LegLookup {
   }
 
   get(groupId: number): GroupSignals | undefined {
-    return this.signals.get(groupId);
+    return this.contexts.get(groupId)?.signals;
   }
 
-  all(): IterableIterator<GroupSignals> {
-    return this.signals.values();
+  /** Every group's last signals, in the order the groups were first computed. */
+  *all(): IterableIterator<GroupSignals> {
+    for (const c of this.contexts.values()) if (c.signals !== undefined) yield c.signals;
   }
 }
