@@ -126,18 +126,30 @@ function newBuffer(): LevelBuffer {
   return { pool: [], out: [] };
 }
 
-/** At most `depth` levels of a side best first into `buf`, each price complemented (100 − p) when `complement`. */
-function fillLevels(buf: LevelBuffer, side: BookSide, depth: number, complement: boolean): readonly Level[] {
+/** The best price of a side, complemented (100 − p) when `complement`; Infinity when the side is empty. */
+function bestOf(side: BookSide, complement: boolean): number {
+  if (side.length === 0) return Infinity;
+  return complement ? PAYOUT - side.price(0) : side.price(0);
+}
+
+/**
+ * At most `depth` levels of a side best first into `buf`, each price complemented (100 − p) when
+ * `complement`: the best, and after it those priced below `below`.
+ */
+function fillLevels(buf: LevelBuffer, side: BookSide, depth: number, complement: boolean, below: number): readonly Level[] {
   const n = Math.min(depth, side.length);
   const { pool, out } = buf;
-  if (out.length > n) out.length = n;
-  for (let i = 0; i < n; i++) {
-    let t = pool[i];
+  let k = 0;
+  for (; k < n; k++) {
+    const p = complement ? PAYOUT - side.price(k) : side.price(k);
+    if (k > 0 && p >= below) break;
+    let t = pool[k];
     if (t === undefined) pool.push((t = [0, 0]));
-    t[0] = complement ? PAYOUT - side.price(i) : side.price(i);
-    t[1] = side.size(i);
-    out[i] = t;
+    t[0] = p;
+    t[1] = side.size(k);
+    out[k] = t;
   }
+  if (out.length > k) out.length = k;
   return out;
 }
 
@@ -236,6 +248,9 @@ function stamp<T extends TrackedArb | TrackedEv>(
   }
   return out ?? prev!;
 }
+
+/** A side not yet copied. */
+const NO_LEVELS: readonly Level[] = Object.freeze([]);
 
 /** The ladders outside a recompute. */
 const NO_LADDERS: readonly MemberLadders[] = Object.freeze([]);
@@ -406,60 +421,93 @@ export class SignalEngine implements LegLookup {
   /** Recomputes started and not yet done (more than one: one started inside another). */
   private depth = 0;
 
-  /** The ladders of a group's listed, active members with a book or a quote, in member order. */
+  /**
+   * The ladders of a group's listed, active members with a book or a quote, in member order. At
+   * most 20 levels of a side (deeper than any arbitrage survives fees), and past its best only the
+   * levels some pair could still take: a group-YES ask at p pays only against a group-NO ask below
+   * 100 − p, and none is below the members' best, so a walk stops before any level left out
+   * (fees are never negative). EV and the consensus read the best levels alone.
+   */
   private laddersOf(c: GroupContext, reuse: boolean): MemberLadders[] {
     const ls: MemberLadders[] = reuse ? this.scratch.ls : [];
+    const books: (OrderBook | undefined)[] = reuse ? this.scratch.books : [];
     ls.length = 0;
+    books.length = 0;
+    let minYes = Infinity;
+    let minNo = Infinity;
     const slots = c.slots;
     for (let i = 0; i < slots.length; i++) {
       const m = this.memberOf(slots[i]!);
       if (!m) continue;
-      // 20 levels: deeper than any arbitrage survives fees. Copied once, straight into the ladders
-      // (the book's YES asks and NO asks), in the engine's scratch unless another recompute uses it.
+      const k = ls.length;
       const book = this.bookOf(m);
       if (book) {
         // The sides `BookStore.marketSides` reads: a NO book's bids are the YES asks, complemented.
         const complement = book !== m.yesBook;
-        const k = ls.length;
-        const ownYes = fillLevels(
-          reuse ? (this.scratch.levels[2 * k] ??= newBuffer()) : newBuffer(),
-          complement ? book.bids : book.asks,
-          LADDER_DEPTH,
-          complement,
-        );
-        const ownNo = fillLevels(
-          reuse ? (this.scratch.levels[2 * k + 1] ??= newBuffer()) : newBuffer(),
-          complement ? book.asks : book.bids,
-          LADDER_DEPTH,
-          !complement,
-        );
-        const yesAsks = m.inverted ? ownNo : ownYes;
-        const noAsks = m.inverted ? ownYes : ownNo;
+        const ownYes = bestOf(complement ? book.bids : book.asks, complement);
+        const ownNo = bestOf(complement ? book.asks : book.bids, !complement);
+        minYes = Math.min(minYes, m.inverted ? ownNo : ownYes);
+        minNo = Math.min(minNo, m.inverted ? ownYes : ownNo);
         let l = reuse ? this.scratch.ladders[k] : undefined;
-        if (l) {
-          l.member = m;
-          l.yesAsks = yesAsks;
-          l.noAsks = noAsks;
-        } else {
-          l = { member: m, yesAsks, noAsks };
+        if (l) l.member = m;
+        else {
+          l = { member: m, yesAsks: NO_LEVELS, noAsks: NO_LEVELS };
           if (reuse) this.scratch.ladders[k] = l;
         }
+        books[k] = book;
         ls.push(l);
         continue;
       }
       // Venues without books (listings): their quoted top of book, size unknown (0 = not tradable size).
       const q = this.state.quotes.get(m.venue.label, m.marketId);
-      if (q && (q.yesBid !== undefined || q.yesAsk !== undefined))
-        ls.push(ladders(m, q.yesBid !== undefined ? [[q.yesBid, q.yesBidSize ?? 0]] : [], q.yesAsk !== undefined ? [[q.yesAsk, q.yesAskSize ?? 0]] : []));
+      if (q && (q.yesBid !== undefined || q.yesAsk !== undefined)) {
+        const l = ladders(m, q.yesBid !== undefined ? [[q.yesBid, q.yesBidSize ?? 0]] : [], q.yesAsk !== undefined ? [[q.yesAsk, q.yesAskSize ?? 0]] : []);
+        minYes = Math.min(minYes, l.yesAsks[0]?.[0] ?? Infinity);
+        minNo = Math.min(minNo, l.noAsks[0]?.[0] ?? Infinity);
+        books[k] = undefined;
+        ls.push(l);
+      }
+    }
+    // Copied once, straight into the ladders, in the engine's scratch unless another recompute uses it.
+    for (let k = 0; k < ls.length; k++) {
+      const book = books[k];
+      if (book === undefined) continue;
+      const l = ls[k] as Ladders;
+      const m = l.member;
+      const complement = book !== m.yesBook;
+      const yesBelow = PAYOUT - minNo;
+      const noBelow = PAYOUT - minYes;
+      const ownYes = fillLevels(
+        reuse ? (this.scratch.levels[2 * k] ??= newBuffer()) : newBuffer(),
+        complement ? book.bids : book.asks,
+        LADDER_DEPTH,
+        complement,
+        m.inverted ? noBelow : yesBelow,
+      );
+      const ownNo = fillLevels(
+        reuse ? (this.scratch.levels[2 * k + 1] ??= newBuffer()) : newBuffer(),
+        complement ? book.asks : book.bids,
+        LADDER_DEPTH,
+        !complement,
+        m.inverted ? yesBelow : noBelow,
+      );
+      l.yesAsks = m.inverted ? ownNo : ownYes;
+      l.noAsks = m.inverted ? ownYes : ownNo;
     }
     return ls;
   }
 
   /**
    * What a recompute's ladders are built in, reused by the next (they do not outlive it): the list,
-   * each member's ladders (by position in the list) and their level tuples (two per position).
+   * the book of each position (undefined for a quote), each member's ladders (by position in the
+   * list) and their level tuples (two per position).
    */
-  private readonly scratch: { readonly ls: MemberLadders[]; readonly ladders: Ladders[]; readonly levels: LevelBuffer[] } = { ls: [], ladders: [], levels: [] };
+  private readonly scratch: {
+    readonly ls: MemberLadders[];
+    readonly books: (OrderBook | undefined)[];
+    readonly ladders: Ladders[];
+    readonly levels: LevelBuffer[];
+  } = { ls: [], books: [], ladders: [], levels: [] };
 
   /** A group's arbitrage and EV from its members' ladders, tracked, stamped, kept and published when changed. */
   private compute(c: GroupContext, ls: readonly MemberLadders[]): GroupSignals {

@@ -4,18 +4,24 @@ import { arbFlow } from '../../pipelines/signals.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { Level, NormalizedEvent } from '../../src/core/types.js';
 import { Turn } from '../../src/pipeline/turn.js';
+import { groupArbs, ladders, type GroupMember, type MemberLadders } from '../../src/signals/arb.js';
+import { groupEv } from '../../src/signals/ev.js';
+import type { FeeContext } from '../../src/signals/fees.js';
+import { nativeId } from '../../src/views/market.js';
 import { SignalEngine, type GroupSignals, type SignalGroup } from '../../src/signals/engine.js';
 import { LifecycleTracker } from '../../src/signals/lifecycle/tracker.js';
 import { applyEvent, EngineState } from '../../src/state/engine.js';
-import { VenueDirectory } from '../../src/venues/directory.js';
+import { marketUrl, VenueDirectory } from '../../src/venues/directory.js';
 import { HandGroups } from '../support/groups.js';
 
 /**
  * The engine keeps what it resolved for each member (record, books, fee context, link) and the
- * opportunities it published between recomputes. Over random events (book snapshots and deltas on
- * YES and NO books, relinked instruments, records listed late, status, URL and fee-context changes,
- * quotes of a venue without books, feed resets, groups replaced), every group of the long-lived
- * engine reads exactly what an engine built just then computes from the same state.
+ * opportunities it published between recomputes, and copies only the levels a pair could take.
+ * Over random events (book snapshots and deltas on YES and NO books, relinked instruments, records
+ * listed late, status, URL and fee-context changes, quotes of a venue without books, feed resets,
+ * groups replaced), every group of the long-lived engine reads exactly what an engine built just
+ * then computes from the same state, and what `groupArbs` and `groupEv` give over 20 levels of
+ * every member's book read through the state's own views.
  */
 const config = loadConfig({ env: {} });
 const directory = new VenueDirectory(config);
@@ -40,6 +46,32 @@ function draws(seed: number): () => number {
 }
 
 const idOf = (venue: string, i: number): string => `${venue.slice(-1).toUpperCase()}-${i}`;
+
+/** The fee context of a record, as the engine reads it from the record's extra fields. */
+function feeOf(extra: Readonly<Record<string, unknown>> | undefined): FeeContext {
+  if (extra === undefined) return { live: false, league: undefined, futures: false };
+  return { live: extra['live'] === true, league: typeof extra['league'] === 'string' ? extra['league'] : undefined, futures: extra['futures'] === true };
+}
+
+/** A group's arbitrage and EV from full copies of its members' books (the state's views), with no engine between. */
+function reference(state: EngineState, g: SignalGroup): unknown {
+  const ls: MemberLadders[] = [];
+  for (const { venue, marketId, inverted } of g.members) {
+    const v = directory.byLabel.get(venue);
+    const rec = state.catalog.get(venue, marketId);
+    if (!v || !rec || rec.status !== 'active') continue;
+    const member: GroupMember = { venue: v, marketId, inverted, fee: feeOf(rec.extra), url: rec.url ?? marketUrl(v, nativeId(v, marketId), rec.extra) };
+    const book = state.books.marketBook(venue, marketId, 20);
+    if (book?.ready) {
+      ls.push(ladders(member, book.bids, book.asks));
+      continue;
+    }
+    const q = state.quotes.get(venue, marketId);
+    if (q && (q.yesBid !== undefined || q.yesAsk !== undefined))
+      ls.push(ladders(member, q.yesBid !== undefined ? [[q.yesBid, q.yesBidSize ?? 0]] : [], q.yesAsk !== undefined ? [[q.yesAsk, q.yesAskSize ?? 0]] : []));
+  }
+  return { arbs: groupArbs(g.groupId, ls), evs: groupEv(g.groupId, ls) };
+}
 
 /** A group's opportunities without what the tracker and the stamp add (ids, group fields, detection time). */
 function bare(s: GroupSignals | undefined): unknown {
@@ -160,6 +192,7 @@ describe('signal engine caches', () => {
         const got = engine.recompute(g);
         const want = new SignalEngine(state, directory, groups).recompute(g);
         expect(bare(got), `group ${g} at step ${step}`).toEqual(bare(want));
+        expect(bare(got), `group ${g} at step ${step}, against the reference`).toEqual(reference(state, groups.groups.get(g)!));
         expect(got?.arbs.every((a) => a.group_title === groups.groups.get(g)!.title)).toBe(true);
         compared++;
         if (want && want.arbs.length + want.evs.length > 0) withOpportunities++;
