@@ -174,7 +174,7 @@ export function groupArbs(groupId: number, members: readonly MemberLadders[]): A
       const o = bestArb(groupId, y, n);
       if (o) out.push(o);
     }
-  return out.sort((a, b) => b.roi - a.roi);
+  return sortByRoi(out);
 }
 
 function round2(x: number): number {
@@ -182,4 +182,19 @@ function round2(x: number): number {
 }
 function round4(x: number): number {
   return Math.round(x * 10_000) / 10_000;
+}
+
+/**
+ * Sorts `list` best ROI first, in place, keeping the order of equal ROIs (as `Array.sort` does).
+ * The lists of a group are short, and `Array.sort` allocates its work space even for two.
+ */
+export function sortByRoi<T extends { readonly roi: number }>(list: T[]): T[] {
+  if (list.length > 16) return list.sort((a, b) => b.roi - a.roi);
+  for (let i = 1; i < list.length; i++) {
+    const x = list[i]!;
+    let j = i;
+    for (; j > 0 && list[j - 1]!.roi < x.roi; j--) list[j] = list[j - 1]!;
+    list[j] = x;
+  }
+  return list;
 }

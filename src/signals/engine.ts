@@ -429,17 +429,17 @@ export class SignalEngine implements LegLookup {
    * (fees are never negative). EV and the consensus read the best levels alone.
    */
   private laddersOf(c: GroupContext, reuse: boolean): MemberLadders[] {
+    // Written by position and cut to length at the end: emptying an array drops its storage.
     const ls: MemberLadders[] = reuse ? this.scratch.ls : [];
     const books: (OrderBook | undefined)[] = reuse ? this.scratch.books : [];
-    ls.length = 0;
-    books.length = 0;
+    let n = 0;
     let minYes = Infinity;
     let minNo = Infinity;
     const slots = c.slots;
     for (let i = 0; i < slots.length; i++) {
       const m = this.memberOf(slots[i]!);
       if (!m) continue;
-      const k = ls.length;
+      const k = n;
       const book = this.bookOf(m);
       if (book) {
         // The sides `BookStore.marketSides` reads: a NO book's bids are the YES asks, complemented.
@@ -455,7 +455,7 @@ export class SignalEngine implements LegLookup {
           if (reuse) this.scratch.ladders[k] = l;
         }
         books[k] = book;
-        ls.push(l);
+        ls[n++] = l;
         continue;
       }
       // Venues without books (listings): their quoted top of book, size unknown (0 = not tradable size).
@@ -465,9 +465,10 @@ export class SignalEngine implements LegLookup {
         minYes = Math.min(minYes, l.yesAsks[0]?.[0] ?? Infinity);
         minNo = Math.min(minNo, l.noAsks[0]?.[0] ?? Infinity);
         books[k] = undefined;
-        ls.push(l);
+        ls[n++] = l;
       }
     }
+    if (ls.length !== n) ls.length = n;
     // Copied once, straight into the ladders, in the engine's scratch unless another recompute uses it.
     for (let k = 0; k < ls.length; k++) {
       const book = books[k];

@@ -1,5 +1,5 @@
 import { PAYOUT } from '../core/price.js';
-import type { MemberLadders } from './arb.js';
+import { sortByRoi, type MemberLadders } from './arb.js';
 import { takerFee } from './fees.js';
 
 const SIDES = ['yes', 'no'] as const;
@@ -57,8 +57,12 @@ function consensusProbability(members: readonly MemberLadders[], exclude: string
 
 /** The venues (slugs) of the members `consensus` averages, in member order. */
 function consensusSources(members: readonly MemberLadders[], exclude: string | undefined): string[] {
-  const sources: string[] = [];
-  for (let i = 0; i < members.length; i++) if (counts(members[i]!, exclude)) sources.push(members[i]!.member.venue.slug);
+  // Sized first: a list grown by push reserves room for 17.
+  let n = 0;
+  for (let i = 0; i < members.length; i++) if (counts(members[i]!, exclude)) n++;
+  const sources = new Array<string>(n);
+  n = 0;
+  for (let i = 0; i < members.length; i++) if (counts(members[i]!, exclude)) sources[n++] = members[i]!.member.venue.slug;
   return sources;
 }
 
@@ -160,5 +164,5 @@ export function groupEv(groupId: number, members: readonly MemberLadders[]): EvO
       });
     }
   }
-  return out.sort((a, b) => b.roi - a.roi);
+  return sortByRoi(out);
 }
