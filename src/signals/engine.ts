@@ -525,8 +525,11 @@ export class SignalEngine implements LegLookup {
       this.curLadders = NO_LADDERS;
     }
     const prev = c.signals;
-    const same = prev !== undefined && sameSignals(prev, arbs, evs);
-    const next: GroupSignals = { groupId, title: g.title, arbs: stamp(arbs, prev?.arbs, g, now, sameArb), evs: stamp(evs, prev?.evs, g, now, sameEv), at: now };
+    const stampedArbs = stamp(arbs, prev?.arbs, g, now, sameArb);
+    const stampedEvs = stamp(evs, prev?.evs, g, now, sameEv);
+    // Lists kept whole read the same in every field; others are compared as a subscriber sees them.
+    const same = prev !== undefined && ((stampedArbs === prev.arbs && stampedEvs === prev.evs) || sameSignals(prev, arbs, evs));
+    const next: GroupSignals = { groupId, title: g.title, arbs: stampedArbs, evs: stampedEvs, at: now };
     c.signals = next;
     if (!same) {
       this.version++;
