@@ -516,7 +516,7 @@ export class SignalEngine implements LegLookup {
     const groupId = g.groupId;
     const now = Date.now();
     let arbs: readonly TrackedArb[] = groupArbs(groupId, ls);
-    let evs: readonly TrackedEv[] = groupEv(groupId, ls);
+    let evs: readonly TrackedEv[] = groupEv(groupId, ls, c.signals?.evs);
     if (this.lifecycle) {
       this.curGroup = g;
       this.curLadders = ls;

@@ -1,6 +1,7 @@
 import { PAYOUT } from '../core/price.js';
 import { sortByRoi, type MemberLadders } from './arb.js';
 import { takerFee } from './fees.js';
+import type { TrackedEv } from './lifecycle/record.js';
 
 const SIDES = ['yes', 'no'] as const;
 
@@ -108,9 +109,12 @@ export interface EvOpportunity {
 
 /**
  * EV of buying the group's YES (or NO) at one member's best ask against the leave-one-out
- * consensus, per contract after the taker fee. Positive-EV entries only.
+ * consensus, per contract after the taker fee. Positive-EV entries only. `previous` is the group's
+ * list as last published: an opportunity of it that the lifecycle tracker identified (it carries
+ * an opportunity_id, which the tracker sets again to the same) and that reads exactly as the one
+ * computed is returned in its place rather than built again.
  */
-export function groupEv(groupId: number, members: readonly MemberLadders[]): EvOpportunity[] {
+export function groupEv(groupId: number, members: readonly MemberLadders[], previous?: readonly TrackedEv[]): EvOpportunity[] {
   const out: EvOpportunity[] = [];
   for (const m of members) {
     const probability = consensusProbability(members, m.member.venue.label);
@@ -132,6 +136,12 @@ export function groupEv(groupId: number, members: readonly MemberLadders[]): EvO
       const feeUsd = Math.round((fee / PAYOUT) * 1e4) / 1e4;
       const prob = Math.round(probability * 1e4) / 1e4;
       const url = m.member.url ?? null;
+      const legSide = (side === 'yes') !== m.member.inverted ? 'yes' : 'no';
+      const was = previous && unchanged(previous, groupId, m, side, legSide, roi, perDollar, prob, price / 100, size, feeUsd, url, members);
+      if (was && !out.includes(was)) {
+        out.push(was);
+        continue;
+      }
       out.push({
         group_id: groupId,
         side,
@@ -150,7 +160,7 @@ export function groupEv(groupId: number, members: readonly MemberLadders[]): EvO
             platform: m.member.venue.slug,
             source: m.member.venue.slug,
             market_id: m.member.marketId,
-            side: (side === 'yes') !== m.member.inverted ? 'yes' : 'no',
+            side: legSide,
             price: price / 100,
             size,
             fee: feeUsd,
@@ -165,4 +175,69 @@ export function groupEv(groupId: number, members: readonly MemberLadders[]): EvO
     }
   }
   return sortByRoi(out);
+}
+
+/**
+ * The opportunity of `previous` with the identity the tracker gives (market, side bought) of the
+ * one just computed from these figures, when it carries an id and every field reads the same.
+ */
+function unchanged(
+  previous: readonly TrackedEv[],
+  groupId: number,
+  m: MemberLadders,
+  side: 'yes' | 'no',
+  legSide: 'yes' | 'no',
+  roi: number,
+  perDollar: number,
+  prob: number,
+  price: number,
+  size: number,
+  feeUsd: number,
+  url: string | null,
+  members: readonly MemberLadders[],
+): TrackedEv | undefined {
+  const slug = m.member.venue.slug;
+  for (let i = 0; i < previous.length; i++) {
+    const p = previous[i]!;
+    const l = p.legs[0];
+    if (
+      p.opportunity_id === undefined ||
+      p.side !== side ||
+      p.legs.length !== 1 ||
+      l.market_id !== m.member.marketId ||
+      l.source !== slug ||
+      l.side !== legSide
+    )
+      continue;
+    const same =
+      p.group_id === groupId &&
+      p.roi === roi &&
+      p.roi_pct === roi &&
+      p.ev_per_dollar === perDollar &&
+      p.ev_usd_per_dollar === perDollar &&
+      p.consensus === prob &&
+      p.consensus_probability === prob &&
+      p.price === price &&
+      p.size === size &&
+      p.fee === feeUsd &&
+      l.platform === slug &&
+      l.price === price &&
+      l.size === size &&
+      l.fee === feeUsd &&
+      l.fee_usd === feeUsd &&
+      l.roi_pct === roi &&
+      l.ev_usd_per_dollar === perDollar &&
+      l.url === url &&
+      l.source_url === url &&
+      sameSources(p.consensus_sources, members, m.member.venue.label);
+    return same ? p : undefined;
+  }
+  return undefined;
+}
+
+/** Whether `sources` is the list `consensusSources` would build (without building it). */
+function sameSources(sources: readonly string[], members: readonly MemberLadders[], exclude: string): boolean {
+  let n = 0;
+  for (let i = 0; i < members.length; i++) if (counts(members[i]!, exclude) && sources[n++] !== members[i]!.member.venue.slug) return false;
+  return n === sources.length;
 }

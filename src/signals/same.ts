@@ -10,19 +10,20 @@ import type { TrackedArb, TrackedEv } from './lifecycle/record.js';
  */
 export function sameArb(o: TrackedArb, p: TrackedArb): boolean {
   return (
-    o.opportunity_id === p.opportunity_id &&
-    o.group_id === p.group_id &&
-    o.roi === p.roi &&
-    o.roi_pct === p.roi_pct &&
-    o.size === p.size &&
-    o.cost === p.cost &&
-    o.total_cost === p.total_cost &&
-    o.max_wager_usd === p.max_wager_usd &&
-    o.payout === p.payout &&
-    o.profit === p.profit &&
-    o.legs.length === p.legs.length &&
-    sameArbLeg(o.legs[0], p.legs[0]) &&
-    sameArbLeg(o.legs[1], p.legs[1])
+    o === p ||
+    (o.opportunity_id === p.opportunity_id &&
+      o.group_id === p.group_id &&
+      o.roi === p.roi &&
+      o.roi_pct === p.roi_pct &&
+      o.size === p.size &&
+      o.cost === p.cost &&
+      o.total_cost === p.total_cost &&
+      o.max_wager_usd === p.max_wager_usd &&
+      o.payout === p.payout &&
+      o.profit === p.profit &&
+      o.legs.length === p.legs.length &&
+      sameArbLeg(o.legs[0], p.legs[0]) &&
+      sameArbLeg(o.legs[1], p.legs[1]))
   );
 }
 
@@ -47,21 +48,22 @@ function sameArbLeg(a: ArbLeg, b: ArbLeg): boolean {
 /** Whether a recomputed EV opportunity reads exactly as `p` did (as `sameArb`, with the consensus sources compared by value). */
 export function sameEv(o: TrackedEv, p: TrackedEv): boolean {
   return (
-    o.opportunity_id === p.opportunity_id &&
-    o.group_id === p.group_id &&
-    o.side === p.side &&
-    o.roi === p.roi &&
-    o.roi_pct === p.roi_pct &&
-    o.ev_per_dollar === p.ev_per_dollar &&
-    o.ev_usd_per_dollar === p.ev_usd_per_dollar &&
-    o.consensus === p.consensus &&
-    o.consensus_probability === p.consensus_probability &&
-    sameStrings(o.consensus_sources, p.consensus_sources) &&
-    o.price === p.price &&
-    o.size === p.size &&
-    o.fee === p.fee &&
-    o.legs.length === p.legs.length &&
-    sameEvLeg(o.legs[0], p.legs[0])
+    o === p ||
+    (o.opportunity_id === p.opportunity_id &&
+      o.group_id === p.group_id &&
+      o.side === p.side &&
+      o.roi === p.roi &&
+      o.roi_pct === p.roi_pct &&
+      o.ev_per_dollar === p.ev_per_dollar &&
+      o.ev_usd_per_dollar === p.ev_usd_per_dollar &&
+      o.consensus === p.consensus &&
+      o.consensus_probability === p.consensus_probability &&
+      sameStrings(o.consensus_sources, p.consensus_sources) &&
+      o.price === p.price &&
+      o.size === p.size &&
+      o.fee === p.fee &&
+      o.legs.length === p.legs.length &&
+      sameEvLeg(o.legs[0], p.legs[0]))
   );
 }
 
