@@ -319,7 +319,7 @@ export class SignalEngine implements LegLookup {
 
   /** The group and ladders of the recompute in progress, for `legState`. */
   private curGroup: SignalGroup | undefined = undefined;
-  private curLadders: readonly MemberLadders[] = [];
+  private curLadders: readonly MemberLadders[] = NO_LADDERS;
 
   /** Groups marked dirty since the last `flush` (conflation), and an empty set for the marks made while one flushes (none while it runs). */
   private dirty = new Set<number>();
