@@ -515,7 +515,7 @@ export class SignalEngine implements LegLookup {
     const g = c.group;
     const groupId = g.groupId;
     const now = Date.now();
-    let arbs: readonly TrackedArb[] = groupArbs(groupId, ls);
+    let arbs: readonly TrackedArb[] = groupArbs(groupId, ls, c.signals?.arbs);
     let evs: readonly TrackedEv[] = groupEv(groupId, ls, c.signals?.evs);
     if (this.lifecycle) {
       this.curGroup = g;
