@@ -2,6 +2,7 @@ import type { VenueConfig } from '../config/schema.js';
 import { PAYOUT } from '../core/price.js';
 import type { Level } from '../core/types.js';
 import { takerFee, type FeeContext } from './fees.js';
+import type { TrackedArb } from './lifecycle/record.js';
 
 /** One market of a match group as the signal engines see it. */
 export interface GroupMember {
@@ -85,9 +86,12 @@ export interface ArbOpportunity {
  * Walks two ladders (buy group-YES on one market, group-NO on another) level by level while the
  * next contracts still cost less than their $1 payout after both legs' fees, and returns the
  * opportunity at the size that maximizes total profit, or undefined when even the first contract
- * loses money. Fees are computed per fill (per level) with each venue's exact schedule.
+ * loses money. Fees are computed per fill (per level) with each venue's exact schedule. An
+ * opportunity of `previous` (the group's list as last published) that the lifecycle tracker
+ * identified (it carries an opportunity_id, which the tracker sets again to the same) and that
+ * reads exactly as the one computed is returned in its place rather than built again.
  */
-export function bestArb(groupId: number, y: MemberLadders, n: MemberLadders, maxLevels = 50): ArbOpportunity | undefined {
+export function bestArb(groupId: number, y: MemberLadders, n: MemberLadders, maxLevels = 50, previous?: readonly TrackedArb[]): ArbOpportunity | undefined {
   const ya = y.yesAsks;
   const na = n.noAsks;
   if (ya.length === 0 || na.length === 0) return undefined;
@@ -132,6 +136,29 @@ export function bestArb(groupId: number, y: MemberLadders, n: MemberLadders, max
   if (totalCost >= payout) return undefined;
   const roi = round4(((payout - totalCost) / totalCost) * 100);
   const costUsd = round4(totalCost / PAYOUT);
+  const payoutUsd = round4(payout / PAYOUT);
+  const profit = round4((payout - totalCost) / PAYOUT);
+  if (previous)
+    for (let k = 0; k < previous.length; k++) {
+      const p = previous[k]!;
+      // The tracker's identity: both legs' market, venue and side bought.
+      if (p.opportunity_id === undefined || !sameLegIdentity(p.legs[0], y, 'yes') || !sameLegIdentity(p.legs[1], n, 'no')) continue;
+      const same =
+        p.group_id === groupId &&
+        p.roi === roi &&
+        p.roi_pct === roi &&
+        p.size === size &&
+        p.cost === costUsd &&
+        p.total_cost === costUsd &&
+        p.max_wager_usd === costUsd &&
+        p.payout === payoutUsd &&
+        p.profit === profit &&
+        p.legs.length === 2 &&
+        sameLeg(p.legs[0], y, ya[0]![0], size, spentY, fY) &&
+        sameLeg(p.legs[1], n, na[0]![0], size, spentN, fN);
+      if (same) return p;
+      break;
+    }
   return {
     group_id: groupId,
     roi,
@@ -140,10 +167,32 @@ export function bestArb(groupId: number, y: MemberLadders, n: MemberLadders, max
     cost: costUsd,
     total_cost: costUsd,
     max_wager_usd: costUsd,
-    payout: round4(payout / PAYOUT),
-    profit: round4((payout - totalCost) / PAYOUT),
+    payout: payoutUsd,
+    profit,
     legs: [arbLeg(y, ya[0]![0], size, spentY, fY, 'yes'), arbLeg(n, na[0]![0], size, spentN, fN, 'no')],
   };
+}
+
+/** Whether `leg` is the leg `arbLeg` gives for `l` buying the group's `groupSide`, by the tracker's identity (market, venue, side). */
+function sameLegIdentity(leg: ArbLeg, l: MemberLadders, groupSide: 'yes' | 'no'): boolean {
+  return leg.market_id === l.member.marketId && leg.source === l.member.venue.slug && leg.side === ((groupSide === 'yes') !== l.member.inverted ? 'yes' : 'no');
+}
+
+/** Whether the rest of `leg` reads as `arbLeg` would build it from these figures. */
+function sameLeg(leg: ArbLeg, l: MemberLadders, first: number, size: number, spent: number, fee: number): boolean {
+  const url = l.member.url ?? null;
+  const feeUsd = round4(fee / PAYOUT);
+  return (
+    leg.platform === l.member.venue.slug &&
+    leg.price === round2(first / 100) &&
+    leg.avg_price === round4(spent / size / 100) &&
+    leg.size === size &&
+    leg.fee === feeUsd &&
+    leg.fee_usd === feeUsd &&
+    leg.liquidity_usd === round4(spent / PAYOUT) &&
+    leg.url === url &&
+    leg.source_url === url
+  );
 }
 
 /** One leg of an arbitrage: `first` is the best price taken, `spent` and `fee` its totals over `size` contracts (units). */
@@ -165,16 +214,17 @@ function arbLeg(l: MemberLadders, first: number, size: number, spent: number, fe
   };
 }
 
-/** Every two-leg opportunity of a group: each ordered pair of members on different venues. */
-export function groupArbs(groupId: number, members: readonly MemberLadders[]): ArbOpportunity[] {
+/** Every two-leg opportunity of a group: each ordered pair of members on different venues (`previous` as for `bestArb`). */
+export function groupArbs(groupId: number, members: readonly MemberLadders[], previous?: readonly TrackedArb[]): ArbOpportunity[] {
   const out: ArbOpportunity[] = [];
   for (const y of members)
     for (const n of members) {
       if (y === n || y.member.venue.label === n.member.venue.label) continue;
-      const o = bestArb(groupId, y, n);
-      if (o) out.push(o);
+      const o = bestArb(groupId, y, n, undefined, previous);
+      // The same previous opportunity twice (a market listed twice in a group) is built the second time.
+      if (o) out.push(previous !== undefined && out.includes(o) ? bestArb(groupId, y, n)! : o);
     }
-  return out.sort((a, b) => b.roi - a.roi);
+  return sortByRoi(out);
 }
 
 function round2(x: number): number {
@@ -182,4 +232,19 @@ function round2(x: number): number {
 }
 function round4(x: number): number {
   return Math.round(x * 10_000) / 10_000;
+}
+
+/**
+ * Sorts `list` best ROI first, in place, keeping the order of equal ROIs (as `Array.sort` does).
+ * The lists of a group are short, and `Array.sort` allocates its work space even for two.
+ */
+export function sortByRoi<T extends { readonly roi: number }>(list: T[]): T[] {
+  if (list.length > 16) return list.sort((a, b) => b.roi - a.roi);
+  for (let i = 1; i < list.length; i++) {
+    const x = list[i]!;
+    let j = i;
+    for (; j > 0 && list[j - 1]!.roi < x.roi; j--) list[j] = list[j - 1]!;
+    list[j] = x;
+  }
+  return list;
 }

@@ -3,13 +3,14 @@ import type { VenueConfig } from '../config/schema.js';
 import type { MarketRecord } from '../state/catalog.js';
 import { marketUrl, type VenueDirectory } from '../venues/directory.js';
 import { nativeId } from '../views/market.js';
-import type { BookSide } from '../core/book.js';
+import type { BookSide, OrderBook } from '../core/book.js';
 import { PAYOUT } from '../core/price.js';
 import type { Level } from '../core/types.js';
 import type { EngineState } from '../state/engine.js';
 import { groupArbs, ladders, type ArbOpportunity, type GroupMember, type MemberLadders } from './arb.js';
 import type { FeeContext } from './fees.js';
 import { groupEv } from './ev.js';
+import { sameArb, sameEv } from './same.js';
 import type { LegState, TrackedArb, TrackedEv } from './lifecycle/record.js';
 import type { LegLookup, LifecycleEvent, LifecycleTracker } from './lifecycle/tracker.js';
 
@@ -64,12 +65,20 @@ export interface GroupSignals {
 }
 
 /**
- * A member of a group as the engine last resolved it, and the `GroupMember` the ladders carry: its
- * fee context follows the record it was last resolved from, its page link is built when an
- * opportunity first names it (most members never appear in one).
+ * A member of a group as the engine last resolved it, and the `GroupMember` the ladders carry: it
+ * holds the member's record and books themselves (found again only when the catalog inserts a
+ * record or the book store's layout changes), its fee context follows the record, and its page
+ * link is built when an opportunity first names it (most members never appear in one).
  */
 class MemberSlot implements GroupMember {
   fee: FeeContext = NO_FEES;
+  /** The member's record, as of `inserts` (the catalog's count when it was looked up). */
+  record: MarketRecord | undefined = undefined;
+  inserts = -1;
+  /** The member's YES and NO books (either may be missing), as of the book store's `layout`. */
+  yesBook: OrderBook | undefined = undefined;
+  noBook: OrderBook | undefined = undefined;
+  layout = -1;
   /** The record, URL and extra fields `fee` and the link were read from (a record is updated in place). */
   private rec: MarketRecord | undefined = undefined;
   private recUrl: string | undefined = undefined;
@@ -117,28 +126,42 @@ function newBuffer(): LevelBuffer {
   return { pool: [], out: [] };
 }
 
-/** At most `depth` levels of a side best first into `buf`, each price complemented (100 − p) when `complement`. */
-function fillLevels(buf: LevelBuffer, side: BookSide, depth: number, complement: boolean): readonly Level[] {
+/** The best price of a side, complemented (100 − p) when `complement`; Infinity when the side is empty. */
+function bestOf(side: BookSide, complement: boolean): number {
+  if (side.length === 0) return Infinity;
+  return complement ? PAYOUT - side.price(0) : side.price(0);
+}
+
+/**
+ * At most `depth` levels of a side best first into `buf`, each price complemented (100 − p) when
+ * `complement`: the best, and after it those priced below `below`.
+ */
+function fillLevels(buf: LevelBuffer, side: BookSide, depth: number, complement: boolean, below: number): readonly Level[] {
   const n = Math.min(depth, side.length);
   const { pool, out } = buf;
-  if (out.length > n) out.length = n;
-  for (let i = 0; i < n; i++) {
-    let t = pool[i];
+  let k = 0;
+  for (; k < n; k++) {
+    const p = complement ? PAYOUT - side.price(k) : side.price(k);
+    if (k > 0 && p >= below) break;
+    let t = pool[k];
     if (t === undefined) pool.push((t = [0, 0]));
-    t[0] = complement ? PAYOUT - side.price(i) : side.price(i);
-    t[1] = side.size(i);
-    out[i] = t;
+    t[0] = p;
+    t[1] = side.size(k);
+    out[k] = t;
   }
+  if (out.length > k) out.length = k;
   return out;
 }
 
 /**
- * The member slots of a group (null for a venue not configured), for as long as the group source
- * hands out the same group: a group is never changed in place, a new one replaces it.
+ * What the engine keeps of a group between recomputes, reached with one lookup: its member slots
+ * (null for a venue not configured) for as long as the group source hands out the same group (a
+ * group is never changed in place, a new one replaces it), and its last signals.
  */
-interface GroupSlots {
-  readonly group: SignalGroup;
-  readonly slots: readonly (MemberSlot | null)[];
+interface GroupContext {
+  group: SignalGroup;
+  slots: readonly (MemberSlot | null)[];
+  signals: GroupSignals | undefined;
 }
 
 /** Levels of each member's book a recompute reads. */
@@ -180,28 +203,6 @@ function sameIdentity(a: TrackedArb | TrackedEv, b: TrackedArb | TrackedEv): boo
   return true;
 }
 
-/** The names of the fields `stamp` adds to an opportunity. */
-const STAMP_FIELDS = 4;
-
-/**
- * Whether `p` (a stamped opportunity) holds exactly the fields of `o` with the same values, and
- * the stamp's: nested arrays and objects (legs, consensus sources) compared by value. Both come
- * from the same object literals, so the same values in the same order.
- */
-function sameFields(o: object, p: object, extra: number): boolean {
-  let n = 0;
-  for (const k in o) {
-    n++;
-    const a = (o as Record<string, unknown>)[k];
-    const b = (p as Record<string, unknown>)[k];
-    if (a === b) continue;
-    if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || !sameFields(a, b, 0)) return false;
-  }
-  let m = 0;
-  for (const _ in p) m++;
-  return m === n + extra;
-}
-
 /**
  * Stamps a recompute's opportunities with their group's fields and detection time: an opportunity
  * the previous list of the group held keeps its detected_at, a new one is detected `now`. A stamped
@@ -213,12 +214,13 @@ function stamp<T extends TrackedArb | TrackedEv>(
   prev: readonly (T & GroupStamp)[] | undefined,
   g: SignalGroup,
   now: number,
+  same: (o: T, p: T) => boolean,
 ): readonly (T & GroupStamp)[] {
   if (list.length === 0) return EMPTY_LIST;
   const eventDate = g.eventDate ?? null;
   const eventType = g.eventType ?? null;
-  const out: (T & GroupStamp)[] = new Array(list.length);
-  let kept = prev !== undefined && prev.length === list.length;
+  // Undefined while every opportunity so far is the previous list's own at the same place.
+  let out: (T & GroupStamp)[] | undefined = prev !== undefined && prev.length === list.length ? undefined : new Array<T & GroupStamp>(list.length);
   let at: string | undefined;
   for (let i = 0; i < list.length; i++) {
     const o = list[i]!;
@@ -230,23 +232,28 @@ function stamp<T extends TrackedArb | TrackedEv>(
           was = prev[j];
           break;
         }
-    if (was && was.group_title === g.title && was.event_date === eventDate && was.event_type === eventType && sameFields(o, was, STAMP_FIELDS)) {
-      out[i] = was;
-      if (prev![i] !== was) kept = false;
-      continue;
-    }
-    kept = false;
+    const keep = was !== undefined && was.group_title === g.title && was.event_date === eventDate && was.event_type === eventType && same(o, was);
+    if (keep && out === undefined && prev![i] === was) continue;
+    out ??= prev!.slice(0, i);
     // Object.assign, not a spread: a spread of an object with fields outside it (opportunity_id)
     // gives each copy a hidden class of its own.
-    out[i] = Object.assign({}, o, {
-      group_title: g.title,
-      event_date: eventDate,
-      event_type: eventType,
-      detected_at: was?.detected_at ?? (at ??= new Date(now).toISOString()),
-    });
+    out[i] = keep
+      ? was!
+      : Object.assign({}, o, {
+          group_title: g.title,
+          event_date: eventDate,
+          event_type: eventType,
+          detected_at: was?.detected_at ?? (at ??= new Date(now).toISOString()),
+        });
   }
-  return kept ? prev! : out;
+  return out ?? prev!;
 }
+
+/** A side not yet copied. */
+const NO_LEVELS: readonly Level[] = Object.freeze([]);
+
+/** The ladders outside a recompute. */
+const NO_LADDERS: readonly MemberLadders[] = Object.freeze([]);
 
 /** The list of a group without opportunities (shared: nothing writes to a published list). */
 const EMPTY_LIST: readonly never[] = Object.freeze([]);
@@ -289,7 +296,8 @@ function feeContext(extra: Readonly<Record<string, unknown>> | undefined): FeeCo
  * changes recompute what.
  */
 export class SignalEngine implements LegLookup {
-  private readonly signals = new Map<number, GroupSignals>();
+  /** Per group, its member slots and last signals (the order groups were first computed in). */
+  private readonly contexts = new Map<number, GroupContext>();
   private readonly changed = new Subject<GroupSignals>();
   /** A group whose arbitrage or EV list changed (pipelines/fanout.ts publishes it). */
   readonly changes$ = this.changed.asObservable();
@@ -310,33 +318,55 @@ export class SignalEngine implements LegLookup {
   }
 
   /** The group and ladders of the recompute in progress, for `legState`. */
-  private cur: { g: SignalGroup; ls: readonly MemberLadders[] } | undefined;
+  private curGroup: SignalGroup | undefined = undefined;
+  private curLadders: readonly MemberLadders[] = NO_LADDERS;
 
-  /** Groups marked dirty since the last `flush` (conflation). */
-  private readonly dirty = new Set<number>();
+  /** Groups marked dirty since the last `flush` (conflation), and an empty set for the marks made while one flushes (none while it runs). */
+  private dirty = new Set<number>();
+  private spare: Set<number> | undefined = new Set<number>();
 
-  /** Per group, its members' venues and fee and URL context (rebuilt when the group or a record changes). */
-  private readonly slots = new Map<number, GroupSlots>();
-
-  /** The member slots of `g`, built again when the group source hands out a different group. */
-  private slotsOf(g: SignalGroup): readonly (MemberSlot | null)[] {
-    const c = this.slots.get(g.groupId);
-    if (c && c.group === g) return c.slots;
+  /** The context of `g`, its slots built again when the group source hands out a different group. */
+  private contextOf(g: SignalGroup): GroupContext {
+    let c = this.contexts.get(g.groupId);
+    if (c && c.group === g) return c;
     const slots = g.members.map((m) => {
       const v = this.venues.byLabel.get(m.venue);
       return v ? new MemberSlot(v, m.marketId, m.inverted) : null;
     });
-    this.slots.set(g.groupId, { group: g, slots });
-    return slots;
+    if (c) {
+      c.group = g;
+      c.slots = slots;
+    } else this.contexts.set(g.groupId, (c = { group: g, slots, signals: undefined }));
+    return c;
   }
 
   /** The member of a slot when its market is listed and active, following its record. */
   private memberOf(m: MemberSlot | null): MemberSlot | undefined {
     if (m === null) return undefined;
-    const rec = this.state.catalog.get(m.venue.label, m.marketId);
+    const catalog = this.state.catalog;
+    // Records are never removed and are updated in place: the one found stands until an insert.
+    if (m.inserts !== catalog.inserts) {
+      m.record = catalog.get(m.venue.label, m.marketId);
+      m.inserts = catalog.inserts;
+    }
+    const rec = m.record;
     if (!rec || rec.status !== 'active') return undefined;
     m.resolve(rec);
     return m;
+  }
+
+  /** The ready book a member's ladders read, as `BookStore.marketSides` picks it: its YES book, else its NO book. */
+  private bookOf(m: MemberSlot): OrderBook | undefined {
+    const books = this.state.books;
+    if (m.layout !== books.layout) {
+      const [yes, , no] = books.marketBookSource(m.venue.label, m.marketId);
+      m.yesBook = yes;
+      m.noBook = no;
+      m.layout = books.layout;
+    }
+    if (m.yesBook?.ready) return m.yesBook;
+    if (m.noBook?.ready) return m.noBook;
+    return undefined;
   }
 
   /** Recomputes the groups a market belongs to (its book, quote or record changed). */
@@ -358,9 +388,13 @@ export class SignalEngine implements LegLookup {
   /** Recomputes every group marked since the last flush, once each. */
   flush(): void {
     if (this.dirty.size === 0) return;
-    const ids = [...this.dirty];
-    this.dirty.clear();
-    for (let i = 0; i < ids.length; i++) this.recompute(ids[i]!);
+    // Groups marked by a recompute's subscribers go to the next flush.
+    const ids = this.dirty;
+    this.dirty = this.spare ?? new Set();
+    this.spare = undefined;
+    for (const id of ids) this.recompute(id);
+    ids.clear();
+    this.spare = ids;
   }
 
   /** Recomputes one group now. */
@@ -368,8 +402,8 @@ export class SignalEngine implements LegLookup {
     const g = this.groups.group(groupId);
     // A suspect group is a wrong match: its opportunities close as if the group were gone.
     if (!g || g.suspect !== undefined) {
-      if (this.signals.delete(groupId)) this.version++;
-      this.slots.delete(groupId);
+      if (this.contexts.get(groupId)?.signals !== undefined) this.version++;
+      this.contexts.delete(groupId);
       this.lifecycle?.closeGroup(groupId, Date.now());
       return undefined;
     }
@@ -377,7 +411,8 @@ export class SignalEngine implements LegLookup {
     // A recompute started inside another (from a subscriber) must not refill the ladders in use.
     const reuse = this.depth++ === 0;
     try {
-      return this.compute(groupId, g, this.laddersOf(g, reuse));
+      const c = this.contextOf(g);
+      return this.compute(c, this.laddersOf(c, reuse));
     } finally {
       this.depth--;
     }
@@ -386,63 +421,116 @@ export class SignalEngine implements LegLookup {
   /** Recomputes started and not yet done (more than one: one started inside another). */
   private depth = 0;
 
-  /** The ladders of a group's listed, active members with a book or a quote, in member order. */
-  private laddersOf(g: SignalGroup, reuse: boolean): MemberLadders[] {
+  /**
+   * The ladders of a group's listed, active members with a book or a quote, in member order. At
+   * most 20 levels of a side (deeper than any arbitrage survives fees), and past its best only the
+   * levels some pair could still take: a group-YES ask at p pays only against a group-NO ask below
+   * 100 − p, and none is below the members' best, so a walk stops before any level left out
+   * (fees are never negative). EV and the consensus read the best levels alone.
+   */
+  private laddersOf(c: GroupContext, reuse: boolean): MemberLadders[] {
+    // Written by position and cut to length at the end: emptying an array drops its storage.
     const ls: MemberLadders[] = reuse ? this.scratch.ls : [];
-    ls.length = 0;
-    const slots = this.slotsOf(g);
+    const books: (OrderBook | undefined)[] = reuse ? this.scratch.books : [];
+    let n = 0;
+    let minYes = Infinity;
+    let minNo = Infinity;
+    const slots = c.slots;
     for (let i = 0; i < slots.length; i++) {
       const m = this.memberOf(slots[i]!);
       if (!m) continue;
-      // 20 levels: deeper than any arbitrage survives fees. Copied once, straight into the ladders
-      // (the book's YES asks and NO asks), in the engine's scratch unless another recompute uses it.
-      const sides = this.state.books.marketSides(m.venue.label, m.marketId);
-      if (sides) {
-        const k = ls.length;
-        const ownYes = fillLevels(reuse ? (this.scratch.levels[2 * k] ??= newBuffer()) : newBuffer(), sides.asks, LADDER_DEPTH, sides.complement);
-        const ownNo = fillLevels(reuse ? (this.scratch.levels[2 * k + 1] ??= newBuffer()) : newBuffer(), sides.bids, LADDER_DEPTH, !sides.complement);
-        const yesAsks = m.inverted ? ownNo : ownYes;
-        const noAsks = m.inverted ? ownYes : ownNo;
+      const k = n;
+      const book = this.bookOf(m);
+      if (book) {
+        // The sides `BookStore.marketSides` reads: a NO book's bids are the YES asks, complemented.
+        const complement = book !== m.yesBook;
+        const ownYes = bestOf(complement ? book.bids : book.asks, complement);
+        const ownNo = bestOf(complement ? book.asks : book.bids, !complement);
+        minYes = Math.min(minYes, m.inverted ? ownNo : ownYes);
+        minNo = Math.min(minNo, m.inverted ? ownYes : ownNo);
         let l = reuse ? this.scratch.ladders[k] : undefined;
-        if (l) {
-          l.member = m;
-          l.yesAsks = yesAsks;
-          l.noAsks = noAsks;
-        } else {
-          l = { member: m, yesAsks, noAsks };
+        if (l) l.member = m;
+        else {
+          l = { member: m, yesAsks: NO_LEVELS, noAsks: NO_LEVELS };
           if (reuse) this.scratch.ladders[k] = l;
         }
-        ls.push(l);
+        books[k] = book;
+        ls[n++] = l;
         continue;
       }
       // Venues without books (listings): their quoted top of book, size unknown (0 = not tradable size).
       const q = this.state.quotes.get(m.venue.label, m.marketId);
-      if (q && (q.yesBid !== undefined || q.yesAsk !== undefined))
-        ls.push(ladders(m, q.yesBid !== undefined ? [[q.yesBid, q.yesBidSize ?? 0]] : [], q.yesAsk !== undefined ? [[q.yesAsk, q.yesAskSize ?? 0]] : []));
+      if (q && (q.yesBid !== undefined || q.yesAsk !== undefined)) {
+        const l = ladders(m, q.yesBid !== undefined ? [[q.yesBid, q.yesBidSize ?? 0]] : [], q.yesAsk !== undefined ? [[q.yesAsk, q.yesAskSize ?? 0]] : []);
+        minYes = Math.min(minYes, l.yesAsks[0]?.[0] ?? Infinity);
+        minNo = Math.min(minNo, l.noAsks[0]?.[0] ?? Infinity);
+        books[k] = undefined;
+        ls[n++] = l;
+      }
+    }
+    if (ls.length !== n) ls.length = n;
+    // Copied once, straight into the ladders, in the engine's scratch unless another recompute uses it.
+    for (let k = 0; k < ls.length; k++) {
+      const book = books[k];
+      if (book === undefined) continue;
+      const l = ls[k] as Ladders;
+      const m = l.member;
+      const complement = book !== m.yesBook;
+      const yesBelow = PAYOUT - minNo;
+      const noBelow = PAYOUT - minYes;
+      const ownYes = fillLevels(
+        reuse ? (this.scratch.levels[2 * k] ??= newBuffer()) : newBuffer(),
+        complement ? book.bids : book.asks,
+        LADDER_DEPTH,
+        complement,
+        m.inverted ? noBelow : yesBelow,
+      );
+      const ownNo = fillLevels(
+        reuse ? (this.scratch.levels[2 * k + 1] ??= newBuffer()) : newBuffer(),
+        complement ? book.asks : book.bids,
+        LADDER_DEPTH,
+        !complement,
+        m.inverted ? yesBelow : noBelow,
+      );
+      l.yesAsks = m.inverted ? ownNo : ownYes;
+      l.noAsks = m.inverted ? ownYes : ownNo;
     }
     return ls;
   }
 
   /**
    * What a recompute's ladders are built in, reused by the next (they do not outlive it): the list,
-   * each member's ladders (by position in the list) and their level tuples (two per position).
+   * the book of each position (undefined for a quote), each member's ladders (by position in the
+   * list) and their level tuples (two per position).
    */
-  private readonly scratch: { readonly ls: MemberLadders[]; readonly ladders: Ladders[]; readonly levels: LevelBuffer[] } = { ls: [], ladders: [], levels: [] };
+  private readonly scratch: {
+    readonly ls: MemberLadders[];
+    readonly books: (OrderBook | undefined)[];
+    readonly ladders: Ladders[];
+    readonly levels: LevelBuffer[];
+  } = { ls: [], books: [], ladders: [], levels: [] };
 
   /** A group's arbitrage and EV from its members' ladders, tracked, stamped, kept and published when changed. */
-  private compute(groupId: number, g: SignalGroup, ls: readonly MemberLadders[]): GroupSignals {
+  private compute(c: GroupContext, ls: readonly MemberLadders[]): GroupSignals {
+    const g = c.group;
+    const groupId = g.groupId;
     const now = Date.now();
-    let arbs: readonly TrackedArb[] = groupArbs(groupId, ls);
-    let evs: readonly TrackedEv[] = groupEv(groupId, ls);
+    let arbs: readonly TrackedArb[] = groupArbs(groupId, ls, c.signals?.arbs);
+    let evs: readonly TrackedEv[] = groupEv(groupId, ls, c.signals?.evs);
     if (this.lifecycle) {
-      this.cur = { g, ls };
+      this.curGroup = g;
+      this.curLadders = ls;
       ({ arbs, evs } = this.lifecycle.track(groupId, g.title, arbs, evs, now, this));
-      this.cur = undefined;
+      this.curGroup = undefined;
+      this.curLadders = NO_LADDERS;
     }
-    const prev = this.signals.get(groupId);
-    const same = prev !== undefined && sameSignals(prev, arbs, evs);
-    const next: GroupSignals = { groupId, title: g.title, arbs: stamp(arbs, prev?.arbs, g, now), evs: stamp(evs, prev?.evs, g, now), at: now };
-    this.signals.set(groupId, next);
+    const prev = c.signals;
+    const stampedArbs = stamp(arbs, prev?.arbs, g, now, sameArb);
+    const stampedEvs = stamp(evs, prev?.evs, g, now, sameEv);
+    // Lists kept whole read the same in every field; others are compared as a subscriber sees them.
+    const same = prev !== undefined && ((stampedArbs === prev.arbs && stampedEvs === prev.evs) || sameSignals(prev, arbs, evs));
+    const next: GroupSignals = { groupId, title: g.title, arbs: stampedArbs, evs: stampedEvs, at: now };
+    c.signals = next;
     if (!same) {
       this.version++;
       this.changed.next(next);
@@ -458,9 +546,9 @@ export class SignalEngine implements LegLookup {
   /** A leg of an opportunity that left the group being recomputed, as the tracker asks for it (source: the leg's venue slug). */
   legState(slug: string, marketId: string, groupSide: 'yes' | 'no'): LegState {
     const source = this.labelOf(slug);
-    const member = this.cur?.g.members.some((m) => m.venue === source && m.marketId === marketId) ?? false;
+    const member = this.curGroup?.members.some((m) => m.venue === source && m.marketId === marketId) ?? false;
     const rec = this.state.catalog.get(source, marketId);
-    const l = this.cur?.ls.find((x) => x.member.venue.label === source && x.member.marketId === marketId);
+    const l = this.curLadders.find((x) => x.member.venue.label === source && x.member.marketId === marketId);
     const best = l ? (groupSide === 'yes' ? l.yesAsks : l.noAsks)[0] : undefined;
     return { member, active: rec?.status === 'active', feeKey: this.feeKey(source, marketId), depth: best ? best[1] : 0 };
   }
@@ -477,10 +565,11 @@ export class SignalEngine implements LegLookup {
   }
 
   get(groupId: number): GroupSignals | undefined {
-    return this.signals.get(groupId);
+    return this.contexts.get(groupId)?.signals;
   }
 
-  all(): IterableIterator<GroupSignals> {
-    return this.signals.values();
+  /** Every group's last signals, in the order the groups were first computed. */
+  *all(): IterableIterator<GroupSignals> {
+    for (const c of this.contexts.values()) if (c.signals !== undefined) yield c.signals;
   }
 }

@@ -1,6 +1,9 @@
 import { PAYOUT } from '../core/price.js';
-import type { MemberLadders } from './arb.js';
+import { sortByRoi, type MemberLadders } from './arb.js';
 import { takerFee } from './fees.js';
+import type { TrackedEv } from './lifecycle/record.js';
+
+const SIDES = ['yes', 'no'] as const;
 
 /** Quotes wider than this are not used for the consensus (the same 20-cent rule as /search). */
 const MAX_SPREAD = 2_000;
@@ -19,25 +22,49 @@ export interface Consensus {
  * one venue out, so a venue's price is never judged against a consensus it is part of.
  */
 export function consensus(members: readonly MemberLadders[], exclude?: string): Consensus | undefined {
+  const probability = consensusProbability(members, exclude);
+  return probability === undefined ? undefined : { probability, sources: consensusSources(members, exclude) };
+}
+
+/** A member's mid and weight count towards the consensus: a two-sided quote no wider than 20 cents. */
+function counts(m: MemberLadders, exclude: string | undefined): boolean {
+  if (m.member.venue.label === exclude) return false;
+  const ya = m.yesAsks[0];
+  const na = m.noAsks[0];
+  if (!ya || !na) return false;
+  const yesBid = PAYOUT - na[0];
+  return !(ya[0] - yesBid > MAX_SPREAD || ya[0] < yesBid);
+}
+
+/** The probability `consensus` gives, without its list of sources (built only for an opportunity that names them). */
+function consensusProbability(members: readonly MemberLadders[], exclude: string | undefined): number | undefined {
   let w = 0;
   let sum = 0;
-  const sources: string[] = [];
-  for (const m of members) {
-    if (m.member.venue.label === exclude) continue;
-    const ya = m.yesAsks[0];
-    const na = m.noAsks[0];
-    if (!ya || !na) continue;
-    const yesAsk = ya[0];
-    const yesBid = PAYOUT - na[0];
-    if (yesAsk - yesBid > MAX_SPREAD || yesAsk < yesBid) continue;
+  let n = 0;
+  for (let i = 0; i < members.length; i++) {
+    const m = members[i]!;
+    if (!counts(m, exclude)) continue;
+    const ya = m.yesAsks[0]!;
+    const na = m.noAsks[0]!;
     const weight = Math.max(1, ya[1] + na[1]);
-    sum += ((yesAsk + yesBid) / 2) * weight;
+    const yesBid = PAYOUT - na[0];
+    sum += ((ya[0] + yesBid) / 2) * weight;
     w += weight;
-    sources.push(m.member.venue.slug);
+    n++;
   }
   // One other venue is a quote, not a consensus.
-  if (sources.length < 2) return undefined;
-  return { probability: sum / w / PAYOUT, sources };
+  return n < 2 ? undefined : sum / w / PAYOUT;
+}
+
+/** The venues (slugs) of the members `consensus` averages, in member order. */
+function consensusSources(members: readonly MemberLadders[], exclude: string | undefined): string[] {
+  // Sized first: a list grown by push reserves room for 17.
+  let n = 0;
+  for (let i = 0; i < members.length; i++) if (counts(members[i]!, exclude)) n++;
+  const sources = new Array<string>(n);
+  n = 0;
+  for (let i = 0; i < members.length; i++) if (counts(members[i]!, exclude)) sources[n++] = members[i]!.member.venue.slug;
+  return sources;
 }
 
 /**
@@ -82,18 +109,23 @@ export interface EvOpportunity {
 
 /**
  * EV of buying the group's YES (or NO) at one member's best ask against the leave-one-out
- * consensus, per contract after the taker fee. Positive-EV entries only.
+ * consensus, per contract after the taker fee. Positive-EV entries only. `previous` is the group's
+ * list as last published: an opportunity of it that the lifecycle tracker identified (it carries
+ * an opportunity_id, which the tracker sets again to the same) and that reads exactly as the one
+ * computed is returned in its place rather than built again.
  */
-export function groupEv(groupId: number, members: readonly MemberLadders[]): EvOpportunity[] {
+export function groupEv(groupId: number, members: readonly MemberLadders[], previous?: readonly TrackedEv[]): EvOpportunity[] {
   const out: EvOpportunity[] = [];
   for (const m of members) {
-    const c = consensus(members, m.member.venue.label);
-    if (!c) continue;
-    for (const side of ['yes', 'no'] as const) {
+    const probability = consensusProbability(members, m.member.venue.label);
+    if (probability === undefined) continue;
+    // Shared by the member's two sides, built when the first of them is an opportunity.
+    let sources: string[] | undefined;
+    for (const side of SIDES) {
       const best = (side === 'yes' ? m.yesAsks : m.noAsks)[0];
       if (!best) continue;
       const [price, size] = best;
-      const p = side === 'yes' ? c.probability : 1 - c.probability;
+      const p = side === 'yes' ? probability : 1 - probability;
       const fee = takerFee(m.member.venue.fees, price, 1, m.member.fee); // per contract, units
       const cost = price + fee;
       const ev = p * PAYOUT - cost;
@@ -102,8 +134,14 @@ export function groupEv(groupId: number, members: readonly MemberLadders[]): EvO
       const roi = Math.round(rawRoi * 10_000) / 10_000;
       const perDollar = Math.round((rawRoi / 100) * 1e6) / 1e6;
       const feeUsd = Math.round((fee / PAYOUT) * 1e4) / 1e4;
-      const prob = Math.round(c.probability * 1e4) / 1e4;
+      const prob = Math.round(probability * 1e4) / 1e4;
       const url = m.member.url ?? null;
+      const legSide = (side === 'yes') !== m.member.inverted ? 'yes' : 'no';
+      const was = previous && unchanged(previous, groupId, m, side, legSide, roi, perDollar, prob, price / 100, size, feeUsd, url, members);
+      if (was && !out.includes(was)) {
+        out.push(was);
+        continue;
+      }
       out.push({
         group_id: groupId,
         side,
@@ -113,7 +151,7 @@ export function groupEv(groupId: number, members: readonly MemberLadders[]): EvO
         ev_usd_per_dollar: perDollar,
         consensus: prob,
         consensus_probability: prob,
-        consensus_sources: c.sources,
+        consensus_sources: (sources ??= consensusSources(members, m.member.venue.label)),
         price: price / 100,
         size,
         fee: feeUsd,
@@ -122,7 +160,7 @@ export function groupEv(groupId: number, members: readonly MemberLadders[]): EvO
             platform: m.member.venue.slug,
             source: m.member.venue.slug,
             market_id: m.member.marketId,
-            side: (side === 'yes') !== m.member.inverted ? 'yes' : 'no',
+            side: legSide,
             price: price / 100,
             size,
             fee: feeUsd,
@@ -136,5 +174,70 @@ export function groupEv(groupId: number, members: readonly MemberLadders[]): EvO
       });
     }
   }
-  return out.sort((a, b) => b.roi - a.roi);
+  return sortByRoi(out);
+}
+
+/**
+ * The opportunity of `previous` with the identity the tracker gives (market, side bought) of the
+ * one just computed from these figures, when it carries an id and every field reads the same.
+ */
+function unchanged(
+  previous: readonly TrackedEv[],
+  groupId: number,
+  m: MemberLadders,
+  side: 'yes' | 'no',
+  legSide: 'yes' | 'no',
+  roi: number,
+  perDollar: number,
+  prob: number,
+  price: number,
+  size: number,
+  feeUsd: number,
+  url: string | null,
+  members: readonly MemberLadders[],
+): TrackedEv | undefined {
+  const slug = m.member.venue.slug;
+  for (let i = 0; i < previous.length; i++) {
+    const p = previous[i]!;
+    const l = p.legs[0];
+    if (
+      p.opportunity_id === undefined ||
+      p.side !== side ||
+      p.legs.length !== 1 ||
+      l.market_id !== m.member.marketId ||
+      l.source !== slug ||
+      l.side !== legSide
+    )
+      continue;
+    const same =
+      p.group_id === groupId &&
+      p.roi === roi &&
+      p.roi_pct === roi &&
+      p.ev_per_dollar === perDollar &&
+      p.ev_usd_per_dollar === perDollar &&
+      p.consensus === prob &&
+      p.consensus_probability === prob &&
+      p.price === price &&
+      p.size === size &&
+      p.fee === feeUsd &&
+      l.platform === slug &&
+      l.price === price &&
+      l.size === size &&
+      l.fee === feeUsd &&
+      l.fee_usd === feeUsd &&
+      l.roi_pct === roi &&
+      l.ev_usd_per_dollar === perDollar &&
+      l.url === url &&
+      l.source_url === url &&
+      sameSources(p.consensus_sources, members, m.member.venue.label);
+    return same ? p : undefined;
+  }
+  return undefined;
+}
+
+/** Whether `sources` is the list `consensusSources` would build (without building it). */
+function sameSources(sources: readonly string[], members: readonly MemberLadders[], exclude: string): boolean {
+  let n = 0;
+  for (let i = 0; i < members.length; i++) if (counts(members[i]!, exclude) && sources[n++] !== members[i]!.member.venue.slug) return false;
+  return n === sources.length;
 }

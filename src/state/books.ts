@@ -52,6 +52,8 @@ export class BookStore {
   private readonly instrumentsOf = new Map<VenueLabel, Map<string, [string | undefined, string | undefined]>>();
   readonly changes$ = new Subject<BookChange>();
   integrityErrors = 0;
+  /** Bumped when a book is created or a market's instruments change: books a reader found for a market (`marketBookSource`) stay its books while it stands. */
+  layout = 0;
 
   get size(): number {
     let n = 0;
@@ -94,6 +96,7 @@ export class BookStore {
       if (no === undefined && (yes === undefined || yes === marketId)) return;
       m.set(marketId, (cur = [undefined, undefined]));
     }
+    if ((yes && cur[0] !== yes) || (no && cur[1] !== no)) this.layout++;
     if (yes) cur[0] = yes;
     if (no) cur[1] = no;
   }
@@ -105,6 +108,7 @@ export class BookStore {
     if (!b) {
       v.set(instrument, (b = new OrderBook(instrument)));
       b.role = this.roleOf(venue, instrument);
+      this.layout++;
     }
     return b;
   }

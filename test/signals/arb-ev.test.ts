@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import type { Level } from '../../src/core/types.js';
-import { bestArb, groupArbs, ladders, type GroupMember } from '../../src/signals/arb.js';
+import { bestArb, groupArbs, ladders, sortByRoi, type GroupMember } from '../../src/signals/arb.js';
 import { consensus, groupEv } from '../../src/signals/ev.js';
 
 const venues = Object.fromEntries(loadConfig({ env: {} }).venues.map((v) => [v.label, v]));
@@ -75,5 +75,19 @@ describe('EV against the leave-one-out consensus', () => {
   it('ignores quotes wider than 20 cents in the consensus', () => {
     const wide = ladders(member('venue_a'), [c(20, 100)], [c(80, 100)]);
     expect(consensus([wide])).toBeUndefined();
+  });
+});
+
+describe('sortByRoi', () => {
+  it('orders as a stable Array.sort by ROI, best first, at every length around its cut-over', () => {
+    let seed = 5;
+    const draw = (): number => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
+    for (let n = 0; n <= 40; n++)
+      for (let round = 0; round < 20; round++) {
+        // Few distinct ROIs, so equal ones test the order they keep.
+        const list = Array.from({ length: n }, (_, i) => ({ roi: Math.floor(draw() * 5) - 2, i }));
+        const want = [...list].sort((a, b) => b.roi - a.roi);
+        expect(sortByRoi(list)).toEqual(want);
+      }
   });
 });

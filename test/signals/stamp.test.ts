@@ -4,7 +4,7 @@ import { arbFlow } from '../../pipelines/signals.js';
 import { loadConfig } from '../../src/config/load.js';
 import { Turn } from '../../src/pipeline/turn.js';
 import type { NormalizedEvent } from '../../src/core/types.js';
-import { SignalEngine, type GroupSignals } from '../../src/signals/engine.js';
+import { SignalEngine, type GroupSignals, type PublishedEv } from '../../src/signals/engine.js';
 import { LifecycleTracker } from '../../src/signals/lifecycle/tracker.js';
 import { applyEvent, EngineState } from '../../src/state/engine.js';
 import { VenueDirectory } from '../../src/venues/directory.js';
@@ -120,5 +120,22 @@ describe('stamped opportunities across recomputes', () => {
     expect(next.arbs[0]).toMatchObject({ size: 60, detected_at: new Date(T0).toISOString() });
     expect(published.length).toBe(n + 1);
     expect(published.at(-1)).toBe(next);
+  });
+
+  it('rebuilds an EV opportunity whose leg URL or size changed while its ROI held, and keeps it otherwise', () => {
+    // venue_e's quote joins venue_a's in a consensus near 42.5: NO on venue_b at 50 is worth 57.5.
+    apply(book('venue_e', E, [[4100, 100]], [[4400, 100]]));
+    const ev = (): PublishedEv => engine.get(1)!.evs.find((e) => e.legs[0].market_id === B)!;
+    const first = ev();
+    expect(first).toMatchObject({ side: 'no', size: 100 });
+    at(1000);
+    apply(book('venue_a', A, [[4000, 100]], [[4500, 100]]));
+    expect(ev()).toBe(first);
+    apply(market('venue_b', B, 'https://b.example/two'));
+    expect(ev()).toEqual({ ...first, legs: [{ ...first.legs[0], url: 'https://b.example/two', source_url: 'https://b.example/two' }] });
+    const n = published.length;
+    apply(book('venue_b', B, [[5000, 70]], [[5600, 100]]));
+    expect(ev()).toMatchObject({ roi: first.roi, size: 70, opportunity_id: first.opportunity_id, detected_at: first.detected_at });
+    expect(published.length).toBe(n + 1);
   });
 });
