@@ -9,7 +9,8 @@ import { cursorOffset, EventPage, typesMatch, typesParam, type MatchingRoutes } 
 
 /** A serialized /search body and what it depends on: the groups, the catalog and the quotes it shows. */
 interface CachedSearch {
-  readonly body: string;
+  /** UTF-8 bytes: uWS sends a Buffer as it is, and would encode a string again on every answer. */
+  readonly body: Buffer;
   readonly deps: [QuoteRecord, number][];
   readonly matching: number;
   readonly catalog: number;
@@ -79,12 +80,14 @@ export function registerSearch(api: Api, r: MatchingRoutes): void {
         return j;
       });
       const cursor = more ? encodeCursor({ o: offset + q.limit! }) : null;
-      const body = JSON.stringify({
-        events,
-        cursor,
-        next_cursor: cursor,
-        _meta: { count: page.length, total_count: list.length, ...(pricesUnavailable ? { prices_unavailable: true } : {}) },
-      });
+      const body = Buffer.from(
+        JSON.stringify({
+          events,
+          cursor,
+          next_cursor: cursor,
+          _meta: { count: page.length, total_count: list.length, ...(pricesUnavailable ? { prices_unavailable: true } : {}) },
+        }),
+      );
       if (cache.size >= 500) cache.clear();
       // A leg with no quote yet gets one by growing the quote store: the count guards that case.
       cache.set(c.rawQuery, {
