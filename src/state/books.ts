@@ -3,6 +3,10 @@ import { BookIntegrityError, OrderBook, type BookSide } from '../core/book.js';
 import type { BookDelta, BookSnapshot, Level, VenueLabel } from '../core/types.js';
 import { PAYOUT } from '../core/price.js';
 
+/**
+ * A book changed. The store hands every subscriber the same object, rewritten for each change: it
+ * is valid during the call only, so a subscriber that keeps anything copies the fields it needs.
+ */
 export interface BookChange {
   readonly venue: VenueLabel;
   readonly marketId: string;
@@ -51,6 +55,14 @@ export class BookStore {
   private readonly roles = new Map<VenueLabel, Map<string, BookRole>>();
   private readonly instrumentsOf = new Map<VenueLabel, Map<string, [string | undefined, string | undefined]>>();
   readonly changes$ = new Subject<BookChange>();
+  /** The one change object `changes$` carries (see BookChange): no allocation per delta. */
+  private readonly change: { venue: VenueLabel; marketId: string; instrument: string; book: OrderBook } = {
+    venue: '',
+    marketId: '',
+    instrument: '',
+    book: new OrderBook(''),
+  };
+  private announcing = false;
   integrityErrors = 0;
   /** Bumped when a book is created or a market's instruments change: books a reader found for a market (`marketBookSource`) stay its books while it stands. */
   layout = 0;
@@ -123,7 +135,7 @@ export class BookStore {
       b.reset();
       return undefined;
     }
-    if (this.changes$.observed) this.changes$.next({ venue: ev.venue, marketId: ev.marketId, instrument: ev.instrument, book: b });
+    if (this.changes$.observed) this.announce(ev, b);
     return b;
   }
 
@@ -138,8 +150,27 @@ export class BookStore {
       b.reset();
       return undefined;
     }
-    if (this.changes$.observed) this.changes$.next({ venue: ev.venue, marketId: ev.marketId, instrument: ev.instrument, book: b });
+    if (this.changes$.observed) this.announce(ev, b);
     return b;
+  }
+
+  /** Emits a change on `changes$` in the shared object, or a fresh one when a subscriber's own change nests inside another's. */
+  private announce(ev: BookSnapshot | BookDelta, b: OrderBook): void {
+    if (this.announcing) {
+      this.changes$.next({ venue: ev.venue, marketId: ev.marketId, instrument: ev.instrument, book: b });
+      return;
+    }
+    const c = this.change;
+    c.venue = ev.venue;
+    c.marketId = ev.marketId;
+    c.instrument = ev.instrument;
+    c.book = b;
+    this.announcing = true;
+    try {
+      this.changes$.next(c);
+    } finally {
+      this.announcing = false;
+    }
   }
 
   /** Resets every book of a venue (disconnect) or one instrument (gap). */

@@ -94,3 +94,21 @@ describe('BookStore.link', () => {
     expect(store.marketSides('V', 'M', yes)).toEqual(noSides);
   });
 });
+
+describe('BookStore.changes$', () => {
+  const ev = (instrument: string, marketId: string): BookSnapshot =>
+    ({ type: 'book_snapshot', venue: 'V', marketId, instrument, bids: [[4000, 1]], asks: [[4500, 1]], timestamp: 1, localTimestamp: 1 }) as BookSnapshot;
+
+  it('tells every subscriber the change it is called for, also when a subscriber applies a change of its own', () => {
+    const store = new BookStore();
+    const seen: string[] = [];
+    store.changes$.subscribe((c) => {
+      seen.push(`first ${c.instrument} ${c.marketId} ${c.book.instrument}`);
+      if (c.instrument === 'A') store.applySnapshot(ev('B', 'MB'));
+    });
+    store.changes$.subscribe((c) => seen.push(`second ${c.instrument} ${c.marketId} ${c.book.instrument}`));
+    store.applySnapshot(ev('A', 'MA'));
+    store.applySnapshot(ev('C', 'MC'));
+    expect(seen).toEqual(['first A MA A', 'first B MB B', 'second B MB B', 'second A MA A', 'first C MC C', 'second C MC C']);
+  });
+});
