@@ -33,7 +33,7 @@ export function persistChanges(state: EngineState, persistence: Persistence): Su
   const sub = new Subscription();
   sub.add(state.catalog.changes$.subscribe((c) => persistence.markMarket(c.market.venue, c.market.marketId)));
   sub.add(state.quotes.changes$.subscribe((q) => persistence.markQuote(q.venue, q.marketId)));
-  sub.add(state.books.changes$.subscribe((b) => persistence.markBook(b.venue, b.instrument)));
+  sub.add(state.books.changes$.subscribe((b) => persistence.markBook(b.venue, b.instrument, b.book)));
   sub.add(state.candles.closed$.subscribe((c) => persistence.appendCandle(c)));
   sub.add(state.trades.trades$.subscribe((t) => persistence.appendTrade(t)));
   return sub;

@@ -11,7 +11,13 @@ export interface BookChange {
   readonly venue: VenueLabel;
   readonly marketId: string;
   readonly instrument: string;
-  readonly book: OrderBook;
+  readonly book: StateBook;
+}
+
+/** A book of the store: an OrderBook with a slot its change's consumers keep per book. */
+export class StateBook extends OrderBook {
+  /** Persistence's dirty-mark generation that last took this book (Persistence.markBook): marking it again in that generation is a no-op without a set lookup. */
+  persistMark = 0;
 }
 
 /** A market's book in YES perspective, built from whichever instrument carries it. */
@@ -50,17 +56,17 @@ export type BookRole = OrderBook['role'];
  * it with the next snapshot. `changes$` is only fed while someone listens.
  */
 export class BookStore {
-  private readonly books = new Map<VenueLabel, Map<string, OrderBook>>();
+  private readonly books = new Map<VenueLabel, Map<string, StateBook>>();
   /** venue → instrument → 'no' (absent: 'yes'), and venue → market → [yes instrument, no instrument] (absent: [market id, none]). */
   private readonly roles = new Map<VenueLabel, Map<string, BookRole>>();
   private readonly instrumentsOf = new Map<VenueLabel, Map<string, [string | undefined, string | undefined]>>();
   readonly changes$ = new Subject<BookChange>();
   /** The one change object `changes$` carries (see BookChange): no allocation per delta. */
-  private readonly change: { venue: VenueLabel; marketId: string; instrument: string; book: OrderBook } = {
+  private readonly change: { venue: VenueLabel; marketId: string; instrument: string; book: StateBook } = {
     venue: '',
     marketId: '',
     instrument: '',
-    book: new OrderBook(''),
+    book: new StateBook(''),
   };
   private announcing = false;
   integrityErrors = 0;
@@ -73,7 +79,7 @@ export class BookStore {
     return n;
   }
 
-  instrument(venue: VenueLabel, instrument: string): OrderBook | undefined {
+  instrument(venue: VenueLabel, instrument: string): StateBook | undefined {
     return this.books.get(venue)?.get(instrument);
   }
 
@@ -113,12 +119,12 @@ export class BookStore {
     if (no) cur[1] = no;
   }
 
-  private getOrCreate(venue: VenueLabel, instrument: string): OrderBook {
+  private getOrCreate(venue: VenueLabel, instrument: string): StateBook {
     let v = this.books.get(venue);
     if (!v) this.books.set(venue, (v = new Map()));
     let b = v.get(instrument);
     if (!b) {
-      v.set(instrument, (b = new OrderBook(instrument)));
+      v.set(instrument, (b = new StateBook(instrument)));
       b.role = this.roleOf(venue, instrument);
       this.layout++;
     }
@@ -155,7 +161,7 @@ export class BookStore {
   }
 
   /** Emits a change on `changes$` in the shared object, or a fresh one when a subscriber's own change nests inside another's. */
-  private announce(ev: BookSnapshot | BookDelta, b: OrderBook): void {
+  private announce(ev: BookSnapshot | BookDelta, b: StateBook): void {
     if (this.announcing) {
       this.changes$.next({ venue: ev.venue, marketId: ev.marketId, instrument: ev.instrument, book: b });
       return;

@@ -57,4 +57,41 @@ describe('Persistence snapshots', () => {
     expect(s2.catalog.get('venue_a', `M${MARKETS}`)!.title).toBe(`Market ${MARKETS}`);
     await p2.close();
   });
+
+  it('writes a book that changes again after each kind of snapshot, and to every store marking it', async () => {
+    const dirA = tmp();
+    const dirB = tmp();
+    const a = new Persistence(dirA);
+    const b = new Persistence(dirB);
+    const s = new EngineState(venues);
+    persistChanges(s, a);
+    persistChanges(s, b);
+    list(s, 0, 2);
+    const move = (bid: number): void => applyEvent(s, { ...base, type: 'book_delta', marketId: 'M1', instrument: 'M1', changes: [['bid', bid, 3]] });
+    move(4500);
+    move(4600);
+    expect(await a.snapshot(s)).toEqual({ catalog: 2, quotes: 2, books: 2 });
+    // Changed after store a's snapshot: a writes it again; b, whose marks are its own, still has both books.
+    move(4700);
+    expect(await a.snapshot(s)).toEqual({ catalog: 0, quotes: 1, books: 1 });
+    expect(await b.snapshot(s)).toEqual({ catalog: 2, quotes: 2, books: 2 });
+    await a.snapshot(s, true);
+    move(4800);
+    expect(await a.snapshot(s)).toEqual({ catalog: 0, quotes: 1, books: 1 });
+    // Changed while a snapshot runs: in the next one.
+    move(4900);
+    const running = a.snapshot(s);
+    move(5000);
+    expect(await running).toEqual({ catalog: 0, quotes: 1, books: 1 });
+    expect(await a.snapshot(s)).toEqual({ catalog: 0, quotes: 1, books: 1 });
+    expect(await a.snapshot(s)).toEqual({ catalog: 0, quotes: 0, books: 0 });
+    await a.close();
+    await b.close();
+
+    const back = new EngineState(venues);
+    const a2 = new Persistence(dirA);
+    a2.load(back);
+    expect(back.books.marketBook('venue_a', 'M1')?.bids[0]).toEqual([5000, 3]);
+    await a2.close();
+  });
 });
