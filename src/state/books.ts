@@ -2,6 +2,7 @@ import { Subject } from 'rxjs';
 import { BookIntegrityError, OrderBook, type BookSide } from '../core/book.js';
 import type { BookDelta, BookSnapshot, Level, VenueLabel } from '../core/types.js';
 import { PAYOUT } from '../core/price.js';
+import type { HeldQuote, QuoteRecord } from './quotes.js';
 
 /**
  * A book changed. The store hands every subscriber the same object, rewritten for each change: it
@@ -14,8 +15,11 @@ export interface BookChange {
   readonly book: StateBook;
 }
 
-/** A book of the store: an OrderBook with a slot its change's consumers keep per book. */
-export class StateBook extends OrderBook {
+/** A book of the store: an OrderBook with slots the state and its change's consumers keep per book. */
+export class StateBook extends OrderBook implements HeldQuote {
+  /** Its market's quote record (EngineState's top of book), held so that a delta does not look it up. */
+  quote: QuoteRecord | undefined = undefined;
+  quoteEpoch = 0;
   /** Persistence's dirty-mark generation that last took this book (Persistence.markBook): marking it again in that generation is a no-op without a set lookup. */
   persistMark = 0;
 }
@@ -131,7 +135,7 @@ export class BookStore {
     return b;
   }
 
-  applySnapshot(ev: BookSnapshot): OrderBook | undefined {
+  applySnapshot(ev: BookSnapshot): StateBook | undefined {
     const b = this.getOrCreate(ev.venue, ev.instrument);
     try {
       b.snapshot(ev.bids, ev.asks, ev.timestamp);
@@ -145,7 +149,7 @@ export class BookStore {
     return b;
   }
 
-  applyDelta(ev: BookDelta): OrderBook | undefined {
+  applyDelta(ev: BookDelta): StateBook | undefined {
     const b = this.books.get(ev.venue)?.get(ev.instrument);
     if (!b || !b.ready) return undefined; // deltas before the first snapshot are dropped
     try {

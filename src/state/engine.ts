@@ -1,8 +1,7 @@
 import type { VenueConfig } from '../config/schema.js';
-import type { OrderBook } from '../core/book.js';
 import { PAYOUT } from '../core/price.js';
 import type { NormalizedEvent, VenueLabel } from '../core/types.js';
-import { BookStore } from './books.js';
+import { BookStore, type StateBook } from './books.js';
 import { CandleStore } from './candles.js';
 import { MarketCatalog } from './catalog.js';
 import { HealthStore } from './health.js';
@@ -37,7 +36,7 @@ export class EngineState {
  * hot path. A NO-token change is the mirror of the YES book when that one is live, so it only
  * counts when the market has no ready YES book.
  */
-function refreshTop(s: EngineState, venue: VenueLabel, marketId: string, book: OrderBook, ts: number): void {
+function refreshTop(s: EngineState, venue: VenueLabel, marketId: string, book: StateBook, ts: number): void {
   let bid: number | undefined;
   let bidSize: number | undefined;
   let ask: number | undefined;
@@ -56,7 +55,7 @@ function refreshTop(s: EngineState, venue: VenueLabel, marketId: string, book: O
     ask = book.asks.best();
     askSize = book.asks.bestSize();
   }
-  const q = s.quotes.fromBook(venue, marketId, bid, bidSize, ask, askSize, ts);
+  const q = s.quotes.fromBook(venue, marketId, bid, bidSize, ask, askSize, ts, book);
   if (q === undefined) return;
   const mid = bid !== undefined && ask !== undefined ? Math.round((bid + ask) / 2) : undefined;
   const price = q.lastPrice ?? mid;

@@ -29,6 +29,13 @@ export function noSide(q: Pick<QuoteRecord, 'yesBid' | 'yesAsk'>): { noBid: numb
   };
 }
 
+/** A caller's slot for the quote record it last used (a book keeps its market's): spares the lookup while the record stands. */
+export interface HeldQuote {
+  quote: QuoteRecord | undefined;
+  /** QuoteStore.replaced when `quote` was taken. */
+  quoteEpoch: number;
+}
+
 /**
  * Current quotes. Top of book from a ready book wins over a venue ticker's bid/ask (the book is
  * newer and deeper); last price, volume, open interest and liquidity come from tickers and trades.
@@ -41,6 +48,8 @@ export class QuoteStore {
   readonly changes$ = new Subject<QuoteRecord>();
   /** Latest update time over all quotes (ms). */
   lastUpdate = 0;
+  /** Bumped when `restore` replaces a record: a record held (HeldQuote) before is no longer the store's. */
+  replaced = 0;
 
   /**
    * @param canonicalId the copy of a market's id that other records already hold (the catalog's),
@@ -72,7 +81,10 @@ export class QuoteStore {
     return q;
   }
 
-  /** Top of book from the market's YES book. Returns the market's quote when anything changed. */
+  /**
+   * Top of book from the market's YES book. Returns the market's quote when anything changed.
+   * `held`: the caller's slot for this market's record, used instead of the lookup when it holds it.
+   */
   fromBook(
     venue: VenueLabel,
     marketId: string,
@@ -81,8 +93,9 @@ export class QuoteStore {
     ask: number | undefined,
     askSize: number | undefined,
     ts: number,
+    held?: HeldQuote,
   ): QuoteRecord | undefined {
-    const q = this.record(venue, marketId);
+    const q = held === undefined ? this.record(venue, marketId) : this.held(held, venue, marketId);
     if (q.fromBook && q.yesBid === bid && q.yesAsk === ask && q.yesBidSize === bidSize && q.yesAskSize === askSize) return undefined;
     q.yesBid = bid;
     q.yesAsk = ask;
@@ -91,6 +104,13 @@ export class QuoteStore {
     q.fromBook = true;
     this.touch(q, ts);
     return q;
+  }
+
+  private held(h: HeldQuote, venue: VenueLabel, marketId: string): QuoteRecord {
+    const q = h.quote;
+    if (q !== undefined && h.quoteEpoch === this.replaced && q.marketId === marketId) return q;
+    h.quoteEpoch = this.replaced;
+    return (h.quote = this.record(venue, marketId));
   }
 
   /** A venue quote (ticker, listing). Book-derived top of book is not overwritten. */
@@ -137,6 +157,7 @@ export class QuoteStore {
   /** Loads a persisted quote at start-up (after the catalog, whose copy of the market id it takes). */
   restore(q: QuoteRecord): void {
     if (!this.get(q.venue, q.marketId)) this.count++;
+    else this.replaced++;
     (q as { marketId: string }).marketId = this.canonicalId(q.venue, q.marketId);
     let v = this.quotes.get(q.venue);
     if (!v) this.quotes.set(q.venue, (v = new Map()));

@@ -25,6 +25,21 @@ describe('EngineState.applyEvent', () => {
     expect(s.quotes.get('venue_a', 'M')!.yesAsk).toBeUndefined();
   });
 
+  it("moves the store's quote record after a restore replaced the one a book moved before", () => {
+    const s = new EngineState(venues);
+    apply(s, [
+      { ...base, type: 'market', marketId: 'M', title: 'M?', status: 'active' },
+      { ...base, type: 'book_snapshot', marketId: 'M', instrument: 'M', bids: [[4000, 10]], asks: [[4600, 5]] },
+    ]);
+    const before = s.quotes.get('venue_a', 'M')!;
+    s.quotes.restore({ venue: 'venue_a', marketId: 'M', yesBid: 1000, yesAsk: 9000, fromBook: false, updatedAt: 1, version: 0 });
+    apply(s, [{ ...base, type: 'book_delta', marketId: 'M', instrument: 'M', changes: [['bid', 4100, 1]] }]);
+    const q = s.quotes.get('venue_a', 'M')!;
+    expect(q).not.toBe(before);
+    expect([q.yesBid, q.yesAsk, q.fromBook]).toEqual([4100, 4600, true]);
+    expect(before.yesBid).toBe(4000);
+  });
+
   it('builds a market YES book from a NO-token book by complement', () => {
     const s = new EngineState(venues);
     const b = { ...base, venue: 'venue_b' };
