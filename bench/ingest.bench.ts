@@ -248,7 +248,7 @@ function plainConsumers(core: Core, domain: Domain, hub: WsHub): (ev: Normalized
     applyEvent(state, ev);
     const b = state.books.instrument(ev.venue, ev.instrument);
     if (state.books.integrityErrors === errors && b?.ready === true) {
-      persistence.markBook(ev.venue, ev.instrument);
+      persistence.markBook(ev.venue, ev.instrument, b);
       fanout.markBook(ev.venue, ev.marketId, ev, b);
       onMarket(ev.venue, ev.marketId);
     }
