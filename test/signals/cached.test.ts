@@ -13,6 +13,7 @@ import { LifecycleTracker } from '../../src/signals/lifecycle/tracker.js';
 import { applyEvent, EngineState } from '../../src/state/engine.js';
 import { marketUrl, VenueDirectory } from '../../src/venues/directory.js';
 import { HandGroups } from '../support/groups.js';
+import { Rng } from '../../src/sim/rng.js';
 
 /**
  * The engine keeps what it resolved for each member (record, books, fee context, link) and the
@@ -32,18 +33,6 @@ const STEPS = 3_000;
 /** Venues with a book per market (venue_b: YES and NO token books), and one quoting only (venue_c). */
 const BOOK_VENUES = ['venue_a', 'venue_b', 'venue_h'] as const;
 const ALL_VENUES = [...BOOK_VENUES, 'venue_c'] as const;
-
-/** Deterministic draws in [0, 1) (mulberry32). */
-function draws(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const idOf = (venue: string, i: number): string => `${venue.slice(-1).toUpperCase()}-${i}`;
 
@@ -100,8 +89,9 @@ afterEach(() => flow.unsubscribe());
 
 describe('signal engine caches', () => {
   it('read the same as an engine built from the state at every step of a random run', () => {
-    const r = draws(18);
-    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+    const rand = new Rng(18);
+    const r = (): number => rand.next();
+    const pick = <T>(xs: readonly T[]): T => rand.pick(xs);
     let now = T0;
     const base = (venue: string): { venue: string; timestamp: number; localTimestamp: number } => ({ venue, timestamp: now, localTimestamp: now });
     /** venue_b's token ids of each market (relinked now and then). */
