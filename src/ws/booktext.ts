@@ -23,9 +23,22 @@ export function centsText(units: number): string {
  * dropped. Anything else goes through String.
  */
 export function sizeText(size: number): string {
-  if (Number.isInteger(size) || !(size > 0 && size < 1e9)) return String(size);
+  if (!splitMillionths(size)) return String(size);
+  return `${split.whole}.${String(split.frac).padStart(split.digits, '0')}`;
+}
+
+/** What `splitMillionths` found: the whole part, the fraction's digits without trailing zeros, and how many digits it has with its leading zeros. */
+const split = { whole: 0, frac: 0, digits: 0 };
+
+/**
+ * Whether `size` is a fraction that is an exact millionth below a billion, split into `split`
+ * (one shared record: the writers read it at once, and a size costs no allocation); false for
+ * integers and anything else, which `String` writes.
+ */
+function splitMillionths(size: number): boolean {
+  if (Number.isInteger(size) || !(size > 0 && size < 1e9)) return false;
   const millionths = Math.round(size * 1e6);
-  if (millionths / 1e6 !== size) return String(size);
+  if (millionths / 1e6 !== size) return false;
   const whole = Math.floor(millionths / 1e6);
   let frac = millionths - whole * 1e6;
   let digits = 6;
@@ -33,7 +46,10 @@ export function sizeText(size: number): string {
     frac /= 10;
     digits--;
   }
-  return `${whole}.${String(frac).padStart(digits, '0')}`;
+  split.whole = whole;
+  split.frac = frac;
+  split.digits = digits;
+  return true;
 }
 
 /** `[[cents, size], …]` of at most `depth` levels of a side, prices complemented (100 − p) when `complement`. */
@@ -101,16 +117,8 @@ export class TextBytes {
 
   /** A size as `sizeText` (and so `String`) writes it, integers and millionths without a string. */
   size(size: number): void {
-    if (Number.isInteger(size) || !(size > 0 && size < 1e9)) return this.num(size);
-    const millionths = Math.round(size * 1e6);
-    if (millionths / 1e6 !== size) return this.ascii(String(size));
-    const whole = Math.floor(millionths / 1e6);
-    let frac = millionths - whole * 1e6;
-    let digits = 6;
-    while (frac % 10 === 0) {
-      frac /= 10;
-      digits--;
-    }
+    if (!splitMillionths(size)) return this.num(size);
+    const { whole, frac, digits } = split;
     this.uint(whole);
     this.char(46); // .
     for (let d = digitCount(frac); d < digits; d++) this.char(48);
