@@ -328,6 +328,22 @@ describe('orderbook and venue_a ticker channels', () => {
     b.ws.close();
   });
 
+  it('writes a market id that JSON escapes (not printable ASCII) through the text path, as it reads', async () => {
+    const id = 'KXÉLECTION-26"Q"';
+    apply(
+      { venue: 'venue_a', type: 'market', marketId: id, title: 'Élection?', status: 'active', timestamp: T, localTimestamp: T },
+      { venue: 'venue_a', type: 'book_snapshot', marketId: id, instrument: id, bids: [[4000, 5]], asks: [[4200, 5]], timestamp: T, localTimestamp: T },
+    );
+    const a = await connect(keys['dev']);
+    a.send({ type: 'subscribe', channel: 'orderbook', market_ids: [id] });
+    await a.next((m) => m['type'] === 'orderbook_update' && m['snapshot'] === true);
+    apply({ venue: 'venue_a', type: 'book_delta', marketId: id, instrument: id, changes: [['bid', 4100, 2]], timestamp: T, localTimestamp: T });
+    const update = await a.next((m) => m['type'] === 'orderbook_update' && m['snapshot'] === undefined);
+    expect(update).toMatchObject({ market_id: id, source: 'venue_a' });
+    expect((update['yes'] as { bids: number[][] }).bids[0]).toEqual([41, 2]);
+    a.ws.close();
+  });
+
   it('follows subscribers as they come and go: a second one, a dialect switch, a close, an unsubscribe', async () => {
     const id = 'venue_h_987';
     const delta = (size: number): void =>
