@@ -172,6 +172,8 @@ interface Held extends Subs {
   readonly ch: string;
   readonly slug: string;
   readonly seq: SeqCell | undefined;
+  /** The topic (so its venue slug and market id) is printable ASCII that JSON writes as it is: its messages can be written as bytes. */
+  readonly ascii: boolean;
   conns: number;
   gen: number;
   plain: boolean;
@@ -199,7 +201,7 @@ export function priceBody(v: VenueConfig, q: QuoteRecord, snapshot: boolean): Re
 }
 
 /** No subscriber in either dialect: a topic nobody holds (a cluster core still exports the update). */
-const NONE: Held = Object.freeze({ topic: '', ch: '', slug: '', seq: undefined, conns: 0, gen: -1, plain: false, data: false });
+const NONE: Held = Object.freeze({ topic: '', ch: '', slug: '', seq: undefined, ascii: false, conns: 0, gen: -1, plain: false, data: false });
 
 /**
  * The WebSocket front: /api/v2/ws on the same uWS app. Fan-out is uWS pub/sub on topics
@@ -554,7 +556,7 @@ export class WsHub {
     else {
       const ch = at === undefined ? '' : topic.slice(0, at[0]);
       const slug = at === undefined ? '' : topic.slice(at[0] + 1, at[1]);
-      this.held.set(topic, (h = { topic, ch, slug, seq: this.seqCell(topic), conns: 1, gen: -1, plain: false, data: false }));
+      this.held.set(topic, (h = { topic, ch, slug, seq: this.seqCell(topic), ascii: plainAscii(topic), conns: 1, gen: -1, plain: false, data: false }));
       if (at !== undefined) this.heldId(topic.slice(at[1] + 1)).topics.push(h);
     }
     if (at !== undefined) this.heldId(topic.slice(at[1] + 1)).n++;
@@ -662,7 +664,7 @@ export class WsHub {
     if (!subs) this.shown.delete(q);
     else if (this.showsChange(q)) {
       const topic = subs.topic || `prices:${v.slug}:${q.marketId}`;
-      if (this.plainOnly(topic, subs) && plainAscii(q.marketId) && plainAscii(v.slug)) {
+      if (subs.ascii && this.plainOnly(topic, subs)) {
         this.bytes.reset();
         priceBytes(this.bytes, q.marketId, v.slug, quotePrices(v, q), q.volume);
         this.sendBytes(topic, subs, at);
@@ -714,7 +716,7 @@ export class WsHub {
     if (sides === undefined) {
       const body = this.bookBody(v, marketId);
       if (body) this.publish(topic, body, subs, at);
-    } else if (this.plainOnly(topic, subs) && plainAscii(marketId) && plainAscii(v.slug)) {
+    } else if (subs.ascii && this.plainOnly(topic, subs)) {
       this.bytes.reset();
       bookBytes(this.bytes, marketId, v.slug, sides, depth, v.capabilities.yesOnlyBook);
       this.sendBytes(topic, subs, at);
