@@ -1,11 +1,17 @@
-import { interval, Subscription } from 'rxjs';
+import { interval, Subscription, timer } from 'rxjs';
 import type { Persistence } from '../src/persist/store.js';
 import type { EngineState } from '../src/state/engine.js';
 
 export interface PersistenceOptions {
   /** Dirty catalog records, quotes and books are snapshotted this often. */
   readonly snapshotIntervalMs: number;
+  /** One-minute candles older than this are removed (undefined: kept for good). */
+  readonly minuteRetentionMs?: number | undefined;
 }
+
+/** How often old one-minute candles are removed; the first run waits a minute, past the start's load. */
+export const PRUNE_MS = 3_600_000;
+const FIRST_PRUNE_MS = 60_000;
 
 /** The minute clock: finished one-minute candles close, and the catalog's record times are written. */
 export const CLOCK_MS = 1000;
@@ -14,7 +20,7 @@ export const CLOCK_MS = 1000;
  * The persistence flow: state changes → LMDB. Records, quotes and books are marked dirty and
  * written by the snapshot timer (only what changed); closed candles and trades are appended as
  * they happen. Every second the minute clock closes finished candles (which reach the append log
- * through `closed$`).
+ * through `closed$`). Every hour one-minute candles past their retention are removed.
  */
 export function persistenceFlow(state: EngineState, persistence: Persistence, opts: PersistenceOptions): Subscription {
   const sub = persistChanges(state, persistence);
@@ -25,6 +31,8 @@ export function persistenceFlow(state: EngineState, persistence: Persistence, op
       void persistence.flushCatalog(state);
     }),
   );
+  const keep = opts.minuteRetentionMs;
+  if (keep !== undefined) sub.add(timer(FIRST_PRUNE_MS, PRUNE_MS).subscribe(() => void persistence.pruneMinutes(Date.now() - keep)));
   return sub;
 }
 

@@ -93,7 +93,10 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
     state: core.state,
     ingest,
     persistence: core.persistence,
-    persistenceOptions: { snapshotIntervalMs: config.persistence.snapshotIntervalMs },
+    persistenceOptions: {
+      snapshotIntervalMs: config.persistence.snapshotIntervalMs,
+      minuteRetentionMs: config.persistence.minuteCandleRetentionDays * 86_400_000,
+    },
     rooms: domain,
     hub: ws,
     log: core.log,

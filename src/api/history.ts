@@ -218,7 +218,7 @@ export function registerHistory(api: Api, ctx: ApiContext): void {
   api.route({
     path: '/prices/history',
     summary: 'OHLC candles of one market (cents)',
-    description: `Candles {t (bucket start, unix seconds), open, high, low, close, volume (traded within the bucket), mid}. Built from one-minute candles; empty buckets after the first observation carry the previous close. At most ${MAX_CANDLES} candles: a range (to − from) longer than ${MAX_CANDLES} intervals is a 400 (validation.time_range), as is from not before to.`,
+    description: `Candles {t (bucket start, unix seconds), open, high, low, close, volume (traded within the bucket), mid}. Built from one-minute candles, which are kept for ${ctx.config.persistence.minuteCandleRetentionDays} days (1m, 5m and 15m start there; 1h and 1d are kept for good); empty buckets after the first observation carry the previous close. At most ${MAX_CANDLES} candles: a range (to − from) longer than ${MAX_CANDLES} intervals is a 400 (validation.time_range), as is from not before to.`,
     tags: ['prices'],
     query: z.object({
       platform: p.enum(ctx.venues.slugs(), { required: true }),

@@ -48,7 +48,10 @@ export async function startEdge(config: Config, opts: { log?: Logger; listen?: b
     state: core.state,
     ingest,
     persistence: core.persistence,
-    persistenceOptions: { snapshotIntervalMs: config.persistence.snapshotIntervalMs },
+    persistenceOptions: {
+      snapshotIntervalMs: config.persistence.snapshotIntervalMs,
+      minuteRetentionMs: config.persistence.minuteCandleRetentionDays * 86_400_000,
+    },
     rooms: { ...domain, webhooks: undefined },
     log: core.log,
   });

@@ -154,7 +154,17 @@ export const appConfig = z
         basePort: z.number().int().min(0).max(65535),
       })
       .strict(),
-    persistence: z.object({ snapshotIntervalMs: z.number().int().min(100) }).strict(),
+    persistence: z
+      .object({
+        $comment: z.string().optional(),
+        snapshotIntervalMs: z.number().int().min(100),
+        /**
+         * One-minute candles older than this are removed (hourly); the hour and day candles built
+         * from them are kept. At least a day: a late minute rebuilds its day candle from the minutes.
+         */
+        minuteCandleRetentionDays: z.number().min(1),
+      })
+      .strict(),
     /** What is held in memory beyond current state (older trades are read from LMDB). */
     memory: z.object({ recentTrades: z.number().int().min(1_000).max(10_000_000) }).strict(),
     api: z

@@ -17,6 +17,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { join, resolve } from 'node:path';
 import { open, type Database, type Key, type RootDatabase } from 'lmdb';
 import type { Logger } from '../core/log.js';
@@ -57,6 +58,10 @@ export const HISTORY_STABLE_MS = 3 * 60_000;
 const MARKER = 'crossbook.json';
 /** Records per commit in a snapshot (a few hundred KB of books at most, well inside the guard's reserve). */
 const SNAPSHOT_CHUNK = 256;
+/** Removals per commit when pruning minutes (one leaf page each at worst: ~2 MB, inside the reserve). */
+const PRUNE_CHUNK = 512;
+/** Markets sought between two yields of the event loop when pruning. */
+const PRUNE_SEEKS = 64;
 const DB_FILE = 'crossbook.mdb';
 
 interface Marker {
@@ -338,6 +343,63 @@ export class Persistence {
     open.set(r);
     this.track(this.db(db).put([c.venue, c.marketId, t], storedCandle(r)));
     return true;
+  }
+
+  /**
+   * Removes one-minute candles that began before `cutoff` (ms), market by market, and resolves
+   * with how many went; the hour and day rollups stay, so long ranges at 1h and 1d still answer.
+   * The log is keyed [venue, market, minute], so each market's old minutes are one range from its
+   * first key: a seek per market, never a walk over the minutes kept. Removals commit in chunks
+   * with the guard checking its reserve between them, like a snapshot; while writing is paused
+   * (a full disk) they are dropped and the next run takes them.
+   */
+  pruneMinutes(cutoff: number): Promise<number> {
+    const p = this.removeMinutes(cutoff).catch((e: Error) => {
+      this.log?.error({ err: e.message, dir: this.dir }, 'removing old one-minute candles failed; the next run tries again');
+      return 0;
+    });
+    const done = (): void => void this.running.delete(p);
+    this.running.add(p);
+    p.then(done, done);
+    return p;
+  }
+
+  private async removeMinutes(cutoff: number): Promise<number> {
+    const log = this.db('candles');
+    let removed = 0;
+    let seeks = 0;
+    let removals = 0;
+    let next: Key | undefined;
+    for (;;) {
+      const [first] = log.getKeys(next === undefined ? { limit: 1 } : { start: next, limit: 1 });
+      if (first === undefined) break;
+      const [venue, marketId] = first as [string, string, number];
+      // Read before the first await: a range is not read across commits.
+      const old = [...log.getKeys({ start: [venue, marketId], end: [venue, marketId, cutoff] })];
+      for (const key of old) {
+        // Counted when it commits: a removal the paused guard drops resolves false.
+        const r = log.remove(key);
+        r.then(
+          (gone) => {
+            if (gone) removed++;
+          },
+          () => undefined, // counted by track
+        );
+        this.track(r);
+        // Wait for the commits and let the guard check its reserve, as a snapshot does per chunk.
+        if (++removals % PRUNE_CHUNK !== 0) continue;
+        await Promise.all([...this.pending]);
+        this.guard?.check();
+        await nextTurn();
+      }
+      // The next market's first key: past every minute this market can have.
+      next = [venue, marketId, Number.MAX_SAFE_INTEGER];
+      // A seek reads pages (~10 µs): yield the loop often enough that a run never holds it long.
+      if (++seeks % PRUNE_SEEKS === 0) await nextTurn();
+    }
+    await this.flushed();
+    if (removed > 0) this.historyEpoch++;
+    return removed;
   }
 
   /** Appends a trade to the log (keyed by seq) and to the time index (keyed [timestamp, seq]). */

@@ -28,6 +28,9 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ env: { CROSSBOOK_VENUE__venue_z__slug: 'z' } })).toThrow(/venue_z: unknown venue label/);
     expect(() => loadConfig({ env: { CROSSBOOK_VENUE__venue_a__protocol: 'ftp' } })).toThrow(/venues\.0\.protocol/);
     expect(() => loadConfig({ env: { CROSSBOOK__server__colour: '"red"' } })).toThrow(ConfigError);
+    // under a day: a late minute rebuilds its day candle from the minutes kept
+    expect(() => loadConfig({ env: { CROSSBOOK__persistence__minuteCandleRetentionDays: '0.5' } })).toThrow(/persistence\.minuteCandleRetentionDays/);
+    expect(loadConfig({ env: { CROSSBOOK__persistence__minuteCandleRetentionDays: '30' } }).persistence.minuteCandleRetentionDays).toBe(30);
   });
 
   it('takes wallet and alert thresholds from config, rejecting bad ones by name', () => {
