@@ -398,7 +398,10 @@ export class Persistence {
       if (++seeks % PRUNE_SEEKS === 0) await nextTurn();
     }
     await this.flushed();
-    if (removed > 0) this.historyEpoch++;
+    if (removed > 0) {
+      this.historyEpoch++;
+      this.log?.info({ removed, before: new Date(cutoff).toISOString() }, 'removed one-minute candles past their retention');
+    }
     return removed;
   }
 
