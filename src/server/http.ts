@@ -123,6 +123,12 @@ export class HttpServer {
   private guard: HttpGuard | undefined;
   /** Front off: the router checks request framing (see `framingRefusal`). */
   private checkFraming = false;
+  /**
+   * Set by close(). uWebSockets.js 20.30 cannot close the keep-alive connections it holds (no
+   * App.close), so a proxy's idle upstream connection can still bring a request while the service
+   * shuts down and its stores close: it gets a 503 that closes the connection, not a 500.
+   */
+  private closing = false;
   port = 0;
   /** Runs before every routed handler (the access layer installs itself here). */
   before: ((ctx: RequestCtx) => Reply | undefined) | undefined;
@@ -247,6 +253,10 @@ export class HttpServer {
 
   /** What is answered before routing: a guard refusal, a non-canonical path, bytes that are not UTF-8. */
   private refusal(ctx: RequestCtx): Reply | undefined {
+    if (this.closing) {
+      ctx.responseHeaders['connection'] = 'close';
+      return errorReply(503, 'shutting_down', 'the service is shutting down; retry on a new connection', {}, 1);
+    }
     const refused = this.guard?.route.parse(ctx.path, ctx.rawQuery);
     if (refused) {
       (ctx as { path: string }).path = '(refused before routing)';
@@ -334,6 +344,7 @@ export class HttpServer {
   }
 
   close(): void {
+    this.closing = true;
     this.guard?.close();
     this.guard = undefined;
     if (this.listenSocket) this.uws.us_listen_socket_close(this.listenSocket);
@@ -400,14 +411,22 @@ function writeEach(res: UWS.HttpResponse, ctx: RequestCtx, reply: Reply, close: 
   res.writeStatus(STATUS_TEXT[reply.status] ?? String(reply.status));
   res.writeHeader('content-type', reply.contentType ?? 'application/json');
   res.writeHeader('x-request-id', ctx.requestId);
-  for (const k in ctx.responseHeaders) res.writeHeader(k, ctx.responseHeaders[k]!);
+  for (const k in ctx.responseHeaders) if (k !== 'connection') res.writeHeader(k, ctx.responseHeaders[k]!);
   if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]!);
-  if (close && ctx.responseHeaders['connection'] === undefined) res.writeHeader('connection', 'close');
+  // uWS's end(body, true) writes "Connection: close" itself unless the request carried it; a second
+  // one of ours would repeat the header. A HEAD answer (endWithoutBody) and a request that asked to
+  // close get ours.
+  if (close && (ctx.method === 'head' || uwsLeavesClose(ctx))) res.writeHeader('connection', 'close');
   if (ctx.method === 'head') {
     // The GET's headers, its length included, and no body (uWS 20.30's endWithoutBody writes no Content-Length).
     res.writeHeader('content-length', String(typeof reply.body === 'string' ? Buffer.byteLength(reply.body) : reply.body.byteLength));
     res.endWithoutBody();
   } else res.end(reply.body, close);
+}
+
+/** Whether the request itself asked to close, in which case uWS writes no "Connection: close" of its own. */
+function uwsLeavesClose(ctx: RequestCtx): boolean {
+  return ctx.headers.connection?.toLowerCase() === 'close';
 }
 
 /** 405 with the Allow header (RFC 9110 15.5.6). */

@@ -74,3 +74,68 @@ describe('HttpServer', () => {
     expect(redactQuery('API_KEY=pmx_x')).toBe('API_KEY=[redacted]');
   });
 });
+
+describe('HttpServer closing connections (front off)', () => {
+  it('sends one Connection: close with an answer that closes, whether or not the request asked to close', async () => {
+    const { connect } = await import('node:net');
+    const s = new HttpServer(log);
+    s.get('/ok', () => jsonReply({ ok: true }));
+    const port = await s.listen('127.0.0.1', 0, 'off');
+    const raw = (head: string): Promise<string> =>
+      new Promise((resolve) => {
+        const c = connect(port, '127.0.0.1', () => c.write(head));
+        let got = '';
+        c.on('data', (d: Buffer) => (got += d.toString()));
+        c.on('close', () => resolve(got));
+      });
+    const closes = (text: string): number => text.split('\r\n').filter((l) => /^connection:\s*close$/i.test(l)).length;
+    try {
+      // refused framing: the server closes (uWS writes the header itself)
+      const te = await raw('GET /ok HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n');
+      expect(te).toMatch(/^HTTP\/1.1 400/);
+      expect(closes(te)).toBe(1);
+      // the client asked to close (uWS writes none: ours), in either case of the value
+      for (const v of ['close', 'Close']) {
+        const asked = await raw(`GET /ok HTTP/1.1\r\nHost: x\r\nConnection: ${v}\r\n\r\n`);
+        expect(asked).toMatch(/^HTTP\/1.1 200/);
+        expect(closes(asked)).toBe(1);
+      }
+    } finally {
+      s.close();
+    }
+  });
+});
+
+describe('HttpServer shutting down (front off, behind a proxy that keeps connections alive)', () => {
+  it('answers a request on a kept-alive connection after close() with a 503 that closes it, and takes no new connection', async () => {
+    const { Agent, get } = await import('node:http');
+    const s = new HttpServer(log);
+    s.get('/ok', () => jsonReply({ ok: true }));
+    const port = await s.listen('127.0.0.1', 0, 'off');
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    type Got = { status: number; headers: Record<string, string | string[] | undefined>; body: string; reused: boolean };
+    const ask = (): Promise<Got> =>
+      new Promise((resolve, reject) => {
+        const req = get(`http://127.0.0.1:${port}/ok`, { agent }, (res) => {
+          let body = '';
+          res.on('data', (d: Buffer) => (body += d.toString()));
+          res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body, reused: req.reusedSocket }));
+        });
+        req.on('error', reject);
+      });
+    try {
+      expect(await ask()).toMatchObject({ status: 200, reused: false });
+      s.close();
+      const late = await ask();
+      expect(late.reused).toBe(true); // the connection opened before close()
+      expect(late.status).toBe(503);
+      expect(late.headers['connection']).toBe('close');
+      expect(late.headers['retry-after']).toBe('1');
+      expect(JSON.parse(late.body)).toMatchObject({ success: false, code: 'shutting_down' });
+      await expect(ask()).rejects.toThrow(/ECONNREFUSED/);
+    } finally {
+      agent.destroy();
+      s.close();
+    }
+  });
+});
