@@ -15,7 +15,8 @@ import { startService, type Service } from '../../src/service.js';
  * The real nginx on loopback in front of the real service (embedded simulator): the shipped
  * deploy/nginx.conf (TLS with a certificate made here, WebSocket upgrades, X-Forwarded-For and
  * X-Request-ID) and a stock proxy_pass with nginx's default upstream settings (HTTP/1.0, which
- * once got a 502 after 10 s). Skips when nginx or openssl is not installed.
+ * once got a 502 after 10 s); and the shipped upstream settings (HTTP/1.1, idle connections kept)
+ * in front of a second service with its HTTP front off. Skips when nginx or openssl is not installed.
  */
 const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p));
 const OPENSSL = ['/usr/bin/openssl', '/usr/local/bin/openssl'].find((p) => existsSync(p));
@@ -25,9 +26,12 @@ if (missing) console.warn(`test/deploy/nginx.test.ts skipped: ${missing} not ins
 const dir = mkdtempSync(join(tmpdir(), 'cb-nginx-'));
 const lines: string[] = [];
 let svc: Service | undefined;
+/** A second service with its HTTP front off, behind nginx's HTTP/1.1 keep-alive upstream (README: Deployment). */
+let off: Service | undefined;
+const offLines: string[] = [];
 let nginx: ChildProcess | undefined;
 let nginxLog = '';
-const ports = { tls: 0, plain: 0, stock: 0 };
+const ports = { tls: 0, plain: 0, stock: 0, off: 0 };
 let cert = '';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -58,7 +62,7 @@ function site(upstreamPort: number): string {
   return text;
 }
 
-async function startNginx(upstreamPort: number): Promise<void> {
+async function startNginx(upstreamPort: number, offPort: number): Promise<void> {
   execFileSync(
     OPENSSL!,
     [
@@ -102,6 +106,19 @@ http {
   server {
     listen 127.0.0.1:${ports.stock};
     location / { proxy_pass http://127.0.0.1:${upstreamPort}; }
+  }
+  # The shipped upstream settings (HTTP/1.1, idle connections kept) in front of the service with its front off.
+  upstream crossbook_off {
+    server 127.0.0.1:${offPort};
+    keepalive 32;
+  }
+  server {
+    listen 127.0.0.1:${ports.off};
+    location / {
+      proxy_pass http://crossbook_off;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+    }
   }
 }
 `;
@@ -164,13 +181,25 @@ beforeAll(async () => {
     if (i > 200) throw new Error('the service did not report ok within 40 s');
     await new Promise((r) => setTimeout(r, 200));
   }
-  await startNginx(svc.port);
+  off = await startService(
+    loadConfig({
+      env: {},
+      overrides: {
+        dataDir: join(dir, 'data-off'),
+        server: { host: '127.0.0.1', port: 0, baseUrl: null, front: 'off' },
+        sim: { process: 'inline', ticksPerSecond: 20, seed: 12 },
+      },
+    }),
+    { log: createLogger('debug', { write: (s: string) => void offLines.push(s) }) },
+  );
+  await startNginx(svc.port, off.port);
 }, 60_000);
 
 afterAll(async () => {
   nginx?.kill('SIGTERM');
   if (nginx && nginx.exitCode === null) await new Promise((r) => nginx!.once('exit', r));
   await svc?.close();
+  await off?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -272,5 +301,19 @@ describe.skipIf(missing !== '')('behind nginx', () => {
     });
     expect(ws).toBe(426);
     expect(readFileSync(join(dir, 'error.log'), 'utf8')).not.toMatch(/upstream prematurely closed|upstream timed out/);
+  });
+
+  it('serves a service with its front off over the kept-alive upstream, and answers 503, not 500, on it while that service shuts down', async () => {
+    const base = `http://127.0.0.1:${ports.off}/api/v2`;
+    for (let i = 0; i < 5; i++) expect((await plainGet(`${base}/markets?limit=1`, { 'x-api-key': off!.demoKey! })).status).toBe(200);
+    // nginx now holds an idle connection to it; the service stops listening and closes its stores
+    const closing = off!.close();
+    const late = await plainGet(`${base}/trades?limit=1`, { 'x-api-key': off!.demoKey! });
+    await closing;
+    off = undefined;
+    expect(late.status).toBe(503);
+    expect(JSON.parse(late.body)).toMatchObject({ success: false, code: 'shutting_down' });
+    expect(late.headers.get('retry-after')).toBe('1');
+    expect(offLines.filter((l) => l.includes('request failed'))).toEqual([]);
   });
 });
