@@ -81,7 +81,7 @@ export interface paths {
     };
     /**
      * OHLC candles of one market (cents)
-     * @description Candles {t (bucket start, unix seconds), open, high, low, close, volume (traded within the bucket), mid}. Built from one-minute candles; empty buckets after the first observation carry the previous close. At most 10000 candles: a range (to − from) longer than 10000 intervals is a 400 (validation.time_range), as is from not before to.
+     * @description Candles {t (bucket start, unix seconds), open, high, low, close, volume (traded within the bucket), mid}. Built from one-minute candles, which are kept for 7 days (1m, 5m and 15m start there; 1h and 1d are kept for good); empty buckets after the first observation carry the previous close. At most 10000 candles: a range (to − from) longer than 10000 intervals is a 400 (validation.time_range), as is from not before to.
      */
     get: operations['prices_history'];
     put?: never;
