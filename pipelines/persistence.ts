@@ -1,4 +1,5 @@
 import { interval, Subscription, timer } from 'rxjs';
+import type { Config } from '../src/config/schema.js';
 import type { Persistence } from '../src/persist/store.js';
 import type { EngineState } from '../src/state/engine.js';
 
@@ -7,6 +8,14 @@ export interface PersistenceOptions {
   readonly snapshotIntervalMs: number;
   /** One-minute candles older than this are removed (undefined: kept for good). */
   readonly minuteRetentionMs?: number | undefined;
+}
+
+/** The flow's options as the configuration gives them (a single process and a cluster edge alike). */
+export function persistenceOptions(config: Config): PersistenceOptions {
+  return {
+    snapshotIntervalMs: config.persistence.snapshotIntervalMs,
+    minuteRetentionMs: config.persistence.minuteCandleRetentionDays * 86_400_000,
+  };
 }
 
 /** How often old one-minute candles are removed; the first run waits a minute, past the start's load. */

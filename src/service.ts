@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createFeeds, ingestFlow, liveEndpoints, type Ingest } from '../pipelines/ingest.js';
 import { startPipelines } from '../pipelines/index.js';
+import { persistenceOptions } from '../pipelines/persistence.js';
 import { publishFlow } from '../pipelines/publish.js';
 import { replicateAccess } from '../pipelines/replicate.js';
 import { openAccessBuckets } from './cluster/access.js';
@@ -93,10 +94,7 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
     state: core.state,
     ingest,
     persistence: core.persistence,
-    persistenceOptions: {
-      snapshotIntervalMs: config.persistence.snapshotIntervalMs,
-      minuteRetentionMs: config.persistence.minuteCandleRetentionDays * 86_400_000,
-    },
+    persistenceOptions: persistenceOptions(config),
     rooms: domain,
     hub: ws,
     log: core.log,

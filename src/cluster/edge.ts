@@ -1,5 +1,6 @@
 import { followFlow } from '../../pipelines/follow.js';
 import { startPipelines } from '../../pipelines/index.js';
+import { persistenceOptions } from '../../pipelines/persistence.js';
 import { replicateAccess } from '../../pipelines/replicate.js';
 import { openAccessBuckets } from './access.js';
 import { LinkHealth } from './health.js';
@@ -48,10 +49,7 @@ export async function startEdge(config: Config, opts: { log?: Logger; listen?: b
     state: core.state,
     ingest,
     persistence: core.persistence,
-    persistenceOptions: {
-      snapshotIntervalMs: config.persistence.snapshotIntervalMs,
-      minuteRetentionMs: config.persistence.minuteCandleRetentionDays * 86_400_000,
-    },
+    persistenceOptions: persistenceOptions(config),
     rooms: { ...domain, webhooks: undefined },
     log: core.log,
   });

@@ -354,14 +354,12 @@ export class Persistence {
    * (a full disk) they are dropped and the next run takes them.
    */
   pruneMinutes(cutoff: number): Promise<number> {
-    const p = this.removeMinutes(cutoff).catch((e: Error) => {
-      this.log?.error({ err: e.message, dir: this.dir }, 'removing old one-minute candles failed; the next run tries again');
-      return 0;
-    });
-    const done = (): void => void this.running.delete(p);
-    this.running.add(p);
-    p.then(done, done);
-    return p;
+    return this.running(
+      this.removeMinutes(cutoff).catch((e: Error) => {
+        this.log?.error({ err: e.message, dir: this.dir }, 'removing old one-minute candles failed; the next run tries again');
+        return 0;
+      }),
+    );
   }
 
   private async removeMinutes(cutoff: number): Promise<number> {
@@ -458,16 +456,18 @@ export class Persistence {
 
   /** Writes everything that changed since the last snapshot. Resolves when it is durable. */
   snapshot(state: EngineState, all = false): Promise<{ catalog: number; quotes: number; books: number }> {
-    const p = this.writeSnapshot(state, all);
-    // close() waits for it: between its chunks it reads LMDB (the guard's check), which must not
-    // land on a closing environment.
-    const done = (): void => void this.running.delete(p);
-    this.running.add(p);
+    return this.running(this.writeSnapshot(state, all));
+  }
+
+  /** Work that reads and writes LMDB between its chunks (the guard's check): close() waits for it, so none lands on a closing environment. */
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  private running<T>(p: Promise<T>): Promise<T> {
+    const done = (): void => void this.inFlight.delete(p);
+    this.inFlight.add(p);
     p.then(done, done);
     return p;
   }
-
-  private readonly running = new Set<Promise<unknown>>();
 
   private async writeSnapshot(state: EngineState, all: boolean): Promise<{ catalog: number; quotes: number; books: number }> {
     if (this.resync) {
@@ -553,7 +553,7 @@ export class Persistence {
 
   async close(): Promise<void> {
     this.guard?.stop();
-    await Promise.allSettled([...this.running]);
+    await Promise.allSettled([...this.inFlight]);
     await this.flushed();
     await this.root.close();
     openStores.delete(this);
