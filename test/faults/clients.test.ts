@@ -21,7 +21,12 @@ beforeAll(async () => {
   );
   base = `${svc.url}/api/v2`;
   key = svc.demoKey!;
-});
+  // /status is 503 (status unknown) until the venues report; the test's last check reads it as a healthy service's.
+  for (let i = 0; (await fetch(`${base}/status`)).status !== 200; i++) {
+    if (i > 300) throw new Error('the service did not report its health within 60 s');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}, 90_000);
 afterAll(async () => {
   await svc.close();
   rmSync(dir, { recursive: true, force: true });
