@@ -9,6 +9,7 @@ const integration = [
   'test/api/**/*.test.ts',
   'test/config/venue-names.test.ts',
   'test/matching/overrides.test.ts',
+  'test/matching/related-api.test.ts',
   'test/capacity/**/*.test.ts',
   'test/server/http.test.ts',
   'test/server/guard.test.ts',

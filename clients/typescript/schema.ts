@@ -237,6 +237,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/matching-markets/related': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Markets related to one market: same, inverted, subset, superset or overlapping propositions, with confidence and reasons
+     * @description A subset market settles YES only when the other does (a margin bucket of a win, a higher strike of a "reach" ladder, an earlier deadline). Such pairs are informative, not arbitrage: the larger side can win while the smaller loses.
+     */
+    get: operations['matching_markets_related'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/events': {
     parameters: {
       query?: never;
@@ -3380,6 +3400,76 @@ export interface operations {
       };
       400: components['responses']['BadRequest'];
       401: components['responses']['Unauthorized'];
+      405: components['responses']['MethodNotAllowed'];
+      429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadTooLarge'];
+      500: components['responses']['InternalError'];
+    };
+  };
+  matching_markets_related: {
+    parameters: {
+      query: {
+        /** @description venue of the market */
+        platform: 'venue_a' | 'venue_b' | 'venue_c' | 'venue_d' | 'venue_e' | 'venue_f' | 'venue_g' | 'venue_h';
+        /** @description platform-native market id; for venue_a the full market ticker */
+        market_id: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description {market, related: [{platform, market_id, title, relation, confidence, reasons, group_id}], _meta} */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description the market asked about */
+            market: {
+              /** @description venue slug */
+              platform: string;
+              market_id: string;
+              title: string;
+            };
+            /** @description markets of the same kind and subject that are not unrelated, by platform and id; subset/superset/overlap pairs are never arbitrage */
+            related: {
+              /** @description venue slug */
+              platform: string;
+              market_id: string;
+              title: string;
+              /**
+               * @description how the asked market's YES relates to this one's: same, inverted (one's YES is the other's NO), subset (the asked YES implies this YES), superset (the reverse), overlap (both can be YES, neither implies the other)
+               * @enum {string}
+               */
+              relation: 'same' | 'inverted' | 'subset' | 'superset' | 'overlap';
+              /** @description how sure the matcher is of the relation (0..1) */
+              confidence: number;
+              /** @description the settlement fields that agreed, and what differs (a threshold, a margin bucket, a settlement window) */
+              reasons: string[];
+              /** @description the market's match group id; null when it has none */
+              group_id: number | null;
+            }[];
+            _meta: {
+              /** @description related markets */
+              count: number;
+            };
+          };
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      /** @description No such market on that platform, or not matched yet (code not_found) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       405: components['responses']['MethodNotAllowed'];
       429: components['responses']['TooManyRequests'];
       431: components['responses']['HeadTooLarge'];

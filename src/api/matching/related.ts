@@ -61,7 +61,8 @@ export function registerMatchingRelated(api: Api, r: MatchingRoutes): void {
       if (!rec || !related) return errorReply(404, 'not_found', `no ${v.slug} market "${marketId}" known to matching`);
       const rows = related.map((x) => ({
         platform: venues.slugOf(x.platform),
-        market_id: x.market_id ?? x.key.slice(x.key.indexOf(':') + 1),
+        // The catalog's id (the member key's), not the id the matcher read (a slug for some protocols).
+        market_id: x.key.slice(x.key.indexOf(':') + 1),
         title: x.title,
         relation: x.relation,
         confidence: x.confidence,
