@@ -79,6 +79,15 @@ describe('venue-generated grammar', () => {
     expect(rel(bass, P('Will Rick Caruso win the 2026 Los Angeles mayoral election?'))).toBe('different');
   });
 
+  it("reads a House race's cycle from the close when no year is stated, so two cycles of one seat stay apart (the 2028 close is a variant of row 29's)", () => {
+    const kalshi = K('Will Republican win the House race for MI-10?', 'HOUSEMI10-26-R', { close_time: '2027-11-03T15:00:00Z' });
+    expect(extractProposition(P('Will the Republican Party win the MI-10 House seat?', { close_time: '2026-11-04T04:59:00Z' })).year).toBe(2026);
+    expect(extractProposition(K('Will Republican win the House race for MI-10?', null, { close_time: '2027-11-03T15:00:00Z' })).year).toBe(2026);
+    expect(rel(kalshi, P('Will the Republican Party win the MI-10 House seat?', { close_time: '2026-11-04T04:59:00Z' }))).toBe('same');
+    expect(rel(kalshi, P('Will the Republican Party win the MI-10 House seat?', { close_time: '2028-11-08T04:59:00Z' }))).toBe('different');
+    expect(rel(kalshi, P("Will the Republicans win Michigan's 10th congressional district in 2026?"))).toBe('same');
+  });
+
   it('keeps neighbouring seats, another office and the two parties of one race apart; the parties are rivals, not complements', () => {
     expect(rel(K('Will Democratic win the House race for VA-1?', 'HOUSEVA1-26-D'), P('Will the Democratic Party win the VA-02 House seat?'))).toBe('different');
     expect(rel(K('Will Republican win the House race for MI-10?', 'HOUSEMI10-26-R'), P('Will the Republicans win the Michigan Senate race in 2026?'))).toBe(

@@ -158,6 +158,21 @@ export function nextScope(ctx: Ctx, t: string, d: Draft): void {
   }
 }
 
+/**
+ * A US House or Senate race whose title and id name no year ("Will the Republican Party win the
+ * MI-10 House seat?"): federal elections fall in even years, and a venue closes such a market at
+ * the election or after it (Kalshi on the swearing-in, the next year), never before the cycle's
+ * own election; so the cycle is the close's year, or the year before when that is odd.
+ */
+function federalCycle(ctx: Ctx, d: Draft): void {
+  if (d.year !== null || d.mode !== null || ctx.close === undefined || !/^(?:house|senate)_[a-z]{2}/.test(d.office ?? '')) return;
+  const y = etParts(ctx.close).y;
+  d.year = y % 2 === 0 ? y : y - 1;
+  // Read from the close time, not stated: a little less sure than a stated year, more than none.
+  d.confidence += 0.1;
+  note(d, 'close_time');
+}
+
 const RE_CHAMBER = /\b(?:the )?(?:u\.?s\.? )?(house|senate)\b/;
 
 /** "Will the Democrats win the House in 2026?" / "Which party will win the Senate?" + "Republican". */
@@ -220,7 +235,7 @@ export function parsePolitics(ctx: Ctx, d: Draft): boolean {
     return true;
   }
   const electionWords =
-    /\b(?:win|be elected|become|be the next|succeed)\b.*\b(?:election|presidency|president|governorship|governor|senate|mayor(?:al)?(?: race| election)?|prime minister|chancellor|race|seat|primary|runoff|pope)\b|^who will win\b/;
+    /\b(?:win|be elected|become|be the next|succeed)\b.*\b(?:election|presidency|president|governorship|governor|senate|mayor(?:al)?(?: race| election)?|prime minister|chancellor|race|seat|district|primary|runoff|pope)\b|^who will win\b/;
   const listQuestion = /^who will (?:win|be)\b/.test(ctx.event) && NAME_ONLY.test(t);
   if (!electionWords.test(t) && !listQuestion && !(kt && officeIn('', kt))) return false;
   const office = officeIn(all, kt);
@@ -249,6 +264,7 @@ export function parsePolitics(ctx: Ctx, d: Draft): boolean {
   if (d.kind === 'election_winner') {
     nextScope(ctx, t, d);
     electionMargin(t, d);
+    federalCycle(ctx, d);
   }
   if (ctx.outcome === 'no') d.negated = true;
   note(d, 'title');
