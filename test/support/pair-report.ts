@@ -92,9 +92,8 @@ export function scoreSet(pairs: readonly RealPair[]): Scored[] {
   }
 }
 
-function verdict(dir: string, p: RealPair, i: number): Verdict {
-  const file = join(dir, `pair-${i}.json`);
-  writeFileSync(file, JSON.stringify([p.a, p.b]));
+/** `crossbook match FILE` in process: its exit code and what it wrote to out and err. */
+export function runMatchCommand(file: string): { code: number; out: string[]; err: string[] } {
   const out: string[] = [];
   const err: string[] = [];
   const code = matchCommand(
@@ -102,6 +101,13 @@ function verdict(dir: string, p: RealPair, i: number): Verdict {
     (s) => out.push(s),
     (s) => err.push(s),
   );
+  return { code, out, err };
+}
+
+function verdict(dir: string, p: RealPair, i: number): Verdict {
+  const file = join(dir, `pair-${i}.json`);
+  writeFileSync(file, JSON.stringify([p.a, p.b]));
+  const { code, out, err } = runMatchCommand(file);
   if (code !== 0) throw new Error(`crossbook match failed on pair ${i}: ${err.join('; ')}`);
   const { groups } = JSON.parse(out.join('\n')) as { groups: { markets: { platform: string; market_id: string | null; inverted: boolean }[] }[] };
   const find = (x: MatchInput, ms: (typeof groups)[number]['markets']) => ms.find((m) => m.platform === x.platform && m.market_id === (x.market_id ?? null));
