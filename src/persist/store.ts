@@ -315,7 +315,7 @@ export class Persistence {
     let r: Candle | undefined;
     for (const { key, value } of this.db('candles').getRange({ start: [c.venue, c.marketId, t], end: [c.venue, c.marketId, t + width] })) {
       const m = candleOf(key, value);
-      mergeMinute((r ??= { ...m, t, volume: 0, trades: 0 }), m);
+      mergeMinute((r ??= { ...m, t, volume: 0, trades: 0, notional: undefined }), m);
     }
     return r ? this.db(db).put([c.venue, c.marketId, t], storedCandle(r)) : Promise.resolve();
   }
@@ -333,7 +333,7 @@ export class Persistence {
       const key = [c.venue, c.marketId, t];
       const v: unknown = this.db(db).get(key);
       const stored = v === undefined ? undefined : candleOf(key, v);
-      r = stored ?? { ...c, t, volume: 0, trades: 0 };
+      r = stored ?? { ...c, t, volume: 0, trades: 0, notional: undefined };
       if (!stored) {
         r.h = c.h;
         r.l = c.l;
@@ -612,10 +612,14 @@ interface StoredCandle {
   readonly mid: number | undefined;
   readonly volume: number;
   readonly trades: number;
+  /** YES bid and ask at the last observation and the money traded (units × shares); absent in candles stored before they were kept. */
+  readonly bid?: number | undefined;
+  readonly ask?: number | undefined;
+  readonly n?: number | undefined;
 }
 
 function storedCandle(c: Candle): StoredCandle {
-  return { o: c.o, h: c.h, l: c.l, c: c.c, mid: c.mid, volume: c.volume, trades: c.trades };
+  return { o: c.o, h: c.h, l: c.l, c: c.c, mid: c.mid, volume: c.volume, trades: c.trades, bid: c.bid, ask: c.ask, n: c.notional };
 }
 
 /** The candle under `key`: a stored value completed from its key, or a whole record as format 1 stored it. */
@@ -623,7 +627,7 @@ function candleOf(key: Key, value: unknown): Candle {
   const v = value as StoredCandle & Partial<Candle>;
   if (v.venue !== undefined) return v as Candle;
   const [venue, marketId, t] = key as [VenueLabel, string, number];
-  return { venue, marketId, t, o: v.o, h: v.h, l: v.l, c: v.c, mid: v.mid, volume: v.volume, trades: v.trades };
+  return { venue, marketId, t, o: v.o, h: v.h, l: v.l, c: v.c, mid: v.mid, volume: v.volume, trades: v.trades, bid: v.bid, ask: v.ask, notional: v.n };
 }
 
 /** Folds a later one-minute candle into a rollup candle (its open stays). */
@@ -634,6 +638,9 @@ function mergeMinute(r: Candle, m: Candle): void {
   r.mid = m.mid;
   r.volume += m.volume;
   r.trades += m.trades;
+  r.bid = m.bid;
+  r.ask = m.ask;
+  if (m.notional !== undefined) r.notional = (r.notional ?? 0) + m.notional;
 }
 
 const openStores = new Set<Persistence>();
