@@ -81,7 +81,7 @@ export interface paths {
     };
     /**
      * OHLC candles of one market (cents)
-     * @description Candles {t (bucket start, unix seconds), open, high, low, close, volume (traded within the bucket), mid}. Built from one-minute candles, which are kept for 7 days (1m, 5m and 15m start there; 1h and 1d are kept for good); empty buckets after the first observation carry the previous close. At most 10000 candles: a range (to − from) longer than 10000 intervals is a 400 (validation.time_range), as is from not before to.
+     * @description Candles {t (bucket start, unix seconds), open, high, low, close, volume (traded within the bucket), mid, timestamp (= t, ISO 8601), yes_bid and yes_ask (at the bucket's last observation), dollar_volume (USD traded within the bucket)}. Built from one-minute candles, which are kept for 7 days (1m, 5m and 15m start there; 1h and 1d are kept for good); empty buckets after the first observation carry the previous close. At most 10000 candles: a range (to − from) longer than 10000 intervals is a 400 (validation.time_range), as is from not before to.
      */
     get: operations['prices_history'];
     put?: never;
@@ -1681,7 +1681,7 @@ export interface components {
        */
       outcome: 'yes' | 'no';
       /**
-       * @description what the trader did with the outcome
+       * @description what the trader did with the outcome: buy or sell (not the outcome: that is `outcome`; a client that prints side as the outcome shows BUY BUY)
        * @enum {string}
        */
       side: 'buy' | 'sell';
@@ -1713,6 +1713,10 @@ export interface components {
       figures: {
         [key: string]: number | string | boolean | null;
       };
+      /** @description the trader's realized PnL over all its positions when the alert was raised, USD, as the wallet ledger knows it; null without a wallet (or for alerts raised before it was kept) */
+      lifetime_pnl: number | null;
+      /** @description = lifetime_pnl (the name clients of the hosted API read) */
+      smart_lifetime_pnl: number | null;
       /** @description the venue's own time of the update, ms since epoch (our receive time when the venue gives none); on messages a venue frame caused */
       venue_ts?: number;
       /** @description when crossbook received the venue frame behind the update, ms since epoch */
@@ -1755,7 +1759,7 @@ export interface components {
          */
         outcome: 'yes' | 'no';
         /**
-         * @description what the trader did with the outcome
+         * @description what the trader did with the outcome: buy or sell (not the outcome: that is `outcome`; a client that prints side as the outcome shows BUY BUY)
          * @enum {string}
          */
         side: 'buy' | 'sell';
@@ -1787,6 +1791,10 @@ export interface components {
         figures: {
           [key: string]: number | string | boolean | null;
         };
+        /** @description the trader's realized PnL over all its positions when the alert was raised, USD, as the wallet ledger knows it; null without a wallet (or for alerts raised before it was kept) */
+        lifetime_pnl: number | null;
+        /** @description = lifetime_pnl (the name clients of the hosted API read) */
+        smart_lifetime_pnl: number | null;
         /**
          * @description the current state, sent on subscribe
          * @constant
@@ -1821,7 +1829,7 @@ export interface components {
        */
       outcome: 'yes' | 'no';
       /**
-       * @description what the trader did with the outcome
+       * @description what the trader did with the outcome: buy or sell (not the outcome: that is `outcome`; a client that prints side as the outcome shows BUY BUY)
        * @enum {string}
        */
       side: 'buy' | 'sell';
@@ -1853,6 +1861,10 @@ export interface components {
       figures: {
         [key: string]: number | string | boolean | null;
       };
+      /** @description the trader's realized PnL over all its positions when the alert was raised, USD, as the wallet ledger knows it; null without a wallet (or for alerts raised before it was kept) */
+      lifetime_pnl: number | null;
+      /** @description = lifetime_pnl (the name clients of the hosted API read) */
+      smart_lifetime_pnl: number | null;
       /** @description the venue's own time of the update, ms since epoch (our receive time when the venue gives none); on messages a venue frame caused */
       venue_ts?: number;
       /** @description when crossbook received the venue frame behind the update, ms since epoch */
@@ -1895,7 +1907,7 @@ export interface components {
          */
         outcome: 'yes' | 'no';
         /**
-         * @description what the trader did with the outcome
+         * @description what the trader did with the outcome: buy or sell (not the outcome: that is `outcome`; a client that prints side as the outcome shows BUY BUY)
          * @enum {string}
          */
         side: 'buy' | 'sell';
@@ -1927,6 +1939,10 @@ export interface components {
         figures: {
           [key: string]: number | string | boolean | null;
         };
+        /** @description the trader's realized PnL over all its positions when the alert was raised, USD, as the wallet ledger knows it; null without a wallet (or for alerts raised before it was kept) */
+        lifetime_pnl: number | null;
+        /** @description = lifetime_pnl (the name clients of the hosted API read) */
+        smart_lifetime_pnl: number | null;
         /**
          * @description the current state, sent on subscribe
          * @constant
@@ -2143,6 +2159,13 @@ export interface operations {
                   /** Format: date-time */
                   at: string;
                 } | null;
+                /**
+                 * @description the venue at a glance: feed_status, and degraded while the catalog refresh is overdue (the name clients of the hosted API read)
+                 * @enum {string}
+                 */
+                status: 'ok' | 'degraded' | 'down';
+                /** @description newer of the last venue frame and the last catalog refresh; null before either (spec 2.13) */
+                last_updated: string | null;
               };
             };
             /** @description newer of the latest matched-market price update and the last catalog refresh */
@@ -2222,6 +2245,13 @@ export interface operations {
                   /** Format: date-time */
                   at: string;
                 } | null;
+                /**
+                 * @description the venue at a glance: feed_status, and degraded while the catalog refresh is overdue (the name clients of the hosted API read)
+                 * @enum {string}
+                 */
+                status: 'ok' | 'degraded' | 'down';
+                /** @description newer of the last venue frame and the last catalog refresh; null before either (spec 2.13) */
+                last_updated: string | null;
               };
             };
             /** @description newer of the latest matched-market price update and the last catalog refresh */
@@ -2327,6 +2357,34 @@ export interface operations {
               liquidity: number | null;
               /** @description last quote update; null when unknown */
               updated_at: string | null;
+              /** @description = market_id (the name clients of the hosted API read) */
+              id: string;
+              /** @description = url */
+              source_url: string | null;
+              /** @description = close_time; null when unknown */
+              expiration_date: string | null;
+              /**
+               * Format: date-time
+               * @description the venue’s open time of the market, else when crossbook first saw it
+               */
+              created_at: string;
+              /** @description the price fields again, grouped as clients of the hosted API read them */
+              price: {
+                /** @description = yes_bid (cents, 0 to 100; null when missing) */
+                yes_bid: number | null;
+                /** @description = yes_ask (cents, 0 to 100; null when missing) */
+                yes_ask: number | null;
+                /** @description = no_bid (cents, 0 to 100; null when missing) */
+                no_bid: number | null;
+                /** @description = no_ask (cents, 0 to 100; null when missing) */
+                no_ask: number | null;
+                /** @description = last_price (cents, 0 to 100; null when missing) */
+                last_price: number | null;
+                /** @description = volume */
+                volume: number | null;
+                /** @description = liquidity */
+                liquidity: number | null;
+              };
               /** @description with include=rules */
               rules?: {
                 /** @description primary resolution rules */
@@ -2559,6 +2617,17 @@ export interface operations {
               volume: number;
               /** @description last mid of the bucket; the close when the book was empty (cents, 0 to 100) */
               mid: number;
+              /**
+               * Format: date-time
+               * @description = t, ISO 8601 (the name clients of the hosted API read)
+               */
+              timestamp: string;
+              /** @description best YES bid at the bucket’s last observation; null when that side was empty or the candle predates it (cents, 0 to 100; null when missing) */
+              yes_bid: number | null;
+              /** @description best YES ask at the bucket’s last observation; null when that side was empty or the candle predates it (cents, 0 to 100; null when missing) */
+              yes_ask: number | null;
+              /** @description USD traded within the bucket (each trade’s price × size); null for candles stored before it was kept */
+              dollar_volume: number | null;
             }[];
           };
         };
@@ -3005,6 +3074,13 @@ export interface operations {
         };
         content: {
           'application/json': {
+            /**
+             * @description always true on a 200 (the name clients of the hosted API read; errors carry false)
+             * @constant
+             */
+            success: true;
+            /** @description groups (= _meta.count) */
+            count: number;
             /** @description only groups with markets on at least two venues */
             groups: ({
               /** @description stable match-group id */
@@ -3030,6 +3106,16 @@ export interface operations {
               game_title: string | null;
               /** @description event date, YYYY-MM-DD */
               event_date: string | null;
+              /**
+               * @description the group has a confirmed contradiction (see suspect_reason)
+               * @constant
+               */
+              suspect?: true;
+              suspect_reason?: string;
+              /** @description venue slugs of the member markets, each once */
+              platforms: string[];
+              /** @description venues of the member markets */
+              platform_count: number;
               /** @description member markets, on at least two venues */
               markets: {
                 /** @description venue slug */
@@ -3063,10 +3149,107 @@ export interface operations {
                 last_price?: number | null;
                 /** @description traded volume */
                 volume?: number | null;
+                /** @description = platform (the name clients of the hosted API read) */
+                source: string;
+                /** @description = url */
+                source_url: string | null;
+                /** @description = market_id */
+                id: string;
               }[];
             } & {
               [key: string]: string;
             })[];
+            /** @description the same groups by event, in the order of groups (the shape clients of the hosted API read) */
+            events: {
+              /** @description shared by every group of one real-world event */
+              event_id: string;
+              /** @description = event_id */
+              id: string;
+              /** @description the event’s name: its groups’ event_name, else their game title, else the first group’s title */
+              event_name: string;
+              /** @description event date, YYYY-MM-DD */
+              event_date: string | null;
+              /** @description groups of the event here */
+              group_count: number;
+              /** @description the event’s groups, as in groups */
+              groups: ({
+                /** @description stable match-group id */
+                group_id: number;
+                title: string;
+                /** @description sports market class; null outside sports */
+                market_class: ('moneyline' | 'spread' | 'total' | 'player_prop' | 'other') | null;
+                market_type: string;
+                /** @description game period of a sports market */
+                period: string | null;
+                /** @description spread or total line */
+                line: number | null;
+                side: ('home' | 'away' | 'over' | 'under') | null;
+                /** @description player of a prop */
+                player: string | null;
+                /** @description team */
+                team: string | null;
+                /** @description shared by every group of one real-world event */
+                event_id: string;
+                /** @description event name */
+                event_name: string | null;
+                /** @description game title */
+                game_title: string | null;
+                /** @description event date, YYYY-MM-DD */
+                event_date: string | null;
+                /**
+                 * @description the group has a confirmed contradiction (see suspect_reason)
+                 * @constant
+                 */
+                suspect?: true;
+                suspect_reason?: string;
+                /** @description venue slugs of the member markets, each once */
+                platforms: string[];
+                /** @description venues of the member markets */
+                platform_count: number;
+                /** @description member markets, on at least two venues */
+                markets: {
+                  /** @description venue slug */
+                  platform: string;
+                  market_id: string;
+                  ticker_name: string;
+                  title: string;
+                  /** @description event title */
+                  event_title: string | null;
+                  /** @description outcome */
+                  outcome: string | null;
+                  /** @enum {string} */
+                  status: 'active' | 'closed' | 'upcoming';
+                  /** @description the market's YES is the group's NO */
+                  inverted: boolean;
+                  /** @description match confidence, 0 to 1 */
+                  confidence: number;
+                  /** @description why the market was matched */
+                  reasons: string[];
+                  /** @description market page URL */
+                  url: string | null;
+                  /** @description best YES bid (cents, 0 to 100; null when missing) */
+                  yes_bid?: number | null;
+                  /** @description best YES ask (cents, 0 to 100; null when missing) */
+                  yes_ask?: number | null;
+                  /** @description best NO bid (cents, 0 to 100; null when missing) */
+                  no_bid?: number | null;
+                  /** @description best NO ask (cents, 0 to 100; null when missing) */
+                  no_ask?: number | null;
+                  /** @description last trade (on /search: mid of bid and ask, null when wider than 20 cents) (cents, 0 to 100; null when missing) */
+                  last_price?: number | null;
+                  /** @description traded volume */
+                  volume?: number | null;
+                  /** @description = platform (the name clients of the hosted API read) */
+                  source: string;
+                  /** @description = url */
+                  source_url: string | null;
+                  /** @description = market_id */
+                  id: string;
+                }[];
+              } & {
+                [key: string]: string;
+              })[];
+            }[];
             _meta: {
               /** @description groups */
               count: number;
@@ -3105,6 +3288,13 @@ export interface operations {
         };
         content: {
           'application/json': {
+            /**
+             * @description always true on a 200 (the name clients of the hosted API read; errors carry false)
+             * @constant
+             */
+            success: true;
+            /** @description groups (= _meta.count) */
+            count: number;
             /** @description only groups with markets on at least two venues */
             groups: ({
               /** @description stable match-group id */
@@ -3130,6 +3320,16 @@ export interface operations {
               game_title: string | null;
               /** @description event date, YYYY-MM-DD */
               event_date: string | null;
+              /**
+               * @description the group has a confirmed contradiction (see suspect_reason)
+               * @constant
+               */
+              suspect?: true;
+              suspect_reason?: string;
+              /** @description venue slugs of the member markets, each once */
+              platforms: string[];
+              /** @description venues of the member markets */
+              platform_count: number;
               /** @description member markets, on at least two venues */
               markets: {
                 /** @description venue slug */
@@ -3163,10 +3363,107 @@ export interface operations {
                 last_price?: number | null;
                 /** @description traded volume */
                 volume?: number | null;
+                /** @description = platform (the name clients of the hosted API read) */
+                source: string;
+                /** @description = url */
+                source_url: string | null;
+                /** @description = market_id */
+                id: string;
               }[];
             } & {
               [key: string]: string;
             })[];
+            /** @description the same groups by event, in the order of groups (the shape clients of the hosted API read) */
+            events: {
+              /** @description shared by every group of one real-world event */
+              event_id: string;
+              /** @description = event_id */
+              id: string;
+              /** @description the event’s name: its groups’ event_name, else their game title, else the first group’s title */
+              event_name: string;
+              /** @description event date, YYYY-MM-DD */
+              event_date: string | null;
+              /** @description groups of the event here */
+              group_count: number;
+              /** @description the event’s groups, as in groups */
+              groups: ({
+                /** @description stable match-group id */
+                group_id: number;
+                title: string;
+                /** @description sports market class; null outside sports */
+                market_class: ('moneyline' | 'spread' | 'total' | 'player_prop' | 'other') | null;
+                market_type: string;
+                /** @description game period of a sports market */
+                period: string | null;
+                /** @description spread or total line */
+                line: number | null;
+                side: ('home' | 'away' | 'over' | 'under') | null;
+                /** @description player of a prop */
+                player: string | null;
+                /** @description team */
+                team: string | null;
+                /** @description shared by every group of one real-world event */
+                event_id: string;
+                /** @description event name */
+                event_name: string | null;
+                /** @description game title */
+                game_title: string | null;
+                /** @description event date, YYYY-MM-DD */
+                event_date: string | null;
+                /**
+                 * @description the group has a confirmed contradiction (see suspect_reason)
+                 * @constant
+                 */
+                suspect?: true;
+                suspect_reason?: string;
+                /** @description venue slugs of the member markets, each once */
+                platforms: string[];
+                /** @description venues of the member markets */
+                platform_count: number;
+                /** @description member markets, on at least two venues */
+                markets: {
+                  /** @description venue slug */
+                  platform: string;
+                  market_id: string;
+                  ticker_name: string;
+                  title: string;
+                  /** @description event title */
+                  event_title: string | null;
+                  /** @description outcome */
+                  outcome: string | null;
+                  /** @enum {string} */
+                  status: 'active' | 'closed' | 'upcoming';
+                  /** @description the market's YES is the group's NO */
+                  inverted: boolean;
+                  /** @description match confidence, 0 to 1 */
+                  confidence: number;
+                  /** @description why the market was matched */
+                  reasons: string[];
+                  /** @description market page URL */
+                  url: string | null;
+                  /** @description best YES bid (cents, 0 to 100; null when missing) */
+                  yes_bid?: number | null;
+                  /** @description best YES ask (cents, 0 to 100; null when missing) */
+                  yes_ask?: number | null;
+                  /** @description best NO bid (cents, 0 to 100; null when missing) */
+                  no_bid?: number | null;
+                  /** @description best NO ask (cents, 0 to 100; null when missing) */
+                  no_ask?: number | null;
+                  /** @description last trade (on /search: mid of bid and ask, null when wider than 20 cents) (cents, 0 to 100; null when missing) */
+                  last_price?: number | null;
+                  /** @description traded volume */
+                  volume?: number | null;
+                  /** @description = platform (the name clients of the hosted API read) */
+                  source: string;
+                  /** @description = url */
+                  source_url: string | null;
+                  /** @description = market_id */
+                  id: string;
+                }[];
+              } & {
+                [key: string]: string;
+              })[];
+            }[];
             _meta: {
               /** @description groups */
               count: number;
@@ -3243,6 +3540,16 @@ export interface operations {
                 game_title: string | null;
                 /** @description event date, YYYY-MM-DD */
                 event_date: string | null;
+                /**
+                 * @description the group has a confirmed contradiction (see suspect_reason)
+                 * @constant
+                 */
+                suspect?: true;
+                suspect_reason?: string;
+                /** @description venue slugs of the member markets, each once */
+                platforms: string[];
+                /** @description venues of the member markets */
+                platform_count: number;
                 /** @description member markets, on at least two venues */
                 markets: {
                   /** @description venue slug */
@@ -3276,6 +3583,12 @@ export interface operations {
                   last_price?: number | null;
                   /** @description traded volume */
                   volume?: number | null;
+                  /** @description = platform (the name clients of the hosted API read) */
+                  source: string;
+                  /** @description = url */
+                  source_url: string | null;
+                  /** @description = market_id */
+                  id: string;
                 }[];
               } & {
                 [key: string]: string;
@@ -3407,13 +3720,15 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description {events: Event[], cursor: string|null, next_cursor: string|null (the same token as cursor: pass it as cursor; null on the last page), _meta: {count, total_count}} */
+      /** @description {total_count (= _meta.total_count), events: Event[], cursor: string|null, next_cursor: string|null (the same token as cursor: pass it as cursor; null on the last page), _meta: {count, total_count}} */
       200: {
         headers: {
           [name: string]: unknown;
         };
         content: {
           'application/json': {
+            /** @description events matching (= _meta.total_count) */
+            total_count: number;
             events: {
               event_id: string;
               title: string;
@@ -3426,6 +3741,12 @@ export interface operations {
               date: string | null;
               /** @description groups of the requested types */
               group_count: number;
+              /** @description = event_id (the name clients of the hosted API read) */
+              id: string;
+              /** @description = title */
+              event_name: string;
+              /** @description = date */
+              event_date: string | null;
               /** @description with include_groups=true */
               groups?: ({
                 /** @description stable match-group id */
@@ -3451,6 +3772,16 @@ export interface operations {
                 game_title: string | null;
                 /** @description event date, YYYY-MM-DD */
                 event_date: string | null;
+                /**
+                 * @description the group has a confirmed contradiction (see suspect_reason)
+                 * @constant
+                 */
+                suspect?: true;
+                suspect_reason?: string;
+                /** @description venue slugs of the member markets, each once */
+                platforms: string[];
+                /** @description venues of the member markets */
+                platform_count: number;
                 /** @description member markets, on at least two venues */
                 markets: {
                   /** @description venue slug */
@@ -3484,6 +3815,12 @@ export interface operations {
                   last_price?: number | null;
                   /** @description traded volume */
                   volume?: number | null;
+                  /** @description = platform (the name clients of the hosted API read) */
+                  source: string;
+                  /** @description = url */
+                  source_url: string | null;
+                  /** @description = market_id */
+                  id: string;
                 }[];
               } & {
                 [key: string]: string;
@@ -3536,13 +3873,15 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description {events: Event[], cursor: string|null, next_cursor: string|null (the same token as cursor: pass it as cursor; null on the last page), _meta: {count, total_count, prices_unavailable?}} */
+      /** @description {total_count (= _meta.total_count), events: Event[], cursor: string|null, next_cursor: string|null (the same token as cursor: pass it as cursor; null on the last page), _meta: {count, total_count, prices_unavailable?}} */
       200: {
         headers: {
           [name: string]: unknown;
         };
         content: {
           'application/json': {
+            /** @description events matching (= _meta.total_count) */
+            total_count: number;
             events: {
               event_id: string;
               title: string;
@@ -3555,6 +3894,12 @@ export interface operations {
               date: string | null;
               /** @description groups of the requested types */
               group_count: number;
+              /** @description = event_id (the name clients of the hosted API read) */
+              id: string;
+              /** @description = title */
+              event_name: string;
+              /** @description = date */
+              event_date: string | null;
               /** @description with include_groups=true */
               groups?: ({
                 /** @description stable match-group id */
@@ -3580,6 +3925,16 @@ export interface operations {
                 game_title: string | null;
                 /** @description event date, YYYY-MM-DD */
                 event_date: string | null;
+                /**
+                 * @description the group has a confirmed contradiction (see suspect_reason)
+                 * @constant
+                 */
+                suspect?: true;
+                suspect_reason?: string;
+                /** @description venue slugs of the member markets, each once */
+                platforms: string[];
+                /** @description venues of the member markets */
+                platform_count: number;
                 /** @description member markets, on at least two venues */
                 markets: {
                   /** @description venue slug */
@@ -3613,6 +3968,12 @@ export interface operations {
                   last_price?: number | null;
                   /** @description traded volume */
                   volume?: number | null;
+                  /** @description = platform (the name clients of the hosted API read) */
+                  source: string;
+                  /** @description = url */
+                  source_url: string | null;
+                  /** @description = market_id */
+                  id: string;
                 }[];
               } & {
                 [key: string]: string;
@@ -4391,7 +4752,7 @@ export interface operations {
                */
               outcome: 'yes' | 'no';
               /**
-               * @description what the trader did with the outcome
+               * @description what the trader did with the outcome: buy or sell (not the outcome: that is `outcome`; a client that prints side as the outcome shows BUY BUY)
                * @enum {string}
                */
               side: 'buy' | 'sell';
@@ -4423,6 +4784,10 @@ export interface operations {
               figures: {
                 [key: string]: number | string | boolean | null;
               };
+              /** @description the trader's realized PnL over all its positions when the alert was raised, USD, as the wallet ledger knows it; null without a wallet (or for alerts raised before it was kept) */
+              lifetime_pnl: number | null;
+              /** @description = lifetime_pnl (the name clients of the hosted API read) */
+              smart_lifetime_pnl: number | null;
             }[];
             pagination: {
               /** @description page size */
@@ -4510,7 +4875,7 @@ export interface operations {
                */
               outcome: 'yes' | 'no';
               /**
-               * @description what the trader did with the outcome
+               * @description what the trader did with the outcome: buy or sell (not the outcome: that is `outcome`; a client that prints side as the outcome shows BUY BUY)
                * @enum {string}
                */
               side: 'buy' | 'sell';
@@ -4542,6 +4907,10 @@ export interface operations {
               figures: {
                 [key: string]: number | string | boolean | null;
               };
+              /** @description the trader's realized PnL over all its positions when the alert was raised, USD, as the wallet ledger knows it; null without a wallet (or for alerts raised before it was kept) */
+              lifetime_pnl: number | null;
+              /** @description = lifetime_pnl (the name clients of the hosted API read) */
+              smart_lifetime_pnl: number | null;
             }[];
             pagination: {
               /** @description page size */
