@@ -684,7 +684,7 @@ export interface paths {
      *
      *     Client messages (JSON text): {"type":"subscribe"|"unsubscribe","channel":C,"market_ids":[…]} where market_ids are native ids or platform:market_id (the prefix is stripped); live_games takes "event_ids" instead; arb and ev take match-group ids, or none (or ["*"]) for every group; {"type":"subscribe","channel":"venue_a_prices","all":true} subscribes an Enterprise key to every market of the venue; smart_money and fade_finder take no market_ids (or ["*"]): every alert of the feed; {"type":"ping"} is answered with pong. "action" is accepted in place of "type" ({"action":"subscribe","channel":"smart_money"}) and {"action":"heartbeat"} (or {"type":"heartbeat"}) is a ping; an unknown type or action is an error with code BAD_REQUEST.
      *
-     *     Channels: prices (price_update: native market_id, source = venue slug, yes_bid, yes_ask, no_bid, no_ask, last_price in cents 0–100, volume; a snapshot with "snapshot":true at once, then every change), orderbook (orderbook_update: yes/no bids and asks as [cents, size], no empty on yes-only venues), live_games (live_game price changes and trade messages of the games' matched markets), arb and ev (a group's opportunities as /arb and /ev give them, each leg with platform and source), smart_money (type smart_money: each alert of the smart-money feed, alert_type smart_money, insider or captain_hook, as /alerts/smart-money gives it) and fade_finder (type fade_finder: each fade alert, as /alerts/fade-finder gives it; both with the entitlement of those endpoints), venue_a_prices (ticker: decimal-dollar strings yes_bid_dollars, yes_ask_dollars, price_dollars).
+     *     Channels: prices (price_update: native market_id, source = venue slug, yes_bid, yes_ask, no_bid, no_ask, last_price in cents 0–100, volume; a snapshot with "snapshot":true at once, then every change), orderbook (orderbook_update: yes/no bids and asks as [cents, size], no empty on yes-only venues), live_games (live_game price changes and trade messages of the games' matched markets), arb and ev (a group's opportunities as /arb and /ev give them, each leg with platform and source), smart_money (type smart_money: each alert of the smart-money feed, alert_type smart_money, insider or captain_hook, as /alerts/smart-money gives it) and fade_finder (type fade_finder: each fade alert, as /alerts/fade-finder gives it; both with the entitlement of those endpoints; a connection in the hosted dialect also gets each fade alert again right after it as type fade_finder_update with the same seq, data carrying market_slug, created_at and data.profitable_wallet / losing_wallet {userAddr, pnl_to_date, outcome, side, price (dollars 0 to 1), amount}, the shape clients of the hosted API read), venue_a_prices (ticker: decimal-dollar strings yes_bid_dollars, yes_ask_dollars, price_dollars).
      *
      *     Server messages carry a type: subscribed / unsubscribed (one per venue of the request: the accepted native market_ids and their venue as source), price_update, orderbook_update, live_game, trade, ticker, arb, ev, arb_expired, ev_expired, smart_money, fade_finder, warning and error (with a code and a message), ready, pong. Every streamed message carries its channel, a per-topic seq, the process epoch and ts (server send time, ms since epoch); price_update, orderbook_update, ticker, live_game and trade messages caused by a venue frame also carry venue_ts (the venue's time of the update; our receive time when the venue gives none) and recv_ts (when crossbook received the frame), ms since epoch, so recv_ts − venue_ts is the venue leg, ts − recv_ts crossbook's and the client's receive time − ts the network's (snapshots carry neither): a seq gap or a new epoch means reconcile over REST (/prices/bulk). A connection that has sent a message with "action" (or a heartbeat) gets every streamed message with its fields both at the top level and again under data, the envelope clients of the hosted API read.
      *
@@ -1948,6 +1948,87 @@ export interface components {
          * @constant
          */
         snapshot?: true;
+      };
+    };
+    /** @description hosted dialect only: each fade alert again, right after its fade_finder message, in the shape clients of the hosted API read (README "Clients of the hosted API") */
+    WsFadeFinderUpdate: {
+      /** @constant */
+      type: 'fade_finder_update';
+      /** @description the alert of the fade_finder message this one follows */
+      alert_id: string;
+      /** @description the venue's key of the market (ticker_name: the slug on venue_b) */
+      market_slug: string;
+      /**
+       * Format: date-time
+       * @description when the alert was raised
+       */
+      created_at: string;
+      /** @constant */
+      channel: 'fade_finder';
+      /** @description the seq of the fade_finder message of the same alert (the same event again) */
+      seq: number;
+      /** @description process epoch (ms): a new one means the server restarted; reconcile over REST */
+      epoch: number;
+      /** @description server send time, ms since epoch */
+      ts: number;
+      data: {
+        /** @constant */
+        type: 'fade_finder_update';
+        /** @description the alert of the fade_finder message this one follows */
+        alert_id: string;
+        /** @description the venue's key of the market (ticker_name: the slug on venue_b) */
+        market_slug: string;
+        /**
+         * Format: date-time
+         * @description when the alert was raised
+         */
+        created_at: string;
+        /** @constant */
+        version: 1;
+        /** @description venue slug */
+        platform: string;
+        /** @description native market id */
+        market_id: string;
+        /** @description market title (market_slug when unknown) */
+        title: string;
+        /** @constant */
+        snapshot: false;
+        data: {
+          /** @description = market_slug */
+          marketSlug: string;
+          /** @description the market's close day, YYYY-MM-DD */
+          resolution_date: string | null;
+          /** @description the side to take: the other side of the faded trade, a SELL of the outcome the faded wallet bought at the trade's price */
+          profitable_wallet: {
+            /** @description wallet address; null when the trade names none on this side */
+            userAddr: string | null;
+            /** @description realized PnL over all positions, USD, when the wallet ledger knows it */
+            pnl_to_date: number | null;
+            /** @enum {string} */
+            outcome: 'YES' | 'NO';
+            /** @enum {string} */
+            side: 'BUY' | 'SELL';
+            /** @description the trade's own price of the outcome, dollars 0 to 1 (not cents) */
+            price: number;
+            /** @description USD of the trade */
+            amount: number;
+          };
+          /** @description the reliably wrong wallet and its trade */
+          losing_wallet: {
+            /** @description wallet address; null when the trade names none on this side */
+            userAddr: string | null;
+            /** @description realized PnL over all positions, USD, when the wallet ledger knows it */
+            pnl_to_date: number | null;
+            /** @enum {string} */
+            outcome: 'YES' | 'NO';
+            /** @enum {string} */
+            side: 'BUY' | 'SELL';
+            /** @description the trade's own price of the outcome, dollars 0 to 1 (not cents) */
+            price: number;
+            /** @description USD of the trade */
+            amount: number;
+          };
+        };
       };
     };
     WsNotice: {
