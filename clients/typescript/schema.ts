@@ -2241,10 +2241,10 @@ export interface operations {
                   at: string;
                 } | null;
                 /**
-                 * @description the venue at a glance: feed_status, and degraded while the catalog refresh is overdue (the name clients of the hosted API read)
+                 * @description the venue at a glance, in the vocabulary clients of the hosted API read: ok when the feed is ok and the catalog refresh is on time, else stale (feed_status and catalog_healthy say why)
                  * @enum {string}
                  */
-                status: 'ok' | 'degraded' | 'down';
+                status: 'ok' | 'stale';
                 /** @description newer of the last venue frame and the last catalog refresh; null before either (spec 2.13) */
                 last_updated: string | null;
               };
@@ -2327,10 +2327,10 @@ export interface operations {
                   at: string;
                 } | null;
                 /**
-                 * @description the venue at a glance: feed_status, and degraded while the catalog refresh is overdue (the name clients of the hosted API read)
+                 * @description the venue at a glance, in the vocabulary clients of the hosted API read: ok when the feed is ok and the catalog refresh is on time, else stale (feed_status and catalog_healthy say why)
                  * @enum {string}
                  */
-                status: 'ok' | 'degraded' | 'down';
+                status: 'ok' | 'stale';
                 /** @description newer of the last venue frame and the last catalog refresh; null before either (spec 2.13) */
                 last_updated: string | null;
               };

@@ -29,8 +29,10 @@ export const StatusBody = z.object({
         .nullable()
         .describe('the last disconnect, stall, gap or burst of malformed frames; null when none'),
       status: z
-        .enum(['ok', 'degraded', 'down'])
-        .describe('the venue at a glance: feed_status, and degraded while the catalog refresh is overdue (the name clients of the hosted API read)'),
+        .enum(['ok', 'stale'])
+        .describe(
+          'the venue at a glance, in the vocabulary clients of the hosted API read: ok when the feed is ok and the catalog refresh is on time, else stale (feed_status and catalog_healthy say why)',
+        ),
       last_updated: iso('newer of the last venue frame and the last catalog refresh; null before either (spec 2.13)'),
     }),
   ),
@@ -82,8 +84,8 @@ export interface PlatformStatus {
   readonly malformed_frames: number;
   /** The last disconnect, stall, sequence gap or burst of malformed frames, null when none since start. */
   readonly last_interruption: { readonly kind: string; readonly at: string } | null;
-  /** feed_status, and degraded while the catalog refresh is overdue. */
-  readonly status: 'ok' | 'degraded' | 'down';
+  /** ok when the feed is ok and the catalog refresh on time, else stale (the hosted API's vocabulary). */
+  readonly status: 'ok' | 'stale';
   /** Newer of the last venue frame and the last catalog refresh, ISO 8601; null before either. */
   readonly last_updated: string | null;
 }
@@ -150,7 +152,7 @@ export function computeStatus(config: Config, state: EngineState, now: number, s
       gaps: h?.gaps ?? 0,
       malformed_frames: h?.malformed ?? 0,
       last_interruption: h?.lastInterruption ? { kind: h.lastInterruption.kind, at: new Date(h.lastInterruption.at).toISOString() } : null,
-      status: feed.status === 'ok' && !catalogHealthy ? 'degraded' : feed.status,
+      status: feed.status === 'ok' && catalogHealthy ? 'ok' : 'stale',
       last_updated: Math.max(lastEventAt, lastCatalogAt) > 0 ? new Date(Math.max(lastEventAt, lastCatalogAt)).toISOString() : null,
     };
   }
