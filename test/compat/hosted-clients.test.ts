@@ -398,6 +398,12 @@ describe('the fields the second round of hosted clients read', () => {
     await hosted.next((x) => x.type === 'pong');
     await plain.next((x) => x.type === 'pong');
     expect(plain.msgs.filter((x) => x.type === 'fade_finder_update')).toEqual([]);
+    // fade_finder_update is a message of the fade_finder channel, not a channel of its own
+    hosted.send({ action: 'subscribe', channel: 'fade_finder_update' });
+    expect(await hosted.next((x) => x.code === 'UNKNOWN_CHANNEL')).toMatchObject({
+      channel: 'fade_finder_update',
+      message: expect.stringContaining('fade_finder'),
+    });
     hosted.sock.close();
     plain.sock.close();
   });
