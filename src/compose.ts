@@ -60,7 +60,7 @@ export interface Core {
  */
 export function buildCore(config: Config, opts: { log?: Logger; persistence?: Persistence } = {}): Core {
   const log = opts.log ?? rootLog;
-  const persistence = opts.persistence ?? openPersistence(config.dataDir, log);
+  const persistence = opts.persistence ?? openPersistence(config.dataDir, log, { check: config.persistence.checkOnStart });
   const state = new EngineState(config.venues, { tradeCapacity: config.memory.recentTrades });
   const restored = persistence.load(state);
   log.info({ dataDir: persistence.dir, ...restored }, 'state restored');

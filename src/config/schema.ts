@@ -163,6 +163,11 @@ export const appConfig = z
          * from them are kept. At least a day: a late minute rebuilds its day candle from the minutes.
          */
         minuteCandleRetentionDays: z.number().min(1),
+        /**
+         * Walk the whole data file (in a child process) before start reads it, and refuse to start on
+         * a damaged one. Off: start trusts the file (a damaged page can then abort the process later).
+         */
+        checkOnStart: z.boolean().default(true),
       })
       .strict(),
     /** What is held in memory beyond current state (older trades are read from LMDB). */
