@@ -565,7 +565,14 @@ export class Persistence {
           this.writeErrors++;
           this.lastWriteError = reason;
         }
-        this.log?.error({ dir: this.dir, reason }, 'persistence paused; serving from memory until the disk has room again');
+        // A failed write is a full disk or quota most of the time, but not always (a damaged page
+        // fails every commit after it): say what to do in both cases.
+        this.log?.error(
+          { dir: this.dir, reason },
+          failed
+            ? 'persistence paused after a failed write; serving from memory. It resumes by itself once the disk has room; if the disk is not full, stop the service and run `crossbook data check`'
+            : 'persistence paused; serving from memory until the disk has room again',
+        );
       },
       resumed: () => {
         this.lastWriteError = undefined;
