@@ -164,10 +164,11 @@ export const appConfig = z
          */
         minuteCandleRetentionDays: z.number().min(1),
         /**
-         * Walk the whole data file (in a child process) before start reads it, and refuse to start on
-         * a damaged one. Off: start trusts the file (a damaged page can then abort the process later).
+         * Before start reads the data file, walk it in a child process and refuse to start on damage:
+         * `state` the databases start reads into memory, `full` every database (history logs too:
+         * gigabytes on a large instance), `off` trust the file.
          */
-        checkOnStart: z.boolean().default(true),
+        checkOnStart: z.enum(['state', 'full', 'off'], { error: 'must be "state", "full" or "off"' }).default('state'),
       })
       .strict(),
     /** What is held in memory beyond current state (older trades are read from LMDB). */

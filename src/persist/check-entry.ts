@@ -1,5 +1,5 @@
 /**
- * The child process of `checkInChild` and `copyInChild`. `check FILE`: walks crossbook.mdb and
+ * The child process of `checkInChild` and `copyInChild`. `check FILE [full|state]`: walks crossbook.mdb and
  * prints one JSON line per database before walking it, then the report. `copy FILE OUT DB CHUNK one|rest AFTER`:
  * copies the readable records of database DB (and with `rest`, of every database after it) into
  * the store file OUT, DB's after the JSON key AFTER when given, committing every CHUNK and printing
@@ -12,7 +12,7 @@ import { DB_NAMES } from './store.js';
 const [mode, file, out, db, chunk, which, after] = process.argv.slice(2);
 try {
   if (mode === 'check' && file !== undefined) {
-    const report = walkStore(file, (name) => process.stdout.write(`${JSON.stringify({ db: name })}\n`));
+    const report = walkStore(file, (name) => process.stdout.write(`${JSON.stringify({ db: name })}\n`), out === 'state' ? 'state' : 'full');
     process.stdout.write(`${JSON.stringify({ report })}\n`);
   } else if (mode === 'copy' && file !== undefined && out !== undefined && db !== undefined) {
     const first = DB_NAMES.findIndex((n) => n === db);
@@ -27,7 +27,7 @@ try {
       process.stdout.write(`${JSON.stringify({ done: r })}\n`);
     }
   } else {
-    process.stderr.write('usage: check-entry check FILE | copy FILE OUT DB CHUNK one|rest [AFTER]\n');
+    process.stderr.write('usage: check-entry check FILE [full|state] | copy FILE OUT DB CHUNK one|rest [AFTER]\n');
     process.exit(2);
   }
 } catch (e) {

@@ -4,6 +4,21 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { open, type Database, type Key, type RootDatabase } from 'lmdb';
 import { DB_NAMES, dbOptions, type DbName } from './store.js';
 
+/**
+ * How much a check walks. `full`: every database. `state`: what start reads into memory (catalog,
+ * quotes, books, keys, quota, groups, matching, wallets, webhooks), not the history logs that grow
+ * with time (candles, trades, opportunities, audit), which a large instance holds gigabytes of:
+ * start reads only their ends, and a damaged page there fails that read, not the process's start.
+ */
+export type CheckScope = 'full' | 'state';
+
+/** The history logs a `state` check leaves out. */
+const HISTORY_LOGS: ReadonlySet<DbName> = new Set(['candles', 'candles1h', 'candles1d', 'trades', 'tradesByTime', 'opportunities', 'audit']);
+
+function scopeNames(scope: CheckScope): readonly DbName[] {
+  return scope === 'full' ? DB_NAMES : DB_NAMES.filter((n) => !HISTORY_LOGS.has(n));
+}
+
 /** What a walk of one sub-database found. */
 export interface DbCheck {
   readonly name: DbName;
@@ -49,10 +64,10 @@ export function damageLines(r: CheckReport): string[] {
  * assertion, so the service runs this in a child (`checkInChild`). `progress` is told which
  * database is being walked, so a parent knows where a child died.
  */
-export function walkStore(file: string, progress: (name: DbName) => void = () => {}): CheckReport {
+export function walkStore(file: string, progress: (name: DbName) => void = () => {}, scope: CheckScope = 'full'): CheckReport {
   const root = open({ path: file, noSubdir: true, maxDbs: 32, readOnly: true });
   try {
-    return { file, dbs: DB_NAMES.map((name) => (progress(name), walkDb(root, name))) };
+    return { file, dbs: scopeNames(scope).map((name) => (progress(name), walkDb(root, name))) };
   } finally {
     void root.close();
   }
@@ -92,8 +107,8 @@ function entryCommand(): string[] {
  * the report then says which database the walk was in and how the child died. Synchronous: it runs
  * at start, before anything reads the file.
  */
-export function checkInChild(file: string): CheckReport {
-  const r = runEntry(['check', file]);
+export function checkInChild(file: string, scope: CheckScope = 'full'): CheckReport {
+  const r = runEntry(['check', file, scope]);
   let report: CheckReport | undefined;
   let last: string | undefined;
   let unopened: string | undefined;

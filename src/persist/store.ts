@@ -30,7 +30,7 @@ import type { EngineState } from '../state/engine.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import type { StoredTrade } from '../state/trades.js';
 import { OpenRollups } from './rollups.js';
-import { checkInChild, damageLines, healthy } from './check.js';
+import { checkInChild, damageLines, healthy, type CheckScope } from './check.js';
 
 /** A problem with DATA_DIR: the message says which file and what to do. */
 export class PersistenceError extends Error {
@@ -670,9 +670,9 @@ const UNWRITABLE = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT']);
  * `/status` saying persistence is degraded; nothing written then survives a restart, and DATA_DIR
  * itself is never touched. Bad data in DATA_DIR (corrupt file, foreign format) still fails start.
  */
-export function openPersistence(dataDir: string, log?: Logger, opts: { readonly check?: boolean } = {}): Persistence {
+export function openPersistence(dataDir: string, log?: Logger, opts: { readonly check?: CheckScope | 'off' } = {}): Persistence {
   const dir = resolve(dataDir);
-  if (opts.check !== false) assertIntact(dir);
+  if (opts.check !== 'off') assertIntact(dir, opts.check ?? 'state');
   const problem = unwritable(dir);
   if (!problem) return new Persistence(dir, log);
   const tmp = mkdtempSync(join(tmpdir(), FALLBACK_PREFIX));
@@ -763,18 +763,33 @@ function unwritable(dir: string): string | undefined {
 }
 
 /**
- * Refuses to start on a damaged crossbook.mdb: the whole file is walked in a child process
+ * Refuses to start on a damaged crossbook.mdb: the databases start reads (or with `full`, the
+ * whole file) are walked in a child process
  * (`checkInChild`: LMDB aborts on some damaged pages) before anything reads it, so the service
  * never starts on part of its state, and never dies later on a page it reaches by chance. One
  * line says which file, what is damaged and what to do.
  */
-function assertIntact(dir: string): void {
+function assertIntact(dir: string, scope: CheckScope): void {
   const file = join(dir, DB_FILE);
   if (!existsSync(file) || !existsSync(join(dir, MARKER))) return; // the constructor says what is missing
   checkLmdbHeader(file);
-  const report = checkInChild(file);
+  const report = checkInChild(file, scope);
   if (report.unopened !== undefined || healthy(report)) return; // not openable at all: the constructor says why
   throw new PersistenceError(`DATA_DIR ${dir}: ${DB_FILE} is damaged (${damageLines(report).join('; ')}). ${WHAT_TO_DO}`);
+}
+
+/**
+ * Runs a read of the store at start (`what`: what it restores); an error from LMDB or the decoder
+ * (a damaged page the start check did not walk) becomes one clear line naming the file and what to
+ * do, instead of a stack trace.
+ */
+export function restoring<T>(p: Persistence, what: string, read: () => T): T {
+  try {
+    return read();
+  } catch (e) {
+    if (e instanceof PersistenceError) throw e;
+    throw new PersistenceError(`DATA_DIR ${p.dir}: reading ${what} from ${DB_FILE} failed (${(e as Error).message}); the file may be damaged. ${WHAT_TO_DO}`);
+  }
 }
 
 /** What to do about a damaged store, said wherever one is found. */
