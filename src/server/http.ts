@@ -2,7 +2,7 @@ import type * as UWS from 'uWebSockets.js';
 import type { ServerFront } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
 import { ClientAddresses } from './client-address.js';
-import { HttpGuard, ListenError } from './guard.js';
+import { HttpGuard, ListenError, MAX_HEAD_BYTES, type Refusal } from './guard.js';
 import { redactPath, redactQuery } from './redact.js';
 import { requestId } from './request-id.js';
 import { loadUws } from './uws.js';
@@ -214,7 +214,7 @@ export class HttpServer {
     const rawQuery = req.getQuery() ?? '';
     const headers = noHeaders();
     // Front off: the framing check walks every header anyway, and reads the pipeline's on the way.
-    const framing = this.checkFraming ? framingRefusal(req, headers) : undefined;
+    const framing = this.checkFraming ? framingRefusal(req, headers, path.length + rawQuery.length) : undefined;
     // Only the headers the request pipeline reads: a native getHeader each beats walking them all.
     if (!this.checkFraming)
       for (const h of READ_HEADERS) {
@@ -238,7 +238,7 @@ export class HttpServer {
       // even when that answer closes, but drops the connection instead while an answer is pending.
       ctx.responseHeaders['connection'] = 'close';
       const finish = this.later(res, ctx);
-      setImmediate(() => finish(errorReply(400, 'bad_request', framing)));
+      setImmediate(() => finish(errorReply(framing.status, framing.code, framing.message)));
       return;
     }
     // Answers given before this handler returns are written as they are: uWS corks the socket
@@ -418,9 +418,12 @@ function noHeaders(): MutableHeaders {
 let walked = noHeaders();
 let lengths = 0;
 let hosts = 0;
+let fieldBytes = 0;
 let refused: string | undefined;
 
 function walk(k: string, v: string): void {
+  // "name: value\r\n" (uWS gives names lowercased and values without the spaces around them).
+  fieldBytes += k.length + v.length + 4;
   switch (k) {
     case 'x-api-key':
     case 'x-request-id':
@@ -450,16 +453,23 @@ function walk(k: string, v: string): void {
  * connection; undefined when the framing is sound. uWS 20.30 takes the first Content-Length and
  * ignores Transfer-Encoding alone, so either would let the bytes after the head run as another
  * request (a malformed Content-Length, or one beside Transfer-Encoding, it refuses itself by closing).
+ * A head over the guard's MAX_HEAD_BYTES (request line and fields, as uWS hands them over) is a 431
+ * as there: uWS 20.30 reads a longer one when it arrives in one read, and the API bounds it the same
+ * whichever front is on (README: Deployment).
  */
-function framingRefusal(req: UWS.HttpRequest, headers: MutableHeaders): string | undefined {
+function framingRefusal(req: UWS.HttpRequest, headers: MutableHeaders, targetBytes: number): Refusal | undefined {
   walked = headers;
   lengths = 0;
   hosts = 0;
+  fieldBytes = 0;
   refused = undefined;
   req.forEach(walk);
   if (hosts === 0) refused ??= 'HTTP/1.1 requests need a Host header field';
   for (const h of READ_HEADERS) if (headers[h] === '') headers[h] = undefined;
-  return refused;
+  // "METHOD target HTTP/1.1\r\n" with a method of up to 7 bytes, and the blank line.
+  if (refused === undefined && targetBytes + fieldBytes + 21 > MAX_HEAD_BYTES)
+    return { status: 431, code: 'headers_too_large', message: `request head over ${MAX_HEAD_BYTES} bytes` };
+  return refused === undefined ? undefined : { status: 400, code: 'bad_request', message: refused };
 }
 
 /** The status line and headers of an answer, up to the request id's value. */

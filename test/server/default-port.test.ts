@@ -53,6 +53,21 @@ describe('the default public port refuses what uWS would let through', () => {
     }
   });
 
+  it('answers a head under 4 KB sent in 1,460-byte segments, reads a 7.6 KB one that arrives whole, and refuses one over 16 KB 431', async () => {
+    const ids = (n: number): string => Array.from({ length: n }, (_, i) => `venue_a:KXPRESPARTY-2028-CANDIDATE-${String(i).padStart(30, '0')}`).join(',');
+    const head = (n: number): string => `GET /api/v2/status?ids=${encodeURIComponent(ids(n))} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`;
+    expect(head(45).length).toBeLessThan(4096);
+    expect(head(100).length).toBeGreaterThan(7000);
+    const segmented = await exchange(head(45), 5000, port, 1460);
+    expect([segmented.closed, statuses(segmented.text)]).toEqual([true, [200]]);
+    const whole = await ask(head(100));
+    expect([whole.closed, statuses(whole.text)]).toEqual([true, [200]]);
+    const over = await ask(head(240));
+    expect(head(240).length).toBeGreaterThan(16 * 1024);
+    expect([over.closed, statuses(over.text)]).toEqual([true, [431]]);
+    expect(bodyOf(over.text)).toEqual({ success: false, code: 'headers_too_large', error: 'request head over 16384 bytes' });
+  });
+
   it('never answers a head without Host, nor a lowercase or unknown method: uWS 20.30 closes those itself, at once (README: Deployment)', async () => {
     for (const head of [
       'GET /api/v2/status HTTP/1.1\r\nAccept: */*\r\n\r\n',
