@@ -172,6 +172,12 @@ export const appConfig = z
          * from them are kept. At least a day: a late minute rebuilds its day candle from the minutes.
          */
         minuteCandleRetentionDays: z.number().min(1),
+        /**
+         * Before start reads the data file, walk it in a child process and refuse to start on damage:
+         * `state` the databases start reads into memory, `full` every database (history logs too:
+         * gigabytes on a large instance), `off` trust the file.
+         */
+        checkOnStart: z.enum(['state', 'full', 'off'], { error: 'must be "state", "full" or "off"' }).default('state'),
       })
       .strict(),
     /** What is held in memory beyond current state (older trades are read from LMDB). */
