@@ -142,7 +142,7 @@ describe('crossbook bench --profile smoke', () => {
     }
     expect(r.baseline.ws!.perSec).toBeGreaterThan(0);
     expect(r.baseline.rest!.rps).toBeGreaterThan(0);
-    expect(r.capacity.line).toMatch(/^one core carries [\d,]+ clients/);
+    expect(r.capacity.line).toMatch(/^measured to hold: [\d,]+ clients/);
     const json = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as BenchReport;
     expect(json.steps.length).toBe(2);
     const html = readFileSync(join(out, 'report.html'), 'utf8');
