@@ -156,7 +156,7 @@ export interface HttpOptions {
  */
 export function buildHttp(core: Core, domain?: Domain, opts: HttpOptions = {}): HttpLayer {
   const { config, state, persistence, log } = core;
-  const http = new HttpServer(log);
+  const http = new HttpServer(log, { trustProxy: config.server.trustProxy });
   const api = new Api(http, API_BASE, core.keys, core.quota, core.plans);
   registerStatus(api, {
     config,
