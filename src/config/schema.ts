@@ -113,6 +113,16 @@ export const SIM_PROCESSES = ['child', 'inline'] as const;
 export type SimProcessMode = (typeof SIM_PROCESSES)[number];
 export type ServerFront = (typeof SERVER_FRONTS)[number];
 
+/** Whether a string is a web origin (scheme, host, optional port; nothing after). */
+function isOrigin(s: string): boolean {
+  try {
+    const u = new URL(s);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.origin === s;
+  } catch {
+    return false;
+  }
+}
+
 export const appConfig = z
   .object({
     $comment: z.string().optional(),
@@ -128,6 +138,14 @@ export const appConfig = z
         front: z.enum(SERVER_FRONTS, {
           error: 'must be "guard" (the HTTP/1 front on the public port) or "off" (uWebSockets.js on the public port, behind a proxy speaking HTTP/1.1 to it)',
         }),
+        /** Origins whose browser pages may call the API (CORS, preflight answered); `*` for any. */
+        corsOrigins: z
+          .array(
+            z.string().refine((o) => o === '*' || isOrigin(o), {
+              error: 'must be an origin: scheme://host[:port] with no path, such as "https://dash.example.com", or "*" for any origin',
+            }),
+          )
+          .max(100),
       })
       .strict(),
     dataDir: z.string().min(1),

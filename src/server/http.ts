@@ -1,6 +1,7 @@
 import type * as UWS from 'uWebSockets.js';
 import type { ServerFront } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
+import type { Cors } from './cors.js';
 import { HttpGuard, ListenError } from './guard.js';
 import { redactPath, redactQuery } from './redact.js';
 import { requestId } from './request-id.js';
@@ -34,7 +35,7 @@ export interface RequestCtx {
 export type Handler = (ctx: RequestCtx) => Reply | Promise<Reply>;
 
 /** Request headers copied into the context (lower-case). */
-const READ_HEADERS = ['x-api-key', 'x-request-id', 'accept', 'user-agent', 'x-forwarded-for', 'connection'] as const;
+const READ_HEADERS = ['x-api-key', 'x-request-id', 'accept', 'user-agent', 'x-forwarded-for', 'connection', 'origin'] as const;
 
 /** The request headers a handler can read, by lower-case name. */
 export type RequestHeaders = { readonly [K in HeaderName]: string | undefined };
@@ -53,6 +54,7 @@ interface Route {
 
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK',
+  204: '204 No Content',
   400: '400 Bad Request',
   401: '401 Unauthorized',
   403: '403 Forbidden',
@@ -130,6 +132,8 @@ export class HttpServer {
    */
   private closing = false;
   port = 0;
+  /** Cross-origin access for the configured origins (`server.corsOrigins`); undefined: none. */
+  cors: Cors | undefined;
   /** Runs before every routed handler (the access layer installs itself here). */
   before: ((ctx: RequestCtx) => Reply | undefined) | undefined;
 
@@ -224,6 +228,11 @@ export class HttpServer {
     // around the handler, so neither `cork` nor `onAborted` is needed for them.
     const early = this.refusal(ctx);
     if (early) return this.write(res, ctx, early);
+    if (this.cors && headers.origin !== undefined) {
+      const preflight = method === 'options' ? this.cors.preflight(ctx) : undefined;
+      if (preflight) return this.write(res, ctx, preflight);
+      this.cors.decorate(ctx);
+    }
     const m = this.route(method, path);
     if (m === undefined || m === 'method')
       return this.write(res, ctx, m === 'method' ? notAllowed(method, path) : errorReply(404, 'not_found', `no route ${redactPath(path)}`));
@@ -354,7 +363,15 @@ export class HttpServer {
 
 /** Headers of a request before any is read: every name present, so each context's object has one shape. */
 function noHeaders(): MutableHeaders {
-  return { 'x-api-key': undefined, 'x-request-id': undefined, accept: undefined, 'user-agent': undefined, 'x-forwarded-for': undefined, connection: undefined };
+  return {
+    'x-api-key': undefined,
+    'x-request-id': undefined,
+    accept: undefined,
+    'user-agent': undefined,
+    'x-forwarded-for': undefined,
+    connection: undefined,
+    origin: undefined,
+  };
 }
 
 /** The state of the head walk in progress (`framingRefusal`): one walk at a time, and no closure per request. */
@@ -370,6 +387,7 @@ function walk(k: string, v: string): void {
     case 'user-agent':
     case 'x-forwarded-for':
     case 'connection':
+    case 'origin':
       // The first field of a name, as getHeader would give it (kept when empty, dropped after the walk).
       walked[k] ??= v;
       break;
