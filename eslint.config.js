@@ -19,6 +19,18 @@ export default tseslint.config(
     },
   },
   {
+    // The web dashboard (browser code: DOM types, Preact JSX) against its own tsconfig.
+    files: ['web/src/**/*.ts', 'web/src/**/*.tsx'],
+    extends: [js.configs.recommended, ...tseslint.configs.recommended],
+    languageOptions: {
+      parserOptions: { project: './web/tsconfig.json', tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+    },
+  },
+  {
     // Tests read response bodies field by field and assert on their shape; `any` stays out of src/ (STYLE.md).
     files: ['test/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
