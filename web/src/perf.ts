@@ -1,11 +1,17 @@
 /**
  * Rendering time per board update, read by the browser test (window.__crossbookPerf): for each
- * commit, the milliseconds from the first stream message not yet drawn to the DOM committed, and
- * the rows drawn; long tasks (over 50 ms, the browser's own measure of a dropped frame's cause).
+ * commit, its render time, the wait from its first stream message, the rows and messages it drew;
+ * long tasks (over 50 ms, the browser's own measure of a dropped frame's cause).
  */
 export interface PerfSample {
+  /** Render and commit of one update (Preact diff + DOM writes), ms. */
   readonly ms: number;
+  /** From the first message of the update to its commit (includes the wait for the frame), ms. */
+  readonly latency: number;
+  /** Rows drawn. */
   readonly rows: number;
+  /** Stream messages drawn by this update. */
+  readonly messages: number;
 }
 
 class Perf {
@@ -20,8 +26,8 @@ class Perf {
     }
   }
 
-  record(ms: number, rows: number): void {
-    if (this.samples.length < 100_000) this.samples.push({ ms, rows });
+  record(s: PerfSample): void {
+    if (this.samples.length < 100_000) this.samples.push(s);
   }
 
   reset(): void {

@@ -1,8 +1,11 @@
+import { memo } from 'preact/compat';
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { BoardModel, matches, type Filter, type Row } from '../board-model.js';
 import { age, CLOSE_REASON_TEXT, cents, marketHref, pct, size } from '../format.js';
+import { Frame } from '../frame.js';
 import { perf } from '../perf.js';
 import { useStream } from '../session.js';
+import { useNow } from '../useNow.js';
 import { useVenues } from '../venues.js';
 
 const NO_FILTER: Filter = { kind: 'all', venue: '', category: '', minRoi: 0 };
@@ -15,13 +18,8 @@ export function Board() {
   const [, setVersion] = useState(0);
   const [filter, setFilter] = useState<Filter>(NO_FILTER);
   const [notice, setNotice] = useState<string | undefined>();
-  const [now, setNow] = useState(() => Date.now());
-  const pending = useRef<number | undefined>(undefined);
-
-  const changed = () => {
-    pending.current ??= performance.now();
-    setVersion(model.version);
-  };
+  const frame = useRef(new Frame(() => setVersion(model.version))).current;
+  const changed = () => frame.request();
   useStream(
     {
       onUpdate: (m) => {
@@ -46,20 +44,16 @@ export function Board() {
     },
     [],
   );
-  // Ages tick and faded rows leave once a second.
+  // Faded rows leave (checked twice a second).
   useEffect(() => {
-    const t = setInterval(() => {
-      const n = Date.now();
-      if (model.sweep(n)) changed();
-      setNow(n);
-    }, 1000);
+    const t = setInterval(() => model.sweep(Date.now()) && changed(), 500);
     return () => clearInterval(t);
   }, []);
-  // Render time per update: from the first message not yet drawn to the DOM committed.
+  // Render time per update: from this render's start to the DOM committed.
+  const renderStart = performance.now();
   useLayoutEffect(() => {
-    if (pending.current === undefined) return;
-    perf.record(performance.now() - pending.current, shown.length);
-    pending.current = undefined;
+    const batch = frame.committed();
+    if (batch) perf.record({ ms: performance.now() - renderStart, latency: performance.now() - batch.since, rows: shown.length, messages: batch.messages });
   });
 
   const rows = model.rows();
@@ -102,7 +96,7 @@ export function Board() {
           </thead>
           <tbody>
             {shown.slice(0, MAX_ROWS).map((r) => (
-              <BoardRow key={r.id} r={r} now={now} />
+              <BoardRow key={r.id} r={r} />
             ))}
           </tbody>
         </table>
@@ -116,7 +110,7 @@ export function Board() {
   );
 }
 
-function BoardRow({ r, now }: { r: Row; now: number }) {
+const BoardRow = memo(function BoardRow({ r }: { r: Row }) {
   return (
     <tr data-id={r.id} data-kind={r.kind} data-closed={r.closed?.reason} class={r.closed ? 'closing' : undefined}>
       <td>
@@ -146,9 +140,30 @@ function BoardRow({ r, now }: { r: Row; now: number }) {
       </td>
       <td class="num roi">{pct(r.roi)}</td>
       <td class="num">{size(r.size)}</td>
-      <td class="num">{age(r.detectedAt, now)}</td>
+      <td class="num">
+        <Age iso={r.detectedAt} />
+      </td>
     </tr>
   );
+}, sameRow);
+
+/** Whether a row would draw the same: a group's message brings new objects for rows that did not change. */
+function sameRow(a: { r: Row }, b: { r: Row }): boolean {
+  const x = a.r;
+  const y = b.r;
+  if (x === y) return true;
+  if (x.id !== y.id || x.roi !== y.roi || x.size !== y.size || x.title !== y.title || x.closed?.reason !== y.closed?.reason || x.legs.length !== y.legs.length)
+    return false;
+  return x.legs.every((l, i) => {
+    const m = y.legs[i]!;
+    return l.platform === m.platform && l.marketId === m.marketId && l.side === m.side && l.price === m.price && l.size === m.size && l.url === m.url;
+  });
+}
+
+/** An opportunity's age, ticking each second on its own (so a tick redraws the age cells, not the rows). */
+function Age({ iso }: { iso: string | null }) {
+  const now = useNow();
+  return <>{age(iso, now)}</>;
 }
 
 function Filters({ filter, categories, onChange }: { filter: Filter; categories: readonly string[]; onChange: (f: Filter) => void }) {

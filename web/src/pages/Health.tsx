@@ -1,6 +1,7 @@
 import type { CrossbookStream } from 'crossbook/client';
 import { useRef, useState } from 'preact/hooks';
 import { age, size } from '../format.js';
+import { Frame } from '../frame.js';
 import { useSession, useStream } from '../session.js';
 import { usePoll } from '../usePoll.js';
 
@@ -34,6 +35,7 @@ export function Health() {
   const status = usePoll(async () => (await fetch('/api/v2/status')).json() as Promise<Status>, 2_000, []);
   const lags = useRef(new Map<string, number[]>()).current;
   const [, setTick] = useState(0);
+  const frame = useRef(new Frame(() => setTick((t) => t + 1))).current;
   useStream(
     {
       onUpdate: (m) => {
@@ -42,7 +44,7 @@ export function Health() {
         l.push(m.recv_ts - m.venue_ts);
         if (l.length > WINDOW) l.shift();
         lags.set(m.source, l);
-        setTick((t) => t + 1);
+        frame.request();
       },
     },
     (s: CrossbookStream) => {
