@@ -12,6 +12,7 @@ const integration = [
   'test/capacity/**/*.test.ts',
   'test/server/http.test.ts',
   'test/server/guard.test.ts',
+  'test/server/dashboard-http.test.ts',
   'test/deploy/**/*.test.ts',
   'test/webhooks/**/*.test.ts',
   'test/signals/lifecycle-ws.test.ts',

@@ -3,7 +3,7 @@
 // The page.evaluate / waitForFunction callbacks run in the browser and use its DOM.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -165,6 +165,8 @@ describe.skipIf(!have)('web dashboard in Chromium against the live simulator', (
       date: new Date().toISOString(),
       cpu: cpus()[0]?.model ?? 'unknown',
       cores: cpus().length,
+      loadAverage1m: Number(loadavg()[0]!.toFixed(2)),
+      node: process.version,
       chromium: browser.browser()?.version() ?? 'unknown',
       withRows: { ...stats(full.samples), longTasks: full.longTasks },
       noRows: { ...stats(empty.samples), longTasks: empty.longTasks },
