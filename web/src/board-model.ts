@@ -29,6 +29,11 @@ export interface Row {
   readonly closed?: { readonly reason: string; readonly at: number };
 }
 
+/** How often the board is ranked again by ROI, ms. */
+export const RANK_MS = 1000;
+
+const byRoi = (a: Row, b: Row): number => b.roi - a.roi || (a.id < b.id ? -1 : 1);
+
 /** How long a closed opportunity stays on the board, fading, before it leaves. */
 export const FADE_MS = 2500;
 
@@ -74,6 +79,8 @@ export class BoardModel {
   private readonly reasons = new Map<string, string>();
   version = 0;
   messages = 0;
+  private order: string[] = [];
+  private rankedAt = -Infinity;
 
   /** An arb or ev message (snapshot or live): the group's opportunities now. */
   update(m: StreamUpdate, now: number): void {
@@ -142,12 +149,29 @@ export class BoardModel {
     return any;
   }
 
-  /** Live and fading rows, best ROI first. */
-  rows(): Row[] {
-    const out: Row[] = [];
-    for (const list of this.groups.values()) out.push(...list);
-    out.push(...this.closed.values());
-    return out.sort((a, b) => b.roi - a.roi || (a.id < b.id ? -1 : 1));
+  /**
+   * Live and fading rows, best ROI first as of the last ranking: the order is ranked again at most
+   * every RANK_MS, and in between a row keeps its place (a new one goes in where its ROI puts it),
+   * so rows do not jump around as their ROI moves by a hair many times a second.
+   */
+  rows(now: number): Row[] {
+    const byId = new Map<string, Row>();
+    for (const list of this.groups.values()) for (const r of list) byId.set(r.id, r);
+    for (const r of this.closed.values()) byId.set(r.id, r);
+    if (now - this.rankedAt >= RANK_MS) {
+      this.rankedAt = now;
+      this.order = [...byId.values()].sort(byRoi).map((r) => r.id);
+    } else {
+      const kept = this.order.filter((id) => byId.has(id));
+      const known = new Set(kept);
+      for (const r of byId.values()) {
+        if (known.has(r.id)) continue;
+        const at = kept.findIndex((id) => byRoi(r, byId.get(id)!) < 0);
+        kept.splice(at < 0 ? kept.length : at, 0, r.id);
+      }
+      this.order = kept;
+    }
+    return this.order.map((id) => byId.get(id)!);
   }
 
   get liveCount(): number {

@@ -1,6 +1,6 @@
 import { memo } from 'preact/compat';
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { BoardModel, matches, type Filter, type Row } from '../board-model.js';
+import { BoardModel, matches, RANK_MS, type Filter, type Row } from '../board-model.js';
 import { age, CLOSE_REASON_TEXT, cents, marketHref, pct, size } from '../format.js';
 import { Frame } from '../frame.js';
 import { perf } from '../perf.js';
@@ -18,7 +18,7 @@ export function Board() {
   const [, setVersion] = useState(0);
   const [filter, setFilter] = useState<Filter>(NO_FILTER);
   const [notice, setNotice] = useState<string | undefined>();
-  const frame = useRef(new Frame(() => setVersion(model.version))).current;
+  const frame = useRef(new Frame(() => setVersion((v) => v + 1))).current;
   const changed = () => frame.request();
   useStream(
     {
@@ -44,9 +44,12 @@ export function Board() {
     },
     [],
   );
-  // Faded rows leave (checked twice a second).
+  // Faded rows leave and the board is ranked again, once a second.
   useEffect(() => {
-    const t = setInterval(() => model.sweep(Date.now()) && changed(), 500);
+    const t = setInterval(() => {
+      model.sweep(Date.now());
+      changed(); // and the ranking is renewed
+    }, RANK_MS);
     return () => clearInterval(t);
   }, []);
   // Render time per update: from this render's start to the DOM committed.
@@ -56,7 +59,7 @@ export function Board() {
     if (batch) perf.record({ ms: performance.now() - renderStart, latency: performance.now() - batch.since, rows: shown.length, messages: batch.messages });
   });
 
-  const rows = model.rows();
+  const rows = model.rows(Date.now());
   const categories = useMemo(() => [...new Set(rows.map((r) => r.category).filter((c): c is string => c !== null))].sort(), [rows.length, model.version]);
   const shown = rows.filter((r) => matches(r, filter));
   return (

@@ -96,10 +96,11 @@ function Chart({ platform, id }: { platform: string; id: string }) {
   const [interval, setIv] = useState<Interval>('1m');
   const candles = usePoll(
     async () => {
-      const { data } = await client.GET('/prices/history', { params: { query: { platform: platform as never, market_id: id, interval } } });
-      return (data?.candles ?? []) as Candle[];
+      const { data, error } = await client.GET('/prices/history', { params: { query: { platform: platform as never, market_id: id, interval } } });
+      if (error) return (error as { error?: string }).error ?? 'no price history';
+      return data.candles as Candle[];
     },
-    30_000,
+    10_000,
     [platform, id, interval],
   );
   return (
@@ -116,6 +117,8 @@ function Chart({ platform, id }: { platform: string; id: string }) {
       </div>
       {candles === undefined ? (
         <p class="empty">Loading candles…</p>
+      ) : typeof candles === 'string' ? (
+        <p class="empty error">{candles}</p>
       ) : candles.length ? (
         <Candles candles={candles} label={`${interval} candles of ${id}`} />
       ) : (
