@@ -26,7 +26,7 @@ const integration = [
   'test/clients/**/*.test.ts',
   'test/mcp/**/*.test.ts',
   'test/sim/child.test.ts',
-  'test/web/**/*.test.ts',
+  'test/web/dashboard.test.ts',
 ];
 const faults = ['test/faults/**/*.test.ts'];
 
