@@ -187,7 +187,20 @@ describe.skipIf(!have)('web dashboard in Chromium against the live simulator', (
     // A leg on a venue with an order book, opened from the board (in-page navigation keeps the key).
     const link = page.locator('tr[data-id]:not([data-closed]) .leg a:not(.ext)', { hasText: /venue_[ab]/ }).first();
     await link.waitFor(WAIT);
-    await link.click();
+    // The chart needs a candle: a young service may have none for this market yet, so wait for one over REST.
+    const href = new URL((await link.getAttribute('href'))!, svc.url);
+    const history = `${svc.url}/api/v2/prices/history?platform=${href.searchParams.get('platform')}&market_id=${encodeURIComponent(href.searchParams.get('id')!)}&interval=1m`;
+    await expect
+      .poll(async () => ((await (await fetch(history, { headers: { 'X-API-Key': svc.demoKey! } })).json()) as { candles: unknown[] }).candles.length, {
+        timeout: 120_000,
+        interval: 1_000,
+      })
+      .toBeGreaterThan(0);
+    // That very market (the board may have re-ranked meanwhile), as a click on its link navigates: in the page.
+    await page.evaluate((to) => {
+      history.pushState(null, '', to);
+      dispatchEvent(new PopStateEvent('popstate'));
+    }, `${href.pathname}${href.search}`);
     await page.waitForURL(/\/app\/market\?/, WAIT);
     await page.waitForSelector('[data-testid=ladder] tr.lvl[data-price]', WAIT);
     await page.waitForSelector('.chart canvas', WAIT).catch(async (e: unknown) => {
@@ -203,7 +216,7 @@ describe.skipIf(!have)('web dashboard in Chromium against the live simulator', (
     await page.getByRole('radio', { name: '1m', exact: true }).click();
     await page.waitForSelector('.chart[aria-label^="1m"] canvas', WAIT);
     await page.screenshot({ path: join(shots, 'market.png'), fullPage: true });
-  });
+  }, 240_000);
 
   it('lists match groups with members, confidence and reasons, and a unified book', async () => {
     await page.getByRole('link', { name: 'Match groups' }).click();
