@@ -13,6 +13,7 @@ const integration = [
   'test/server/http.test.ts',
   'test/server/guard.test.ts',
   'test/server/dashboard-http.test.ts',
+  'test/server/default-port.test.ts',
   'test/deploy/**/*.test.ts',
   'test/webhooks/**/*.test.ts',
   'test/signals/lifecycle-ws.test.ts',

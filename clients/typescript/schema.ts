@@ -81,7 +81,7 @@ export interface paths {
     };
     /**
      * OHLC candles of one market (cents)
-     * @description Candles {t (bucket start, unix seconds), open, high, low, close, volume (traded within the bucket), mid}. Built from one-minute candles, which are kept for 7 days (1m, 5m and 15m start there; 1h and 1d are kept for good); empty buckets after the first observation carry the previous close. At most 10000 candles: a range (to − from) longer than 10000 intervals is a 400 (validation.time_range), as is from not before to.
+     * @description Candles {t (bucket start, unix seconds), open, high, low, close, volume (traded within the bucket), mid, timestamp (= t, ISO 8601), yes_bid and yes_ask (at the bucket's last observation), dollar_volume (USD traded within the bucket)}. Built from one-minute candles, which are kept for 7 days (1m, 5m and 15m start there; 1h and 1d are kept for good); empty buckets after the first observation carry the previous close. At most 10000 candles: a range (to − from) longer than 10000 intervals is a 400 (validation.time_range), as is from not before to.
      */
     get: operations['prices_history'];
     put?: never;
@@ -684,7 +684,7 @@ export interface paths {
      *
      *     Client messages (JSON text): {"type":"subscribe"|"unsubscribe","channel":C,"market_ids":[…]} where market_ids are native ids or platform:market_id (the prefix is stripped); live_games takes "event_ids" instead; arb and ev take match-group ids, or none (or ["*"]) for every group; {"type":"subscribe","channel":"venue_a_prices","all":true} subscribes an Enterprise key to every market of the venue; smart_money and fade_finder take no market_ids (or ["*"]): every alert of the feed; {"type":"ping"} is answered with pong. "action" is accepted in place of "type" ({"action":"subscribe","channel":"smart_money"}) and {"action":"heartbeat"} (or {"type":"heartbeat"}) is a ping; an unknown type or action is an error with code BAD_REQUEST.
      *
-     *     Channels: prices (price_update: native market_id, source = venue slug, yes_bid, yes_ask, no_bid, no_ask, last_price in cents 0–100, volume; a snapshot with "snapshot":true at once, then every change), orderbook (orderbook_update: yes/no bids and asks as [cents, size], no empty on yes-only venues), live_games (live_game price changes and trade messages of the games' matched markets), arb and ev (a group's opportunities as /arb and /ev give them, each leg with platform and source), smart_money (type smart_money: each alert of the smart-money feed, alert_type smart_money, insider or captain_hook, as /alerts/smart-money gives it) and fade_finder (type fade_finder: each fade alert, as /alerts/fade-finder gives it; both with the entitlement of those endpoints), venue_a_prices (ticker: decimal-dollar strings yes_bid_dollars, yes_ask_dollars, price_dollars).
+     *     Channels: prices (price_update: native market_id, source = venue slug, yes_bid, yes_ask, no_bid, no_ask, last_price in cents 0–100, volume; a snapshot with "snapshot":true at once, then every change), orderbook (orderbook_update: yes/no bids and asks as [cents, size], no empty on yes-only venues), live_games (live_game price changes and trade messages of the games' matched markets), arb and ev (a group's opportunities as /arb and /ev give them, each leg with platform and source), smart_money (type smart_money: each alert of the smart-money feed, alert_type smart_money, insider or captain_hook, as /alerts/smart-money gives it) and fade_finder (type fade_finder: each fade alert, as /alerts/fade-finder gives it; both with the entitlement of those endpoints; a connection in the hosted dialect also gets each fade alert again right after it as type fade_finder_update with the same seq, data carrying market_slug, created_at and data.profitable_wallet / losing_wallet {userAddr, pnl_to_date, outcome, side, price (dollars 0 to 1), amount}, the shape clients of the hosted API read), venue_a_prices (ticker: decimal-dollar strings yes_bid_dollars, yes_ask_dollars, price_dollars).
      *
      *     Server messages carry a type: subscribed / unsubscribed (one per venue of the request: the accepted native market_ids and their venue as source), price_update, orderbook_update, live_game, trade, ticker, arb, ev, arb_expired, ev_expired, smart_money, fade_finder, warning and error (with a code and a message), ready, pong. Every streamed message carries its channel, a per-topic seq, the process epoch and ts (server send time, ms since epoch); price_update, orderbook_update, ticker, live_game and trade messages caused by a venue frame also carry venue_ts (the venue's time of the update; our receive time when the venue gives none) and recv_ts (when crossbook received the frame), ms since epoch, so recv_ts − venue_ts is the venue leg, ts − recv_ts crossbook's and the client's receive time − ts the network's (snapshots carry neither): a seq gap or a new epoch means reconcile over REST (/prices/bulk). A connection that has sent a message with "action" (or a heartbeat) gets every streamed message with its fields both at the top level and again under data, the envelope clients of the hosted API read.
      *
@@ -1681,7 +1681,7 @@ export interface components {
        */
       outcome: 'yes' | 'no';
       /**
-       * @description what the trader did with the outcome
+       * @description what the trader did with the outcome: buy or sell (not the outcome: that is `outcome`; a client that prints side as the outcome shows BUY BUY)
        * @enum {string}
        */
       side: 'buy' | 'sell';
@@ -1713,6 +1713,10 @@ export interface components {
       figures: {
         [key: string]: number | string | boolean | null;
       };
+      /** @description the trader's realized PnL over all its positions when the alert was raised, USD, as the wallet ledger knows it; null without a wallet (or for alerts raised before it was kept) */
+      lifetime_pnl: number | null;
+      /** @description = lifetime_pnl (the name clients of the hosted API read) */
+      smart_lifetime_pnl: number | null;
       /** @description the venue's own time of the update, ms since epoch (our receive time when the venue gives none); on messages a venue frame caused */
       venue_ts?: number;
       /** @description when crossbook received the venue frame behind the update, ms since epoch */
@@ -1755,7 +1759,7 @@ export interface components {
          */
         outcome: 'yes' | 'no';
         /**
-         * @description what the trader did with the outcome
+         * @description what the trader did with the outcome: buy or sell (not the outcome: that is `outcome`; a client that prints side as the outcome shows BUY BUY)
          * @enum {string}
          */
         side: 'buy' | 'sell';
@@ -1787,6 +1791,10 @@ export interface components {
         figures: {
           [key: string]: number | string | boolean | null;
         };
+        /** @description the trader's realized PnL over all its positions when the alert was raised, USD, as the wallet ledger knows it; null without a wallet (or for alerts raised before it was kept) */
+        lifetime_pnl: number | null;
+        /** @description = lifetime_pnl (the name clients of the hosted API read) */
+        smart_lifetime_pnl: number | null;
         /**
          * @description the current state, sent on subscribe
          * @constant
@@ -1821,7 +1829,7 @@ export interface components {
        */
       outcome: 'yes' | 'no';
       /**
-       * @description what the trader did with the outcome
+       * @description what the trader did with the outcome: buy or sell (not the outcome: that is `outcome`; a client that prints side as the outcome shows BUY BUY)
        * @enum {string}
        */
       side: 'buy' | 'sell';
@@ -1853,6 +1861,10 @@ export interface components {
       figures: {
         [key: string]: number | string | boolean | null;
       };
+      /** @description the trader's realized PnL over all its positions when the alert was raised, USD, as the wallet ledger knows it; null without a wallet (or for alerts raised before it was kept) */
+      lifetime_pnl: number | null;
+      /** @description = lifetime_pnl (the name clients of the hosted API read) */
+      smart_lifetime_pnl: number | null;
       /** @description the venue's own time of the update, ms since epoch (our receive time when the venue gives none); on messages a venue frame caused */
       venue_ts?: number;
       /** @description when crossbook received the venue frame behind the update, ms since epoch */
@@ -1895,7 +1907,7 @@ export interface components {
          */
         outcome: 'yes' | 'no';
         /**
-         * @description what the trader did with the outcome
+         * @description what the trader did with the outcome: buy or sell (not the outcome: that is `outcome`; a client that prints side as the outcome shows BUY BUY)
          * @enum {string}
          */
         side: 'buy' | 'sell';
@@ -1927,11 +1939,96 @@ export interface components {
         figures: {
           [key: string]: number | string | boolean | null;
         };
+        /** @description the trader's realized PnL over all its positions when the alert was raised, USD, as the wallet ledger knows it; null without a wallet (or for alerts raised before it was kept) */
+        lifetime_pnl: number | null;
+        /** @description = lifetime_pnl (the name clients of the hosted API read) */
+        smart_lifetime_pnl: number | null;
         /**
          * @description the current state, sent on subscribe
          * @constant
          */
         snapshot?: true;
+      };
+    };
+    /** @description hosted dialect only: each fade alert again, right after its fade_finder message, in the shape clients of the hosted API read (README "Clients of the hosted API") */
+    WsFadeFinderUpdate: {
+      /** @constant */
+      type: 'fade_finder_update';
+      /** @description the alert of the fade_finder message this one follows */
+      alert_id: string;
+      /** @description the venue's key of the market (ticker_name: the slug on venue_b) */
+      market_slug: string;
+      /**
+       * Format: date-time
+       * @description when the alert was raised
+       */
+      created_at: string;
+      /** @constant */
+      channel: 'fade_finder';
+      /** @description the seq of the fade_finder message of the same alert (the same event again) */
+      seq: number;
+      /** @description process epoch (ms): a new one means the server restarted; reconcile over REST */
+      epoch: number;
+      /** @description server send time, ms since epoch */
+      ts: number;
+      data: {
+        /** @constant */
+        type: 'fade_finder_update';
+        /** @description the alert of the fade_finder message this one follows */
+        alert_id: string;
+        /** @description the venue's key of the market (ticker_name: the slug on venue_b) */
+        market_slug: string;
+        /**
+         * Format: date-time
+         * @description when the alert was raised
+         */
+        created_at: string;
+        /** @constant */
+        version: 1;
+        /** @description venue slug */
+        platform: string;
+        /** @description native market id */
+        market_id: string;
+        /** @description market title (market_slug when unknown) */
+        title: string;
+        /** @constant */
+        snapshot: false;
+        data: {
+          /** @description = market_slug */
+          marketSlug: string;
+          /** @description the market's close day, YYYY-MM-DD */
+          resolution_date: string | null;
+          /** @description the side to take: the other side of the faded trade, a SELL of the outcome the faded wallet bought at the trade's price */
+          profitable_wallet: {
+            /** @description wallet address; null when the trade names none on this side */
+            userAddr: string | null;
+            /** @description realized PnL over all positions, USD, when the wallet ledger knows it */
+            pnl_to_date: number | null;
+            /** @enum {string} */
+            outcome: 'YES' | 'NO';
+            /** @enum {string} */
+            side: 'BUY' | 'SELL';
+            /** @description the trade's own price of the outcome, dollars 0 to 1 (not cents) */
+            price: number;
+            /** @description USD of the trade */
+            amount: number;
+          };
+          /** @description the reliably wrong wallet and its trade */
+          losing_wallet: {
+            /** @description wallet address; null when the trade names none on this side */
+            userAddr: string | null;
+            /** @description realized PnL over all positions, USD, when the wallet ledger knows it */
+            pnl_to_date: number | null;
+            /** @enum {string} */
+            outcome: 'YES' | 'NO';
+            /** @enum {string} */
+            side: 'BUY' | 'SELL';
+            /** @description the trade's own price of the outcome, dollars 0 to 1 (not cents) */
+            price: number;
+            /** @description USD of the trade */
+            amount: number;
+          };
+        };
       };
     };
     WsNotice: {
@@ -2143,6 +2240,13 @@ export interface operations {
                   /** Format: date-time */
                   at: string;
                 } | null;
+                /**
+                 * @description the venue at a glance, in the vocabulary clients of the hosted API read: ok when the feed is ok and the catalog refresh is on time, else stale (feed_status and catalog_healthy say why)
+                 * @enum {string}
+                 */
+                status: 'ok' | 'stale';
+                /** @description newer of the last venue frame and the last catalog refresh; null before either (spec 2.13) */
+                last_updated: string | null;
               };
             };
             /** @description newer of the latest matched-market price update and the last catalog refresh */
@@ -2222,6 +2326,13 @@ export interface operations {
                   /** Format: date-time */
                   at: string;
                 } | null;
+                /**
+                 * @description the venue at a glance, in the vocabulary clients of the hosted API read: ok when the feed is ok and the catalog refresh is on time, else stale (feed_status and catalog_healthy say why)
+                 * @enum {string}
+                 */
+                status: 'ok' | 'stale';
+                /** @description newer of the last venue frame and the last catalog refresh; null before either (spec 2.13) */
+                last_updated: string | null;
               };
             };
             /** @description newer of the latest matched-market price update and the last catalog refresh */
@@ -2327,6 +2438,34 @@ export interface operations {
               liquidity: number | null;
               /** @description last quote update; null when unknown */
               updated_at: string | null;
+              /** @description = market_id (the name clients of the hosted API read) */
+              id: string;
+              /** @description = url */
+              source_url: string | null;
+              /** @description = close_time; null when unknown */
+              expiration_date: string | null;
+              /**
+               * Format: date-time
+               * @description the venue’s open time of the market, else when crossbook first saw it
+               */
+              created_at: string;
+              /** @description the price fields again, grouped as clients of the hosted API read them */
+              price: {
+                /** @description = yes_bid (cents, 0 to 100; null when missing) */
+                yes_bid: number | null;
+                /** @description = yes_ask (cents, 0 to 100; null when missing) */
+                yes_ask: number | null;
+                /** @description = no_bid (cents, 0 to 100; null when missing) */
+                no_bid: number | null;
+                /** @description = no_ask (cents, 0 to 100; null when missing) */
+                no_ask: number | null;
+                /** @description = last_price (cents, 0 to 100; null when missing) */
+                last_price: number | null;
+                /** @description = volume */
+                volume: number | null;
+                /** @description = liquidity */
+                liquidity: number | null;
+              };
               /** @description with include=rules */
               rules?: {
                 /** @description primary resolution rules */
@@ -2559,6 +2698,17 @@ export interface operations {
               volume: number;
               /** @description last mid of the bucket; the close when the book was empty (cents, 0 to 100) */
               mid: number;
+              /**
+               * Format: date-time
+               * @description = t, ISO 8601 (the name clients of the hosted API read)
+               */
+              timestamp: string;
+              /** @description best YES bid at the bucket’s last observation; null when that side was empty or the candle predates it (cents, 0 to 100; null when missing) */
+              yes_bid: number | null;
+              /** @description best YES ask at the bucket’s last observation; null when that side was empty or the candle predates it (cents, 0 to 100; null when missing) */
+              yes_ask: number | null;
+              /** @description USD traded within the bucket (each trade’s price × size); null for candles stored before it was kept */
+              dollar_volume: number | null;
             }[];
           };
         };
@@ -3005,6 +3155,13 @@ export interface operations {
         };
         content: {
           'application/json': {
+            /**
+             * @description always true on a 200 (the name clients of the hosted API read; errors carry false)
+             * @constant
+             */
+            success: true;
+            /** @description groups (= _meta.count) */
+            count: number;
             /** @description only groups with markets on at least two venues */
             groups: ({
               /** @description stable match-group id */
@@ -3030,6 +3187,16 @@ export interface operations {
               game_title: string | null;
               /** @description event date, YYYY-MM-DD */
               event_date: string | null;
+              /**
+               * @description the group has a confirmed contradiction (see suspect_reason)
+               * @constant
+               */
+              suspect?: true;
+              suspect_reason?: string;
+              /** @description venue slugs of the member markets, each once */
+              platforms: string[];
+              /** @description venues of the member markets */
+              platform_count: number;
               /** @description member markets, on at least two venues */
               markets: {
                 /** @description venue slug */
@@ -3063,10 +3230,107 @@ export interface operations {
                 last_price?: number | null;
                 /** @description traded volume */
                 volume?: number | null;
+                /** @description = platform (the name clients of the hosted API read) */
+                source: string;
+                /** @description = url */
+                source_url: string | null;
+                /** @description = market_id */
+                id: string;
               }[];
             } & {
               [key: string]: string;
             })[];
+            /** @description the same groups by event, in the order of groups (the shape clients of the hosted API read) */
+            events: {
+              /** @description shared by every group of one real-world event */
+              event_id: string;
+              /** @description = event_id */
+              id: string;
+              /** @description the event’s name: its groups’ event_name, else their game title, else the first group’s title */
+              event_name: string;
+              /** @description event date, YYYY-MM-DD */
+              event_date: string | null;
+              /** @description groups of the event here */
+              group_count: number;
+              /** @description the event’s groups, as in groups */
+              groups: ({
+                /** @description stable match-group id */
+                group_id: number;
+                title: string;
+                /** @description sports market class; null outside sports */
+                market_class: ('moneyline' | 'spread' | 'total' | 'player_prop' | 'other') | null;
+                market_type: string;
+                /** @description game period of a sports market */
+                period: string | null;
+                /** @description spread or total line */
+                line: number | null;
+                side: ('home' | 'away' | 'over' | 'under') | null;
+                /** @description player of a prop */
+                player: string | null;
+                /** @description team */
+                team: string | null;
+                /** @description shared by every group of one real-world event */
+                event_id: string;
+                /** @description event name */
+                event_name: string | null;
+                /** @description game title */
+                game_title: string | null;
+                /** @description event date, YYYY-MM-DD */
+                event_date: string | null;
+                /**
+                 * @description the group has a confirmed contradiction (see suspect_reason)
+                 * @constant
+                 */
+                suspect?: true;
+                suspect_reason?: string;
+                /** @description venue slugs of the member markets, each once */
+                platforms: string[];
+                /** @description venues of the member markets */
+                platform_count: number;
+                /** @description member markets, on at least two venues */
+                markets: {
+                  /** @description venue slug */
+                  platform: string;
+                  market_id: string;
+                  ticker_name: string;
+                  title: string;
+                  /** @description event title */
+                  event_title: string | null;
+                  /** @description outcome */
+                  outcome: string | null;
+                  /** @enum {string} */
+                  status: 'active' | 'closed' | 'upcoming';
+                  /** @description the market's YES is the group's NO */
+                  inverted: boolean;
+                  /** @description match confidence, 0 to 1 */
+                  confidence: number;
+                  /** @description why the market was matched */
+                  reasons: string[];
+                  /** @description market page URL */
+                  url: string | null;
+                  /** @description best YES bid (cents, 0 to 100; null when missing) */
+                  yes_bid?: number | null;
+                  /** @description best YES ask (cents, 0 to 100; null when missing) */
+                  yes_ask?: number | null;
+                  /** @description best NO bid (cents, 0 to 100; null when missing) */
+                  no_bid?: number | null;
+                  /** @description best NO ask (cents, 0 to 100; null when missing) */
+                  no_ask?: number | null;
+                  /** @description last trade (on /search: mid of bid and ask, null when wider than 20 cents) (cents, 0 to 100; null when missing) */
+                  last_price?: number | null;
+                  /** @description traded volume */
+                  volume?: number | null;
+                  /** @description = platform (the name clients of the hosted API read) */
+                  source: string;
+                  /** @description = url */
+                  source_url: string | null;
+                  /** @description = market_id */
+                  id: string;
+                }[];
+              } & {
+                [key: string]: string;
+              })[];
+            }[];
             _meta: {
               /** @description groups */
               count: number;
@@ -3105,6 +3369,13 @@ export interface operations {
         };
         content: {
           'application/json': {
+            /**
+             * @description always true on a 200 (the name clients of the hosted API read; errors carry false)
+             * @constant
+             */
+            success: true;
+            /** @description groups (= _meta.count) */
+            count: number;
             /** @description only groups with markets on at least two venues */
             groups: ({
               /** @description stable match-group id */
@@ -3130,6 +3401,16 @@ export interface operations {
               game_title: string | null;
               /** @description event date, YYYY-MM-DD */
               event_date: string | null;
+              /**
+               * @description the group has a confirmed contradiction (see suspect_reason)
+               * @constant
+               */
+              suspect?: true;
+              suspect_reason?: string;
+              /** @description venue slugs of the member markets, each once */
+              platforms: string[];
+              /** @description venues of the member markets */
+              platform_count: number;
               /** @description member markets, on at least two venues */
               markets: {
                 /** @description venue slug */
@@ -3163,10 +3444,107 @@ export interface operations {
                 last_price?: number | null;
                 /** @description traded volume */
                 volume?: number | null;
+                /** @description = platform (the name clients of the hosted API read) */
+                source: string;
+                /** @description = url */
+                source_url: string | null;
+                /** @description = market_id */
+                id: string;
               }[];
             } & {
               [key: string]: string;
             })[];
+            /** @description the same groups by event, in the order of groups (the shape clients of the hosted API read) */
+            events: {
+              /** @description shared by every group of one real-world event */
+              event_id: string;
+              /** @description = event_id */
+              id: string;
+              /** @description the event’s name: its groups’ event_name, else their game title, else the first group’s title */
+              event_name: string;
+              /** @description event date, YYYY-MM-DD */
+              event_date: string | null;
+              /** @description groups of the event here */
+              group_count: number;
+              /** @description the event’s groups, as in groups */
+              groups: ({
+                /** @description stable match-group id */
+                group_id: number;
+                title: string;
+                /** @description sports market class; null outside sports */
+                market_class: ('moneyline' | 'spread' | 'total' | 'player_prop' | 'other') | null;
+                market_type: string;
+                /** @description game period of a sports market */
+                period: string | null;
+                /** @description spread or total line */
+                line: number | null;
+                side: ('home' | 'away' | 'over' | 'under') | null;
+                /** @description player of a prop */
+                player: string | null;
+                /** @description team */
+                team: string | null;
+                /** @description shared by every group of one real-world event */
+                event_id: string;
+                /** @description event name */
+                event_name: string | null;
+                /** @description game title */
+                game_title: string | null;
+                /** @description event date, YYYY-MM-DD */
+                event_date: string | null;
+                /**
+                 * @description the group has a confirmed contradiction (see suspect_reason)
+                 * @constant
+                 */
+                suspect?: true;
+                suspect_reason?: string;
+                /** @description venue slugs of the member markets, each once */
+                platforms: string[];
+                /** @description venues of the member markets */
+                platform_count: number;
+                /** @description member markets, on at least two venues */
+                markets: {
+                  /** @description venue slug */
+                  platform: string;
+                  market_id: string;
+                  ticker_name: string;
+                  title: string;
+                  /** @description event title */
+                  event_title: string | null;
+                  /** @description outcome */
+                  outcome: string | null;
+                  /** @enum {string} */
+                  status: 'active' | 'closed' | 'upcoming';
+                  /** @description the market's YES is the group's NO */
+                  inverted: boolean;
+                  /** @description match confidence, 0 to 1 */
+                  confidence: number;
+                  /** @description why the market was matched */
+                  reasons: string[];
+                  /** @description market page URL */
+                  url: string | null;
+                  /** @description best YES bid (cents, 0 to 100; null when missing) */
+                  yes_bid?: number | null;
+                  /** @description best YES ask (cents, 0 to 100; null when missing) */
+                  yes_ask?: number | null;
+                  /** @description best NO bid (cents, 0 to 100; null when missing) */
+                  no_bid?: number | null;
+                  /** @description best NO ask (cents, 0 to 100; null when missing) */
+                  no_ask?: number | null;
+                  /** @description last trade (on /search: mid of bid and ask, null when wider than 20 cents) (cents, 0 to 100; null when missing) */
+                  last_price?: number | null;
+                  /** @description traded volume */
+                  volume?: number | null;
+                  /** @description = platform (the name clients of the hosted API read) */
+                  source: string;
+                  /** @description = url */
+                  source_url: string | null;
+                  /** @description = market_id */
+                  id: string;
+                }[];
+              } & {
+                [key: string]: string;
+              })[];
+            }[];
             _meta: {
               /** @description groups */
               count: number;
@@ -3243,6 +3621,16 @@ export interface operations {
                 game_title: string | null;
                 /** @description event date, YYYY-MM-DD */
                 event_date: string | null;
+                /**
+                 * @description the group has a confirmed contradiction (see suspect_reason)
+                 * @constant
+                 */
+                suspect?: true;
+                suspect_reason?: string;
+                /** @description venue slugs of the member markets, each once */
+                platforms: string[];
+                /** @description venues of the member markets */
+                platform_count: number;
                 /** @description member markets, on at least two venues */
                 markets: {
                   /** @description venue slug */
@@ -3276,6 +3664,12 @@ export interface operations {
                   last_price?: number | null;
                   /** @description traded volume */
                   volume?: number | null;
+                  /** @description = platform (the name clients of the hosted API read) */
+                  source: string;
+                  /** @description = url */
+                  source_url: string | null;
+                  /** @description = market_id */
+                  id: string;
                 }[];
               } & {
                 [key: string]: string;
@@ -3407,13 +3801,15 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description {events: Event[], cursor: string|null, next_cursor: string|null (the same token as cursor: pass it as cursor; null on the last page), _meta: {count, total_count}} */
+      /** @description {total_count (= _meta.total_count), events: Event[], cursor: string|null, next_cursor: string|null (the same token as cursor: pass it as cursor; null on the last page), _meta: {count, total_count}} */
       200: {
         headers: {
           [name: string]: unknown;
         };
         content: {
           'application/json': {
+            /** @description events matching (= _meta.total_count) */
+            total_count: number;
             events: {
               event_id: string;
               title: string;
@@ -3426,6 +3822,12 @@ export interface operations {
               date: string | null;
               /** @description groups of the requested types */
               group_count: number;
+              /** @description = event_id (the name clients of the hosted API read) */
+              id: string;
+              /** @description = title */
+              event_name: string;
+              /** @description = date */
+              event_date: string | null;
               /** @description with include_groups=true */
               groups?: ({
                 /** @description stable match-group id */
@@ -3451,6 +3853,16 @@ export interface operations {
                 game_title: string | null;
                 /** @description event date, YYYY-MM-DD */
                 event_date: string | null;
+                /**
+                 * @description the group has a confirmed contradiction (see suspect_reason)
+                 * @constant
+                 */
+                suspect?: true;
+                suspect_reason?: string;
+                /** @description venue slugs of the member markets, each once */
+                platforms: string[];
+                /** @description venues of the member markets */
+                platform_count: number;
                 /** @description member markets, on at least two venues */
                 markets: {
                   /** @description venue slug */
@@ -3484,6 +3896,12 @@ export interface operations {
                   last_price?: number | null;
                   /** @description traded volume */
                   volume?: number | null;
+                  /** @description = platform (the name clients of the hosted API read) */
+                  source: string;
+                  /** @description = url */
+                  source_url: string | null;
+                  /** @description = market_id */
+                  id: string;
                 }[];
               } & {
                 [key: string]: string;
@@ -3536,13 +3954,15 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description {events: Event[], cursor: string|null, next_cursor: string|null (the same token as cursor: pass it as cursor; null on the last page), _meta: {count, total_count, prices_unavailable?}} */
+      /** @description {total_count (= _meta.total_count), events: Event[], cursor: string|null, next_cursor: string|null (the same token as cursor: pass it as cursor; null on the last page), _meta: {count, total_count, prices_unavailable?}} */
       200: {
         headers: {
           [name: string]: unknown;
         };
         content: {
           'application/json': {
+            /** @description events matching (= _meta.total_count) */
+            total_count: number;
             events: {
               event_id: string;
               title: string;
@@ -3555,6 +3975,12 @@ export interface operations {
               date: string | null;
               /** @description groups of the requested types */
               group_count: number;
+              /** @description = event_id (the name clients of the hosted API read) */
+              id: string;
+              /** @description = title */
+              event_name: string;
+              /** @description = date */
+              event_date: string | null;
               /** @description with include_groups=true */
               groups?: ({
                 /** @description stable match-group id */
@@ -3580,6 +4006,16 @@ export interface operations {
                 game_title: string | null;
                 /** @description event date, YYYY-MM-DD */
                 event_date: string | null;
+                /**
+                 * @description the group has a confirmed contradiction (see suspect_reason)
+                 * @constant
+                 */
+                suspect?: true;
+                suspect_reason?: string;
+                /** @description venue slugs of the member markets, each once */
+                platforms: string[];
+                /** @description venues of the member markets */
+                platform_count: number;
                 /** @description member markets, on at least two venues */
                 markets: {
                   /** @description venue slug */
@@ -3613,6 +4049,12 @@ export interface operations {
                   last_price?: number | null;
                   /** @description traded volume */
                   volume?: number | null;
+                  /** @description = platform (the name clients of the hosted API read) */
+                  source: string;
+                  /** @description = url */
+                  source_url: string | null;
+                  /** @description = market_id */
+                  id: string;
                 }[];
               } & {
                 [key: string]: string;
@@ -4391,7 +4833,7 @@ export interface operations {
                */
               outcome: 'yes' | 'no';
               /**
-               * @description what the trader did with the outcome
+               * @description what the trader did with the outcome: buy or sell (not the outcome: that is `outcome`; a client that prints side as the outcome shows BUY BUY)
                * @enum {string}
                */
               side: 'buy' | 'sell';
@@ -4423,6 +4865,10 @@ export interface operations {
               figures: {
                 [key: string]: number | string | boolean | null;
               };
+              /** @description the trader's realized PnL over all its positions when the alert was raised, USD, as the wallet ledger knows it; null without a wallet (or for alerts raised before it was kept) */
+              lifetime_pnl: number | null;
+              /** @description = lifetime_pnl (the name clients of the hosted API read) */
+              smart_lifetime_pnl: number | null;
             }[];
             pagination: {
               /** @description page size */
@@ -4510,7 +4956,7 @@ export interface operations {
                */
               outcome: 'yes' | 'no';
               /**
-               * @description what the trader did with the outcome
+               * @description what the trader did with the outcome: buy or sell (not the outcome: that is `outcome`; a client that prints side as the outcome shows BUY BUY)
                * @enum {string}
                */
               side: 'buy' | 'sell';
@@ -4542,6 +4988,10 @@ export interface operations {
               figures: {
                 [key: string]: number | string | boolean | null;
               };
+              /** @description the trader's realized PnL over all its positions when the alert was raised, USD, as the wallet ledger knows it; null without a wallet (or for alerts raised before it was kept) */
+              lifetime_pnl: number | null;
+              /** @description = lifetime_pnl (the name clients of the hosted API read) */
+              smart_lifetime_pnl: number | null;
             }[];
             pagination: {
               /** @description page size */
