@@ -189,9 +189,9 @@ describe.skipIf(!have)('web dashboard in Chromium against the live simulator', (
     await link.waitFor(WAIT);
     // The chart needs a candle: a young service may have none for this market yet, so wait for one over REST.
     const href = new URL((await link.getAttribute('href'))!, svc.url);
-    const history = `${svc.url}/api/v2/prices/history?platform=${href.searchParams.get('platform')}&market_id=${encodeURIComponent(href.searchParams.get('id')!)}&interval=1m`;
+    const historyUrl = `${svc.url}/api/v2/prices/history?platform=${href.searchParams.get('platform')}&market_id=${encodeURIComponent(href.searchParams.get('id')!)}&interval=1m`;
     await expect
-      .poll(async () => ((await (await fetch(history, { headers: { 'X-API-Key': svc.demoKey! } })).json()) as { candles: unknown[] }).candles.length, {
+      .poll(async () => ((await (await fetch(historyUrl, { headers: { 'X-API-Key': svc.demoKey! } })).json()) as { candles: unknown[] }).candles.length, {
         timeout: 120_000,
         interval: 1_000,
       })
