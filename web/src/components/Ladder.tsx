@@ -1,4 +1,5 @@
 import { cents, size } from '../format.js';
+import { NumTh } from './NumTh.js';
 
 /** A price level: [cents, size]. */
 export type Level = readonly [number, number];
@@ -26,12 +27,8 @@ export function Ladder({ label, book }: { label: string; book: Book }) {
       <caption>{label}</caption>
       <thead>
         <tr>
-          <th scope="col" class="num">
-            Price
-          </th>
-          <th scope="col" class="num">
-            Size
-          </th>
+          <NumTh>Price</NumTh>
+          <NumTh>Size</NumTh>
         </tr>
       </thead>
       <tbody>

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { cents, marketHref } from '../format.js';
 import { groupOfMarket, type GroupView, type Member } from '../groups.js';
 import { useSession } from '../session.js';
+import { NumTh } from './NumTh.js';
 
 /** The match group of a market, loaded and refreshed every 5 s, every member's price side by side. */
 export function Members({ platform, id, group }: { platform: string; id: string; group: number | undefined }) {
@@ -43,25 +44,13 @@ export function MemberTable({ members, current }: { members: readonly Member[]; 
             <th scope="col">Venue</th>
             <th scope="col">Market</th>
             <th scope="col">Orientation</th>
-            <th scope="col" class="num">
-              Conf.
-            </th>
+            <NumTh>Conf.</NumTh>
             <th scope="col">Reasons</th>
-            <th scope="col" class="num">
-              YES bid
-            </th>
-            <th scope="col" class="num">
-              YES ask
-            </th>
-            <th scope="col" class="num">
-              NO bid
-            </th>
-            <th scope="col" class="num">
-              NO ask
-            </th>
-            <th scope="col" class="num">
-              Last
-            </th>
+            <NumTh>YES bid</NumTh>
+            <NumTh>YES ask</NumTh>
+            <NumTh>NO bid</NumTh>
+            <NumTh>NO ask</NumTh>
+            <NumTh>Last</NumTh>
           </tr>
         </thead>
         <tbody>

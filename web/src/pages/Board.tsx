@@ -7,6 +7,7 @@ import { perf } from '../perf.js';
 import { useStream } from '../session.js';
 import { useNow } from '../useNow.js';
 import { useVenues } from '../venues.js';
+import { NumTh } from '../components/NumTh.js';
 
 const NO_FILTER: Filter = { kind: 'all', venue: '', category: '', minRoi: 0 };
 /** Rows drawn at most (the best by ROI); the rest are counted. */
@@ -86,15 +87,9 @@ export function Board() {
               <th scope="col">Kind</th>
               <th scope="col">Opportunity</th>
               <th scope="col">Legs: venue, side, price × size</th>
-              <th scope="col" class="num">
-                ROI (net)
-              </th>
-              <th scope="col" class="num">
-                Size
-              </th>
-              <th scope="col" class="num">
-                Age
-              </th>
+              <NumTh>ROI (net)</NumTh>
+              <NumTh>Size</NumTh>
+              <NumTh>Age</NumTh>
             </tr>
           </thead>
           <tbody>

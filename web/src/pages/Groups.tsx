@@ -4,6 +4,7 @@ import { cents, size } from '../format.js';
 import { groupFromRecord, loadGroup, type GroupView } from '../groups.js';
 import { navigate } from '../router.js';
 import { useSession } from '../session.js';
+import { NumTh } from '../components/NumTh.js';
 
 /** Match groups: search (/matching-markets?q), members with confidence and reasons, the unified book. */
 export function Groups({ q, id }: { q: string; id: number | undefined }) {
@@ -110,18 +111,10 @@ function UnifiedBook({ groupId }: { groupId: number }) {
       <thead>
         <tr>
           <th scope="col">Bid venue</th>
-          <th scope="col" class="num">
-            Size
-          </th>
-          <th scope="col" class="num">
-            YES bid
-          </th>
-          <th scope="col" class="num">
-            YES ask
-          </th>
-          <th scope="col" class="num">
-            Size
-          </th>
+          <NumTh>Size</NumTh>
+          <NumTh>YES bid</NumTh>
+          <NumTh>YES ask</NumTh>
+          <NumTh>Size</NumTh>
           <th scope="col">Ask venue</th>
         </tr>
       </thead>

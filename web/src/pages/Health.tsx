@@ -4,6 +4,7 @@ import { age, size } from '../format.js';
 import { Frame } from '../frame.js';
 import { useSession, useStream } from '../session.js';
 import { usePoll } from '../usePoll.js';
+import { NumTh } from '../components/NumTh.js';
 
 interface Platform {
   readonly active_markets: number;
@@ -82,27 +83,13 @@ export function Health() {
             <tr>
               <th scope="col">Venue</th>
               <th scope="col">Feed</th>
-              <th scope="col" class="num">
-                Lag p50
-              </th>
-              <th scope="col" class="num">
-                Lag p95
-              </th>
-              <th scope="col" class="num">
-                Live / all markets
-              </th>
-              <th scope="col" class="num">
-                Disconnects
-              </th>
-              <th scope="col" class="num">
-                Gaps
-              </th>
-              <th scope="col" class="num">
-                Malformed
-              </th>
-              <th scope="col" class="num">
-                Catalog age
-              </th>
+              <NumTh>Lag p50</NumTh>
+              <NumTh>Lag p95</NumTh>
+              <NumTh>Live / all markets</NumTh>
+              <NumTh>Disconnects</NumTh>
+              <NumTh>Gaps</NumTh>
+              <NumTh>Malformed</NumTh>
+              <NumTh>Catalog age</NumTh>
             </tr>
           </thead>
           <tbody>

@@ -6,6 +6,7 @@ import { Members } from '../components/Members.js';
 import { cents, size } from '../format.js';
 import { useSession, useStream } from '../session.js';
 import { usePoll } from '../usePoll.js';
+import { NumTh } from '../components/NumTh.js';
 
 const INTERVALS = ['1m', '5m', '15m', '1h', '1d'] as const;
 type Interval = (typeof INTERVALS)[number];
@@ -153,12 +154,8 @@ function Tape({ platform, id }: { platform: string; id: string }) {
               <tr>
                 <th scope="col">Time</th>
                 <th scope="col">Taker</th>
-                <th scope="col" class="num">
-                  Price
-                </th>
-                <th scope="col" class="num">
-                  Shares
-                </th>
+                <NumTh>Price</NumTh>
+                <NumTh>Shares</NumTh>
               </tr>
             </thead>
             <tbody>
