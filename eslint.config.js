@@ -1,23 +1,27 @@
 // ESLint flat config: typescript-eslint's recommended rules plus the type-aware promise rules, over
-// src, pipelines, bench and test. Formatting is Prettier's job, so no stylistic rules here.
+// src, pipelines, bench and test, and over the web dashboard (web/src). Formatting is Prettier's job, so no stylistic rules here.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** The same rules over each TypeScript program: the service with its tests, and the web dashboard (DOM, Preact JSX). */
+const program = (files, project) => ({
+  files,
+  extends: [js.configs.recommended, ...tseslint.configs.recommended],
+  languageOptions: {
+    parserOptions: { project, tsconfigRootDir: import.meta.dirname },
+  },
+  rules: {
+    '@typescript-eslint/no-floating-promises': 'error',
+    '@typescript-eslint/no-misused-promises': 'error',
+    // `_`-prefixed names mark what is unused on purpose (a callback's leading parameters, a rest sibling).
+    '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
+  },
+});
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'data/**', 'bench/out/**', 'bench/results/**', 'bench-report/**'] },
-  {
-    files: ['src/**/*.ts', 'pipelines/**/*.ts', 'bench/**/*.ts', 'test/**/*.ts'],
-    extends: [js.configs.recommended, ...tseslint.configs.recommended],
-    languageOptions: {
-      parserOptions: { project: './tsconfig.test.json', tsconfigRootDir: import.meta.dirname },
-    },
-    rules: {
-      '@typescript-eslint/no-floating-promises': 'error',
-      '@typescript-eslint/no-misused-promises': 'error',
-      // `_`-prefixed names mark what is unused on purpose (a callback's leading parameters, a rest sibling).
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
-    },
-  },
+  program(['src/**/*.ts', 'pipelines/**/*.ts', 'bench/**/*.ts', 'test/**/*.ts'], './tsconfig.test.json'),
+  program(['web/src/**/*.ts', 'web/src/**/*.tsx'], './web/tsconfig.json'),
   {
     // Tests read response bodies field by field and assert on their shape; `any` stays out of src/ (STYLE.md).
     files: ['test/**/*.ts'],

@@ -13,6 +13,7 @@ const integration = [
   'test/capacity/**/*.test.ts',
   'test/server/http.test.ts',
   'test/server/guard.test.ts',
+  'test/server/dashboard-http.test.ts',
   'test/server/default-port.test.ts',
   'test/deploy/**/*.test.ts',
   'test/webhooks/**/*.test.ts',
@@ -27,6 +28,7 @@ const integration = [
   'test/clients/**/*.test.ts',
   'test/mcp/**/*.test.ts',
   'test/sim/child.test.ts',
+  'test/web/dashboard.test.ts',
 ];
 const faults = ['test/faults/**/*.test.ts'];
 

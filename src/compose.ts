@@ -13,11 +13,13 @@ import type { Config } from './config/schema.js';
 import { log as rootLog, type Logger } from './core/log.js';
 import { MatchingService } from './matching/service.js';
 import { openPersistence, restoring, type Persistence } from './persist/store.js';
+import { Cors } from './server/cors.js';
 import { errorReply, HttpServer } from './server/http.js';
 import { registerMetrics } from './server/routes/metrics.js';
 import type { Registry } from 'prom-client';
 import type { ClusterStatus } from './cluster/health.js';
 import { registerStatus } from './server/routes/status.js';
+import { dashboardDir, registerDashboard } from './server/static.js';
 import { AlertEngine } from './signals/alerts.js';
 import { SignalEngine } from './signals/engine.js';
 import { OpportunityLog } from './signals/lifecycle/log.js';
@@ -148,6 +150,8 @@ export interface HttpOptions {
   readonly hub?: HubOptions;
   /** A cluster edge's link to the core, shown on /status. */
   readonly cluster?: () => ClusterStatus;
+  /** Where the built web dashboard is (default: dist/web of this checkout). */
+  readonly dashboardDir?: string;
 }
 
 /**
@@ -181,10 +185,8 @@ export function buildHttp(core: Core, domain?: Domain, opts: HttpOptions = {}): 
     registerLifecycleMetrics(registry, domain.webhooks.dispatcher, domain.lifecycle);
     metrics = registry;
   }
-  http.get('/', () => ({
-    status: 200,
-    body: JSON.stringify({ name: 'crossbook', api: API_BASE, status: `${API_BASE}/status`, openapi: `${API_BASE}/openapi.json` }),
-  }));
+  if (config.server.corsOrigins.length) http.cors = new Cors(config.server.corsOrigins);
+  registerDashboard(http, opts.dashboardDir ?? dashboardDir(), API_BASE);
   return { http, api, ctx, ws, metrics };
 }
 

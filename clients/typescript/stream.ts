@@ -50,6 +50,8 @@ export interface StreamOptions {
   readonly reconnectMs?: number;
   readonly onUpdate?: (m: StreamUpdate) => void;
   readonly onSnapshot?: (s: StreamSnapshot) => void;
+  /** An arbitrage or EV opportunity closed (`arb_expired` / `ev_expired`, with its close reason): drop it from the list. */
+  readonly onExpired?: (m: S['WsExpired']) => void;
   /** Warnings, errors and feed notices (S['WsNotice']), and subscription acknowledgements. */
   readonly onNotice?: (m: S['WsNotice'] | S['WsSubscribed']) => void;
   /** A REST re-fetch failed (the stream keeps going; the next gap or notice tries again). */
@@ -140,6 +142,7 @@ export class CrossbookStream {
     }
     if (m.type === 'welcome') return this.welcome(m as unknown as S['WsWelcome']);
     if (m.type === 'price_update' || m.type === 'orderbook_update' || m.type === 'arb' || m.type === 'ev') return this.live(m as unknown as StreamUpdate);
+    if (m.type === 'arb_expired' || m.type === 'ev_expired') return this.o.onExpired?.(m as unknown as S['WsExpired']);
     if (m.type === 'ready') this.resyncSource((m as unknown as S['WsNotice']).source, 'ready');
     if (m.type === 'warning' || m.type === 'error' || m.type === 'ready' || m.type === 'subscribed' || m.type === 'unsubscribed')
       this.o.onNotice?.(m as unknown as S['WsNotice'] | S['WsSubscribed']);

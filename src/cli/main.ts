@@ -51,6 +51,7 @@ async function serve(opts: ServeOptions): Promise<void> {
   const lines = [
     `crossbook is running`,
     `  API:     ${svc.url}/api/v2   (status: ${svc.url}/api/v2/status)`,
+    `  dashboard: ${svc.url}/${svc.demoKey ? `#key=${svc.demoKey}` : ''}`,
     ...(svc.demoKey ? [`  demo key: ${svc.demoKey}   (try: curl -H 'X-API-Key: ${svc.demoKey}' ${svc.url}/api/v2/status)`] : []),
     ...(c.cluster && c.cluster.role !== 'single' ? [`  role:    ${c.cluster.role} on NATS ${c.cluster.natsUrl ?? process.env['NATS_URL']}`] : []),
     `  data:    ${svc.persistence.dir}${svc.restored.markets ? ` (restored ${svc.restored.markets} markets)` : ''}`,

@@ -114,6 +114,16 @@ export const SIM_PROCESSES = ['child', 'inline'] as const;
 export type SimProcessMode = (typeof SIM_PROCESSES)[number];
 export type ServerFront = (typeof SERVER_FRONTS)[number];
 
+/** Whether a string is a web origin (scheme, host, optional port; nothing after). */
+function isOrigin(s: string): boolean {
+  try {
+    const u = new URL(s);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.origin === s;
+  } catch {
+    return false;
+  }
+}
+
 export const appConfig = z
   .object({
     $comment: z.string().optional(),
@@ -137,6 +147,14 @@ export const appConfig = z
           z.string().refine(trustProxyEntry, { error: 'must be an IPv4 or IPv6 address, or one with a /prefix length (127.0.0.1, 10.0.0.0/8, ::1)' }),
           { error: 'must be a list of proxy addresses or CIDRs, e.g. ["127.0.0.1"]' },
         ),
+        /** Origins whose browser pages may call the API (CORS, preflight answered); `*` for any. */
+        corsOrigins: z
+          .array(
+            z.string().refine((o) => o === '*' || isOrigin(o), {
+              error: 'must be an origin: scheme://host[:port] with no path, such as "https://dash.example.com", or "*" for any origin',
+            }),
+          )
+          .max(100),
       })
       .strict(),
     dataDir: z.string().min(1),

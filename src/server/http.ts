@@ -2,6 +2,7 @@ import type * as UWS from 'uWebSockets.js';
 import type { ServerFront } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
 import { ClientAddresses } from './client-address.js';
+import type { Cors } from './cors.js';
 import { HttpGuard, ListenError, MAX_HEAD_BYTES, type Refusal } from './guard.js';
 import { redactPath, redactQuery } from './redact.js';
 import { requestId } from './request-id.js';
@@ -35,7 +36,7 @@ export interface RequestCtx {
 export type Handler = (ctx: RequestCtx) => Reply | Promise<Reply>;
 
 /** Request headers copied into the context (lower-case). */
-const READ_HEADERS = ['x-api-key', 'x-request-id', 'accept', 'user-agent', 'x-forwarded-for', 'x-real-ip', 'connection'] as const;
+const READ_HEADERS = ['x-api-key', 'x-request-id', 'accept', 'user-agent', 'x-forwarded-for', 'x-real-ip', 'connection', 'origin'] as const;
 
 /** The request headers a handler can read, by lower-case name. */
 export type RequestHeaders = { readonly [K in HeaderName]: string | undefined };
@@ -54,6 +55,7 @@ interface Route {
 
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK',
+  204: '204 No Content',
   400: '400 Bad Request',
   401: '401 Unauthorized',
   403: '403 Forbidden',
@@ -131,6 +133,8 @@ export class HttpServer {
    */
   private closing = false;
   port = 0;
+  /** Cross-origin access for the configured origins (`server.corsOrigins`); undefined: none. */
+  cors: Cors | undefined;
   /** Runs before every routed handler (the access layer installs itself here). */
   before: ((ctx: RequestCtx) => Reply | undefined) | undefined;
   private readonly clients: ClientAddresses;
@@ -245,6 +249,12 @@ export class HttpServer {
     // around the handler, so neither `cork` nor `onAborted` is needed for them.
     const early = this.refusal(ctx);
     if (early) return this.write(res, ctx, early);
+    // A preflight from an allowed origin is answered before the method check (OPTIONS is not an API method).
+    if (this.cors && headers.origin !== undefined) {
+      const preflight = method === 'options' ? this.cors.preflight(ctx) : undefined;
+      if (preflight) return this.write(res, ctx, preflight);
+      this.cors.decorate(ctx);
+    }
     // The API serves GET and HEAD only: any other method is a 405, on every path.
     if (method !== 'get' && method !== 'head') return this.write(res, ctx, notAllowed(method, path));
     const m = this.route(method, path);
@@ -411,6 +421,7 @@ function noHeaders(): MutableHeaders {
     'x-forwarded-for': undefined,
     'x-real-ip': undefined,
     connection: undefined,
+    origin: undefined,
   };
 }
 
@@ -432,6 +443,7 @@ function walk(k: string, v: string): void {
     case 'x-forwarded-for':
     case 'x-real-ip':
     case 'connection':
+    case 'origin':
       // The first field of a name, as getHeader would give it (kept when empty, dropped after the walk).
       walked[k] ??= v;
       break;
