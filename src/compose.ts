@@ -9,7 +9,10 @@ import { registerMatching } from './api/matching.js';
 import { registerSignalHistory } from './api/signal-history.js';
 import { registerSignals } from './api/signals.js';
 import { registerVenueB } from './api/venue-b.js';
+import { captureStatus, openCapture, type Capture } from './capture/index.js';
+import { registerCaptureMetrics } from './capture/metrics.js';
 import type { Config } from './config/schema.js';
+import { realClock } from './core/clock.js';
 import { log as rootLog, type Logger } from './core/log.js';
 import { MatchingService } from './matching/service.js';
 import { openPersistence, type Persistence } from './persist/store.js';
@@ -52,6 +55,8 @@ export interface Core {
   readonly plans: Readonly<Record<PlanName, Plan>>;
   readonly keys: KeyStore;
   readonly quota: QuotaLedger;
+  /** The capture log's writer on DATA_DIR/capture (undefined: `capture.enabled` false). */
+  readonly capture: Capture | undefined;
 }
 
 /**
@@ -74,6 +79,8 @@ export function buildCore(config: Config, opts: { log?: Logger; persistence?: Pe
     plans: loadPlans(),
     keys: new KeyStore(persistence.db('keys')),
     quota: new QuotaLedger(persistence.db('quota')),
+    // In core + edges mode the core captures; an edge has no feeds of its own.
+    capture: config.cluster?.role === 'edge' ? undefined : openCapture(config, persistence.dir, realClock, log),
   };
 }
 
@@ -157,6 +164,7 @@ export function buildHttp(core: Core, domain?: Domain, opts: HttpOptions = {}): 
     persistence: () => persistence.health(),
     matchedPriceAt: domain ? () => domain.matching.lastMatchedPriceAt : undefined,
     cluster: opts.cluster,
+    capture: core.capture && captureStatus(core.capture),
   });
   const ctx = new ApiContext(config, state, persistence, core.venues);
   registerDataRoutes(api, ctx);
@@ -171,6 +179,7 @@ export function buildHttp(core: Core, domain?: Domain, opts: HttpOptions = {}): 
     ws = buildHub(core, domain, http, api, opts.hub);
     const registry = registerMetrics(api, { state, feeds: opts.feeds ?? [], ws, persistence, ledger: domain.ledger, audit: domain.matching.audit });
     registerLifecycleMetrics(registry, domain.webhooks.dispatcher, domain.lifecycle);
+    if (core.capture) registerCaptureMetrics(registry, core.capture);
     metrics = registry;
   }
   http.get('/', () => ({
