@@ -9,7 +9,8 @@ import { registerMatching } from './api/matching.js';
 import { registerSignalHistory } from './api/signal-history.js';
 import { registerSignals } from './api/signals.js';
 import { registerVenueB } from './api/venue-b.js';
-import { captureStatus, openCapture, type Capture } from './capture/index.js';
+import { registerReplay } from './api/replay.js';
+import { captureSettings, captureStatus, openCapture, type Capture } from './capture/index.js';
 import { registerCaptureMetrics } from './capture/metrics.js';
 import type { Config } from './config/schema.js';
 import { realClock } from './core/clock.js';
@@ -168,6 +169,7 @@ export function buildHttp(core: Core, domain?: Domain, opts: HttpOptions = {}): 
   });
   const ctx = new ApiContext(config, state, persistence, core.venues);
   registerDataRoutes(api, ctx);
+  registerReplay(api, ctx, { capture: core.capture, settings: captureSettings(config), now: realClock.now, log });
   let ws: WsHub | undefined;
   let metrics: Registry | undefined;
   if (domain) {

@@ -241,6 +241,30 @@ export const p = {
     );
   },
 
+  /** A time as ms since the epoch (integer) or an ISO 8601 date-time, to ms. */
+  msOrIso(o: Common & { required?: boolean } = {}): Param<number | undefined> {
+    return param(
+      {
+        schema: {
+          anyOf: [
+            { type: 'integer', minimum: 0, maximum: 99_999_999_999_999 },
+            { type: 'string', pattern: ISO_TIME_DOC },
+          ],
+        },
+        description: o.description,
+        required: o.required ?? false,
+      },
+      (v) => {
+        if (/^\d{1,14}$/.test(v)) return { ok: true, value: Number(v) };
+        const t = ISO_TIME.test(v) && realDate(v) ? Date.parse(v) : NaN;
+        return Number.isNaN(t)
+          ? { ok: false, message: `must be ms since the epoch or an ISO 8601 time such as 2026-11-22T10:00:00Z, got "${clip(v)}"` }
+          : { ok: true, value: t };
+      },
+      () => undefined,
+    );
+  },
+
   /** Unix seconds (integer), to ms. */
   unixSeconds(o: Common & { orIso?: boolean } = {}): Param<number | undefined> {
     return param(
