@@ -1,26 +1,11 @@
 import { z } from 'zod';
 import type { Api } from '../access/api.js';
 import { p } from '../access/params.js';
-import { readBatches, ReplayFeed, type Capture, type CaptureSettings, type ReplayItem } from '../capture/index.js';
+import { eventLineWriter, itemLine, ndjsonChunks, TYPE_GROUP_NAMES } from '../capture/ndjson.js';
+import { readBatches, ReplayFeed, type Capture, type CaptureSettings } from '../capture/index.js';
 import type { Logger } from '../core/log.js';
-import type { NormalizedEvent, NormalizedType } from '../core/types.js';
 import { errorReply, type Reply } from '../server/http.js';
-import { apiMarketId } from '../venues/protocol.js';
 import type { ApiContext } from './context.js';
-
-/** The event groups `types` selects, and the normalized event types of each. */
-const TYPE_GROUPS = {
-  book: ['book_snapshot', 'book_delta'],
-  trade: ['trade'],
-  price: ['quote'],
-  status: ['market_status', 'feed'],
-  market: ['market'],
-} as const satisfies Record<string, readonly NormalizedType[]>;
-type TypeGroup = keyof typeof TYPE_GROUPS;
-const GROUPS = Object.keys(TYPE_GROUPS) as TypeGroup[];
-
-/** Bytes of NDJSON gathered before a chunk is handed to the socket. */
-const CHUNK = 64 * 1024;
 
 /** What the route reads: the capture (absent: off) and its retention. */
 export interface ReplaySource {
@@ -44,7 +29,7 @@ export function registerReplay(api: Api, ctx: ApiContext, src: ReplaySource): vo
     platform: p.enum(slugs, { description: 'one venue (default: all)' }),
     market_ids: p.list({ max: 1000, description: 'only events of these markets (ids as the API serves them); feed events have no market and are left out' }),
     types: p.list({
-      values: GROUPS,
+      values: TYPE_GROUP_NAMES,
       description: 'book (snapshots, deltas), trade, price (venue tickers), status (market status, feed events), market (catalog upserts); default: all',
     }),
   });
@@ -65,12 +50,12 @@ export function registerReplay(api: Api, ctx: ApiContext, src: ReplaySource): vo
       const refusal = outsideRetention(src, from, to);
       if (refusal) return refusal;
       const venues = q.platform === undefined ? undefined : ctx.config.venues.filter((v) => v.slug === q.platform).map((v) => v.label);
-      const groups: readonly TypeGroup[] = Array.isArray(q.types) ? q.types : GROUPS;
-      const types = new Set<NormalizedType>(groups.flatMap((g) => TYPE_GROUPS[g]));
-      const markets = Array.isArray(q.market_ids) ? new Set(q.market_ids) : undefined;
-      const feed = new ReplayFeed(ctx.config.venues, src.log);
-      const items = feed.items(readBatches(src.capture!.store, { from, to, venues, flushes: false }));
-      return { status: 200, body: '', contentType: 'application/x-ndjson', stream: ndjson(items, lineWriter(ctx, types, markets)) };
+      const line = eventLineWriter(ctx.config.venues, {
+        types: Array.isArray(q.types) ? q.types : undefined,
+        markets: Array.isArray(q.market_ids) ? new Set(q.market_ids) : undefined,
+      });
+      const items = new ReplayFeed(ctx.config.venues, src.log).items(readBatches(src.capture!.store, { from, to, venues, flushes: false }));
+      return { status: 200, body: '', contentType: 'application/x-ndjson', stream: ndjsonChunks(items, itemLine(line)) };
     },
   });
 }
@@ -94,51 +79,6 @@ function outsideRetention(src: ReplaySource, from: number, to: number): Reply | 
       },
     );
   return undefined;
-}
-
-/** An event → its NDJSON line (without the newline), or undefined when the filters leave it out. */
-function lineWriter(
-  ctx: ApiContext,
-  types: ReadonlySet<NormalizedType>,
-  markets: ReadonlySet<string> | undefined,
-): (seq: number, e: NormalizedEvent) => string | undefined {
-  const prefixes = new Map<string, { slug: string; idOf: (id: string) => string }>();
-  for (const v of ctx.config.venues) prefixes.set(v.label, { slug: JSON.stringify(v.slug), idOf: (id) => apiMarketId(v, id) });
-  return (seq, e) => {
-    if (!types.has(e.type)) return undefined;
-    const v = prefixes.get(e.venue);
-    if (v === undefined) return undefined;
-    const id = 'marketId' in e ? v.idOf(e.marketId) : undefined;
-    if (markets !== undefined && (id === undefined || !markets.has(id))) return undefined;
-    const head = `{"seq":${seq},"recv_ts":${e.localTimestamp},"platform":${v.slug},`;
-    return id === undefined ? head + JSON.stringify(e).slice(1) : `${head}"market_id":${JSON.stringify(id)},${JSON.stringify(e).slice(1)}`;
-  };
-}
-
-/** Items → NDJSON chunks of about CHUNK bytes, then the end line (or an error line). */
-async function* ndjson(items: AsyncIterable<ReplayItem[]>, line: (seq: number, e: NormalizedEvent) => string | undefined): AsyncGenerator<string> {
-  let chunk = '';
-  let count = 0;
-  try {
-    for await (const batch of items) {
-      for (let i = 0; i < batch.length; i++) {
-        const it = batch[i]!;
-        if (it.type !== 'event') continue;
-        const l = line(it.seq, it.event);
-        if (l === undefined) continue;
-        chunk += `${l}\n`;
-        count++;
-      }
-      if (chunk.length >= CHUNK) {
-        yield chunk;
-        chunk = '';
-      }
-    }
-  } catch (e) {
-    yield `${chunk}${JSON.stringify({ type: 'error', error: e instanceof Error ? e.message : String(e), count })}\n`;
-    return;
-  }
-  yield `${chunk}${JSON.stringify({ type: 'end', count })}\n`;
 }
 
 function iso(t: number): string {
