@@ -63,7 +63,7 @@ export function wireFlows(f: Omit<Flows, 'ingest' | 'log'> & { readonly ingest?:
   const sub = new Subscription();
   const turn = f.turn ?? new Turn();
   // First, so its flusher marks each flush in the capture log before the flushers below run it.
-  if (f.capture) sub.add(captureFlow(f.capture.capture, f.capture.settings, turn, f.capture.clock ?? realClock));
+  if (f.capture) sub.add(captureFlow(f.capture.capture, f.capture.settings, turn, f.capture.clock ?? realClock, f.state.books));
   sub.add(persistenceFlow(f.state, f.persistence, f.persistenceOptions));
   if (f.hub) sub.add(fanoutFlow(f.ingest?.events$ ?? EMPTY, f.state, f.hub, f.rooms.signals, f.rooms.alerts, turn));
   sub.add(signalFlow(f.state, f.rooms, turn));

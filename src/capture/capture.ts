@@ -1,7 +1,9 @@
 import { pack } from 'msgpackr';
+import type { OrderBook } from '../core/book.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import type { NormalizedEvent, VenueLabel } from '../core/types.js';
+import { checkpointOf } from './checkpoint.js';
 import { FLUSH_STREAM, KIND, RecordColumns } from './record.js';
 import type { CaptureSink, VenueCapture } from './sink.js';
 import { CaptureDiskFullError, type CaptureStore } from './store.js';
@@ -130,6 +132,19 @@ export class Capture implements CaptureSink {
     }
     for (const w of this.writers.values()) this.seal(w);
     await Promise.all([...this.writers.values()].map((w) => w.chain));
+  }
+
+  /**
+   * Writes a checkpoint of `books` (a BookStore's entries) covering every record so far: feeds
+   * apply each frame as it arrives, so the state holds every record appended before this call.
+   */
+  async checkpoint(books: Iterable<readonly [VenueLabel, string, OrderBook]>): Promise<void> {
+    const cp = checkpointOf(books, this.seq, this.now());
+    try {
+      this.written += await this.store.writeCheckpoint(cp);
+    } catch (e) {
+      this.failed(e);
+    }
   }
 
   /** Retention: drops whole segments older than `maxAgeMs` or past `maxBytes` in total. */

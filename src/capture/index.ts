@@ -14,6 +14,7 @@ import { Capture } from './capture.js';
 import { CaptureStore, type StoreOptions } from './store.js';
 
 export { Capture, type CaptureOptions, type CaptureStats } from './capture.js';
+export { checkpointOf, type Checkpoint, type CheckpointBook } from './checkpoint.js';
 export { CaptureCorruptError, CAPTURE_KINDS, FLUSH_STREAM, type CaptureKind, type CaptureRecord } from './record.js';
 export { read, readBatches, type ReadRange } from './reader.js';
 export { ReplayFeed, replayItems, type ReplayItem } from './replay.js';

@@ -1,7 +1,8 @@
 import { closeSync, mkdirSync, openSync, readdirSync, readSync, rmSync, statSync, statfsSync, type Stats } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { open, readFile, rename, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { pack, unpack } from 'msgpackr';
 import { brotliCompress, brotliDecompress, constants } from 'node:zlib';
 import {
   BLOCK_HEAD,
@@ -16,6 +17,7 @@ import {
   type CaptureRecord,
   type RecordColumns,
 } from './record.js';
+import type { Checkpoint } from './checkpoint.js';
 
 /**
  * The capture's storage layout, owned here and nowhere else (every reader and writer calls this
@@ -35,6 +37,9 @@ import {
 const FILE_MAGIC = Buffer.from('CBCAP01\n');
 export const HOUR_MS = 3_600_000;
 const SEGMENT = /^(\d+)-(\d+)\.seg$/;
+/** Book checkpoints: `DIR/_checkpoints/<t>-<seq>.ckpt`, Brotli of msgpack, written whole then renamed into place. */
+const CHECKPOINTS = '_checkpoints';
+const CHECKPOINT = /^(\d+)-(\d+)\.ckpt$/;
 const STREAM = /^[A-Za-z0-9_-]{1,64}$/;
 /** How far past a damaged segment's first seq a new process starts (more records than a segment holds). */
 const SEQ_SKIP = 1e9;
@@ -101,7 +106,7 @@ export class CaptureStore {
   /** The streams (venues, `_turn`) that have segments. */
   streams(): string[] {
     return readdirSync(this.dir, { withFileTypes: true })
-      .filter((d) => d.isDirectory() && STREAM.test(d.name))
+      .filter((d) => d.isDirectory() && STREAM.test(d.name) && d.name !== CHECKPOINTS)
       .map((d) => d.name)
       .sort();
   }
@@ -127,10 +132,11 @@ export class CaptureStore {
     return out.sort((a, b) => a.hour - b.hour || a.firstSeq - b.firstSeq);
   }
 
-  /** Bytes on disk of every segment. */
+  /** Bytes on disk of every segment and checkpoint. */
   bytes(): number {
     let n = 0;
     for (const s of this.segments()) n += s.bytes;
+    for (const c of this.checkpoints()) n += statOrUndefined(c.file)?.size ?? 0;
     return n;
   }
 
@@ -283,6 +289,48 @@ export class CaptureStore {
     }
   }
 
+  /** Writes a checkpoint (refused like `append` when the disk is nearly full); a reader never sees half of one. */
+  async writeCheckpoint(cp: Checkpoint): Promise<number> {
+    const bytes = await compress(pack(cp), BROTLI);
+    const free = this.freeOf(this.dir);
+    if (free - bytes.length < this.minFree) throw new CaptureDiskFullError(`disk nearly full: ${free} bytes free in ${this.dir}; checkpoint not written`);
+    const dir = join(this.dir, CHECKPOINTS);
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, `${cp.t}-${cp.seq}.ckpt`);
+    await writeFile(`${file}.tmp`, bytes);
+    await rename(`${file}.tmp`, file);
+    return bytes.length;
+  }
+
+  /** The checkpoints kept, oldest first. */
+  checkpoints(): { readonly t: number; readonly seq: number; readonly file: string }[] {
+    const dir = join(this.dir, CHECKPOINTS);
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      return [];
+    }
+    return names
+      .map((n) => CHECKPOINT.exec(n))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => ({ t: Number(m[1]), seq: Number(m[2]), file: join(dir, m[0]) }))
+      .sort((a, b) => a.t - b.t || a.seq - b.seq);
+  }
+
+  /** The latest checkpoint taken at or before `t` (undefined: none); a damaged one is a CaptureCorruptError. */
+  async checkpointAt(t: number): Promise<Checkpoint | undefined> {
+    const c = this.checkpoints()
+      .filter((x) => x.t <= t)
+      .at(-1);
+    if (c === undefined) return undefined;
+    try {
+      return unpack(await decompress(await readFile(c.file))) as Checkpoint;
+    } catch (e) {
+      throw new CaptureCorruptError(c.file, 0, `checkpoint does not read back (${(e as Error).message})`);
+    }
+  }
+
   /**
    * Retention: removes whole segments whose hour ended more than `maxAgeMs` before `now`, then the
    * oldest segments until the total is at most `maxBytes`. Segments being written are kept.
@@ -300,6 +348,9 @@ export class CaptureStore {
       freed += s.bytes;
       removed++;
     }
+    // Checkpoints older than the oldest segment kept serve no window any more.
+    const oldest = this.oldest() ?? now;
+    for (const c of this.checkpoints()) if (c.t < oldest) rmSync(c.file, { force: true });
     return { removed, bytes: freed };
   }
 

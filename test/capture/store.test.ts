@@ -5,6 +5,7 @@ import { asyncScheduler } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Capture, CaptureCorruptError, CaptureStore, HOUR_MS, read, type CaptureRecord, type StoreOptions } from '../../src/capture/index.js';
 import type { Clock } from '../../src/core/clock.js';
+import { OrderBook } from '../../src/core/book.js';
 import { log } from '../../src/core/log.js';
 
 /** The capture writer, store and range reader on a temporary directory. */
@@ -184,5 +185,41 @@ describe('capture store', () => {
     for (let i = 0; i < 10; i++) cap.venue('venue_a').frame('{"abcdefghijklmnopqrstuvwxyz":0123456789}', 1, T0);
     expect(cap.stats.pending).toBe(3);
     expect(cap.stats.drops).toBe(7);
+  });
+
+  it('book checkpoints: the books with the seq they cover; a moment is the latest checkpoint before it plus the records after its seq', async () => {
+    const dir = tempDir();
+    const t = { now: T0 };
+    const cap = new Capture(new CaptureStore(dir), { clock: clockAt(t), log });
+    const book = new OrderBook('KX-1');
+    book.snapshot([[4000, 10]], [[4200, 5]], T0);
+    const a = cap.venue('venue_a');
+    a.frame('{"n":1}', 1, T0);
+    a.frame('{"n":2}', 1, T0 + 1);
+    t.now = T0 + 10;
+    await cap.checkpoint([['venue_a', 'KX-1', book]]);
+    book.apply([['bid', 4000, 0]], T0 + 20);
+    a.frame('{"n":3}', 1, T0 + 20);
+    t.now = T0 + 30;
+    await cap.checkpoint([
+      ['venue_a', 'KX-1', book],
+      ['venue_a', 'KX-2', new OrderBook('KX-2')],
+    ]);
+    a.frame('{"n":4}', 1, T0 + 40);
+    await cap.close();
+    const store = new CaptureStore(dir);
+    expect(await store.checkpointAt(T0 + 5)).toBeUndefined();
+    expect(await store.checkpointAt(T0 + 25)).toEqual({
+      seq: 2,
+      t: T0 + 10,
+      books: [{ venue: 'venue_a', instrument: 'KX-1', bids: [[4000, 10]], asks: [[4200, 5]], ts: T0 }],
+    });
+    const cp = (await store.checkpointAt(T0 + 45))!;
+    expect(cp).toMatchObject({ seq: 3, t: T0 + 30, books: [{ instrument: 'KX-1', bids: [], asks: [[4200, 5]] }] });
+    const after = (await all(store, cp.t, T0 + 45)).filter((r) => r.seq > cp.seq);
+    expect(after.map((r) => r.payload)).toEqual(['{"n":4}']);
+    // A damaged checkpoint is a clear error.
+    writeFileSync(store.checkpoints().at(-1)!.file, 'garbage');
+    await expect(store.checkpointAt(T0 + 45)).rejects.toThrow(/checkpoint does not read back/);
   });
 });
