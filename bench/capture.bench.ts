@@ -108,6 +108,7 @@ try {
     off.push((await ingest(undefined)).sec);
     const cap = new Capture(new CaptureStore(join(dir, `round-${r}`, 'capture')), { clock, log });
     on.push((await ingest(cap)).sec);
+    await cap.close();
     if (r === 0) kept = cap;
     else rmSync(join(dir, `round-${r}`), { recursive: true, force: true });
   }
