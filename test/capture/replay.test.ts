@@ -1,4 +1,3 @@
-import { EventEmitter } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +13,7 @@ import { mapFrames } from '../../src/venues/common/frames.js';
 import { createVenueFeed, type FeedRuntime } from '../../src/venues/common/runtime.js';
 import { KalshiMapper } from '../../src/venues/kalshi/mappers.js';
 import { PolymarketMapper } from '../../src/venues/polymarket/mappers.js';
+import { ScriptedSocket } from '../support/scripted-socket.js';
 
 /**
  * Replay reproduces live: the real Kalshi mapper on the feed runtime with a capture sink (a scripted
@@ -41,26 +41,6 @@ function capture(): Capture {
   dirs.push(dir);
   const clock: Clock = { now: () => T0 + 5_000, scheduler: asyncScheduler, after: () => () => undefined };
   return new Capture(new CaptureStore(dir), { clock, log });
-}
-
-class ScriptedSocket extends EventEmitter {
-  readyState = 0;
-  open(): void {
-    this.readyState = 1;
-    this.emit('open');
-  }
-  fail(code = 1006, reason = ''): void {
-    this.readyState = 3;
-    this.emit('close', code, Buffer.from(reason));
-  }
-  frame(text: string): void {
-    this.emit('message', Buffer.from(text), false);
-  }
-  send(): void {}
-  ping(): void {}
-  terminate(): void {
-    if (this.readyState !== 3) this.fail();
-  }
 }
 
 async function replayed(cap: Capture): Promise<ReplayItem[]> {
