@@ -1,11 +1,13 @@
-import { filter, interval, Subscription, type Observable } from 'rxjs';
+import { filter, interval, map, Subscription, type Observable } from 'rxjs';
 import type { FeedEvent, FrameTimes, NormalizedEvent } from '../src/core/types.js';
-import type { AlertEngine } from '../src/signals/alerts.js';
+import { FADE_TYPES, type AlertEngine } from '../src/signals/alerts.js';
 import type { SignalEngine } from '../src/signals/engine.js';
 import type { Webhooks } from '../src/webhooks/webhooks.js';
 import type { EngineState } from '../src/state/engine.js';
 import { HubConflation } from '../src/ws/conflate.js';
 import type { WsHub } from '../src/ws/hub.js';
+import { alertTopic } from '../src/ws/protocol.js';
+import { hostedFadeUpdate } from '../src/views/alert.js';
 import { Turn } from '../src/pipeline/turn.js';
 
 /**
@@ -14,7 +16,8 @@ import { Turn } from '../src/pipeline/turn.js';
  * feed-health events to that venue's subscribers as warnings, group signals to arb and ev, and an
  * opportunity that closed to arb/ev as arb_expired / ev_expired (before the group's list without
  * it: the engine's tracker emits inside the recompute), and the alert engine's alerts to
- * smart_money / fade_finder. The hub serializes each message once per publish, whatever the number
+ * smart_money / fade_finder (each fade alert followed by its fade_finder_update, which only
+ * connections in the hosted dialect get). The hub serializes each message once per publish, whatever the number
  * of subscribers.
  *
  * Books and quotes are conflated: a change only marks its market dirty (src/ws/conflate.ts), and
@@ -65,7 +68,18 @@ export function fanoutFlow(
     sub.add(signals.lifecycle$.pipe(filter((ev) => ev.type === 'expired')).subscribe((ev) => hub.onExpired(ev.record)));
     sub.add(signals.changes$.subscribe((g) => hub.onSignals(g)));
   }
-  if (alerts) sub.add(alerts.alerts$.subscribe((a) => hub.onAlert(a)));
+  if (alerts) {
+    sub.add(alerts.alerts$.subscribe((a) => hub.onAlert(a)));
+    // After each fade alert's fade_finder message, the same alert as the hosted API's fade_finder_update.
+    sub.add(
+      alerts.alerts$
+        .pipe(
+          filter((a) => FADE_TYPES.includes(a.type)),
+          map((a) => hostedFadeUpdate(state, a)),
+        )
+        .subscribe((u) => hub.publishHosted(alertTopic('fade_finder'), u.body, u.data)),
+    );
+  }
   return sub;
 }
 

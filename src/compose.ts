@@ -16,7 +16,7 @@ import type { Config } from './config/schema.js';
 import { realClock } from './core/clock.js';
 import { log as rootLog, type Logger } from './core/log.js';
 import { MatchingService } from './matching/service.js';
-import { openPersistence, type Persistence } from './persist/store.js';
+import { openPersistence, restoring, type Persistence } from './persist/store.js';
 import { errorReply, HttpServer } from './server/http.js';
 import { registerMetrics } from './server/routes/metrics.js';
 import type { Registry } from 'prom-client';
@@ -66,9 +66,9 @@ export interface Core {
  */
 export function buildCore(config: Config, opts: { log?: Logger; persistence?: Persistence } = {}): Core {
   const log = opts.log ?? rootLog;
-  const persistence = opts.persistence ?? openPersistence(config.dataDir, log);
+  const persistence = opts.persistence ?? openPersistence(config.dataDir, log, { check: config.persistence.checkOnStart });
   const state = new EngineState(config.venues, { tradeCapacity: config.memory.recentTrades });
-  const restored = persistence.load(state);
+  const restored = restoring(persistence, 'the state', () => persistence.load(state));
   log.info({ dataDir: persistence.dir, ...restored }, 'state restored');
   return {
     config,
@@ -100,16 +100,24 @@ export interface Domain {
 export function buildDomain(core: Core): Domain {
   const { config, state, persistence, log } = core;
   const ledger = new WalletLedger(state, persistence, { ...config.signals?.wallets, log: log.child({ component: 'wallets' }) });
-  log.info(ledger.load(), 'wallet ledger restored');
+  log.info(
+    restoring(persistence, 'the wallet ledger', () => ledger.load()),
+    'wallet ledger restored',
+  );
   const alerts = new AlertEngine(ledger, persistence, { ...config.signals?.alerts, log: log.child({ component: 'alerts' }) });
-  alerts.load();
-  const matching = new MatchingService(
-    state,
-    core.venues,
-    persistence.db('groups'),
-    log.child({ component: 'matching' }),
-    persistence.db('matching'),
-    persistence.db('audit'),
+  restoring(persistence, 'the alerts', () => alerts.load());
+  const matching = restoring(
+    persistence,
+    'the match groups',
+    () =>
+      new MatchingService(
+        state,
+        core.venues,
+        persistence.db('groups'),
+        log.child({ component: 'matching' }),
+        persistence.db('matching'),
+        persistence.db('audit'),
+      ),
   );
   const lc = config.lifecycle;
   const history = new OpportunityLog(persistence.db('opportunities'), {
@@ -156,7 +164,7 @@ export interface HttpOptions {
  */
 export function buildHttp(core: Core, domain?: Domain, opts: HttpOptions = {}): HttpLayer {
   const { config, state, persistence, log } = core;
-  const http = new HttpServer(log);
+  const http = new HttpServer(log, { trustProxy: config.server.trustProxy });
   const api = new Api(http, API_BASE, core.keys, core.quota, core.plans);
   registerStatus(api, {
     config,

@@ -1,8 +1,8 @@
 /**
- * REST under live ingest (issue 18): the service started as `npm start` starts it (`crossbook serve`,
- * embedded simulator at its default rate, every consumer attached), twice, in processes of its own:
- * once with the HTTP front (`server.front` guard, the default) and once without it (`server.front`
- * off: uWS on the public port, as behind the shipped nginx). Each endpoint is measured against a
+ * REST under live ingest (issue 18): the service started as `npm start` starts it (`node
+ * --heap-growing-percent=15 bin/crossbook.js serve`, embedded simulator at its default rate, every
+ * consumer attached), in a process of its own per front: `default` (config/default.json's
+ * `server.front`, off since issue 34: uWS on the public port), `guard` (the HTTP front) or `off`. Each endpoint is measured against a
  * bare uWebSockets.js route serving the same bytes to the same request (query string and key
  * header included; bare-target.ts, a process of its own), with
  * wrk (-t1 -c100), guard / off / bare in alternating rounds in one run. Endpoints: /markets?limit=50,
@@ -13,7 +13,7 @@
  * shares the machine with two live ingests.
  *
  * Env: LIVE_PAIRS (3), LIVE_SECONDS (5), LIVE_WARM_MS (5000, the simulator's start-up), LIVE_FRONTS
- * (`guard,off`: the fronts to start), LIVE_ONLY (a substring of the endpoint names to measure; all by default).
+ * (`default`: the fronts to start, any of default, guard, off), LIVE_ONLY (a substring of the endpoint names to measure; all by default).
  * Besides req/s and p99, each run reports the serving process's CPU time per request (Linux /proc),
  * net of what the service spends in the 2 s before the endpoint's rounds with no request (its live
  * ingest): a figure that depends less on how loaded the shared machine is than req/s does.
@@ -31,14 +31,14 @@ import { begin, repoRoot } from '../lib.js';
 const PAIRS = Number(process.env['LIVE_PAIRS'] ?? 3);
 const SECONDS = Number(process.env['LIVE_SECONDS'] ?? 5);
 const WARM_MS = Number(process.env['LIVE_WARM_MS'] ?? 5000);
-const FRONTS = (process.env['LIVE_FRONTS'] ?? 'guard,off').split(',').filter((f): f is Front => f === 'guard' || f === 'off');
+const FRONTS = (process.env['LIVE_FRONTS'] ?? 'default').split(',').filter((f): f is Front => f === 'default' || f === 'guard' || f === 'off');
 const ONLY = process.env['LIVE_ONLY'] ?? '';
 const IDLE_MS = 2000;
 /** Another build's bin/crossbook.js, started with the front off beside this one (a before/after in one run). */
 const BASE_BIN = process.env['LIVE_BASE_BIN'];
 const bin = join(repoRoot(), 'bin/crossbook.js');
 
-type Front = 'guard' | 'off';
+type Front = 'default' | 'guard' | 'off';
 
 interface Run {
   readonly rps: number;
@@ -98,9 +98,12 @@ async function startService(front: Front, children: ChildProcess[], dirs: string
     .split('\n')
     .pop()!;
   const port = await freePort();
-  const svc = spawn(process.execPath, [bin, 'serve', '--port', String(port), '--data-dir', dir], {
+  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn' };
+  if (front === 'default') delete env['CROSSBOOK__server__front'];
+  else env['CROSSBOOK__server__front'] = front;
+  const svc = spawn(process.execPath, ['--heap-growing-percent=15', bin, 'serve', '--port', String(port), '--data-dir', dir], {
     stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, LOG_LEVEL: 'warn', CROSSBOOK__server__front: front },
+    env,
   });
   children.push(svc);
   const base = `http://127.0.0.1:${port}`;
@@ -166,7 +169,7 @@ async function main(): Promise<void> {
     for (const f of FRONTS) services.set(f, await startService(f, children, dirs, bin));
     if (BASE_BIN) services.set('off (base)', await startService('off', children, dirs, BASE_BIN));
     const first = services.values().next().value;
-    if (!first) throw new Error('LIVE_FRONTS names no front (guard, off)');
+    if (!first) throw new Error('LIVE_FRONTS names no front (default, guard, off)');
     await new Promise((r) => setTimeout(r, WARM_MS));
     const endpoints = Object.entries(await paths(first)).filter(([name]) => name.includes(ONLY));
     const load = [loadavg()[0]!];

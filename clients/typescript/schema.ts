@@ -81,7 +81,7 @@ export interface paths {
     };
     /**
      * OHLC candles of one market (cents)
-     * @description Candles {t (bucket start, unix seconds), open, high, low, close, volume (traded within the bucket), mid}. Built from one-minute candles, which are kept for 7 days (1m, 5m and 15m start there; 1h and 1d are kept for good); empty buckets after the first observation carry the previous close. At most 10000 candles: a range (to − from) longer than 10000 intervals is a 400 (validation.time_range), as is from not before to.
+     * @description Candles {t (bucket start, unix seconds), open, high, low, close, volume (traded within the bucket), mid, timestamp (= t, ISO 8601), yes_bid and yes_ask (at the bucket's last observation), dollar_volume (USD traded within the bucket)}. Built from one-minute candles, which are kept for 7 days (1m, 5m and 15m start there; 1h and 1d are kept for good); empty buckets after the first observation carry the previous close. At most 10000 candles: a range (to − from) longer than 10000 intervals is a 400 (validation.time_range), as is from not before to.
      */
     get: operations['prices_history'];
     put?: never;
@@ -249,6 +249,26 @@ export interface paths {
      * @description When two markets of a group have both settled, they agree if they settled on the same side (opposite sides for an inverted member) and contradict otherwise; a contradiction marks the group suspect (its arbitrage and EV stop). Void or partial settlements are not counted. Counts persist across restarts.
      */
     get: operations['matching_markets_quality'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/matching-markets/related': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Markets related to one market: same, inverted, subset, superset or overlapping propositions, with confidence and reasons
+     * @description A subset market settles YES only when the other does (a margin bucket of a win, a higher strike of a "reach" ladder, an earlier deadline). Such pairs are informative, not arbitrage: the larger side can win while the smaller loses.
+     */
+    get: operations['matching_markets_related'];
     put?: never;
     post?: never;
     delete?: never;
@@ -704,7 +724,7 @@ export interface paths {
      *
      *     Client messages (JSON text): {"type":"subscribe"|"unsubscribe","channel":C,"market_ids":[…]} where market_ids are native ids or platform:market_id (the prefix is stripped); live_games takes "event_ids" instead; arb and ev take match-group ids, or none (or ["*"]) for every group; {"type":"subscribe","channel":"venue_a_prices","all":true} subscribes an Enterprise key to every market of the venue; smart_money and fade_finder take no market_ids (or ["*"]): every alert of the feed; {"type":"ping"} is answered with pong. "action" is accepted in place of "type" ({"action":"subscribe","channel":"smart_money"}) and {"action":"heartbeat"} (or {"type":"heartbeat"}) is a ping; an unknown type or action is an error with code BAD_REQUEST.
      *
-     *     Channels: prices (price_update: native market_id, source = venue slug, yes_bid, yes_ask, no_bid, no_ask, last_price in cents 0–100, volume; a snapshot with "snapshot":true at once, then every change), orderbook (orderbook_update: yes/no bids and asks as [cents, size], no empty on yes-only venues), live_games (live_game price changes and trade messages of the games' matched markets), arb and ev (a group's opportunities as /arb and /ev give them, each leg with platform and source), smart_money (type smart_money: each alert of the smart-money feed, alert_type smart_money, insider or captain_hook, as /alerts/smart-money gives it) and fade_finder (type fade_finder: each fade alert, as /alerts/fade-finder gives it; both with the entitlement of those endpoints), venue_a_prices (ticker: decimal-dollar strings yes_bid_dollars, yes_ask_dollars, price_dollars).
+     *     Channels: prices (price_update: native market_id, source = venue slug, yes_bid, yes_ask, no_bid, no_ask, last_price in cents 0–100, volume; a snapshot with "snapshot":true at once, then every change), orderbook (orderbook_update: yes/no bids and asks as [cents, size], no empty on yes-only venues), live_games (live_game price changes and trade messages of the games' matched markets), arb and ev (a group's opportunities as /arb and /ev give them, each leg with platform and source), smart_money (type smart_money: each alert of the smart-money feed, alert_type smart_money, insider or captain_hook, as /alerts/smart-money gives it) and fade_finder (type fade_finder: each fade alert, as /alerts/fade-finder gives it; both with the entitlement of those endpoints; a connection in the hosted dialect also gets each fade alert again right after it as type fade_finder_update with the same seq, data carrying market_slug, created_at and data.profitable_wallet / losing_wallet {userAddr, pnl_to_date, outcome, side, price (dollars 0 to 1), amount}, the shape clients of the hosted API read), venue_a_prices (ticker: decimal-dollar strings yes_bid_dollars, yes_ask_dollars, price_dollars).
      *
      *     Server messages carry a type: subscribed / unsubscribed (one per venue of the request: the accepted native market_ids and their venue as source), price_update, orderbook_update, live_game, trade, ticker, arb, ev, arb_expired, ev_expired, smart_money, fade_finder, warning and error (with a code and a message), ready, pong. Every streamed message carries its channel, a per-topic seq, the process epoch and ts (server send time, ms since epoch); price_update, orderbook_update, ticker, live_game and trade messages caused by a venue frame also carry venue_ts (the venue's time of the update; our receive time when the venue gives none) and recv_ts (when crossbook received the frame), ms since epoch, so recv_ts − venue_ts is the venue leg, ts − recv_ts crossbook's and the client's receive time − ts the network's (snapshots carry neither): a seq gap or a new epoch means reconcile over REST (/prices/bulk). A connection that has sent a message with "action" (or a heartbeat) gets every streamed message with its fields both at the top level and again under data, the envelope clients of the hosted API read.
      *
@@ -1701,7 +1721,7 @@ export interface components {
        */
       outcome: 'yes' | 'no';
       /**
-       * @description what the trader did with the outcome
+       * @description what the trader did with the outcome: buy or sell (not the outcome: that is `outcome`; a client that prints side as the outcome shows BUY BUY)
        * @enum {string}
        */
       side: 'buy' | 'sell';
@@ -1733,6 +1753,10 @@ export interface components {
       figures: {
         [key: string]: number | string | boolean | null;
       };
+      /** @description the trader's realized PnL over all its positions when the alert was raised, USD, as the wallet ledger knows it; null without a wallet (or for alerts raised before it was kept) */
+      lifetime_pnl: number | null;
+      /** @description = lifetime_pnl (the name clients of the hosted API read) */
+      smart_lifetime_pnl: number | null;
       /** @description the venue's own time of the update, ms since epoch (our receive time when the venue gives none); on messages a venue frame caused */
       venue_ts?: number;
       /** @description when crossbook received the venue frame behind the update, ms since epoch */
@@ -1775,7 +1799,7 @@ export interface components {
          */
         outcome: 'yes' | 'no';
         /**
-         * @description what the trader did with the outcome
+         * @description what the trader did with the outcome: buy or sell (not the outcome: that is `outcome`; a client that prints side as the outcome shows BUY BUY)
          * @enum {string}
          */
         side: 'buy' | 'sell';
@@ -1807,6 +1831,10 @@ export interface components {
         figures: {
           [key: string]: number | string | boolean | null;
         };
+        /** @description the trader's realized PnL over all its positions when the alert was raised, USD, as the wallet ledger knows it; null without a wallet (or for alerts raised before it was kept) */
+        lifetime_pnl: number | null;
+        /** @description = lifetime_pnl (the name clients of the hosted API read) */
+        smart_lifetime_pnl: number | null;
         /**
          * @description the current state, sent on subscribe
          * @constant
@@ -1841,7 +1869,7 @@ export interface components {
        */
       outcome: 'yes' | 'no';
       /**
-       * @description what the trader did with the outcome
+       * @description what the trader did with the outcome: buy or sell (not the outcome: that is `outcome`; a client that prints side as the outcome shows BUY BUY)
        * @enum {string}
        */
       side: 'buy' | 'sell';
@@ -1873,6 +1901,10 @@ export interface components {
       figures: {
         [key: string]: number | string | boolean | null;
       };
+      /** @description the trader's realized PnL over all its positions when the alert was raised, USD, as the wallet ledger knows it; null without a wallet (or for alerts raised before it was kept) */
+      lifetime_pnl: number | null;
+      /** @description = lifetime_pnl (the name clients of the hosted API read) */
+      smart_lifetime_pnl: number | null;
       /** @description the venue's own time of the update, ms since epoch (our receive time when the venue gives none); on messages a venue frame caused */
       venue_ts?: number;
       /** @description when crossbook received the venue frame behind the update, ms since epoch */
@@ -1915,7 +1947,7 @@ export interface components {
          */
         outcome: 'yes' | 'no';
         /**
-         * @description what the trader did with the outcome
+         * @description what the trader did with the outcome: buy or sell (not the outcome: that is `outcome`; a client that prints side as the outcome shows BUY BUY)
          * @enum {string}
          */
         side: 'buy' | 'sell';
@@ -1947,11 +1979,96 @@ export interface components {
         figures: {
           [key: string]: number | string | boolean | null;
         };
+        /** @description the trader's realized PnL over all its positions when the alert was raised, USD, as the wallet ledger knows it; null without a wallet (or for alerts raised before it was kept) */
+        lifetime_pnl: number | null;
+        /** @description = lifetime_pnl (the name clients of the hosted API read) */
+        smart_lifetime_pnl: number | null;
         /**
          * @description the current state, sent on subscribe
          * @constant
          */
         snapshot?: true;
+      };
+    };
+    /** @description hosted dialect only: each fade alert again, right after its fade_finder message, in the shape clients of the hosted API read (README "Clients of the hosted API") */
+    WsFadeFinderUpdate: {
+      /** @constant */
+      type: 'fade_finder_update';
+      /** @description the alert of the fade_finder message this one follows */
+      alert_id: string;
+      /** @description the venue's key of the market (ticker_name: the slug on venue_b) */
+      market_slug: string;
+      /**
+       * Format: date-time
+       * @description when the alert was raised
+       */
+      created_at: string;
+      /** @constant */
+      channel: 'fade_finder';
+      /** @description the seq of the fade_finder message of the same alert (the same event again) */
+      seq: number;
+      /** @description process epoch (ms): a new one means the server restarted; reconcile over REST */
+      epoch: number;
+      /** @description server send time, ms since epoch */
+      ts: number;
+      data: {
+        /** @constant */
+        type: 'fade_finder_update';
+        /** @description the alert of the fade_finder message this one follows */
+        alert_id: string;
+        /** @description the venue's key of the market (ticker_name: the slug on venue_b) */
+        market_slug: string;
+        /**
+         * Format: date-time
+         * @description when the alert was raised
+         */
+        created_at: string;
+        /** @constant */
+        version: 1;
+        /** @description venue slug */
+        platform: string;
+        /** @description native market id */
+        market_id: string;
+        /** @description market title (market_slug when unknown) */
+        title: string;
+        /** @constant */
+        snapshot: false;
+        data: {
+          /** @description = market_slug */
+          marketSlug: string;
+          /** @description the market's close day, YYYY-MM-DD */
+          resolution_date: string | null;
+          /** @description the side to take: the other side of the faded trade, a SELL of the outcome the faded wallet bought at the trade's price */
+          profitable_wallet: {
+            /** @description wallet address; null when the trade names none on this side */
+            userAddr: string | null;
+            /** @description realized PnL over all positions, USD, when the wallet ledger knows it */
+            pnl_to_date: number | null;
+            /** @enum {string} */
+            outcome: 'YES' | 'NO';
+            /** @enum {string} */
+            side: 'BUY' | 'SELL';
+            /** @description the trade's own price of the outcome, dollars 0 to 1 (not cents) */
+            price: number;
+            /** @description USD of the trade */
+            amount: number;
+          };
+          /** @description the reliably wrong wallet and its trade */
+          losing_wallet: {
+            /** @description wallet address; null when the trade names none on this side */
+            userAddr: string | null;
+            /** @description realized PnL over all positions, USD, when the wallet ledger knows it */
+            pnl_to_date: number | null;
+            /** @enum {string} */
+            outcome: 'YES' | 'NO';
+            /** @enum {string} */
+            side: 'BUY' | 'SELL';
+            /** @description the trade's own price of the outcome, dollars 0 to 1 (not cents) */
+            price: number;
+            /** @description USD of the trade */
+            amount: number;
+          };
+        };
       };
     };
     WsNotice: {
@@ -2163,6 +2280,13 @@ export interface operations {
                   /** Format: date-time */
                   at: string;
                 } | null;
+                /**
+                 * @description the venue at a glance, in the vocabulary clients of the hosted API read: ok when the feed is ok and the catalog refresh is on time, else stale (feed_status and catalog_healthy say why)
+                 * @enum {string}
+                 */
+                status: 'ok' | 'stale';
+                /** @description newer of the last venue frame and the last catalog refresh; null before either (spec 2.13) */
+                last_updated: string | null;
               };
             };
             /** @description newer of the latest matched-market price update and the last catalog refresh */
@@ -2258,6 +2382,13 @@ export interface operations {
                   /** Format: date-time */
                   at: string;
                 } | null;
+                /**
+                 * @description the venue at a glance, in the vocabulary clients of the hosted API read: ok when the feed is ok and the catalog refresh is on time, else stale (feed_status and catalog_healthy say why)
+                 * @enum {string}
+                 */
+                status: 'ok' | 'stale';
+                /** @description newer of the last venue frame and the last catalog refresh; null before either (spec 2.13) */
+                last_updated: string | null;
               };
             };
             /** @description newer of the latest matched-market price update and the last catalog refresh */
@@ -2379,6 +2510,34 @@ export interface operations {
               liquidity: number | null;
               /** @description last quote update; null when unknown */
               updated_at: string | null;
+              /** @description = market_id (the name clients of the hosted API read) */
+              id: string;
+              /** @description = url */
+              source_url: string | null;
+              /** @description = close_time; null when unknown */
+              expiration_date: string | null;
+              /**
+               * Format: date-time
+               * @description the venue’s open time of the market, else when crossbook first saw it
+               */
+              created_at: string;
+              /** @description the price fields again, grouped as clients of the hosted API read them */
+              price: {
+                /** @description = yes_bid (cents, 0 to 100; null when missing) */
+                yes_bid: number | null;
+                /** @description = yes_ask (cents, 0 to 100; null when missing) */
+                yes_ask: number | null;
+                /** @description = no_bid (cents, 0 to 100; null when missing) */
+                no_bid: number | null;
+                /** @description = no_ask (cents, 0 to 100; null when missing) */
+                no_ask: number | null;
+                /** @description = last_price (cents, 0 to 100; null when missing) */
+                last_price: number | null;
+                /** @description = volume */
+                volume: number | null;
+                /** @description = liquidity */
+                liquidity: number | null;
+              };
               /** @description with include=rules */
               rules?: {
                 /** @description primary resolution rules */
@@ -2611,6 +2770,17 @@ export interface operations {
               volume: number;
               /** @description last mid of the bucket; the close when the book was empty (cents, 0 to 100) */
               mid: number;
+              /**
+               * Format: date-time
+               * @description = t, ISO 8601 (the name clients of the hosted API read)
+               */
+              timestamp: string;
+              /** @description best YES bid at the bucket’s last observation; null when that side was empty or the candle predates it (cents, 0 to 100; null when missing) */
+              yes_bid: number | null;
+              /** @description best YES ask at the bucket’s last observation; null when that side was empty or the candle predates it (cents, 0 to 100; null when missing) */
+              yes_ask: number | null;
+              /** @description USD traded within the bucket (each trade’s price × size); null for candles stored before it was kept */
+              dollar_volume: number | null;
             }[];
           };
         };
@@ -3095,6 +3265,13 @@ export interface operations {
         };
         content: {
           'application/json': {
+            /**
+             * @description always true on a 200 (the name clients of the hosted API read; errors carry false)
+             * @constant
+             */
+            success: true;
+            /** @description groups (= _meta.count) */
+            count: number;
             /** @description only groups with markets on at least two venues */
             groups: ({
               /** @description stable match-group id */
@@ -3120,6 +3297,16 @@ export interface operations {
               game_title: string | null;
               /** @description event date, YYYY-MM-DD */
               event_date: string | null;
+              /**
+               * @description the group has a confirmed contradiction (see suspect_reason)
+               * @constant
+               */
+              suspect?: true;
+              suspect_reason?: string;
+              /** @description venue slugs of the member markets, each once */
+              platforms: string[];
+              /** @description venues of the member markets */
+              platform_count: number;
               /** @description member markets, on at least two venues */
               markets: {
                 /** @description venue slug */
@@ -3153,10 +3340,107 @@ export interface operations {
                 last_price?: number | null;
                 /** @description traded volume */
                 volume?: number | null;
+                /** @description = platform (the name clients of the hosted API read) */
+                source: string;
+                /** @description = url */
+                source_url: string | null;
+                /** @description = market_id */
+                id: string;
               }[];
             } & {
               [key: string]: string;
             })[];
+            /** @description the same groups by event, in the order of groups (the shape clients of the hosted API read) */
+            events: {
+              /** @description shared by every group of one real-world event */
+              event_id: string;
+              /** @description = event_id */
+              id: string;
+              /** @description the event’s name: its groups’ event_name, else their game title, else the first group’s title */
+              event_name: string;
+              /** @description event date, YYYY-MM-DD */
+              event_date: string | null;
+              /** @description groups of the event here */
+              group_count: number;
+              /** @description the event’s groups, as in groups */
+              groups: ({
+                /** @description stable match-group id */
+                group_id: number;
+                title: string;
+                /** @description sports market class; null outside sports */
+                market_class: ('moneyline' | 'spread' | 'total' | 'player_prop' | 'other') | null;
+                market_type: string;
+                /** @description game period of a sports market */
+                period: string | null;
+                /** @description spread or total line */
+                line: number | null;
+                side: ('home' | 'away' | 'over' | 'under') | null;
+                /** @description player of a prop */
+                player: string | null;
+                /** @description team */
+                team: string | null;
+                /** @description shared by every group of one real-world event */
+                event_id: string;
+                /** @description event name */
+                event_name: string | null;
+                /** @description game title */
+                game_title: string | null;
+                /** @description event date, YYYY-MM-DD */
+                event_date: string | null;
+                /**
+                 * @description the group has a confirmed contradiction (see suspect_reason)
+                 * @constant
+                 */
+                suspect?: true;
+                suspect_reason?: string;
+                /** @description venue slugs of the member markets, each once */
+                platforms: string[];
+                /** @description venues of the member markets */
+                platform_count: number;
+                /** @description member markets, on at least two venues */
+                markets: {
+                  /** @description venue slug */
+                  platform: string;
+                  market_id: string;
+                  ticker_name: string;
+                  title: string;
+                  /** @description event title */
+                  event_title: string | null;
+                  /** @description outcome */
+                  outcome: string | null;
+                  /** @enum {string} */
+                  status: 'active' | 'closed' | 'upcoming';
+                  /** @description the market's YES is the group's NO */
+                  inverted: boolean;
+                  /** @description match confidence, 0 to 1 */
+                  confidence: number;
+                  /** @description why the market was matched */
+                  reasons: string[];
+                  /** @description market page URL */
+                  url: string | null;
+                  /** @description best YES bid (cents, 0 to 100; null when missing) */
+                  yes_bid?: number | null;
+                  /** @description best YES ask (cents, 0 to 100; null when missing) */
+                  yes_ask?: number | null;
+                  /** @description best NO bid (cents, 0 to 100; null when missing) */
+                  no_bid?: number | null;
+                  /** @description best NO ask (cents, 0 to 100; null when missing) */
+                  no_ask?: number | null;
+                  /** @description last trade (on /search: mid of bid and ask, null when wider than 20 cents) (cents, 0 to 100; null when missing) */
+                  last_price?: number | null;
+                  /** @description traded volume */
+                  volume?: number | null;
+                  /** @description = platform (the name clients of the hosted API read) */
+                  source: string;
+                  /** @description = url */
+                  source_url: string | null;
+                  /** @description = market_id */
+                  id: string;
+                }[];
+              } & {
+                [key: string]: string;
+              })[];
+            }[];
             _meta: {
               /** @description groups */
               count: number;
@@ -3195,6 +3479,13 @@ export interface operations {
         };
         content: {
           'application/json': {
+            /**
+             * @description always true on a 200 (the name clients of the hosted API read; errors carry false)
+             * @constant
+             */
+            success: true;
+            /** @description groups (= _meta.count) */
+            count: number;
             /** @description only groups with markets on at least two venues */
             groups: ({
               /** @description stable match-group id */
@@ -3220,6 +3511,16 @@ export interface operations {
               game_title: string | null;
               /** @description event date, YYYY-MM-DD */
               event_date: string | null;
+              /**
+               * @description the group has a confirmed contradiction (see suspect_reason)
+               * @constant
+               */
+              suspect?: true;
+              suspect_reason?: string;
+              /** @description venue slugs of the member markets, each once */
+              platforms: string[];
+              /** @description venues of the member markets */
+              platform_count: number;
               /** @description member markets, on at least two venues */
               markets: {
                 /** @description venue slug */
@@ -3253,10 +3554,107 @@ export interface operations {
                 last_price?: number | null;
                 /** @description traded volume */
                 volume?: number | null;
+                /** @description = platform (the name clients of the hosted API read) */
+                source: string;
+                /** @description = url */
+                source_url: string | null;
+                /** @description = market_id */
+                id: string;
               }[];
             } & {
               [key: string]: string;
             })[];
+            /** @description the same groups by event, in the order of groups (the shape clients of the hosted API read) */
+            events: {
+              /** @description shared by every group of one real-world event */
+              event_id: string;
+              /** @description = event_id */
+              id: string;
+              /** @description the event’s name: its groups’ event_name, else their game title, else the first group’s title */
+              event_name: string;
+              /** @description event date, YYYY-MM-DD */
+              event_date: string | null;
+              /** @description groups of the event here */
+              group_count: number;
+              /** @description the event’s groups, as in groups */
+              groups: ({
+                /** @description stable match-group id */
+                group_id: number;
+                title: string;
+                /** @description sports market class; null outside sports */
+                market_class: ('moneyline' | 'spread' | 'total' | 'player_prop' | 'other') | null;
+                market_type: string;
+                /** @description game period of a sports market */
+                period: string | null;
+                /** @description spread or total line */
+                line: number | null;
+                side: ('home' | 'away' | 'over' | 'under') | null;
+                /** @description player of a prop */
+                player: string | null;
+                /** @description team */
+                team: string | null;
+                /** @description shared by every group of one real-world event */
+                event_id: string;
+                /** @description event name */
+                event_name: string | null;
+                /** @description game title */
+                game_title: string | null;
+                /** @description event date, YYYY-MM-DD */
+                event_date: string | null;
+                /**
+                 * @description the group has a confirmed contradiction (see suspect_reason)
+                 * @constant
+                 */
+                suspect?: true;
+                suspect_reason?: string;
+                /** @description venue slugs of the member markets, each once */
+                platforms: string[];
+                /** @description venues of the member markets */
+                platform_count: number;
+                /** @description member markets, on at least two venues */
+                markets: {
+                  /** @description venue slug */
+                  platform: string;
+                  market_id: string;
+                  ticker_name: string;
+                  title: string;
+                  /** @description event title */
+                  event_title: string | null;
+                  /** @description outcome */
+                  outcome: string | null;
+                  /** @enum {string} */
+                  status: 'active' | 'closed' | 'upcoming';
+                  /** @description the market's YES is the group's NO */
+                  inverted: boolean;
+                  /** @description match confidence, 0 to 1 */
+                  confidence: number;
+                  /** @description why the market was matched */
+                  reasons: string[];
+                  /** @description market page URL */
+                  url: string | null;
+                  /** @description best YES bid (cents, 0 to 100; null when missing) */
+                  yes_bid?: number | null;
+                  /** @description best YES ask (cents, 0 to 100; null when missing) */
+                  yes_ask?: number | null;
+                  /** @description best NO bid (cents, 0 to 100; null when missing) */
+                  no_bid?: number | null;
+                  /** @description best NO ask (cents, 0 to 100; null when missing) */
+                  no_ask?: number | null;
+                  /** @description last trade (on /search: mid of bid and ask, null when wider than 20 cents) (cents, 0 to 100; null when missing) */
+                  last_price?: number | null;
+                  /** @description traded volume */
+                  volume?: number | null;
+                  /** @description = platform (the name clients of the hosted API read) */
+                  source: string;
+                  /** @description = url */
+                  source_url: string | null;
+                  /** @description = market_id */
+                  id: string;
+                }[];
+              } & {
+                [key: string]: string;
+              })[];
+            }[];
             _meta: {
               /** @description groups */
               count: number;
@@ -3333,6 +3731,16 @@ export interface operations {
                 game_title: string | null;
                 /** @description event date, YYYY-MM-DD */
                 event_date: string | null;
+                /**
+                 * @description the group has a confirmed contradiction (see suspect_reason)
+                 * @constant
+                 */
+                suspect?: true;
+                suspect_reason?: string;
+                /** @description venue slugs of the member markets, each once */
+                platforms: string[];
+                /** @description venues of the member markets */
+                platform_count: number;
                 /** @description member markets, on at least two venues */
                 markets: {
                   /** @description venue slug */
@@ -3366,6 +3774,12 @@ export interface operations {
                   last_price?: number | null;
                   /** @description traded volume */
                   volume?: number | null;
+                  /** @description = platform (the name clients of the hosted API read) */
+                  source: string;
+                  /** @description = url */
+                  source_url: string | null;
+                  /** @description = market_id */
+                  id: string;
                 }[];
               } & {
                 [key: string]: string;
@@ -3476,6 +3890,76 @@ export interface operations {
       500: components['responses']['InternalError'];
     };
   };
+  matching_markets_related: {
+    parameters: {
+      query: {
+        /** @description venue of the market */
+        platform: 'venue_a' | 'venue_b' | 'venue_c' | 'venue_d' | 'venue_e' | 'venue_f' | 'venue_g' | 'venue_h';
+        /** @description platform-native market id; for venue_a the full market ticker */
+        market_id: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description {market, related: [{platform, market_id, title, relation, confidence, reasons, group_id}], _meta} */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description the market asked about */
+            market: {
+              /** @description venue slug */
+              platform: string;
+              market_id: string;
+              title: string;
+            };
+            /** @description markets of the same kind and subject that are not unrelated, by platform and id; subset/superset/overlap pairs are never arbitrage */
+            related: {
+              /** @description venue slug */
+              platform: string;
+              market_id: string;
+              title: string;
+              /**
+               * @description how the asked market's YES relates to this one's: same, inverted (one's YES is the other's NO), subset (the asked YES implies this YES), superset (the reverse), overlap (both can be YES, neither implies the other)
+               * @enum {string}
+               */
+              relation: 'same' | 'inverted' | 'subset' | 'superset' | 'overlap';
+              /** @description how sure the matcher is of the relation (0..1) */
+              confidence: number;
+              /** @description the settlement fields that agreed, and what differs (a threshold, a margin bucket, a settlement window) */
+              reasons: string[];
+              /** @description the market's match group id; null when it has none */
+              group_id: number | null;
+            }[];
+            _meta: {
+              /** @description related markets */
+              count: number;
+            };
+          };
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      /** @description No such market on that platform, or not matched yet (code not_found) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadTooLarge'];
+      500: components['responses']['InternalError'];
+    };
+  };
   events: {
     parameters: {
       query?: {
@@ -3497,13 +3981,15 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description {events: Event[], cursor: string|null, next_cursor: string|null (the same token as cursor: pass it as cursor; null on the last page), _meta: {count, total_count}} */
+      /** @description {total_count (= _meta.total_count), events: Event[], cursor: string|null, next_cursor: string|null (the same token as cursor: pass it as cursor; null on the last page), _meta: {count, total_count}} */
       200: {
         headers: {
           [name: string]: unknown;
         };
         content: {
           'application/json': {
+            /** @description events matching (= _meta.total_count) */
+            total_count: number;
             events: {
               event_id: string;
               title: string;
@@ -3516,6 +4002,12 @@ export interface operations {
               date: string | null;
               /** @description groups of the requested types */
               group_count: number;
+              /** @description = event_id (the name clients of the hosted API read) */
+              id: string;
+              /** @description = title */
+              event_name: string;
+              /** @description = date */
+              event_date: string | null;
               /** @description with include_groups=true */
               groups?: ({
                 /** @description stable match-group id */
@@ -3541,6 +4033,16 @@ export interface operations {
                 game_title: string | null;
                 /** @description event date, YYYY-MM-DD */
                 event_date: string | null;
+                /**
+                 * @description the group has a confirmed contradiction (see suspect_reason)
+                 * @constant
+                 */
+                suspect?: true;
+                suspect_reason?: string;
+                /** @description venue slugs of the member markets, each once */
+                platforms: string[];
+                /** @description venues of the member markets */
+                platform_count: number;
                 /** @description member markets, on at least two venues */
                 markets: {
                   /** @description venue slug */
@@ -3574,6 +4076,12 @@ export interface operations {
                   last_price?: number | null;
                   /** @description traded volume */
                   volume?: number | null;
+                  /** @description = platform (the name clients of the hosted API read) */
+                  source: string;
+                  /** @description = url */
+                  source_url: string | null;
+                  /** @description = market_id */
+                  id: string;
                 }[];
               } & {
                 [key: string]: string;
@@ -3626,13 +4134,15 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description {events: Event[], cursor: string|null, next_cursor: string|null (the same token as cursor: pass it as cursor; null on the last page), _meta: {count, total_count, prices_unavailable?}} */
+      /** @description {total_count (= _meta.total_count), events: Event[], cursor: string|null, next_cursor: string|null (the same token as cursor: pass it as cursor; null on the last page), _meta: {count, total_count, prices_unavailable?}} */
       200: {
         headers: {
           [name: string]: unknown;
         };
         content: {
           'application/json': {
+            /** @description events matching (= _meta.total_count) */
+            total_count: number;
             events: {
               event_id: string;
               title: string;
@@ -3645,6 +4155,12 @@ export interface operations {
               date: string | null;
               /** @description groups of the requested types */
               group_count: number;
+              /** @description = event_id (the name clients of the hosted API read) */
+              id: string;
+              /** @description = title */
+              event_name: string;
+              /** @description = date */
+              event_date: string | null;
               /** @description with include_groups=true */
               groups?: ({
                 /** @description stable match-group id */
@@ -3670,6 +4186,16 @@ export interface operations {
                 game_title: string | null;
                 /** @description event date, YYYY-MM-DD */
                 event_date: string | null;
+                /**
+                 * @description the group has a confirmed contradiction (see suspect_reason)
+                 * @constant
+                 */
+                suspect?: true;
+                suspect_reason?: string;
+                /** @description venue slugs of the member markets, each once */
+                platforms: string[];
+                /** @description venues of the member markets */
+                platform_count: number;
                 /** @description member markets, on at least two venues */
                 markets: {
                   /** @description venue slug */
@@ -3703,6 +4229,12 @@ export interface operations {
                   last_price?: number | null;
                   /** @description traded volume */
                   volume?: number | null;
+                  /** @description = platform (the name clients of the hosted API read) */
+                  source: string;
+                  /** @description = url */
+                  source_url: string | null;
+                  /** @description = market_id */
+                  id: string;
                 }[];
               } & {
                 [key: string]: string;
@@ -4481,7 +5013,7 @@ export interface operations {
                */
               outcome: 'yes' | 'no';
               /**
-               * @description what the trader did with the outcome
+               * @description what the trader did with the outcome: buy or sell (not the outcome: that is `outcome`; a client that prints side as the outcome shows BUY BUY)
                * @enum {string}
                */
               side: 'buy' | 'sell';
@@ -4513,6 +5045,10 @@ export interface operations {
               figures: {
                 [key: string]: number | string | boolean | null;
               };
+              /** @description the trader's realized PnL over all its positions when the alert was raised, USD, as the wallet ledger knows it; null without a wallet (or for alerts raised before it was kept) */
+              lifetime_pnl: number | null;
+              /** @description = lifetime_pnl (the name clients of the hosted API read) */
+              smart_lifetime_pnl: number | null;
             }[];
             pagination: {
               /** @description page size */
@@ -4600,7 +5136,7 @@ export interface operations {
                */
               outcome: 'yes' | 'no';
               /**
-               * @description what the trader did with the outcome
+               * @description what the trader did with the outcome: buy or sell (not the outcome: that is `outcome`; a client that prints side as the outcome shows BUY BUY)
                * @enum {string}
                */
               side: 'buy' | 'sell';
@@ -4632,6 +5168,10 @@ export interface operations {
               figures: {
                 [key: string]: number | string | boolean | null;
               };
+              /** @description the trader's realized PnL over all its positions when the alert was raised, USD, as the wallet ledger knows it; null without a wallet (or for alerts raised before it was kept) */
+              lifetime_pnl: number | null;
+              /** @description = lifetime_pnl (the name clients of the hosted API read) */
+              smart_lifetime_pnl: number | null;
             }[];
             pagination: {
               /** @description page size */

@@ -6,7 +6,8 @@ import { HISTORY_STABLE_MS } from '../persist/store.js';
 import { errorReply } from '../server/http.js';
 import { MINUTE, type Candle } from '../state/candles.js';
 import type { ApiContext } from './context.js';
-import { cents, platform, time } from '../views/schemas.js';
+import { cents, centsOrNull, numOrNull, platform, time } from '../views/schemas.js';
+import { cents as centsOf } from '../views/market.js';
 
 export const INTERVALS = { '1m': MINUTE, '5m': 5 * MINUTE, '15m': 15 * MINUTE, '1h': 60 * MINUTE, '1d': 1440 * MINUTE } as const;
 export type Interval = keyof typeof INTERVALS;
@@ -31,6 +32,10 @@ export const PriceHistory = z.object({
         close: cents('last price'),
         volume: z.number().describe('contracts traded within the bucket'),
         mid: cents('last mid of the bucket; the close when the book was empty'),
+        timestamp: time('= t, ISO 8601 (the name clients of the hosted API read)'),
+        yes_bid: centsOrNull('best YES bid at the bucket’s last observation; null when that side was empty or the candle predates it'),
+        yes_ask: centsOrNull('best YES ask at the bucket’s last observation; null when that side was empty or the candle predates it'),
+        dollar_volume: numOrNull('USD traded within the bucket (each trade’s price × size); null for candles stored before it was kept'),
       }),
     )
     .describe(`oldest first, at most ${MAX_CANDLES}`),
@@ -47,7 +52,17 @@ export interface OutCandle {
   volume: number;
   /** Last mid of the bucket; the close when the book was empty (spec 2.6). */
   mid: number;
+  /** = t, ISO 8601. */
+  timestamp: string;
+  /** YES bid and ask at the bucket's last observation, cents; null when unknown. */
+  yes_bid: number | null;
+  yes_ask: number | null;
+  /** USD traded within the bucket; null when no minute of it recorded it (stored before it was kept). */
+  dollar_volume: number | null;
 }
+
+/** Units × shares as USD, to the cent. */
+const usd = (n: number): number => Math.round(n / 100) / 100;
 
 /**
  * Rolls one-minute candles (oldest first) up into `width`-ms buckets. Buckets with no minute after
@@ -61,6 +76,10 @@ export class Rollup {
   private curT = -1;
   private lastClose: number | undefined;
   private lastMid: number | undefined;
+  private lastBid: number | null = null;
+  private lastAsk: number | null = null;
+  /** The open bucket's money traded, units × shares (undefined: none of its minutes recorded it). */
+  private notional: number | undefined;
 
   constructor(private readonly width: number) {}
 
@@ -70,6 +89,8 @@ export class Rollup {
     r.curT = prev.curT;
     r.lastClose = prev.lastClose;
     r.lastMid = prev.lastMid;
+    r.lastBid = prev.lastBid;
+    r.lastAsk = prev.lastAsk;
     return r;
   }
 
@@ -84,7 +105,7 @@ export class Rollup {
     const b = c.t - (((c.t % w) + w) % w);
     let cur = this.cur;
     if (b !== this.curT || !cur) {
-      if (cur) this.out.push(cur);
+      if (cur) this.push(cur);
       if (this.curT >= 0) this.fillTo(b);
       cur = this.cur = {
         t: b / 1000,
@@ -94,7 +115,12 @@ export class Rollup {
         close: toCents(c.c),
         volume: c.volume,
         mid: toCents(c.mid ?? c.c),
+        timestamp: new Date(b).toISOString(),
+        yes_bid: centsOf(c.bid),
+        yes_ask: centsOf(c.ask),
+        dollar_volume: null,
       };
+      this.notional = c.notional;
       this.curT = b;
     } else {
       cur.high = Math.max(cur.high, toCents(c.h));
@@ -102,15 +128,26 @@ export class Rollup {
       cur.close = toCents(c.c);
       cur.volume += c.volume;
       cur.mid = toCents(c.mid ?? c.c);
+      cur.yes_bid = centsOf(c.bid);
+      cur.yes_ask = centsOf(c.ask);
+      if (c.notional !== undefined) this.notional = (this.notional ?? 0) + c.notional;
     }
     this.lastClose = cur.close;
     this.lastMid = cur.mid;
+    this.lastBid = cur.yes_bid;
+    this.lastAsk = cur.yes_ask;
+  }
+
+  /** Emits a bucket, its money traded in USD. */
+  private push(c: OutCandle): void {
+    c.dollar_volume = this.notional === undefined ? null : usd(this.notional);
+    this.out.push(c);
   }
 
   /** Emits the open bucket and carries the close through every bucket starting before `to`. */
   finish(to: number): OutCandle[] {
     const w = this.width;
-    if (this.cur) this.out.push(this.cur);
+    if (this.cur) this.push(this.cur);
     this.cur = undefined;
     if (this.curT >= 0) {
       const end = to - (((to % w) + w) % w);
@@ -124,7 +161,19 @@ export class Rollup {
     const c = this.lastClose;
     if (c === undefined) return;
     for (let b = this.curT + this.width; b < t; b += this.width) {
-      this.out.push({ t: b / 1000, open: c, high: c, low: c, close: c, volume: 0, mid: this.lastMid ?? c });
+      this.out.push({
+        t: b / 1000,
+        open: c,
+        high: c,
+        low: c,
+        close: c,
+        volume: 0,
+        mid: this.lastMid ?? c,
+        timestamp: new Date(b).toISOString(),
+        yes_bid: this.lastBid,
+        yes_ask: this.lastAsk,
+        dollar_volume: 0,
+      });
       this.curT = b;
     }
   }
@@ -202,7 +251,7 @@ interface Served {
 }
 
 /** The open candle's fields that a body shows (it is mutated in place). */
-const openFields = (c: Candle | undefined): string => (c ? `${c.t},${c.o},${c.h},${c.l},${c.c},${c.mid},${c.volume}` : '');
+const openFields = (c: Candle | undefined): string => (c ? `${c.t},${c.o},${c.h},${c.l},${c.c},${c.mid},${c.volume},${c.bid},${c.ask},${c.notional}` : '');
 
 /** The head of a body, up to the candles array's opening bracket, as UTF-8. */
 function headOf(slug: string, marketId: string, interval: Interval, from: number, to: number): Buffer {
@@ -218,7 +267,7 @@ export function registerHistory(api: Api, ctx: ApiContext): void {
   api.route({
     path: '/prices/history',
     summary: 'OHLC candles of one market (cents)',
-    description: `Candles {t (bucket start, unix seconds), open, high, low, close, volume (traded within the bucket), mid}. Built from one-minute candles, which are kept for ${ctx.config.persistence.minuteCandleRetentionDays} days (1m, 5m and 15m start there; 1h and 1d are kept for good); empty buckets after the first observation carry the previous close. At most ${MAX_CANDLES} candles: a range (to − from) longer than ${MAX_CANDLES} intervals is a 400 (validation.time_range), as is from not before to.`,
+    description: `Candles {t (bucket start, unix seconds), open, high, low, close, volume (traded within the bucket), mid, timestamp (= t, ISO 8601), yes_bid and yes_ask (at the bucket's last observation), dollar_volume (USD traded within the bucket)}. Built from one-minute candles, which are kept for ${ctx.config.persistence.minuteCandleRetentionDays} days (1m, 5m and 15m start there; 1h and 1d are kept for good); empty buckets after the first observation carry the previous close. At most ${MAX_CANDLES} candles: a range (to − from) longer than ${MAX_CANDLES} intervals is a 400 (validation.time_range), as is from not before to.`,
     tags: ['prices'],
     query: z.object({
       platform: p.enum(ctx.venues.slugs(), { required: true }),

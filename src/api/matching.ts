@@ -5,6 +5,7 @@ import { EventIndex } from './matching/event-index.js';
 import { registerEvents } from './matching/events.js';
 import { registerMatchingMarkets } from './matching/markets.js';
 import { registerMatchingQuality } from './matching/quality.js';
+import { registerMatchingRelated } from './matching/related.js';
 import { registerSearch } from './matching/search.js';
 import type { MatchingRoutes } from './matching/shared.js';
 import { registerMatchingSports } from './matching/sports.js';
@@ -25,6 +26,7 @@ export function registerMatching(api: Api, ctx: ApiContext, matching: MatchingSe
   registerMatchingUrl(api, r);
   registerMatchingSports(api, r);
   registerMatchingQuality(api, r);
+  registerMatchingRelated(api, r);
   registerEvents(api, r);
   registerSearch(api, r);
   registerUnifiedOrderbook(api, r);

@@ -41,7 +41,7 @@ export interface Baseline {
 }
 
 export interface Capacity {
-  /** The planner's line, e.g. "one core carries 4,100 clients (20 subscriptions each) at 2,000 ticks/s within 10 ms p99". */
+  /** The planner's line, e.g. "measured to hold: 1,000 clients (20 subscriptions each) at 2,000 ticks/s within 10 ms p99 (…); the next step, …, failed (…); extrapolated …". */
   readonly line: string;
   readonly lastPassingStep: number | null;
   readonly perCore: number | null;
@@ -76,35 +76,47 @@ export function machineInfo(): BenchReport['machine'] {
   };
 }
 
-/** The capacity line from the last step that met the objectives, normalized to one core of the service's CPU. */
+/**
+ * The capacity line: first what was measured to hold (the last step that met the objectives before
+ * the first that did not), then the first failing step and what broke, and only then a linear
+ * extrapolation to one whole core of the service's CPU, labelled as one and never above the load
+ * of the first failing step. `perCore` is that capped extrapolation.
+ */
 export function capacityLine(profile: Profile, steps: readonly StepResult[]): Capacity {
-  const pass = [...steps].reverse().find((s) => s.ok);
+  const failAt = steps.findIndex((s) => !s.ok);
+  const fail = failAt < 0 ? undefined : steps[failAt];
+  const pass = (failAt < 0 ? steps : steps.slice(0, failAt)).at(-1);
   const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
   if (!pass)
     return {
-      line: `no step met the objectives (p99 ≤ ${profile.slo.p99Ms} ms, nothing lost, errors ≤ ${profile.slo.maxErrorRate * 100}%)`,
+      line: `no step met the objectives (p99 ≤ ${profile.slo.p99Ms} ms, nothing lost, errors ≤ ${profile.slo.maxErrorRate * 100}%)${fail ? `: the first, ${loadOf(fail)}, broke ${fail.broken.join(', ')}` : ''}`,
       lastPassingStep: null,
       perCore: null,
       unit: '',
     };
   const cores = Math.max(pass.service.cpuPct, 1) / 100;
-  if (pass.clients > 0) {
-    const perCore = pass.clients / cores;
-    return {
-      line: `one core carries ${fmt(perCore)} clients (${pass.subscriptions} subscriptions each) at ${fmt(pass.ticksPerSecond)} ticks/s within ${profile.slo.p99Ms} ms p99 (measured: ${fmt(pass.clients)} clients, ${fmt(pass.ws.perSec)} msgs/s delivered, p99 ${pass.ws.p99} ms, service at ${Math.round(pass.service.cpuPct)}% of a core${steps.at(-1)!.ok ? '; the last step still passed, so this is a floor' : ''})`,
-      lastPassingStep: pass.step,
-      perCore,
-      unit: 'clients',
-    };
-  }
-  const rps = pass.wrk?.rps ?? pass.rest?.rps ?? 0;
-  const perCore = rps / cores;
-  return {
-    line: `one core serves ${fmt(perCore)} REST req/s (${profile.restPaths.join(', ')}) within ${profile.slo.p99Ms} ms p99 (measured: ${fmt(rps)} req/s at ${pass.restConnections} connections, service at ${Math.round(pass.service.cpuPct)}% of a core, ${pass.wrk ? 'wrk' : 'autocannon'})`,
-    lastPassingStep: pass.step,
-    perCore,
-    unit: 'req/s',
-  };
+  const clients = pass.clients > 0;
+  const measured = clients ? pass.clients : (pass.wrk?.rps ?? pass.rest?.rps ?? 0);
+  // The failing step's load in the same unit: its clients, or the requests a second it did serve.
+  const ceiling = fail === undefined ? Infinity : clients ? fail.clients : (fail.wrk?.rps ?? fail.rest?.rps ?? Infinity);
+  const perCore = Math.min(measured / cores, ceiling);
+  const unit = clients ? 'clients' : 'REST req/s';
+  const held = clients
+    ? `${fmt(pass.clients)} clients (${pass.subscriptions} subscriptions each) at ${fmt(pass.ticksPerSecond)} ticks/s within ${profile.slo.p99Ms} ms p99 (${fmt(pass.ws.perSec)} msgs/s delivered, p99 ${pass.ws.p99} ms, service at ${Math.round(pass.service.cpuPct)}% of a core)`
+    : `${fmt(measured)} REST req/s (${profile.restPaths.join(', ')}) at ${pass.restConnections} connections within ${profile.slo.p99Ms} ms p99 (service at ${Math.round(pass.service.cpuPct)}% of a core, ${pass.wrk ? 'wrk' : 'autocannon'})`;
+  const after = fail ? `the next step, ${loadOf(fail)}, failed (${fail.broken.join(', ')})` : 'the last step still passed, so this is a floor';
+  const capped = perCore === ceiling && fail !== undefined;
+  const extrapolated =
+    perCore > measured
+      ? `; extrapolated to one whole core (linear in CPU, not measured): ${capped ? 'at most ' : ''}${fmt(perCore)} ${unit}${capped ? ', capped at the failing step' : ''}`
+      : '';
+  return { line: `measured to hold: ${held}; ${after}${extrapolated}`, lastPassingStep: pass.step, perCore, unit: clients ? 'clients' : 'req/s' };
+}
+
+/** A step's load in words, for the capacity line. */
+function loadOf(s: StepResult): string {
+  if (s.clients > 0) return `${s.clients.toLocaleString('en-US')} clients`;
+  return `${s.restConnections} REST connections`;
 }
 
 const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');

@@ -9,6 +9,7 @@ import { PROTOCOL_MODULES } from '../venues/index.js';
 import { feesReport } from './arb.js';
 import { addCapture } from './capture.js';
 import { addGroups } from './groups.js';
+import { dataCommand } from './data.js';
 import { keysCommand } from './keys.js';
 import { matchCommand } from './match.js';
 import { addWebhooks } from './webhooks.js';
@@ -101,7 +102,7 @@ async function sim(opts: { seed?: string; rate?: string; basePort?: string; conf
 /** Builds the command tree (exported for tests). */
 export function program(): Command {
   const p = new Command('crossbook').description('Self-hostable prediction-market intelligence service (Market Aggregation API v2)').showHelpAfterError();
-  for (const add of [addServe, addSim, addNormalize, addMatch, addBench, addSoak, addArb, addKeys, addWebhooks, addMcp]) add(p);
+  for (const add of [addServe, addSim, addNormalize, addMatch, addBench, addSoak, addArb, addKeys, addData, addWebhooks, addMcp]) add(p);
   addGroups(p, config, out, err);
   addCapture(p, config, err);
   return p;
@@ -310,6 +311,35 @@ function addKeys(p: Command): void {
     .option('--data-dir <dir>', 'data directory (env DATA_DIR)')
     .action(async (key: string, o: { dataDir?: string }) => {
       process.exitCode = await keysCommand(config(o), 'revoke', { key }, out, err);
+    });
+}
+
+function addData(p: Command): void {
+  const data = p.command('data').description('check, repair and back up the data file (DATA_DIR/crossbook.mdb)');
+  const dir = '--data-dir <dir>';
+  const dirHelp = 'data directory (env DATA_DIR)';
+  data
+    .command('check')
+    .description('walk every database and list any damage (exit 1 if damaged)')
+    .option(dir, dirHelp)
+    .action(async (o: { dataDir?: string }) => {
+      process.exitCode = await dataCommand(config(o).dataDir, 'check', {}, out, err);
+    });
+  data
+    .command('repair')
+    .description('copy what can still be read into a new file and keep the damaged one beside it (stop the service first)')
+    .option(dir, dirHelp)
+    .action(async (o: { dataDir?: string }) => {
+      process.exitCode = await dataCommand(config(o).dataDir, 'repair', {}, out, err);
+    });
+  data
+    .command('backup')
+    .description('write a consistent copy of the data file into DIR while the service runs')
+    .argument('<dir>')
+    .option('--compact', 'compact while copying (slower, smaller)')
+    .option(dir, dirHelp)
+    .action(async (to: string, o: { dataDir?: string; compact?: boolean }) => {
+      process.exitCode = await dataCommand(config(o).dataDir, 'backup', { dir: to, compact: o.compact ?? false }, out, err);
     });
 }
 

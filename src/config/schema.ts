@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { trustProxyEntry } from '../server/client-address.js';
 
 /** A slug appears in paths, parameter names and channel names, so it is kept URL- and identifier-safe. */
 const slug = z.string().regex(/^[a-z][a-z0-9_]{0,31}$/, 'must be lowercase letters, digits or _ (start with a letter, at most 32)');
@@ -128,6 +129,14 @@ export const appConfig = z
         front: z.enum(SERVER_FRONTS, {
           error: 'must be "guard" (the HTTP/1 front on the public port) or "off" (uWebSockets.js on the public port, behind a proxy speaking HTTP/1.1 to it)',
         }),
+        /**
+         * Addresses or CIDRs of the proxies in front (nginx): only from these peers are
+         * X-Forwarded-For and X-Real-IP believed (src/server/client-address.ts).
+         */
+        trustProxy: z.array(
+          z.string().refine(trustProxyEntry, { error: 'must be an IPv4 or IPv6 address, or one with a /prefix length (127.0.0.1, 10.0.0.0/8, ::1)' }),
+          { error: 'must be a list of proxy addresses or CIDRs, e.g. ["127.0.0.1"]' },
+        ),
       })
       .strict(),
     dataDir: z.string().min(1),
@@ -163,6 +172,12 @@ export const appConfig = z
          * from them are kept. At least a day: a late minute rebuilds its day candle from the minutes.
          */
         minuteCandleRetentionDays: z.number().min(1),
+        /**
+         * Before start reads the data file, walk it in a child process and refuse to start on damage:
+         * `state` the databases start reads into memory, `full` every database (history logs too:
+         * gigabytes on a large instance), `off` trust the file.
+         */
+        checkOnStart: z.enum(['state', 'full', 'off'], { error: 'must be "state", "full" or "off"' }).default('state'),
       })
       .strict(),
     /** The capture log (src/capture/): every frame each feed receives, kept in DATA_DIR/capture for replay. */

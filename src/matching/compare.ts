@@ -30,12 +30,13 @@ export interface Comparison {
 const GAME_KINDS = new Set(['game_winner', 'draw', 'spread', 'total', 'player_prop', 'map_winner']);
 
 /** Inclusive interval of settling values in grid steps; ±Infinity for open ends. */
-interface Interval {
+export interface Interval {
   readonly lo: number;
   readonly hi: number;
 }
 
-const GRID: Readonly<Record<string, { step: number; tol: number }>> = {
+/** Each unit's grid step and the steps of tolerance between two venues' strikes. */
+export const GRID: Readonly<Record<string, { step: number; tol: number }>> = {
   count: { step: 1, tol: 0 },
   pct: { step: 0.1, tol: 0 },
   pct_rate: { step: 0.25, tol: 0 },
@@ -57,7 +58,8 @@ function onGrid(v: number, step: number): { k: number; exact: boolean } {
   return Math.abs(k - r) < 1e-6 ? { k: r, exact: true } : { k, exact: false };
 }
 
-function intervalOf(p: Proposition): Interval | null {
+/** The values on which a proposition's statement (before any negation) settles YES, in steps of its unit's grid. */
+export function intervalOf(p: Proposition): Interval | null {
   if (p.comparator === null || p.threshold === null || p.unit === null) return null;
   const g = GRID[p.unit];
   if (!g) return null;
@@ -81,7 +83,8 @@ function intervalOf(p: Proposition): Interval | null {
   }
 }
 
-function complement(i: Interval): Interval | null {
+/** The other side of a one-sided interval; null for a bucket (its complement is two intervals). */
+export function complement(i: Interval): Interval | null {
   if (i.lo === -Infinity && i.hi !== Infinity) return { lo: i.hi + 1, hi: Infinity };
   if (i.hi === Infinity && i.lo !== -Infinity) return { lo: -Infinity, hi: i.lo - 1 };
   return null;
@@ -316,8 +319,10 @@ function sameScope(a: Proposition, b: Proposition, v: Verdict): boolean {
 }
 
 /**
- * Windows of an appointment: two known deadlines must agree; a window the title states ("in 2025")
- * never meets a listing that states none (an open question runs to the end of a term).
+ * Settlement windows of a "by a deadline" proposition (an appointment): two known deadlines must
+ * agree; a known window (the title's "in 2025", a close time) never meets an unknown one. The same
+ * nominee by 2026-12-31 and by 2029-01-20 are two propositions (the first implies the second:
+ * `relate` calls it a subset), and an arbitrage between them is not risk-free.
  */
 function sameWindow(a: Proposition, b: Proposition, v: Verdict): boolean {
   if (a.date !== null && b.date !== null) {
@@ -325,9 +330,7 @@ function sameWindow(a: Proposition, b: Proposition, v: Verdict): boolean {
     v.agree('deadline');
     return true;
   }
-  if ((a.date !== null && a.dateSource === 'title') || (b.date !== null && b.dateSource === 'title')) return false;
-  if (a.date !== null || b.date !== null) v.confidence -= 0.05;
-  return true;
+  return a.date === null && b.date === null;
 }
 
 /** A win by a margin bucket meets only the same bucket; a plain win meets only a plain win. */

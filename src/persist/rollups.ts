@@ -1,7 +1,7 @@
 import type { Candle } from '../state/candles.js';
 
-/** Numbers kept per rollup: t, o, h, l, c, mid (NaN = none), volume, trades. */
-const WIDTH = 8;
+/** Numbers kept per rollup: t, o, h, l, c, mid, volume, trades, bid, ask, notional (NaN = none). */
+const WIDTH = 11;
 
 /**
  * The candle rollups being built (the open hour or day of each market), packed eight numbers a
@@ -19,7 +19,6 @@ export class OpenRollups {
     if (slot === undefined) return undefined;
     const d = this.data;
     const i = slot * WIDTH;
-    const mid = d[i + 5]!;
     return {
       venue,
       marketId,
@@ -28,9 +27,12 @@ export class OpenRollups {
       h: d[i + 2]!,
       l: d[i + 3]!,
       c: d[i + 4]!,
-      mid: Number.isNaN(mid) ? undefined : mid,
+      mid: orUndefined(d[i + 5]!),
       volume: d[i + 6]!,
       trades: d[i + 7]!,
+      bid: orUndefined(d[i + 8]!),
+      ask: orUndefined(d[i + 9]!),
+      notional: orUndefined(d[i + 10]!),
     };
   }
 
@@ -48,11 +50,16 @@ export class OpenRollups {
         this.data = grown;
       }
     }
-    this.data.set([r.t, r.o, r.h, r.l, r.c, r.mid ?? NaN, r.volume, r.trades], slot * WIDTH);
+    this.data.set([r.t, r.o, r.h, r.l, r.c, r.mid ?? NaN, r.volume, r.trades, r.bid ?? NaN, r.ask ?? NaN, r.notional ?? NaN], slot * WIDTH);
   }
 
   /** Markets with an open rollup. */
   get size(): number {
     return this.used;
   }
+}
+
+/** NaN (none) as undefined. */
+function orUndefined(x: number): number | undefined {
+  return Number.isNaN(x) ? undefined : x;
 }

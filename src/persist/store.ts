@@ -30,6 +30,7 @@ import type { EngineState } from '../state/engine.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import type { StoredTrade } from '../state/trades.js';
 import { OpenRollups } from './rollups.js';
+import { checkInChild, damageLines, healthy, type CheckScope } from './check.js';
 
 /** A problem with DATA_DIR: the message says which file and what to do. */
 export class PersistenceError extends Error {
@@ -55,14 +56,14 @@ const READABLE_FORMATS: readonly number[] = [1, 2];
 const CATALOG_COMPRESSION = { threshold: 128 } as const;
 /** Minutes that closed more than this long ago are final: their candles and rollups no longer change. */
 export const HISTORY_STABLE_MS = 3 * 60_000;
-const MARKER = 'crossbook.json';
+export const MARKER = 'crossbook.json';
 /** Records per commit in a snapshot (a few hundred KB of books at most, well inside the guard's reserve). */
 const SNAPSHOT_CHUNK = 256;
 /** Removals per commit when pruning minutes (one leaf page each at worst: ~2 MB, inside the reserve). */
 const PRUNE_CHUNK = 512;
 /** Markets sought between two yields of the event loop when pruning. */
 const PRUNE_SEEKS = 64;
-const DB_FILE = 'crossbook.mdb';
+export const DB_FILE = 'crossbook.mdb';
 
 interface Marker {
   readonly format: number;
@@ -77,25 +78,34 @@ interface StoredBook {
   readonly ts: number;
 }
 
-/** Names of the LMDB sub-databases (one environment, one file). */
-export type DbName =
-  | 'meta'
-  | 'catalog'
-  | 'quotes'
-  | 'books'
-  | 'candles'
-  | 'candles1h'
-  | 'candles1d'
-  | 'trades'
-  | 'tradesByTime'
-  | 'keys'
-  | 'quota'
-  | 'groups'
-  | 'matching'
-  | 'wallets'
-  | 'opportunities'
-  | 'webhooks'
-  | 'audit';
+/** The LMDB sub-databases (one environment, one file), in the order they are opened and checked. */
+export const DB_NAMES = [
+  'meta',
+  'catalog',
+  'quotes',
+  'books',
+  'candles',
+  'candles1h',
+  'candles1d',
+  'trades',
+  'tradesByTime',
+  'keys',
+  'quota',
+  'groups',
+  'matching',
+  'wallets',
+  'opportunities',
+  'webhooks',
+  'audit',
+] as const;
+
+/** Names of the LMDB sub-databases. */
+export type DbName = (typeof DB_NAMES)[number];
+
+/** How every sub-database is opened (by the service, `crossbook data check` and `repair` alike). */
+export function dbOptions(name: DbName): { name: DbName; encoding: 'msgpack'; sharedStructuresKey: symbol; compression?: { threshold: number } } {
+  return { name, encoding: 'msgpack', sharedStructuresKey: Symbol.for('structures'), ...(name === 'catalog' ? { compression: CATALOG_COMPRESSION } : {}) };
+}
 
 /**
  * LMDB persistence under DATA_DIR: snapshots of the catalog, quotes and books (only what changed
@@ -175,31 +185,8 @@ export class Persistence {
       this.root = open({ path: file, noSubdir: true, maxDbs: 32, mapSize: 8 * 1024 ** 3, readOnly: opts.readOnly ?? false });
       const guard = opts.readOnly ? undefined : new DiskGuard(file, this.root, this.guardEvents(), opts.guard);
       this.guard = guard;
-      for (const name of [
-        'meta',
-        'catalog',
-        'quotes',
-        'books',
-        'candles',
-        'candles1h',
-        'candles1d',
-        'trades',
-        'tradesByTime',
-        'keys',
-        'quota',
-        'groups',
-        'matching',
-        'wallets',
-        'opportunities',
-        'webhooks',
-        'audit',
-      ] as const) {
-        const db = this.root.openDB({
-          name,
-          encoding: 'msgpack',
-          sharedStructuresKey: Symbol.for('structures'),
-          ...(name === 'catalog' ? { compression: CATALOG_COMPRESSION } : {}),
-        });
+      for (const name of DB_NAMES) {
+        const db = this.root.openDB(dbOptions(name));
         this.dbs.set(name, guard ? guard.wrap(db) : db);
       }
       // Reading a key forces LMDB to validate the meta pages: a corrupt file fails here, loudly.
@@ -315,7 +302,7 @@ export class Persistence {
     let r: Candle | undefined;
     for (const { key, value } of this.db('candles').getRange({ start: [c.venue, c.marketId, t], end: [c.venue, c.marketId, t + width] })) {
       const m = candleOf(key, value);
-      mergeMinute((r ??= { ...m, t, volume: 0, trades: 0 }), m);
+      mergeMinute((r ??= { ...m, t, volume: 0, trades: 0, notional: undefined }), m);
     }
     return r ? this.db(db).put([c.venue, c.marketId, t], storedCandle(r)) : Promise.resolve();
   }
@@ -333,7 +320,7 @@ export class Persistence {
       const key = [c.venue, c.marketId, t];
       const v: unknown = this.db(db).get(key);
       const stored = v === undefined ? undefined : candleOf(key, v);
-      r = stored ?? { ...c, t, volume: 0, trades: 0 };
+      r = stored ?? { ...c, t, volume: 0, trades: 0, notional: undefined };
       if (!stored) {
         r.h = c.h;
         r.l = c.l;
@@ -578,7 +565,14 @@ export class Persistence {
           this.writeErrors++;
           this.lastWriteError = reason;
         }
-        this.log?.error({ dir: this.dir, reason }, 'persistence paused; serving from memory until the disk has room again');
+        // A failed write is a full disk or quota most of the time, but not always (a damaged page
+        // fails every commit after it): say what to do in both cases.
+        this.log?.error(
+          { dir: this.dir, reason },
+          failed
+            ? 'persistence paused after a failed write; serving from memory. It resumes by itself once the disk has room; if the disk is not full, stop the service and run `crossbook data check`'
+            : 'persistence paused; serving from memory until the disk has room again',
+        );
       },
       resumed: () => {
         this.lastWriteError = undefined;
@@ -612,10 +606,14 @@ interface StoredCandle {
   readonly mid: number | undefined;
   readonly volume: number;
   readonly trades: number;
+  /** YES bid and ask at the last observation and the money traded (units × shares); absent in candles stored before they were kept. */
+  readonly bid?: number | undefined;
+  readonly ask?: number | undefined;
+  readonly n?: number | undefined;
 }
 
 function storedCandle(c: Candle): StoredCandle {
-  return { o: c.o, h: c.h, l: c.l, c: c.c, mid: c.mid, volume: c.volume, trades: c.trades };
+  return { o: c.o, h: c.h, l: c.l, c: c.c, mid: c.mid, volume: c.volume, trades: c.trades, bid: c.bid, ask: c.ask, n: c.notional };
 }
 
 /** The candle under `key`: a stored value completed from its key, or a whole record as format 1 stored it. */
@@ -623,7 +621,7 @@ function candleOf(key: Key, value: unknown): Candle {
   const v = value as StoredCandle & Partial<Candle>;
   if (v.venue !== undefined) return v as Candle;
   const [venue, marketId, t] = key as [VenueLabel, string, number];
-  return { venue, marketId, t, o: v.o, h: v.h, l: v.l, c: v.c, mid: v.mid, volume: v.volume, trades: v.trades };
+  return { venue, marketId, t, o: v.o, h: v.h, l: v.l, c: v.c, mid: v.mid, volume: v.volume, trades: v.trades, bid: v.bid, ask: v.ask, notional: v.n };
 }
 
 /** Folds a later one-minute candle into a rollup candle (its open stays). */
@@ -634,6 +632,9 @@ function mergeMinute(r: Candle, m: Candle): void {
   r.mid = m.mid;
   r.volume += m.volume;
   r.trades += m.trades;
+  r.bid = m.bid;
+  r.ask = m.ask;
+  if (m.notional !== undefined) r.notional = (r.notional ?? 0) + m.notional;
 }
 
 const openStores = new Set<Persistence>();
@@ -676,8 +677,9 @@ const UNWRITABLE = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT']);
  * `/status` saying persistence is degraded; nothing written then survives a restart, and DATA_DIR
  * itself is never touched. Bad data in DATA_DIR (corrupt file, foreign format) still fails start.
  */
-export function openPersistence(dataDir: string, log?: Logger): Persistence {
+export function openPersistence(dataDir: string, log?: Logger, opts: { readonly check?: CheckScope | 'off' } = {}): Persistence {
   const dir = resolve(dataDir);
+  if (opts.check !== 'off') assertIntact(dir, opts.check ?? 'state');
   const problem = unwritable(dir);
   if (!problem) return new Persistence(dir, log);
   const tmp = mkdtempSync(join(tmpdir(), FALLBACK_PREFIX));
@@ -766,6 +768,40 @@ function unwritable(dir: string): string | undefined {
     return code && UNWRITABLE.has(code) ? `${code}: ${(e as Error).message}` : undefined;
   }
 }
+
+/**
+ * Refuses to start on a damaged crossbook.mdb: the databases start reads (or with `full`, the
+ * whole file) are walked in a child process
+ * (`checkInChild`: LMDB aborts on some damaged pages) before anything reads it, so the service
+ * never starts on part of its state, and never dies later on a page it reaches by chance. One
+ * line says which file, what is damaged and what to do.
+ */
+function assertIntact(dir: string, scope: CheckScope): void {
+  const file = join(dir, DB_FILE);
+  if (!existsSync(file) || !existsSync(join(dir, MARKER))) return; // the constructor says what is missing
+  checkLmdbHeader(file);
+  const report = checkInChild(file, scope);
+  if (report.unopened !== undefined || healthy(report)) return; // not openable at all: the constructor says why
+  throw new PersistenceError(`DATA_DIR ${dir}: ${DB_FILE} is damaged (${damageLines(report).join('; ')}). ${WHAT_TO_DO}`);
+}
+
+/**
+ * Runs a read of the store at start (`what`: what it restores); an error from LMDB or the decoder
+ * (a damaged page the start check did not walk) becomes one clear line naming the file and what to
+ * do, instead of a stack trace.
+ */
+export function restoring<T>(p: Persistence, what: string, read: () => T): T {
+  try {
+    return read();
+  } catch (e) {
+    if (e instanceof PersistenceError) throw e;
+    throw new PersistenceError(`DATA_DIR ${p.dir}: reading ${what} from ${DB_FILE} failed (${(e as Error).message}); the file may be damaged. ${WHAT_TO_DO}`);
+  }
+}
+
+/** What to do about a damaged store, said wherever one is found. */
+export const WHAT_TO_DO =
+  'Restore it from a backup (`crossbook data backup DIR` takes one while the service runs), or run `crossbook data repair` to keep what can still be read (`crossbook data check` lists the damage)';
 
 /**
  * LMDB trusts its file: opening garbage crashes the process (SIGSEGV) instead of throwing. So the

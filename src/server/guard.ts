@@ -41,7 +41,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 
 /** A request head the guard refuses: the status and the error body's code and message. */
 export interface Refusal {
-  readonly status: 400 | 413 | 431 | 505;
+  readonly status: 400 | 405 | 413 | 431 | 505;
   readonly code: string;
   readonly message: string;
 }
@@ -62,6 +62,18 @@ export interface Accepted {
 const REQUEST_LINE = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+) (\/[^\x00-\x20\x7f]*) HTTP\/1\.([01])$/;
 const ANY_VERSION = /^[^ ]+ [^ ]+ HTTP\/\d+(\.\d+)?$/;
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/**
+ * The field names uWS 20.30's parser reads: letters, digits and '-'. Any other token character
+ * (`X_Foo`, `X.Foo`) makes it wait for more bytes until its idle timeout, so such a field (which
+ * no part of crossbook reads) is left out of the head forwarded, as nginx does by default.
+ */
+const UWS_NAME = /^[0-9A-Za-z-]+$/;
+/**
+ * The methods uWS 20.30's parser reads (the router answers all but GET and HEAD 405, keeping the
+ * connection). It closes on any other without a word, so the guard answers those itself: a known
+ * method in the wrong case 400, any other 405.
+ */
+const UWS_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'CONNECT', 'TRACE']);
 // eslint-disable-next-line no-control-regex
 const BAD_VALUE = /[\x00-\x08\x0a-\x1f\x7f]/;
 
@@ -93,12 +105,17 @@ export function checkHead(head: string): Accepted | Refusal {
       return refuse(505, 'http_version_not_supported', 'only HTTP/1.1 and HTTP/1.0 are served');
     return refuse(400, 'bad_request', 'malformed request line: expected "METHOD /path HTTP/1.1" with CRLF line ends');
   }
+  if (!UWS_METHODS.has(m[1]!)) {
+    if (UWS_METHODS.has(m[1]!.toUpperCase())) return refuse(400, 'bad_request', `method names are case-sensitive: ${m[1]!.toUpperCase()}, not ${m[1]}`);
+    return refuse(405, 'method_not_allowed', `${m[1]} is not allowed; every endpoint answers GET, HEAD`);
+  }
   const http10 = m[3] === '0';
   let hosts = 0;
   let lengths = 0;
   let bodyLength = 0;
   let connection = '';
   let upgrade = false;
+  let dropped = false;
   const kept: string[] = [];
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i]!;
@@ -107,6 +124,10 @@ export function checkHead(head: string): Accepted | Refusal {
     if (!TOKEN.test(name)) return refuse(400, 'bad_request', `malformed header field on line ${i + 1}`);
     const value = trimOws(line, c + 1);
     if (BAD_VALUE.test(value)) return refuse(400, 'bad_request', `control character in header field ${name}`);
+    if (!UWS_NAME.test(name)) {
+      dropped = true;
+      continue;
+    }
     // Only names as long as one the guard reads are lowercased (most fields are none of them).
     const lower = READ_LENGTHS.has(name.length) ? name.toLowerCase() : '';
     if (lower === 'host') hosts++;
@@ -118,8 +139,7 @@ export function checkHead(head: string): Accepted | Refusal {
     else if (lower === 'connection') connection += `${value.toLowerCase()},`;
     else if (lower === 'upgrade') upgrade = true;
     // HTTP/1.0 has no upgrades (RFC 9110 7.8) and its connection options do not apply to the rewrite.
-    if (!http10) continue;
-    if (lower === 'connection' || lower === 'keep-alive' || lower === 'upgrade' || lower === 'sec-websocket-key') continue;
+    if (http10 && (lower === 'connection' || lower === 'keep-alive' || lower === 'upgrade' || lower === 'sec-websocket-key')) continue;
     kept.push(line);
   }
   if (lengths > 1) return refuse(400, 'bad_request', 'more than one Content-Length header field');
@@ -133,9 +153,14 @@ export function checkHead(head: string): Accepted | Refusal {
     if (kept.length > MAX_HEADER_FIELDS) return tooMany();
     return { rewritten: `${m[1]} ${m[2]} HTTP/1.1\r\n${kept.join('\r\n')}\r\n\r\n`, bodyLength, upgrade: false, close: true };
   }
-  if (lines.length - 1 > MAX_HEADER_FIELDS) return tooMany();
+  if (kept.length > MAX_HEADER_FIELDS) return tooMany();
   const tokens = connection.split(',').map((s) => s.trim());
-  return { rewritten: undefined, bodyLength, upgrade: upgrade && tokens.includes('upgrade'), close: tokens.includes('close') };
+  return {
+    rewritten: dropped ? `${lines[0]}\r\n${kept.join('\r\n')}\r\n\r\n` : undefined,
+    bodyLength,
+    upgrade: upgrade && tokens.includes('upgrade'),
+    close: tokens.includes('close'),
+  };
 }
 
 const tooMany = (): Refusal => refuse(431, 'headers_too_large', `more than ${MAX_HEADER_FIELDS} header fields`);
@@ -166,7 +191,26 @@ export class GuardRoute {
 }
 
 const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
-const LFLF = Buffer.from('\n\n', 'latin1');
+
+/** Bytes that may start a request line: a method's token characters. */
+const TOKEN_BYTES = new Uint8Array(256);
+for (const c of "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") TOKEN_BYTES[c.charCodeAt(0)] = 1;
+
+/**
+ * What is wrong, at once, with the head (complete or not) in `b` from `off` to `end`: a first byte
+ * that cannot start a method (a TLS ClientHello's 0x16, binary), a bare LF or a bare CR. uWS would
+ * read each as an incomplete head and answer nothing until its idle timeout. Undefined: nothing yet.
+ */
+export function headFraming(b: Buffer, off: number, end: number): string | undefined {
+  if (TOKEN_BYTES[b[off]!] !== 1)
+    return b[off] === 0x16
+      ? 'TLS sent to a plain HTTP port: use http://, or https:// through the proxy in front'
+      : 'malformed request line: expected "METHOD /path HTTP/1.1"';
+  for (let i = b.indexOf(10, off); i >= 0 && i <= end; i = b.indexOf(10, i + 1)) if (b[i - 1] !== 13) return 'header lines must end in CRLF';
+  for (let i = b.indexOf(13, off); i >= 0 && i < end; i = b.indexOf(13, i + 1))
+    if (i + 1 < b.length && b[i + 1] !== 10) return 'header lines must end in CRLF (a bare CR)';
+  return undefined;
+}
 
 /**
  * Bytes read from uWS at a time (Node's own read size): a response of up to 64 KB is one read and
@@ -215,11 +259,6 @@ class GuardedConnection {
     upstream.on('close', () => (client.writableLength > 0 ? client.end() : client.destroy()));
   }
 
-  /** The upstream socket, for `GuardFront` to track and close. */
-  get socket(): net.Socket {
-    return this.upstream;
-  }
-
   private fromClient(d: Buffer): void {
     if (this.mode === 'tunnel') return this.send(d);
     if (this.mode === 'done') {
@@ -246,10 +285,13 @@ class GuardedConnection {
         this.body -= n;
         continue;
       }
+      // RFC 9112 2.2: empty lines before a request line are ignored (uWS would wait on them).
+      while (b[off] === 13 && b[off + 1] === 10) off += 2;
+      if (off >= b.length || (b[off] === 13 && off + 1 === b.length)) break;
       const end = b.indexOf(HEAD_END, off);
-      const lf = b.indexOf(LFLF, off);
-      if (lf >= 0 && (end < 0 || lf < end)) {
-        this.refuse(out, refuse(400, 'bad_request', 'header lines must end in CRLF'));
+      const framing = headFraming(b, off, end < 0 ? b.length : end);
+      if (framing) {
+        this.refuse(out, refuse(400, 'bad_request', framing));
         break;
       }
       if (end < 0) {
@@ -328,7 +370,6 @@ class GuardedConnection {
  */
 export class GuardFront {
   private readonly server: net.Server;
-  private readonly open = new Set<net.Socket>();
 
   constructor(
     private readonly upstreamPort: number,
@@ -338,10 +379,7 @@ export class GuardFront {
   }
 
   private accept(client: net.Socket): void {
-    const upstream = new GuardedConnection(client, this.upstreamPort, this.route).socket;
-    this.open.add(client).add(upstream);
-    client.on('close', () => this.open.delete(client));
-    upstream.on('close', () => this.open.delete(upstream));
+    new GuardedConnection(client, this.upstreamPort, this.route);
   }
 
   /** Starts listening; resolves with the port. */
@@ -356,11 +394,12 @@ export class GuardFront {
     });
   }
 
-  /** Stops listening and drops open connections. */
+  /**
+   * Stops listening. Open connections stay until uWS closes them: a request on one kept alive then
+   * gets uWS's `503 shutting_down` that closes it (as with no front), not a dropped connection.
+   */
   close(): void {
     this.server.close();
-    for (const s of this.open) s.destroy();
-    this.open.clear();
   }
 }
 
@@ -407,7 +446,7 @@ export class HttpGuard {
     });
   }
 
-  /** Stops listening and drops open connections. */
+  /** Stops listening (open connections end as `GuardFront.close` says). */
   close(): void {
     this.front?.close();
     this.front = undefined;

@@ -1,7 +1,8 @@
 import type * as UWS from 'uWebSockets.js';
 import type { ServerFront } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
-import { HttpGuard, ListenError } from './guard.js';
+import { ClientAddresses } from './client-address.js';
+import { HttpGuard, ListenError, MAX_HEAD_BYTES, type Refusal } from './guard.js';
 import { redactPath, redactQuery } from './redact.js';
 import { requestId } from './request-id.js';
 import { loadUws } from './uws.js';
@@ -39,7 +40,7 @@ export interface RequestCtx {
 export type Handler = (ctx: RequestCtx) => Reply | Promise<Reply>;
 
 /** Request headers copied into the context (lower-case). */
-const READ_HEADERS = ['x-api-key', 'x-request-id', 'accept', 'user-agent', 'x-forwarded-for', 'connection'] as const;
+const READ_HEADERS = ['x-api-key', 'x-request-id', 'accept', 'user-agent', 'x-forwarded-for', 'x-real-ip', 'connection'] as const;
 
 /** The request headers a handler can read, by lower-case name. */
 export type RequestHeaders = { readonly [K in HeaderName]: string | undefined };
@@ -137,8 +138,14 @@ export class HttpServer {
   port = 0;
   /** Runs before every routed handler (the access layer installs itself here). */
   before: ((ctx: RequestCtx) => Reply | undefined) | undefined;
+  private readonly clients: ClientAddresses;
 
-  constructor(private readonly log: Logger) {
+  /** `trustProxy`: the proxies whose X-Forwarded-For / X-Real-IP are believed (`server.trustProxy`). */
+  constructor(
+    private readonly log: Logger,
+    opts: { readonly trustProxy?: readonly string[] } = {},
+  ) {
+    this.clients = new ClientAddresses(opts.trustProxy);
     this.app = this.uws.App();
     // GET on its own route: uWS prefers it to `any` for a GET, so dispatch need not ask the method.
     this.app.get('/*', (res, req) => this.dispatch(res, req, 'get'));
@@ -149,6 +156,20 @@ export class HttpServer {
     this.routes.push({ method: 'get', parts: path.split('/').filter(Boolean), handler });
     this.matched.clear();
     this.lastKey = undefined;
+  }
+
+  /**
+   * The client's address for a request being handled (a route's or a WebSocket upgrade's: call it
+   * before the handler returns or the response ends): the TCP peer, or the address a trusted proxy
+   * forwarded (`server.trustProxy`; see client-address.ts).
+   */
+  clientAddress(res: UWS.HttpResponse, req: UWS.HttpRequest): string {
+    return this.clients.resolve(peerOf(res), req.getHeader('x-forwarded-for') || undefined, req.getHeader('x-real-ip') || undefined);
+  }
+
+  /** `clientAddress` from a request's copied headers. */
+  private clientOf(res: UWS.HttpResponse, ctx: RequestCtx): string {
+    return this.clients.resolve(peerOf(res), ctx.headers['x-forwarded-for'], ctx.headers['x-real-ip']);
   }
 
   /** The route of a request, from the paths matched before when it is one of them. */
@@ -198,7 +219,7 @@ export class HttpServer {
     const rawQuery = req.getQuery() ?? '';
     const headers = noHeaders();
     // Front off: the framing check walks every header anyway, and reads the pipeline's on the way.
-    const framing = this.checkFraming ? framingRefusal(req, headers) : undefined;
+    const framing = this.checkFraming ? framingRefusal(req, headers, path.length + rawQuery.length) : undefined;
     // Only the headers the request pipeline reads: a native getHeader each beats walking them all.
     if (!this.checkFraming)
       for (const h of READ_HEADERS) {
@@ -222,13 +243,15 @@ export class HttpServer {
       // even when that answer closes, but drops the connection instead while an answer is pending.
       ctx.responseHeaders['connection'] = 'close';
       const finish = this.later(res, ctx);
-      setImmediate(() => finish(errorReply(400, 'bad_request', framing)));
+      setImmediate(() => finish(errorReply(framing.status, framing.code, framing.message)));
       return;
     }
     // Answers given before this handler returns are written as they are: uWS corks the socket
     // around the handler, so neither `cork` nor `onAborted` is needed for them.
     const early = this.refusal(ctx);
     if (early) return this.write(res, ctx, early);
+    // The API serves GET and HEAD only: any other method is a 405, on every path.
+    if (method !== 'get' && method !== 'head') return this.write(res, ctx, notAllowed(method, path));
     const m = this.route(method, path);
     if (m === undefined || m === 'method')
       return this.write(res, ctx, m === 'method' ? notAllowed(method, path) : errorReply(404, 'not_found', `no route ${redactPath(path)}`));
@@ -267,8 +290,11 @@ export class HttpServer {
       (ctx as { path: string }).path = '(refused before routing)';
       (ctx as { rawQuery: string }).rawQuery = '';
       ctx.responseHeaders['connection'] = 'close';
+      if (refused.status === 405) ctx.responseHeaders['Allow'] = ALLOW;
       return errorReply(refused.status, refused.code, refused.message);
     }
+    // uWS 20.30 answers no absolute-form target itself; should one reach the router, it is refused.
+    if (ctx.path.charCodeAt(0) !== 47 /* / */) return errorReply(400, 'bad_request', 'the request target must be a path (origin-form: "/api/v2/…")');
     if (ctx.path.includes('\uFFFD')) return errorReply(400, 'validation.malformed_path', 'the path is not valid UTF-8');
     if (ctx.rawQuery.includes('\uFFFD')) return errorReply(400, 'validation.malformed_query', 'the query string is not valid UTF-8');
     if (ctx.path.includes('//') || (ctx.path.length > 1 && ctx.path.endsWith('/'))) {
@@ -284,6 +310,7 @@ export class HttpServer {
   }
 
   private write(res: UWS.HttpResponse, ctx: RequestCtx, reply: Reply): void {
+    this.logRequest(res, ctx, reply.status);
     const extra = ctx.responseHeaders;
     const close = extra['connection'] === 'close' || ctx.headers.connection?.toLowerCase() === 'close';
     if (reply.stream !== undefined && ctx.method !== 'head') this.pipe(res, ctx, reply, reply.stream);
@@ -294,17 +321,24 @@ export class HttpServer {
       res.writeStatus(fullHead(reply, ctx));
       res.end(reply.body);
     }
-    if (reply.status >= 500)
-      this.log.warn({ requestId: ctx.requestId, path: redactPath(ctx.path), status: reply.status, ms: performance.now() - ctx.startedAt }, 'request');
+  }
+
+  /** The request's log line (a 5xx at warn, any other at debug), with the client's address: read before the answer is written. */
+  private logRequest(res: UWS.HttpResponse, ctx: RequestCtx, status: number): void {
+    if (status >= 500)
+      this.log.warn(
+        { requestId: ctx.requestId, client: this.clientOf(res, ctx), path: redactPath(ctx.path), status, ms: performance.now() - ctx.startedAt },
+        'request',
+      );
     else if (this.log.isLevelEnabled('debug'))
       this.log.debug(
         {
           requestId: ctx.requestId,
+          client: this.clientOf(res, ctx),
           path: redactPath(ctx.path),
           query: redactQuery(ctx.rawQuery),
-          status: reply.status,
+          status,
           ms: performance.now() - ctx.startedAt,
-          ...(ctx.headers['x-forwarded-for'] !== undefined ? { forwardedFor: ctx.headers['x-forwarded-for'] } : {}),
         },
         'request',
       );
@@ -360,17 +394,22 @@ export class HttpServer {
   }
 
   /**
-   * Listens on host:port; resolves with the port. `front` guard (the default): uWS on an ephemeral
+   * Listens on host:port; resolves with the port. `front` guard: uWS on an ephemeral
    * loopback port of its own, `HttpGuard` on the address. Loopback TCP rather than a Unix socket:
    * its kernel buffers grow to megabytes, a Unix socket's stop at the system's default send
-   * buffer (about 200 KB), and the hub would coalesce WebSocket clients that keep up. `front` off:
-   * uWS on the address itself, for a deployment behind a proxy that speaks HTTP/1.1 to it and
+   * buffer (about 200 KB), and the hub would coalesce WebSocket clients that keep up. `front` off
+   * (the default): uWS on the address itself, for a deployment behind a proxy that speaks HTTP/1.1 to it and
    * normalizes request framing; the router then refuses Transfer-Encoding and a repeated
    * Content-Length itself, and HTTP/1.0 and heads uWS cannot parse get no answer (README: Deployment).
    */
-  async listen(host: string, port: number, front: ServerFront = 'guard'): Promise<number> {
+  async listen(host: string, port: number, front: ServerFront = 'off'): Promise<number> {
     if (front === 'off') {
       this.checkFraming = true;
+      if (!isLoopback(host))
+        this.log.warn(
+          { host },
+          'uWebSockets.js is listening on a non-loopback address: put a proxy in front of it (deploy/nginx.conf; README: Deployment), as it leaves HTTP/1.0, heads over 4 KB that arrive in pieces and some malformed requests unanswered',
+        );
       const sock = await new Promise<UWS.us_listen_socket | false>((resolve) => this.app.listen(host, port, resolve));
       if (!sock) throw new ListenError(`cannot listen on ${host}:${port} (in use, not permitted or not a local address)`);
       this.listenSocket = sock;
@@ -403,23 +442,46 @@ export class HttpServer {
   }
 }
 
+/** The TCP peer of a request, as uWS writes it (IPv6 in full, IPv4 as itself). */
+function peerOf(res: UWS.HttpResponse): string {
+  return Buffer.from(res.getRemoteAddressAsText()).toString('latin1');
+}
+
+/** Whether `host` is a loopback address or name (the service is then reached from this machine only). */
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.');
+}
+
 /** Headers of a request before any is read: every name present, so each context's object has one shape. */
 function noHeaders(): MutableHeaders {
-  return { 'x-api-key': undefined, 'x-request-id': undefined, accept: undefined, 'user-agent': undefined, 'x-forwarded-for': undefined, connection: undefined };
+  return {
+    'x-api-key': undefined,
+    'x-request-id': undefined,
+    accept: undefined,
+    'user-agent': undefined,
+    'x-forwarded-for': undefined,
+    'x-real-ip': undefined,
+    connection: undefined,
+  };
 }
 
 /** The state of the head walk in progress (`framingRefusal`): one walk at a time, and no closure per request. */
 let walked = noHeaders();
 let lengths = 0;
+let hosts = 0;
+let fieldBytes = 0;
 let refused: string | undefined;
 
 function walk(k: string, v: string): void {
+  // "name: value\r\n" (uWS gives names lowercased and values without the spaces around them).
+  fieldBytes += k.length + v.length + 4;
   switch (k) {
     case 'x-api-key':
     case 'x-request-id':
     case 'accept':
     case 'user-agent':
     case 'x-forwarded-for':
+    case 'x-real-ip':
     case 'connection':
       // The first field of a name, as getHeader would give it (kept when empty, dropped after the walk).
       walked[k] ??= v;
@@ -429,6 +491,9 @@ function walk(k: string, v: string): void {
       break;
     case 'content-length':
       if (++lengths > 1) refused ??= 'more than one Content-Length header field';
+      break;
+    case 'host':
+      if (++hosts > 1) refused ??= 'more than one Host header field';
   }
 }
 
@@ -439,14 +504,23 @@ function walk(k: string, v: string): void {
  * connection; undefined when the framing is sound. uWS 20.30 takes the first Content-Length and
  * ignores Transfer-Encoding alone, so either would let the bytes after the head run as another
  * request (a malformed Content-Length, or one beside Transfer-Encoding, it refuses itself by closing).
+ * A head over the guard's MAX_HEAD_BYTES (request line and fields, as uWS hands them over) is a 431
+ * as there: uWS 20.30 reads a longer one when it arrives in one read, and the API bounds it the same
+ * whichever front is on (README: Deployment).
  */
-function framingRefusal(req: UWS.HttpRequest, headers: MutableHeaders): string | undefined {
+function framingRefusal(req: UWS.HttpRequest, headers: MutableHeaders, targetBytes: number): Refusal | undefined {
   walked = headers;
   lengths = 0;
+  hosts = 0;
+  fieldBytes = 0;
   refused = undefined;
   req.forEach(walk);
+  if (hosts === 0) refused ??= 'HTTP/1.1 requests need a Host header field';
   for (const h of READ_HEADERS) if (headers[h] === '') headers[h] = undefined;
-  return refused;
+  // "METHOD target HTTP/1.1\r\n" with a method of up to 7 bytes, and the blank line.
+  if (refused === undefined && targetBytes + fieldBytes + 21 > MAX_HEAD_BYTES)
+    return { status: 431, code: 'headers_too_large', message: `request head over ${MAX_HEAD_BYTES} bytes` };
+  return refused === undefined ? undefined : { status: 400, code: 'bad_request', message: refused };
 }
 
 /** The status line and headers of an answer, up to the request id's value. */

@@ -80,6 +80,11 @@ export interface Alert {
   readonly createdAt: number;
   readonly reason: string;
   readonly figures: Readonly<Record<string, Figure>>;
+  /**
+   * The wallet's realized PnL over all its positions when the alert was raised, units × shares (the
+   * ledger's lifetime figure); null for an alert without a wallet; absent in alerts stored before it was kept.
+   */
+  readonly walletPnl?: number | null | undefined;
 }
 
 export interface AlertOptions {
@@ -333,7 +338,7 @@ export class AlertEngine {
       if (!this.anonymousVenues.has(e.venue) || amount < this.o.anonymousMinUsd) return;
       this.emit(
         'insider',
-        { ...base, wallet: null },
+        { ...base, wallet: null, walletPnl: null },
         `an anonymous $${amount} ${e.outcome.toUpperCase()} buy at ${cents(e.price)}¢ preceded a ${cents(s.move)}¢ move within ${common.horizon_seconds} s`,
         {
           path: 'anonymous_trade',
@@ -364,7 +369,7 @@ export class AlertEngine {
         : `a fresh wallet with ${pct(e.concentration)}% of its exposure ($${posUsd}) in this one outcome`;
     this.emit(
       'insider',
-      { ...base, wallet: w.address },
+      { ...base, wallet: w.address, walletPnl: w.realized },
       `${short(w.address)} bought ${e.outcome.toUpperCase()} at ${cents(e.price)}¢ ($${amount}) ${common.horizon_seconds} s before a ${cents(s.move)}¢ move; ${why}`,
       {
         path,
@@ -392,6 +397,7 @@ export class AlertEngine {
         outcome: f.outcome,
         action: f.action,
         wallet: f.wallet.address,
+        walletPnl: f.wallet.realized,
         price: f.price,
         size: f.size,
         notional: f.price * f.size,

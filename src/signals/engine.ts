@@ -221,7 +221,8 @@ function stamp<T extends TrackedArb | TrackedEv>(
   const eventType = g.eventType ?? null;
   // Undefined while every opportunity so far is the previous list's own at the same place.
   let out: (T & GroupStamp)[] | undefined = prev !== undefined && prev.length === list.length ? undefined : new Array<T & GroupStamp>(list.length);
-  let at: string | undefined;
+  // detected_at values the group's list holds: a new opportunity gets one none of them has (see detectedAt).
+  let taken: Set<string> | undefined;
   for (let i = 0; i < list.length; i++) {
     const o = list[i]!;
     // The previous list's own (the last one of its identity, as a list holds few).
@@ -243,10 +244,25 @@ function stamp<T extends TrackedArb | TrackedEv>(
           group_title: g.title,
           event_date: eventDate,
           event_type: eventType,
-          detected_at: was?.detected_at ?? (at ??= new Date(now).toISOString()),
+          detected_at: was?.detected_at ?? detectedAt(now, (taken ??= new Set(prev?.map((p) => p.detected_at)))),
         });
   }
   return out ?? prev!;
+}
+
+/**
+ * The detected_at of an opportunity first computed at `now`: its ISO 8601 time, unless an
+ * opportunity of the same group already carries that text (several open in one recompute, or in
+ * recomputes within one millisecond); then the same millisecond with a microsecond ordinal
+ * (…T15:00:00.123001Z, …002Z), so distinct opportunities of a group never share it (clients key
+ * on group_id and detected_at) and the time read back is still the millisecond of detection.
+ */
+function detectedAt(now: number, taken: Set<string>): string {
+  const iso = new Date(now).toISOString();
+  let out = iso;
+  for (let k = 1; taken.has(out); k++) out = `${iso.slice(0, -1)}${String(k).padStart(3, '0')}Z`;
+  taken.add(out);
+  return out;
 }
 
 /** A side not yet copied. */

@@ -18,6 +18,11 @@ export interface Candle {
   /** Contracts traded within this bucket (not cumulative, spec 2.6). */
   volume: number;
   trades: number;
+  /** Best YES bid and ask at the bucket's last observation (undefined: that side was empty, or a candle stored before they were kept). */
+  bid?: number | undefined;
+  ask?: number | undefined;
+  /** Money traded within the bucket, units × shares (each trade's own price × size); undefined in candles stored before it was kept. */
+  notional?: number | undefined;
 }
 
 /**
@@ -36,10 +41,21 @@ export class CandleStore {
   }
 
   /**
-   * Records a price (units) at `ts`, with traded `volume` (0 for a quote change) and the current
-   * mid (undefined when either side of the book is empty).
+   * Records a price (units) at `ts`, with traded `volume` (0 for a quote change), the current
+   * mid (undefined when either side of the book is empty), the current YES `bid` and `ask`, and
+   * the money a trade moved (`notional`, units × shares: its own price × size).
    */
-  observe(venue: VenueLabel, marketId: string, price: number, mid: number | undefined, volume: number, ts: number): void {
+  observe(
+    venue: VenueLabel,
+    marketId: string,
+    price: number,
+    mid: number | undefined,
+    volume: number,
+    ts: number,
+    bid?: number,
+    ask?: number,
+    notional = 0,
+  ): void {
     let v = this.open.get(venue);
     if (v === undefined) this.open.set(venue, (v = new Map()));
     const t = ts - (ts % MINUTE);
@@ -50,17 +66,20 @@ export class CandleStore {
       c = undefined;
     }
     if (!c) {
-      c = { venue, marketId, t, o: price, h: price, l: price, c: price, mid: mid ?? price, volume: 0, trades: 0 };
+      c = { venue, marketId, t, o: price, h: price, l: price, c: price, mid: mid ?? price, volume: 0, trades: 0, bid, ask, notional: 0 };
       v.set(marketId, c);
     } else {
       if (price > c.h) c.h = price;
       if (price < c.l) c.l = price;
       c.c = price;
       c.mid = mid ?? price;
+      c.bid = bid;
+      c.ask = ask;
     }
     if (volume > 0) {
       c.volume += volume;
       c.trades++;
+      c.notional = (c.notional ?? 0) + notional;
     }
   }
 

@@ -60,7 +60,7 @@ function refreshTop(s: EngineState, venue: VenueLabel, marketId: string, book: S
   const mid = bid !== undefined && ask !== undefined ? Math.round((bid + ask) / 2) : undefined;
   const price = q.lastPrice ?? mid;
   // The quote's copy of the id, not the frame's: the open candle keeps it.
-  if (price !== undefined) s.candles.observe(venue, q.marketId, price, mid, 0, ts);
+  if (price !== undefined) s.candles.observe(venue, q.marketId, price, mid, 0, ts, bid, ask);
 }
 
 /**
@@ -90,7 +90,7 @@ export function applyEvent(s: EngineState, ev: NormalizedEvent): void {
       const q = s.quotes.get(ev.venue, ev.marketId)!;
       const mid = q.yesBid !== undefined && q.yesAsk !== undefined ? Math.round((q.yesBid + q.yesAsk) / 2) : undefined;
       const price = ev.lastPrice ?? mid;
-      if (price !== undefined) s.candles.observe(ev.venue, q.marketId, price, mid, 0, ev.localTimestamp);
+      if (price !== undefined) s.candles.observe(ev.venue, q.marketId, price, mid, 0, ev.localTimestamp, q.yesBid, q.yesAsk);
       s.health.seen(ev.venue, ev.localTimestamp);
       return;
     }
@@ -99,7 +99,7 @@ export function applyEvent(s: EngineState, ev: NormalizedEvent): void {
       s.quotes.fromTrade(ev.venue, ev.marketId, ev.yesPrice, ev.localTimestamp);
       const q = s.quotes.get(ev.venue, ev.marketId)!;
       const mid = q.yesBid !== undefined && q.yesAsk !== undefined ? Math.round((q.yesBid + q.yesAsk) / 2) : undefined;
-      s.candles.observe(ev.venue, q.marketId, ev.yesPrice, mid, ev.size, ev.localTimestamp);
+      s.candles.observe(ev.venue, q.marketId, ev.yesPrice, mid, ev.size, ev.localTimestamp, q.yesBid, q.yesAsk, ev.price * ev.size);
       s.health.seen(ev.venue, ev.localTimestamp);
       return;
     }

@@ -88,6 +88,16 @@ export interface MarketJson {
   volume: number | null;
   liquidity: number | null;
   updated_at: string | null;
+  /** = market_id (README "Clients of the hosted API"). */
+  id: string;
+  /** = url. */
+  source_url: string | null;
+  /** = close_time. */
+  expiration_date: string | null;
+  /** The venue's open time of the market, else when crossbook first saw it. */
+  created_at: string;
+  /** The price fields again, grouped (cents; volume and liquidity as the venue reports them). */
+  price: QuotePrices & { volume: number | null; liquidity: number | null };
   rules?: { primary: string | null; secondary: string | null } | undefined;
 }
 
@@ -96,6 +106,11 @@ export interface MarketJson {
  * NO price derived from the YES book is still the honest NO price of the contract, so it is shown.
  */
 export function marketJson(v: VenueConfig, m: MarketRecord, q: QuoteRecord | undefined, withRules = false): MarketJson {
+  const prices = quotePrices(v, q);
+  const volume = q?.volume ?? m.volume ?? null;
+  const liquidity = q?.liquidity ?? m.liquidity ?? null;
+  const closeTime = m.closeTime !== undefined ? new Date(m.closeTime).toISOString() : null;
+  const url = m.url ?? marketUrl(v, nativeId(v, m.marketId), m.extra) ?? null;
   const out: MarketJson = {
     platform: v.slug,
     market_id: m.marketId,
@@ -106,12 +121,18 @@ export function marketJson(v: VenueConfig, m: MarketRecord, q: QuoteRecord | und
     outcome: m.outcome ?? null,
     category: m.category ?? null,
     status: apiStatus(m),
-    close_time: m.closeTime !== undefined ? new Date(m.closeTime).toISOString() : null,
-    url: m.url ?? marketUrl(v, nativeId(v, m.marketId), m.extra) ?? null,
-    ...quotePrices(v, q),
-    volume: q?.volume ?? m.volume ?? null,
-    liquidity: q?.liquidity ?? m.liquidity ?? null,
+    close_time: closeTime,
+    url,
+    ...prices,
+    volume,
+    liquidity,
     updated_at: q && q.updatedAt > 0 ? new Date(q.updatedAt).toISOString() : null,
+    // The names clients of the hosted API read, beside crossbook's own (README "Clients of the hosted API").
+    id: m.marketId,
+    source_url: url,
+    expiration_date: closeTime,
+    created_at: new Date(m.openTime ?? m.firstSeenAt).toISOString(),
+    price: { ...prices, volume, liquidity },
   };
   if (withRules) {
     const primary = m.extra?.['rules_primary'];

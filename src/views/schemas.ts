@@ -49,6 +49,21 @@ export const Market = z
     volume: numOrNull('traded volume as the venue reports it'),
     liquidity: numOrNull('liquidity as the venue reports it'),
     updated_at: timeOrNull('last quote update'),
+    id: z.string().describe('= market_id (the name clients of the hosted API read)'),
+    source_url: strOrNull('= url'),
+    expiration_date: timeOrNull('= close_time'),
+    created_at: time('the venue’s open time of the market, else when crossbook first saw it'),
+    price: z
+      .object({
+        yes_bid: centsOrNull('= yes_bid'),
+        yes_ask: centsOrNull('= yes_ask'),
+        no_bid: centsOrNull('= no_bid'),
+        no_ask: centsOrNull('= no_ask'),
+        last_price: centsOrNull('= last_price'),
+        volume: numOrNull('= volume'),
+        liquidity: numOrNull('= liquidity'),
+      })
+      .describe('the price fields again, grouped as clients of the hosted API read them'),
     rules: z
       .object({ primary: strOrNull('primary resolution rules'), secondary: strOrNull('secondary resolution rules') })
       .optional()
@@ -94,6 +109,9 @@ export const GroupLeg = z
     no_ask: centsOrNull('best NO ask').optional(),
     last_price: centsOrNull('last trade (on /search: mid of bid and ask, null when wider than 20 cents)').optional(),
     volume: numOrNull('traded volume').optional(),
+    source: z.string().describe('= platform (the name clients of the hosted API read)'),
+    source_url: strOrNull('= url'),
+    id: z.string().describe('= market_id'),
   })
   .describe('GroupLeg');
 
@@ -113,6 +131,10 @@ export const MatchGroup = z
     event_name: strOrNull('event name'),
     game_title: strOrNull('game title'),
     event_date: strOrNull('event date, YYYY-MM-DD'),
+    suspect: z.literal(true).optional().describe('the group has a confirmed contradiction (see suspect_reason)'),
+    suspect_reason: z.string().optional(),
+    platforms: z.array(z.string()).describe('venue slugs of the member markets, each once'),
+    platform_count: count('venues of the member markets'),
     markets: z.array(GroupLeg).describe('member markets, on at least two venues'),
   })
   .catchall(z.string().describe('market_url_<platform>: page URL of the group’s market on that venue'))
@@ -128,6 +150,9 @@ export const EventJson = z
     tags: z.array(z.string()),
     date: strOrNull('event date, YYYY-MM-DD'),
     group_count: count('groups of the requested types'),
+    id: z.string().describe('= event_id (the name clients of the hosted API read)'),
+    event_name: z.string().describe('= title'),
+    event_date: strOrNull('= date'),
     groups: z.array(MatchGroup).optional().describe('with include_groups=true'),
   })
   .describe('Event');
@@ -150,7 +175,11 @@ export const AlertJson = z
     token_id: strOrNull('outcome token id'),
     title: strOrNull('market title'),
     outcome: z.enum(['yes', 'no']).describe('outcome traded'),
-    side: z.enum(['buy', 'sell']).describe('what the trader did with the outcome'),
+    side: z
+      .enum(['buy', 'sell'])
+      .describe(
+        'what the trader did with the outcome: buy or sell (not the outcome: that is `outcome`; a client that prints side as the outcome shows BUY BUY)',
+      ),
     wallet: strOrNull('wallet; null on venues whose trades carry none'),
     price: cents('trade price of the outcome'),
     shares: z.number().describe('contracts traded'),
@@ -161,6 +190,10 @@ export const AlertJson = z
     timestamp: z.number().int().describe('created_at, unix seconds'),
     reason: z.string().describe('why the alert was raised'),
     figures: z.record(z.string(), Figure).describe('the numbers behind the reason'),
+    lifetime_pnl: numOrNull(
+      "the trader's realized PnL over all its positions when the alert was raised, USD, as the wallet ledger knows it; null without a wallet (or for alerts raised before it was kept)",
+    ),
+    smart_lifetime_pnl: numOrNull('= lifetime_pnl (the name clients of the hosted API read)'),
   })
   .describe('Alert');
 

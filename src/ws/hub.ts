@@ -378,6 +378,17 @@ export class WsHub {
     this.publish(topic, { type: ch, channel: ch, ...alertJson(v?.slug ?? a.venue, a, this.state.catalog.get(a.venue, a.marketId)?.title ?? null) });
   }
 
+  /**
+   * A message only connections in the hosted dialect read (fade_finder_update: a fade alert in the
+   * hosted API's own shape), sent on `topic`'s hosted twin right after the topic's last publication
+   * and with its seq (the same event again, not a new one): `body` at the top level, `data` under data.
+   */
+  publishHosted(topic: string, body: Readonly<Record<string, unknown>>, data: Readonly<Record<string, unknown>>): void {
+    if (this.subs(topic)?.data !== true) return;
+    const json = JSON.stringify(body);
+    this.app.publish(topic + DATA, `${json.slice(0, -1)},"data":${JSON.stringify(data)},"seq":${this.seqOf(topic)},"epoch":${this.epoch},"ts":${Date.now()}}`);
+  }
+
   private signalBody(ch: 'arb' | 'ev', g: GroupSignals): Record<string, unknown> {
     return {
       type: ch,

@@ -12,7 +12,8 @@ import { AlertJson, ArbOpportunity, cents, centsOrNull, EvOpportunity, numOrNull
  * connection that sends them is in the hosted dialect.
  * Server → client: `welcome`, `subscribed`, `unsubscribed`, `price_update`, `orderbook_update`,
  * `ticker`, `live_game`, `trade`, `arb`, `ev`, `arb_expired`, `ev_expired`, `smart_money`,
- * `fade_finder`, `warning` and `error` (each with a `code` and a `message`), `ready`, `pong`
+ * `fade_finder` (and, in the hosted dialect only, `fade_finder_update` after each), `warning` and
+ * `error` (each with a `code` and a `message`), `ready`, `pong`
  * (schemas: SERVER_MESSAGES). Streamed messages carry their `channel`, a per-topic `seq`, the
  * process `epoch` and `ts` (send time, ms); those a venue frame caused also `venue_ts` and
  * `recv_ts` (the frame's venue and receive times, ms); in the hosted dialect also their body again
@@ -38,6 +39,9 @@ const ACTIONS = ['subscribe', 'unsubscribe', 'ping', 'heartbeat'] as const;
 /** The alert channels: alerts of the smart-money feed and of the fade-finder feed (spec 6 rule 7 leaves the names to us). */
 export const ALERT_CHANNELS = ['smart_money', 'fade_finder'] as const;
 export type AlertChannel = (typeof ALERT_CHANNELS)[number];
+
+/** The hub topic of an alert channel: every alert of the feed. */
+export const alertTopic = (ch: AlertChannel): string => `${ch}:*`;
 
 /**
  * A client message, read as clients of the hosted API write it too: `action` stands for `type`
@@ -148,7 +152,7 @@ export function wsPathItem(ticker: string, limits: readonly string[]): Record<st
     'Client messages (JSON text): {"type":"subscribe"|"unsubscribe","channel":C,"market_ids":[…]} where market_ids are native ids or platform:market_id (the prefix is stripped); live_games takes "event_ids" instead; arb and ev take match-group ids, or none (or ["*"]) for every group; ' +
       `{"type":"subscribe","channel":"${ticker}","all":true} subscribes an Enterprise key to every market of the venue; smart_money and fade_finder take no market_ids (or ["*"]): every alert of the feed; {"type":"ping"} is answered with pong. "action" is accepted in place of "type" ({"action":"subscribe","channel":"smart_money"}) and {"action":"heartbeat"} (or {"type":"heartbeat"}) is a ping; an unknown type or action is an error with code BAD_REQUEST.`,
     '',
-    `Channels: prices (price_update: native market_id, source = venue slug, yes_bid, yes_ask, no_bid, no_ask, last_price in cents 0–100, volume; a snapshot with "snapshot":true at once, then every change), orderbook (orderbook_update: yes/no bids and asks as [cents, size], no empty on yes-only venues), live_games (live_game price changes and trade messages of the games' matched markets), arb and ev (a group's opportunities as /arb and /ev give them, each leg with platform and source), smart_money (type smart_money: each alert of the smart-money feed, alert_type smart_money, insider or captain_hook, as /alerts/smart-money gives it) and fade_finder (type fade_finder: each fade alert, as /alerts/fade-finder gives it; both with the entitlement of those endpoints), ${ticker} (ticker: decimal-dollar strings yes_bid_dollars, yes_ask_dollars, price_dollars).`,
+    `Channels: prices (price_update: native market_id, source = venue slug, yes_bid, yes_ask, no_bid, no_ask, last_price in cents 0–100, volume; a snapshot with "snapshot":true at once, then every change), orderbook (orderbook_update: yes/no bids and asks as [cents, size], no empty on yes-only venues), live_games (live_game price changes and trade messages of the games' matched markets), arb and ev (a group's opportunities as /arb and /ev give them, each leg with platform and source), smart_money (type smart_money: each alert of the smart-money feed, alert_type smart_money, insider or captain_hook, as /alerts/smart-money gives it) and fade_finder (type fade_finder: each fade alert, as /alerts/fade-finder gives it; both with the entitlement of those endpoints; a connection in the hosted dialect also gets each fade alert again right after it as type fade_finder_update with the same seq, data carrying market_slug, created_at and data.profitable_wallet / losing_wallet {userAddr, pnl_to_date, outcome, side, price (dollars 0 to 1), amount}, the shape clients of the hosted API read), ${ticker} (ticker: decimal-dollar strings yes_bid_dollars, yes_ask_dollars, price_dollars).`,
     '',
     "Server messages carry a type: subscribed / unsubscribed (one per venue of the request: the accepted native market_ids and their venue as source), price_update, orderbook_update, live_game, trade, ticker, arb, ev, arb_expired, ev_expired, smart_money, fade_finder, warning and error (with a code and a message), ready, pong. Every streamed message carries its channel, a per-topic seq, the process epoch and ts (server send time, ms since epoch); price_update, orderbook_update, ticker, live_game and trade messages caused by a venue frame also carry venue_ts (the venue's time of the update; our receive time when the venue gives none) and recv_ts (when crossbook received the frame), ms since epoch, so recv_ts − venue_ts is the venue leg, ts − recv_ts crossbook's and the client's receive time − ts the network's (snapshots carry neither): a seq gap or a new epoch means reconcile over REST (/prices/bulk). A connection that has sent a message with \"action\" (or a heartbeat) gets every streamed message with its fields both at the top level and again under data, the envelope clients of the hosted API read.",
     '',
@@ -335,6 +339,52 @@ export const SERVER_MESSAGES = {
     ...AlertJson.shape,
     alert_type: z.literal('fade').describe('a fade alert'),
   }).describe('an alert of the fade-finder feed, as /alerts/fade-finder gives it'),
+  WsFadeFinderUpdate: (() => {
+    const wallet = (who: string) =>
+      z
+        .object({
+          userAddr: z.string().nullable().describe('wallet address; null when the trade names none on this side'),
+          pnl_to_date: z.number().nullable().describe('realized PnL over all positions, USD, when the wallet ledger knows it'),
+          outcome: z.enum(['YES', 'NO']),
+          side: z.enum(['BUY', 'SELL']),
+          price: z.number().min(0).max(1).describe("the trade's own price of the outcome, dollars 0 to 1 (not cents)"),
+          amount: z.number().describe('USD of the trade'),
+        })
+        .describe(who);
+    const head = {
+      type: z.literal('fade_finder_update'),
+      alert_id: z.string().describe('the alert of the fade_finder message this one follows'),
+      market_slug: z.string().describe("the venue's key of the market (ticker_name: the slug on venue_b)"),
+      created_at: time('when the alert was raised'),
+    };
+    return z
+      .object({
+        ...head,
+        channel: z.literal('fade_finder'),
+        seq: stream.seq.describe('the seq of the fade_finder message of the same alert (the same event again)'),
+        epoch: stream.epoch,
+        ts: stream.ts,
+        data: z.object({
+          ...head,
+          version: z.literal(1),
+          platform: z.string().describe('venue slug'),
+          market_id: z.string().describe('native market id'),
+          title: z.string().describe('market title (market_slug when unknown)'),
+          snapshot: z.literal(false),
+          data: z.object({
+            marketSlug: z.string().describe('= market_slug'),
+            resolution_date: strOrNull("the market's close day, YYYY-MM-DD"),
+            profitable_wallet: wallet(
+              "the side to take: the other side of the faded trade, a SELL of the outcome the faded wallet bought at the trade's price",
+            ),
+            losing_wallet: wallet('the reliably wrong wallet and its trade'),
+          }),
+        }),
+      })
+      .describe(
+        'hosted dialect only: each fade alert again, right after its fade_finder message, in the shape clients of the hosted API read (README "Clients of the hosted API")',
+      );
+  })(),
   WsNotice: z.object({
     ...notice,
     seq: stream.seq.optional(),
@@ -362,6 +412,7 @@ export function serverMessageSchema(type: string): keyof typeof SERVER_MESSAGES 
     ev_expired: 'WsExpired',
     smart_money: 'WsSmartMoney',
     fade_finder: 'WsFadeFinder',
+    fade_finder_update: 'WsFadeFinderUpdate',
     warning: 'WsNotice',
     error: 'WsNotice',
     ready: 'WsNotice',

@@ -86,6 +86,7 @@ describe('GET /alerts/smart-money (spec 4.14, 2.14)', () => {
         'created_at',
         'executed_at',
         'figures',
+        'lifetime_pnl',
         'market_id',
         'outcome',
         'platform',
@@ -93,6 +94,7 @@ describe('GET /alerts/smart-money (spec 4.14, 2.14)', () => {
         'reason',
         'shares',
         'side',
+        'smart_lifetime_pnl',
         'timestamp',
         'title',
         'token_id',
@@ -103,7 +105,9 @@ describe('GET /alerts/smart-money (spec 4.14, 2.14)', () => {
     expect(sm).toMatchObject({ platform: 'venue_b', outcome: 'yes', side: 'buy', wallet: addr('a').toLowerCase(), price: 41, shares: 100, amount_usd: 41 });
     expect(sm.figures).toMatchObject({ scored_entries: 5, good_entries: 5, hit_rate: 100 });
     expect(sm.title).toMatch(/^Market \d+\?$/);
-    expect(r.body.alerts[0]).toMatchObject({ platform: 'venue_a', wallet: null, figures: { path: 'anonymous_trade' } });
+    // the trader's realized PnL when the alert was raised (this wallet has only bought: $0), USD
+    expect(sm).toMatchObject({ lifetime_pnl: 0, smart_lifetime_pnl: 0 });
+    expect(r.body.alerts[0]).toMatchObject({ platform: 'venue_a', wallet: null, figures: { path: 'anonymous_trade' }, lifetime_pnl: null });
     expect(r.body.pagination).toEqual({ limit: 100, count: 6, cursor: null, has_more: false });
     expect(r.body._meta).toMatchObject({ alert_types: ['smart_money', 'insider', 'captain_hook'], horizon_seconds: 120 });
     expect(r.headers.get('x-ratelimit-limit-smart-money-month')).toBe('unlimited');

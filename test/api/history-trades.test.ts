@@ -25,18 +25,40 @@ describe('rollup (spec 2.6)', () => {
       0,
       10 * MIN,
     );
+    // minutes stored before bid, ask and money traded were kept: those read null
+    const none = { yes_bid: null, yes_ask: null, dollar_volume: null };
     expect(out).toEqual([
-      { t: 0, open: 40, high: 43, low: 39, close: 42, volume: 5, mid: 41.5 },
-      { t: 300, open: 42, high: 42, low: 40, close: 41, volume: 1, mid: 41 },
+      { t: 0, open: 40, high: 43, low: 39, close: 42, volume: 5, mid: 41.5, timestamp: '1970-01-01T00:00:00.000Z', ...none },
+      { t: 300, open: 42, high: 42, low: 40, close: 41, volume: 1, mid: 41, timestamp: '1970-01-01T00:05:00.000Z', ...none },
     ]);
+  });
+
+  it('gives each bucket its ISO timestamp, the YES bid and ask of its last minute and the dollars traded in it', () => {
+    const m = (t: number, bid: number | undefined, ask: number | undefined, notional: number | undefined, volume: number): Candle => ({
+      ...c(t, 4000, 4000, 4000, 4000, volume, 4000),
+      bid,
+      ask,
+      notional,
+    });
+    const out = rollup([m(0, 3900, 4100, 41_000, 10), m(MIN, 3950, undefined, 20_000, 5), m(2 * MIN, 3960, 4080, undefined, 0)], 5 * MIN, 0, 15 * MIN);
+    expect(out.map((k) => [k.timestamp, k.yes_bid, k.yes_ask, k.dollar_volume, k.volume])).toEqual([
+      // a minute without the money traded (stored before it was kept) adds nothing; the rest sum
+      ['1970-01-01T00:00:00.000Z', 39.6, 40.8, 6.1, 15],
+      // an empty bucket carries the bid and ask and traded nothing
+      ['1970-01-01T00:05:00.000Z', 39.6, 40.8, 0, 0],
+      ['1970-01-01T00:10:00.000Z', 39.6, 40.8, 0, 0],
+    ]);
+    // a bucket whose minutes all predate the money traded says it does not know
+    expect(rollup([m(0, 3900, 4100, undefined, 3)], MIN, 0, MIN)[0]).toMatchObject({ dollar_volume: null, yes_bid: 39, yes_ask: 41 });
   });
 
   it('carries the previous close through empty buckets, and mid falls back to close', () => {
     const out = rollup([c(0, 9900, 10_000, 9900, 10_000, 4, undefined)], MIN, 0, 3 * MIN);
+    const none = { yes_bid: null, yes_ask: null };
     expect(out).toEqual([
-      { t: 0, open: 99, high: 100, low: 99, close: 100, volume: 4, mid: 100 },
-      { t: 60, open: 100, high: 100, low: 100, close: 100, volume: 0, mid: 100 },
-      { t: 120, open: 100, high: 100, low: 100, close: 100, volume: 0, mid: 100 },
+      { t: 0, open: 99, high: 100, low: 99, close: 100, volume: 4, mid: 100, timestamp: '1970-01-01T00:00:00.000Z', ...none, dollar_volume: null },
+      { t: 60, open: 100, high: 100, low: 100, close: 100, volume: 0, mid: 100, timestamp: '1970-01-01T00:01:00.000Z', ...none, dollar_volume: 0 },
+      { t: 120, open: 100, high: 100, low: 100, close: 100, volume: 0, mid: 100, timestamp: '1970-01-01T00:02:00.000Z', ...none, dollar_volume: 0 },
     ]);
   });
 
@@ -122,7 +144,20 @@ describe('GET /prices/history (spec 4.8)', () => {
     const from = new Date(T0).toISOString();
     const r1 = await h.get(`/prices/history?platform=venue_a&market_id=KXA-1&interval=1m&from=${from}`);
     expect(r1.status).toBe(200);
-    expect(r1.body.candles[0]).toEqual({ t: T0 / 1000, open: 40, high: 40.2, low: 40, close: 40.2, volume: 30, mid: 40.2 });
+    // three trades of 10 at 40, 40.1 and 40.2 cents: $12.03; no book, so no bid or ask
+    expect(r1.body.candles[0]).toEqual({
+      t: T0 / 1000,
+      open: 40,
+      high: 40.2,
+      low: 40,
+      close: 40.2,
+      volume: 30,
+      mid: 40.2,
+      timestamp: new Date(T0).toISOString(),
+      yes_bid: null,
+      yes_ask: null,
+      dollar_volume: 12.03,
+    });
     expect(r1.body.candles.slice(0, 10).reduce((a: number, x: { volume: number }) => a + x.volume, 0)).toBe(300);
     const r5 = await h.get(`/prices/history?platform=venue_a&market_id=KXA-1&interval=5m&from=${from}`);
     expect(r5.body.candles.reduce((a: number, x: { volume: number }) => a + x.volume, 0)).toBe(300);

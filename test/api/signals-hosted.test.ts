@@ -91,6 +91,20 @@ describe('/arb under the hosted names', () => {
     expect(px.source_url).toBe('https://venue-h.example/outcome/987');
   });
 
+  it('gives distinct opportunities of one group distinct detected_at, so a client keying on arb-<group_id>-<detected_at> sees each', async () => {
+    const opps = (await h.get('/arb?limit=100')).body.opportunities as Arb[];
+    // three pairs of one group, all first computed in the same recompute
+    expect(opps).toHaveLength(3);
+    const keys = opps.map((o) => `arb-${o.group_id}-${o.detected_at}`);
+    expect(new Set(keys).size).toBe(opps.length);
+    // each still reads back as the millisecond it was detected in
+    const ms = opps.map((o) => Date.parse(o.detected_at));
+    expect(ms.every((t) => !Number.isNaN(t) && t === ms[0])).toBe(true);
+    // and keeps it while it lives: a second read gives the same keys
+    const again = ((await h.get('/arb?limit=100')).body.opportunities as Arb[]).map((o) => `arb-${o.group_id}-${o.detected_at}`);
+    expect(again.sort()).toEqual([...keys].sort());
+  });
+
   it('keeps only opportunities whose legs are all on the listed platforms', async () => {
     const r = await h.get('/arb?platforms=kalshi,polymarket');
     expect(r.status).toBe(200);

@@ -73,14 +73,29 @@ describe('capacity arithmetic', () => {
   });
   const profile = loadProfile('trading');
 
-  it('normalizes the last passing step to one core of the service', () => {
+  it('leads with what was measured to hold, then the failing step, then a labelled extrapolation', () => {
     const c = capacityLine(profile, [step(1, 500, 40, true), step(2, 1000, 80, true), step(3, 2000, 150, false)]);
     expect(c.lastPassingStep).toBe(2);
-    expect(c.perCore).toBe(1250); // 1000 clients at 80% of a core
-    expect(c.line).toMatch(/^one core carries 1,250 clients \(20 subscriptions each\) at 2,000 ticks\/s within 10 ms p99/);
+    expect(c.perCore).toBe(1250); // 1000 clients at 80% of a core, below the failing step's 2000
+    expect(c.line).toMatch(/^measured to hold: 1,000 clients \(20 subscriptions each\) at 2,000 ticks\/s within 10 ms p99 \(/);
+    expect(c.line).toContain('the next step, 2,000 clients, failed (WebSocket p99 50 ms > 10)');
+    expect(c.line).toMatch(/extrapolated to one whole core \(linear in CPU, not measured\): 1,250 clients$/);
     expect(c.line).not.toMatch(/floor/);
-    expect(capacityLine(profile, [step(1, 500, 50, true)]).line).toMatch(/this is a floor/);
+    expect(capacityLine(profile, [step(1, 500, 50, true)]).line).toMatch(/this is a floor; extrapolated .*: 1,000 clients$/);
     expect(capacityLine(profile, [step(1, 500, 40, false)])).toMatchObject({ lastPassingStep: null, perCore: null });
+  });
+
+  it('never extrapolates past the first failing step (issue 34: 1,000 clients at 41% held, 2,000 failed)', () => {
+    const c = capacityLine(profile, [step(1, 500, 25, true), step(2, 1000, 41, true), step(3, 2000, 70, false), step(4, 4000, 90, true)]);
+    // 1,000 / 0.41 = 2,439 would claim more than the 2,000 that failed; a later passing step is not believed.
+    expect(c.lastPassingStep).toBe(2);
+    expect(c.perCore).toBe(2000);
+    expect(c.line).toMatch(/^measured to hold: 1,000 clients /);
+    expect(c.line).toMatch(/: at most 2,000 clients, capped at the failing step$/);
+    expect(c.line).not.toMatch(/2,439|4,000 clients \(/);
+    const r = capacityLine(loadProfile('rest'), [step(1, 0, 50, true, 20_000), step(2, 0, 90, false, 30_000)]);
+    expect(r.perCore).toBe(30_000);
+    expect(r.line).toMatch(/^measured to hold: 20,000 REST req\/s /);
   });
 
   it('gives REST capacity in requests per second for REST-only steps', () => {
@@ -127,7 +142,7 @@ describe('crossbook bench --profile smoke', () => {
     }
     expect(r.baseline.ws!.perSec).toBeGreaterThan(0);
     expect(r.baseline.rest!.rps).toBeGreaterThan(0);
-    expect(r.capacity.line).toMatch(/^one core carries [\d,]+ clients/);
+    expect(r.capacity.line).toMatch(/^measured to hold: [\d,]+ clients/);
     const json = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as BenchReport;
     expect(json.steps.length).toBe(2);
     const html = readFileSync(join(out, 'report.html'), 'utf8');

@@ -15,10 +15,11 @@ const option = (c: Command, flag: string): Option => {
 };
 
 describe('crossbook command tree', () => {
-  it('has every command of the CLI, keys with its three subcommands', () => {
+  it('has every command of the CLI, keys and data with their three subcommands', () => {
     const p = program();
-    expect(p.commands.map((c) => c.name())).toEqual(['serve', 'sim', 'normalize', 'match', 'bench', 'soak', 'arb', 'keys', 'webhooks', 'mcp', 'groups']);
+    expect(p.commands.map((c) => c.name())).toEqual(['serve', 'sim', 'normalize', 'match', 'bench', 'soak', 'arb', 'keys', 'data', 'webhooks', 'mcp', 'groups']);
     expect(sub(p, 'keys').commands.map((c) => c.name())).toEqual(['create', 'list', 'revoke']);
+    expect(sub(p, 'data').commands.map((c) => c.name())).toEqual(['check', 'repair', 'backup']);
   });
 
   it('normalize --protocol accepts exactly the protocols of the venue registry schema', () => {

@@ -239,3 +239,172 @@ describe('a REST client of the hosted API', () => {
     }
   });
 });
+
+/**
+ * Round two (issue 33): what a research assistant, a sports-arb bot, a Discord bot and a fade-finder
+ * bot read, by the names they read it under.
+ */
+describe('the fields the second round of hosted clients read', () => {
+  it('/markets: id, source_url, expiration_date, created_at and the price object beside the flat fields', async () => {
+    for (const p of ['kalshi', 'polymarket']) {
+      const r = await get(`/markets?platform=${p}&limit=20`);
+      expect(r.status).toBe(200);
+      expect(r.body.markets.length).toBeGreaterThan(0);
+      for (const m of r.body.markets) {
+        expect(m).toMatchObject({ id: m.market_id, source_url: m.url, expiration_date: m.close_time });
+        expect(Date.parse(m.created_at)).not.toBeNaN();
+        expect(m.price).toEqual({
+          yes_bid: m.yes_bid,
+          yes_ask: m.yes_ask,
+          no_bid: m.no_bid,
+          no_ask: m.no_ask,
+          last_price: m.last_price,
+          volume: m.volume,
+          liquidity: m.liquidity,
+        });
+      }
+    }
+  });
+
+  it('/events and /search: id, event_name, event_date and total_count; each group platform_count and platforms', async () => {
+    const ev = (await get('/events?limit=5')).body;
+    expect(ev.total_count).toBe(ev._meta.total_count);
+    expect(ev.events.length).toBeGreaterThan(0);
+    const word = String(ev.events[0].title)
+      .split(/\W+/)
+      .find((w: string) => w.length >= 4)!;
+    const search = (await get(`/search?q=${encodeURIComponent(word)}&limit=5`)).body;
+    expect(search.total_count).toBe(search._meta.total_count);
+    for (const e of [...ev.events, ...search.events]) {
+      expect(e).toMatchObject({ id: e.event_id, event_name: e.title, event_date: e.date });
+      for (const g of e.groups) {
+        const venues = [...new Set(g.markets.map((l: { platform: string }) => l.platform))];
+        expect(g.platforms).toEqual(venues);
+        expect(g.platform_count).toBe(venues.length);
+        expect(g.platform_count).toBeGreaterThanOrEqual(2);
+      }
+    }
+  });
+
+  it('/matching-markets: success, count and events[].groups[].markets[] {source, source_url, id} beside groups', async () => {
+    const title = String((await get('/events?limit=1')).body.events[0].title);
+    const word = title.split(/\W+/).find((w) => w.length >= 4)!;
+    const r = await get(`/matching-markets?q=${encodeURIComponent(word)}`);
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ success: true, count: r.body.groups.length });
+    expect(r.body.count).toBeGreaterThan(0);
+    const inEvents = r.body.events.flatMap((e: { groups: { group_id: number }[] }) => e.groups.map((g) => g.group_id));
+    expect(inEvents.sort()).toEqual(r.body.groups.map((g: { group_id: number }) => g.group_id).sort());
+    for (const e of r.body.events) {
+      expect(e.id).toBe(e.event_id);
+      expect(typeof e.event_name).toBe('string');
+      for (const g of e.groups) {
+        expect(g.event_id).toBe(e.event_id);
+        for (const l of g.markets) expect(l).toMatchObject({ source: l.platform, source_url: l.url, id: l.market_id });
+      }
+    }
+    // the bad input of the route is unchanged: a 400 with success false
+    expect((await get('/matching-markets?q=ab')).body).toMatchObject({ success: false });
+  });
+
+  it('/status: each platform has status and last_updated (spec 2.13)', async () => {
+    const s = (await (await fetch(`${svc.url}/api/v2/status`)).json()) as {
+      platforms: Record<string, { status: string; last_updated: string | null; feed_status: string }>;
+    };
+    for (const [slug, p] of Object.entries(s.platforms)) {
+      expect(['ok', 'stale'], slug).toContain(p.status);
+      if (p.feed_status !== 'ok') expect(p.status, slug).toBe('stale');
+      if (p.last_updated !== null) expect(Date.parse(p.last_updated)).not.toBeNaN();
+    }
+    for (const slug of ['kalshi', 'polymarket']) expect(Date.parse(s.platforms[slug]!.last_updated!)).not.toBeNaN();
+  });
+
+  it('/prices/history: each candle timestamp (ISO 8601, = t), yes_bid, yes_ask and dollar_volume', async () => {
+    const m = (await get('/markets?platform=polymarket&limit=20')).body.markets.find((x: { yes_bid: number | null }) => x.yes_bid !== null);
+    let candles: { t: number; timestamp: string; yes_bid: number | null; yes_ask: number | null; dollar_volume: number | null }[] = [];
+    await vi.waitFor(
+      async () => {
+        const r = await get(`/prices/history?platform=polymarket&market_id=${encodeURIComponent(m.market_id)}&interval=1m`);
+        expect(r.status).toBe(200);
+        candles = r.body.candles;
+        expect(candles.some((k) => k.yes_bid !== null)).toBe(true);
+      },
+      { timeout: 20_000, interval: 250 },
+    );
+    for (const k of candles) {
+      expect(k.timestamp).toBe(new Date(k.t * 1000).toISOString());
+      for (const f of ['yes_bid', 'yes_ask', 'dollar_volume']) expect(k).toHaveProperty(f);
+      if (k.yes_bid !== null && k.yes_ask !== null) expect(k.yes_bid).toBeLessThanOrEqual(k.yes_ask);
+    }
+  });
+
+  it('streams fade_finder_update to a hosted-dialect fade_finder subscriber, read as the fade-finder bot reads it', async () => {
+    const m = (await get('/markets?platform=polymarket&limit=1')).body.markets[0];
+    const hosted = await open();
+    const plain = await open();
+    await hosted.next((x) => x.type === 'welcome');
+    await plain.next((x) => x.type === 'welcome');
+    hosted.send({ action: 'subscribe', channel: 'fade_finder' });
+    plain.send({ type: 'subscribe', channel: 'fade_finder' });
+    await hosted.next((x) => x.type === 'subscribed');
+    await plain.next((x) => x.type === 'subscribed');
+    const t = Date.now();
+    const wallet = '0x00000000000000000000000000000000000fade1';
+    // A fade alert as the alert engine raises it: a reliably wrong wallet buys NO at 53.4¢.
+    svc.alerts.alerts$.next({
+      seq: 9_000_001,
+      type: 'fade',
+      venue: 'venue_b',
+      marketId: m.market_id,
+      token: null,
+      outcome: 'no',
+      action: 'buy',
+      wallet,
+      price: 5340,
+      size: 1000,
+      notional: 5340 * 1000,
+      tradeId: 'compat-fade-1',
+      tradeTimestamp: t,
+      createdAt: t,
+      reason: 'compat check',
+      figures: {},
+      walletPnl: -7_500_000,
+    });
+    const first = await hosted.next((x) => x.channel === 'fade_finder' && x.type === 'fade_finder');
+    const msg = await hosted.next((x) => x.channel === 'fade_finder' && x.type === 'fade_finder_update');
+    expect(msg.seq).toBe(first.seq);
+    // the bot's FadeSignal.from_message
+    const outer = msg.data;
+    const payload = outer.data;
+    const profitable = payload.profitable_wallet;
+    expect(outer.market_slug || payload.marketSlug).toBe(m.ticker_name);
+    expect(Date.parse(outer.created_at)).toBe(t);
+    expect(['YES', 'NO']).toContain(profitable.outcome);
+    expect(['BUY', 'SELL']).toContain(profitable.side);
+    expect(profitable.price).toBeGreaterThan(0);
+    expect(profitable.price).toBeLessThan(1);
+    // fading a NO buy at 0.534: the trade to make is YES at 1 − 0.534
+    const paperOutcome = profitable.side === 'BUY' ? profitable.outcome : profitable.outcome === 'YES' ? 'NO' : 'YES';
+    const paperPrice = profitable.side === 'BUY' ? profitable.price : 1 - profitable.price;
+    expect(paperOutcome).toBe('YES');
+    expect(paperPrice).toBeCloseTo(0.466, 6);
+    expect(payload.losing_wallet).toEqual({ userAddr: wallet, pnl_to_date: -750, outcome: 'NO', side: 'BUY', price: 0.534, amount: 534 });
+    // the alert record on the stream carries the trader's lifetime PnL (USD) and side beside outcome
+    expect(first).toMatchObject({ lifetime_pnl: -750, smart_lifetime_pnl: -750, side: 'buy', outcome: 'no' });
+    // a connection that speaks type gets the fade_finder message and not the hosted shape
+    await plain.next((x) => x.type === 'fade_finder' && x.trade_id === 'compat-fade-1');
+    hosted.send({ action: 'heartbeat' });
+    plain.send({ type: 'ping' });
+    await hosted.next((x) => x.type === 'pong');
+    await plain.next((x) => x.type === 'pong');
+    expect(plain.msgs.filter((x) => x.type === 'fade_finder_update')).toEqual([]);
+    // fade_finder_update is a message of the fade_finder channel, not a channel of its own
+    hosted.send({ action: 'subscribe', channel: 'fade_finder_update' });
+    expect(await hosted.next((x) => x.code === 'UNKNOWN_CHANNEL')).toMatchObject({
+      channel: 'fade_finder_update',
+      message: expect.stringContaining('fade_finder'),
+    });
+    hosted.sock.close();
+    plain.sock.close();
+  });
+});

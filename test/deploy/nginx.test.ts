@@ -10,13 +10,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/core/log.js';
 import { startService, type Service } from '../../src/service.js';
+import { exchange } from '../server/raw.js';
 
 /**
  * The real nginx on loopback in front of the real service (embedded simulator): the shipped
  * deploy/nginx.conf (TLS with a certificate made here, WebSocket upgrades, X-Forwarded-For and
- * X-Request-ID) and a stock proxy_pass with nginx's default upstream settings (HTTP/1.0, which
- * once got a 502 after 10 s); and the shipped upstream settings (HTTP/1.1, idle connections kept)
- * in front of a second service with its HTTP front off. Skips when nginx or openssl is not installed.
+ * X-Request-ID) in front of a service as shipped (HTTP front off, server.trustProxy 127.0.0.1),
+ * also with the shipped upstream settings on plain HTTP; and a stock proxy_pass with nginx's
+ * default upstream settings (HTTP/1.0, which once got a 502 after 10 s) in front of a second
+ * service that keeps the HTTP front (`server.front` guard). Skips when nginx or openssl is not installed.
  */
 const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p));
 const OPENSSL = ['/usr/bin/openssl', '/usr/local/bin/openssl'].find((p) => existsSync(p));
@@ -86,7 +88,7 @@ async function startNginx(upstreamPort: number, offPort: number): Promise<void> 
   );
   cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
   for (const k of Object.keys(ports) as (keyof typeof ports)[]) ports[k] = await freePort();
-  writeFileSync(join(dir, 'site.conf'), site(upstreamPort));
+  writeFileSync(join(dir, 'site.conf'), site(offPort));
   for (const t of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, t));
   const main = `
 ${process.getuid?.() === 0 ? 'user root;' : ''}
@@ -173,7 +175,7 @@ beforeAll(async () => {
   if (missing) return;
   const config = loadConfig({
     env: {},
-    overrides: { dataDir: join(dir, 'data'), server: { host: '127.0.0.1', port: 0, baseUrl: null }, sim: { ticksPerSecond: 100, seed: 11 } },
+    overrides: { dataDir: join(dir, 'data'), server: { host: '127.0.0.1', port: 0, baseUrl: null, front: 'guard' }, sim: { ticksPerSecond: 100, seed: 11 } },
   });
   svc = await startService(config, { log: createLogger('debug', { write: (s: string) => void lines.push(s) }) });
   // /status is 503 until most venues are live; the tests below read it as a healthy service's.
@@ -186,12 +188,16 @@ beforeAll(async () => {
       env: {},
       overrides: {
         dataDir: join(dir, 'data-off'),
-        server: { host: '127.0.0.1', port: 0, baseUrl: null, front: 'off' },
+        server: { host: '127.0.0.1', port: 0, baseUrl: null, front: 'off', trustProxy: ['127.0.0.1'] },
         sim: { process: 'inline', ticksPerSecond: 20, seed: 12 },
       },
     }),
     { log: createLogger('debug', { write: (s: string) => void offLines.push(s) }) },
   );
+  for (let i = 0; (await fetch(`http://127.0.0.1:${off.port}/api/v2/status`)).status !== 200; i++) {
+    if (i > 200) throw new Error('the front-off service did not report ok within 40 s');
+    await new Promise((r) => setTimeout(r, 200));
+  }
   await startNginx(svc.port, off.port);
 }, 60_000);
 
@@ -229,11 +235,17 @@ describe.skipIf(missing !== '')('behind nginx', () => {
     // nginx's own id, written as a UUID, reaches crossbook and comes back
     expect(String(s.headers['x-request-id'])).toMatch(UUID);
     const id = '5b0e1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d';
-    const m = await get(`${base}/markets?limit=1`, { headers: { 'x-api-key': svc!.demoKey!, 'x-request-id': id } });
+    const m = await get(`${base}/markets?limit=1`, { headers: { 'x-api-key': off!.demoKey!, 'x-request-id': id } });
     expect(m.status).toBe(200);
     expect(m.headers['x-request-id']).toBe(id);
-    const logged = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l['requestId'] === id);
-    expect(logged).toMatchObject({ path: '/api/v2/markets', status: 200, forwardedFor: '127.0.0.1' });
+    const logged = offLines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l['requestId'] === id);
+    expect(logged).toMatchObject({ path: '/api/v2/markets', status: 200, client: '127.0.0.1' });
+    // Any method but GET and HEAD is answered by nginx (uWS closes on one it does not know).
+    for (const method of ['POST', 'FOO']) {
+      const refused = await get(`${base}/status`, { method });
+      expect(refused.status, method).toBe(405);
+      expect(refused.headers['allow'], method).toBe('GET, HEAD');
+    }
     const head = await get(`${base}/status`, { method: 'HEAD' });
     expect(head.status).toBe(200);
     expect(head.body).toBe('');
@@ -249,7 +261,7 @@ describe.skipIf(missing !== '')('behind nginx', () => {
   });
 
   it('passes WebSocket upgrades through the shipped TLS config', async () => {
-    const ws = new WebSocket(`wss://localhost:${ports.tls}/api/v2/ws`, { headers: { 'x-api-key': svc!.demoKey! }, ca: cert });
+    const ws = new WebSocket(`wss://localhost:${ports.tls}/api/v2/ws`, { headers: { 'x-api-key': off!.demoKey! }, ca: cert });
     const msgs: Record<string, unknown>[] = [];
     const got = (type: string): Promise<void> =>
       new Promise((resolve) => {
@@ -301,6 +313,22 @@ describe.skipIf(missing !== '')('behind nginx', () => {
     });
     expect(ws).toBe(426);
     expect(readFileSync(join(dir, 'error.log'), 'utf8')).not.toMatch(/upstream prematurely closed|upstream timed out/);
+  });
+
+  it('answers, in front of uWS, a 7.6 KB head sent in 1,460-byte segments, a header name with _ and an HTTP/1.0 client', async () => {
+    const ids = Array.from({ length: 100 }, (_, i) => `venue_a:KXPRESPARTY-2028-CANDIDATE-${String(i).padStart(30, '0')}`).join(',');
+    const head = `GET /api/v2/prices/bulk?ids=${encodeURIComponent(ids)} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${off!.demoKey!}\r\nConnection: close\r\n\r\n`;
+    expect(head.length).toBeGreaterThan(7000);
+    const cases: [string, number][] = [
+      [head, 1460],
+      [`GET /api/v2/status HTTP/1.1\r\nHost: x\r\nX_Foo: 1\r\nConnection: close\r\n\r\n`, 0],
+      ['GET /api/v2/status HTTP/1.0\r\n\r\n', 0],
+    ];
+    for (const [req, segment] of cases) {
+      const r = await exchange(req, 10_000, ports.off, segment);
+      expect(r.closed, req.slice(0, 60)).toBe(true);
+      expect(r.text.slice(0, 12), req.slice(0, 60)).toMatch(/^HTTP\/1\.[01] 200/);
+    }
   });
 
   it('serves a service with its front off over the kept-alive upstream, and answers 503, not 500, on it while that service shuts down', async () => {

@@ -32,6 +32,17 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/**
+ * Resolves once `done()` holds, checking after each turn of the event loop's timers (the server
+ * state it reads has no event of its own); the test's timeout is the failure guard.
+ */
+function until(done: () => boolean): Promise<void> {
+  return new Promise((resolve) => {
+    const check = (): void => (done() ? resolve() : void setTimeout(check, 10));
+    check();
+  });
+}
+
 const get = (path: string): Promise<Response> => fetch(`${base}${path}`, { headers: { 'x-api-key': key } });
 
 describe('REST clients sending garbage', () => {
@@ -83,12 +94,17 @@ describe('WebSocket clients sending garbage', () => {
   it('rate-limits a subscribe flood and survives a connect/disconnect storm', async () => {
     const ws = await open();
     const codes: string[] = [];
-    ws.on('message', (d) => {
-      const m = JSON.parse(String(d)) as { code?: string };
-      if (m.code) codes.push(m.code);
+    // Resolves at the first RATE_LIMITED, or with what came when the server closed the socket first.
+    const limited = new Promise<void>((resolve) => {
+      ws.on('message', (d) => {
+        const m = JSON.parse(String(d)) as { code?: string };
+        if (m.code) codes.push(m.code);
+        if (m.code === 'RATE_LIMITED') resolve();
+      });
+      ws.once('close', () => resolve());
     });
     for (let i = 0; i < 200; i++) ws.send(JSON.stringify({ type: 'subscribe', channel: 'prices', market_ids: ['nope'] }));
-    await new Promise((r) => setTimeout(r, 300));
+    await limited;
     expect(codes).toContain('RATE_LIMITED');
     ws.close();
     // the demo key's plan (pro) caps concurrent connections: the 26th is refused with 429
@@ -101,7 +117,8 @@ describe('WebSocket clients sending garbage', () => {
       for (const s of socks) s.terminate();
     }
     expect((await fetch(`${base}/status`)).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 200));
+    // Every socket terminated above: the hub counts each out when its close reaches the server.
+    await until(() => svc.ws.connections() === 0);
     expect(svc.ws.connections()).toBe(0);
   });
 });

@@ -16,6 +16,13 @@ export interface Child {
   readonly reports: Report[];
   /** What the child wrote to stderr (also passed through). */
   readonly stderr: string[];
+  /**
+   * The first report matching `pred` (one already received included). Rejects when the child exits
+   * before sending one, with its exit status and the end of its stderr, and after `ms` only when a
+   * caller gives it: otherwise the test's own timeout is the failure guard. A start-up takes 10–12 s
+   * here on a quiet machine (tsx compiling the sources for the child's user) and more under a full
+   * suite, so a fixed wait shorter than the test's failed on a loaded CI run ("did not report in time").
+   */
   next(pred: (r: Report) => boolean, ms?: number): Promise<Report>;
 }
 
@@ -32,7 +39,12 @@ export function startChild(dir: string, prefix: readonly string[] = []): Child {
     process.stderr.write(d);
   });
   const reports: Report[] = [];
-  const waiters: { pred: (r: Report) => boolean; resolve: (r: Report) => void }[] = [];
+  const waiters: { pred: (r: Report) => boolean; resolve: (r: Report) => void; reject: (e: Error) => void }[] = [];
+  let exited: string | undefined;
+  child.once('exit', (code, signal) => {
+    exited = `child exited (${signal ?? `code ${code}`}) before the report awaited; stderr ends: ${stderr.join('').slice(-2000)}`;
+    for (const w of waiters.splice(0)) w.reject(new Error(exited));
+  });
   createInterface({ input: child.stdout! }).on('line', (l) => {
     let r: Report;
     try {
@@ -47,12 +59,13 @@ export function startChild(dir: string, prefix: readonly string[] = []): Child {
         w.resolve(r);
       }
   });
-  const next = (pred: (r: Report) => boolean, ms = 20_000): Promise<Report> =>
+  const next = (pred: (r: Report) => boolean, ms?: number): Promise<Report> =>
     new Promise((resolve, reject) => {
       const hit = reports.find(pred);
       if (hit) return resolve(hit);
-      const t = setTimeout(() => reject(new Error('child did not report in time')), ms);
-      waiters.push({ pred, resolve: (r) => (clearTimeout(t), resolve(r)) });
+      if (exited !== undefined) return reject(new Error(exited));
+      const t = ms === undefined ? undefined : setTimeout(() => reject(new Error(`child did not report within ${ms} ms`)), ms);
+      waiters.push({ pred, resolve: (r) => (clearTimeout(t), resolve(r)), reject: (e) => (clearTimeout(t), reject(e)) });
     });
   return { child, reports, stderr, next };
 }

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { matchCommand } from '../../src/cli/match.js';
+import { runMatchCommand } from '../support/pair-report.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'crossbook-match-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -10,14 +10,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 function run(content: string | undefined): { code: number; out: string[]; err: string[] } {
   const file = join(dir, `in-${Math.random().toString(36).slice(2)}.json`);
   if (content !== undefined) writeFileSync(file, content);
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = matchCommand(
-    file,
-    (s) => out.push(s),
-    (s) => err.push(s),
-  );
-  return { code, out, err };
+  return runMatchCommand(file);
 }
 
 const PAIRS = JSON.parse(readFileSync(new URL('../fixtures/matching/dev-pairs.json', import.meta.url), 'utf8')) as { a: object; b: object }[];

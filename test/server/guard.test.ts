@@ -7,6 +7,7 @@ import { createLogger } from '../../src/core/log.js';
 import { checkHead, GuardFront, GuardRoute, ListenError, MAX_HEADER_FIELDS, type HttpGuard as Guard } from '../../src/server/guard.js';
 import { HttpServer, jsonReply } from '../../src/server/http.js';
 import { redactPath, redactQuery } from '../../src/server/redact.js';
+import { bodyOf, exchange as raw, statuses, type Exchange } from './raw.js';
 
 /**
  * Hostile and old HTTP clients against the real server (guard + uWS), over raw sockets: each case
@@ -22,50 +23,22 @@ beforeAll(async () => {
   http = new HttpServer(createLogger('debug', { write: (s: string) => void lines.push(s) }));
   http.get('/api/v2/status', () => jsonReply({ status: 'ok' }));
   http.get('/api/v2/markets', () => jsonReply({ markets: [] }));
-  port = await http.listen('127.0.0.1', 0);
+  port = await http.listen('127.0.0.1', 0, 'guard');
 });
 afterAll(() => http.close());
 
 describe('the public port', () => {
   it('is taken exclusively: a second server on it is a ListenError naming host, port and cause', async () => {
     const other = new HttpServer(createLogger('silent'));
-    const taken = other.listen('127.0.0.1', port);
+    const taken = other.listen('127.0.0.1', port, 'guard');
     await expect(taken).rejects.toBeInstanceOf(ListenError);
     await expect(taken).rejects.toThrow(`cannot listen on 127.0.0.1:${port} (EADDRINUSE)`);
     other.close();
   });
 });
 
-interface Exchange {
-  /** Everything the server sent. */
-  readonly text: string;
-  /** The server closed the connection (rather than the guard timeout below firing). */
-  readonly closed: boolean;
-}
-
-/**
- * Sends raw bytes and collects the answer until the server closes, or until `settleMs` passes
- * without a close (a failure guard, not a timing assertion: a keep-alive answer is complete then).
- */
-function exchange(bytes: string | Buffer, settleMs = 3000, to = port): Promise<Exchange> {
-  return new Promise((resolve) => {
-    const s = net.connect(to, '127.0.0.1');
-    let text = '';
-    const done = (closed: boolean): void => {
-      clearTimeout(t);
-      s.destroy();
-      resolve({ text, closed });
-    };
-    const t = setTimeout(() => done(false), settleMs);
-    s.on('data', (d) => (text += d.toString('latin1')));
-    s.on('error', () => undefined);
-    s.on('close', () => done(true));
-    s.write(typeof bytes === 'string' ? Buffer.from(bytes, 'latin1') : bytes);
-  });
-}
-
-const statuses = (text: string): number[] => [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
-const bodyOf = (text: string): Record<string, unknown> => JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
+/** A raw exchange with the guard's port unless told. */
+const exchange = (bytes: string | Buffer, settleMs = 3000, to = port): Promise<Exchange> => raw(bytes, settleMs, to);
 const fields = (n: number): string => Array.from({ length: n }, (_, i) => `X-F${i}: v\r\n`).join('');
 
 describe('HTTP/1.0', () => {
@@ -159,6 +132,77 @@ describe('oversized and malformed heads', () => {
     expect(checkHead('GET / HTTP/1.1\r\nHost: a\r\nContent-Length: +5')).toMatchObject({ status: 400 });
     expect(checkHead('GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nContent-Length: 5')).toMatchObject({ status: 400 });
     expect(checkHead('GET / HTTP/1.1\r\nHost: a\r\n folded')).toMatchObject({ status: 400 });
+  });
+});
+
+/** Issue 30's gaps in the front: each once got no answer, or 10–12 s of silence then a close. */
+describe('answered at once, not after the idle timeout', () => {
+  const status = '/api/v2/status';
+  it('answers an unknown method 405 with Allow and a lowercase one 400, and closes', async () => {
+    for (const [line, code] of [
+      [`FOO ${status}`, 405],
+      [`get ${status}`, 400],
+      [`Get ${status}`, 400],
+    ] as const) {
+      const r = await exchange(`${line} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      expect([r.closed, statuses(r.text)], line).toEqual([true, [code]]);
+      if (code === 405) expect(r.text).toMatch(/\r\nAllow: GET, HEAD\r\n/);
+    }
+  });
+
+  it('answers a TLS ClientHello, bare CR line ends and a head ending LF CR LF 400 and closes', async () => {
+    // The first bytes of a TLS 1.2 ClientHello record (curl https:// against the plain port).
+    const hello = Buffer.from('16030100a5010000a10303', 'hex');
+    for (const req of [hello, `GET ${status} HTTP/1.1\rHost: x\r\r`, `GET ${status} HTTP/1.1\r\nHost: x\n\r\n`]) {
+      const r = await exchange(req);
+      expect([r.closed, statuses(r.text)], JSON.stringify(req.toString())).toEqual([true, [400]]);
+    }
+  });
+
+  it('ignores an empty line before the request line (RFC 9112 2.2)', async () => {
+    const r = await exchange(`\r\nGET ${status} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+    expect([r.closed, statuses(r.text)]).toEqual([true, [200]]);
+  });
+
+  it('answers a request carrying header names uWS cannot read (X_Foo, X.Foo), leaving those fields out', async () => {
+    const r = await exchange(`GET ${status} HTTP/1.1\r\nHost: x\r\nX_Foo: 1\r\nX.Bar: 2\r\nConnection: close\r\n\r\n`);
+    expect([r.closed, statuses(r.text), bodyOf(r.text)]).toEqual([true, [200], { status: 'ok' }]);
+    expect(checkHead('GET / HTTP/1.1\r\nHost: a\r\nX_Foo: 1\r\nAccept: */*')).toMatchObject({ rewritten: 'GET / HTTP/1.1\r\nHost: a\r\nAccept: */*\r\n\r\n' });
+  });
+
+  it('answers a 7.6 KB head that arrives in 1,460-byte segments (a 100-id /prices/bulk)', async () => {
+    const ids = Array.from({ length: 100 }, (_, i) => `venue_a:KXPRESPARTY-2028-CANDIDATE-${String(i).padStart(30, '0')}`).join(',');
+    const head = `GET ${status}?ids=${encodeURIComponent(ids)} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`;
+    expect(head.length).toBeGreaterThan(7000);
+    const r = await raw(head, 5000, port, 1460);
+    expect([r.closed, statuses(r.text)]).toEqual([true, [200]]);
+  });
+
+  it('answers a request on a kept-alive connection after close() with 503 shutting_down, as uWS alone does', async () => {
+    const s = new HttpServer(createLogger('silent'));
+    s.get(status, () => jsonReply({ status: 'ok' }));
+    const p = await s.listen('127.0.0.1', 0, 'guard');
+    const c = net.connect(p, '127.0.0.1');
+    let text = '';
+    const got = (n: number): Promise<void> =>
+      new Promise((resolve) => {
+        const check = (): void => (statuses(text).length >= n ? resolve() : void c.once('data', check));
+        c.on('data', (d: Buffer) => (text += d.toString('latin1')));
+        check();
+      });
+    const closed = new Promise((resolve) => c.once('close', resolve));
+    try {
+      c.write(`GET ${status} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      await got(1);
+      s.close();
+      c.write(`GET ${status} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      await closed;
+      expect(statuses(text)).toEqual([200, 503]);
+      expect(bodyOf(text.slice(text.lastIndexOf('HTTP/1.1 ')))).toMatchObject({ success: false, code: 'shutting_down' });
+    } finally {
+      c.destroy();
+      s.close();
+    }
   });
 });
 
@@ -291,7 +335,8 @@ describe('front off', () => {
   });
 
   it('is chosen by server.front, and a bad value stops start-up naming the key', () => {
-    expect(loadConfig({ env: {} }).server.front).toBe('guard');
+    expect(loadConfig({ env: {} }).server.front).toBe('off');
+    expect(loadConfig({ env: { CROSSBOOK__server__front: 'guard' } }).server.front).toBe('guard');
     expect(loadConfig({ env: { CROSSBOOK__server__front: 'off' } }).server.front).toBe('off');
     expect(() => loadConfig({ env: { CROSSBOOK__server__front: 'none' } })).toThrow(ConfigError);
     expect(() => loadConfig({ env: { CROSSBOOK__server__front: 'none' } })).toThrow(/server\.front: must be "guard" .* or "off"/);

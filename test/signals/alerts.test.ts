@@ -11,6 +11,7 @@ import { WalletLedger } from '../../src/signals/wallets.js';
 import { applyEvent, EngineState } from '../../src/state/engine.js';
 import { addr, book, buy, cond, market, sell, VA, VB, yesTok } from './events.js';
 import { runAlertStudy } from '../support/study.js';
+import { alertJson } from '../../src/views/alert.js';
 
 const config = loadConfig({ env: {} });
 const T0 = Date.UTC(2026, 2, 10, 12);
@@ -132,6 +133,31 @@ describe('smart_money and fade (raised at trade time)', () => {
   });
 });
 
+describe("the trader's lifetime PnL on an alert", () => {
+  it('is the wallet ledger realized PnL when the alert was raised, in USD on the record; null without a wallet', () => {
+    const s = setup();
+    const F = addr('c');
+    s.train(F, 5, 'bad');
+    const m = s.newMarket();
+    // A small position sold at a loss: $20.50 in at 41¢, out at 35¢ (−$3), below every threshold.
+    s.apply(buy({ marketId: m.id, n: m.k, wallet: F, outcome: 'yes', cents: 41, size: 50, ts: s.now() }));
+    s.apply(sell({ marketId: m.id, n: m.k, wallet: F, outcome: 'yes', cents: 35, size: 50, ts: s.now() + 1 }));
+    expect(s.of('fade')).toEqual([]);
+    s.apply(buy({ marketId: m.id, n: m.k, wallet: F, outcome: 'yes', cents: 41, size: 100, ts: s.now() + 2 }));
+    const [fade] = s.of('fade');
+    expect(fade!.walletPnl).toBe((3500 - 4100) * 50);
+    expect(alertJson('polymarket', fade!, null)).toMatchObject({ lifetime_pnl: -3, smart_lifetime_pnl: -3, side: 'buy', outcome: 'yes' });
+    // a later gain does not rewrite the alert: it says what was known when it was raised
+    s.apply(sell({ marketId: m.id, n: m.k, wallet: F, outcome: 'yes', cents: 60, size: 100, ts: s.now() + 3 }));
+    expect(s.ledger.wallet(F)!.realized).toBe((3500 - 4100) * 50 + (6000 - 4100) * 100);
+    expect(s.of('fade')[0]!.walletPnl).toBe((3500 - 4100) * 50);
+    // an alert stored before the figure was kept, or raised without a wallet, has none
+    const { walletPnl: _gone, ...older } = fade!;
+    expect(alertJson('polymarket', older, null)).toMatchObject({ lifetime_pnl: null, smart_lifetime_pnl: null });
+    expect(alertJson('kalshi', { ...fade!, wallet: null, walletPnl: null }, null).lifetime_pnl).toBeNull();
+  });
+});
+
 describe('insider (raised when the move confirms)', () => {
   it('track_record: a wallet with a good record, a large entry and a confirmed move', () => {
     const s = setup();
@@ -209,6 +235,8 @@ describe('captain_hook (raised at trade time)', () => {
       implied_by_other_outcome: false,
     });
     expect(s.ledger.wallet(C)!.realized).toBe(16 * 100 * 400);
+    // the alert keeps the realized PnL as it stood at the sale that raised it (300 of 500 sold at +16¢)
+    expect(hooks[0]!.walletPnl).toBe(16 * 100 * 300);
   });
 
   it('does not fire on a small gain, a small position, or a sale at a price that has held for the window', () => {

@@ -13,12 +13,30 @@ function store(): { candles: CandleStore; closed: Candle[] } {
 describe('CandleStore flush (the once-a-second close of one-minute buckets)', () => {
   it('closes a bucket when the clock reaches its end, not before, and only once', () => {
     const { candles, closed } = store();
-    candles.observe('venue_a', 'M', 4000, 4100, 5, T + 1_000);
-    candles.observe('venue_a', 'M', 4300, undefined, 0, T + 30_000);
+    candles.observe('venue_a', 'M', 4000, 4100, 5, T + 1_000, 4000, 4200, 4000 * 5);
+    candles.observe('venue_a', 'M', 4300, undefined, 0, T + 30_000, 4300, undefined);
     candles.flush(T + MINUTE - 1);
     expect(closed).toEqual([]);
     candles.flush(T + MINUTE);
-    expect(closed).toEqual([{ venue: 'venue_a', marketId: 'M', t: T, o: 4000, h: 4300, l: 4000, c: 4300, mid: 4300, volume: 5, trades: 1 }]);
+    // bid and ask as at the last observation (the ask side had emptied); notional: the trade's price × size
+    expect(closed).toEqual([
+      {
+        venue: 'venue_a',
+        marketId: 'M',
+        t: T,
+        o: 4000,
+        h: 4300,
+        l: 4000,
+        c: 4300,
+        mid: 4300,
+        volume: 5,
+        trades: 1,
+        bid: 4300,
+        ask: undefined,
+        notional: 20_000,
+      },
+    ]);
+    expect(closed[0]).toHaveProperty('ask', undefined);
     candles.flush(T + 2 * MINUTE);
     expect(closed).toHaveLength(1);
     expect(candles.current('venue_a', 'M')).toBeUndefined();

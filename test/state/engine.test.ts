@@ -48,6 +48,8 @@ describe('EngineState.applyEvent', () => {
       { ...b, type: 'book_snapshot', marketId: 'C', instrument: 'N', bids: [[3000, 7]], asks: [[3500, 2]] },
     ]);
     expect(s.books.marketBook('venue_b', 'C')).toMatchObject({ bids: [[6500, 2]], asks: [[7000, 7]], ready: true });
+    // the market's candle keeps the YES bid and ask, complemented from the NO token's book too
+    expect(s.candles.current('venue_b', 'C')).toMatchObject({ bid: 6500, ask: 7000, mid: 6750 });
   });
 
   it('a NO-token book that arrived before its market names it is read by complement from then on', () => {
@@ -124,7 +126,10 @@ describe('EngineState.applyEvent', () => {
       size,
     });
     apply(s, [t('1', 4000, 5, 60_000), t('2', 4200, 3, 61_000), t('2', 4200, 3, 61_000), t('3', 3900, 1, 119_999), t('4', 4100, 2, 120_000)]);
-    expect(closed).toEqual([{ venue: 'venue_a', marketId: 'M', t: 60_000, o: 4000, h: 4200, l: 3900, c: 3900, mid: 3900, volume: 9, trades: 3 }]);
+    // notional: each trade's own price × size (dollar volume); no book, so no bid or ask
+    expect(closed).toEqual([
+      { venue: 'venue_a', marketId: 'M', t: 60_000, o: 4000, h: 4200, l: 3900, c: 3900, mid: 3900, volume: 9, trades: 3, notional: 4000 * 5 + 4200 * 3 + 3900 },
+    ]);
     expect(s.trades.size).toBe(4);
     expect(s.candles.current('venue_a', 'M')).toMatchObject({ t: 120_000, volume: 2 });
   });

@@ -142,6 +142,27 @@ describe('Persistence', () => {
     await p2.close();
   });
 
+  it('keeps the YES bid, ask and money traded through the minute log and its rollups; a minute stored before them reads without them', async () => {
+    const dir = tmp();
+    const p = new Persistence(dir);
+    // A minute as stored before bid, ask and money traded were kept: the stored record has no such keys.
+    p.db('candles').putSync(['venue_a', 'M', 60_000], { o: 4000, h: 4100, l: 3900, c: 4050, mid: 4025, volume: 3, trades: 1 });
+    const older = p.candles('venue_a', 'M', 0, Infinity)[0]!;
+    expect([older.bid, older.ask, older.notional]).toEqual([undefined, undefined, undefined]);
+    const minute = { venue: 'venue_a', marketId: 'M', o: 4050, h: 4200, l: 4000, c: 4200, mid: 4150, volume: 2, trades: 2 };
+    p.appendCandle({ ...minute, t: 120_000, bid: 4100, ask: 4200, notional: 8_300 });
+    p.appendCandle({ ...minute, t: 180_000, bid: 4150, ask: undefined, notional: 4_200 });
+    await p.close();
+    const p2 = new Persistence(dir);
+    expect(p2.candles('venue_a', 'M', 100_000, Infinity)).toEqual([
+      { ...minute, t: 120_000, bid: 4100, ask: 4200, notional: 8_300 },
+      { ...minute, t: 180_000, bid: 4150, notional: 4_200 },
+    ]);
+    // The hour: bid and ask of its last minute, the money of the minutes that recorded it.
+    expect(p2.candles('venue_a', 'M', 0, Infinity, '1h')).toMatchObject([{ t: 0, bid: 4150, ask: undefined, notional: 12_500, volume: 4 }]);
+    await p2.close();
+  });
+
   it('refuses to guess when data files are missing or corrupt', async () => {
     const dir = tmp();
     const p = new Persistence(dir);

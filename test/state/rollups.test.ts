@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { OpenRollups } from '../../src/persist/rollups.js';
 
 describe('OpenRollups', () => {
-  it('keeps one rollup per market, past its initial capacity, with an absent mid kept absent', () => {
+  it('keeps one rollup per market, past its initial capacity, with an absent mid, bid, ask or notional kept absent', () => {
     const r = new OpenRollups();
     const candle = (i: number) => ({
       venue: i % 2 ? 'venue_a' : 'venue_b',
@@ -15,6 +15,9 @@ describe('OpenRollups', () => {
       mid: i % 3 ? 4025.5 + i : undefined,
       volume: 10.25 * i,
       trades: i,
+      bid: i % 4 ? 4010 + i : undefined,
+      ask: i % 5 ? 4060 + i : undefined,
+      notional: i % 6 ? 40_000.5 * i : undefined,
     });
     for (let i = 0; i < 3_000; i++) r.set(candle(i));
     r.set({ ...candle(7), c: 1, trades: 99 });

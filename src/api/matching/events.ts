@@ -25,7 +25,7 @@ export function registerEvents(api: Api, r: MatchingRoutes): void {
       cursor: p.string({ max: 500 }),
     }),
     responseDescription:
-      '{events: Event[], cursor: string|null, next_cursor: string|null (the same token as cursor: pass it as cursor; null on the last page), _meta: {count, total_count}}',
+      '{total_count (= _meta.total_count), events: Event[], cursor: string|null, next_cursor: string|null (the same token as cursor: pass it as cursor; null on the last page), _meta: {count, total_count}}',
     handler: (c) => {
       const q = c.query;
       const all = r.events.all();
@@ -44,6 +44,7 @@ export function registerEvents(api: Api, r: MatchingRoutes): void {
       const more = offset + q.limit! < list.length;
       const cursor = more ? encodeCursor({ o: offset + q.limit! }) : null;
       return jsonReply({
+        total_count: list.length,
         events: page.map((e) => r.views.event(e, q.include_groups!, q.types, true)),
         cursor,
         next_cursor: cursor,

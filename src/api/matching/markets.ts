@@ -4,7 +4,7 @@ import { exactlyOne, p } from '../../access/params.js';
 import type { ServedGroup } from '../../matching/service.js';
 import { jsonReply } from '../../server/http.js';
 import type { MarketRecord } from '../../state/catalog.js';
-import { GroupList, groupsOfRecords, type MatchingRoutes } from './shared.js';
+import { GroupList, groupListBody, groupsOfRecords, type MatchingRoutes } from './shared.js';
 
 /** The `extra` fields in which mappers keep the slugs a venue's pages and links name a market by. */
 const SLUG_FIELDS = ['slug', 'eventSlug'] as const;
@@ -49,7 +49,7 @@ export function registerMatchingMarkets(api: Api, r: MatchingRoutes): void {
         const m = state.catalog.get(venueA.label, q[aKey]!);
         groups = groupsOfRecords(r.matching, m ? [m] : []);
       } else groups = [];
-      return jsonReply({ groups: groups.map((g) => r.views.group(g)), _meta: { count: groups.length } });
+      return jsonReply(groupListBody(r.views, groups));
     },
   });
 }

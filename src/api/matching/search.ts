@@ -41,7 +41,7 @@ export function registerSearch(api: Api, r: MatchingRoutes): void {
       cursor: p.string({ max: 500 }),
     }),
     responseDescription:
-      '{events: Event[], cursor: string|null, next_cursor: string|null (the same token as cursor: pass it as cursor; null on the last page), _meta: {count, total_count, prices_unavailable?}}',
+      '{total_count (= _meta.total_count), events: Event[], cursor: string|null, next_cursor: string|null (the same token as cursor: pass it as cursor; null on the last page), _meta: {count, total_count, prices_unavailable?}}',
     handler: (c) => {
       const q = c.query;
       // Serialized once per state: a cached body is served while the groups, the catalog and
@@ -82,6 +82,7 @@ export function registerSearch(api: Api, r: MatchingRoutes): void {
       const cursor = more ? encodeCursor({ o: offset + q.limit! }) : null;
       const body = Buffer.from(
         JSON.stringify({
+          total_count: list.length,
           events,
           cursor,
           next_cursor: cursor,

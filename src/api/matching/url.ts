@@ -7,7 +7,7 @@ import type { MarketRecord } from '../../state/catalog.js';
 import { PROTOCOL_MODULES } from '../../venues/index.js';
 import { apiMarketId, type MarketUrlLookup } from '../../venues/protocol.js';
 import type { ApiContext } from '../context.js';
-import { GroupList, groupsOfRecords, type MatchingRoutes } from './shared.js';
+import { GroupList, groupListBody, groupsOfRecords, type MatchingRoutes } from './shared.js';
 
 /** /matching-markets/url: groups of a market page URL (web hosts and deep links of the URL-matcher venues). */
 export function registerMatchingUrl(api: Api, r: MatchingRoutes): void {
@@ -34,10 +34,7 @@ export function registerMatchingUrl(api: Api, r: MatchingRoutes): void {
       const res = resolveUrl(r.ctx, c.query.url!);
       if ('error' in res) return errorReply(400, 'validation.invalid_url', `invalid parameter "url": ${res.error}`);
       const groups = groupsOfRecords(r.matching, res.markets);
-      return jsonReply({
-        groups: groups.map((g) => r.views.group(g)),
-        _meta: { count: groups.length, platform: res.venue.slug, resolved: res.markets.map((m) => m.marketId) },
-      });
+      return jsonReply(groupListBody(r.views, groups, { platform: res.venue.slug, resolved: res.markets.map((m) => m.marketId) }));
     },
   });
 }

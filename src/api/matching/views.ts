@@ -38,6 +38,10 @@ export class GroupViews {
       confidence,
       reasons,
       url: st.url,
+      // The names clients of the hosted API read (README "Clients of the hosted API").
+      source: v.slug,
+      source_url: st.url,
+      id: rec.marketId,
     };
     if (withPrices) {
       const q = this.state.quotes.get(rec.venue, rec.marketId);
@@ -67,6 +71,9 @@ export class GroupViews {
     };
     if (g.suspect !== undefined) Object.assign(out, { suspect: true, suspect_reason: g.suspect });
     for (const l of legs) if (l['url']) out[`market_url_${l['platform'] as string}`] ??= l['url'];
+    const platforms = [...new Set(legs.map((l) => l['platform'] as string))];
+    out['platforms'] = platforms;
+    out['platform_count'] = platforms.length;
     out['markets'] = legs;
     return out;
   }
@@ -82,6 +89,9 @@ export class GroupViews {
       tags: e.tags,
       date: e.date,
       group_count: groups.length,
+      id: e.event_id,
+      event_name: e.title,
+      event_date: e.date,
     };
     if (includeGroups)
       out['groups'] = groups.map((g) => {

@@ -2,6 +2,7 @@
 import PLACES from '../tables/places.json' with { type: 'json' };
 import { etParts, findYear, foldPerson, isoDay } from '../text.js';
 import { DEMONYMS, DEMONYM_RE, NAME_ONLY, note, rawSpan, tickerYear, type Ctx, type Ticker } from './context.js';
+import { houseSeat, mayoralCity, PARTY_NAMES, partyOf, type Party } from './grammar.js';
 import type { Draft } from './types.js';
 
 /** US state names → postal codes. */
@@ -38,14 +39,16 @@ function officeIn(s: string, kt: Ticker | undefined): string | undefined {
     const st = STATE_RE.exec(s);
     return st ? `governor_${STATES[st[1]!]}` : undefined;
   }
+  const seat = houseSeat(s, kt);
+  if (seat) return seat;
   if (/\bsenate\b|\bsenator\b/.test(s)) {
     const st = STATE_RE.exec(s);
     return st ? `senate_${STATES[st[1]!]}` : undefined;
   }
   if (/\bmayor(?:al)?\b/.test(s)) {
     if (/\bnew york city\b|\bnyc\b|\bnew york\b/.test(s)) return 'mayor_nyc';
-    const city = /\bmayor of ([a-z ]+?)(?:\?|$| in )/.exec(s);
-    return city ? `mayor_${city[1]!.trim().replace(/ /g, '_')}` : undefined;
+    const city = mayoralCity(s);
+    return city ? `mayor_${city}` : undefined;
   }
   if (/\bpope\b/.test(s)) return 'pope';
   if (/\bchancellor\b/.test(s)) {
@@ -85,20 +88,16 @@ function personSubject(ctx: Ctx, t: string): { id: string; name: string } | unde
   return { id: `person:${id}`, name: name.trim() };
 }
 
-const PARTY_NAME = /^(?:the |a )?(democrats?|democratic(?: party)?|republicans?|republican(?: party)?|gop)$/;
-
 /**
  * A party named as the winner of an election ("Will a Democrat win the 2028 US Presidential
- * Election?", "Which party will win the Senate race in Maine?" listed as "Democratic party"): the
- * party is the subject, so the venues' different words for it ("Democrats", "Democratic party", "a
- * Democrat") meet, while a party never meets one of its candidates.
+ * Election?", "Which party will win the Senate race in Maine?" listed as "Democratic party", Kalshi's
+ * generated "Will Democratics win…" and "Will Democratic (DFL)s win…"): the party is the subject,
+ * so the venues' different words for it meet, while a party never meets one of its candidates.
  */
-function partySubject(ctx: Ctx, t: string): 'dem' | 'rep' | undefined {
+function partySubject(ctx: Ctx, t: string): Party | undefined {
   const lead = /^will (.+?) (?:win|be elected|control)\b/.exec(t);
   const name = lead?.[1] ?? (ctx.outcome && ctx.outcome !== 'yes' && ctx.outcome !== 'no' ? ctx.outcome : undefined);
-  const m = name ? PARTY_NAME.exec(name.trim()) : null;
-  if (!m) return undefined;
-  return m[1]!.startsWith('dem') ? 'dem' : 'rep';
+  return name ? partyOf(name.trim()) : undefined;
 }
 
 /**
@@ -159,23 +158,39 @@ export function nextScope(ctx: Ctx, t: string, d: Draft): void {
   }
 }
 
+/**
+ * A US House or Senate race whose title and id name no year ("Will the Republican Party win the
+ * MI-10 House seat?"): federal elections fall in even years, and a venue closes such a market at
+ * the election or after it (Kalshi on the swearing-in, the next year), never before the cycle's
+ * own election; so the cycle is the close's year, or the year before when that is odd.
+ */
+function federalCycle(ctx: Ctx, d: Draft): void {
+  if (d.year !== null || d.mode !== null || ctx.close === undefined || !/^(?:house|senate)_[a-z]{2}/.test(d.office ?? '')) return;
+  const y = etParts(ctx.close).y;
+  d.year = y % 2 === 0 ? y : y - 1;
+  // Read from the close time, not stated: a little less sure than a stated year, more than none.
+  d.confidence += 0.1;
+  note(d, 'close_time');
+}
+
 const RE_CHAMBER = /\b(?:the )?(?:u\.?s\.? )?(house|senate)\b/;
 
 /** "Will the Democrats win the House in 2026?" / "Which party will win the Senate?" + "Republican". */
 function parseControl(ctx: Ctx, d: Draft, t: string): boolean {
   const ch = RE_CHAMBER.exec(t);
   if (!ch || !/\b(?:control|win|majority|keep|hold|flip)\b/.test(t) || STATE_RE.test(t) || /\b(?:race|seat|speaker)\b/.test(t)) return false;
-  const lead = /^will (?:the )?(democrats|democratic party|democratic|republicans|republican party|republican|gop)\b/.exec(t);
-  if (!lead) return false;
+  const lead = /^will (.+?) (?:control|win|have|keep|hold|flip)\b/.exec(t);
+  const party = lead ? partyOf(lead[1]!) : undefined;
+  if (party !== 'dem' && party !== 'rep') return false;
   d.kind = 'chamber_control';
   d.market_type = 'chamber_control';
-  d.party = /^dem/.test(lead[1]!) ? 'dem' : 'rep';
+  d.party = party;
   d.office = `${ch[1]}_us`;
   d.year = findYear(t) ?? findYear(ctx.event) ?? tickerYear(ctx) ?? null;
   if (d.year === null) d.confidence -= 0.15;
   d.subject = `party:${d.party}`;
   d.subjectCandidates = [d.subject];
-  d.subjectName = d.party === 'dem' ? 'Democrats' : 'Republicans';
+  d.subjectName = PARTY_NAMES[d.party] ?? null;
   if (ctx.outcome === 'no') d.negated = true;
   note(d, 'title');
   return true;
@@ -220,13 +235,13 @@ export function parsePolitics(ctx: Ctx, d: Draft): boolean {
     return true;
   }
   const electionWords =
-    /\b(?:win|be elected|become|be the next|succeed)\b.*\b(?:election|presidency|president|governorship|governor|senate|mayor(?:al)?(?: race| election)?|prime minister|chancellor|race|primary|runoff|pope)\b|^who will win\b/;
+    /\b(?:win|be elected|become|be the next|succeed)\b.*\b(?:election|presidency|president|governorship|governor|senate|mayor(?:al)?(?: race| election)?|prime minister|chancellor|race|seat|district|primary|runoff|pope)\b|^who will win\b/;
   const listQuestion = /^who will (?:win|be)\b/.test(ctx.event) && NAME_ONLY.test(t);
   if (!electionWords.test(t) && !listQuestion && !(kt && officeIn('', kt))) return false;
   const office = officeIn(all, kt);
   if (!office) return false;
   const party = partySubject(ctx, t);
-  const who = party ? { id: `party:${party}`, name: party === 'dem' ? 'Democrats' : 'Republicans' } : personSubject(ctx, t);
+  const who = party ? { id: `party:${party}`, name: PARTY_NAMES[party] ?? party } : personSubject(ctx, t);
   if (!who) return false;
   d.kind = 'election_winner';
   d.market_type = 'election_winner';
@@ -249,6 +264,7 @@ export function parsePolitics(ctx: Ctx, d: Draft): boolean {
   if (d.kind === 'election_winner') {
     nextScope(ctx, t, d);
     electionMargin(t, d);
+    federalCycle(ctx, d);
   }
   if (ctx.outcome === 'no') d.negated = true;
   note(d, 'title');

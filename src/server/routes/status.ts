@@ -28,6 +28,12 @@ export const StatusBody = z.object({
         .object({ kind: z.string(), at: z.string().meta({ format: 'date-time' }) })
         .nullable()
         .describe('the last disconnect, stall, gap or burst of malformed frames; null when none'),
+      status: z
+        .enum(['ok', 'stale'])
+        .describe(
+          'the venue at a glance, in the vocabulary clients of the hosted API read: ok when the feed is ok and the catalog refresh is on time, else stale (feed_status and catalog_healthy say why)',
+        ),
+      last_updated: iso('newer of the last venue frame and the last catalog refresh; null before either (spec 2.13)'),
     }),
   ),
   last_updated: iso('newer of the latest matched-market price update and the last catalog refresh'),
@@ -88,6 +94,10 @@ export interface PlatformStatus {
   readonly malformed_frames: number;
   /** The last disconnect, stall, sequence gap or burst of malformed frames, null when none since start. */
   readonly last_interruption: { readonly kind: string; readonly at: string } | null;
+  /** ok when the feed is ok and the catalog refresh on time, else stale (the hosted API's vocabulary). */
+  readonly status: 'ok' | 'stale';
+  /** Newer of the last venue frame and the last catalog refresh, ISO 8601; null before either. */
+  readonly last_updated: string | null;
 }
 
 export interface PersistenceStatus {
@@ -162,6 +172,8 @@ export function computeStatus(config: Config, state: EngineState, now: number, s
       gaps: h?.gaps ?? 0,
       malformed_frames: h?.malformed ?? 0,
       last_interruption: h?.lastInterruption ? { kind: h.lastInterruption.kind, at: new Date(h.lastInterruption.at).toISOString() } : null,
+      status: feed.status === 'ok' && catalogHealthy ? 'ok' : 'stale',
+      last_updated: Math.max(lastEventAt, lastCatalogAt) > 0 ? new Date(Math.max(lastEventAt, lastCatalogAt)).toISOString() : null,
     };
   }
   // The newer of the latest matched-market price update and the last catalog refresh (spec 4.1).
