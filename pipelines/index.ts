@@ -1,9 +1,12 @@
 import { EMPTY, Subscription } from 'rxjs';
+import type { Capture, CaptureSettings } from '../src/capture/index.js';
+import { realClock, type Clock } from '../src/core/clock.js';
 import type { Logger } from '../src/core/log.js';
 import type { Persistence } from '../src/persist/store.js';
 import type { EngineState } from '../src/state/engine.js';
 import { Turn } from '../src/pipeline/turn.js';
 import type { WsHub } from '../src/ws/hub.js';
+import { captureFlow } from './capture.js';
 import { fanoutFlow, webhookFlow } from './fanout.js';
 import type { Ingest } from './ingest.js';
 import { persistenceFlow, type PersistenceOptions } from './persistence.js';
@@ -20,6 +23,8 @@ export interface Flows {
   readonly log: Logger;
   /** The per-turn flush of the conflated fan-out and arb/EV (default: one of its own, on setImmediate). */
   readonly turn?: Turn | undefined;
+  /** The capture log the feeds append to: its flush markers, writes and retention (absent: capture off). */
+  readonly capture?: { readonly capture: Capture; readonly settings: CaptureSettings; readonly clock?: Clock | undefined } | undefined;
 }
 
 /**
@@ -57,6 +62,8 @@ export function startPipelines(f: Flows): Subscription {
 export function wireFlows(f: Omit<Flows, 'ingest' | 'log'> & { readonly ingest?: Pick<Ingest, 'events$'> }): Subscription {
   const sub = new Subscription();
   const turn = f.turn ?? new Turn();
+  // First, so its flusher marks each flush in the capture log before the flushers below run it.
+  if (f.capture) sub.add(captureFlow(f.capture.capture, f.capture.settings, turn, f.capture.clock ?? realClock, f.state.books));
   sub.add(persistenceFlow(f.state, f.persistence, f.persistenceOptions));
   if (f.hub) sub.add(fanoutFlow(f.ingest?.events$ ?? EMPTY, f.state, f.hub, f.rooms.signals, f.rooms.alerts, turn));
   sub.add(signalFlow(f.state, f.rooms, turn));

@@ -1,4 +1,5 @@
 import { connectable, interval, merge, mergeMap, Subject, tap, type Observable, type Subscription } from 'rxjs';
+import type { CaptureSink } from '../src/capture/sink.js';
 import type { Config, VenueConfig } from '../src/config/schema.js';
 import type { Logger } from '../src/core/log.js';
 import type { FeedEvent, NormalizedEvent } from '../src/core/types.js';
@@ -21,12 +22,18 @@ export interface Ingest {
 /** How often the malformed-frame rule looks at the feeds' counters. */
 export const MALFORMED_CHECK_MS = 1000;
 
-/** One feed per enabled venue, from its protocol module, at the endpoints given. */
-export function createFeeds(config: Config, endpointsOf: (v: VenueConfig) => FeedEndpoints, log: Logger): VenueFeed[] {
+/** One feed per enabled venue, from its protocol module, at the endpoints given; each appends what it receives to `capture` when given. */
+export function createFeeds(config: Config, endpointsOf: (v: VenueConfig) => FeedEndpoints, log: Logger, capture?: CaptureSink): VenueFeed[] {
   return config.venues
     .filter((v) => v.enabled)
     .map((venue) =>
-      PROTOCOL_MODULES[venue.protocol].createFeed({ venue, endpoints: endpointsOf(venue), ingest: config.ingest, log: log.child({ venue: venue.label }) }),
+      PROTOCOL_MODULES[venue.protocol].createFeed({
+        venue,
+        endpoints: endpointsOf(venue),
+        ingest: config.ingest,
+        log: log.child({ venue: venue.label }),
+        capture,
+      }),
     );
 }
 

@@ -9,7 +9,11 @@ import { registerMatching } from './api/matching.js';
 import { registerSignalHistory } from './api/signal-history.js';
 import { registerSignals } from './api/signals.js';
 import { registerVenueB } from './api/venue-b.js';
+import { registerReplay } from './api/replay.js';
+import { captureSettings, captureStatus, openCapture, type Capture } from './capture/index.js';
+import { registerCaptureMetrics } from './capture/metrics.js';
 import type { Config } from './config/schema.js';
+import { realClock } from './core/clock.js';
 import { log as rootLog, type Logger } from './core/log.js';
 import { MatchingService } from './matching/service.js';
 import { openPersistence, restoring, type Persistence } from './persist/store.js';
@@ -54,6 +58,8 @@ export interface Core {
   readonly plans: Readonly<Record<PlanName, Plan>>;
   readonly keys: KeyStore;
   readonly quota: QuotaLedger;
+  /** The capture log's writer on DATA_DIR/capture (undefined: `capture.enabled` false). */
+  readonly capture: Capture | undefined;
 }
 
 /**
@@ -76,6 +82,8 @@ export function buildCore(config: Config, opts: { log?: Logger; persistence?: Pe
     plans: loadPlans(),
     keys: new KeyStore(persistence.db('keys')),
     quota: new QuotaLedger(persistence.db('quota')),
+    // In core + edges mode the core captures; an edge has no feeds of its own.
+    capture: config.cluster?.role === 'edge' ? undefined : openCapture(config, persistence.dir, realClock, log),
   };
 }
 
@@ -169,9 +177,11 @@ export function buildHttp(core: Core, domain?: Domain, opts: HttpOptions = {}): 
     persistence: () => persistence.health(),
     matchedPriceAt: domain ? () => domain.matching.lastMatchedPriceAt : undefined,
     cluster: opts.cluster,
+    capture: core.capture && captureStatus(core.capture),
   });
   const ctx = new ApiContext(config, state, persistence, core.venues);
   registerDataRoutes(api, ctx);
+  registerReplay(api, ctx, { capture: core.capture, settings: captureSettings(config), now: realClock.now, log });
   let ws: WsHub | undefined;
   let metrics: Registry | undefined;
   if (domain) {
@@ -183,6 +193,7 @@ export function buildHttp(core: Core, domain?: Domain, opts: HttpOptions = {}): 
     ws = buildHub(core, domain, http, api, opts.hub);
     const registry = registerMetrics(api, { state, feeds: opts.feeds ?? [], ws, persistence, ledger: domain.ledger, audit: domain.matching.audit });
     registerLifecycleMetrics(registry, domain.webhooks.dispatcher, domain.lifecycle);
+    if (core.capture) registerCaptureMetrics(registry, core.capture);
     metrics = registry;
   }
   if (config.server.corsOrigins.length) http.cors = new Cors(config.server.corsOrigins);

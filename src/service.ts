@@ -5,6 +5,7 @@ import { startPipelines } from '../pipelines/index.js';
 import { persistenceOptions } from '../pipelines/persistence.js';
 import { publishFlow } from '../pipelines/publish.js';
 import { replicateAccess } from '../pipelines/replicate.js';
+import { captureSettings } from './capture/index.js';
 import { openAccessBuckets } from './cluster/access.js';
 import { registerPublisherMetrics } from './cluster/metrics.js';
 import type { Api } from './access/api.js';
@@ -78,7 +79,7 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
     throw e;
   }
   const simEndpoints = (label: string): FeedEndpoints => (simChild ?? sim)!.endpoints(label)!;
-  const feeds = createFeeds(config, (v) => (v.connection.mode === 'sim' ? simEndpoints(v.label) : liveEndpoints(v)), core.log);
+  const feeds = createFeeds(config, (v) => (v.connection.mode === 'sim' ? simEndpoints(v.label) : liveEndpoints(v)), core.log, core.capture);
   const ingest = ingestFlow(feeds, core.state, core.log);
   const { http, api, ws, metrics } = buildHttp(core, domain, { startedAt, feeds, hub: { exportAll: link !== undefined } });
   // The publisher subscribes before ingest starts, so the stream misses nothing.
@@ -98,6 +99,7 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
     rooms: domain,
     hub: ws,
     log: core.log,
+    capture: core.capture && { capture: core.capture, settings: captureSettings(config) },
   });
   core.keys.watch();
   core.quota.start();
@@ -127,6 +129,8 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
       http.close();
       flows.unsubscribe();
       published?.subscription.unsubscribe();
+      // The feeds are stopped: what they captured is written and the segments closed.
+      await core.capture?.close();
       await access?.close();
       await link?.close().catch(() => undefined);
       await sim?.close();
@@ -145,6 +149,7 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
 
 /** Releases what buildCore and buildDomain opened, when startup fails before anything else started. */
 async function closeBuilt(core: Core, domain: Domain): Promise<void> {
+  await core.capture?.close();
   domain.matching.close();
   await domain.alerts.close();
   await domain.ledger.close();

@@ -10,7 +10,7 @@ export interface paths {
     };
     /**
      * Service health and per-venue market counts
-     * @description No key needed. ok when a strict majority of venues have live markets; degraded when that majority is lost or a catalog refresh is stale; HTTP 503 with status unknown when health cannot be determined. Per platform, feed_status is ok, degraded (books resyncing after a sequence gap, or malformed frames arriving; feed_issue says which) or down (disconnected, stalled or silent), with disconnects, gaps and malformed_frames since start. last_updated is the newer of the latest price update of a matched market (one in a cross-venue group) and the last successful catalog refresh; it does not mean every market has a current quote. persistence: ok, or degraded when writes fail (full disk) or DATA_DIR was not writable at start (writable=false: serving from a temporary copy). cluster (an edge only): its link to the core; an edge whose link is interrupted or resyncing serves its last state and says degraded.
+     * @description No key needed. ok when a strict majority of venues have live markets; degraded when that majority is lost or a catalog refresh is stale; HTTP 503 with status unknown when health cannot be determined. Per platform, feed_status is ok, degraded (books resyncing after a sequence gap, or malformed frames arriving; feed_issue says which) or down (disconnected, stalled or silent), with disconnects, gaps and malformed_frames since start. last_updated is the newer of the latest price update of a matched market (one in a cross-venue group) and the last successful catalog refresh; it does not mean every market has a current quote. persistence: ok, or degraded when writes fail (full disk) or DATA_DIR was not writable at start (writable=false: serving from a temporary copy). capture: the capture log, its bytes on disk, lag (records waiting to be written) and drops; paused while the disk is nearly full. cluster (an edge only): its link to the core; an edge whose link is interrupted or resyncing serves its last state and says degraded.
      */
     get: operations['status'];
     put?: never;
@@ -152,6 +152,26 @@ export interface paths {
     };
     /** venue_a series of a category */
     get: operations['venue_a_series'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/replay': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Replay the normalized events of a window (NDJSON)
+     * @description Streams the normalized events of [from, to] as NDJSON in receive order, built again from the captured venue frames by the live mappers: one JSON object per line with seq (capture order), recv_ts (receive time, ms), platform and market_id, then the event (type, venue timestamp, fields). The last line is {"type":"end","count":N}; a line {"type":"error",...} instead means the capture could not be read further. A window outside what capture retains is a 400 (capture.retention in days and bytes). The last second of capture may not be written yet. A window that starts mid-session starts with fresh mappers, as a new connection would: a book appears with its next snapshot.
+     */
+    get: operations['replay'];
     put?: never;
     post?: never;
     delete?: never;
@@ -2279,6 +2299,22 @@ export interface operations {
               write_errors: number;
               last_error: string | null;
             };
+            /** @description the capture log (DATA_DIR/capture); absent when capture.enabled is false */
+            capture?: {
+              /**
+               * @description paused: the disk is nearly full and new frames are not kept (the service keeps serving)
+               * @enum {string}
+               */
+              status: 'ok' | 'paused';
+              /** @description bytes of capture segments on disk, after retention */
+              bytes: number;
+              /** @description captured records waiting to be written */
+              lag: number;
+              /** @description records not kept since start (capture paused, its buffer full, a failed write) */
+              drops: number;
+              /** @description why capture is paused; null when it is not */
+              reason: string | null;
+            };
             /** @description a cluster edge only: its link to the core */
             cluster?: {
               /** @constant */
@@ -2364,6 +2400,22 @@ export interface operations {
               writable: boolean;
               write_errors: number;
               last_error: string | null;
+            };
+            /** @description the capture log (DATA_DIR/capture); absent when capture.enabled is false */
+            capture?: {
+              /**
+               * @description paused: the disk is nearly full and new frames are not kept (the service keeps serving)
+               * @enum {string}
+               */
+              status: 'ok' | 'paused';
+              /** @description bytes of capture segments on disk, after retention */
+              bytes: number;
+              /** @description captured records waiting to be written */
+              lag: number;
+              /** @description records not kept since start (capture paused, its buffer full, a failed write) */
+              drops: number;
+              /** @description why capture is paused; null when it is not */
+              reason: string | null;
             };
             /** @description a cluster edge only: its link to the core */
             cluster?: {
@@ -3146,6 +3198,44 @@ export interface operations {
       };
       400: components['responses']['BadRequest'];
       401: components['responses']['Unauthorized'];
+      405: components['responses']['MethodNotAllowed'];
+      429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadTooLarge'];
+      500: components['responses']['InternalError'];
+    };
+  };
+  replay: {
+    parameters: {
+      query: {
+        /** @description start of the window (receive time): ms since the epoch or ISO 8601 */
+        from: number | string;
+        /** @description end of the window, inclusive: ms since the epoch or ISO 8601 */
+        to: number | string;
+        /** @description one venue (default: all) */
+        platform?: 'venue_a' | 'venue_b' | 'venue_c' | 'venue_d' | 'venue_e' | 'venue_f' | 'venue_g' | 'venue_h';
+        /** @description only events of these markets (ids as the API serves them); feed events have no market and are left out */
+        market_ids?: string;
+        /** @description book (snapshots, deltas), trade, price (venue tickers), status (market status, feed events), market (catalog upserts); default: all */
+        types?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description NDJSON: one event per line, then {"type":"end","count":N} */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/x-ndjson': string;
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
       405: components['responses']['MethodNotAllowed'];
       429: components['responses']['TooManyRequests'];
       431: components['responses']['HeadTooLarge'];

@@ -241,6 +241,29 @@ export const p = {
     );
   },
 
+  /** A time as ms since the epoch (integer) or an ISO 8601 date-time, to ms. */
+  msOrIso(o: Common & { required?: boolean } = {}): Param<number | undefined> {
+    return param(
+      {
+        schema: {
+          anyOf: [
+            { type: 'integer', minimum: 0, maximum: 99_999_999_999_999 },
+            { type: 'string', pattern: ISO_TIME_DOC },
+          ],
+        },
+        description: o.description,
+        required: o.required ?? false,
+      },
+      (v) => {
+        const t = msOrIsoTime(v);
+        return t === undefined
+          ? { ok: false, message: `must be ms since the epoch or an ISO 8601 time such as 2026-11-22T10:00:00Z, got "${clip(v)}"` }
+          : { ok: true, value: t };
+      },
+      () => undefined,
+    );
+  },
+
   /** Unix seconds (integer), to ms. */
   unixSeconds(o: Common & { orIso?: boolean } = {}): Param<number | undefined> {
     return param(
@@ -282,6 +305,13 @@ const CALENDAR_DATE =
 const TIME_OF_DAY = '(?:[T ](?:(?:[01]\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d(?:\\.\\d{1,9})?)?|24:00(?::00(?:\\.0{1,9})?)?)(?:Z|[+-](?:[01]\\d|2[0-3]):?[0-5]\\d)?)?';
 const DATE_DOC = `^${CALENDAR_DATE}$`;
 const ISO_TIME_DOC = `^${CALENDAR_DATE}${TIME_OF_DAY}$`;
+
+/** A time given as ms since the epoch (integer) or an ISO 8601 date(-time), in ms; undefined when it is neither. */
+export function msOrIsoTime(v: string): number | undefined {
+  if (/^\d{1,14}$/.test(v)) return Number(v);
+  const t = ISO_TIME.test(v) && realDate(v) ? Date.parse(v) : NaN;
+  return Number.isNaN(t) ? undefined : t;
+}
 
 /** A regular expression source matching `word` in any letter case (JSON Schema patterns have no `i` flag). */
 export function ci(word: string): string {

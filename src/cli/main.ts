@@ -7,6 +7,7 @@ import { PersistenceError } from '../persist/store.js';
 import { SimStartError } from '../sim/child.js';
 import { PROTOCOL_MODULES } from '../venues/index.js';
 import { feesReport } from './arb.js';
+import { addCapture } from './capture.js';
 import { addGroups } from './groups.js';
 import { dataCommand } from './data.js';
 import { keysCommand } from './keys.js';
@@ -104,6 +105,7 @@ export function program(): Command {
   const p = new Command('crossbook').description('Self-hostable prediction-market intelligence service (Market Aggregation API v2)').showHelpAfterError();
   for (const add of [addServe, addSim, addNormalize, addMatch, addBench, addSoak, addArb, addKeys, addData, addWebhooks, addMcp]) add(p);
   addGroups(p, config, out, err);
+  addCapture(p, config, err);
   return p;
 }
 

@@ -198,6 +198,27 @@ export const appConfig = z
         checkOnStart: z.enum(['state', 'full', 'off'], { error: 'must be "state", "full" or "off"' }).default('state'),
       })
       .strict(),
+    /** The capture log (src/capture/): every frame each feed receives, kept in DATA_DIR/capture for replay. */
+    capture: z
+      .object({
+        $comment: z.string().optional(),
+        /** false: nothing is captured (the feeds run without a sink). */
+        enabled: z.boolean(),
+        /** Whole segments (a venue's hour) are dropped once older than `days` or past `bytes` in total, oldest first. */
+        retention: z
+          .object({
+            days: z.number().positive().max(3650),
+            bytes: z
+              .number()
+              .int()
+              .min(16 * 1024 * 1024),
+          })
+          .strict(),
+        /** How often the books are checkpointed (normalized books with the sequence number they cover). */
+        checkpointIntervalMs: z.number().int().min(1000),
+      })
+      .strict()
+      .optional(),
     /** What is held in memory beyond current state (older trades are read from LMDB). */
     memory: z.object({ recentTrades: z.number().int().min(1_000).max(10_000_000) }).strict(),
     api: z

@@ -16,6 +16,11 @@ export interface Reply {
   readonly body: string | Uint8Array;
   readonly headers?: Readonly<Record<string, string>> | undefined;
   readonly contentType?: string | undefined;
+  /**
+   * A streamed body instead of `body` (chunked): each chunk is written once the socket took the
+   * one before, so a slow reader holds one chunk in memory; a client gone stops the iterator.
+   */
+  readonly stream?: AsyncIterable<string> | undefined;
 }
 
 /** What a handler sees of a request: copied out of uWS's request object, which dies after the handler returns. */
@@ -318,15 +323,12 @@ export class HttpServer {
     this.logRequest(res, ctx, reply.status);
     const extra = ctx.responseHeaders;
     const close = extra['connection'] === 'close' || ctx.headers.connection?.toLowerCase() === 'close';
-    if (close || ctx.method === 'head') writeEach(res, ctx, reply, close);
-    else {
-      // The status line and every header in one native call: uWS writes the status as given, then
-      // "\r\n", so the bytes are those of a writeHeader per header.
-      let head = (reply.contentType === undefined ? JSON_HEAD[reply.status] : undefined) ?? headOf(reply);
-      head += ctx.requestId;
-      for (const k in extra) head += `\r\n${k}: ${extra[k]}`;
-      if (reply.headers) for (const k in reply.headers) head += `\r\n${k}: ${reply.headers[k]}`;
-      res.writeStatus(head);
+    if (reply.stream !== undefined && ctx.method !== 'head') this.pipe(res, ctx, reply, reply.stream);
+    else if (close || ctx.method === 'head') {
+      writeEach(res, ctx, reply, close);
+      void reply.stream?.[Symbol.asyncIterator]().return?.();
+    } else {
+      res.writeStatus(fullHead(reply, ctx));
       res.end(reply.body);
     }
   }
@@ -350,6 +352,55 @@ export class HttpServer {
         },
         'request',
       );
+  }
+
+  /**
+   * A streamed answer, as the uWS streaming examples do it: `onAborted` first, the head now, then
+   * each chunk corked; when `write` reports backpressure (false: uWS kept what it could not send)
+   * the next chunk waits for `onWritable`, so a slow reader never grows memory past one chunk. A
+   * client gone ends the iterator (its readers close their files); an iterator that throws ends
+   * the answer where it is (the route writes its own error line first).
+   */
+  private pipe(res: UWS.HttpResponse, ctx: RequestCtx, reply: Reply, stream: AsyncIterable<string>): void {
+    const it = stream[Symbol.asyncIterator]();
+    const st: { aborted: boolean; wake: (() => void) | undefined } = { aborted: false, wake: undefined };
+    res.onAborted(() => {
+      st.aborted = true;
+      const wake = st.wake;
+      if (wake !== undefined) setImmediate(wake);
+    });
+    res.writeStatus(fullHead(reply, ctx));
+    const drained = (): Promise<void> =>
+      new Promise<void>((resolve) => {
+        st.wake = resolve;
+        res.onWritable(() => {
+          st.wake = undefined;
+          // On the next turn: uWS calls back outside Node's callback scope, so a promise settled
+          // here would wait for some other event to run what awaits it.
+          setImmediate(resolve);
+          return true;
+        });
+      });
+    const pump = async (): Promise<void> => {
+      for (;;) {
+        const n = await it.next();
+        if (st.aborted) return;
+        if (n.done === true) return void res.cork(() => res.end());
+        let ok = true;
+        res.cork(() => {
+          ok = res.write(n.value);
+        });
+        if (!ok) await drained();
+        if (st.aborted) return;
+      }
+    };
+    pump().then(
+      () => (st.aborted ? it.return?.() : undefined),
+      (e: unknown) => {
+        ctx.log.error({ requestId: ctx.requestId, path: redactPath(ctx.path), err: e instanceof Error ? e.message : String(e) }, 'streamed answer failed');
+        if (!st.aborted) res.cork(() => res.end());
+      },
+    );
   }
 
   /**
@@ -487,6 +538,16 @@ function framingRefusal(req: UWS.HttpRequest, headers: MutableHeaders, targetByt
 /** The status line and headers of an answer, up to the request id's value. */
 function headOf(reply: Reply): string {
   return `${STATUS_TEXT[reply.status] ?? String(reply.status)}\r\ncontent-type: ${reply.contentType ?? 'application/json'}\r\nx-request-id: `;
+}
+
+/** The status line and every header of an answer in one string for one native call (uWS writes the status as given, then "\r\n"). */
+function fullHead(reply: Reply, ctx: RequestCtx): string {
+  const extra = ctx.responseHeaders;
+  let head = (reply.contentType === undefined ? JSON_HEAD[reply.status] : undefined) ?? headOf(reply);
+  head += ctx.requestId;
+  for (const k in extra) head += `\r\n${k}: ${extra[k]}`;
+  if (reply.headers) for (const k in reply.headers) head += `\r\n${k}: ${reply.headers[k]}`;
+  return head;
 }
 
 /** `headOf` a JSON answer, by status. */

@@ -1,5 +1,6 @@
 import type { Observable } from 'rxjs';
 import type { Config, Protocol, VenueConfig } from '../config/schema.js';
+import type { CaptureSink } from '../capture/sink.js';
 import type { Logger } from '../core/log.js';
 import type { MarketUpsert, NormalizedEvent } from '../core/types.js';
 import type { Mapper } from './common/mapper.js';
@@ -20,6 +21,8 @@ export interface FeedContext {
   readonly endpoints: FeedEndpoints;
   readonly ingest: Config['ingest'];
   readonly log: Logger;
+  /** Where the runtime appends every frame it receives before parsing it (absent: capture off). */
+  readonly capture?: CaptureSink | undefined;
 }
 
 /**

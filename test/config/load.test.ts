@@ -30,6 +30,10 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ env: { CROSSBOOK__server__colour: '"red"' } })).toThrow(ConfigError);
     // under a day: a late minute rebuilds its day candle from the minutes kept
     expect(() => loadConfig({ env: { CROSSBOOK__persistence__minuteCandleRetentionDays: '0.5' } })).toThrow(/persistence\.minuteCandleRetentionDays/);
+    expect(() => loadConfig({ overrides: { capture: { retention: { days: -1 } } } })).toThrow(/capture\.retention\.days/);
+    expect(() => loadConfig({ overrides: { capture: { retention: { bytes: 1000 } } } })).toThrow(/capture\.retention\.bytes/);
+    expect(() => loadConfig({ overrides: { capture: { enabled: 'yes' } } })).toThrow(/capture\.enabled/);
+    expect(() => loadConfig({ overrides: { capture: { checkpointIntervalMs: 10 } } })).toThrow(/capture\.checkpointIntervalMs/);
     expect(loadConfig({ env: { CROSSBOOK__persistence__minuteCandleRetentionDays: '30' } }).persistence.minuteCandleRetentionDays).toBe(30);
   });
 

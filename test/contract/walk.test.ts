@@ -84,6 +84,8 @@ function good(route: string, p: Param): string | undefined {
   if (route === '/matching-markets' && p.name === 'q') return 'Seahawks';
   if (p.name === 'platform' && p.required) return route === '/orderbook' ? 'venue_a' : 'venue_a';
   if (p.name === 'sport') return 'nfl';
+  // The last minute of the capture log the running service writes.
+  if (route === '/replay' && (p.name === 'from' || p.name === 'to')) return String(p.name === 'from' ? Date.now() - 60_000 : Date.now());
   if (p.name === 'q' && p.required) return 'Seahawks';
   if (p.name === 'ids') return `venue_a:${sample['market_id']}`;
   if (sample[p.name] !== undefined && (p.required || p.in === 'path')) return sample[p.name];

@@ -39,10 +39,15 @@ const stop = async (c: Child): Promise<void> => {
   clearTimeout(t);
 };
 const sizeOf = (d: string): number => statSync(join(d, 'crossbook.mdb')).size;
-const hashDir = (d: string): string => {
-  const h = createHash('sha256');
-  for (const f of readdirSync(d).sort()) if (!f.endsWith('-lock')) h.update(f).update(readFileSync(join(d, f)));
-  return h.digest('hex');
+/** Every file under `d` (the capture log is a directory of its own), names and bytes. */
+const hashDir = (d: string, h = createHash('sha256')): string => {
+  for (const f of readdirSync(d).sort()) {
+    if (f.endsWith('-lock')) continue;
+    const p = join(d, f);
+    if (statSync(p).isDirectory()) hashDir(p, h.update(`${f}/`));
+    else h.update(f).update(readFileSync(p));
+  }
+  return h.copy().digest('hex');
 };
 
 interface PersistenceStatus {

@@ -45,6 +45,16 @@ export const StatusBody = z.object({
       last_error: z.string().nullable(),
     })
     .optional(),
+  capture: z
+    .object({
+      status: z.enum(['ok', 'paused']).describe('paused: the disk is nearly full and new frames are not kept (the service keeps serving)'),
+      bytes: z.number().int().describe('bytes of capture segments on disk, after retention'),
+      lag: z.number().int().describe('captured records waiting to be written'),
+      drops: z.number().int().describe('records not kept since start (capture paused, its buffer full, a failed write)'),
+      reason: z.string().nullable().describe('why capture is paused; null when it is not'),
+    })
+    .optional()
+    .describe('the capture log (DATA_DIR/capture); absent when capture.enabled is false'),
   cluster: z
     .object({
       role: z.literal('edge'),
@@ -105,6 +115,16 @@ export interface StatusRecord {
   readonly last_updated: string | null;
   readonly persistence?: PersistenceStatus;
   readonly cluster?: ClusterStatus;
+  readonly capture?: CaptureStatus;
+}
+
+/** The capture log on /status. */
+export interface CaptureStatus {
+  readonly status: 'ok' | 'paused';
+  readonly bytes: number;
+  readonly lag: number;
+  readonly drops: number;
+  readonly reason: string | null;
 }
 
 /**
@@ -187,6 +207,8 @@ export interface StatusSources {
   readonly matchedPriceAt?: (() => number) | undefined;
   /** A cluster edge's link to the core: an interrupted or resyncing link makes the status degraded. */
   readonly cluster?: (() => ClusterStatus) | undefined;
+  /** The capture log's figures (absent: capture off). */
+  readonly capture?: (() => CaptureStatus) | undefined;
 }
 
 /**
@@ -194,14 +216,14 @@ export interface StatusSources {
  * quote (last_updated), and rebuilding it per request would cost more than serving it.
  */
 export function registerStatus(api: Api, src: StatusSources): void {
-  const { config, state, startedAt, cacheMs = 100, persistence, matchedPriceAt = () => 0, cluster } = src;
+  const { config, state, startedAt, cacheMs = 100, persistence, matchedPriceAt = () => 0, cluster, capture } = src;
   let cached: Reply | undefined;
   let cachedAt = 0;
   api.route({
     path: '/status',
     summary: 'Service health and per-venue market counts',
     description:
-      'No key needed. ok when a strict majority of venues have live markets; degraded when that majority is lost or a catalog refresh is stale; HTTP 503 with status unknown when health cannot be determined. Per platform, feed_status is ok, degraded (books resyncing after a sequence gap, or malformed frames arriving; feed_issue says which) or down (disconnected, stalled or silent), with disconnects, gaps and malformed_frames since start. last_updated is the newer of the latest price update of a matched market (one in a cross-venue group) and the last successful catalog refresh; it does not mean every market has a current quote. persistence: ok, or degraded when writes fail (full disk) or DATA_DIR was not writable at start (writable=false: serving from a temporary copy). cluster (an edge only): its link to the core; an edge whose link is interrupted or resyncing serves its last state and says degraded.',
+      'No key needed. ok when a strict majority of venues have live markets; degraded when that majority is lost or a catalog refresh is stale; HTTP 503 with status unknown when health cannot be determined. Per platform, feed_status is ok, degraded (books resyncing after a sequence gap, or malformed frames arriving; feed_issue says which) or down (disconnected, stalled or silent), with disconnects, gaps and malformed_frames since start. last_updated is the newer of the latest price update of a matched market (one in a cross-venue group) and the last successful catalog refresh; it does not mean every market has a current quote. persistence: ok, or degraded when writes fail (full disk) or DATA_DIR was not writable at start (writable=false: serving from a temporary copy). capture: the capture log, its bytes on disk, lag (records waiting to be written) and drops; paused while the disk is nearly full. cluster (an edge only): its link to the core; an edge whose link is interrupted or resyncing serves its last state and says degraded.',
     tags: ['status'],
     auth: false,
     response: StatusBody,
@@ -212,6 +234,7 @@ export function registerStatus(api: Api, src: StatusSources): void {
         const s = computeStatus(config, state, now, startedAt, matchedPriceAt());
         if (persistence) (s as { persistence?: PersistenceStatus }).persistence = persistence();
         if (cluster) withLink(s, cluster());
+        if (capture) (s as { capture?: CaptureStatus }).capture = capture();
         cached = { status: s.status === 'unknown' ? 503 : 200, body: JSON.stringify(s) };
         cachedAt = now;
       }

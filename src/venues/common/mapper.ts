@@ -21,6 +21,8 @@ export interface Mapper {
   mapText?(text: string, localTimestamp: number, emit: (e: NormalizedEvent) => void): boolean;
   /** Forget all per-connection state (books, seq) after a disconnect. */
   reset(): void;
+  /** Like reset(), for the instruments of one connection of several (a feed's scoped reset; a replay repeats it). */
+  resetInstruments?(instruments: Iterable<string>): void;
   /** Frames ignored or mapped with less than full knowledge, by reason (`crossbook normalize` reports them). */
   reasons?(): Record<string, number>;
 }

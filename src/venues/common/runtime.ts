@@ -1,4 +1,5 @@
 import { Observable, type Subscriber, type Subscription } from 'rxjs';
+import type { VenueCapture } from '../../capture/sink.js';
 import type { Protocol } from '../../config/schema.js';
 import type { Logger } from '../../core/log.js';
 import type { FeedEvent, NormalizedEvent } from '../../core/types.js';
@@ -69,6 +70,10 @@ export class FeedRuntime {
   private closed = false;
   /** Polled venues: whether the last request reached the venue (undefined before the first). */
   private healthy: boolean | undefined;
+  /** The capture log of this venue (absent: capture off, one check per frame). */
+  private readonly capture: VenueCapture | undefined;
+  /** Connections opened so far: each open gets the next id, which its frames and its reset carry. */
+  private connections = 0;
 
   constructor(
     ctx: FeedContext,
@@ -80,6 +85,7 @@ export class FeedRuntime {
     this.venue = ctx.venue;
     this.endpoints = ctx.endpoints;
     this.ingest = ctx.ingest;
+    this.capture = ctx.capture?.venue(ctx.venue.label);
   }
 
   /** Whether the subscription has ended; long walks check it between requests. */
@@ -96,17 +102,22 @@ export class FeedRuntime {
 
   /** One frame or REST document through the frame path (parse, mapper, hooks, de-duplication). */
   frame(data: unknown, localTimestamp: number): void {
+    if (this.capture !== undefined) this.capture.doc(data, localTimestamp);
     this.framePath().push(data, localTimestamp);
   }
 
   /** An event the protocol built itself; market upserts are de-duplicated like mapped ones. */
   emit(e: NormalizedEvent): void {
+    if (this.capture !== undefined) this.capture.event(e);
     this.framePath().emit(e);
   }
 
   /** Emits a `feed` event of this venue, stamped now. */
   feed(state: FeedEvent['state'], detail?: string, instrument?: string): void {
-    this.out.next(feedEvent(this.venue.label, state, detail, instrument));
+    const e = feedEvent(this.venue.label, state, detail, instrument);
+    // Replayed through the frame path's emit, which hands a `feed` event on as this does.
+    if (this.capture !== undefined) this.capture.event(e);
+    this.out.next(e);
   }
 
   /** Runs `fn` after `ms` unless the subscription ended first. */
@@ -204,14 +215,18 @@ export class FeedRuntime {
     let send: ((data: string) => void) | undefined;
     let wasOpen = false;
     let stopKeepalive: (() => void) | undefined;
+    const capture = this.capture;
+    let conn = 0;
     const onSocket = (ev: SocketEvent): void => {
       if (ev.kind === 'message') {
+        if (capture !== undefined) capture.frame(ev.data, conn, ev.localTimestamp);
         path.push(ev.data, ev.localTimestamp);
         return;
       }
       stopKeepalive?.();
       stopKeepalive = undefined;
       if (ev.kind === 'open') {
+        conn = ++this.connections;
         send = ev.send;
         if (wasOpen) this.stats.reconnects++;
         wasOpen = true;
@@ -228,6 +243,7 @@ export class FeedRuntime {
       const state = ev.stalled ? 'stalled' : 'disconnected';
       const detail = `${ev.code} ${ev.reason}; retry in ${ev.retryInMs} ms`;
       const scope = spec.scope?.();
+      capture?.reset(conn, scope?.instruments);
       if (scope === undefined) {
         mapper.reset();
         this.feed(state, detail);

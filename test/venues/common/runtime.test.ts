@@ -1,4 +1,3 @@
-import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { from, type Subscription } from 'rxjs';
@@ -11,6 +10,7 @@ import { feedEvent, mapFrames } from '../../../src/venues/common/frames.js';
 import { createVenueFeed, type FeedRuntime, type FeedSession } from '../../../src/venues/common/runtime.js';
 import { KalshiMapper } from '../../../src/venues/kalshi/mappers.js';
 import type { VenueFeed } from '../../../src/venues/protocol.js';
+import { ScriptedSocket } from '../../support/scripted-socket.js';
 
 /**
  * The feed runtime (src/venues/common/runtime.ts) driven with fake timers: a scripted WebSocket in
@@ -23,31 +23,6 @@ const venue = cfg.venues.find((v) => v.protocol === 'kalshi')!;
 const ingest = { ...cfg.ingest, reconnectMinMs: 100, reconnectMaxMs: 1_000, heartbeatMs: 60_000, catalogRefreshMs: 10_000 };
 const T0 = 1_800_000_000_000;
 const fixture = (name: string): unknown => JSON.parse(readFileSync(join(__dirname, '../../fixtures/kalshi', name), 'utf8')) as unknown;
-
-/** A WebSocket the test scripts: what the runtime's socket sees of the `ws` client. */
-class ScriptedSocket extends EventEmitter {
-  readyState = 0;
-  readonly sent: string[] = [];
-  readonly createdAt = Date.now();
-  open(): void {
-    this.readyState = 1;
-    this.emit('open');
-  }
-  fail(code = 1006, reason = ''): void {
-    this.readyState = 3;
-    this.emit('close', code, Buffer.from(reason));
-  }
-  frame(text: string): void {
-    this.emit('message', Buffer.from(text), false);
-  }
-  send(data: string): void {
-    this.sent.push(data);
-  }
-  ping(): void {}
-  terminate(): void {
-    if (this.readyState !== 3) this.fail();
-  }
-}
 
 interface Harness {
   feed: VenueFeed;

@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import type { Api } from '../access/api.js';
+import { p } from '../access/params.js';
+import { eventLineWriter, itemLine, ndjsonChunks, TYPE_GROUP_NAMES } from '../capture/ndjson.js';
+import { readBatches, ReplayFeed, type Capture, type CaptureSettings } from '../capture/index.js';
+import type { Logger } from '../core/log.js';
+import { errorReply, type Reply } from '../server/http.js';
+import type { ApiContext } from './context.js';
+
+/** What the route reads: the capture (absent: off) and its retention. */
+export interface ReplaySource {
+  readonly capture: Capture | undefined;
+  readonly settings: CaptureSettings;
+  readonly now: () => number;
+  readonly log: Logger;
+}
+
+/**
+ * GET /api/v2/replay: the normalized events of a window of the capture log as NDJSON, in receive
+ * order, produced again from the captured frames by the live frame path and mappers (so a mapper
+ * fixed later serves its fix on old frames). Streams with backpressure (src/server/http.ts `pipe`):
+ * the reader holds one decompressed block per venue and one 64 KiB chunk, however long the window.
+ */
+export function registerReplay(api: Api, ctx: ApiContext, src: ReplaySource): void {
+  const slugs = ctx.venues.slugs();
+  const query = z.object({
+    from: p.msOrIso({ required: true, description: 'start of the window (receive time): ms since the epoch or ISO 8601' }),
+    to: p.msOrIso({ required: true, description: 'end of the window, inclusive: ms since the epoch or ISO 8601' }),
+    platform: p.enum(slugs, { description: 'one venue (default: all)' }),
+    market_ids: p.list({ max: 1000, description: 'only events of these markets (ids as the API serves them); feed events have no market and are left out' }),
+    types: p.list({
+      values: TYPE_GROUP_NAMES,
+      description: 'book (snapshots, deltas), trade, price (venue tickers), status (market status, feed events), market (catalog upserts); default: all',
+    }),
+  });
+  api.route({
+    path: '/replay',
+    summary: 'Replay the normalized events of a window (NDJSON)',
+    description:
+      'Streams the normalized events of [from, to] as NDJSON in receive order, built again from the captured venue frames by the live mappers: one JSON object per line with seq (capture order), recv_ts (receive time, ms), platform and market_id, then the event (type, venue timestamp, fields). The last line is {"type":"end","count":N}; a line {"type":"error",...} instead means the capture could not be read further. A window outside what capture retains is a 400 (capture.retention in days and bytes). The last second of capture may not be written yet. A window that starts mid-session starts with fresh mappers, as a new connection would: a book appears with its next snapshot.',
+    tags: ['replay'],
+    endpoint: 'replay',
+    query,
+    contentType: 'application/x-ndjson',
+    responseDescription: 'NDJSON: one event per line, then {"type":"end","count":N}',
+    handler: ({ query: q }): Reply => {
+      const from = q.from!;
+      const to = q.to!;
+      if (from > to) return errorReply(400, 'validation.invalid', `from (${iso(from)}) is after to (${iso(to)})`);
+      const refusal = outsideRetention(src, from, to);
+      if (refusal) return refusal;
+      const venues = q.platform === undefined ? undefined : ctx.config.venues.filter((v) => v.slug === q.platform).map((v) => v.label);
+      const line = eventLineWriter(ctx.config.venues, {
+        types: Array.isArray(q.types) ? q.types : undefined,
+        markets: Array.isArray(q.market_ids) ? new Set(q.market_ids) : undefined,
+      });
+      const items = new ReplayFeed(ctx.config.venues, src.log).items(readBatches(src.capture!.store, { from, to, venues, flushes: false }));
+      return { status: 200, body: '', contentType: 'application/x-ndjson', stream: ndjsonChunks(items, itemLine(line)) };
+    },
+  });
+}
+
+/** The 400 of a window the capture does not hold, or undefined. */
+function outsideRetention(src: ReplaySource, from: number, to: number): Reply | undefined {
+  if (src.capture === undefined)
+    return errorReply(400, 'replay.capture_off', 'capture is turned off on this server (capture.enabled false): nothing to replay');
+  const now = src.now();
+  const oldest = src.capture.store.oldest();
+  if (oldest === undefined) return errorReply(400, 'replay.outside_retention', 'nothing has been captured yet');
+  const start = Math.max(oldest, now - src.settings.retentionMs);
+  if (to < start || from > now)
+    return errorReply(
+      400,
+      'replay.outside_retention',
+      `the window ${iso(from)} .. ${iso(to)} is outside what capture retains: ${iso(start)} .. now (${iso(now)})`,
+      {
+        retained_from: start,
+        retained_to: now,
+      },
+    );
+  return undefined;
+}
+
+function iso(t: number): string {
+  return Number.isFinite(t) && Math.abs(t) < 8.64e15 ? new Date(t).toISOString() : String(t);
+}

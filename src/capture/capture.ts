@@ -1,0 +1,216 @@
+import { pack } from 'msgpackr';
+import type { OrderBook } from '../core/book.js';
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/log.js';
+import type { NormalizedEvent, VenueLabel } from '../core/types.js';
+import { checkpointOf } from './checkpoint.js';
+import { FLUSH_STREAM, KIND, RecordColumns } from './record.js';
+import type { CaptureSink, VenueCapture } from './sink.js';
+import { CaptureDiskFullError, type CaptureStore } from './store.js';
+
+export interface CaptureOptions {
+  readonly clock: Clock;
+  readonly log: Logger;
+  /** A stream's records are sealed into one compressed block once this many bytes are buffered (default 1 MiB). */
+  readonly blockBytes?: number;
+  /** Bytes buffered or being written past which new records are dropped and counted (default 256 MiB). */
+  readonly maxPendingBytes?: number;
+}
+
+/** What /status and /metrics show of the capture. */
+export interface CaptureStats {
+  /** Records appended by this process. */
+  readonly records: number;
+  /** Segment bytes on disk (all processes, after retention). */
+  readonly bytes: number;
+  /** Bytes written by this process (compressed) and the raw bytes they hold. */
+  readonly written: number;
+  readonly rawWritten: number;
+  /** Records waiting to be written (buffered or being compressed and written): the lag. */
+  readonly pending: number;
+  /** Records not kept: capture paused (disk full), the buffer past its bound, or a failed write. */
+  readonly drops: number;
+  readonly paused: boolean;
+  readonly reason: string | undefined;
+}
+
+/** One stream's buffer and its write chain (writes of a stream never overlap; streams write in parallel). */
+class StreamWriter implements VenueCapture {
+  cols = new RecordColumns();
+  chain: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly name: string,
+    private readonly cap: Capture,
+  ) {}
+
+  frame(text: string, conn: number, t: number): void {
+    this.cap.add(this, KIND.frame, conn, t, text);
+  }
+
+  doc(data: unknown, t: number): void {
+    // A document handed over as text takes the text path on replay, as it did live.
+    if (typeof data === 'string') this.cap.add(this, KIND.frame, 0, t, data);
+    else this.cap.add(this, KIND.doc, 0, t, JSON.stringify(data));
+  }
+
+  event(e: NormalizedEvent): void {
+    this.cap.add(this, KIND.event, 0, e.localTimestamp, pack(e));
+  }
+
+  reset(conn: number, instruments?: readonly string[]): void {
+    this.cap.add(this, KIND.reset, conn, this.cap.now(), instruments === undefined ? '' : JSON.stringify(instruments));
+  }
+}
+
+/**
+ * The capture log's writer: every feed runtime appends to it (the `CaptureSink`) and it gives each
+ * record the next global sequence number, so the log holds the total receive order across venues.
+ * Per call it only pushes into its stream's columns; a stream's buffer becomes one Brotli block
+ * (on libuv's thread pool) when it reaches `blockBytes` or at `flush()`, which the capture flow
+ * (pipelines/capture.ts) calls on an interval. Bounded: past `maxPendingBytes` waiting to be
+ * written, and while the disk is nearly full, records are dropped and counted, never queued.
+ */
+export class Capture implements CaptureSink {
+  private readonly writers = new Map<string, StreamWriter>();
+  private readonly blockBytes: number;
+  private readonly maxPending: number;
+  private seq: number;
+  private lastFlushSeq = -1;
+  private records = 0;
+  private pendingBytes = 0;
+  private pendingRecords = 0;
+  private drops = 0;
+  private written = 0;
+  private rawWritten = 0;
+  private diskBase: number;
+  private pausedFor: string | undefined;
+
+  constructor(
+    readonly store: CaptureStore,
+    private readonly opts: CaptureOptions,
+  ) {
+    this.blockBytes = opts.blockBytes ?? 1024 * 1024;
+    this.maxPending = opts.maxPendingBytes ?? 256 * 1024 * 1024;
+    this.seq = store.lastSeq();
+    this.diskBase = store.bytes();
+  }
+
+  venue(label: VenueLabel): VenueCapture {
+    return this.writer(label);
+  }
+
+  /** The live per-turn flush ran at `t`: recorded once per turn that captured something. */
+  markFlush(t: number): void {
+    if (this.seq === this.lastFlushSeq) return;
+    this.add(this.writer(FLUSH_STREAM), KIND.flush, 0, t, '');
+    this.lastFlushSeq = this.seq;
+  }
+
+  now(): number {
+    return this.opts.clock.now();
+  }
+
+  /** Appends one record (see the class comment); the hot path. */
+  add(w: StreamWriter, kind: number, conn: number, t: number, payload: string | Uint8Array): void {
+    if (this.pausedFor !== undefined || this.pendingBytes > this.maxPending) {
+      this.drops++;
+      return;
+    }
+    w.cols.push(kind, conn, ++this.seq, t, payload);
+    this.records++;
+    this.pendingRecords++;
+    this.pendingBytes += payload.length;
+    if (w.cols.size >= this.blockBytes) this.seal(w);
+  }
+
+  /** Seals every stream's buffer and waits until all of it is written (or dropped). Resumes a paused capture once there is room. */
+  async flush(): Promise<void> {
+    if (this.pausedFor !== undefined && this.store.hasRoom()) {
+      this.opts.log.info('capture resumed: disk space is back');
+      this.pausedFor = undefined;
+    }
+    for (const w of this.writers.values()) this.seal(w);
+    await Promise.all([...this.writers.values()].map((w) => w.chain));
+  }
+
+  /**
+   * Writes a checkpoint of `books` (a BookStore's entries) covering every record so far: feeds
+   * apply each frame as it arrives, so the state holds every record appended before this call.
+   */
+  async checkpoint(books: Iterable<readonly [VenueLabel, string, OrderBook]>): Promise<void> {
+    const cp = checkpointOf(books, this.seq, this.now());
+    try {
+      this.written += await this.store.writeCheckpoint(cp);
+    } catch (e) {
+      this.failed(e);
+    }
+  }
+
+  /** Retention: drops whole segments older than `maxAgeMs` or past `maxBytes` in total. */
+  prune(maxAgeMs: number, maxBytes: number): { readonly removed: number; readonly bytes: number } {
+    const r = this.store.prune(this.now(), maxAgeMs, maxBytes);
+    if (r.removed > 0) {
+      this.diskBase = this.store.bytes() - this.written;
+      this.opts.log.info(r, 'capture retention removed segments');
+    }
+    return r;
+  }
+
+  get stats(): CaptureStats {
+    return {
+      records: this.records,
+      bytes: this.diskBase + this.written,
+      written: this.written,
+      rawWritten: this.rawWritten,
+      pending: this.pendingRecords,
+      drops: this.drops,
+      paused: this.pausedFor !== undefined,
+      reason: this.pausedFor,
+    };
+  }
+
+  /** Writes what is buffered and closes the open segments. */
+  async close(): Promise<void> {
+    await this.flush();
+    await this.store.close();
+  }
+
+  private writer(name: string): StreamWriter {
+    let w = this.writers.get(name);
+    if (w === undefined) this.writers.set(name, (w = new StreamWriter(name, this)));
+    return w;
+  }
+
+  private seal(w: StreamWriter): void {
+    const cols = w.cols;
+    if (cols.length === 0) return;
+    w.cols = new RecordColumns();
+    let bytes = 0;
+    for (const p of cols.payloads) bytes += p.length;
+    w.chain = w.chain.then(async () => {
+      try {
+        const { compressed, info } = await this.store.seal(cols);
+        this.written += await this.store.append(w.name, compressed, info);
+        this.rawWritten += info.rawBytes;
+      } catch (e) {
+        this.drops += cols.length;
+        this.failed(e);
+      } finally {
+        this.pendingBytes -= bytes;
+        this.pendingRecords -= cols.length;
+      }
+    });
+  }
+
+  /** A write that failed: a full disk pauses capture (like the other writes); anything else is logged. */
+  private failed(e: unknown): void {
+    const full = e instanceof CaptureDiskFullError || (e as NodeJS.ErrnoException).code === 'ENOSPC';
+    if (full) {
+      if (this.pausedFor === undefined) this.opts.log.warn({ err: (e as Error).message }, 'capture paused: disk nearly full');
+      this.pausedFor = (e as Error).message;
+      return;
+    }
+    this.opts.log.error({ err: e instanceof Error ? e.message : String(e) }, 'capture write failed; its records were dropped');
+  }
+}
