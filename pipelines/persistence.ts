@@ -1,4 +1,5 @@
 import { interval, Subscription, timer } from 'rxjs';
+import { realClock, type Clock } from '../src/core/clock.js';
 import type { Config } from '../src/config/schema.js';
 import type { Persistence } from '../src/persist/store.js';
 import type { EngineState } from '../src/state/engine.js';
@@ -31,17 +32,17 @@ export const CLOCK_MS = 1000;
  * they happen. Every second the minute clock closes finished candles (which reach the append log
  * through `closed$`). Every hour one-minute candles past their retention are removed.
  */
-export function persistenceFlow(state: EngineState, persistence: Persistence, opts: PersistenceOptions): Subscription {
+export function persistenceFlow(state: EngineState, persistence: Persistence, opts: PersistenceOptions, clock: Clock = realClock): Subscription {
   const sub = persistChanges(state, persistence);
-  sub.add(interval(opts.snapshotIntervalMs).subscribe(() => void persistence.snapshot(state)));
+  sub.add(interval(opts.snapshotIntervalMs, clock.scheduler).subscribe(() => void persistence.snapshot(state)));
   sub.add(
-    interval(CLOCK_MS).subscribe(() => {
-      state.candles.flush(Date.now());
+    interval(CLOCK_MS, clock.scheduler).subscribe(() => {
+      state.candles.flush(clock.now());
       void persistence.flushCatalog(state);
     }),
   );
   const keep = opts.minuteRetentionMs;
-  if (keep !== undefined) sub.add(timer(FIRST_PRUNE_MS, PRUNE_MS).subscribe(() => void persistence.pruneMinutes(Date.now() - keep)));
+  if (keep !== undefined) sub.add(timer(FIRST_PRUNE_MS, PRUNE_MS, clock.scheduler).subscribe(() => void persistence.pruneMinutes(clock.now() - keep)));
   return sub;
 }
 

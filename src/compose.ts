@@ -10,6 +10,7 @@ import { registerSignalHistory } from './api/signal-history.js';
 import { registerSignals } from './api/signals.js';
 import { registerVenueB } from './api/venue-b.js';
 import type { Config } from './config/schema.js';
+import { realClock, type Clock } from './core/clock.js';
 import { log as rootLog, type Logger } from './core/log.js';
 import { MatchingService } from './matching/service.js';
 import { openPersistence, type Persistence } from './persist/store.js';
@@ -52,15 +53,18 @@ export interface Core {
   readonly plans: Readonly<Record<PlanName, Plan>>;
   readonly keys: KeyStore;
   readonly quota: QuotaLedger;
+  /** The one clock of the engine (src/core/clock.ts): wall time in steps in the service, virtual in a replay. */
+  readonly clock: Clock;
 }
 
 /**
  * Opens DATA_DIR (or takes an open one) and restores the state from it, so a restart serves what it
  * had before the venues reconnect; opens the key store and quota ledger on it.
  */
-export function buildCore(config: Config, opts: { log?: Logger; persistence?: Persistence } = {}): Core {
+export function buildCore(config: Config, opts: { log?: Logger; persistence?: Persistence; clock?: Clock } = {}): Core {
   const log = opts.log ?? rootLog;
-  const persistence = opts.persistence ?? openPersistence(config.dataDir, log);
+  const clock = opts.clock ?? realClock;
+  const persistence = opts.persistence ?? openPersistence(config.dataDir, log, clock);
   const state = new EngineState(config.venues, { tradeCapacity: config.memory.recentTrades });
   const restored = persistence.load(state);
   log.info({ dataDir: persistence.dir, ...restored }, 'state restored');
@@ -74,6 +78,7 @@ export function buildCore(config: Config, opts: { log?: Logger; persistence?: Pe
     plans: loadPlans(),
     keys: new KeyStore(persistence.db('keys')),
     quota: new QuotaLedger(persistence.db('quota')),
+    clock,
   };
 }
 
@@ -90,8 +95,8 @@ export interface Domain {
 
 /** The rooms that derive signals from the state, each restored from LMDB and computed once. */
 export function buildDomain(core: Core): Domain {
-  const { config, state, persistence, log } = core;
-  const ledger = new WalletLedger(state, persistence, { ...config.signals?.wallets, log: log.child({ component: 'wallets' }) });
+  const { config, state, persistence, log, clock } = core;
+  const ledger = new WalletLedger(state, persistence, { ...config.signals?.wallets, log: log.child({ component: 'wallets' }), now: () => clock.now() });
   log.info(ledger.load(), 'wallet ledger restored');
   const alerts = new AlertEngine(ledger, persistence, { ...config.signals?.alerts, log: log.child({ component: 'alerts' }) });
   alerts.load();
@@ -102,6 +107,7 @@ export function buildDomain(core: Core): Domain {
     log.child({ component: 'matching' }),
     persistence.db('matching'),
     persistence.db('audit'),
+    clock,
   );
   const lc = config.lifecycle;
   const history = new OpportunityLog(persistence.db('opportunities'), {
@@ -110,7 +116,7 @@ export function buildDomain(core: Core): Domain {
     onWriteError: (e) => persistence.noteWriteError(e),
   });
   const lifecycle = new LifecycleTracker(history, { maxOpen: lc?.maxOpen, categoryOf: (id) => matching.servedGroup(id)?.category ?? null });
-  const signals = new SignalEngine(state, core.venues, matching, lifecycle);
+  const signals = new SignalEngine(state, core.venues, matching, lifecycle, clock);
   signals.recomputeAll();
   const wh = config.webhooks;
   const webhooks = new Webhooks(
@@ -201,7 +207,7 @@ function buildHub(core: Core, domain: Domain, http: HttpServer, api: Api, opts: 
           return g?.market_class ? (g.event_id ?? undefined) : undefined;
         },
         hasEvent: (id) => matching.hasGameEvent(id),
-        isLive: (id) => matching.isGameLive(id, Date.now()),
+        isLive: (id) => matching.isGameLive(id, core.clock.now()),
       },
     },
     opts,

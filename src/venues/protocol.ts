@@ -1,3 +1,4 @@
+import type { Clock } from '../core/clock.js';
 import type { Observable } from 'rxjs';
 import type { Config, Protocol, VenueConfig } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
@@ -20,6 +21,8 @@ export interface FeedContext {
   readonly endpoints: FeedEndpoints;
   readonly ingest: Config['ingest'];
   readonly log: Logger;
+  /** The engine's clock: receive stamps are read from it (default: wall time). */
+  readonly clock?: Clock | undefined;
 }
 
 /**

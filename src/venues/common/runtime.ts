@@ -1,3 +1,4 @@
+import { realClock, type Clock } from '../../core/clock.js';
 import { Observable, type Subscriber, type Subscription } from 'rxjs';
 import type { Protocol } from '../../config/schema.js';
 import type { Logger } from '../../core/log.js';
@@ -61,6 +62,8 @@ export class FeedRuntime {
   readonly venue: FeedContext['venue'];
   readonly endpoints: FeedContext['endpoints'];
   readonly ingest: FeedContext['ingest'];
+  /** Receive stamps come from it; the runtime's own timers (retries, polls, keepalives) are network-side and run on the OS's. */
+  readonly clock: Clock;
   private readonly timeouts = new Set<NodeJS.Timeout>();
   private readonly intervals = new Set<NodeJS.Timeout>();
   private readonly sockets: Subscription[] = [];
@@ -80,6 +83,12 @@ export class FeedRuntime {
     this.venue = ctx.venue;
     this.endpoints = ctx.endpoints;
     this.ingest = ctx.ingest;
+    this.clock = ctx.clock ?? realClock;
+  }
+
+  /** The receive time of what arrives now (read right before the frame or event it stamps is emitted). */
+  now(): number {
+    return this.clock.now();
   }
 
   /** Whether the subscription has ended; long walks check it between requests. */
@@ -106,7 +115,7 @@ export class FeedRuntime {
 
   /** Emits a `feed` event of this venue, stamped now. */
   feed(state: FeedEvent['state'], detail?: string, instrument?: string): void {
-    this.out.next(feedEvent(this.venue.label, state, detail, instrument));
+    this.out.next(feedEvent(this.venue.label, state, this.clock.now(), detail, instrument));
   }
 
   /** Runs `fn` after `ms` unless the subscription ended first. */
@@ -246,6 +255,7 @@ export class FeedRuntime {
         maxBackoffMs: reconnectMaxMs,
         heartbeatMs,
         createWebSocket: this.options.createWebSocket,
+        now: () => this.clock.now(),
       }).subscribe({
         next: onSocket,
         error: (e: unknown) => this.feed('error', errorMessage(e)),
