@@ -25,6 +25,7 @@ const integration = [
   'test/clients/**/*.test.ts',
   'test/mcp/**/*.test.ts',
   'test/sim/child.test.ts',
+  'test/replay/determinism.test.ts',
 ];
 const faults = ['test/faults/**/*.test.ts'];
 
