@@ -79,16 +79,7 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
     return Math.max(now - retentionMs, Math.min(oldest, now));
   };
 
-  // Prune past the retention boundary once an hour (and at start): the log and its index together.
-  const prune = (): void => {
-    const cutoff = Date.now() - retentionMs;
-    for (const key of byTime.getKeys({ end: [cutoff], limit: 100_000 })) {
-      void trades.remove(timeKey(key)[1]);
-      void byTime.remove(key);
-    }
-  };
-  prune();
-  setInterval(prune, 3_600_000).unref();
+  // Trades past the retention boundary are pruned by the persistence flow (pipelines/persistence.ts), on the engine's clock.
   /** Pages of the current second and log version, by parsed query. */
   const pages = new Map<object, Reply>();
   let pagesAt = -1;

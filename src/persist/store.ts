@@ -413,6 +413,18 @@ export class Persistence {
     this.track(this.db('tradesByTime').put([t.timestamp, t.seq], 1));
   }
 
+  /** Removes the trades before `cutoff` (ms) from the log and its time index, at most `max` per call. Returns how many. */
+  pruneTrades(cutoff: number, max = 100_000): number {
+    let n = 0;
+    for (const key of this.db('tradesByTime').getKeys({ end: [cutoff], limit: max })) {
+      const [, seq] = key as unknown as readonly [number, number];
+      this.track(this.db('trades').remove(seq));
+      this.track(this.db('tradesByTime').remove(key));
+      n++;
+    }
+    return n;
+  }
+
   /**
    * Rebuilds the [timestamp, seq] index of the trade log when it does not cover the log (a store
    * written before the index existed, or a write of one that was dropped while the disk was full).
