@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { closeSync, createReadStream, openSync, writeSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import type { NormalizedEvent } from '../core/types.js';
@@ -44,6 +44,47 @@ export class Recording implements ReplayTap {
   /** The recording as replay input (parsed again, as a file of it would be). */
   async *items(): AsyncGenerator<ReplayItem> {
     for (let i = 0; i < this.lines.length; i++) yield parseItem(this.lines[i]!, i + 1);
+  }
+}
+
+/**
+ * A recorder of a live run into an NDJSON file of ReplayItems (`crossbook serve --record FILE`),
+ * written a block of lines at a time; `close()` writes the rest.
+ */
+export class FileRecording implements ReplayTap {
+  private readonly fd: number;
+  private buf: string[] = [];
+  private seq = 0;
+  private closed = false;
+
+  constructor(file: string) {
+    this.fd = openSync(file, 'w');
+  }
+
+  event(ev: NormalizedEvent): void {
+    this.push(JSON.stringify({ type: 'event', seq: this.seq++, event: ev }));
+  }
+
+  flush(at: number): void {
+    this.push(JSON.stringify({ type: 'flush', seq: this.seq++, at }));
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.drain();
+    closeSync(this.fd);
+    this.closed = true;
+  }
+
+  private push(line: string): void {
+    if (this.closed) return;
+    this.buf.push(line);
+    if (this.buf.length >= 4096) this.drain();
+  }
+
+  private drain(): void {
+    if (this.buf.length > 0) writeSync(this.fd, this.buf.join('\n') + '\n');
+    this.buf = [];
   }
 }
 

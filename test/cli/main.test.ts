@@ -17,7 +17,20 @@ const option = (c: Command, flag: string): Option => {
 describe('crossbook command tree', () => {
   it('has every command of the CLI, keys with its three subcommands', () => {
     const p = program();
-    expect(p.commands.map((c) => c.name())).toEqual(['serve', 'sim', 'normalize', 'match', 'bench', 'soak', 'arb', 'keys', 'webhooks', 'mcp', 'groups']);
+    expect(p.commands.map((c) => c.name())).toEqual([
+      'serve',
+      'sim',
+      'normalize',
+      'replay',
+      'match',
+      'bench',
+      'soak',
+      'arb',
+      'keys',
+      'webhooks',
+      'mcp',
+      'groups',
+    ]);
     expect(sub(p, 'keys').commands.map((c) => c.name())).toEqual(['create', 'list', 'revoke']);
   });
 
