@@ -28,6 +28,33 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {
+    // One clock (src/core/clock.ts): the engine reads time from the Clock it is given and runs its
+    // timers on the clock's scheduler, so a replay on a virtual clock reads the same times.
+    files: [
+      'src/state/**/*.ts',
+      'src/signals/**/*.ts',
+      'src/matching/**/*.ts',
+      'src/venues/**/*.ts',
+      'src/pipeline/**/*.ts',
+      'src/persist/**/*.ts',
+      'src/replay/**/*.ts',
+      'pipelines/**/*.ts',
+    ],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        { object: 'Date', property: 'now', message: 'read the injected Clock (clock.now(), src/core/clock.ts), not the wall' },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'CallExpression[callee.name=/^(interval|auditTime|debounceTime|throttleTime|sampleTime|bufferTime|delay)$/][arguments.length=1]',
+          message: "pass the clock's scheduler (clock.scheduler): RxJS's default one is the wall's",
+        },
+      ],
+    },
+  },
+  {
     // A function that does not fit on a screen is several functions (STYLE.md).
     files: ['src/**/*.ts'],
     rules: { 'max-lines-per-function': ['error', { max: 120, skipBlankLines: true, skipComments: true }] },

@@ -29,6 +29,7 @@ const integration = [
   'test/mcp/**/*.test.ts',
   'test/sim/child.test.ts',
   'test/web/dashboard.test.ts',
+  'test/replay/determinism.test.ts',
 ];
 const faults = ['test/faults/**/*.test.ts'];
 

@@ -42,6 +42,7 @@ import { WsLoad } from '../src/capacity/ws-load.js';
 import { buildCore, buildDomain, buildHttp, type Core, type Domain } from '../src/compose.js';
 import { loadConfig } from '../src/config/load.js';
 import type { VenueConfig } from '../src/config/schema.js';
+import { wallClock } from '../src/core/clock.js';
 import { log } from '../src/core/log.js';
 import type { Level, NormalizedEvent } from '../src/core/types.js';
 import { applyToState } from '../src/pipeline/operators.js';
@@ -362,7 +363,9 @@ async function run(dir: string, w: World, children: ChildProcess[], servers: Ser
   const config = loadConfig({ env: { DATA_DIR: dir } });
   const kv = venueOf(config.venues, 'kalshi');
   const pv = venueOf(config.venues, 'polymarket');
-  const core = buildCore(config, { log });
+  // The service's clock (src/service.ts): wall time in steps, every event and flush a unit of it.
+  const clock = wallClock();
+  const core = buildCore(config, { log, clock });
   // venue_b as a restart finds it: the twins' catalog and books already in the state.
   const pm = new PolymarketMapper(pv);
   for (const text of [...w.polyPages, ...w.polyBooks]) for (const ev of pm.map(JSON.parse(text), Date.now())) applyEvent(core.state, ev);
@@ -373,7 +376,13 @@ async function run(dir: string, w: World, children: ChildProcess[], servers: Ser
   const addr = catalog.address() as { port: number };
   let sock: VenueSocket | undefined;
   const feed = createKalshiFeed(
-    { venue: kv, endpoints: { rest: `http://127.0.0.1:${addr.port}/trade-api/v2`, ws: 'ws://venue.invalid/trade-api/ws/v2' }, ingest: config.ingest, log },
+    {
+      venue: kv,
+      endpoints: { rest: `http://127.0.0.1:${addr.port}/trade-api/v2`, ws: 'ws://venue.invalid/trade-api/ws/v2' },
+      ingest: config.ingest,
+      log,
+      clock,
+    },
     { env: {}, runtime: { createWebSocket: () => (sock = new VenueSocket(w.snapshotOf)) as unknown as WebSocket } },
   );
   const layer = buildHttp(core, domain, { feeds: [feed], hub: { subscribeRate: 1_000_000 } });
@@ -386,12 +395,13 @@ async function run(dir: string, w: World, children: ChildProcess[], servers: Ser
     sock = undefined;
     flows = startPipelines({
       state: core.state,
-      ingest: ingestFlow([feed], core.state, log),
+      ingest: ingestFlow([feed], core.state, log, clock),
       persistence: core.persistence,
       persistenceOptions: { snapshotIntervalMs: config.persistence.snapshotIntervalMs },
       rooms: domain,
       hub,
       log,
+      clock,
     });
     await until(() => sock !== undefined && sock.snapshotsSent === MARKETS, 30_000, 'the feed subscribed every market');
     await sleep(100); // matching re-groups a burst of catalog changes 20 ms after it (auditTime)

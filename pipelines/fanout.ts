@@ -9,6 +9,7 @@ import type { WsHub } from '../src/ws/hub.js';
 import { alertTopic } from '../src/ws/protocol.js';
 import { hostedFadeUpdate } from '../src/views/alert.js';
 import { Turn } from '../src/pipeline/turn.js';
+import { realClock, type Clock } from '../src/core/clock.js';
 
 /**
  * The fan-out flow: state and signal changes → WebSocket topics. Quotes go to prices (and the
@@ -59,7 +60,7 @@ export function fanoutFlow(
   );
   sub.add(state.trades.trades$.subscribe((t) => hub.onTrade(t)));
   sub.add(
-    events$.pipe(filter((ev): ev is FeedEvent => ev.type === 'feed')).subscribe((ev) => {
+    feedEvents(events$).subscribe((ev) => {
       turn.flush();
       hub.onFeedEvent(ev);
     }),
@@ -83,18 +84,31 @@ export function fanoutFlow(
   return sub;
 }
 
+const feedEvents = (events$: Observable<NormalizedEvent>): Observable<FeedEvent> => events$.pipe(filter((ev): ev is FeedEvent => ev.type === 'feed'));
+
+/** A feed-health event flushes the turn (what was applied before it is recomputed first), where no fan-out does it. */
+export function feedEventsFlush(events$: Observable<NormalizedEvent>, turn: Turn): Subscription {
+  return feedEvents(events$).subscribe(() => turn.flush());
+}
+
 /**
  * The webhook flow: opportunities opened and expired, alerts and feed-health events → the webhook
  * room, which only enqueues (deliveries run on their own). The endpoint table is re-read every
  * `pollMs`, so `crossbook webhooks add/remove` beside the running server takes effect within it.
  * Unsubscribing stops deliveries and retries.
  */
-export function webhookFlow(events$: Observable<NormalizedEvent>, webhooks: Webhooks, signals?: SignalEngine, alerts?: AlertEngine): Subscription {
+export function webhookFlow(
+  events$: Observable<NormalizedEvent>,
+  webhooks: Webhooks,
+  signals?: SignalEngine,
+  alerts?: AlertEngine,
+  clock: Clock = realClock,
+): Subscription {
   const sub = new Subscription();
   if (signals) sub.add(signals.lifecycle$.subscribe((ev) => webhooks.onLifecycle(ev)));
   if (alerts) sub.add(alerts.alerts$.subscribe((a) => webhooks.onAlert(a)));
   sub.add(events$.pipe(filter((ev): ev is FeedEvent => ev.type === 'feed')).subscribe((ev) => webhooks.onFeed(ev)));
-  sub.add(interval(webhooks.pollMs).subscribe(() => webhooks.reload()));
+  sub.add(interval(webhooks.pollMs, clock.scheduler).subscribe(() => webhooks.reload()));
   sub.add(() => webhooks.close());
   return sub;
 }

@@ -1,3 +1,4 @@
+import { realClock, type Clock } from '../src/core/clock.js';
 import { DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
 import { connectable, interval, Observable, Subject, Subscription } from 'rxjs';
 import { STALL_MS, type LinkHealth } from '../src/cluster/health.js';
@@ -34,6 +35,8 @@ export interface FollowDeps {
   /** Venue labels whose subscribers hear of the link's interruptions. */
   readonly venues: readonly string[];
   readonly bootstrapTimeoutMs: number;
+  /** The engine's clock (default: wall time). */
+  readonly clock?: Clock | undefined;
 }
 
 /**
@@ -49,7 +52,7 @@ export interface FollowDeps {
  * Nothing flows before start().
  */
 export function followFlow(link: ClusterLink, snap: StateSnapshot, deps: FollowDeps): Ingest {
-  const events$ = connectable(followStream(link, snap, deps).pipe(applyToState(deps.state)), {
+  const events$ = connectable(followStream(link, snap, deps).pipe(applyToState(deps.state, deps.clock)), {
     connector: () => new Subject<NormalizedEvent>(),
     resetOnDisconnect: false,
   });
@@ -59,13 +62,15 @@ export function followFlow(link: ClusterLink, snap: StateSnapshot, deps: FollowD
 /** The link's interruptions and recoveries, told to every venue's subscribers. */
 function tellLink(deps: FollowDeps, up: boolean, detail: string): void {
   for (const venue of deps.venues) {
-    const ev: FeedEvent = { type: 'feed', venue, state: up ? 'recovered' : 'stalled', detail, timestamp: Date.now(), localTimestamp: Date.now() };
+    const now = (deps.clock ?? realClock).now();
+    const ev: FeedEvent = { type: 'feed', venue, state: up ? 'recovered' : 'stalled', detail, timestamp: now, localTimestamp: now };
     deps.hub.onFeedEvent(ev);
   }
 }
 
 function followStream(link: ClusterLink, snap: StateSnapshot, deps: FollowDeps): Observable<NormalizedEvent> {
   const { hub, health, log } = deps;
+  const clock = deps.clock ?? realClock;
   return new Observable<NormalizedEvent>((sub) => {
     const teardown = new Subscription();
     let stopped = false;
@@ -76,10 +81,10 @@ function followStream(link: ClusterLink, snap: StateSnapshot, deps: FollowDeps):
       log.warn({ ...health.status() }, up ? 'edge: following the core stream again' : `edge: ${detail}`);
       tellLink(deps, up, detail);
     };
-    let reopened = Date.now();
+    let reopened = clock.now();
     teardown.add(
-      interval(CHECK_MS).subscribe(() => {
-        const now = Date.now();
+      interval(CHECK_MS, clock.scheduler).subscribe(() => {
+        const now = clock.now();
         if (health.update(now)) changed(!health.interrupted, 'the core stream is silent (NATS or the core is away)');
         // Silent with NATS reachable: the consumer may not have survived a server restart; open a new one.
         if (health.interrupted && health.natsConnected && now - reopened > STALL_MS) {
@@ -90,7 +95,7 @@ function followStream(link: ClusterLink, snap: StateSnapshot, deps: FollowDeps):
     );
     void (async () => {
       for await (const s of link.nc.status()) {
-        if ((s.type === 'disconnect' || s.type === 'reconnect') && health.nats(s.type === 'reconnect', Date.now()))
+        if ((s.type === 'disconnect' || s.type === 'reconnect') && health.nats(s.type === 'reconnect', clock.now()))
           changed(!health.interrupted, 'NATS is unreachable');
       }
     })();
@@ -100,8 +105,8 @@ function followStream(link: ClusterLink, snap: StateSnapshot, deps: FollowDeps):
       const n = Number(m.headers?.get(SEQ_HEADER));
       if (!Number.isFinite(epoch) || !Number.isFinite(n) || epoch < cursor.epoch) return true;
       if (epoch !== cursor.epoch) return false;
-      if (health.message(m.seq, Date.now())) changed(true, '');
-      const ready = order.offer(n, m, Date.now());
+      if (health.message(m.seq, clock.now())) changed(true, '');
+      const ready = order.offer(n, m, clock.now());
       if (ready === 'gap') return false;
       for (const r of ready) deliver(r);
       return true;

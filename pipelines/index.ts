@@ -4,10 +4,10 @@ import { realClock, type Clock } from '../src/core/clock.js';
 import type { Logger } from '../src/core/log.js';
 import type { Persistence } from '../src/persist/store.js';
 import type { EngineState } from '../src/state/engine.js';
-import { Turn } from '../src/pipeline/turn.js';
+import { clockSchedule, Turn } from '../src/pipeline/turn.js';
 import type { WsHub } from '../src/ws/hub.js';
 import { captureFlow } from './capture.js';
-import { fanoutFlow, webhookFlow } from './fanout.js';
+import { fanoutFlow, feedEventsFlush, webhookFlow } from './fanout.js';
 import type { Ingest } from './ingest.js';
 import { persistenceFlow, type PersistenceOptions } from './persistence.js';
 import { signalFlow, type SignalRooms } from './signals.js';
@@ -21,10 +21,16 @@ export interface Flows {
   /** Absent in a process that serves no WebSocket. */
   readonly hub?: WsHub | undefined;
   readonly log: Logger;
-  /** The per-turn flush of the conflated fan-out and arb/EV (default: one of its own, on setImmediate). */
+  /** The per-turn flush of the conflated fan-out and arb/EV (default: one of its own, on setImmediate, as a unit of `clock`). */
   readonly turn?: Turn | undefined;
   /** The capture log the feeds append to: its flush markers, writes and retention (absent: capture off). */
-  readonly capture?: { readonly capture: Capture; readonly settings: CaptureSettings; readonly clock?: Clock | undefined } | undefined;
+  readonly capture?: { readonly capture: Capture; readonly settings: CaptureSettings } | undefined;
+  /** The one clock every timer and time read of the flows takes (default: wall time). */
+  readonly clock?: Clock | undefined;
+  /** Told where the default turn flushes (a recorder: the replay flushes at the same places and times). */
+  readonly flushed?: ((at: number) => void) | undefined;
+  /** Told the clock's time when the flows are wired (their timers count from it: a replay's clock starts there). */
+  readonly wired?: ((at: number) => void) | undefined;
 }
 
 /**
@@ -61,12 +67,19 @@ export function startPipelines(f: Flows): Subscription {
  */
 export function wireFlows(f: Omit<Flows, 'ingest' | 'log'> & { readonly ingest?: Pick<Ingest, 'events$'> }): Subscription {
   const sub = new Subscription();
-  const turn = f.turn ?? new Turn();
-  // First, so its flusher marks each flush in the capture log before the flushers below run it.
-  if (f.capture) sub.add(captureFlow(f.capture.capture, f.capture.settings, turn, f.capture.clock ?? realClock, f.state.books));
-  sub.add(persistenceFlow(f.state, f.persistence, f.persistenceOptions));
-  if (f.hub) sub.add(fanoutFlow(f.ingest?.events$ ?? EMPTY, f.state, f.hub, f.rooms.signals, f.rooms.alerts, turn));
-  sub.add(signalFlow(f.state, f.rooms, turn));
-  if (f.rooms.webhooks) sub.add(webhookFlow(f.ingest?.events$ ?? EMPTY, f.rooms.webhooks, f.rooms.signals, f.rooms.alerts));
+  const clock = f.clock ?? realClock;
+  const turn = f.turn ?? new Turn(clockSchedule(clock, f.flushed));
+  // One unit of the clock: every timer of the flows counts from the same time.
+  clock.run(clock.now(), () => {
+    // First, so its flusher marks each flush in the capture log before the flushers below run it.
+    if (f.capture) sub.add(captureFlow(f.capture.capture, f.capture.settings, turn, clock, f.state.books));
+    sub.add(persistenceFlow(f.state, f.persistence, f.persistenceOptions, clock));
+    if (f.hub) sub.add(fanoutFlow(f.ingest?.events$ ?? EMPTY, f.state, f.hub, f.rooms.signals, f.rooms.alerts, turn));
+    // Without a hub (a replay) a feed-health event still flushes the turn first, as the fan-out does before its warning.
+    else sub.add(feedEventsFlush(f.ingest?.events$ ?? EMPTY, turn));
+    sub.add(signalFlow(f.state, f.rooms, turn, clock));
+    if (f.rooms.webhooks) sub.add(webhookFlow(f.ingest?.events$ ?? EMPTY, f.rooms.webhooks, f.rooms.signals, f.rooms.alerts, clock));
+    f.wired?.(clock.now());
+  });
   return sub;
 }

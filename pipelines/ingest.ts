@@ -1,5 +1,6 @@
 import { connectable, interval, merge, mergeMap, Subject, tap, type Observable, type Subscription } from 'rxjs';
 import type { CaptureSink } from '../src/capture/sink.js';
+import { realClock, type Clock } from '../src/core/clock.js';
 import type { Config, VenueConfig } from '../src/config/schema.js';
 import type { Logger } from '../src/core/log.js';
 import type { FeedEvent, NormalizedEvent } from '../src/core/types.js';
@@ -23,7 +24,13 @@ export interface Ingest {
 export const MALFORMED_CHECK_MS = 1000;
 
 /** One feed per enabled venue, from its protocol module, at the endpoints given; each appends what it receives to `capture` when given. */
-export function createFeeds(config: Config, endpointsOf: (v: VenueConfig) => FeedEndpoints, log: Logger, capture?: CaptureSink): VenueFeed[] {
+export function createFeeds(
+  config: Config,
+  endpointsOf: (v: VenueConfig) => FeedEndpoints,
+  log: Logger,
+  clock: Clock = realClock,
+  capture?: CaptureSink,
+): VenueFeed[] {
   return config.venues
     .filter((v) => v.enabled)
     .map((venue) =>
@@ -33,6 +40,7 @@ export function createFeeds(config: Config, endpointsOf: (v: VenueConfig) => Fee
         ingest: config.ingest,
         log: log.child({ venue: venue.label }),
         capture,
+        clock,
       }),
     );
 }
@@ -42,8 +50,8 @@ export function createFeeds(config: Config, endpointsOf: (v: VenueConfig) => Fee
  * feed-health events of the malformed-frame rule, applied to state by one operator, shared.
  * Feed health reaches everything downstream (state, WebSocket warnings) through this one stream.
  */
-export function ingestFlow(feeds: readonly VenueFeed[], state: EngineState, log: Logger): Ingest {
-  const events$ = connectable(merge(...feeds.map((f) => f.events$), malformedFeedEvents(feeds, state, log)).pipe(applyToState(state)), {
+export function ingestFlow(feeds: readonly VenueFeed[], state: EngineState, log: Logger, clock: Clock = realClock): Ingest {
+  const events$ = connectable(merge(...feeds.map((f) => f.events$), malformedFeedEvents(feeds, state, log, clock)).pipe(applyToState(state, clock)), {
     connector: () => new Subject<NormalizedEvent>(),
     resetOnDisconnect: false,
   });
@@ -54,10 +62,10 @@ export function ingestFlow(feeds: readonly VenueFeed[], state: EngineState, log:
  * Feeds sending malformed frames: `degraded` on /status and a warning to subscribers while they
  * arrive, `recovered` once quiet (the rule is HealthStore.malformedEvent).
  */
-function malformedFeedEvents(feeds: readonly VenueFeed[], state: EngineState, log: Logger): Observable<FeedEvent> {
-  return interval(MALFORMED_CHECK_MS).pipe(
+function malformedFeedEvents(feeds: readonly VenueFeed[], state: EngineState, log: Logger, clock: Clock): Observable<FeedEvent> {
+  return interval(MALFORMED_CHECK_MS, clock.scheduler).pipe(
     mergeMap(() => {
-      const now = Date.now();
+      const now = clock.now();
       const out: FeedEvent[] = [];
       for (const f of feeds) {
         const ev = state.health.malformedEvent(f.venue.label, f.stats.malformedTotal, now);

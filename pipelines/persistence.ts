@@ -1,4 +1,5 @@
 import { interval, Subscription, timer } from 'rxjs';
+import { realClock, type Clock } from '../src/core/clock.js';
 import type { Config } from '../src/config/schema.js';
 import type { Persistence } from '../src/persist/store.js';
 import type { EngineState } from '../src/state/engine.js';
@@ -8,6 +9,8 @@ export interface PersistenceOptions {
   readonly snapshotIntervalMs: number;
   /** One-minute candles older than this are removed (undefined: kept for good). */
   readonly minuteRetentionMs?: number | undefined;
+  /** Trades older than this leave the trade log and its time index (undefined: kept for good). */
+  readonly tradesRetentionMs?: number | undefined;
 }
 
 /** The flow's options as the configuration gives them (a single process and a cluster edge alike). */
@@ -15,6 +18,7 @@ export function persistenceOptions(config: Config): PersistenceOptions {
   return {
     snapshotIntervalMs: config.persistence.snapshotIntervalMs,
     minuteRetentionMs: config.persistence.minuteCandleRetentionDays * 86_400_000,
+    tradesRetentionMs: config.api.tradesRetentionDays * 86_400_000,
   };
 }
 
@@ -29,19 +33,22 @@ export const CLOCK_MS = 1000;
  * The persistence flow: state changes → LMDB. Records, quotes and books are marked dirty and
  * written by the snapshot timer (only what changed); closed candles and trades are appended as
  * they happen. Every second the minute clock closes finished candles (which reach the append log
- * through `closed$`). Every hour one-minute candles past their retention are removed.
+ * through `closed$`). Every hour one-minute candles past their retention are removed, and trades past
+ * theirs (at once too).
  */
-export function persistenceFlow(state: EngineState, persistence: Persistence, opts: PersistenceOptions): Subscription {
+export function persistenceFlow(state: EngineState, persistence: Persistence, opts: PersistenceOptions, clock: Clock = realClock): Subscription {
   const sub = persistChanges(state, persistence);
-  sub.add(interval(opts.snapshotIntervalMs).subscribe(() => void persistence.snapshot(state)));
+  sub.add(interval(opts.snapshotIntervalMs, clock.scheduler).subscribe(() => void persistence.snapshot(state)));
   sub.add(
-    interval(CLOCK_MS).subscribe(() => {
-      state.candles.flush(Date.now());
+    interval(CLOCK_MS, clock.scheduler).subscribe(() => {
+      state.candles.flush(clock.now());
       void persistence.flushCatalog(state);
     }),
   );
   const keep = opts.minuteRetentionMs;
-  if (keep !== undefined) sub.add(timer(FIRST_PRUNE_MS, PRUNE_MS).subscribe(() => void persistence.pruneMinutes(Date.now() - keep)));
+  if (keep !== undefined) sub.add(timer(FIRST_PRUNE_MS, PRUNE_MS, clock.scheduler).subscribe(() => void persistence.pruneMinutes(clock.now() - keep)));
+  const keepTrades = opts.tradesRetentionMs;
+  if (keepTrades !== undefined) sub.add(timer(0, PRUNE_MS, clock.scheduler).subscribe(() => persistence.pruneTrades(clock.now() - keepTrades)));
   return sub;
 }
 

@@ -1,3 +1,4 @@
+import { realClock, type Clock } from '../src/core/clock.js';
 import { concatMap, from, interval, startWith, Subscription, type Observable } from 'rxjs';
 import { lastSequence, putSnapshot, type ClusterLink } from '../src/cluster/link.js';
 import { StreamPublisher } from '../src/cluster/publisher.js';
@@ -25,7 +26,7 @@ export function publishFlow(
   events$: Observable<NormalizedEvent>,
   hub: WsHub,
   state: EngineState,
-  opts: { snapshotIntervalMs: number; log: Logger; buffer?: number | undefined },
+  opts: { snapshotIntervalMs: number; log: Logger; buffer?: number | undefined; clock?: Clock | undefined },
 ): { readonly subscription: Subscription; readonly publisher: StreamPublisher } {
   const publisher = new StreamPublisher(
     link,
@@ -35,10 +36,11 @@ export function publishFlow(
     },
     { capacity: opts.buffer },
   );
+  const clock = opts.clock ?? realClock;
   const sub = new Subscription();
   sub.add(events$.subscribe((ev) => publisher.send(evSubject(ev), encodeBody(ev))));
   sub.add(hub.published$.subscribe((p) => publisher.send(wsSubject(p.topic), encodeBody(p))));
-  sub.add(interval(HEARTBEAT_MS).subscribe(() => publisher.send(HB_SUBJECT, new Uint8Array(0))));
+  sub.add(interval(HEARTBEAT_MS, clock.scheduler).subscribe(() => publisher.send(HB_SUBJECT, new Uint8Array(0))));
   void (async () => {
     for await (const s of link.nc.status()) {
       if (s.type === 'disconnect') opts.log.warn({ buffered: publisher.stats.buffered }, 'cluster: NATS unreachable, buffering');
@@ -47,7 +49,7 @@ export function publishFlow(
   })();
   const snapshot = async (): Promise<void> => {
     if (!publisher.drained) return;
-    const cut = takeSnapshot(state, hub, Date.now());
+    const cut = takeSnapshot(state, hub, clock.now());
     const pubSeq = publisher.sent;
     const ack = publisher.lastAck;
     // Nothing sent yet: the stream's end (another epoch's messages) is where an edge starts.
@@ -56,7 +58,7 @@ export function publishFlow(
     await putSnapshot(link, { ...cut, streamSeq, pubSeq });
   };
   sub.add(
-    interval(opts.snapshotIntervalMs)
+    interval(opts.snapshotIntervalMs, clock.scheduler)
       .pipe(
         startWith(0),
         concatMap(() => from(snapshot().catch((e: unknown) => opts.log.warn({ err: String(e) }, 'cluster: snapshot not stored')))),

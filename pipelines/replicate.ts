@@ -1,4 +1,5 @@
 import {
+  asyncScheduler,
   concatMap,
   defer,
   distinctUntilChanged,
@@ -38,6 +39,8 @@ export function replicateAccess(
   opts: { log: Logger; flushMs?: number; now?: () => number },
 ): Replication {
   const { log } = opts;
+  // Quota months and their flushes are wall time: the HTTP edge's, not the engine's (ARCHITECTURE.md, Clock and replay).
+  // eslint-disable-next-line no-restricted-properties
   const now = opts.now ?? Date.now;
   const warn = (what: string) => (e: unknown) => log.warn({ err: String(e) }, `cluster: ${what}`);
   const sub = new Subscription();
@@ -70,7 +73,7 @@ export function replicateAccess(
   );
   // The watch follows the current month; at a month's turn it is opened again on the new one.
   sub.add(
-    interval(60_000)
+    interval(60_000, asyncScheduler)
       .pipe(
         startWith(0),
         map(() => monthOf(now())),
@@ -80,7 +83,7 @@ export function replicateAccess(
       .subscribe(({ keyId, total }) => quota.applyShared(keyId, total)),
   );
   sub.add(
-    interval(opts.flushMs ?? QUOTA_FLUSH_MS)
+    interval(opts.flushMs ?? QUOTA_FLUSH_MS, asyncScheduler)
       .pipe(concatMap(() => flushCounts(buckets, quota, warn)))
       .subscribe(),
   );

@@ -1,4 +1,5 @@
 import { auditTime, interval, Subscription, tap } from 'rxjs';
+import { realClock, type Clock } from '../src/core/clock.js';
 import type { MatchingService } from '../src/matching/service.js';
 import type { AlertEngine } from '../src/signals/alerts.js';
 import type { SignalEngine } from '../src/signals/engine.js';
@@ -39,35 +40,35 @@ export interface SignalRooms {
  *    whose horizon passed and write dirty wallets.
  * The opportunity history's retention timer runs beside them.
  */
-export function signalFlow(state: EngineState, rooms: SignalRooms, turn?: Turn): Subscription {
+export function signalFlow(state: EngineState, rooms: SignalRooms, turn?: Turn, clock: Clock = realClock): Subscription {
   const sub = new Subscription();
-  sub.add(matchingFlow(state, rooms.matching, rooms.signals));
+  sub.add(matchingFlow(state, rooms.matching, rooms.signals, clock));
   sub.add(arbFlow(state, rooms.signals, turn));
-  sub.add(walletFlow(state, rooms.ledger, rooms.alerts));
-  if (rooms.history) sub.add(historyFlow(rooms.history));
+  sub.add(walletFlow(state, rooms.ledger, rooms.alerts, clock));
+  if (rooms.history) sub.add(historyFlow(rooms.history, clock));
   return sub;
 }
 
 /** Closed opportunities older than the retention window leave LMDB (once at start, then every `pruneEveryMs`). */
-export function historyFlow(history: OpportunityLog): Subscription {
-  history.prune(Date.now());
-  return interval(history.pruneEveryMs).subscribe(() => history.prune(Date.now()));
+export function historyFlow(history: OpportunityLog, clock: Clock = realClock): Subscription {
+  history.prune(clock.now());
+  return interval(history.pruneEveryMs, clock.scheduler).subscribe(() => history.prune(clock.now()));
 }
 
 /** Catalog changes → the matcher and the settlement audit → changed groups recomputed (step 1 above). */
-export function matchingFlow(state: EngineState, matching: MatchingService, signals?: SignalEngine): Subscription {
+export function matchingFlow(state: EngineState, matching: MatchingService, signals?: SignalEngine, clock: Clock = realClock): Subscription {
   const sub = new Subscription();
   sub.add(
     state.catalog.changes$
       .pipe(
         tap((c) => matching.upsert(c.market)),
-        auditTime(REINDEX_AFTER_MS),
+        auditTime(REINDEX_AFTER_MS, clock.scheduler),
       )
       .subscribe(() => matching.reindex()),
   );
   sub.add(state.quotes.changes$.subscribe((q) => matching.onQuote(q)));
   // Overrides written by another process re-group at once; changed groups recompute below.
-  if (matching.overrides) sub.add(interval(OVERRIDES_POLL_MS).subscribe(() => matching.reloadOverrides()));
+  if (matching.overrides) sub.add(interval(OVERRIDES_POLL_MS, clock.scheduler).subscribe(() => matching.reloadOverrides()));
   if (signals)
     sub.add(
       matching.changes$.subscribe((ids) => {
@@ -100,7 +101,7 @@ export function arbFlow(state: EngineState, signals: SignalEngine, turn: Turn = 
 }
 
 /** Trades and settlements → the wallet ledger → alerts (step 3 above), with the ledger's timers. */
-export function walletFlow(state: EngineState, ledger: WalletLedger, alerts?: AlertEngine): Subscription {
+export function walletFlow(state: EngineState, ledger: WalletLedger, alerts?: AlertEngine, clock: Clock = realClock): Subscription {
   const sub = new Subscription();
   if (alerts) {
     sub.add(ledger.applied$.subscribe((a) => alerts.onTrade(a)));
@@ -109,7 +110,7 @@ export function walletFlow(state: EngineState, ledger: WalletLedger, alerts?: Al
   sub.add(state.trades.trades$.subscribe((t) => ledger.apply(t)));
   sub.add(state.catalog.changes$.subscribe((c) => ledger.onCatalog(c)));
   const { advanceMs, flushMs } = ledger.intervals;
-  if (advanceMs > 0) sub.add(interval(advanceMs).subscribe(() => ledger.advance(ledger.time())));
-  if (flushMs > 0) sub.add(interval(flushMs).subscribe(() => void ledger.flush()));
+  if (advanceMs > 0) sub.add(interval(advanceMs, clock.scheduler).subscribe(() => ledger.advance(ledger.time())));
+  if (flushMs > 0) sub.add(interval(flushMs, clock.scheduler).subscribe(() => void ledger.flush()));
   return sub;
 }

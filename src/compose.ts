@@ -13,7 +13,7 @@ import { registerReplay } from './api/replay.js';
 import { captureSettings, captureStatus, openCapture, type Capture } from './capture/index.js';
 import { registerCaptureMetrics } from './capture/metrics.js';
 import type { Config } from './config/schema.js';
-import { realClock } from './core/clock.js';
+import { realClock, type Clock } from './core/clock.js';
 import { log as rootLog, type Logger } from './core/log.js';
 import { MatchingService } from './matching/service.js';
 import { openPersistence, restoring, type Persistence } from './persist/store.js';
@@ -60,15 +60,18 @@ export interface Core {
   readonly quota: QuotaLedger;
   /** The capture log's writer on DATA_DIR/capture (undefined: `capture.enabled` false). */
   readonly capture: Capture | undefined;
+  /** The one clock of the engine (src/core/clock.ts): wall time in steps in the service, virtual in a replay. */
+  readonly clock: Clock;
 }
 
 /**
  * Opens DATA_DIR (or takes an open one) and restores the state from it, so a restart serves what it
  * had before the venues reconnect; opens the key store and quota ledger on it.
  */
-export function buildCore(config: Config, opts: { log?: Logger; persistence?: Persistence } = {}): Core {
+export function buildCore(config: Config, opts: { log?: Logger; persistence?: Persistence; clock?: Clock } = {}): Core {
   const log = opts.log ?? rootLog;
-  const persistence = opts.persistence ?? openPersistence(config.dataDir, log, { check: config.persistence.checkOnStart });
+  const clock = opts.clock ?? realClock;
+  const persistence = opts.persistence ?? openPersistence(config.dataDir, log, { check: config.persistence.checkOnStart, clock });
   const state = new EngineState(config.venues, { tradeCapacity: config.memory.recentTrades });
   const restored = restoring(persistence, 'the state', () => persistence.load(state));
   log.info({ dataDir: persistence.dir, ...restored }, 'state restored');
@@ -83,7 +86,8 @@ export function buildCore(config: Config, opts: { log?: Logger; persistence?: Pe
     keys: new KeyStore(persistence.db('keys')),
     quota: new QuotaLedger(persistence.db('quota')),
     // In core + edges mode the core captures; an edge has no feeds of its own.
-    capture: config.cluster?.role === 'edge' ? undefined : openCapture(config, persistence.dir, realClock, log),
+    capture: config.cluster?.role === 'edge' ? undefined : openCapture(config, persistence.dir, clock, log),
+    clock,
   };
 }
 
@@ -100,8 +104,8 @@ export interface Domain {
 
 /** The rooms that derive signals from the state, each restored from LMDB and computed once. */
 export function buildDomain(core: Core): Domain {
-  const { config, state, persistence, log } = core;
-  const ledger = new WalletLedger(state, persistence, { ...config.signals?.wallets, log: log.child({ component: 'wallets' }) });
+  const { config, state, persistence, log, clock } = core;
+  const ledger = new WalletLedger(state, persistence, { ...config.signals?.wallets, log: log.child({ component: 'wallets' }), now: () => clock.now() });
   log.info(
     restoring(persistence, 'the wallet ledger', () => ledger.load()),
     'wallet ledger restored',
@@ -119,6 +123,7 @@ export function buildDomain(core: Core): Domain {
         log.child({ component: 'matching' }),
         persistence.db('matching'),
         persistence.db('audit'),
+        clock,
       ),
   );
   const lc = config.lifecycle;
@@ -128,7 +133,7 @@ export function buildDomain(core: Core): Domain {
     onWriteError: (e) => persistence.noteWriteError(e),
   });
   const lifecycle = new LifecycleTracker(history, { maxOpen: lc?.maxOpen, categoryOf: (id) => matching.servedGroup(id)?.category ?? null });
-  const signals = new SignalEngine(state, core.venues, matching, lifecycle);
+  const signals = new SignalEngine(state, core.venues, matching, lifecycle, clock);
   signals.recomputeAll();
   const wh = config.webhooks;
   const webhooks = new Webhooks(
@@ -179,7 +184,7 @@ export function buildHttp(core: Core, domain?: Domain, opts: HttpOptions = {}): 
     cluster: opts.cluster,
     capture: core.capture && captureStatus(core.capture),
   });
-  const ctx = new ApiContext(config, state, persistence, core.venues);
+  const ctx = new ApiContext(config, state, persistence, core.venues, core.clock);
   registerDataRoutes(api, ctx);
   registerReplay(api, ctx, { capture: core.capture, settings: captureSettings(config), now: realClock.now, log });
   let ws: WsHub | undefined;
@@ -222,7 +227,7 @@ function buildHub(core: Core, domain: Domain, http: HttpServer, api: Api, opts: 
           return g?.market_class ? (g.event_id ?? undefined) : undefined;
         },
         hasEvent: (id) => matching.hasGameEvent(id),
-        isLive: (id) => matching.isGameLive(id, Date.now()),
+        isLive: (id) => matching.isGameLive(id, core.clock.now()),
       },
     },
     opts,

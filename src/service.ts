@@ -14,7 +14,9 @@ import { clusterSettings, openLink } from './cluster/link.js';
 import type { KeyStore } from './access/keys.js';
 import { API_BASE, buildCore, buildDomain, buildHttp, type Core, type Domain } from './compose.js';
 import type { Config } from './config/schema.js';
+import { wallClock, type Clock } from './core/clock.js';
 import { log as rootLog, type Logger } from './core/log.js';
+import type { ReplayTap } from './replay/input.js';
 import type { HttpServer } from './server/http.js';
 import { startSimChild, type SimChild } from './sim/child.js';
 import { startSim, type RunningSim } from './sim/runner.js';
@@ -41,15 +43,25 @@ export interface Service extends Core, Domain {
   close(): Promise<void>;
 }
 
+export interface ServiceOptions {
+  readonly log?: Logger;
+  readonly listen?: boolean;
+  /** The engine's clock (default: wall time, in steps: src/core/clock.ts `wallClock`). */
+  readonly clock?: Clock;
+  /** Told every event as it is applied and every time the turn flushes: what a replay needs to run the same (src/replay/). */
+  readonly tap?: ReplayTap;
+}
+
 /**
  * The process: builds the core, the domain and the HTTP layer (src/compose.ts), starts the embedded
  * simulator when a venue is in sim mode, wires the pipelines (pipelines/index.ts) and listens.
  * close() stops in the reverse order and snapshots everything. Config `cluster.role` core adds the
  * publisher to NATS JetStream (pipelines/publish.ts); edge starts a follower instead (src/cluster/edge.ts).
  */
-export async function startService(config: Config, opts: { log?: Logger; listen?: boolean } = {}): Promise<Service> {
+export async function startService(config: Config, opts: ServiceOptions = {}): Promise<Service> {
   if (config.cluster?.role === 'edge') return startEdge(config, opts);
   const startedAt = Date.now();
+  const clock = opts.clock ?? wallClock();
   const cluster = config.cluster?.role === 'core' ? clusterSettings(config) : undefined;
   const link = cluster ? await openLink(cluster) : undefined;
   const needsSim = config.venues.some((v) => v.enabled && v.connection.mode === 'sim');
@@ -60,7 +72,7 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
   childStarting?.catch(() => undefined);
   let core: Core, domain: Domain;
   try {
-    core = buildCore(config, { log: opts.log });
+    core = buildCore(config, { log: opts.log, clock });
     domain = buildDomain(core);
   } catch (e) {
     void childStarting?.then(
@@ -79,8 +91,10 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
     throw e;
   }
   const simEndpoints = (label: string): FeedEndpoints => (simChild ?? sim)!.endpoints(label)!;
-  const feeds = createFeeds(config, (v) => (v.connection.mode === 'sim' ? simEndpoints(v.label) : liveEndpoints(v)), core.log, core.capture);
-  const ingest = ingestFlow(feeds, core.state, core.log);
+  const feeds = createFeeds(config, (v) => (v.connection.mode === 'sim' ? simEndpoints(v.label) : liveEndpoints(v)), core.log, clock, core.capture);
+  const ingest = ingestFlow(feeds, core.state, core.log, clock);
+  // A recorder sees every event as it is applied (before the flows), and where the turn flushes.
+  const tapped = opts.tap && ingest.events$.subscribe((ev) => opts.tap!.event(ev));
   const { http, api, ws, metrics } = buildHttp(core, domain, { startedAt, feeds, hub: { exportAll: link !== undefined } });
   // The publisher subscribes before ingest starts, so the stream misses nothing.
   const published =
@@ -89,6 +103,7 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
       snapshotIntervalMs: cluster!.snapshotIntervalMs,
       log: core.log,
       buffer: cluster!.publishBuffer,
+      clock,
     });
   if (published && metrics) registerPublisherMetrics(metrics, published.publisher.stats);
   const flows = startPipelines({
@@ -100,6 +115,9 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
     hub: ws,
     log: core.log,
     capture: core.capture && { capture: core.capture, settings: captureSettings(config) },
+    clock,
+    flushed: opts.tap && ((at) => opts.tap!.flush(at)),
+    wired: opts.tap?.start && ((at) => opts.tap!.start!(at)),
   });
   core.keys.watch();
   core.quota.start();
@@ -128,6 +146,7 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
       ws?.close();
       http.close();
       flows.unsubscribe();
+      tapped?.unsubscribe();
       published?.subscription.unsubscribe();
       // The feeds are stopped: what they captured is written and the segments closed.
       await core.capture?.close();
@@ -140,7 +159,7 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
       await domain.ledger.close();
       core.keys.stop();
       await core.quota.stop();
-      core.state.candles.flush(Date.now(), true);
+      core.state.candles.flush(clock.now(), true);
       await core.persistence.snapshot(core.state);
       await core.persistence.close();
     },

@@ -79,16 +79,7 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
     return Math.max(now - retentionMs, Math.min(oldest, now));
   };
 
-  // Prune past the retention boundary once an hour (and at start): the log and its index together.
-  const prune = (): void => {
-    const cutoff = Date.now() - retentionMs;
-    for (const key of byTime.getKeys({ end: [cutoff], limit: 100_000 })) {
-      void trades.remove(timeKey(key)[1]);
-      void byTime.remove(key);
-    }
-  };
-  prune();
-  setInterval(prune, 3_600_000).unref();
+  // Trades past the retention boundary are pruned by the persistence flow (pipelines/persistence.ts), on the engine's clock.
   /** Pages of the current second and log version, by parsed query. */
   const pages = new Map<object, Reply>();
   let pagesAt = -1;
@@ -124,7 +115,7 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
     handler: (c) => {
       // "Now" is the end of the current second, so a page is a function of the query, that second
       // and the committed log: pages cache until the log or the second changes.
-      const now = Math.floor(Date.now() / 1000) * 1000 + 999;
+      const now = Math.floor(ctx.clock.now() / 1000) * 1000 + 999;
       if (ctx.commits() !== logAt) {
         logAt = ctx.commits();
         const next = logVersion(byTime);

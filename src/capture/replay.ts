@@ -6,6 +6,10 @@ import { FramePath } from '../venues/common/frames.js';
 import type { Mapper } from '../venues/common/mapper.js';
 import { PROTOCOL_MODULES } from '../venues/index.js';
 import type { CaptureRecord } from './record.js';
+import type { ReplayItem } from '../replay/input.js';
+
+/** What a replay consumes: the items the pipeline replay (src/replay/) takes, one definition for both. */
+export type { ReplayItem };
 
 /**
  * What a replay hands on, in capture order: a normalized event as live produced it (with the
@@ -13,8 +17,6 @@ import type { CaptureRecord } from './record.js';
  * ran (`at`: its time), so a pipeline replay flushes its conflated fan-out and arb/EV recompute
  * where live did. The clock branch's full-pipeline replay consumes exactly this.
  */
-export type ReplayItem =
-  { readonly type: 'event'; readonly seq: number; readonly event: NormalizedEvent } | { readonly type: 'flush'; readonly seq: number; readonly at: number };
 
 /** One venue's mapper and frame path, built as the live feed builds them. */
 interface VenuePath {

@@ -15,6 +15,7 @@ import { matchCommand } from './match.js';
 import { addWebhooks } from './webhooks.js';
 import { addMcp } from './mcp.js';
 import { normalizeFile } from './normalize.js';
+import type { ReplayCliOptions } from './replay.js';
 import { writeExternalSimConfig } from './sim.js';
 import type { Profile } from '../capacity/profiles.js';
 import { parseTopologies, type Topology } from '../capacity/topology-spec.js';
@@ -27,6 +28,7 @@ interface ServeOptions {
   venueNames?: string;
   role?: string;
   nats?: string;
+  record?: string;
 }
 
 function config(opts: ServeOptions): Config {
@@ -48,7 +50,9 @@ function config(opts: ServeOptions): Config {
 async function serve(opts: ServeOptions): Promise<void> {
   const { startService } = await import('../service.js');
   const c = config(opts);
-  const svc = await startService(c);
+  const { FileRecording } = await import('../replay/input.js');
+  const recording = opts.record === undefined ? undefined : new FileRecording(opts.record);
+  const svc = await startService(c, { tap: recording });
   const lines = [
     `crossbook is running`,
     `  API:     ${svc.url}/api/v2   (status: ${svc.url}/api/v2/status)`,
@@ -68,7 +72,10 @@ async function serve(opts: ServeOptions): Promise<void> {
     stopping = true;
     log.info({ sig }, 'shutting down: snapshotting state');
     svc.close().then(
-      () => process.exit(0),
+      () => {
+        recording?.close();
+        process.exit(0);
+      },
       (e: unknown) => {
         log.error({ err: String(e) }, 'shutdown failed');
         process.exit(1);
@@ -103,7 +110,7 @@ async function sim(opts: { seed?: string; rate?: string; basePort?: string; conf
 /** Builds the command tree (exported for tests). */
 export function program(): Command {
   const p = new Command('crossbook').description('Self-hostable prediction-market intelligence service (Market Aggregation API v2)').showHelpAfterError();
-  for (const add of [addServe, addSim, addNormalize, addMatch, addBench, addSoak, addArb, addKeys, addData, addWebhooks, addMcp]) add(p);
+  for (const add of [addServe, addSim, addNormalize, addReplay, addMatch, addBench, addSoak, addArb, addKeys, addData, addWebhooks, addMcp]) add(p);
   addGroups(p, config, out, err);
   addCapture(p, config, err);
   return p;
@@ -121,6 +128,7 @@ function addServe(p: Command): void {
     .option('--rate <n>', 'simulator book changes per second (env SIM_RATE)')
     .option('--role <role>', 'single (one process, no NATS), core (feeds + publisher to NATS) or edge (follows a core); README: Scaling out')
     .option('--nats <url>', 'NATS server of the core and edges (env NATS_URL)')
+    .option('--record <file>', 'write every event applied and every flush of the turn to this NDJSON file, for `crossbook replay --input`')
     .option(
       '--venue-names <preset>',
       'venue names: neutral (venue_a…venue_h) or hosted (kalshi, polymarket, …; env CROSSBOOK_VENUE_NAMES); see config/venue-names.json',
@@ -151,6 +159,37 @@ function addNormalize(p: Command): void {
     .argument('<file>')
     .action((file: string, o: { protocol: string; book?: boolean; venue?: string; markets?: string }) => {
       process.exitCode = normalizeFile(loadConfig(), o.protocol, file, o, out, err);
+    });
+}
+
+function addReplay(p: Command): void {
+  p.command('replay')
+    .description(
+      'run a recording (serve --record) through the pipelines on a virtual clock and write events.ndjson, opportunities.ndjson and books.ndjson to --out',
+    )
+    .option(
+      '--input <file>',
+      'a recording (serve --record: NDJSON of {type:"event",seq,event} | {type:"flush",seq,at}); without it, the capture log of DATA_DIR',
+    )
+    .option('--data-dir <dir>', 'data directory whose capture log is replayed (env DATA_DIR)')
+    .option('--out <dir>', 'where the output files go')
+    .option('--from <time>', 'first receive time replayed (ms since the epoch or ISO 8601)')
+    .option('--to <time>', 'replay stops before this receive time')
+    .option('--venues <list>', 'comma-separated venues (slugs or labels) whose events are replayed')
+    .option('--speed <n>', 'N× the recorded pace, or max', 'max')
+    .action(async (o: ReplayCliOptions) => {
+      const c = config(o);
+      setLogLevel(c.logLevel);
+      const { replayCommand } = await import('./replay.js');
+      try {
+        const r = await replayCommand(c, o, log);
+        out(
+          `replayed ${r.events} events and ${r.flushes} flushes: ${r.closed.length} closed and ${r.open.length} open opportunities, ${r.books.length} books → ${o.out}`,
+        );
+      } catch (e) {
+        err(`crossbook replay: ${(e as Error).message}`);
+        process.exitCode = 2;
+      }
     });
 }
 

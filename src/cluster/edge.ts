@@ -7,6 +7,7 @@ import { LinkHealth } from './health.js';
 import { registerLinkMetrics } from './metrics.js';
 import { buildCore, buildDomain, buildHttp } from '../compose.js';
 import type { Config } from '../config/schema.js';
+import { wallClock, type Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import type { Service } from '../service.js';
 import { clusterSettings, getSnapshot, openLink, streamReplay } from './link.js';
@@ -19,16 +20,17 @@ import { restoreSnapshot } from './snapshot.js';
  * numbers, and a client's `resume` is answered from the stream's window. Signals, wallets and
  * alerts are derived here from the followed state for REST; webhooks are the core's to deliver.
  */
-export async function startEdge(config: Config, opts: { log?: Logger; listen?: boolean } = {}): Promise<Service> {
+export async function startEdge(config: Config, opts: { log?: Logger; listen?: boolean; clock?: Clock } = {}): Promise<Service> {
+  const clock = opts.clock ?? wallClock();
   const startedAt = Date.now();
   const settings = clusterSettings(config);
   const link = await openLink(settings);
   const snap = await getSnapshot(link, settings.bootstrapTimeoutMs);
-  const core = buildCore(config, { log: opts.log });
+  const core = buildCore(config, { log: opts.log, clock });
   restoreSnapshot(core.state, snap);
   core.log.info({ streamSeq: snap.streamSeq, markets: snap.catalog.length, epoch: snap.epoch }, 'edge: bootstrapped from the core snapshot');
   const domain = buildDomain(core);
-  const health = new LinkHealth(snap.epoch, snap.streamSeq, Date.now());
+  const health = new LinkHealth(snap.epoch, snap.streamSeq, clock.now());
   const { http, api, ws, metrics } = buildHttp(core, domain, {
     startedAt,
     hub: { epoch: snap.epoch, replay: streamReplay(link) },
@@ -44,6 +46,7 @@ export async function startEdge(config: Config, opts: { log?: Logger; listen?: b
     log: core.log,
     venues: config.venues.filter((v) => v.enabled).map((v) => v.label),
     bootstrapTimeoutMs: settings.bootstrapTimeoutMs,
+    clock,
   });
   const flows = startPipelines({
     state: core.state,
@@ -52,6 +55,7 @@ export async function startEdge(config: Config, opts: { log?: Logger; listen?: b
     persistenceOptions: persistenceOptions(config),
     rooms: { ...domain, webhooks: undefined },
     log: core.log,
+    clock,
   });
   core.keys.watch();
   core.quota.start();
@@ -84,6 +88,7 @@ export async function startEdge(config: Config, opts: { log?: Logger; listen?: b
       await domain.ledger.close();
       core.keys.stop();
       await core.quota.stop();
+      core.state.candles.flush(clock.now(), true);
       await core.persistence.snapshot(core.state);
       await core.persistence.close();
     },

@@ -1,3 +1,4 @@
+import { realClock, type Clock } from '../core/clock.js';
 import { Subject } from 'rxjs';
 import type { Database } from 'lmdb';
 import type { VenueDirectory } from '../venues/directory.js';
@@ -131,6 +132,7 @@ export class MatchingService implements GroupSource {
     private readonly log?: Logger,
     matchingDb?: Database,
     auditDb?: Database,
+    private readonly clock: Clock = realClock,
   ) {
     this.audit = new SettlementAudit(auditDb, (label) => venues.slugOf(label));
     this.matcher = new Matcher({
@@ -197,7 +199,7 @@ export class MatchingService implements GroupSource {
     const byMarket = new Map<string, Map<string, readonly number[]>>();
     const suspects = new Map<number, string>();
     const changed: number[] = [];
-    const now = Date.now();
+    const now = this.clock.now();
     for (const g of this.matcher.crossVenueGroups()) {
       const same = sameMembers(this.byId.get(g.group_id)?.members, g.members);
       const category = this.categoryOf(g);

@@ -1,3 +1,4 @@
+import { realClock, type Clock } from '../core/clock.js';
 import {
   accessSync,
   closeSync,
@@ -140,12 +141,15 @@ export class Persistence {
   readonly guard: DiskGuard | undefined;
   /** Set when writing resumed after a pause: the next snapshot writes everything. */
   private resync = false;
+  /** The engine's clock (which minutes are still settling into their rollups). */
+  private readonly clock: Clock;
 
   constructor(
     dataDir: string,
     private readonly log?: Logger,
-    opts: { readonly readOnly?: boolean; readonly guard?: GuardOptions } = {},
+    opts: { readonly readOnly?: boolean; readonly guard?: GuardOptions; readonly clock?: Clock } = {},
   ) {
+    this.clock = opts.clock ?? realClock;
     this.dir = resolve(dataDir);
     const marker = join(this.dir, MARKER);
     const file = join(this.dir, DB_FILE);
@@ -284,7 +288,7 @@ export class Persistence {
     const put = this.db('candles').put([c.venue, c.marketId, c.t], storedCandle(c));
     const lateHour = !this.fold('candles1h', this.hourRollups, c, 3_600_000);
     const lateDay = !this.fold('candles1d', this.dayRollups, c, 86_400_000);
-    if (!lateHour && !lateDay && c.t + 60_000 > Date.now() - HISTORY_STABLE_MS) return this.track(put);
+    if (!lateHour && !lateDay && c.t + 60_000 > this.clock.now() - HISTORY_STABLE_MS) return this.track(put);
     // A minute older than the stable horizon or than its open rollup (a backfill, clock skew): once
     // it is readable (a put is invisible until its batch commits), rebuild the rollup buckets it
     // falls in from the minute log, and bump the epoch so cached history is rebuilt too.
@@ -394,6 +398,18 @@ export class Persistence {
   appendTrade(t: StoredTrade): void {
     this.track(this.db('trades').put(t.seq, { ...t }));
     this.track(this.db('tradesByTime').put([t.timestamp, t.seq], 1));
+  }
+
+  /** Removes the trades before `cutoff` (ms) from the log and its time index, at most `max` per call. Returns how many. */
+  pruneTrades(cutoff: number, max = 100_000): number {
+    let n = 0;
+    for (const key of this.db('tradesByTime').getKeys({ end: [cutoff], limit: max })) {
+      const [, seq] = key as unknown as readonly [number, number];
+      this.track(this.db('trades').remove(seq));
+      this.track(this.db('tradesByTime').remove(key));
+      n++;
+    }
+    return n;
   }
 
   /**
@@ -677,11 +693,12 @@ const UNWRITABLE = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT']);
  * `/status` saying persistence is degraded; nothing written then survives a restart, and DATA_DIR
  * itself is never touched. Bad data in DATA_DIR (corrupt file, foreign format) still fails start.
  */
-export function openPersistence(dataDir: string, log?: Logger, opts: { readonly check?: CheckScope | 'off' } = {}): Persistence {
+export function openPersistence(dataDir: string, log?: Logger, opts: { readonly check?: CheckScope | 'off'; readonly clock?: Clock } = {}): Persistence {
   const dir = resolve(dataDir);
   if (opts.check !== 'off') assertIntact(dir, opts.check ?? 'state');
   const problem = unwritable(dir);
-  if (!problem) return new Persistence(dir, log);
+  const clock = opts.clock;
+  if (!problem) return new Persistence(dir, log, { clock });
   const tmp = mkdtempSync(join(tmpdir(), FALLBACK_PREFIX));
   for (const f of [MARKER, DB_FILE, 'demo-key'])
     if (existsSync(join(dir, f))) {
@@ -696,7 +713,7 @@ export function openPersistence(dataDir: string, log?: Logger, opts: { readonly 
   log?.error({ dataDir: dir, copy: tmp, err: problem }, reason);
   let p: Persistence;
   try {
-    p = new Persistence(tmp, log);
+    p = new Persistence(tmp, log, { clock });
   } catch (e) {
     rmSync(tmp, { recursive: true, force: true });
     throw e;

@@ -1,3 +1,5 @@
+import type { Clock } from '../core/clock.js';
+
 /** Schedules a callback once, soon (default: `setImmediate`); returns its cancel. */
 export type Schedule = (run: () => void) => () => void;
 
@@ -5,6 +7,25 @@ const onImmediate: Schedule = (run) => {
   const h = setImmediate(run);
   return () => clearImmediate(h);
 };
+
+/**
+ * The live turn's schedule on a clock: on setImmediate, the flush runs as one unit of the clock at
+ * the time it starts, told first to `flushed` (a recorder keeps where the live turn flushed, so a
+ * replay flushes at the same places and times).
+ */
+export function clockSchedule(clock: Clock, flushed?: (at: number) => void): Schedule {
+  return (run) => {
+    const h = setImmediate(() => {
+      const at = clock.now();
+      flushed?.(at);
+      clock.run(at, run);
+    });
+    return () => clearImmediate(h);
+  };
+}
+
+/** A replay's schedule: nothing on its own; the replay flushes where the recording says the live turn did. */
+export const onMarkers: Schedule = () => () => undefined;
 
 /**
  * One flush per event-loop turn, for conflation: consumers mark what a change made dirty (cheap,

@@ -1,3 +1,4 @@
+import { realClock, type Clock } from '../core/clock.js';
 import { EMPTY, Subject, type Observable } from 'rxjs';
 import type { VenueConfig } from '../config/schema.js';
 import type { MarketRecord } from '../state/catalog.js';
@@ -326,6 +327,7 @@ export class SignalEngine implements LegLookup {
     private readonly venues: VenueDirectory,
     private readonly groups: GroupSource,
     private readonly lifecycle?: LifecycleTracker,
+    private readonly clock: Clock = realClock,
   ) {}
 
   /** Opportunities opened and expired (the tracker's events; nothing without one). */
@@ -420,7 +422,7 @@ export class SignalEngine implements LegLookup {
     if (!g || g.suspect !== undefined) {
       if (this.contexts.get(groupId)?.signals !== undefined) this.version++;
       this.contexts.delete(groupId);
-      this.lifecycle?.closeGroup(groupId, Date.now());
+      this.lifecycle?.closeGroup(groupId, this.clock.now());
       return undefined;
     }
     this.recomputed++;
@@ -530,7 +532,7 @@ export class SignalEngine implements LegLookup {
   private compute(c: GroupContext, ls: readonly MemberLadders[]): GroupSignals {
     const g = c.group;
     const groupId = g.groupId;
-    const now = Date.now();
+    const now = this.clock.now();
     let arbs: readonly TrackedArb[] = groupArbs(groupId, ls, c.signals?.arbs);
     let evs: readonly TrackedEv[] = groupEv(groupId, ls, c.signals?.evs);
     if (this.lifecycle) {

@@ -1,3 +1,4 @@
+import { realClock } from '../core/clock.js';
 import type { Database } from 'lmdb';
 import { Subject } from 'rxjs';
 import type { Logger } from '../core/log.js';
@@ -398,7 +399,7 @@ export class WalletLedger {
     };
     this.horizonMs = this.o.horizonMs;
     this.goodMove = this.o.goodMoveUnits;
-    this.now = opts.now ?? Date.now;
+    this.now = opts.now ?? realClock.now;
     this.log = opts.log;
     this.db = persistence?.db('wallets');
     this.volumeVenues = new Set(opts.volumeVenues ?? state.venues.filter((v) => v.capabilities.walletData).map((v) => v.label));
@@ -413,7 +414,7 @@ export class WalletLedger {
     return this.state.venues;
   }
 
-  /** The ledger's clock (Date.now unless a test gives one). */
+  /** The ledger's clock (options.now: the engine's clock; wall time unless one is given). */
   clock(): number {
     return this.now();
   }
@@ -518,7 +519,7 @@ export class WalletLedger {
     return { advanceMs: this.o.advanceMs, flushMs: this.o.flushMs };
   }
 
-  /** The ledger's clock (options.now, or Date.now). */
+  /** The ledger's clock (options.now, or wall time). */
   time(): number {
     return this.now();
   }

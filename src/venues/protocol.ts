@@ -1,3 +1,4 @@
+import type { Clock } from '../core/clock.js';
 import type { Observable } from 'rxjs';
 import type { Config, Protocol, VenueConfig } from '../config/schema.js';
 import type { CaptureSink } from '../capture/sink.js';
@@ -23,6 +24,8 @@ export interface FeedContext {
   readonly log: Logger;
   /** Where the runtime appends every frame it receives before parsing it (absent: capture off). */
   readonly capture?: CaptureSink | undefined;
+  /** The engine's clock: receive stamps are read from it (default: wall time). */
+  readonly clock?: Clock | undefined;
 }
 
 /**

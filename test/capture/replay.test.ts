@@ -1,12 +1,12 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { asyncScheduler, from, type Subscription } from 'rxjs';
+import { from, type Subscription } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type WebSocket from 'ws';
 import { Capture, CaptureStore, readBatches, ReplayFeed, replayItems, type ReplayItem } from '../../src/capture/index.js';
 import { loadConfig } from '../../src/config/load.js';
-import type { Clock } from '../../src/core/clock.js';
+import { VirtualClock, type Clock } from '../../src/core/clock.js';
 import { log } from '../../src/core/log.js';
 import type { NormalizedEvent, Trade } from '../../src/core/types.js';
 import { mapFrames } from '../../src/venues/common/frames.js';
@@ -39,7 +39,7 @@ afterEach(() => {
 function capture(): Capture {
   const dir = mkdtempSync(join(tmpdir(), 'crossbook-replay-'));
   dirs.push(dir);
-  const clock: Clock = { now: () => T0 + 5_000, scheduler: asyncScheduler, after: () => () => undefined };
+  const clock: Clock = new VirtualClock(T0 + 5_000);
   return new Capture(new CaptureStore(dir), { clock, log });
 }
 

@@ -1,10 +1,9 @@
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { asyncScheduler } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Capture, CaptureCorruptError, CaptureStore, HOUR_MS, read, type CaptureRecord, type StoreOptions } from '../../src/capture/index.js';
-import type { Clock } from '../../src/core/clock.js';
+import { StepClock, type Clock } from '../../src/core/clock.js';
 import { OrderBook } from '../../src/core/book.js';
 import { log } from '../../src/core/log.js';
 
@@ -24,7 +23,8 @@ function tempDir(): string {
 
 /** A clock the test sets. */
 function clockAt(t: { now: number }): Clock {
-  return { now: () => t.now, scheduler: asyncScheduler, after: () => () => undefined };
+  // No step of its own (it starts at -Infinity): it reads what the test set, even back in time.
+  return new StepClock(-Infinity, () => t.now);
 }
 
 function open(dir: string, opts: StoreOptions = {}, blockBytes?: number): Capture {

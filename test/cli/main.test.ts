@@ -21,6 +21,7 @@ describe('crossbook command tree', () => {
       'serve',
       'sim',
       'normalize',
+      'replay',
       'match',
       'bench',
       'soak',
@@ -30,6 +31,7 @@ describe('crossbook command tree', () => {
       'webhooks',
       'mcp',
       'groups',
+      'capture',
     ]);
     expect(sub(p, 'keys').commands.map((c) => c.name())).toEqual(['create', 'list', 'revoke']);
     expect(sub(p, 'data').commands.map((c) => c.name())).toEqual(['check', 'repair', 'backup']);

@@ -62,8 +62,9 @@ describe.skipIf(!NATS_BIN)('cluster: one core, two edges on nats-server', () => 
     const streamed = (ms: Record<string, unknown>[]): Record<string, unknown>[] => ms.filter((m) => m['type'] === 'price_update' && m['snapshot'] !== true);
     const common = await until(
       () => {
-        const seen = new Map(streamed(b.messages).map((m) => [m['seq'], m]));
-        return streamed(a.messages).find((m) => seen.has(m['seq']));
+        // A seq is per topic: the same update is the same market at the same seq.
+        const seen = new Set(streamed(b.messages).map((m) => `${String(m['market_id'])}:${String(m['seq'])}`));
+        return streamed(a.messages).find((m) => seen.has(`${String(m['market_id'])}:${String(m['seq'])}`));
       },
       15_000,
       'an update on both edges',

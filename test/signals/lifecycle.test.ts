@@ -142,6 +142,26 @@ describe('opportunity lifecycle (hand-built books)', () => {
     expect(tracker.openCount).toBe(0);
   });
 
+  it('derives ids from what the opportunity is, and never gives two of one group the same id or detected_at', () => {
+    const id = openArb();
+    // kind, group, first-seen millisecond and how many opened in the group in that millisecond, base 36.
+    expect(id).toBe(`arb_1_${T0.toString(36)}_0`);
+    // Gone and back with the same legs in the same millisecond: a distinct opportunity, a distinct id.
+    apply(book('venue_h', 'H1', [], [[5100, 100]]));
+    expect(expired().map((r) => r.opportunity_id)).toEqual([id]);
+    const again = openArb();
+    expect(again).toBe(`arb_1_${T0.toString(36)}_1`);
+    // Gone and back later: its own id, detected when it came back (the first one's detected_at is not carried over).
+    const first = engine.get(1)!.arbs[0]!.detected_at;
+    apply(book('venue_h', 'H1', [], [[5100, 100]]));
+    at(2500);
+    const third = openArb();
+    expect(third).toBe(`arb_1_${(T0 + 2500).toString(36)}_0`);
+    expect(engine.get(1)!.arbs[0]!.detected_at).toBe(new Date(T0 + 2500).toISOString());
+    expect(engine.get(1)!.arbs[0]!.detected_at).not.toBe(first);
+    expect(new Set(expired().map((r) => r.opportunity_id)).size).toBe(2);
+  });
+
   it('closes as size_gone when a leg has nothing left to buy', () => {
     openArb();
     at(500);

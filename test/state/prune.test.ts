@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { persistenceFlow } from '../../pipelines/persistence.js';
 import { loadConfig } from '../../src/config/load.js';
+import { VirtualClock } from '../../src/core/clock.js';
 import { Persistence } from '../../src/persist/store.js';
 import type { Candle } from '../../src/state/candles.js';
 import { EngineState } from '../../src/state/engine.js';
@@ -139,6 +140,47 @@ describe('one-minute candle retention', () => {
       vi.useRealTimers();
       await vi.waitFor(() => expect(p.candles('venue_a', 'OLD', 0, Infinity)).toEqual([]));
       expect(p.candles('venue_a', 'M', 0, Infinity)).toEqual(all.filter((c) => c.venue === 'venue_a' && c.marketId === 'M' && c.t >= cutoff));
+    } finally {
+      sub.unsubscribe();
+    }
+  });
+
+  it("prunes trades past their retention on the engine's clock: at start, then every hour", async () => {
+    const p = store();
+    const trade = (seq: number, t: number) => ({
+      type: 'trade' as const,
+      venue: 'venue_b',
+      marketId: 'M',
+      tradeId: `t${seq}`,
+      price: 5000,
+      yesPrice: 5000,
+      size: 1,
+      timestamp: t,
+      localTimestamp: t,
+      seq,
+    });
+    // One trade an hour over the last three days.
+    for (let i = 0; i < 72; i++) p.appendTrade(trade(i, now - (72 - i) * HOUR));
+    await p.flushed();
+    const clock = new VirtualClock(now);
+    const sub = persistenceFlow(
+      new EngineState(loadConfig({ env: {} }).venues),
+      p,
+      { snapshotIntervalMs: 10 * DAY, tradesRetentionMs: 2 * DAY + 30 * MIN },
+      clock,
+    );
+    const left = (): number => p.db('tradesByTime').getCount();
+    try {
+      clock.advanceTo(now);
+      await p.flushed();
+      expect(left()).toBe(48);
+      expect(p.db('trades').getCount()).toBe(48);
+      clock.advanceTo(now + HOUR - 1);
+      await p.flushed();
+      expect(left()).toBe(48);
+      clock.advanceTo(now + HOUR);
+      await p.flushed();
+      expect(left()).toBe(47);
     } finally {
       sub.unsubscribe();
     }

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { Subject } from 'rxjs';
 import type { ArbOpportunity } from '../arb.js';
 import type { EvOpportunity } from '../ev.js';
@@ -16,6 +15,9 @@ export interface LegLookup {
 export interface RecordSink {
   append(r: OpportunityRecord): void;
 }
+
+/** An opportunity still open: its record so far (nothing about its close). */
+export type OpenRecord = Omit<OpportunityRecord, 'closed_at' | 'duration_ms' | 'close_reason' | 'roi_weighted_size'>;
 
 /** A lifecycle event: an opportunity opened, or closed with its record. */
 export type LifecycleEvent =
@@ -96,8 +98,9 @@ export class LifecycleTracker {
   /** Opened and expired opportunities, synchronously inside the engine's recompute. */
   readonly events$ = this.events.asObservable();
   private gen = 0;
-  private seq = 0;
-  private readonly prefix = randomBytes(4).toString('hex');
+  /** Opportunities opened per group at `openedAt` (the counter of their ids; only the current millisecond's are kept). */
+  private readonly openedIn = new Map<number, number>();
+  private openedAt = -1;
   private readonly maxOpen: number;
   openCount = 0;
   opened = 0;
@@ -200,7 +203,7 @@ export class LifecycleTracker {
     const ls: OpportunityLeg[] = src.legs.map((l) => ({ platform: l.platform, source: l.source, market_id: l.market_id, side: l.side }));
     const groupSides = kind === 'arb' ? ARB_SIDES : [(src as EvOpportunity).side];
     const n = new Open(
-      `${kind}_${this.prefix}${(++this.seq).toString(36)}`,
+      this.idOf(kind, groupId, now),
       kind,
       groupId,
       title,
@@ -221,6 +224,42 @@ export class LifecycleTracker {
     return n;
   }
 
+  /**
+   * The opportunities open now, as far as their records go (no close yet), oldest first: what a
+   * replay writes beside the closed ones.
+   */
+  openRecords(): OpenRecord[] {
+    const out: OpenRecord[] = [];
+    for (const open of this.byGroup.values())
+      for (const o of open)
+        out.push({
+          ...identity(o),
+          open_roi: o.openRoi,
+          peak_roi: o.peakRoi,
+          last_roi: o.roi,
+          peak_size: o.peakSize,
+          updates: o.updates,
+        });
+    return out.sort((x, y) => x.first_seen - y.first_seen || (x.opportunity_id < y.opportunity_id ? -1 : x.opportunity_id > y.opportunity_id ? 1 : 0));
+  }
+
+  /**
+   * An id from what the opportunity is: its kind, group, the millisecond it opened and how many
+   * opened in that group in that millisecond before it (`arb_<group>_<ms>_<n>`, base 36). The same
+   * input gives the same ids (a replay, an edge deriving signals from the core's stream), and two
+   * distinct opportunities never share one, even when one closes and another with the same legs
+   * opens in the same millisecond (so neither inherits the other's detected_at).
+   */
+  private idOf(kind: OpportunityKind, groupId: number, now: number): string {
+    if (now !== this.openedAt) {
+      this.openedIn.clear();
+      this.openedAt = now;
+    }
+    const n = this.openedIn.get(groupId) ?? 0;
+    this.openedIn.set(groupId, n + 1);
+    return `${kind}_${groupId.toString(36)}_${now.toString(36)}_${n.toString(36)}`;
+  }
+
   private close(o: Open, now: number, reason: OpportunityRecord['close_reason'] | undefined, legs?: LegLookup): void {
     this.openCount--;
     this.closed++;
@@ -231,18 +270,8 @@ export class LifecycleTracker {
         o.legs.map((l, i) => legs!.legState(l.source, l.market_id, o.groupSides[i]!)),
         o.feeKeys,
       );
-    const platforms = [...new Set(o.legs.map((l) => l.platform))].sort();
     const record: OpportunityRecord = {
-      opportunity_id: o.id,
-      kind: o.kind,
-      group_id: o.groupId,
-      title: o.title,
-      category: o.category,
-      side: o.side,
-      legs: o.legs,
-      platforms,
-      first_seen: o.firstSeen,
-      last_seen: o.lastSeen,
+      ...identity(o),
       closed_at: now,
       duration_ms: now - o.firstSeen,
       close_reason: why,
@@ -256,6 +285,24 @@ export class LifecycleTracker {
     this.sink?.append(record);
     this.events.next({ type: 'expired', kind: o.kind, record });
   }
+}
+
+/** What an opportunity's record says of what it is and when it was seen (the first fields, in their order). */
+function identity(
+  o: Open,
+): Pick<OpportunityRecord, 'opportunity_id' | 'kind' | 'group_id' | 'title' | 'category' | 'side' | 'legs' | 'platforms' | 'first_seen' | 'last_seen'> {
+  return {
+    opportunity_id: o.id,
+    kind: o.kind,
+    group_id: o.groupId,
+    title: o.title,
+    category: o.category,
+    side: o.side,
+    legs: o.legs,
+    platforms: [...new Set(o.legs.map((l) => l.platform))].sort(),
+    first_seen: o.firstSeen,
+    last_seen: o.lastSeen,
+  };
 }
 
 /**

@@ -165,9 +165,8 @@ export function mapFrames(mapper: Mapper): OperatorFunction<RawFrame, Normalized
     });
 }
 
-/** Builds a `feed` event stamped now; absent detail and instrument are left out, not undefined. */
-export function feedEvent(venue: VenueLabel, state: FeedEvent['state'], detail?: string, instrument?: string): FeedEvent {
-  const now = Date.now();
+/** Builds a `feed` event stamped `now`; absent detail and instrument are left out, not undefined. */
+export function feedEvent(venue: VenueLabel, state: FeedEvent['state'], now: number, detail?: string, instrument?: string): FeedEvent {
   const e: { -readonly [K in keyof FeedEvent]: FeedEvent[K] } = { type: 'feed', venue, timestamp: now, localTimestamp: now, state };
   if (detail !== undefined) e.detail = detail;
   if (instrument !== undefined) e.instrument = instrument;

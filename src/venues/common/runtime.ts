@@ -1,3 +1,4 @@
+import { realClock, type Clock } from '../../core/clock.js';
 import { Observable, type Subscriber, type Subscription } from 'rxjs';
 import type { VenueCapture } from '../../capture/sink.js';
 import type { Protocol } from '../../config/schema.js';
@@ -62,6 +63,8 @@ export class FeedRuntime {
   readonly venue: FeedContext['venue'];
   readonly endpoints: FeedContext['endpoints'];
   readonly ingest: FeedContext['ingest'];
+  /** Receive stamps come from it; the runtime's own timers (retries, polls, keepalives) are network-side and run on the OS's. */
+  readonly clock: Clock;
   private readonly timeouts = new Set<NodeJS.Timeout>();
   private readonly intervals = new Set<NodeJS.Timeout>();
   private readonly sockets: Subscription[] = [];
@@ -86,6 +89,12 @@ export class FeedRuntime {
     this.endpoints = ctx.endpoints;
     this.ingest = ctx.ingest;
     this.capture = ctx.capture?.venue(ctx.venue.label);
+    this.clock = ctx.clock ?? realClock;
+  }
+
+  /** The receive time of what arrives now (read right before the frame or event it stamps is emitted). */
+  now(): number {
+    return this.clock.now();
   }
 
   /** Whether the subscription has ended; long walks check it between requests. */
@@ -114,7 +123,7 @@ export class FeedRuntime {
 
   /** Emits a `feed` event of this venue, stamped now. */
   feed(state: FeedEvent['state'], detail?: string, instrument?: string): void {
-    const e = feedEvent(this.venue.label, state, detail, instrument);
+    const e = feedEvent(this.venue.label, state, this.clock.now(), detail, instrument);
     // Replayed through the frame path's emit, which hands a `feed` event on as this does.
     if (this.capture !== undefined) this.capture.event(e);
     this.out.next(e);
@@ -262,6 +271,7 @@ export class FeedRuntime {
         maxBackoffMs: reconnectMaxMs,
         heartbeatMs,
         createWebSocket: this.options.createWebSocket,
+        now: () => this.clock.now(),
       }).subscribe({
         next: onSocket,
         error: (e: unknown) => this.feed('error', errorMessage(e)),

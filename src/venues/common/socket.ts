@@ -1,3 +1,4 @@
+import { realClock } from '../../core/clock.js';
 import { Observable } from 'rxjs';
 import WebSocket from 'ws';
 import type { Logger } from '../../core/log.js';
@@ -20,6 +21,8 @@ export interface SocketOptions {
   readonly maxPayload?: number;
   /** Makes the WebSocket of each attempt (default: the `ws` client); tests hand in a scripted one. */
   readonly createWebSocket?: ((url: string, options: WebSocket.ClientOptions) => WebSocket) | undefined;
+  /** Receive stamps and the stall check read this (the engine's clock; default wall time). */
+  readonly now?: (() => number) | undefined;
 }
 
 /**
@@ -32,6 +35,7 @@ export function reconnectingSocket(opts: SocketOptions): Observable<SocketEvent>
   const min = opts.minBackoffMs ?? 250;
   const max = opts.maxBackoffMs ?? 15_000;
   const hb = opts.heartbeatMs ?? 10_000;
+  const now = opts.now ?? realClock.now;
   return new Observable<SocketEvent>((sub) => {
     let ws: WebSocket | undefined;
     let attempt = 0;
@@ -58,12 +62,12 @@ export function reconnectingSocket(opts: SocketOptions): Observable<SocketEvent>
       let stalled = false;
       sock.on('open', () => {
         opened = true;
-        lastSeen = Date.now();
+        lastSeen = now();
         const thisAttempt = attempt;
         attempt = 0;
         clearHb();
         hbTimer = setInterval(() => {
-          if (Date.now() - lastSeen > hb * 2.5) {
+          if (now() - lastSeen > hb * 2.5) {
             opts.log?.warn({ url: opts.url }, 'venue socket stalled; terminating');
             stalled = true;
             sock.terminate();
@@ -81,12 +85,12 @@ export function reconnectingSocket(opts: SocketOptions): Observable<SocketEvent>
         });
       });
       sock.on('message', (data, isBinary) => {
-        lastSeen = Date.now();
+        lastSeen = now();
         const text = isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString();
         sub.next({ kind: 'message', data: text, localTimestamp: lastSeen });
       });
       sock.on('pong', () => {
-        lastSeen = Date.now();
+        lastSeen = now();
       });
       sock.on('error', (err) => {
         opts.log?.debug({ url: opts.url, err: err.message }, 'venue socket error');

@@ -72,7 +72,7 @@ function exchangeSession(rt: FeedRuntime): FeedSession {
         async () => {
           const doc = await getJson(url(rt.endpoints.rest, 'events'), z.unknown());
           if (rt.stopped) return undefined;
-          rt.frame(doc, Date.now());
+          rt.frame(doc, rt.now());
           subscribe(mapper.subscribable().filter((m) => !subscribed.has(m)));
           return undefined;
         },

@@ -91,7 +91,7 @@ function kalshiSession(rt: FeedRuntime, o: Options): FeedSession {
   const mapper = new KalshiMapper(rt.venue, rt.log, { stats: rt.stats });
   const commands = new Commands();
   const subs = new Subscriptions(commands, o.chunkSize, (id) => venueMarketId(rt.venue, id) ?? id);
-  const resync = new Resync(commands, mapper, rt.log, o);
+  const resync = new Resync(commands, mapper, rt.log, o, () => rt.now());
   let streaming = false;
 
   /** After the first good catalog walk: the stream and the resync retry timer. */
@@ -228,6 +228,7 @@ class Resync {
     private readonly mapper: KalshiMapper,
     private readonly log: FeedRuntime['log'],
     private readonly o: Options,
+    private readonly now: () => number,
   ) {}
 
   connected(): void {
@@ -248,7 +249,7 @@ class Resync {
 
   request(reqs: readonly ResyncRequest[]): void {
     if (!this.commands.open) return;
-    const now = Date.now();
+    const now = this.now();
     const size = this.o.chunkSize;
     for (const r of reqs) {
       for (let i = 0; i < r.tickers.length; i += size) {
@@ -266,7 +267,7 @@ class Resync {
   /** Asks again for the snapshots still missing `resyncRetryMs` after they were asked for. */
   retry(): void {
     if (!this.commands.open) return;
-    const now = Date.now();
+    const now = this.now();
     const again: ResyncRequest[] = [];
     for (const r of this.mapper.awaiting()) {
       const tickers = r.tickers.filter((t) => now - (this.asked.get(t) ?? 0) >= this.o.resyncRetryMs);
@@ -283,12 +284,12 @@ class Resync {
 async function walkCatalog(rt: FeedRuntime, mapper: KalshiMapper, settledLookbackMs: number): Promise<void> {
   const series = await getJson(url(rt.endpoints.rest, 'series'), kalshiSeriesListSchema);
   mapper.learnSeries(series.series ?? []);
-  const minClose = Math.floor((Date.now() - settledLookbackMs) / 1000);
+  const minClose = Math.floor((rt.now() - settledLookbackMs) / 1000);
   for (const f of [{ status: 'open' }, { status: 'closed' }, { status: 'settled', min_close_ts: minClose }]) {
-    await walk(rt, 'events', { ...f, limit: 200 }, eventsPageShell, (doc) => rt.frame({ events: doc.events ?? [] }, Date.now()));
+    await walk(rt, 'events', { ...f, limit: 200 }, eventsPageShell, (doc) => rt.frame({ events: doc.events ?? [] }, rt.now()));
   }
   for (const f of [{ status: 'unopened' }, { status: 'open' }, { status: 'closed' }, { status: 'settled', min_close_ts: minClose }]) {
-    await walk(rt, 'markets', { ...f, limit: 1000 }, marketsPageShell, (doc) => rt.frame({ markets: doc.markets ?? [] }, Date.now()));
+    await walk(rt, 'markets', { ...f, limit: 1000 }, marketsPageShell, (doc) => rt.frame({ markets: doc.markets ?? [] }, rt.now()));
   }
 }
 

@@ -63,7 +63,7 @@ async function walkMarkets(
     for (let page = 0; page < limits.maxPages; page++) {
       const items = await getJson(url(rt.endpoints.rest, 'markets', { limit: limits.pageLimit, before }), list);
       rt.reachable();
-      rt.frame(items, Date.now());
+      rt.frame(items, rt.now());
       for (const item of items) {
         const v = multiVersion(item);
         if (v !== undefined && fetched.get(v[0]) !== v[1]) stale.push(v);
@@ -85,7 +85,7 @@ async function fetchFull(rt: FeedRuntime, stale: readonly [id: string, version: 
   for (const [id, version] of stale) {
     try {
       const full = await getJson(url(rt.endpoints.rest, `market/${encodeURIComponent(id)}`), z.unknown());
-      rt.frame(full, Date.now());
+      rt.frame(full, rt.now());
       fetched.set(id, version);
     } catch (e) {
       // One market that fails to load waits for the next poll; the others go on.

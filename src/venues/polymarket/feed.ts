@@ -104,7 +104,14 @@ class GammaCatalog {
       if (isOpen(u) && u.yesInstrument && u.noInstrument) assets.push(u.yesInstrument, u.noInstrument);
     }
     const gone = [...this.open].filter(([cid, open]) => open && !current.has(cid)).map(([cid]) => cid);
-    if (gone.length) for (const u of await this.vanished(gone)) this.publish(u, this.conditionIdOf(u));
+    if (gone.length) {
+      const ended = await this.vanished(gone);
+      const now = this.rt.now();
+      for (const m of ended) {
+        const u = gammaMarketToUpsert(this.rt.venue, m, m.events?.[0] ?? undefined, now);
+        if (u) this.publish(u, this.conditionIdOf(u));
+      }
+    }
     return assets;
   }
 
@@ -129,9 +136,10 @@ class GammaCatalog {
   }
 
   private async discover(): Promise<MarketUpsert[]> {
-    const now = Date.now();
     const events: GammaEvent[] = await this.pages('/events', gammaEventsResponseSchema, 100);
     const markets: GammaMarket[] = await this.pages('/markets', gammaMarketsResponseSchema, 500);
+    // Stamped when the answers are in, right before the upserts go out (a replay applies them at this time).
+    const now = this.rt.now();
     const eventById = new Map<string, GammaEvent>(events.map((e) => [e.id, e]));
     const out: MarketUpsert[] = [];
     const seen = new Set<string>();
@@ -151,16 +159,12 @@ class GammaCatalog {
   }
 
   /** Markets that left the open list: fetch them by condition id to learn how they ended. */
-  private async vanished(ids: string[]): Promise<MarketUpsert[]> {
-    const now = Date.now();
-    const out: MarketUpsert[] = [];
+  private async vanished(ids: string[]): Promise<GammaMarket[]> {
+    const out: GammaMarket[] = [];
     for (let i = 0; i < ids.length && !this.rt.stopped; i += 50) {
       const u = new URL(url(this.gamma, '/markets', { limit: 50 }));
       for (const id of ids.slice(i, i + 50)) u.searchParams.append('condition_ids', id);
-      for (const m of await getJson(u.toString(), gammaMarketsResponseSchema)) {
-        const up = gammaMarketToUpsert(this.rt.venue, m, m.events?.[0] ?? undefined, now);
-        if (up) out.push(up);
-      }
+      out.push(...(await getJson(u.toString(), gammaMarketsResponseSchema)));
     }
     return out;
   }
@@ -245,7 +249,7 @@ function pollTrades(rt: FeedRuntime, mapper: PolymarketMapper, data: string): vo
   rt.repeat(
     rt.ingest.pollMs,
     async () => {
-      for (const t of await newTrades(rt, data, seen, first)) rt.emit(dataTradeToTrade(rt.venue, t, Date.now(), mapper.token(t.asset)));
+      for (const t of await newTrades(rt, data, seen, first)) rt.emit(dataTradeToTrade(rt.venue, t, rt.now(), mapper.token(t.asset)));
       first = false;
     },
     'polymarket trades poll',

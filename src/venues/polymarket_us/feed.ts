@@ -64,11 +64,11 @@ class UsCatalog {
 
   /** One walk: every market published; returns the open slugs that `wanted` accepts. */
   async refresh(wanted: (slug: string) => boolean): Promise<string[]> {
-    const now = Date.now();
     const evs: UsEvent[] = await this.pages('/v1/events', usEventsResponseSchema, (b) => b.events);
     const mks: UsMarket[] = await this.pages('/v1/markets', usMarketsResponseSchema, (b) => b.markets);
     const bySlug = new Map<string, UsEvent>(evs.map((e) => [e.slug, e]));
-    const upsert = (m: UsMarket): MarketUpsert => usMarketToUpsert(this.rt.venue, m, m.eventSlug ? bySlug.get(m.eventSlug) : undefined, now);
+    // Stamped as each upsert goes out, after the answer it comes from (a replay applies it at this time).
+    const upsert = (m: UsMarket): MarketUpsert => usMarketToUpsert(this.rt.venue, m, m.eventSlug ? bySlug.get(m.eventSlug) : undefined, this.rt.now());
     const current = new Set<string>();
     const fresh: string[] = [];
     for (const m of mks) {

@@ -22,7 +22,7 @@ export function createPredictItFeed(ctx: FeedContext): VenueFeed {
           try {
             const doc = await getJson(url(rt.endpoints.rest, 'all'), z.unknown());
             rt.reachable();
-            rt.frame(doc, Date.now());
+            rt.frame(doc, rt.now());
             // PredictIt serves everything in one document: each good poll is a full catalog refresh.
             rt.feed('catalog');
           } catch (e) {

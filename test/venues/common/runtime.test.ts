@@ -234,7 +234,7 @@ describe('feed runtime: frame path', () => {
 
 describe('feed runtime: feed events', () => {
   it('are built with the venue, one timestamp for both clocks, and no undefined fields', () => {
-    expect(feedEvent('venue_a', 'gap', undefined, 'sid:2')).toEqual({
+    expect(feedEvent('venue_a', 'gap', T0, undefined, 'sid:2')).toEqual({
       type: 'feed',
       venue: 'venue_a',
       timestamp: T0,
@@ -242,7 +242,7 @@ describe('feed runtime: feed events', () => {
       state: 'gap',
       instrument: 'sid:2',
     });
-    expect(Object.keys(feedEvent('venue_a', 'catalog'))).toEqual(['type', 'venue', 'timestamp', 'localTimestamp', 'state']);
+    expect(Object.keys(feedEvent('venue_a', 'catalog', T0))).toEqual(['type', 'venue', 'timestamp', 'localTimestamp', 'state']);
     const h = harness((rt) => {
       vi.setSystemTime(T0 + 5);
       rt.feed('error', 'no WebSocket endpoint configured; catalog only');

@@ -1,0 +1,197 @@
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Subject, Subscription } from 'rxjs';
+import { wireFlows } from '../../pipelines/index.js';
+import { persistenceOptions } from '../../pipelines/persistence.js';
+import { buildCore, buildDomain } from '../compose.js';
+import type { Config } from '../config/schema.js';
+import { VirtualClock } from '../core/clock.js';
+import { log as rootLog, type Logger } from '../core/log.js';
+import type { NormalizedEvent } from '../core/types.js';
+import { applyToState } from '../pipeline/operators.js';
+import { onMarkers, Turn } from '../pipeline/turn.js';
+import { recordJson, type OpportunityRecord } from '../signals/lifecycle/record.js';
+import type { OpenRecord } from '../signals/lifecycle/tracker.js';
+import type { EngineState } from '../state/engine.js';
+import type { ReplayItem } from './input.js';
+
+export interface ReplayOptions {
+  readonly config: Config;
+  /** What live applied, in its order (src/replay/input.ts). */
+  readonly items: AsyncIterable<ReplayItem>;
+  /** Where the virtual clock starts: the time the live flows were wired (default: the first item's time). */
+  readonly start?: number | undefined;
+  /** Flush the turn once more after the last item, as live would have at the end of its turn (default true). */
+  readonly flushAtEnd?: boolean | undefined;
+  /** Replay at N× the recorded pace (wall time between items), or as fast as it goes (`max`, the default). */
+  readonly speed?: number | 'max' | undefined;
+  /** Writes events.ndjson, opportunities.ndjson and books.ndjson there. */
+  readonly out?: string | undefined;
+  readonly log?: Logger | undefined;
+}
+
+/** One book as a replay writes it (and a live run is compared with). */
+export interface BookLine {
+  readonly venue: string;
+  readonly instrument: string;
+  readonly ready: boolean;
+  readonly timestamp: number;
+  readonly bids: readonly (readonly [number, number])[];
+  readonly asks: readonly (readonly [number, number])[];
+}
+
+export interface ReplayResult {
+  readonly events: number;
+  readonly flushes: number;
+  /** Closed opportunities in the order they closed. */
+  readonly closed: readonly OpportunityRecord[];
+  readonly open: readonly OpenRecord[];
+  readonly books: readonly BookLine[];
+  /** The virtual clock at the end. */
+  readonly endedAt: number;
+}
+
+/**
+ * A pipeline replay: the rooms `startService` builds (buildCore, buildDomain) wired by the same
+ * `wireFlows`, on a VirtualClock, with a temporary DATA_DIR and no sockets, simulator or webhooks.
+ * Each event is applied at its receive time through the same ingest operator as live (a unit of the
+ * clock: timers due by then run first); the turn flushes only where the recording says live did,
+ * each flush a unit at its time. So the same input gives the same books and opportunities as the
+ * live run that recorded it, and the same bytes on every replay.
+ */
+export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
+  const it = opts.items[Symbol.asyncIterator]();
+  let next = await it.next();
+  const first = next.done ? undefined : next.value;
+  const clock = new VirtualClock(opts.start ?? (first ? timeOf(first) : 0));
+  const dir = mkdtempSync(join(tmpdir(), 'crossbook-replay-'));
+  const log = opts.log ?? rootLog;
+  const core = buildCore({ ...opts.config, dataDir: dir }, { log, clock });
+  const domain = buildDomain(core);
+  const source = new Subject<NormalizedEvent>();
+  const events$ = source.pipe(applyToState(core.state, clock));
+  const turn = new Turn(onMarkers);
+  const closed: OpportunityRecord[] = [];
+  const sub = new Subscription();
+  sub.add(domain.lifecycle.events$.subscribe((e) => e.type === 'expired' && closed.push(e.record)));
+  const rooms = { ...domain, webhooks: undefined };
+  sub.add(
+    wireFlows({
+      state: core.state,
+      persistence: core.persistence,
+      persistenceOptions: persistenceOptions(opts.config),
+      rooms,
+      turn,
+      clock,
+      ingest: { events$ },
+    }),
+  );
+  const writer = opts.out === undefined ? undefined : new LineWriter(join(opts.out, 'events.ndjson'), true);
+  let events = 0;
+  let flushes = 0;
+  sub.add(
+    events$.subscribe((ev) => {
+      events++;
+      writer?.line(JSON.stringify(ev));
+    }),
+  );
+  const pace = pacer(opts.speed, first && timeOf(first));
+  try {
+    for (; !next.done; next = await it.next()) {
+      const item = next.value;
+      await pace(timeOf(item));
+      if (item.type === 'event') source.next(item.event);
+      else {
+        flushes++;
+        clock.run(item.at, () => turn.flush());
+      }
+    }
+    if (opts.flushAtEnd !== false) clock.run(clock.now(), () => turn.flush());
+    const result: ReplayResult = { events, flushes, closed, open: domain.lifecycle.openRecords(), books: bookLines(core.state), endedAt: clock.now() };
+    writer?.close();
+    if (opts.out !== undefined) writeResult(opts.out, result);
+    return result;
+  } finally {
+    writer?.close();
+    sub.unsubscribe();
+    domain.matching.close();
+    await domain.alerts.close();
+    await domain.ledger.close();
+    await core.persistence.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function timeOf(item: ReplayItem): number {
+  return item.type === 'event' ? item.event.localTimestamp : item.at;
+}
+
+/** Waits, at `speed`× the recorded pace, until an item of time `t` is due (wall time: the replay's reader, not the engine). */
+function pacer(speed: number | 'max' | undefined, t0: number | undefined): (t: number) => Promise<void> {
+  if (speed === undefined || speed === 'max' || t0 === undefined) return () => Promise.resolve();
+  const wall0 = performance.now();
+  return async (t) => {
+    const wait = wall0 + (t - t0) / speed - performance.now();
+    if (wait > 1) await sleep(wait);
+  };
+}
+
+/** Every book of the state, by venue and instrument. */
+export function bookLines(state: EngineState): BookLine[] {
+  const out: BookLine[] = [];
+  for (const [venue, instrument, b] of state.books.entries())
+    out.push({ venue, instrument, ready: b.ready, timestamp: b.timestamp, bids: b.bids.levels(), asks: b.asks.levels() });
+  return out.sort((a, b) => cmp(a.venue, b.venue) || cmp(a.instrument, b.instrument));
+}
+
+/** Closed opportunities as /arb/history and /ev/history give them, then the open ones, as NDJSON lines. */
+export function opportunityLines(closed: readonly OpportunityRecord[], open: readonly OpenRecord[]): string[] {
+  return [
+    ...closed.map((r) => JSON.stringify({ state: 'closed', ...recordJson(r) })),
+    ...open.map((r) =>
+      JSON.stringify({ state: 'open', ...r, first_seen: new Date(r.first_seen).toISOString(), last_seen: new Date(r.last_seen).toISOString() }),
+    ),
+  ];
+}
+
+function writeResult(out: string, r: ReplayResult): void {
+  const opp = new LineWriter(join(out, 'opportunities.ndjson'), false);
+  for (const l of opportunityLines(r.closed, r.open)) opp.line(l);
+  opp.close();
+  const books = new LineWriter(join(out, 'books.ndjson'), false);
+  for (const b of r.books) books.line(JSON.stringify(b));
+  books.close();
+}
+
+const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** NDJSON to a file, written a block of lines at a time. */
+class LineWriter {
+  private fd: number | undefined;
+  private buf: string[] = [];
+
+  constructor(file: string, mkdir: boolean) {
+    if (mkdir) mkdirSync(join(file, '..'), { recursive: true });
+    this.fd = openSync(file, 'w');
+  }
+
+  line(s: string): void {
+    this.buf.push(s);
+    if (this.buf.length >= 1024) this.drain();
+  }
+
+  close(): void {
+    if (this.fd === undefined) return;
+    this.drain();
+    closeSync(this.fd);
+    this.fd = undefined;
+  }
+
+  private drain(): void {
+    if (this.buf.length === 0 || this.fd === undefined) return;
+    writeSync(this.fd, this.buf.join('\n') + '\n');
+    this.buf = [];
+  }
+}
