@@ -97,6 +97,35 @@ const AUTH_MESSAGES = {
   revoked: 'API key has been revoked',
 } as const;
 
+/** Who is calling: a key's active record and its plan, or why the key is refused (its 401 code and message). */
+export type Caller =
+  | { readonly ok: true; readonly record: KeyRecord; readonly plan: Plan }
+  | { readonly ok: false; readonly reason: 'missing' | 'invalid' | 'revoked'; readonly code: string; readonly message: string };
+
+/**
+ * The access layer's key check, the one every caller goes through (REST routes here, the WebSocket
+ * upgrade and its in-band login): the presented key's active record and plan, or the refusal.
+ */
+export function authenticate(keys: KeyStore, plans: Readonly<Record<PlanName, Plan>>, presented: string | undefined): Caller {
+  const v = keys.verify(presented);
+  if (!v.ok) return REFUSED[v.reason];
+  // One answer per key record (a record is replaced, not changed, when its key is revoked): the
+  // request path allocates nothing for it.
+  const known = callers.get(v.record);
+  const plan = plans[v.record.plan];
+  if (known !== undefined && known.plan === plan) return known;
+  const who: Caller = { ok: true, record: v.record, plan };
+  callers.set(v.record, who);
+  return who;
+}
+
+const REFUSED = {
+  missing: { ok: false, reason: 'missing', code: 'auth.missing_key', message: AUTH_MESSAGES.missing },
+  invalid: { ok: false, reason: 'invalid', code: 'auth.invalid_key', message: AUTH_MESSAGES.invalid },
+  revoked: { ok: false, reason: 'revoked', code: 'auth.revoked_key', message: AUTH_MESSAGES.revoked },
+} as const satisfies Record<string, Caller>;
+const callers = new WeakMap<KeyRecord, Extract<Caller, { ok: true }>>();
+
 /**
  * The one request pipeline every endpoint plugs into (issue: access layer). Declaring a route
  * gives it, in order: API key check (401), plan gate (403 auth.endpoint_blocked), the per-second
@@ -177,10 +206,10 @@ export class Api {
     const parsed = this.parse(spec, ctx.rawQuery, cache);
     const queryKey = parsed.apiKey;
     if (auth) {
-      const v = this.keys.verify(ctx.headers['x-api-key'] ?? queryKey);
-      if (!v.ok) return errorReply(401, `auth.${v.reason}_key`, AUTH_MESSAGES[v.reason]);
-      keyRecord = v.record;
-      plan = this.plans[v.record.plan];
+      const who = authenticate(this.keys, this.plans, ctx.headers['x-api-key'] ?? queryKey);
+      if (!who.ok) return errorReply(401, who.code, who.message);
+      keyRecord = who.record;
+      plan = who.plan;
       if (spec.endpoint && plan.blocked.includes(spec.endpoint)) {
         this.quota.peek(keyRecord.id, plan, spec.group, h);
         return errorReply(
