@@ -1,10 +1,11 @@
 import { EMPTY, Subscription } from 'rxjs';
+import type { KeyStore } from '../src/access/keys.js';
 import type { Logger } from '../src/core/log.js';
 import type { Persistence } from '../src/persist/store.js';
 import type { EngineState } from '../src/state/engine.js';
 import { Turn } from '../src/pipeline/turn.js';
 import type { WsHub } from '../src/ws/hub.js';
-import { fanoutFlow, webhookFlow } from './fanout.js';
+import { fanoutFlow, keyFlow, webhookFlow } from './fanout.js';
 import type { Ingest } from './ingest.js';
 import { persistenceFlow, type PersistenceOptions } from './persistence.js';
 import { signalFlow, type SignalRooms } from './signals.js';
@@ -17,6 +18,8 @@ export interface Flows {
   readonly rooms: SignalRooms;
   /** Absent in a process that serves no WebSocket. */
   readonly hub?: WsHub | undefined;
+  /** The key table whose changes reach the hub's open connections (`keyFlow`). */
+  readonly keys?: Pick<KeyStore, 'changes$'> | undefined;
   readonly log: Logger;
   /** The per-turn flush of the conflated fan-out and arb/EV (default: one of its own, on setImmediate). */
   readonly turn?: Turn | undefined;
@@ -59,6 +62,7 @@ export function wireFlows(f: Omit<Flows, 'ingest' | 'log'> & { readonly ingest?:
   const turn = f.turn ?? new Turn();
   sub.add(persistenceFlow(f.state, f.persistence, f.persistenceOptions));
   if (f.hub) sub.add(fanoutFlow(f.ingest?.events$ ?? EMPTY, f.state, f.hub, f.rooms.signals, f.rooms.alerts, turn));
+  if (f.hub && f.keys) sub.add(keyFlow(f.keys, f.hub));
   sub.add(signalFlow(f.state, f.rooms, turn));
   if (f.rooms.webhooks) sub.add(webhookFlow(f.ingest?.events$ ?? EMPTY, f.rooms.webhooks, f.rooms.signals, f.rooms.alerts));
   return sub;

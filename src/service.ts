@@ -97,6 +97,7 @@ export async function startService(config: Config, opts: { log?: Logger; listen?
     persistenceOptions: persistenceOptions(config),
     rooms: domain,
     hub: ws,
+    keys: core.keys,
     log: core.log,
   });
   core.keys.watch();

@@ -24,6 +24,8 @@ export type StatusDoc = string | { readonly description: string; readonly schema
 export interface RouteSpec<Q> {
   /** Path under the API base, `:name` for path parameters. */
   readonly path: string;
+  /** HTTP method (default get; a post route takes no request body). */
+  readonly method?: 'get' | 'post';
   readonly summary: string;
   readonly description?: string;
   readonly tags?: readonly string[];
@@ -155,7 +157,8 @@ export class Api {
     const auth = spec.auth ?? true;
     const cache: QueryCache<Q> = { map: new Map(), recent: [] };
     const hasParams = spec.path.includes(':');
-    this.http.get(`${this.base}${spec.path}`, (ctx) => this.run(spec, auth, hasParams, ctx, cache));
+    const method = spec.method ?? 'get';
+    this.http[method](`${this.base}${spec.path}`, (ctx) => this.run(spec, auth, hasParams, ctx, cache));
   }
 
   /**
@@ -279,7 +282,7 @@ export class Api {
   /** The OpenAPI 3.1 document of every declared route (spec 9: version 2.x). */
   openapi(serverUrl: string, version = '2.1.0'): Record<string, unknown> {
     const paths: Record<string, Record<string, unknown>> = {};
-    for (const s of this.specs) paths[s.path.replace(/:([A-Za-z_]+)/g, '{$1}')] = { get: this.operation(s) };
+    for (const s of this.specs) paths[s.path.replace(/:([A-Za-z_]+)/g, '{$1}')] = { [s.method ?? 'get']: this.operation(s) };
     // A component's own path item wins over the router's (GET /ws: the upgrade, not the plain GET's 426).
     Object.assign(paths, this.documented);
     const schemas: Record<string, unknown> = { Error: jsonSchema(ErrorBody) };
@@ -290,7 +293,7 @@ export class Api {
         title: 'crossbook Market Aggregation API',
         version,
         description:
-          'Read-only prediction-market data: prices, books, matching, signals. All prices are cents on a 0 to 100 scale; ROI is percent, net of each venue taker fee. Every route answers 405 to methods other than GET and 500 (with request_id) on an internal error.',
+          'Read-only prediction-market data: prices, books, matching, signals. All prices are cents on a 0 to 100 scale; ROI is percent, net of each venue taker fee. Every route answers 405 to other methods than its own (GET, or POST for /ws-token) and 500 (with request_id) on an internal error.',
       },
       servers: [{ url: serverUrl }],
       paths,
@@ -308,7 +311,7 @@ export class Api {
             ...errorResponse('Per-second or monthly limit exceeded (code rate_limit.*)'),
             headers: { 'Retry-After': { schema: { type: 'integer' } } },
           },
-          MethodNotAllowed: errorResponse('Every route is GET (code method_not_allowed)'),
+          MethodNotAllowed: errorResponse('Method not allowed: every route is GET (and HEAD) except POST /ws-token (code method_not_allowed)'),
           HeadTooLarge: errorResponse(
             `Request head over ${MAX_HEAD_BYTES} bytes or more than ${MAX_HEADER_FIELDS} header fields (code headers_too_large; the connection is closed)`,
           ),

@@ -82,7 +82,7 @@ export class Backpressure {
   /** Closes a connection with `code` and `reason`, logged, once what it has not read has gone out (`endWhenRoom`). */
   closeWith(ws: Socket, c: Conn, code: number, reason: string): void {
     c.closed = true;
-    this.log.warn({ key: c.key.id, code, reason }, 'closing websocket client');
+    this.log.warn({ key: c.key?.id, code, reason }, 'closing websocket client');
     this.endWhenRoom(ws, c, code, reason);
   }
 
@@ -122,7 +122,7 @@ export class Backpressure {
       const stalled = this.clock.now() - c.coalescingSince > this.opts.stallMs;
       if (buffered > this.opts.dropBytes || stalled) {
         this.dropped++;
-        this.log.warn({ key: c.key.id, buffered, stalled }, 'websocket client too slow; disconnecting');
+        this.log.warn({ key: c.key?.id, buffered, stalled }, 'websocket client too slow; disconnecting');
         c.closed = true;
         this.endWhenRoom(
           ws,

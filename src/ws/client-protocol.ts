@@ -6,9 +6,10 @@ import type { EngineState } from '../state/engine.js';
 import type { VenueDirectory } from '../venues/directory.js';
 import type { Backpressure } from './backpressure.js';
 import { bookBody, byVenue, emptyPriceBody, priceBody, signalBody, tickerBody } from './bodies.js';
-import type { Conn, Socket } from './conn.js';
+import { isAuthed, type Authed, type Conn, type Socket } from './conn.js';
 import { ALERT_CHANNELS, CLOSE, CODES, parseClientMessage, type AlertChannel, type ClientMessage } from './protocol.js';
 import { resume, type Replay, type ResumeHub, type ResumeTopic } from './resume.js';
+import type { KeyBudget } from './key-budget.js';
 import type { Subscriptions } from './subscriptions.js';
 import type { Topics } from './topics.js';
 
@@ -46,6 +47,12 @@ export interface ProtocolDeps {
   readonly maxPayload: number;
   readonly bookDepth: number;
   readonly replay: Replay | undefined;
+  /** Market ids a key's connections may subscribe or unsubscribe, together, per second. */
+  readonly keyBudget: KeyBudget;
+  /** Above this many bytes buffered for a client, it gets no new snapshots until it reads (its subscribe is refused). */
+  readonly snapshotBytes: number;
+  /** An `auth` message (in-band login, or again on a connection that has logged in). */
+  login(ws: Socket, c: Conn, m: Extract<ClientMessage, { type: 'auth' }>): void;
 }
 
 const enc = new TextDecoder();
@@ -128,6 +135,13 @@ export class ClientProtocol implements ResumeHub {
     if (!parsed.ok) return this.send(ws, { type: 'error', code: CODES.BAD_REQUEST, message: parsed.message });
     if (parsed.hosted && !c.hosted) this.d.subscriptions.speakHosted(ws, c);
     const m = parsed.message;
+    if (m.type === 'auth') return this.d.login(ws, c, m);
+    if (!isAuthed(c))
+      return this.send(ws, {
+        type: 'error',
+        code: CODES.AUTH_REQUIRED,
+        message: 'log in first: send {"action":"auth","api_key":"pmx_…"} (or "token") as the first message',
+      });
     if (m.type === 'ping') return this.send(ws, { type: 'pong' });
     const channels = this.admit(ws, c, m);
     if (!channels) return;
@@ -139,8 +153,37 @@ export class ClientProtocol implements ResumeHub {
     this.subscribeMarkets(ws, c, m);
   }
 
+  /**
+   * The connection's key now has another plan (a downgrade or an upgrade): subscriptions of
+   * channels the new plan does not include, and those past its cap (the latest first), are
+   * dropped, and the client is told which with PLAN_CHANGED.
+   */
+  replan(ws: Socket, c: Authed, plan: Plan): void {
+    c.plan = plan;
+    const channels = this.channelsOf(plan);
+    const cap = plan.ws.subscriptions;
+    const dropped: string[] = [];
+    let kept = 0;
+    for (const [topic, ch] of c.topics) {
+      if (ch === 'status') continue;
+      const all = ch === this.tickerChannel && topic.endsWith(':*');
+      const included = channels.includes(ch) && (!all || channels.includes(`${ch}:all`));
+      if (included && (cap === 0 || kept < cap)) kept++;
+      else dropped.push(topic);
+    }
+    for (const t of dropped) this.d.subscriptions.unsub(ws, c, t);
+    this.send(ws, {
+      type: 'warning',
+      code: CODES.PLAN_CHANGED,
+      plan: plan.name,
+      channels,
+      dropped,
+      message: `the key is now on the ${plan.name} plan${dropped.length ? `: ${dropped.length} subscription(s) it does not include were dropped` : ''}`,
+    });
+  }
+
   /** Every market of the catalog venue's ticker channel (an Enterprise entitlement). */
-  private subscribeAll(ws: Socket, c: Conn, type: 'subscribe' | 'unsubscribe', ch: string, channels: readonly string[]): void {
+  private subscribeAll(ws: Socket, c: Authed, type: 'subscribe' | 'unsubscribe', ch: string, channels: readonly string[]): void {
     if (ch !== this.tickerChannel || !channels.includes(`${ch}:all`))
       return this.send(ws, {
         type: 'error',
@@ -159,10 +202,11 @@ export class ClientProtocol implements ResumeHub {
   }
 
   /** prices, orderbook and the ticker channel: market ids resolved to venues, the plan's cap, a snapshot (or resume) each. */
-  private subscribeMarkets(ws: Socket, c: Conn, m: Extract<ClientMessage, { channel: string }>): void {
+  private subscribeMarkets(ws: Socket, c: Authed, m: Extract<ClientMessage, { channel: string }>): void {
     const ch = m.channel;
     const ids = m.market_ids ?? [];
     if (ids.length === 0) return this.send(ws, { type: 'error', code: CODES.BAD_REQUEST, channel: ch, message: 'market_ids is required (a non-empty list)' });
+    if (!this.affords(ws, c, m.type, ch, ids.length)) return;
     const accepted: { id: string; v: VenueConfig }[] = [];
     const unknown: string[] = [];
     for (const raw of ids) {
@@ -210,10 +254,31 @@ export class ClientProtocol implements ResumeHub {
   }
 
   /**
+   * The key's shared budget of subscription work, and room in the client's buffer for the
+   * snapshots of a subscribe (a client that does not read what it was sent gets no more): whether
+   * the message may go on, else false with the client answered RATE_LIMITED.
+   */
+  private affords(ws: Socket, c: Authed, type: 'subscribe' | 'unsubscribe', ch: string, n: number): boolean {
+    if (type === 'subscribe' && ws.getBufferedAmount() > this.d.snapshotBytes) {
+      this.send(ws, { type: 'error', code: CODES.RATE_LIMITED, channel: ch, message: 'read the messages already sent before subscribing to more' });
+      return false;
+    }
+    if (this.d.keyBudget.take(c.key.id, n, this.clock.now())) return true;
+    const b = this.d.keyBudget;
+    this.send(ws, {
+      type: 'error',
+      code: CODES.RATE_LIMITED,
+      channel: ch,
+      message: `this key's connections together subscribe or unsubscribe at most ${b.perSecond} market ids a second (${b.burst} at once); the message was not processed`,
+    });
+    return false;
+  }
+
+  /**
    * The subscribe-rate limit, the channel's existence and the plan's entitlement to it: the plan's
    * channels when the message may go on, else undefined with the client answered.
    */
-  private admit(ws: Socket, c: Conn, m: Extract<ClientMessage, { channel: string }>): string[] | undefined {
+  private admit(ws: Socket, c: Authed, m: Extract<ClientMessage, { channel: string }>): string[] | undefined {
     const now = this.clock.now();
     if (now - c.rateWindow >= 1000) {
       c.rateWindow = now;
@@ -255,7 +320,7 @@ export class ClientProtocol implements ResumeHub {
   }
 
   /** smart_money / fade_finder: every alert of the feed; market_ids, if given, must be ["*"]. */
-  private subscribeAlerts(ws: Socket, c: Conn, type: 'subscribe' | 'unsubscribe', ch: AlertChannel, ids: readonly string[] | undefined): void {
+  private subscribeAlerts(ws: Socket, c: Authed, type: 'subscribe' | 'unsubscribe', ch: AlertChannel, ids: readonly string[] | undefined): void {
     if (ids && ids.length > 0 && !(ids.length === 1 && ids[0] === '*'))
       return this.send(ws, {
         type: 'error',

@@ -5,8 +5,11 @@ import type { MessageBudget } from './protocol.js';
 
 /** One WebSocket connection's state (uWS's user data of the socket). */
 export interface Conn {
-  readonly key: KeyRecord;
-  readonly plan: Plan;
+  /** The key's record and plan; both undefined until an in-band login (`{"action":"auth",…}`) when the upgrade carried no key. */
+  key: KeyRecord | undefined;
+  plan: Plan | undefined;
+  /** Cancels the close of a connection that has not logged in yet (set while it waits). */
+  authTimer: (() => void) | undefined;
   /** topic → channel, for coalesced catch-up and unsubscribe-all. */
   readonly topics: Map<string, string>;
   /** Highest seq delivered per topic while coalescing. */
@@ -41,14 +44,22 @@ export interface Socket {
   cork(cb: () => void): unknown;
 }
 
+/** A connection that has authenticated: its key and plan are known. */
+export type Authed = Conn & { key: KeyRecord; plan: Plan };
+
+export function isAuthed(c: Conn): c is Authed {
+  return c.key !== undefined && c.plan !== undefined;
+}
+
 /** uWS's socket of a connection. */
 export type UwsSocket = UWS.WebSocket<Conn>;
 
-/** A new connection's state. */
-export function newConn(key: KeyRecord, plan: Plan, budget: MessageBudget): Conn {
+/** A new connection's state (`key` and `plan` undefined: it logs in with its first message). */
+export function newConn(key: KeyRecord | undefined, plan: Plan | undefined, budget: MessageBudget): Conn {
   return {
     key,
     plan,
+    authTimer: undefined,
     topics: new Map(),
     delivered: new Map(),
     coalescing: false,

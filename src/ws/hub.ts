@@ -1,5 +1,5 @@
 import type * as UWS from 'uWebSockets.js';
-import type { KeyStore } from '../access/keys.js';
+import type { KeyRecord, KeyStore } from '../access/keys.js';
 import type { Plan, PlanName } from '../access/plans.js';
 import type { VenueDirectory } from '../venues/directory.js';
 import { quotePrices } from '../views/market.js';
@@ -15,15 +15,16 @@ import type { EngineState } from '../state/engine.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import type { StoredTrade } from '../state/trades.js';
 import { FADE_TYPES, type Alert } from '../signals/alerts.js';
-import { WsAuth } from './auth.js';
+import { WsAuth, WsTokens, type Admission, type IssuedToken } from './auth.js';
 import { Backpressure, Retained } from './backpressure.js';
 import { alertBody, bookBody, expiredBody, feedNotice, priceBody, ShownQuotes, signalBody, tickerBody, tradeBody } from './bodies.js';
 import { bookBytes, bookJson, priceBytes } from './booktext.js';
 import { ClientProtocol, type GameLookup, type SignalReader } from './client-protocol.js';
-import { newConn, type Conn, type UwsSocket } from './conn.js';
-import { CLOSE, MESSAGE_BUDGET, MessageBudget, type AlertChannel } from './protocol.js';
+import { isAuthed, newConn, type Conn, type Socket, type UwsSocket } from './conn.js';
+import { AUTH_TIMEOUT_MS, CLOSE, CODES, MESSAGE_BUDGET, MessageBudget, type AlertChannel, type ClientMessage } from './protocol.js';
 import { Publisher, type Publication } from './publish.js';
 import type { Replay } from './resume.js';
+import { KeyBudget } from './key-budget.js';
 import { Subscriptions } from './subscriptions.js';
 import { Topics } from './topics.js';
 
@@ -71,7 +72,16 @@ export interface HubOptions {
   readonly exportAll?: boolean;
   /** The published messages of a topic after `seq`, in order (a cluster edge reads them off the stream), for `resume`. */
   readonly replay?: Replay;
+  /** How long a connection opened without a key has to log in (`{"action":"auth",…}`) before it is closed with 4002. */
+  readonly authTimeoutMs?: number;
+  /** How long a token of POST /ws-token opens a connection (default 5 minutes). */
+  readonly tokenTtlMs?: number;
+  /** Market ids a key's connections may subscribe or unsubscribe together: so many a second, and a burst (key-budget.ts). */
+  readonly keyIds?: { readonly perSecond: number; readonly burst: number };
 }
+
+/** Default of `HubOptions.keyIds`: a pro key subscribes its 5,000 ids per connection on 2 connections at once, then 5,000 a second. */
+export const KEY_IDS = { perSecond: 5_000, burst: 10_000 } as const;
 
 /**
  * The WebSocket front: /api/v2/ws on the same uWS app, composed of rooms that each hold one
@@ -93,6 +103,7 @@ export class WsHub {
   private readonly backpressure: Backpressure;
   private readonly protocol: ClientProtocol;
   private readonly auth: WsAuth;
+  private readonly keyBudget: KeyBudget;
   private readonly shown = new ShownQuotes();
   private sweep: NodeJS.Timeout | undefined;
   private readonly app: UWS.TemplatedApp;
@@ -118,13 +129,19 @@ export class WsHub {
     this.app = deps.http.app;
     this.catalogVenue = this.venues.withCapability('catalog');
     this.tickerChannel = this.catalogVenue ? `${this.catalogVenue.slug}_prices` : undefined;
-    this.topics = new Topics((t) => this.app.numSubscribers(t), this.tickerChannel, opts.exportAll === true);
+    this.topics = new Topics(
+      (t) => this.app.numSubscribers(t),
+      this.tickerChannel,
+      opts.exportAll === true,
+      (t) => this.retained.keeps(t),
+    );
     this.pub = new Publisher((t, m) => this.app.publish(t, m), this.topics, this.retained, this.clock, opts.epoch ?? this.clock.now());
     this.subscriptions = new Subscriptions(this.topics, this.retained);
     const coalesceBytes = opts.coalesceBytes ?? 256 * 1024;
     const dropBytes = opts.dropBytes ?? 8 * 1024 * 1024;
     this.backpressure = new Backpressure({ coalesceBytes, dropBytes, stallMs: opts.stallMs ?? 10_000 }, this.topics, this.retained, this.log, this.clock);
-    this.auth = new WsAuth(deps.keys, deps.plans);
+    this.auth = new WsAuth(deps.keys, deps.plans, new WsTokens(this.clock, opts.tokenTtlMs ?? 5 * 60_000));
+    this.keyBudget = new KeyBudget((opts.keyIds ?? KEY_IDS).perSecond, (opts.keyIds ?? KEY_IDS).burst);
     this.protocol = new ClientProtocol({
       state: this.state,
       venues: this.venues,
@@ -141,6 +158,9 @@ export class WsHub {
       maxPayload: this.maxPayload(),
       bookDepth: opts.bookDepth ?? 20,
       replay: opts.replay,
+      login: (ws, c, m) => this.login(ws, c, m),
+      keyBudget: this.keyBudget,
+      snapshotBytes: coalesceBytes,
     });
     this.install(deps.path);
     this.sweep = setInterval(() => this.backpressure.sweep(this.conns), 100);
@@ -348,39 +368,117 @@ export class WsHub {
     });
   }
 
+  /**
+   * The upgrade: a key (X-API-Key header or api_key query) or a token (token query) is checked
+   * here, and a bad one refused with 401 and its reason (spec 6 rule 5: no login timeout for bad
+   * credentials in the URL); with neither, the connection opens and must log in with its first
+   * message (`login`) within `authTimeoutMs`.
+   */
   private upgrade(res: UWS.HttpResponse, req: UWS.HttpRequest, context: UWS.us_socket_context_t): void {
-    const headerKey = req.getHeader('x-api-key');
-    const queryKey = new URLSearchParams(req.getQuery() ?? '').get('api_key') ?? undefined;
+    const query = new URLSearchParams(req.getQuery() ?? '');
+    const key = req.getHeader('x-api-key') || query.get('api_key') || undefined;
+    const token = query.get('token') || undefined;
     const secKey = req.getHeader('sec-websocket-key');
     const proto = req.getHeader('sec-websocket-protocol');
     const ext = req.getHeader('sec-websocket-extensions');
-    const a = this.auth.admit(headerKey || queryKey);
-    if (!a.ok) {
+    let a: Admission | undefined;
+    if (key !== undefined) a = this.auth.admit(key);
+    else if (token !== undefined) a = this.auth.admitToken(token);
+    if (a !== undefined && !a.ok) {
+      const refused = a;
       res.cork(() => {
         res
-          .writeStatus(a.status)
+          .writeStatus(refused.status)
           .writeHeader('content-type', 'application/json')
-          .end(JSON.stringify({ error: a.message, success: false, code: a.code }));
+          .end(JSON.stringify({ error: refused.message, success: false, code: refused.code }));
       });
       return;
     }
     const budget = this.opts.messageBudget ?? MESSAGE_BUDGET;
-    res.upgrade(newConn(a.record, a.plan, new MessageBudget(budget.perSecond, budget.burst, this.clock.now())), secKey, proto, ext, context);
+    const c = newConn(a?.record, a?.plan, new MessageBudget(budget.perSecond, budget.burst, this.clock.now()));
+    res.upgrade(c, secKey, proto, ext, context);
   }
 
   private open(ws: UwsSocket): void {
     const c = ws.getUserData();
     this.conns.add(ws);
-    this.auth.opened(c.key.id);
-    ws.send(JSON.stringify({ type: 'welcome', epoch: this.epoch, plan: c.plan.name, channels: this.protocol.channelsOf(c.plan), ts: this.clock.now() }));
+    if (isAuthed(c)) return this.welcome(ws, c.key, c.plan);
+    const ms = this.opts.authTimeoutMs ?? AUTH_TIMEOUT_MS;
+    c.authTimer = this.clock.after(ms, () => {
+      c.authTimer = undefined;
+      if (!c.closed && !isAuthed(c))
+        this.backpressure.closeWith(ws, c, CLOSE.AUTH_TIMEOUT, `no login within ${ms} ms: send {"action":"auth","api_key":"..."} first`);
+    });
+  }
+
+  /** The connection is open as `key`: counted against the plan's cap, and told its plan and channels. */
+  private welcome(ws: Socket, key: KeyRecord, plan: Plan): void {
+    this.auth.opened(key.id);
+    ws.send(JSON.stringify({ type: 'welcome', epoch: this.epoch, plan: plan.name, channels: this.protocol.channelsOf(plan), ts: this.clock.now() }));
+  }
+
+  /**
+   * An `auth` message. Before login: the key (or token) goes through the same checks as at the
+   * upgrade; accepted, the client gets `{"type":"auth","status":"authenticated",…}` then the
+   * welcome; refused, an AUTH_FAILED (or CONNECTION_LIMIT) error naming the reason, and the
+   * connection is closed with 4001 (4029). After login: the same key is acknowledged again (clients
+   * that put the key in the URL and send auth too), anything else is a BAD_REQUEST.
+   */
+  private login(ws: Socket, c: Conn, m: Extract<ClientMessage, { type: 'auth' }>): void {
+    if (isAuthed(c)) {
+      const same = m.api_key !== undefined && this.auth.admitKeyOf(m.api_key, c.key);
+      if (same) return this.protocol.send(ws, { type: 'auth', status: 'authenticated', key_id: c.key.id, plan: c.plan.name });
+      return this.protocol.send(ws, {
+        type: 'error',
+        code: CODES.BAD_REQUEST,
+        message: `this connection is already authenticated (${c.key.id}); open another connection for another key`,
+      });
+    }
+    const a = m.token !== undefined ? this.auth.admitToken(m.token) : this.auth.admit(m.api_key);
+    if (!a.ok) {
+      const limit = a.status === '429 Too Many Requests';
+      this.protocol.send(ws, { type: 'error', code: limit ? CODES.CONNECTION_LIMIT : CODES.AUTH_FAILED, reason: a.code, message: a.message });
+      return this.backpressure.closeWith(ws, c, limit ? CLOSE.CONNECTION_LIMIT : CLOSE.UNAUTHORIZED, limit ? 'too many connections for this key' : a.code);
+    }
+    c.authTimer?.();
+    c.authTimer = undefined;
+    c.key = a.record;
+    c.plan = a.plan;
+    this.protocol.send(ws, { type: 'auth', status: 'authenticated', key_id: a.record.id, plan: a.plan.name });
+    this.welcome(ws, a.record, a.plan);
+  }
+
+  /**
+   * A key's record changed (pipelines/ wires KeyStore's changes here, on every process of a
+   * cluster): a revoked key's connections are closed with 4003 and its unused tokens dropped; a
+   * key now on another plan keeps its connections with what the new plan includes.
+   */
+  keyChanged(record: KeyRecord): void {
+    if (record.revokedAt) this.auth.tokens.revoke(record.id);
+    for (const ws of this.conns) {
+      const c = ws.getUserData();
+      if (c.closed || !isAuthed(c) || c.key.hash !== record.hash) continue;
+      if (record.revokedAt) this.backpressure.closeWith(ws, c, CLOSE.KEY_REVOKED, 'API key has been revoked');
+      else if (record.plan !== c.key.plan) {
+        c.key = record;
+        this.protocol.replan(ws, c, this.auth.planOf(record));
+      }
+    }
+  }
+
+  /** A token that opens one WebSocket connection for `key` within the token lifetime (POST /api/v2/ws-token). */
+  issueToken(key: KeyRecord): IssuedToken {
+    return this.auth.tokens.issue(key);
   }
 
   private onClose(ws: UwsSocket): void {
     const c = ws.getUserData();
     c.closed = true;
+    c.authTimer?.();
+    c.authTimer = undefined;
     this.conns.delete(ws);
     this.subscriptions.closed(c);
-    this.auth.closed(c.key.id);
+    if (isAuthed(c) && this.auth.closed(c.key.id) === 0) this.keyBudget.forget(c.key.id);
   }
 
   private maxPayload(): number {

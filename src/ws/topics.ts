@@ -71,11 +71,14 @@ export class Topics {
    * @param count uWS's subscriber count of a topic
    * @param tickerChannel the catalog venue's ticker channel (market-scoped like prices), if any
    * @param exportAll a cluster core: every topic counts as listened to, held here or not
+   * @param kept whether a topic's latest message is retained for a coalescing client (off uWS's
+   *   topics while it catches up): such a topic is listened to even with no uWS subscriber
    */
   constructor(
     private readonly count: SubscriberCount,
     private readonly tickerChannel: string | undefined,
     private readonly exportAll: boolean,
+    private readonly kept: (topic: string) => boolean = () => false,
   ) {}
 
   /** A subscription changed somewhere: cached subscriber answers are asked again. */
@@ -134,7 +137,7 @@ export class Topics {
       h.data = this.hostedConns > 0 && this.count(topic + DATA) > 0;
       h.gen = this.gen;
     }
-    return h.plain || h.data || this.exportAll ? h : undefined;
+    return h.plain || h.data || this.exportAll || this.kept(h.topic) ? h : undefined;
   }
 
   /** A connection now holds `topic`. */
