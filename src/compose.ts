@@ -205,7 +205,12 @@ function buildHub(core: Core, domain: Domain, http: HttpServer, api: Api, opts: 
         isLive: (id) => matching.isGameLive(id, Date.now()),
       },
     },
-    { authTimeoutMs: core.config.websocket.authTimeoutMs, tokenTtlMs: core.config.websocket.tokenTtlSec * 1000, ...opts },
+    {
+      authTimeoutMs: core.config.websocket.authTimeoutMs,
+      tokenTtlMs: core.config.websocket.tokenTtlSec * 1000,
+      keyIds: { perSecond: core.config.websocket.keyIdsPerSecond, burst: core.config.websocket.keyIdsBurst },
+      ...opts,
+    },
   );
   registerWsToken(api, ws);
   // A plain GET of the WebSocket path (no Upgrade header falls through uWS's ws route to the router):

@@ -243,14 +243,17 @@ export class ClientProtocol implements ResumeHub {
       for (const a of accepted) subs.unsub(ws, c, `${ch}:${a.v.slug}:${a.id}`);
       for (const part of byVenue(accepted)) this.send(ws, { type: 'unsubscribed', channel: ch, ...part });
     }
-    if (unknown.length)
-      this.send(ws, {
-        type: 'warning',
-        code: CODES.UNKNOWN_ID,
-        channel: ch,
-        market_ids: unknown,
-        message: `unknown market id${unknown.length > 1 ? 's' : ''} (a market id, not an event id, as the venue names it or as platform:market_id)`,
-      });
+    this.unknownIds(
+      ws,
+      ch,
+      unknown,
+      `unknown market id${unknown.length > 1 ? 's' : ''} (a market id, not an event id, as the venue names it or as platform:market_id)`,
+    );
+  }
+
+  /** The UNKNOWN_ID warning of the ids of a request that were not accepted (none: nothing sent). */
+  private unknownIds(ws: Socket, ch: string, unknown: readonly string[], message: string): void {
+    if (unknown.length) this.send(ws, { type: 'warning', code: CODES.UNKNOWN_ID, channel: ch, market_ids: unknown, message });
   }
 
   /**
@@ -398,14 +401,7 @@ export class ClientProtocol implements ResumeHub {
         if (s) this.sendSnapshot(ws, signalBody(ch, s), this.seqOf(`${ch}:${g}`));
       }
     }
-    if (unknown.length)
-      this.send(ws, {
-        type: 'warning',
-        code: CODES.UNKNOWN_ID,
-        channel: ch,
-        market_ids: unknown,
-        message: 'unknown group id (group_id from /matching-markets or /events)',
-      });
+    this.unknownIds(ws, ch, unknown, 'unknown group id (group_id from /matching-markets or /events)');
   }
 
   /** A market id as given (native, or platform:market_id) → the venue and native id, if we know the market. */

@@ -80,8 +80,8 @@ export interface HubOptions {
   readonly keyIds?: { readonly perSecond: number; readonly burst: number };
 }
 
-/** Default of `HubOptions.keyIds`: a pro key subscribes its 5,000 ids per connection on 2 connections at once, then 5,000 a second. */
-export const KEY_IDS = { perSecond: 5_000, burst: 10_000 } as const;
+/** Default of `HubOptions.keyIds`: a pro key subscribes its 5,000 ids per connection on 2 connections at once, then 2,000 a second. */
+export const KEY_IDS = { perSecond: 2_000, burst: 10_000 } as const;
 
 /**
  * The WebSocket front: /api/v2/ws on the same uWS app, composed of rooms that each hold one

@@ -6,6 +6,7 @@ import type { Clock } from '../../src/core/clock.js';
 import { log } from '../../src/core/log.js';
 import { WsTokens, TOKENS_PER_KEY } from '../../src/ws/auth.js';
 import { Backpressure, CLOSE_FRAME_ROOM, Retained } from '../../src/ws/backpressure.js';
+import { KeyBudget } from '../../src/ws/key-budget.js';
 import { newConn, type Conn, type Socket } from '../../src/ws/conn.js';
 import { CLOSE, MessageBudget } from '../../src/ws/protocol.js';
 import { Publisher } from '../../src/ws/publish.js';
@@ -245,5 +246,20 @@ describe('WsTokens', () => {
     expect(tokens.size).toBe(TOKENS_PER_KEY);
     tokens.revoke(record.id);
     expect(tokens.size).toBe(0);
+  });
+});
+
+describe('KeyBudget', () => {
+  it('shares one bucket between a key’s connections, refuses a message it cannot cover whole, and refills', () => {
+    const b = new KeyBudget(100, 300);
+    expect(b.take('k1', 250, 0)).toBe(true);
+    expect(b.take('k1', 60, 0)).toBe(false); // 50 left: refused whole, nothing taken
+    expect(b.take('k1', 50, 0)).toBe(true);
+    expect(b.take('k2', 300, 0)).toBe(true); // another key has its own
+    expect(b.take('k1', 10, 50)).toBe(false); // 50 ms at 100/s: 5 ids
+    expect(b.take('k1', 10, 100)).toBe(true);
+    expect(b.take('k1', 1_000, 60_000)).toBe(false); // refills to the burst, not beyond
+    b.forget('k1');
+    expect(b.size).toBe(1);
   });
 });
