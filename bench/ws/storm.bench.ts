@@ -73,6 +73,8 @@ async function run(label: string, env: Readonly<Record<string, string>>): Promis
       const s = await target.sample().catch(() => ({ cpuPct: NaN, lagP99Ms: NaN }));
       const out = {
         name: `${label} ${name}`,
+        restRequests: rest.requests,
+        restErrors: rest.errors,
         restP50: rest.p50,
         restP99: rest.p99,
         restMax: rest.max,
