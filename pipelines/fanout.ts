@@ -1,4 +1,5 @@
 import { filter, interval, map, Subscription, type Observable } from 'rxjs';
+import type { KeyRecord } from '../src/access/keys.js';
 import type { FeedEvent, FrameTimes, NormalizedEvent } from '../src/core/types.js';
 import { FADE_TYPES, type AlertEngine } from '../src/signals/alerts.js';
 import type { SignalEngine } from '../src/signals/engine.js';
@@ -111,4 +112,16 @@ export function webhookFlow(
   sub.add(interval(webhooks.pollMs, clock.scheduler).subscribe(() => webhooks.reload()));
   sub.add(() => webhooks.close());
   return sub;
+}
+
+/**
+ * The key flow: every key record that changes in the process's key table (created, revoked, or on
+ * another plan; changed here, by `crossbook keys` on this DATA_DIR (KeyStore's poll), or merged from
+ * a cluster's shared table by pipelines/replicate.ts) → the hub, which closes a revoked key's
+ * connections and trims a downgraded key's subscriptions. Every process that serves WebSockets
+ * (single, core, edge) wires it, so a revocation reaches every connection within the window README
+ * gives (the poll, plus a NATS round trip on other processes).
+ */
+export function keyFlow(keys: { readonly changes$: Observable<KeyRecord> }, hub: Pick<WsHub, 'keyChanged'>): Subscription {
+  return keys.changes$.subscribe((r) => hub.keyChanged(r));
 }

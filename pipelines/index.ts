@@ -1,4 +1,5 @@
 import { EMPTY, Subscription } from 'rxjs';
+import type { KeyStore } from '../src/access/keys.js';
 import type { Capture, CaptureSettings } from '../src/capture/index.js';
 import { realClock, type Clock } from '../src/core/clock.js';
 import type { Logger } from '../src/core/log.js';
@@ -7,7 +8,7 @@ import type { EngineState } from '../src/state/engine.js';
 import { clockSchedule, Turn } from '../src/pipeline/turn.js';
 import type { WsHub } from '../src/ws/hub.js';
 import { captureFlow } from './capture.js';
-import { fanoutFlow, feedEventsFlush, webhookFlow } from './fanout.js';
+import { fanoutFlow, feedEventsFlush, keyFlow, webhookFlow } from './fanout.js';
 import type { Ingest } from './ingest.js';
 import { persistenceFlow, type PersistenceOptions } from './persistence.js';
 import { signalFlow, type SignalRooms } from './signals.js';
@@ -20,6 +21,8 @@ export interface Flows {
   readonly rooms: SignalRooms;
   /** Absent in a process that serves no WebSocket. */
   readonly hub?: WsHub | undefined;
+  /** The key table whose changes reach the hub's open connections (`keyFlow`). */
+  readonly keys?: Pick<KeyStore, 'changes$'> | undefined;
   readonly log: Logger;
   /** The per-turn flush of the conflated fan-out and arb/EV (default: one of its own, on setImmediate, as a unit of `clock`). */
   readonly turn?: Turn | undefined;
@@ -77,6 +80,7 @@ export function wireFlows(f: Omit<Flows, 'ingest' | 'log'> & { readonly ingest?:
     if (f.hub) sub.add(fanoutFlow(f.ingest?.events$ ?? EMPTY, f.state, f.hub, f.rooms.signals, f.rooms.alerts, turn));
     // Without a hub (a replay) a feed-health event still flushes the turn first, as the fan-out does before its warning.
     else sub.add(feedEventsFlush(f.ingest?.events$ ?? EMPTY, turn));
+    if (f.hub && f.keys) sub.add(keyFlow(f.keys, f.hub));
     sub.add(signalFlow(f.state, f.rooms, turn, clock));
     if (f.rooms.webhooks) sub.add(webhookFlow(f.ingest?.events$ ?? EMPTY, f.rooms.webhooks, f.rooms.signals, f.rooms.alerts, clock));
     f.wired?.(clock.now());

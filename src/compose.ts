@@ -38,6 +38,7 @@ import { Webhooks } from './webhooks/webhooks.js';
 import type { VenueFeed } from './venues/protocol.js';
 import { WsHub, type HubOptions } from './ws/hub.js';
 import { wsPathItem, WS_COMPONENTS } from './ws/protocol.js';
+import { registerWsToken } from './ws/token-route.js';
 
 /**
  * Building the process in three layers, shared by the service, tests and benches so that each
@@ -218,6 +219,7 @@ function buildHub(core: Core, domain: Domain, http: HttpServer, api: Api, opts: 
       keys: core.keys,
       plans: core.plans,
       log: core.log,
+      clock: core.clock,
       signals: domain.signals,
       alerts: true,
       games: {
@@ -230,8 +232,14 @@ function buildHub(core: Core, domain: Domain, http: HttpServer, api: Api, opts: 
         isLive: (id) => matching.isGameLive(id, core.clock.now()),
       },
     },
-    opts,
+    {
+      authTimeoutMs: core.config.websocket.authTimeoutMs,
+      tokenTtlMs: core.config.websocket.tokenTtlSec * 1000,
+      keyIds: { perSecond: core.config.websocket.keyIdsPerSecond, burst: core.config.websocket.keyIdsBurst },
+      ...opts,
+    },
   );
+  registerWsToken(api, ws);
   // A plain GET of the WebSocket path (no Upgrade header falls through uWS's ws route to the router):
   // the access layer answers it like any route (401 without a good key), a keyed one learns to upgrade.
   api.route({

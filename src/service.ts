@@ -113,6 +113,7 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
     persistenceOptions: persistenceOptions(config),
     rooms: domain,
     hub: ws,
+    keys: core.keys,
     log: core.log,
     capture: core.capture && { capture: core.capture, settings: captureSettings(config) },
     clock,

@@ -711,6 +711,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/ws-token': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A short-lived token for the WebSocket URL
+     * @description Returns a token that opens one WebSocket connection (`/api/v2/ws?token=…`) within its lifetime (config websocket.tokenTtlSec, default 5 minutes), once; the connection is the key's as if it had sent the key. An expired, used or unknown token is refused at the upgrade with 401 auth.invalid_token. Tokens are held in memory: a restart forgets them. The request takes no body and no query parameters.
+     */
+    post: operations['ws_token'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/ws': {
     parameters: {
       query?: never;
@@ -720,7 +740,9 @@ export interface paths {
     };
     /**
      * WebSocket stream: prices, order books, live games, arbitrage, EV and alerts
-     * @description Upgrade to a WebSocket. The key goes in the X-API-Key header or the api_key query parameter; a missing, invalid or revoked key is refused at the upgrade with HTTP 401 and a JSON body naming the reason, too many connections for the key with 429. The first message is {"type":"welcome","epoch","plan","channels"}.
+     * @description Upgrade to a WebSocket. The key goes in the X-API-Key header or the api_key query parameter, or a token from POST /api/v2/ws-token in the token query parameter (once, within its lifetime); an invalid or revoked key, or an unknown, used or expired token, is refused at the upgrade with HTTP 401 and a JSON body naming the reason (auth.invalid_key, auth.revoked_key, auth.invalid_token), too many connections for the key with 429. The first message is {"type":"welcome","epoch","plan","channels"}.
+     *
+     *     In-band login: a connection opened with no key and no token must send {"action":"auth","api_key":"pmx_…"} (or {"type":"auth","token":"…"}) first; it is answered with {"type":"auth","status":"authenticated","key_id","plan"} and then the welcome, or with an error AUTH_FAILED (reason: the upgrade's code) or CONNECTION_LIMIT and a close (4001, 4029). Any other message before it is refused with error AUTH_REQUIRED; without a login within the login window (config websocket.authTimeoutMs, default 5000 ms) the connection is closed with 4002. An auth message on a connection already open as the same key is acknowledged again. When a key is revoked its open connections are closed with 4003; when its plan changes, subscriptions the new plan does not include are dropped with a PLAN_CHANGED warning.
      *
      *     Client messages (JSON text): {"type":"subscribe"|"unsubscribe","channel":C,"market_ids":[…]} where market_ids are native ids or platform:market_id (the prefix is stripped); live_games takes "event_ids" instead; arb and ev take match-group ids, or none (or ["*"]) for every group; {"type":"subscribe","channel":"venue_a_prices","all":true} subscribes an Enterprise key to every market of the venue; smart_money and fade_finder take no market_ids (or ["*"]): every alert of the feed; {"type":"ping"} is answered with pong. "action" is accepted in place of "type" ({"action":"subscribe","channel":"smart_money"}) and {"action":"heartbeat"} (or {"type":"heartbeat"}) is a ping; an unknown type or action is an error with code BAD_REQUEST.
      *
@@ -732,7 +754,7 @@ export interface paths {
      *
      *     Message schemas: components.schemas.WsClientMessage (client to server) and components.schemas.Ws* (server to client, by type), listed in x-websocket-messages.
      *
-     *     Codes: UNKNOWN_ID (warning: a market id the venues do not list, event tickers included), UNKNOWN_EVENT_ID (warning: live_games), UNKNOWN_CHANNEL (warning), BAD_JSON and BAD_REQUEST (error: not JSON / not a valid message), NOT_ENTITLED (error: the plan does not include the channel), SUBSCRIPTION_LIMIT (error), RATE_LIMITED (error: more than 20 subscribe/unsubscribe messages a second, or more client messages of any kind than the connection's budget: 100 at once, then 50 a second; the refused message is not processed, and a client that goes on sending without a token is closed with 1008), FEED_INTERRUPTED (warning: the venue feed disconnected, stalled or lost sequence; prices may be stale), FEED_DEGRADED (warning: malformed frames dropped), FEED_READY (type ready: the feed is back; reconcile over REST), COALESCED (warning: you read slower than updates arrive and now get the latest per market), RESYNC (warning: a resume asked for messages no longer held; the snapshot is sent just before it).
+     *     Codes: UNKNOWN_ID (warning: a market id the venues do not list, event tickers included), UNKNOWN_EVENT_ID (warning: live_games), UNKNOWN_CHANNEL (warning), BAD_JSON and BAD_REQUEST (error: not JSON / not a valid message), NOT_ENTITLED (error: the plan does not include the channel), SUBSCRIPTION_LIMIT (error), RATE_LIMITED (error: more than 20 subscribe/unsubscribe messages a second, more market ids subscribed or unsubscribed than the key's connections may together (2,000 a second, 10,000 at once; websocket.keyIdsPerSecond, keyIdsBurst), a subscribe while more than 256 KB sent to the client is unread, or more client messages of any kind than the connection's budget: 100 at once, then 50 a second; the refused message is not processed, and a client that goes on sending without a token is closed with 1008), AUTH_REQUIRED, AUTH_FAILED and CONNECTION_LIMIT (error: in-band login), PLAN_CHANGED (warning: the key's plan changed; plan, channels and the dropped topics), FEED_INTERRUPTED (warning: the venue feed disconnected, stalled or lost sequence; prices may be stale), FEED_DEGRADED (warning: malformed frames dropped), FEED_READY (type ready: the feed is back; reconcile over REST), COALESCED (warning: you read slower than updates arrive and now get the latest per market), RESYNC (warning: a resume asked for messages no longer held; the snapshot is sent just before it).
      *
      *     Backpressure and limits: a client that keeps not reading is closed with code 4008 and a reason; pings are sent automatically and an idle connection closes after 120 s; on shutdown the close code is 1001; a message over the size limit closes with 1009 (far over it, uWS drops the connection: 1006), a binary frame that is not UTF-8 with 1007 (a text frame that is not UTF-8 is dropped by uWS: 1006). Per plan: free: 1 connections per key, 50 subscriptions per connection; dev: 5 connections per key, 500 subscriptions per connection; pro: 25 connections per key, 5000 subscriptions per connection; enterprise: 0 connections per key, 0 subscriptions per connection (0 = unlimited).
      */
@@ -795,6 +817,14 @@ export interface components {
       | {
           /** @constant */
           type: 'ping';
+        }
+      | {
+          /** @constant */
+          type: 'auth';
+          /** @description an API key (pmx_…) */
+          api_key?: string;
+          /** @description a token from POST /api/v2/ws-token */
+          token?: string;
         };
     WsWelcome: {
       /** @constant */
@@ -2094,7 +2124,11 @@ export interface components {
         | 'RESYNC'
         | 'FEED_READY'
         | 'FEED_DEGRADED'
-        | 'COALESCED';
+        | 'COALESCED'
+        | 'AUTH_REQUIRED'
+        | 'AUTH_FAILED'
+        | 'CONNECTION_LIMIT'
+        | 'PLAN_CHANGED';
       /** @description what happened, in words */
       message: string;
       /** @description the channel of the request */
@@ -2107,6 +2141,14 @@ export interface components {
       source?: string;
       /** @description market of a feed notice */
       market_id?: string;
+      /** @description AUTH_FAILED: the refusal code of the upgrade (auth.invalid_key, auth.revoked_key, auth.invalid_token, …) */
+      reason?: string;
+      /** @description PLAN_CHANGED: the key's plan now */
+      plan?: string;
+      /** @description PLAN_CHANGED: the channels it includes */
+      channels?: string[];
+      /** @description PLAN_CHANGED: the subscriptions (topics) it no longer includes, dropped */
+      dropped?: string[];
       /** @description per-topic sequence: a gap means reconcile over REST */
       seq?: number;
       /** @description process epoch (ms): a new one means the server restarted; reconcile over REST */
@@ -2137,7 +2179,11 @@ export interface components {
           | 'RESYNC'
           | 'FEED_READY'
           | 'FEED_DEGRADED'
-          | 'COALESCED';
+          | 'COALESCED'
+          | 'AUTH_REQUIRED'
+          | 'AUTH_FAILED'
+          | 'CONNECTION_LIMIT'
+          | 'PLAN_CHANGED';
         /** @description what happened, in words */
         message: string;
         /** @description the channel of the request */
@@ -2150,11 +2196,31 @@ export interface components {
         source?: string;
         /** @description market of a feed notice */
         market_id?: string;
+        /** @description AUTH_FAILED: the refusal code of the upgrade (auth.invalid_key, auth.revoked_key, auth.invalid_token, …) */
+        reason?: string;
+        /** @description PLAN_CHANGED: the key's plan now */
+        plan?: string;
+        /** @description PLAN_CHANGED: the channels it includes */
+        channels?: string[];
+        /** @description PLAN_CHANGED: the subscriptions (topics) it no longer includes, dropped */
+        dropped?: string[];
       };
     };
     WsPong: {
       /** @constant */
       type: 'pong';
+      /** @description server send time, ms since epoch */
+      ts: number;
+    };
+    /** @description the answer to an in-band login; the welcome message follows */
+    WsAuth: {
+      /** @constant */
+      type: 'auth';
+      /** @constant */
+      status: 'authenticated';
+      /** @description public id of the key (key_…) */
+      key_id: string;
+      plan: string;
       /** @description server send time, ms since epoch */
       ts: number;
     };
@@ -2197,7 +2263,7 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description Every route is GET (code method_not_allowed) */
+    /** @description Method not allowed: every route is GET (and HEAD) except POST /ws-token (code method_not_allowed) */
     MethodNotAllowed: {
       headers: {
         [name: string]: unknown;
@@ -6207,6 +6273,42 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      405: components['responses']['MethodNotAllowed'];
+      429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadTooLarge'];
+      500: components['responses']['InternalError'];
+    };
+  };
+  ws_token: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description opens one WebSocket connection as ?token=… in the URL, once, until expires_at */
+            token: string;
+            /**
+             * Format: date-time
+             * @description when the token stops opening connections
+             */
+            expires_at: string;
+            /** @description seconds from now until expires_at */
+            expires_in: number;
+          };
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
       405: components['responses']['MethodNotAllowed'];
       429: components['responses']['TooManyRequests'];
       431: components['responses']['HeadTooLarge'];

@@ -24,6 +24,8 @@ export type StatusDoc = string | { readonly description: string; readonly schema
 export interface RouteSpec<Q> {
   /** Path under the API base, `:name` for path parameters. */
   readonly path: string;
+  /** HTTP method (default get; a post route takes no request body). */
+  readonly method?: 'get' | 'post';
   readonly summary: string;
   readonly description?: string;
   readonly tags?: readonly string[];
@@ -97,6 +99,35 @@ const AUTH_MESSAGES = {
   revoked: 'API key has been revoked',
 } as const;
 
+/** Who is calling: a key's active record and its plan, or why the key is refused (its 401 code and message). */
+export type Caller =
+  | { readonly ok: true; readonly record: KeyRecord; readonly plan: Plan }
+  | { readonly ok: false; readonly reason: 'missing' | 'invalid' | 'revoked'; readonly code: string; readonly message: string };
+
+/**
+ * The access layer's key check, the one every caller goes through (REST routes here, the WebSocket
+ * upgrade and its in-band login): the presented key's active record and plan, or the refusal.
+ */
+export function authenticate(keys: KeyStore, plans: Readonly<Record<PlanName, Plan>>, presented: string | undefined): Caller {
+  const v = keys.verify(presented);
+  if (!v.ok) return REFUSED[v.reason];
+  // One answer per key record (a record is replaced, not changed, when its key is revoked): the
+  // request path allocates nothing for it.
+  const known = callers.get(v.record);
+  const plan = plans[v.record.plan];
+  if (known !== undefined && known.plan === plan) return known;
+  const who: Caller = { ok: true, record: v.record, plan };
+  callers.set(v.record, who);
+  return who;
+}
+
+const REFUSED = {
+  missing: { ok: false, reason: 'missing', code: 'auth.missing_key', message: AUTH_MESSAGES.missing },
+  invalid: { ok: false, reason: 'invalid', code: 'auth.invalid_key', message: AUTH_MESSAGES.invalid },
+  revoked: { ok: false, reason: 'revoked', code: 'auth.revoked_key', message: AUTH_MESSAGES.revoked },
+} as const satisfies Record<string, Caller>;
+const callers = new WeakMap<KeyRecord, Extract<Caller, { ok: true }>>();
+
 /**
  * The one request pipeline every endpoint plugs into (issue: access layer). Declaring a route
  * gives it, in order: API key check (401), plan gate (403 auth.endpoint_blocked), the per-second
@@ -126,7 +157,8 @@ export class Api {
     const auth = spec.auth ?? true;
     const cache: QueryCache<Q> = { map: new Map(), recent: [] };
     const hasParams = spec.path.includes(':');
-    this.http.get(`${this.base}${spec.path}`, (ctx) => this.run(spec, auth, hasParams, ctx, cache));
+    const method = spec.method ?? 'get';
+    this.http[method](`${this.base}${spec.path}`, (ctx) => this.run(spec, auth, hasParams, ctx, cache));
   }
 
   /**
@@ -177,10 +209,10 @@ export class Api {
     const parsed = this.parse(spec, ctx.rawQuery, cache);
     const queryKey = parsed.apiKey;
     if (auth) {
-      const v = this.keys.verify(ctx.headers['x-api-key'] ?? queryKey);
-      if (!v.ok) return errorReply(401, `auth.${v.reason}_key`, AUTH_MESSAGES[v.reason]);
-      keyRecord = v.record;
-      plan = this.plans[v.record.plan];
+      const who = authenticate(this.keys, this.plans, ctx.headers['x-api-key'] ?? queryKey);
+      if (!who.ok) return errorReply(401, who.code, who.message);
+      keyRecord = who.record;
+      plan = who.plan;
       if (spec.endpoint && plan.blocked.includes(spec.endpoint)) {
         this.quota.peek(keyRecord.id, plan, spec.group, h);
         return errorReply(
@@ -250,7 +282,7 @@ export class Api {
   /** The OpenAPI 3.1 document of every declared route (spec 9: version 2.x). */
   openapi(serverUrl: string, version = '2.1.0'): Record<string, unknown> {
     const paths: Record<string, Record<string, unknown>> = {};
-    for (const s of this.specs) paths[s.path.replace(/:([A-Za-z_]+)/g, '{$1}')] = { get: this.operation(s) };
+    for (const s of this.specs) paths[s.path.replace(/:([A-Za-z_]+)/g, '{$1}')] = { [s.method ?? 'get']: this.operation(s) };
     // A component's own path item wins over the router's (GET /ws: the upgrade, not the plain GET's 426).
     Object.assign(paths, this.documented);
     const schemas: Record<string, unknown> = { Error: jsonSchema(ErrorBody) };
@@ -261,7 +293,7 @@ export class Api {
         title: 'crossbook Market Aggregation API',
         version,
         description:
-          'Read-only prediction-market data: prices, books, matching, signals. All prices are cents on a 0 to 100 scale; ROI is percent, net of each venue taker fee. Every route answers 405 to methods other than GET and 500 (with request_id) on an internal error.',
+          'Read-only prediction-market data: prices, books, matching, signals. All prices are cents on a 0 to 100 scale; ROI is percent, net of each venue taker fee. Every route answers 405 to other methods than its own (GET, or POST for /ws-token) and 500 (with request_id) on an internal error.',
       },
       servers: [{ url: serverUrl }],
       paths,
@@ -279,7 +311,7 @@ export class Api {
             ...errorResponse('Per-second or monthly limit exceeded (code rate_limit.*)'),
             headers: { 'Retry-After': { schema: { type: 'integer' } } },
           },
-          MethodNotAllowed: errorResponse('Every route is GET (code method_not_allowed)'),
+          MethodNotAllowed: errorResponse('Method not allowed: every route is GET (and HEAD) except POST /ws-token (code method_not_allowed)'),
           HeadTooLarge: errorResponse(
             `Request head over ${MAX_HEAD_BYTES} bytes or more than ${MAX_HEADER_FIELDS} header fields (code headers_too_large; the connection is closed)`,
           ),

@@ -101,6 +101,20 @@ export class KeyStore {
     return updated;
   }
 
+  /** Moves a key (by key or id) to another plan. Returns the record, or undefined when there is no such key. */
+  setPlan(keyOrId: string, plan: PlanName): KeyRecord | undefined {
+    if (!isPlanName(plan)) throw new Error(`unknown plan "${plan}"`);
+    const rec = keyOrId.startsWith('pmx_') ? this.byHash.get(hashKey(keyOrId)) : this.list().find((r) => r.id === keyOrId);
+    if (!rec || rec.plan === plan) return rec;
+    const updated: KeyRecord = { ...rec, plan };
+    this.db.transactionSync(() => {
+      this.db.putSync(`k:${rec.hash}`, updated);
+      this.db.putSync('version', ((this.db.get('version') as number | undefined) ?? 0) + 1);
+    });
+    this.reload();
+    return updated;
+  }
+
   /**
    * Takes a record from another replica (a cluster's shared key table): stored when it is new here
    * or revokes a key active here (mergeKeyRecords). Returns whether anything changed.
@@ -157,7 +171,7 @@ export class KeyStore {
       const r = value as KeyRecord;
       next.set(r.hash, r);
       const before = this.byHash.get(r.hash);
-      if (!before || before.revokedAt !== r.revokedAt) changed.push(r);
+      if (!before || before.revokedAt !== r.revokedAt || before.plan !== r.plan) changed.push(r);
     }
     this.byHash = next;
     this.verified = new Map();

@@ -102,6 +102,28 @@ export class RawWebSocket {
     this.write(0x1, Buffer.from(text));
   }
 
+  /** Stops reading the socket (a client that stops reading: the server's backpressure then builds up). */
+  pause(): void {
+    this.socket.pause();
+  }
+
+  /** Reads the socket again. */
+  resume(): void {
+    this.socket.resume();
+  }
+
+  /**
+   * Sends one frame as given (`mask` false: an unmasked client frame, which RFC 6455 §5.1 says the
+   * server must close the connection on), for tests of what the server does with frames a
+   * conforming client never sends.
+   */
+  sendFrame(op: number, payload: Buffer, mask = true): void {
+    if (mask) return this.write(op, payload);
+    const n = payload.length;
+    if (n >= 126) throw new Error('sendFrame: unmasked frames of 126 bytes or more are not needed');
+    this.socket.write(Buffer.concat([Buffer.from([0x80 | op, n]), payload]));
+  }
+
   /** Closes the TCP connection at once (no close handshake): a load generator tearing down. */
   terminate(): void {
     this.closed = true;

@@ -1,3 +1,4 @@
+import { keyFlow } from '../../pipelines/fanout.js';
 import { followFlow } from '../../pipelines/follow.js';
 import { startPipelines } from '../../pipelines/index.js';
 import { persistenceOptions } from '../../pipelines/persistence.js';
@@ -57,6 +58,8 @@ export async function startEdge(config: Config, opts: { log?: Logger; listen?: b
     log: core.log,
     clock,
   });
+  // The edge's hub is fed by the follow flow, not the fan-out: the key flow is wired on its own.
+  flows.add(keyFlow(core.keys, hub));
   core.keys.watch();
   core.quota.start();
   const access = replicateAccess(await openAccessBuckets(link), core.keys, core.quota, { log: core.log });

@@ -221,6 +221,19 @@ export const appConfig = z
       .optional(),
     /** What is held in memory beyond current state (older trades are read from LMDB). */
     memory: z.object({ recentTrades: z.number().int().min(1_000).max(10_000_000) }).strict(),
+    /** The WebSocket's in-band login window and the lifetime of POST /ws-token's tokens (src/ws/auth.ts). */
+    websocket: z
+      .object({
+        /** A connection opened without a key is closed (4002) unless it logs in within this. */
+        authTimeoutMs: z.number().int().min(100).max(60_000),
+        /** A token opens one connection within this many seconds. */
+        tokenTtlSec: z.number().int().min(10).max(3_600),
+        /** Market ids a key's connections may subscribe or unsubscribe together per second, and at once (src/ws/key-budget.ts). */
+        keyIdsPerSecond: z.number().int().min(1),
+        keyIdsBurst: z.number().int().min(1),
+      })
+      .strict()
+      .default({ authTimeoutMs: 5_000, tokenTtlSec: 300, keyIdsPerSecond: 2_000, keyIdsBurst: 10_000 }),
     api: z
       .object({
         /** /trades: window of an unfiltered request without start_time (spec 4.16 rule 2). */

@@ -79,7 +79,7 @@ const STATUS_TEXT: Record<number, string> = {
 };
 
 /** A request's route and path parameters; 'method' when a route has the path and not the method. */
-type Matched = { readonly route: Route; readonly params: Record<string, string> } | 'method' | undefined;
+type Matched = { readonly route: Route; readonly params: Record<string, string> } | 'method' | 'post only' | undefined;
 
 /** Distinct request paths whose route is remembered (all forgotten together when full). */
 const MAX_MATCHED_PATHS = 4_096;
@@ -157,7 +157,16 @@ export class HttpServer {
   }
 
   get(path: string, handler: Handler): void {
-    this.routes.push({ method: 'get', parts: path.split('/').filter(Boolean), handler });
+    this.add('get', path, handler);
+  }
+
+  /** A POST route (its request body, if any, is not read: the one POST route, /ws-token, takes none). */
+  post(path: string, handler: Handler): void {
+    this.add('post', path, handler);
+  }
+
+  private add(method: 'get' | 'post', path: string, handler: Handler): void {
+    this.routes.push({ method, parts: path.split('/').filter(Boolean), handler });
     this.matched.clear();
     this.lastKey = undefined;
   }
@@ -194,7 +203,7 @@ export class HttpServer {
 
   private match(method: string, path: string): Matched {
     const parts = path.split('/').filter(Boolean);
-    let wrongMethod = false;
+    let wrongMethod: Matched = undefined;
     for (const r of this.routes) {
       if (r.parts.length !== parts.length) continue;
       const params: Record<string, string> = {};
@@ -209,12 +218,12 @@ export class HttpServer {
       }
       if (!ok) continue;
       if (r.method !== method && !(method === 'head' && r.method === 'get')) {
-        wrongMethod = true;
+        wrongMethod = r.method === 'post' ? 'post only' : 'method';
         continue;
       }
       return { route: r, params };
     }
-    return wrongMethod ? 'method' : undefined;
+    return wrongMethod;
   }
 
   private dispatch(res: UWS.HttpResponse, req: UWS.HttpRequest, method: string): void {
@@ -260,11 +269,20 @@ export class HttpServer {
       if (preflight) return this.write(res, ctx, preflight);
       this.cors.decorate(ctx);
     }
-    // The API serves GET and HEAD only: any other method is a 405, on every path.
-    if (method !== 'get' && method !== 'head') return this.write(res, ctx, notAllowed(method, path));
+    // The API serves GET and HEAD, and POST on its few POST routes (ws-token): any other method is a 405, on every path.
+    if (method !== 'get' && method !== 'head' && method !== 'post') return this.write(res, ctx, notAllowed(method, path));
     const m = this.route(method, path);
-    if (m === undefined || m === 'method')
-      return this.write(res, ctx, m === 'method' ? notAllowed(method, path) : errorReply(404, 'not_found', `no route ${redactPath(path)}`));
+    if (m === undefined || m === 'method' || m === 'post only')
+      return this.write(
+        res,
+        ctx,
+        // A POST where no POST route is: the 405 any other method gets (the API is GET and HEAD but a few POST routes).
+        m === undefined
+          ? method === 'post'
+            ? notAllowed(method, path)
+            : errorReply(404, 'not_found', `no route ${redactPath(path)}`)
+          : notAllowed(method, path, m === 'post only' ? 'POST' : ALLOW),
+      );
     (ctx as { params: Readonly<Record<string, string>> }).params = m.params;
     let out: Reply | Promise<Reply>;
     try {
@@ -577,9 +595,9 @@ function uwsLeavesClose(ctx: RequestCtx): boolean {
 }
 
 /** 405 with the Allow header (RFC 9110 15.5.6). */
-function notAllowed(method: string, path: string): Reply {
+function notAllowed(method: string, path: string, allow = ALLOW): Reply {
   return {
-    ...errorReply(405, 'method_not_allowed', `${method.toUpperCase()} is not allowed on ${redactPath(path)}; every endpoint answers ${ALLOW}`),
-    headers: { Allow: ALLOW },
+    ...errorReply(405, 'method_not_allowed', `${method.toUpperCase()} is not allowed on ${redactPath(path)}; it answers ${allow}`),
+    headers: { Allow: allow },
   };
 }

@@ -30,11 +30,17 @@ export const clientMessage = z.discriminatedUnion('type', [
     resume: z.record(z.string().min(1).max(300), z.number().int().nonnegative()).optional(),
   }),
   z.object({ type: z.literal('ping') }),
+  /** In-band login, the first message of a connection opened without a key (clients of the hosted API send it). */
+  z.object({
+    type: z.literal('auth'),
+    api_key: z.string().min(1).max(512).optional().describe('an API key (pmx_…)'),
+    token: z.string().min(1).max(512).optional().describe('a token from POST /api/v2/ws-token'),
+  }),
 ]);
 export type ClientMessage = z.infer<typeof clientMessage>;
 
 /** Message kinds of `type` (or `action`): `heartbeat` is read as `ping`. */
-const ACTIONS = ['subscribe', 'unsubscribe', 'ping', 'heartbeat'] as const;
+const ACTIONS = ['subscribe', 'unsubscribe', 'ping', 'heartbeat', 'auth'] as const;
 
 /** The alert channels: alerts of the smart-money feed and of the fade-finder feed (spec 6 rule 7 leaves the names to us). */
 export const ALERT_CHANNELS = ['smart_money', 'fade_finder'] as const;
@@ -83,6 +89,14 @@ export const CODES = {
   FEED_READY: 'FEED_READY',
   FEED_DEGRADED: 'FEED_DEGRADED',
   COALESCED: 'COALESCED',
+  /** A message other than `auth` on a connection that has not logged in. */
+  AUTH_REQUIRED: 'AUTH_REQUIRED',
+  /** An in-band login refused (its `reason` is the upgrade's code: auth.invalid_key, …); the connection is closed. */
+  AUTH_FAILED: 'AUTH_FAILED',
+  /** An in-band login past the plan's connections per key; the connection is closed. */
+  CONNECTION_LIMIT: 'CONNECTION_LIMIT',
+  /** The key's plan changed: subscriptions it no longer includes were dropped (named in the message). */
+  PLAN_CHANGED: 'PLAN_CHANGED',
 } as const;
 
 /** Close codes (4000–4999 are ours; the others are RFC 6455's). */
@@ -96,7 +110,16 @@ export const CLOSE = {
   POLICY: 1008,
   /** A message over the size limit. */
   TOO_BIG: 1009,
+  /** An in-band login refused (bad key or token, or the plan's connections per key). */
+  UNAUTHORIZED: 4001,
+  /** No in-band login within the login window after opening without a key. */
+  AUTH_TIMEOUT: 4002,
+  /** The connection's key was revoked. */
+  KEY_REVOKED: 4003,
 } as const;
+
+/** Default login window of a connection opened without a key (ms; config `websocket.authTimeoutMs`). */
+export const AUTH_TIMEOUT_MS = 5_000;
 
 /** Defaults of the per-connection message budget (every client message counts). */
 export const MESSAGE_BUDGET = { perSecond: 50, burst: 100 } as const;
@@ -147,7 +170,9 @@ export class MessageBudget {
  */
 export function wsPathItem(ticker: string, limits: readonly string[]): Record<string, unknown> {
   const description = [
-    'Upgrade to a WebSocket. The key goes in the X-API-Key header or the api_key query parameter; a missing, invalid or revoked key is refused at the upgrade with HTTP 401 and a JSON body naming the reason, too many connections for the key with 429. The first message is {"type":"welcome","epoch","plan","channels"}.',
+    'Upgrade to a WebSocket. The key goes in the X-API-Key header or the api_key query parameter, or a token from POST /api/v2/ws-token in the token query parameter (once, within its lifetime); an invalid or revoked key, or an unknown, used or expired token, is refused at the upgrade with HTTP 401 and a JSON body naming the reason (auth.invalid_key, auth.revoked_key, auth.invalid_token), too many connections for the key with 429. The first message is {"type":"welcome","epoch","plan","channels"}.',
+    '',
+    `In-band login: a connection opened with no key and no token must send {"action":"auth","api_key":"pmx_…"} (or {"type":"auth","token":"…"}) first; it is answered with {"type":"auth","status":"authenticated","key_id","plan"} and then the welcome, or with an error AUTH_FAILED (reason: the upgrade's code) or CONNECTION_LIMIT and a close (${CLOSE.UNAUTHORIZED}, ${CLOSE.CONNECTION_LIMIT}). Any other message before it is refused with error AUTH_REQUIRED; without a login within the login window (config websocket.authTimeoutMs, default ${AUTH_TIMEOUT_MS} ms) the connection is closed with ${CLOSE.AUTH_TIMEOUT}. An auth message on a connection already open as the same key is acknowledged again. When a key is revoked its open connections are closed with ${CLOSE.KEY_REVOKED}; when its plan changes, subscriptions the new plan does not include are dropped with a PLAN_CHANGED warning.`,
     '',
     'Client messages (JSON text): {"type":"subscribe"|"unsubscribe","channel":C,"market_ids":[…]} where market_ids are native ids or platform:market_id (the prefix is stripped); live_games takes "event_ids" instead; arb and ev take match-group ids, or none (or ["*"]) for every group; ' +
       `{"type":"subscribe","channel":"${ticker}","all":true} subscribes an Enterprise key to every market of the venue; smart_money and fade_finder take no market_ids (or ["*"]): every alert of the feed; {"type":"ping"} is answered with pong. "action" is accepted in place of "type" ({"action":"subscribe","channel":"smart_money"}) and {"action":"heartbeat"} (or {"type":"heartbeat"}) is a ping; an unknown type or action is an error with code BAD_REQUEST.`,
@@ -160,7 +185,7 @@ export function wsPathItem(ticker: string, limits: readonly string[]): Record<st
     '',
     'Message schemas: components.schemas.WsClientMessage (client to server) and components.schemas.Ws* (server to client, by type), listed in x-websocket-messages.',
     '',
-    `Codes: UNKNOWN_ID (warning: a market id the venues do not list, event tickers included), UNKNOWN_EVENT_ID (warning: live_games), UNKNOWN_CHANNEL (warning), BAD_JSON and BAD_REQUEST (error: not JSON / not a valid message), NOT_ENTITLED (error: the plan does not include the channel), SUBSCRIPTION_LIMIT (error), RATE_LIMITED (error: more than 20 subscribe/unsubscribe messages a second, or more client messages of any kind than the connection's budget: ${MESSAGE_BUDGET.burst} at once, then ${MESSAGE_BUDGET.perSecond} a second; the refused message is not processed, and a client that goes on sending without a token is closed with ${CLOSE.POLICY}), FEED_INTERRUPTED (warning: the venue feed disconnected, stalled or lost sequence; prices may be stale), FEED_DEGRADED (warning: malformed frames dropped), FEED_READY (type ready: the feed is back; reconcile over REST), COALESCED (warning: you read slower than updates arrive and now get the latest per market), RESYNC (warning: a resume asked for messages no longer held; the snapshot is sent just before it).`,
+    `Codes: UNKNOWN_ID (warning: a market id the venues do not list, event tickers included), UNKNOWN_EVENT_ID (warning: live_games), UNKNOWN_CHANNEL (warning), BAD_JSON and BAD_REQUEST (error: not JSON / not a valid message), NOT_ENTITLED (error: the plan does not include the channel), SUBSCRIPTION_LIMIT (error), RATE_LIMITED (error: more than 20 subscribe/unsubscribe messages a second, more market ids subscribed or unsubscribed than the key's connections may together (2,000 a second, 10,000 at once; websocket.keyIdsPerSecond, keyIdsBurst), a subscribe while more than 256 KB sent to the client is unread, or more client messages of any kind than the connection's budget: ${MESSAGE_BUDGET.burst} at once, then ${MESSAGE_BUDGET.perSecond} a second; the refused message is not processed, and a client that goes on sending without a token is closed with ${CLOSE.POLICY}), AUTH_REQUIRED, AUTH_FAILED and CONNECTION_LIMIT (error: in-band login), PLAN_CHANGED (warning: the key's plan changed; plan, channels and the dropped topics), FEED_INTERRUPTED (warning: the venue feed disconnected, stalled or lost sequence; prices may be stale), FEED_DEGRADED (warning: malformed frames dropped), FEED_READY (type ready: the feed is back; reconcile over REST), COALESCED (warning: you read slower than updates arrive and now get the latest per market), RESYNC (warning: a resume asked for messages no longer held; the snapshot is sent just before it).`,
     '',
     `Backpressure and limits: a client that keeps not reading is closed with code ${CLOSE.BACKPRESSURE} and a reason; pings are sent automatically and an idle connection closes after 120 s; on shutdown the close code is ${CLOSE.SHUTDOWN}; a message over the size limit closes with ${CLOSE.TOO_BIG} (far over it, uWS drops the connection: 1006), a binary frame that is not UTF-8 with ${CLOSE.INVALID_PAYLOAD} (a text frame that is not UTF-8 is dropped by uWS: 1006). Per plan: ${limits.join('; ')} (0 = unlimited).`,
   ].join('\n');
@@ -244,6 +269,10 @@ const notice = {
   event_ids: z.array(z.string()).optional().describe('live_games: the event ids the notice is about'),
   source: z.string().optional().describe('venue of a feed notice'),
   market_id: z.string().optional().describe('market of a feed notice'),
+  reason: z.string().optional().describe('AUTH_FAILED: the refusal code of the upgrade (auth.invalid_key, auth.revoked_key, auth.invalid_token, …)'),
+  plan: z.string().optional().describe("PLAN_CHANGED: the key's plan now"),
+  channels: z.array(z.string()).optional().describe('PLAN_CHANGED: the channels it includes'),
+  dropped: z.array(z.string()).optional().describe('PLAN_CHANGED: the subscriptions (topics) it no longer includes, dropped'),
 };
 
 /**
@@ -393,6 +422,15 @@ export const SERVER_MESSAGES = {
     data: z.object(notice).optional().describe('hosted dialect, on feed notices (streamed): the message body again'),
   }),
   WsPong: z.object({ type: z.literal('pong'), ts: stream.ts }),
+  WsAuth: z
+    .object({
+      type: z.literal('auth'),
+      status: z.literal('authenticated'),
+      key_id: z.string().describe('public id of the key (key_…)'),
+      plan: z.string(),
+      ts: stream.ts,
+    })
+    .describe('the answer to an in-band login; the welcome message follows'),
 } as const;
 
 /** The component name of a server message's schema, by its type. */
@@ -417,6 +455,7 @@ export function serverMessageSchema(type: string): keyof typeof SERVER_MESSAGES 
     error: 'WsNotice',
     ready: 'WsNotice',
     pong: 'WsPong',
+    auth: 'WsAuth',
   };
   return byType[type];
 }

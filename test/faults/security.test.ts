@@ -67,8 +67,9 @@ describe('security', () => {
     const open: string[] = [];
     for (const p of paths) {
       const url = `${base}${p.replace(/\{[^}]+\}/g, 'x1')}`;
+      const method = Object.keys(doc.paths[p] as object)[0]!.toUpperCase();
       for (const headers of [{}, { 'x-api-key': 'pmx_not_a_key' }, { 'x-api-key': revoked }] as Record<string, string>[]) {
-        const r = await fetch(url, { headers });
+        const r = await fetch(url, { headers, method });
         if (r.status !== 401) open.push(`${p} ${JSON.stringify(headers)} → ${r.status}`);
       }
     }
@@ -80,7 +81,8 @@ describe('security', () => {
     const plain = await fetch(`${base}/ws`, { headers: { 'x-api-key': free } });
     expect(plain.status).toBe(426);
     expect(((await plain.json()) as { code: string }).code).toBe('upgrade_required');
-    for (const q of ['', '?api_key=pmx_nope', `?api_key=${revoked}`]) {
+    // Without a key the WebSocket opens for an in-band login (test/ws/login.test.ts); bad credentials in the URL are refused.
+    for (const q of ['?api_key=pmx_nope', `?api_key=${revoked}`, '?token=wst_nope']) {
       const status = await new Promise<number>((resolve) => {
         const ws = new WebSocket(`${base.replace('http', 'ws')}/ws${q}`);
         ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
