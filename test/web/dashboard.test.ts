@@ -74,14 +74,18 @@ describe.skipIf(!have)('web dashboard in Chromium against the live simulator', (
 
   it('fills the board from the WebSocket with a key from the URL fragment, and drops the fragment', async () => {
     const sockets: string[] = [];
-    page.on('websocket', (ws) => sockets.push(ws.url()));
+    const firstFrames: string[] = [];
+    page.on('websocket', (ws) => {
+      sockets.push(ws.url());
+      ws.once('framesent', (f) => void firstFrames.push(String(f.payload)));
+    });
     await page.goto(`${svc.url}/#key=${svc.demoKey}`);
     await page.waitForSelector('tr[data-id]:not([data-closed])', WAIT);
     expect(page.url()).toBe(`${svc.url}/`);
-    // The first socket tries the in-band login (no key in its URL); this server still wants the key
-    // at the upgrade, so the page falls back to api_key (web/src/ws-auth.ts: switch at merge of ws).
+    // The key never goes into a socket's URL: each socket logs in with its first message.
     expect(sockets[0]).toBe(`${svc.url.replace('http', 'ws')}/api/v2/ws`);
-    expect(sockets.slice(1).some((u) => u.includes(`api_key=${svc.demoKey}`))).toBe(true);
+    expect(sockets.some((u) => u.includes('api_key'))).toBe(false);
+    expect(JSON.parse(firstFrames[0]!)).toEqual({ action: 'auth', api_key: svc.demoKey });
     const row = page.locator('tr[data-id]:not([data-closed])').first();
     // legs with venue, side, price and size, and a link to the venue's page
     await expect.poll(() => row.locator('.leg').count()).toBeGreaterThan(0);
