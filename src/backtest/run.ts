@@ -44,6 +44,9 @@ export async function backtest(opts: BacktestOptions): Promise<BacktestResult> {
   const r = await replay({
     config: opts.config,
     items: until(opts.items, opts.to),
+    // The recording's flush markers say where live recomputed: no extra flush after the last one
+    // (it would open signals live never had, with no book left to fill them against).
+    flushAtEnd: false,
     log: opts.log,
     onWired: ({ clock, core, domain }) => {
       const t = new Taker(clock, core.state, core.venues, writer, opts, (id) => domain.matching.servedGroup(id)?.category ?? null);

@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { backtest } from '../../src/backtest/run.js';
 import { Report, type Trade } from '../../src/backtest/schema.js';
@@ -10,12 +11,13 @@ import type { BookSnapshot } from '../../src/core/types.js';
 import { parseItem, type ReplayItem } from '../../src/replay/input.js';
 
 /**
- * SIMULATOR DATA: test/fixtures/backtest/sim-session.ndjson is 7.5 s of `crossbook serve --record`
+ * SIMULATOR DATA: test/fixtures/backtest/sim-session.ndjson.gz is 31 s of `crossbook serve --record`
  * on the embedded simulator (seed 11, 400 ticks/s; test/fixtures/SOURCES.md). The backtest replays
  * it through the live rooms on a virtual clock with the taker inside.
  */
-const FIXTURE = join(import.meta.dirname, '..', 'fixtures', 'backtest', 'sim-session.ndjson');
-const lines = readFileSync(FIXTURE, 'utf8')
+const FIXTURE = join(import.meta.dirname, '..', 'fixtures', 'backtest', 'sim-session.ndjson.gz');
+const lines = gunzipSync(readFileSync(FIXTURE))
+  .toString('utf8')
   .split('\n')
   .filter((l) => l.trim() !== '');
 const items = lines.map((l, i) => parseItem(l, i + 1));
@@ -73,6 +75,26 @@ describe('crossbook backtest on a recorded session', () => {
     const net = r0.trades.reduce((a, t) => a + t.net_usd, 0);
     expect(r0.summary.net_usd).toBeCloseTo(net, 1);
     expect(base.lines[0]).toMatch(/^\d+ opportunit(y|ies), \d+ fillable at 0 ms, -?\$[\d,]+ net after fees, \d+ broken legs?$/);
+  });
+
+  it('more latency fills no more on this session, and broken arbs carry their exposure and unwind', () => {
+    const [r0, r250, r1000] = base.report.runs as [Report['runs'][number], Report['runs'][number], Report['runs'][number]];
+    expect(r250.summary.fillable).toBeLessThanOrEqual(r0.summary.fillable);
+    expect(r1000.summary.fillable).toBeLessThanOrEqual(r250.summary.fillable);
+    expect(r1000.summary.broken_legs).toBeGreaterThan(0);
+    expect(r1000.summary.broken_legs).toBe(r1000.trades.filter((t) => t.status === 'broken').length);
+    for (const t of r1000.trades) {
+      if (t.status !== 'broken') continue;
+      const u = t.unwind!;
+      const [a, b] = t.legs as [Trade['legs'][number], Trade['legs'][number]];
+      expect(u.excess).toBeCloseTo(Math.abs(a.size - b.size), 9);
+      expect(u.leg).toBe(a.size > b.size ? 0 : 1);
+      expect(u.exposure_usd).toBeGreaterThan(0);
+      // Sold back one latency after the fill, at the book of that moment (or left unsold when the window ended).
+      if (u.at !== null) expect(Date.parse(u.at) - Date.parse(t.legs[0]!.filled_at)).toBe(1000);
+      expect(u.sold).toBeLessThanOrEqual(u.excess + 1e-9);
+      expect(u.cost_usd).toBeCloseTo(u.exposure_usd - (u.proceeds_usd - u.fee_usd), 3);
+    }
   });
 
   it('report.html is self-contained: uPlot inlined, nothing fetched', () => {
