@@ -140,10 +140,19 @@ export class Taker {
     return { fees: this.opts.fees === 'none' ? NONE : v.fees, fee: feeContext(this.state.catalog.get(v.label, marketId)?.extra) };
   }
 
-  /** A market's book now, in its own YES terms (empty sides when it has no ready book). */
+  /**
+   * A market's book now, in its own YES terms: its ready L2 book, else (venues without books) its
+   * quoted top of book with the quoted size, as the signal engine reads it; empty when neither.
+   */
   private book(v: VenueConfig, marketId: string): MarketLadder {
     const s = this.state.books.marketSides(v.label, marketId);
-    if (!s) return { bids: [], asks: [] };
+    if (!s) {
+      const q = this.state.quotes.get(v.label, marketId);
+      return {
+        bids: q?.yesBid !== undefined ? [[q.yesBid, q.yesBidSize ?? 0]] : [],
+        asks: q?.yesAsk !== undefined ? [[q.yesAsk, q.yesAskSize ?? 0]] : [],
+      };
+    }
     const bids: Level[] = sideLevels(s.bids, Infinity, s.complement);
     const asks: Level[] = sideLevels(s.asks, Infinity, s.complement);
     return { bids, asks };

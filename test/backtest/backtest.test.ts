@@ -32,10 +32,14 @@ async function* feed(list: readonly ReplayItem[]): AsyncGenerator<ReplayItem> {
   yield* list;
 }
 
-async function run(list: readonly ReplayItem[], latencies: number[]): Promise<{ report: Report; html: string; lines: readonly string[] }> {
+async function run(
+  list: readonly ReplayItem[],
+  latencies: number[],
+  strategy: 'arb' | 'ev' = 'arb',
+): Promise<{ report: Report; html: string; lines: readonly string[] }> {
   const out = mkdtempSync(join(tmpdir(), 'cb-backtest-'));
   dirs.push(out);
-  const r = await backtest({ config, items: feed(list), from: FROM, to: TO, latencies, strategy: 'arb', maxUsd: 500, minRoi: 0, fees: 'venue-schedule', out });
+  const r = await backtest({ config, items: feed(list), from: FROM, to: TO, latencies, strategy, maxUsd: 100, minRoi: 0, fees: 'venue-schedule', out });
   // The writer's schema, read back whole.
   const report = Report.parse(JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')));
   return { report, html: readFileSync(join(out, 'report.html'), 'utf8'), lines: r.lines };
@@ -130,6 +134,24 @@ describe('crossbook backtest on a recorded session', () => {
     const b = tradeOf(before.report, L, t.opportunity_id);
     expect(b === undefined || b.legs[0]!.size === 0).toBe(true);
     if (b) expect(b.status).toBe('broken');
+  });
+});
+
+describe('crossbook backtest --strategy ev', () => {
+  it('buys one leg per EV opportunity within max_usd, its net the expected value after the fee', async () => {
+    const { report } = await run(items, [250], 'ev');
+    const r = report.runs[0]!;
+    expect(r.summary.fillable).toBeGreaterThan(0);
+    for (const t of r.trades) {
+      expect(t.opportunity_id).toMatch(/^ev_/);
+      expect(t.legs).toHaveLength(1);
+      const l = t.legs[0]!;
+      expect(l.size).toBeLessThanOrEqual(l.requested);
+      expect(l.price).toBeLessThanOrEqual(l.limit_price);
+      // At most $100 spent, fee included.
+      expect((l.price / 100) * l.size + l.fee_usd).toBeLessThanOrEqual(100 + 1e-6);
+      expect(t.unwind).toBeNull();
+    }
   });
 });
 
