@@ -164,7 +164,7 @@ export function buildHttp(core: Core, domain?: Domain, opts: HttpOptions = {}): 
     matchedPriceAt: domain ? () => domain.matching.lastMatchedPriceAt : undefined,
     cluster: opts.cluster,
   });
-  const ctx = new ApiContext(config, state, persistence, core.venues);
+  const ctx = new ApiContext(config, state, persistence, core.venues, core.clock);
   registerDataRoutes(api, ctx);
   let ws: WsHub | undefined;
   let metrics: Registry | undefined;

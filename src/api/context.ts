@@ -1,3 +1,4 @@
+import { realClock, type Clock } from '../core/clock.js';
 import type { Config } from '../config/schema.js';
 import type { Persistence } from '../persist/store.js';
 import type { MarketRecord } from '../state/catalog.js';
@@ -20,6 +21,8 @@ export class ApiContext {
     readonly persistence: Persistence,
     /** The process's one directory (tests may let it be built here). */
     readonly venues: VenueDirectory = new VenueDirectory(config),
+    /** The engine's clock: what "now" is for a request's default window (wall time in the service). */
+    readonly clock: Clock = realClock,
   ) {}
 
   /**

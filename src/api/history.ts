@@ -236,7 +236,7 @@ export function registerHistory(api: Api, ctx: ApiContext): void {
       const v = ctx.venues.bySlug.get(q.platform!)!;
       const interval = q.interval!;
       const width = INTERVALS[interval];
-      const now = Date.now();
+      const now = ctx.clock.now();
       const to = q.to ?? now;
       const from = q.from ?? to - DEFAULT_SPAN[interval];
       if (from >= to) return errorReply(400, 'validation.time_range', 'invalid parameters "from"/"to": from must be before to');

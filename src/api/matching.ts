@@ -19,7 +19,7 @@ import { GroupViews } from './matching/views.js';
  * their markets, rebuilt when the groups change. Each route group is a file under `matching/`.
  */
 export function registerMatching(api: Api, ctx: ApiContext, matching: MatchingService): void {
-  const r: MatchingRoutes = { ctx, matching, events: new EventIndex(ctx.state, matching), views: new GroupViews(ctx.state, ctx.venues) };
+  const r: MatchingRoutes = { ctx, matching, events: new EventIndex(ctx.state, matching, ctx.clock), views: new GroupViews(ctx.state, ctx.venues) };
   // Registration order is the order of the OpenAPI document.
   registerMatchingMarkets(api, r);
   registerMatchingUrl(api, r);

@@ -129,7 +129,7 @@ export function registerSignalHistory(api: Api, ctx: ApiContext, log: Opportunit
     response: StatsPage,
     handler: (c) => {
       const q = c.query;
-      const to = q.to ?? Date.now() + 1;
+      const to = q.to ?? ctx.clock.now() + 1;
       const from = q.from ?? to - DAY_MS;
       const { records, truncated } = log.scan(
         'arb',

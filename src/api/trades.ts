@@ -115,7 +115,7 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
     handler: (c) => {
       // "Now" is the end of the current second, so a page is a function of the query, that second
       // and the committed log: pages cache until the log or the second changes.
-      const now = Math.floor(Date.now() / 1000) * 1000 + 999;
+      const now = Math.floor(ctx.clock.now() / 1000) * 1000 + 999;
       if (ctx.commits() !== logAt) {
         logAt = ctx.commits();
         const next = logVersion(byTime);

@@ -1,3 +1,4 @@
+import { realClock, type Clock } from '../../core/clock.js';
 import MiniSearch from 'minisearch';
 import type { MatchingService, ServedGroup } from '../../matching/service.js';
 import type { MarketRecord } from '../../state/catalog.js';
@@ -43,6 +44,7 @@ export class EventIndex {
   constructor(
     private readonly state: EngineState,
     private readonly matching: MatchingService,
+    private readonly clock: Clock = realClock,
   ) {}
 
   /** Every event, by date then id. */
@@ -84,7 +86,7 @@ export class EventIndex {
       if (list) list.push(g);
       else byEvent.set(g.eventKey, [g]);
     }
-    const now = Date.now();
+    const now = this.clock.now();
     const events = [...byEvent].map(([id, groups]) => this.event(id, groups, now));
     events.sort((a, b) => ((a.date ?? '9999') < (b.date ?? '9999') ? -1 : (a.date ?? '9999') > (b.date ?? '9999') ? 1 : a.event_id < b.event_id ? -1 : 1));
     this.list = events;

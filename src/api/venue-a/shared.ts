@@ -119,7 +119,7 @@ export class VenueA {
   /** The venue's catalog is not known to be current: feed down, never listed, or its last listing too old. */
   degraded(): boolean {
     const h = this.state.health.get(this.label);
-    const now = Date.now();
+    const now = this.ctx.clock.now();
     return !h || !h.connected || h.lastCatalogAt === 0 || now - h.lastCatalogAt > this.venue.freshness.catalogMaxAgeSec * 1000;
   }
 

@@ -47,7 +47,7 @@ export function registerCandlesticks(api: Api, b: VenueB): void {
     handler: (c) => {
       const r = b.resolveCondition(c.path_['condition_id']!);
       if (isReply(r)) return r;
-      const w = b.window(c.query, Date.now());
+      const w = b.window(c.query, b.ctx.clock.now());
       if (isReply(w)) return w;
       let minutesPer = Number(c.query.interval);
       if (minutesPer === 0) minutesPer = [1, 5, 15, 60, 1440].find((m) => (w.to - w.from) / (m * MINUTE) <= AUTO_TARGET) ?? 1440;

@@ -64,7 +64,7 @@ export function registerLeaderboard(api: Api, b: VenueB): void {
     response: Leaderboard,
     handler: (c) => {
       const q = c.query as { sort: LeaderSort; limit: number; offset: number; min_entries: number };
-      const now = Date.now();
+      const now = b.ctx.clock.now();
       // The ranking (one pass over every wallet's positions) is built once per sort and
       // min_entries for 20 s; pages are slices of it, so walking the offsets costs one build.
       const key = `${q.sort}|${q.min_entries}`;

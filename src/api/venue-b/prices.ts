@@ -35,7 +35,7 @@ export function registerMarketPrice(api: Api, b: VenueB): void {
     handler: (c) => {
       const r = b.resolveToken(c.path_['token_id']!);
       if (isReply(r)) return r;
-      const now = Date.now();
+      const now = b.ctx.clock.now();
       const side = (yes: number): number => toCents(r.outcome === 'yes' ? yes : PAYOUT - yes);
       const ts = c.query.timestamp;
       if (ts === undefined) {

@@ -203,7 +203,7 @@ export class VenueB {
    */
   cached(req: { path: string; rawQuery: string }, compute: (now: number) => Record<string, unknown> | Reply): Reply {
     const key = `${req.path}?${req.rawQuery.replace(/(^|&)api_key=[^&]*/g, '')}`;
-    const now = Date.now();
+    const now = this.ctx.clock.now();
     const hit = this.cache.get(key, now);
     if (hit) {
       const meta = (hit.body['_meta'] ?? {}) as Record<string, unknown>;

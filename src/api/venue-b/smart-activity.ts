@@ -51,7 +51,7 @@ export function registerSmartActivity(api: Api, b: VenueB): void {
     query: z.object({ window: p.enum(Object.keys(WINDOWS) as (keyof typeof WINDOWS)[], { default: '1h' }), limit: p.int({ min: 1, max: 100, default: 20 }) }),
     response: SmartActivity,
     handler: (c) => {
-      const now = Date.now();
+      const now = b.ctx.clock.now();
       const base = { window: c.query.window!, scored_entries: ledger.scoredTotal, as_of: new Date(now).toISOString() };
       if (ledger.warming())
         return typedReply(SmartActivity, {

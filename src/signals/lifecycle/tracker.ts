@@ -233,16 +233,7 @@ export class LifecycleTracker {
     for (const open of this.byGroup.values())
       for (const o of open)
         out.push({
-          opportunity_id: o.id,
-          kind: o.kind,
-          group_id: o.groupId,
-          title: o.title,
-          category: o.category,
-          side: o.side,
-          legs: o.legs,
-          platforms: [...new Set(o.legs.map((l) => l.platform))].sort(),
-          first_seen: o.firstSeen,
-          last_seen: o.lastSeen,
+          ...identity(o),
           open_roi: o.openRoi,
           peak_roi: o.peakRoi,
           last_roi: o.roi,
@@ -279,18 +270,8 @@ export class LifecycleTracker {
         o.legs.map((l, i) => legs!.legState(l.source, l.market_id, o.groupSides[i]!)),
         o.feeKeys,
       );
-    const platforms = [...new Set(o.legs.map((l) => l.platform))].sort();
     const record: OpportunityRecord = {
-      opportunity_id: o.id,
-      kind: o.kind,
-      group_id: o.groupId,
-      title: o.title,
-      category: o.category,
-      side: o.side,
-      legs: o.legs,
-      platforms,
-      first_seen: o.firstSeen,
-      last_seen: o.lastSeen,
+      ...identity(o),
       closed_at: now,
       duration_ms: now - o.firstSeen,
       close_reason: why,
@@ -304,6 +285,24 @@ export class LifecycleTracker {
     this.sink?.append(record);
     this.events.next({ type: 'expired', kind: o.kind, record });
   }
+}
+
+/** What an opportunity's record says of what it is and when it was seen (the first fields, in their order). */
+function identity(
+  o: Open,
+): Pick<OpportunityRecord, 'opportunity_id' | 'kind' | 'group_id' | 'title' | 'category' | 'side' | 'legs' | 'platforms' | 'first_seen' | 'last_seen'> {
+  return {
+    opportunity_id: o.id,
+    kind: o.kind,
+    group_id: o.groupId,
+    title: o.title,
+    category: o.category,
+    side: o.side,
+    legs: o.legs,
+    platforms: [...new Set(o.legs.map((l) => l.platform))].sort(),
+    first_seen: o.firstSeen,
+    last_seen: o.lastSeen,
+  };
 }
 
 /**
