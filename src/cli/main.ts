@@ -16,6 +16,7 @@ import { addWebhooks } from './webhooks.js';
 import { addMcp } from './mcp.js';
 import { normalizeFile } from './normalize.js';
 import type { ReplayCliOptions } from './replay.js';
+import type { BacktestCliOptions } from './backtest.js';
 import { writeExternalSimConfig } from './sim.js';
 import type { Profile } from '../capacity/profiles.js';
 import { parseTopologies, type Topology } from '../capacity/topology-spec.js';
@@ -110,7 +111,8 @@ async function sim(opts: { seed?: string; rate?: string; basePort?: string; conf
 /** Builds the command tree (exported for tests). */
 export function program(): Command {
   const p = new Command('crossbook').description('Self-hostable prediction-market intelligence service (Market Aggregation API v2)').showHelpAfterError();
-  for (const add of [addServe, addSim, addNormalize, addReplay, addMatch, addBench, addSoak, addArb, addKeys, addData, addWebhooks, addMcp]) add(p);
+  for (const add of [addServe, addSim, addNormalize, addReplay, addBacktest, addMatch, addBench, addSoak, addArb, addKeys, addData, addWebhooks, addMcp])
+    add(p);
   addGroups(p, config, out, err);
   addCapture(p, config, err);
   return p;
@@ -188,6 +190,40 @@ function addReplay(p: Command): void {
         );
       } catch (e) {
         err(`crossbook replay: ${(e as Error).message}`);
+        process.exitCode = 2;
+      }
+    });
+}
+
+function addBacktest(p: Command): void {
+  p.command('backtest')
+    .description(
+      'replay a window with a simulated taker acting on every opportunity the engine opened, latency ms after it, against the recorded books (depth and taker fees); writes report.json and report.html to --out. Input: the capture log of DATA_DIR (--data-dir), or --input, a recording of `serve --record`',
+    )
+    .option(
+      '--input <file>',
+      'NDJSON of replay items ({type:"event",seq,event} | {type:"flush",seq,at}), as serve --record writes them; without it, the capture log of DATA_DIR',
+    )
+    .option('--data-dir <dir>', 'data directory whose capture log is backtested (env DATA_DIR)')
+    .option('--from <time>', 'first signal traded (ms since the epoch or ISO 8601); earlier items only warm the books up')
+    .option('--to <time>', 'the replay stops after this receive time')
+    .option('--strategy <kind>', 'arb or ev', 'arb')
+    .option('--min-roi <pct>', 'skip opportunities opening below this net ROI percent', '0')
+    .option('--platforms <list>', 'comma-separated venues (slugs or labels): only opportunities whose every leg is on one')
+    .option('--latency-ms <list>', 'the taker acts this long after the signal; a comma-separated list runs the sweep in one pass', '250')
+    .option('--max-usd <n>', 'dollars put on one opportunity at most', '500')
+    .option('--fees <model>', "venue-schedule (each venue's taker fee) or none", 'venue-schedule')
+    .option('--out <dir>', 'report directory', 'backtest-report')
+    .action(async (o: BacktestCliOptions) => {
+      const c = config(o);
+      setLogLevel(c.logLevel);
+      const { backtestCommand } = await import('./backtest.js');
+      try {
+        const r = await backtestCommand(c, o, log);
+        out(`replayed ${r.events} events → ${r.out}/report.json, ${r.out}/report.html`);
+        for (const l of r.lines) out(l);
+      } catch (e) {
+        err(`crossbook backtest: ${(e as Error).message}`);
         process.exitCode = 2;
       }
     });

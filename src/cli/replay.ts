@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
-import { captureDir, CaptureStore, readBatches, replayItems } from '../capture/index.js';
+import { captureDir, CaptureStore, readBatches, replayItems, type ReadRange } from '../capture/index.js';
 import { readItemsFile, type ReplayItem } from '../replay/input.js';
 import { replay, type ReplayResult } from '../replay/run.js';
 
@@ -88,9 +88,12 @@ export async function replayCommand(config: Config, o: ReplayCliOptions, log: Lo
  */
 function itemsOf(config: Config, r: ReplayRequest, log: Logger): AsyncIterable<ReplayItem> {
   if (r.input !== undefined) return readItemsFile(r.input);
+  return captureItems(config, { from: r.from!, to: r.to!, venues: r.venues === undefined ? undefined : [...r.venues] }, log);
+}
+
+/** The capture log of DATA_DIR over `range` as replay items (throws a clear Error where there is none). */
+export function captureItems(config: Config, range: ReadRange, log: Logger): AsyncIterable<ReplayItem> {
   const dir = captureDir(config.dataDir);
   if (!existsSync(dir)) throw new Error(`${dir}: no capture log here (capture.enabled, or --data-dir); or give --input <file>`);
-  const store = new CaptureStore(dir);
-  const venues = r.venues === undefined ? undefined : [...r.venues];
-  return replayItems(readBatches(store, { from: r.from!, to: r.to!, venues }), config.venues, log);
+  return replayItems(readBatches(new CaptureStore(dir), range), config.venues, log);
 }

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Subject, Subscription } from 'rxjs';
 import { wireFlows } from '../../pipelines/index.js';
 import { persistenceOptions } from '../../pipelines/persistence.js';
-import { buildCore, buildDomain } from '../compose.js';
+import { buildCore, buildDomain, type Core, type Domain } from '../compose.js';
 import type { Config } from '../config/schema.js';
 import { VirtualClock } from '../core/clock.js';
 import { log as rootLog, type Logger } from '../core/log.js';
@@ -30,6 +30,18 @@ export interface ReplayOptions {
   /** Writes events.ndjson, opportunities.ndjson and books.ndjson there. */
   readonly out?: string | undefined;
   readonly log?: Logger | undefined;
+  /**
+   * Hook for a consumer that runs inside the replay (the backtest, src/backtest/): handed the built
+   * rooms and the virtual clock after the flows are wired and before any item flows.
+   */
+  readonly onWired?: ((rooms: ReplayRooms) => void) | undefined;
+}
+
+/** What a replay hands its `onWired` consumer. */
+export interface ReplayRooms {
+  readonly clock: VirtualClock;
+  readonly core: Core;
+  readonly domain: Domain;
 }
 
 /** One book as a replay writes it (and a live run is compared with). */
@@ -97,6 +109,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
       writer?.line(JSON.stringify(ev));
     }),
   );
+  opts.onWired?.({ clock, core, domain });
   const pace = pacer(opts.speed, first && timeOf(first));
   try {
     for (; !next.done; next = await it.next()) {

@@ -287,7 +287,7 @@ function feeKeyOf(live: boolean, league: string | undefined, futures: boolean): 
 }
 
 /** The fee context of a market from its record's extra fields (live game, league, futures); shared, frozen. */
-function feeContext(extra: Readonly<Record<string, unknown>> | undefined): FeeContext {
+export function feeContext(extra: Readonly<Record<string, unknown>> | undefined): FeeContext {
   if (extra === undefined) return NO_FEES;
   const live = extra['live'] === true;
   const league = typeof extra['league'] === 'string' ? extra['league'] : undefined;

@@ -22,6 +22,7 @@ describe('crossbook command tree', () => {
       'sim',
       'normalize',
       'replay',
+      'backtest',
       'match',
       'bench',
       'soak',
