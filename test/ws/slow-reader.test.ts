@@ -127,7 +127,11 @@ describe('a client that stops reading', () => {
     expect(hub.dropped).toBeGreaterThan(0);
     c.ws.resume();
     const reason = await c.closed;
-    expect(reason).toMatch(new RegExp(`^closed by the server: ${CLOSE.BACKPRESSURE} backpressure: client stopped reading`));
+    // Either bound may cut it, by how much was in flight when it stopped: past dropBytes, or not
+    // catching up within stallMs. Both are 4008 with their reason.
+    expect(reason).toMatch(
+      new RegExp(`^closed by the server: ${CLOSE.BACKPRESSURE} backpressure(: client stopped reading| limit exceeded: client is not reading)`),
+    );
     // what it had not read came first, then the close frame
     expect(c.received.length).toBeGreaterThan(MARKETS + 1);
   });
