@@ -38,6 +38,10 @@ export default defineConfig({
     exclude: ['node_modules', 'dist'],
     // Network tests bind loopback servers; forks keep native addons (uWS, lmdb) isolated per file.
     pool: 'forks',
+    // Two files at a time on this 2-core machine (vitest's default is cores − 1 = one): most files
+    // wait on sockets and child processes, and one at a time took the suite to 594 s of CI's 15
+    // minutes; two took 371 s with every test green (2026-11-28).
+    maxWorkers: 2,
     // Failure guards, not measurements: generous so a loaded machine stays green.
     testTimeout: 60_000,
     hookTimeout: 60_000,
