@@ -1,7 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { open, type Database, type Key, type RootDatabase } from 'lmdb';
+import { scriptArgs } from '../core/script.js';
 import { DB_NAMES, dbOptions, type DbName } from './store.js';
 
 /**
@@ -97,9 +96,7 @@ function walkDb(root: RootDatabase, name: DbName): DbCheck {
 
 /** The check's entry script: the built .js beside this file, or the .ts source through tsx (tests). */
 function entryCommand(): string[] {
-  const source = import.meta.url.endsWith('.ts');
-  const script = fileURLToPath(new URL(source ? './check-entry.ts' : './check-entry.js', import.meta.url));
-  return source ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href, script] : [script];
+  return scriptArgs(import.meta.url, 'check-entry');
 }
 
 /**

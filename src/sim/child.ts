@@ -1,8 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Config } from '../config/schema.js';
+import { scriptArgs } from '../core/script.js';
 import type { Logger } from '../core/log.js';
 import type { FeedEndpoints } from '../venues/protocol.js';
 import { isFromChild, type StartMessage } from './child-protocol.js';
@@ -88,9 +87,7 @@ export const CHILD_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2', '
 
 /** The child's script: the built .js beside this file, or the .ts source run through tsx (tests). */
 function childCommand(): string[] {
-  const source = import.meta.url.endsWith('.ts');
-  const script = fileURLToPath(new URL(source ? './child-entry.ts' : './child-entry.js', import.meta.url));
-  return source ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href, script] : [script];
+  return scriptArgs(import.meta.url, 'child-entry');
 }
 
 interface Launched {
