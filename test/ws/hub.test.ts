@@ -537,7 +537,22 @@ describe('backpressure', () => {
     const r = await Promise.race([closed, new Promise<undefined>((res) => setTimeout(() => res(undefined), 10_000))]);
     expect(r).toMatchObject({ code: 4008, reason: expect.stringMatching(/backpressure/) });
     expect(slow.msgs.some((m) => m['code'] === 'COALESCED')).toBe(true);
-    await vi.waitFor(() => expect(fastCount).toBeGreaterThanOrEqual(29_000), { timeout: 30_000 });
+    // The reading client is never cut and ends on the book's latest state. How many of the 30,000
+    // messages it sees depends on how fast this machine lets it read: one that falls behind is
+    // coalesced too (only its latest message per topic kept), which is the contract, not a failure.
+    apply({
+      venue: 'venue_h',
+      type: 'book_delta',
+      marketId: 'venue_h_987',
+      instrument: '987',
+      changes: [['bid', 3000, 7777]],
+      timestamp: T,
+      localTimestamp: T,
+    });
+    turn.flush();
+    await fast.next((m) => m['type'] === 'orderbook_update' && JSON.stringify(m).includes('7777'));
+    expect(fast.ws.readyState).toBe(WebSocket.OPEN);
+    expect(fastCount).toBeGreaterThan(0);
     expect(hub.retainedTopics).toBe(0); // the coalescing client is gone, and with it what was kept for it
     fast.ws.close();
   });
