@@ -48,7 +48,15 @@ async function getJsonOnce<T>(url: string, schema: z.ZodType<T>, timeoutMs: numb
   } catch (e) {
     throw new VenueHttpError(url, 'network', (e as Error).message);
   }
-  const text = await res.text().catch(() => '');
+  let text: string;
+  try {
+    text = await res.text();
+  } catch (e) {
+    // The head arrived but the body did not (the timeout fired mid-body, the connection dropped):
+    // a network failure to try again, not a malformed document from the venue.
+    if (res.ok) throw new VenueHttpError(url, 'network', `body cut short: ${(e as Error).message}`);
+    text = '';
+  }
   if (!res.ok) throw new VenueHttpError(url, 'status', `${res.status} ${text.slice(0, 200)}`, res.status, retryAfter(res));
   let body: unknown;
   try {

@@ -6,6 +6,17 @@ import { getJson, VenueHttpError } from '../../../src/venues/common/http.js';
 const schema = z.object({ ok: z.boolean() });
 type Step = { status: number; body?: string; headers?: Record<string, string> } | Error;
 
+/** A body whose stream fails after its first bytes, as when the timeout fires mid-body. */
+const CUT = '<cut>';
+function cutBody(): ReadableStream<Uint8Array> {
+  return new ReadableStream({
+    start(c) {
+      c.enqueue(new TextEncoder().encode('{"ok":'));
+      c.error(new Error('terminated'));
+    },
+  });
+}
+
 function stage(steps: Step[]): { calls: () => number } {
   let n = 0;
   vi.stubGlobal(
@@ -13,6 +24,7 @@ function stage(steps: Step[]): { calls: () => number } {
     vi.fn(async () => {
       const s = steps[Math.min(n++, steps.length - 1)]!;
       if (s instanceof Error) throw s;
+      if (s.body === CUT) return new Response(cutBody(), { status: s.status, headers: s.headers });
       return new Response(s.body ?? '{"ok":true}', { status: s.status, headers: s.headers });
     }),
   );
@@ -44,6 +56,17 @@ describe('getJson retries a request in place', () => {
     expect(await run(getJson('http://venue/markets', schema))).toEqual({ ok: true });
     expect(f.calls()).toBe(3);
     expect(Date.now() - t0).toBe(500 + 1000);
+  });
+
+  it('takes a body cut short for a network failure and tries again, not for a malformed document', async () => {
+    const f = stage([{ status: 200, body: CUT }, { status: 200 }]);
+    expect(await run(getJson('http://venue/markets', schema))).toEqual({ ok: true });
+    expect(f.calls()).toBe(2);
+    stage([{ status: 200, body: CUT }]);
+    const e = await run(getJson('http://venue/markets', schema));
+    expect(e).toBeInstanceOf(VenueHttpError);
+    expect((e as VenueHttpError).kind).toBe('network');
+    expect((e as VenueHttpError).message).toMatch(/body cut short: terminated/);
   });
 
   it("waits what a 429's Retry-After says", async () => {
