@@ -39,6 +39,7 @@ import { ingestFlow, MALFORMED_CHECK_MS } from '../pipelines/ingest.js';
 import { startPipelines } from '../pipelines/index.js';
 import { CLOCK_MS } from '../pipelines/persistence.js';
 import { WsLoad } from '../src/capacity/ws-load.js';
+import { captureSettings, type Capture } from '../src/capture/index.js';
 import { buildCore, buildDomain, buildHttp, type Core, type Domain } from '../src/compose.js';
 import { loadConfig } from '../src/config/load.js';
 import type { VenueConfig } from '../src/config/schema.js';
@@ -74,6 +75,8 @@ const BATCH = 256;
 const ROUNDS = num('INGEST_ROUNDS', 3);
 const ONLY = process.env['INGEST_ONLY']?.split(',');
 const PROFILE = process.env['INGEST_PROFILE'];
+/** Which workload INGEST_PROFILE profiles: `a` (default) or `cap`. */
+const PROFILE_OF = process.env['INGEST_PROFILE_OF'] ?? 'a';
 const TARGET = 300_000;
 const TARGET_FACTOR = 1.5;
 /** The whole bench stops by itself after this long, whatever happens. */
@@ -356,6 +359,16 @@ interface Outcome {
   readonly groups: number;
   readonly signalRecomputes: number;
   readonly snapshotIntervalMs: number;
+  /** Per capture-on run: records appended, compressed bytes written, the raw bytes they hold, drops so far. */
+  readonly captured: CaptureRun[];
+  readonly frameBytes: number;
+}
+
+interface CaptureRun {
+  readonly records: number;
+  readonly written: number;
+  readonly rawWritten: number;
+  readonly drops: number;
 }
 
 async function run(dir: string, w: World, children: ChildProcess[], servers: Server[]): Promise<Outcome> {
@@ -375,27 +388,36 @@ async function run(dir: string, w: World, children: ChildProcess[], servers: Ser
   servers.push(catalog);
   const addr = catalog.address() as { port: number };
   let sock: VenueSocket | undefined;
-  const feed = createKalshiFeed(
-    {
-      venue: kv,
-      endpoints: { rest: `http://127.0.0.1:${addr.port}/trade-api/v2`, ws: 'ws://venue.invalid/trade-api/ws/v2' },
-      ingest: config.ingest,
-      log,
-      clock,
-    },
-    { env: {}, runtime: { createWebSocket: () => (sock = new VenueSocket(w.snapshotOf)) as unknown as WebSocket } },
-  );
+  // The same feed twice: one without the capture log (a), one that appends every frame to it (cap),
+  // as src/service.ts wires it; only one is subscribed at a time.
+  const capture = core.capture;
+  if (capture === undefined) throw new Error('capture is off in the configuration; the bench needs it on');
+  const kalshiFeed = (sink: Capture | undefined): VenueFeed =>
+    createKalshiFeed(
+      {
+        venue: kv,
+        endpoints: { rest: `http://127.0.0.1:${addr.port}/trade-api/v2`, ws: 'ws://venue.invalid/trade-api/ws/v2' },
+        ingest: config.ingest,
+        log,
+        clock,
+        capture: sink,
+      },
+      { env: {}, runtime: { createWebSocket: () => (sock = new VenueSocket(w.snapshotOf)) as unknown as WebSocket } },
+    );
+  const feed = kalshiFeed(undefined);
+  const capFeed = kalshiFeed(capture);
   const layer = buildHttp(core, domain, { feeds: [feed], hub: { subscribeRate: 1_000_000 } });
   const hub = layer.ws!;
   const port = await layer.http.listen('127.0.0.1', 0);
   const key = core.keys.create('enterprise', 'ingest bench').key;
 
   let flows: Subscription | undefined;
-  const wire = async (): Promise<void> => {
+  const wire = async (withCapture = false): Promise<void> => {
     sock = undefined;
     flows = startPipelines({
       state: core.state,
-      ingest: ingestFlow([feed], core.state, log, clock),
+      ingest: ingestFlow([withCapture ? capFeed : feed], core.state, log, clock),
+      capture: withCapture ? { capture, settings: captureSettings(config) } : undefined,
       persistence: core.persistence,
       persistenceOptions: { snapshotIntervalMs: config.persistence.snapshotIntervalMs },
       rooms: domain,
@@ -446,6 +468,8 @@ async function run(dir: string, w: World, children: ChildProcess[], servers: Ser
   const snapshotMs: number[] = [];
   const dirty: number[] = [];
   const stats0 = { malformed: feed.stats.malformedTotal, gaps: feed.stats.gaps, integrity: core.state.books.integrityErrors };
+  const cap0 = { records: 0, written: 0, rawWritten: 0 };
+  const captured: CaptureRun[] = [];
   const clean = (name: string, st: EngineState, s: { malformedTotal: number; gaps: number }, base = { malformed: 0, gaps: 0, integrity: 0 }): void => {
     if (s.malformedTotal > base.malformed || s.gaps > base.gaps || st.books.integrityErrors > base.integrity)
       throw new Error(`${name}: stream not clean (malformed ${s.malformedTotal}, gaps ${s.gaps}, integrity ${st.books.integrityErrors})`);
@@ -483,13 +507,36 @@ async function run(dir: string, w: World, children: ChildProcess[], servers: Ser
       setup: async () => {
         await wire();
         await ask(child, 'reset');
-        if (profiler) await profiler.post('Profiler.start');
+        if (profiler && PROFILE_OF === 'a') await profiler.post('Profiler.start');
       },
       run: () => push((b) => sock!.frame(b)),
       teardown: async () => {
-        if (profiler) writeFileSync(PROFILE!, JSON.stringify((await profiler.post('Profiler.stop')).profile));
+        if (profiler && PROFILE_OF === 'a') writeFileSync(PROFILE!, JSON.stringify((await profiler.post('Profiler.stop')).profile));
         unwire();
         await settle('a', feed.stats);
+      },
+    },
+    {
+      name: 'cap',
+      setup: async () => {
+        await wire(true);
+        await capture.flush();
+        Object.assign(cap0, capture.stats);
+        await ask(child, 'reset');
+        if (profiler && PROFILE_OF === 'cap') await profiler.post('Profiler.start');
+      },
+      // Timed until every record of the run is compressed and on disk.
+      run: async () => {
+        const n = await push((b) => sock!.frame(b));
+        await capture.flush();
+        return n;
+      },
+      teardown: async () => {
+        if (profiler && PROFILE_OF === 'cap') writeFileSync(PROFILE!, JSON.stringify((await profiler.post('Profiler.stop')).profile));
+        unwire();
+        const s = capture.stats;
+        captured.push({ records: s.records - cap0.records, written: s.written - cap0.written, rawWritten: s.rawWritten - cap0.rawWritten, drops: s.drops });
+        await settle('cap', capFeed.stats);
       },
     },
     {
@@ -603,7 +650,9 @@ async function run(dir: string, w: World, children: ChildProcess[], servers: Ser
   await domain.alerts.close();
   await domain.ledger.close();
   await core.persistence.close();
-  return { m, clients, snapshotMs, dirty, groups, signalRecomputes, snapshotIntervalMs: config.persistence.snapshotIntervalMs };
+  await capture.close();
+  const frameBytes = w.frames.reduce((n, f) => n + f.length, 0);
+  return { m, clients, snapshotMs, dirty, groups, signalRecomputes, snapshotIntervalMs: config.persistence.snapshotIntervalMs, captured, frameBytes };
 }
 
 // ---- report ----------------------------------------------------------------------------------
@@ -615,6 +664,7 @@ function report(o: Outcome): void {
   const labels: [string, string, boolean][] = [
     ['a', '(a) feed runtime → ingest pipeline → all consumers (the path that runs)', false],
     ['b', '(b) plain loop: mapper → applyEvent → the same consumer calls', true],
+    ['cap', '(a) with capture on: every frame appended to the capture log, compressed and written', false],
     ['old', 'mapFrames + applyToState into a state without consumers (the old figure)', false],
     ['map', 'the mapper only (frames read in place by mapText; parse + map for any other)', false],
     ['parse', 'JSON.parse only', false],
@@ -641,6 +691,8 @@ function report(o: Outcome): void {
       console.log(
         `${r.label}: ${f0(r['cpu'] as number)} per CPU s (${r['cpuSpread'] as string}), ${f0(r['wall'] as number)}/s wall (${r['wallSpread'] as string})`,
       );
+    const c = captureFigures(o);
+    if (c) console.log(`capture: costs ${c.cpuCost} per main-thread CPU s and ${c.wallCost} wall; ${c.bytes}`);
     return;
   }
   const slow = b.opsPerCpuSec / a.opsPerCpuSec;
@@ -679,6 +731,80 @@ function report(o: Outcome): void {
       ],
     },
     rows,
+  );
+  captureReport(o);
+}
+
+/** Capture on vs off from the (a) and cap runs: the cost per main-thread CPU second and on the wall, and bytes per frame. */
+function captureFigures(
+  o: Outcome,
+): { cpu: number; wall: number; cpuCost: string; wallCost: string; perFrame: number; raw: number; bytes: string } | undefined {
+  const a = o.m.get('a');
+  const c = o.m.get('cap');
+  const run = o.captured.at(-1);
+  if (!a || !c || !run) return undefined;
+  const cpu = a.opsPerCpuSec / c.opsPerCpuSec - 1;
+  const wall = a.opsPerSec / c.opsPerSec - 1;
+  const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
+  const perFrame = run.written / DELTAS;
+  const raw = o.frameBytes / DELTAS;
+  const drops = run.drops > 0 ? `, ${run.drops} records dropped` : '';
+  return {
+    cpu,
+    wall,
+    cpuCost: pct(cpu),
+    wallCost: pct(wall),
+    perFrame,
+    raw,
+    bytes: `${run.records} records, ${perFrame.toFixed(1)} bytes on disk per frame against ${raw.toFixed(1)} raw (${(raw / perFrame).toFixed(1)}× smaller)${drops}`,
+  };
+}
+
+/** The capture sections: ingest with capture on vs off (same run), and bytes per captured frame. */
+function captureReport(o: Outcome): void {
+  const f = captureFigures(o);
+  const a = o.m.get('a');
+  const c = o.m.get('cap');
+  if (!f || !a || !c) return;
+  const f0 = (x: number): string => Math.round(x).toLocaleString('en-US');
+  const row = (label: string, s: AsyncStats, baseline: boolean): Row => ({
+    label,
+    baseline,
+    cpu: s.opsPerCpuSec,
+    cpuNs: 1e9 / s.opsPerCpuSec,
+    wall: s.opsPerSec,
+    runs: s.runs,
+  });
+  record(
+    {
+      title: 'Capture on vs off (the path that runs)',
+      columns: [
+        { key: 'cpu', title: 'deltas per CPU s (main thread)' },
+        { key: 'cpuNs', title: 'CPU ns/delta', digits: 0 },
+        { key: 'wall', title: 'deltas/s (wall)' },
+        { key: 'runs', title: 'runs' },
+      ],
+      ratio: { metric: 'cpu', title: 'vs capture off' },
+      target: { text: 'capture costs ≤ 10% of ingest throughput (main-thread CPU)', met: f.cpu <= 0.1 },
+      interpretation: `Capturing every frame (the feed runtime appends it to the capture log; blocks are compressed with Brotli and written off the event loop) costs ${f.cpuCost} of ingest per main-thread CPU second (${f0(1e9 / c.opsPerCpuSec - 1e9 / a.opsPerCpuSec)} ns per delta) and ${f.wallCost} of the wall rate; the wall figure includes waiting for the last block to be written and the compression's own CPU competing for the machine's 2 cores.`,
+      notes: [
+        'Capture on is (a) with the same Kalshi feed built with the capture sink and the capture flow wired (per-turn flush markers, the 1 s write interval), as src/service.ts does; each run is timed until `Capture.flush()` has written every record of it.',
+      ],
+    },
+    [row('(a) capture off', a, true), row('(a) capture on, written and flushed', c, false)],
+  );
+  record(
+    {
+      title: 'Bytes per captured frame',
+      columns: [{ key: 'perFrame', title: 'bytes per frame', digits: 1 }],
+      ratio: { metric: 'perFrame', title: 'vs raw' },
+      target: { text: 'captured frames ≥ 5× smaller on disk than the raw frames', met: f.raw / f.perFrame >= 5 },
+      interpretation: `One capture-on run: ${f.bytes}. On disk counts every byte the run added to the segments (block headers, record headers, flush markers) over the ${DELTAS.toLocaleString('en-US')} frames.`,
+    },
+    [
+      { label: 'raw frame', baseline: true, perFrame: f.raw },
+      { label: 'capture segments on disk', perFrame: f.perFrame },
+    ],
   );
 }
 
