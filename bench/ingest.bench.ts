@@ -735,6 +735,8 @@ function report(o: Outcome): void {
       console.log(
         `${r.label}: ${f0(r['cpu'] as number)} per CPU s (${r['cpuSpread'] as string}), ${f0(r['wall'] as number)}/s wall (${r['wallSpread'] as string})`,
       );
+    const alone = st('caponly');
+    if (alone) console.log(`capture alone: ${f0(alone.opsPerCpuSec)} frames per main-thread CPU s, ${f0(processRate(o, 'caponly'))} per process CPU s`);
     const c = captureFigures(o);
     if (c) console.log(c.text);
     return;
