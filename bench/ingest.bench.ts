@@ -816,7 +816,7 @@ function captureFigures(o: Outcome): CaptureFigures | undefined {
   const raw = o.frameBytes / DELTAS;
   const drops = run.drops > 0 ? `; ${run.drops} records dropped` : '';
   const text =
-    `capture on costs ${pct(cpu)} of the deltas per main-thread CPU second (its work measured alone: ${pct(share)}), ${pct(proc)} per CPU second of the whole process (compression included), ${pct(wall)} of the wall rate; ` +
+    `Capture on costs ${pct(cpu)} of the deltas per main-thread CPU second (its work measured alone: ${pct(share)}), ${pct(proc)} per CPU second of the whole process (compression included), ${pct(wall)} of the wall rate; ` +
     `${run.records.toLocaleString('en-US')} records, ${perFrame.toFixed(1)} bytes on disk per frame against ${raw.toFixed(1)} raw (${(raw / perFrame).toFixed(1)}× smaller)${drops}`;
   return { cpu, proc, wall, share, perFrame, raw, text };
 }
@@ -851,7 +851,7 @@ function captureReport(o: Outcome): void {
         text: 'capture costs ≤ 10% of ingest throughput (per main-thread CPU second, on vs off and its work alone)',
         met: f.cpu <= 0.1 && f.share <= 0.1,
       },
-      interpretation: `With capture on, ${f.text}. The feed runtime appends each frame to its venue's block in the block's byte layout; blocks are Brotli-compressed on libuv's thread pool and written with async file I/O, so the main thread pays the append and one copy per block; the whole-process figure adds the compression, which on a machine whose cores are all taken competes with ingest (and the wall figure waits for the last block's write).`,
+      interpretation: `${f.text}. The feed runtime appends each frame to its venue's block in the block's byte layout; blocks are Brotli-compressed on libuv's thread pool and written with async file I/O, so the main thread pays the append and one copy per block; the whole-process figure adds the compression, which on a machine whose cores are all taken competes with ingest (and the wall figure waits for the last block's write).`,
       notes: [
         'Capture on is (a) with the same Kalshi feed built with the capture sink and the capture flow wired (per-turn flush markers, the 1 s write interval), as src/service.ts does; each capture-on run is timed until `Capture.flush()` has written every record of it. Whole-process CPU: `process.cpuUsage()` over the run (every thread of the process; the WebSocket clients run in another process).',
       ],
@@ -859,7 +859,7 @@ function captureReport(o: Outcome): void {
     [
       row('(a) capture off', 'a', a, true),
       row('(a) capture on, written and flushed', 'cap', c, false),
-      ...(o.m.get('caponly') ? [row("the capture's work alone (append, seal, compress, write)", 'caponly', o.m.get('caponly')!, false)] : []),
+      ...(o.m.get('caponly') ? [row("the capture's work alone, per frame (append, seal, compress, write)", 'caponly', o.m.get('caponly')!, false)] : []),
     ],
   );
   record(

@@ -45,12 +45,12 @@ const SEQ_SKIP = 1e9;
 const compress = promisify(brotliCompress);
 const decompress = promisify(brotliDecompress);
 /**
- * Brotli quality of blocks and checkpoints: on 1 MiB blocks of Kalshi delta frames (record headers
- * included) quality 2 compresses as well as 3 (6.4×) for about 20% less CPU, quality 1 takes 40%
- * less again but gives 5.9×, quality 4 gives 6.7× for 80% more CPU (2026-11-28; BENCHMARKS.md,
- * "Capture on vs off"). It runs on libuv's thread pool, so it is CPU the machine pays, not the event loop.
+ * Brotli quality of blocks and checkpoints, chosen by bench/capture-level.bench.ts (2026-11-28): on
+ * 1 MiB blocks of Kalshi delta frames quality 2 stores a frame 5.5× smaller than it came, as 3 does,
+ * for 20% less CPU; quality 1 saves 28% more CPU but only just makes 5×; 4 gains 5% in size for 2.4×
+ * the CPU. It runs on libuv's thread pool: CPU the machine pays beside ingest, not event-loop time.
  */
-const BROTLI_QUALITY = 2;
+export const BROTLI_QUALITY = 2;
 
 /** Brotli settings for `bytes` of input: the size hint lets the encoder size its tables once. */
 function brotliOptions(bytes: number): { readonly params: Record<number, number> } {
