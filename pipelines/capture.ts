@@ -1,7 +1,6 @@
 import { interval, Subscription, timer } from 'rxjs';
 import type { Capture, CaptureSettings } from '../src/capture/index.js';
 import type { Clock } from '../src/core/clock.js';
-import type { Turn } from '../src/pipeline/turn.js';
 import type { BookStore } from '../src/state/books.js';
 
 /** How often the capture's buffers are sealed into blocks and written. */
@@ -11,17 +10,29 @@ export const CAPTURE_PRUNE_MS = 600_000;
 const FIRST_PRUNE_MS = 60_000;
 
 /**
- * The capture flow: a flush marker in the log each time the live per-turn flush runs (its flusher
- * is added first, so it marks the flush the fan-out and arb/EV flushers are about to do), the
- * writer's buffers written every second, the books checkpointed every `checkpointIntervalMs`, and retention. All timers on the clock given; nothing
- * runs before this is subscribed, and unsubscribing stops it (the service closes the capture,
- * writing what is left, after its feeds stop).
+ * The capture flow: the writer's buffers written every second, the books checkpointed every
+ * `checkpointIntervalMs`, and retention. (The flush markers come from the turn's schedule, the one
+ * place that tells where the live turn flushed: `flushRecorder`.) All timers on the clock given;
+ * nothing runs before this is subscribed, and unsubscribing stops it (the service closes the
+ * capture, writing what is left, after its feeds stop).
  */
-export function captureFlow(capture: Capture, settings: CaptureSettings, turn: Turn, clock: Clock, books?: BookStore): Subscription {
+export function captureFlow(capture: Capture, settings: CaptureSettings, clock: Clock, books?: BookStore): Subscription {
   const sub = new Subscription();
   if (books) sub.add(interval(settings.checkpointIntervalMs, clock.scheduler).subscribe(() => void capture.checkpoint(books.entries())));
-  sub.add(turn.add(() => capture.markFlush(clock.now())));
   sub.add(interval(CAPTURE_WRITE_MS, clock.scheduler).subscribe(() => void capture.flush()));
   sub.add(timer(FIRST_PRUNE_MS, CAPTURE_PRUNE_MS, clock.scheduler).subscribe(() => capture.prune(settings.retentionMs, settings.retentionBytes)));
   return sub;
+}
+
+/**
+ * The one recorder of where the live turn flushes (handed to `clockSchedule`): a flush marker in the
+ * capture log, then `also` (a replay recorder's tap). Undefined when there is nothing to tell.
+ */
+export function flushRecorder(capture: Capture | undefined, also?: (at: number) => void): ((at: number) => void) | undefined {
+  if (capture === undefined) return also;
+  if (also === undefined) return (at) => capture.markFlush(at);
+  return (at) => {
+    capture.markFlush(at);
+    also(at);
+  };
 }

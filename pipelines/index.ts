@@ -7,7 +7,7 @@ import type { Persistence } from '../src/persist/store.js';
 import type { EngineState } from '../src/state/engine.js';
 import { clockSchedule, Turn } from '../src/pipeline/turn.js';
 import type { WsHub } from '../src/ws/hub.js';
-import { captureFlow } from './capture.js';
+import { captureFlow, flushRecorder } from './capture.js';
 import { fanoutFlow, feedEventsFlush, keyFlow, webhookFlow } from './fanout.js';
 import type { Ingest } from './ingest.js';
 import { persistenceFlow, type PersistenceOptions } from './persistence.js';
@@ -71,11 +71,10 @@ export function startPipelines(f: Flows): Subscription {
 export function wireFlows(f: Omit<Flows, 'ingest' | 'log'> & { readonly ingest?: Pick<Ingest, 'events$'> }): Subscription {
   const sub = new Subscription();
   const clock = f.clock ?? realClock;
-  const turn = f.turn ?? new Turn(clockSchedule(clock, f.flushed));
+  const turn = f.turn ?? new Turn(clockSchedule(clock, flushRecorder(f.capture?.capture, f.flushed)));
   // One unit of the clock: every timer of the flows counts from the same time.
   clock.run(clock.now(), () => {
-    // First, so its flusher marks each flush in the capture log before the flushers below run it.
-    if (f.capture) sub.add(captureFlow(f.capture.capture, f.capture.settings, turn, clock, f.state.books));
+    if (f.capture) sub.add(captureFlow(f.capture.capture, f.capture.settings, clock, f.state.books));
     sub.add(persistenceFlow(f.state, f.persistence, f.persistenceOptions, clock));
     if (f.hub) sub.add(fanoutFlow(f.ingest?.events$ ?? EMPTY, f.state, f.hub, f.rooms.signals, f.rooms.alerts, turn));
     // Without a hub (a replay) a feed-health event still flushes the turn first, as the fan-out does before its warning.

@@ -4,7 +4,7 @@ import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import type { NormalizedEvent, VenueLabel } from '../core/types.js';
 import { checkpointOf } from './checkpoint.js';
-import { FLUSH_STREAM, KIND, RecordColumns } from './record.js';
+import { BlockBuilder, FLUSH_STREAM, KIND } from './record.js';
 import type { CaptureSink, VenueCapture } from './sink.js';
 import { CaptureDiskFullError, type CaptureStore } from './store.js';
 
@@ -36,7 +36,10 @@ export interface CaptureStats {
 
 /** One stream's buffer and its write chain (writes of a stream never overlap; streams write in parallel). */
 class StreamWriter implements VenueCapture {
-  cols = new RecordColumns();
+  /** The records of the block being filled, in its byte layout; reused after each seal. */
+  readonly block = new BlockBuilder();
+  /** Payload bytes (characters of a text) in `block`, as `maxPendingBytes` counts them. */
+  payloadBytes = 0;
   chain: Promise<void> = Promise.resolve();
 
   constructor(
@@ -117,11 +120,13 @@ export class Capture implements CaptureSink {
       this.drops++;
       return;
     }
-    w.cols.push(kind, conn, ++this.seq, t, payload);
+    const b = w.block;
+    b.push(kind, conn, ++this.seq, t, payload);
     this.records++;
     this.pendingRecords++;
     this.pendingBytes += payload.length;
-    if (w.cols.size >= this.blockBytes) this.seal(w);
+    w.payloadBytes += payload.length;
+    if (b.size >= this.blockBytes) this.seal(w);
   }
 
   /** Seals every stream's buffer and waits until all of it is written (or dropped). Resumes a paused capture once there is room. */
@@ -182,23 +187,24 @@ export class Capture implements CaptureSink {
     return w;
   }
 
+  /** Ends the stream's block (one copy into its body, here) and queues its compression and write behind the stream's earlier ones. */
   private seal(w: StreamWriter): void {
-    const cols = w.cols;
-    if (cols.length === 0) return;
-    w.cols = new RecordColumns();
-    let bytes = 0;
-    for (const p of cols.payloads) bytes += p.length;
+    const count = w.block.length;
+    if (count === 0) return;
+    const bytes = w.payloadBytes;
+    w.payloadBytes = 0;
+    const block = w.block.finish();
     w.chain = w.chain.then(async () => {
       try {
-        const { compressed, info } = await this.store.seal(cols);
-        this.written += await this.store.append(w.name, compressed, info);
-        this.rawWritten += info.rawBytes;
+        const compressed = await this.store.seal(block.body);
+        this.written += await this.store.append(w.name, compressed, block.info);
+        this.rawWritten += block.info.rawBytes;
       } catch (e) {
-        this.drops += cols.length;
+        this.drops += count;
         this.failed(e);
       } finally {
         this.pendingBytes -= bytes;
-        this.pendingRecords -= cols.length;
+        this.pendingRecords -= count;
       }
     });
   }

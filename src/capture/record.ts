@@ -38,30 +38,6 @@ export const FLUSH_STREAM = '_turn';
 /** Bytes of one record's header inside a block: kind u8, binary u8, conn u16, length u32, seq f64, t f64. */
 const REC_HEAD = 24;
 
-/** Records of one stream waiting to be written, in columns (no object per record on the hot path). */
-export class RecordColumns {
-  kinds: number[] = [];
-  conns: number[] = [];
-  seqs: number[] = [];
-  ts: number[] = [];
-  payloads: (string | Uint8Array)[] = [];
-  /** Payload characters/bytes buffered (an estimate of the block's raw size). */
-  size = 0;
-
-  get length(): number {
-    return this.seqs.length;
-  }
-
-  push(kind: number, conn: number, seq: number, t: number, payload: string | Uint8Array): void {
-    this.kinds.push(kind);
-    this.conns.push(conn);
-    this.seqs.push(seq);
-    this.ts.push(t);
-    this.payloads.push(payload);
-    this.size += payload.length + REC_HEAD;
-  }
-}
-
 /** The summary a block's header carries, so a reader skips blocks outside its window unread. */
 export interface BlockInfo {
   readonly count: number;
@@ -73,38 +49,107 @@ export interface BlockInfo {
   readonly rawBytes: number;
 }
 
+/** Worst case of UTF-8 bytes per UTF-16 unit (a lone surrogate or a BMP character past U+07FF). */
+const UTF8_MAX = 3;
+
 /**
- * Serializes records into one uncompressed block body: the records' headers (kind, whether the
- * payload is bytes, connection, payload length in UTF-16 units, seq, receive time), then every
- * payload in one UTF-8 text (bytes as latin1 characters). One encode of one joined string instead
- * of a write per record: this runs on the event loop, the compression does not.
+ * Records of one stream waiting to be written, already in the block's byte layout (see
+ * `decodeRecords`): each append writes its 24-byte header into one buffer and its payload's UTF-8
+ * into another, so nothing per record is kept on the heap (a frame's string dies young instead of
+ * being held until its block is sealed) and sealing is one concatenation, with no join or
+ * re-encoding on the event loop. The header's length counts UTF-16 units of the payload text, as
+ * the reader slices the decoded text; a binary payload is stored as latin1 characters in UTF-8.
  */
-export function encodeRecords(c: RecordColumns): { readonly body: Buffer; readonly info: BlockInfo } {
-  const n = c.seqs.length;
-  const head = Buffer.allocUnsafe(n * REC_HEAD);
-  const texts: string[] = new Array<string>(n);
-  let minT = Infinity;
-  let maxT = -Infinity;
-  for (let i = 0; i < n; i++) {
-    const p = c.payloads[i]!;
-    const text = typeof p === 'string' ? p : Buffer.from(p.buffer, p.byteOffset, p.byteLength).toString('latin1');
-    const t = c.ts[i]!;
-    if (t < minT) minT = t;
-    if (t > maxT) maxT = t;
-    const off = i * REC_HEAD;
-    head[off] = c.kinds[i]!;
-    head[off + 1] = typeof p === 'string' ? 0 : 1;
-    head.writeUInt16LE(c.conns[i]! & 0xffff, off + 2);
-    head.writeUInt32LE(text.length, off + 4);
-    head.writeDoubleLE(c.seqs[i]!, off + 8);
-    head.writeDoubleLE(t, off + 16);
-    texts[i] = text;
+export class BlockBuilder {
+  private head: Buffer;
+  private text: Buffer;
+  private textAt = 0;
+  private n = 0;
+  private first = 0;
+  private last = 0;
+  private minT = Infinity;
+  private maxT = -Infinity;
+
+  constructor(textBytes = 64 * 1024) {
+    this.text = Buffer.allocUnsafe(textBytes);
+    this.head = Buffer.allocUnsafe(Math.max(REC_HEAD * 64, Math.ceil(textBytes / 64) * REC_HEAD));
   }
-  const countBuf = Buffer.allocUnsafe(4);
-  countBuf.writeUInt32LE(n, 0);
-  const body = Buffer.concat([countBuf, head, Buffer.from(texts.join(''), 'utf8')]);
-  const info = { count: n, firstSeq: c.seqs[0] ?? 0, lastSeq: c.seqs[n - 1] ?? 0, minT, maxT, rawBytes: body.length };
-  return { body, info };
+
+  /** Records appended. */
+  get length(): number {
+    return this.n;
+  }
+
+  /** Bytes the block holds so far (headers and payloads, uncompressed). */
+  get size(): number {
+    return this.n * REC_HEAD + this.textAt;
+  }
+
+  /** Appends one record (the hot path: no allocation unless a buffer must grow). */
+  push(kind: number, conn: number, seq: number, t: number, payload: string | Uint8Array): void {
+    const binary = typeof payload !== 'string';
+    if ((this.n + 1) * REC_HEAD > this.head.length) this.head = grown(this.head, this.n * REC_HEAD, (this.n + 1) * REC_HEAD);
+    const units = binary ? this.pushBytes(payload) : this.pushText(payload);
+    const h = this.head;
+    const off = this.n * REC_HEAD;
+    h[off] = kind;
+    h[off + 1] = binary ? 1 : 0;
+    h.writeUInt16LE(conn & 0xffff, off + 2);
+    h.writeUInt32LE(units, off + 4);
+    h.writeDoubleLE(seq, off + 8);
+    h.writeDoubleLE(t, off + 16);
+    if (this.n === 0) this.first = seq;
+    this.last = seq;
+    if (t < this.minT) this.minT = t;
+    if (t > this.maxT) this.maxT = t;
+    this.n++;
+  }
+
+  /** The uncompressed block body (record count, headers, payload text) and its summary; the builder starts the next block empty, keeping its buffers. */
+  finish(): { readonly body: Buffer; readonly info: BlockInfo } {
+    const count = Buffer.allocUnsafe(4);
+    count.writeUInt32LE(this.n, 0);
+    const body = Buffer.concat([count, this.head.subarray(0, this.n * REC_HEAD), this.text.subarray(0, this.textAt)]);
+    const info = { count: this.n, firstSeq: this.first, lastSeq: this.last, minT: this.minT, maxT: this.maxT, rawBytes: body.length };
+    this.n = 0;
+    this.textAt = 0;
+    this.minT = Infinity;
+    this.maxT = -Infinity;
+    return { body, info };
+  }
+
+  private pushText(s: string): number {
+    if (this.textAt + s.length * UTF8_MAX > this.text.length) {
+      const need = this.textAt + Buffer.byteLength(s, 'utf8');
+      if (need > this.text.length) this.text = grown(this.text, this.textAt, need);
+    }
+    this.textAt += this.text.write(s, this.textAt);
+    return s.length;
+  }
+
+  /** Bytes as latin1 characters in UTF-8 (what the reader turns back into the same bytes). */
+  private pushBytes(b: Uint8Array): number {
+    if (this.textAt + b.length * 2 > this.text.length) this.text = grown(this.text, this.textAt, this.textAt + b.length * 2);
+    const t = this.text;
+    let at = this.textAt;
+    for (let i = 0; i < b.length; i++) {
+      const c = b[i]!;
+      if (c < 0x80) t[at++] = c;
+      else {
+        t[at++] = 0xc0 | (c >> 6);
+        t[at++] = 0x80 | (c & 0x3f);
+      }
+    }
+    this.textAt = at;
+    return b.length;
+  }
+}
+
+/** A buffer at least `need` bytes long (double the old one when that is more) holding the first `used` bytes of `b`. */
+function grown(b: Buffer, used: number, need: number): Buffer {
+  const out = Buffer.allocUnsafe(Math.max(need, b.length * 2));
+  b.copy(out, 0, 0, used);
+  return out;
 }
 
 /** Thrown for a capture file whose bytes are not what this module wrote: names the file and offset. */

@@ -10,12 +10,10 @@ import {
   blockIntact,
   CaptureCorruptError,
   decodeRecords,
-  encodeRecords,
   parseBlockHeader,
   type BlockInfo,
   type BlockRef,
   type CaptureRecord,
-  type RecordColumns,
 } from './record.js';
 import type { Checkpoint } from './checkpoint.js';
 
@@ -46,8 +44,18 @@ const SEQ_SKIP = 1e9;
 
 const compress = promisify(brotliCompress);
 const decompress = promisify(brotliDecompress);
-/** Brotli quality 3: on frames of one venue about 11× smaller at twice deflate-6's speed; quality 5 gains a third in size for three times the CPU (bench/capture). */
-const BROTLI = { params: { [constants.BROTLI_PARAM_QUALITY]: 3, [constants.BROTLI_PARAM_LGWIN]: 22 } };
+/**
+ * Brotli quality of blocks and checkpoints, chosen by bench/capture-level.bench.ts (2026-11-28): on
+ * 1 MiB blocks of Kalshi delta frames quality 2 stores a frame 5.5× smaller than it came, as 3 does,
+ * for 20% less CPU; quality 1 saves 28% more CPU but only just makes 5×; 4 gains 5% in size for 2.4×
+ * the CPU. It runs on libuv's thread pool: CPU the machine pays beside ingest, not event-loop time.
+ */
+export const BROTLI_QUALITY = 2;
+
+/** Brotli settings for `bytes` of input: the size hint lets the encoder size its tables once. */
+function brotliOptions(bytes: number): { readonly params: Record<number, number> } {
+  return { params: { [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [constants.BROTLI_PARAM_LGWIN]: 22, [constants.BROTLI_PARAM_SIZE_HINT]: bytes } };
+}
 
 /** One segment file. */
 export interface SegmentInfo {
@@ -172,10 +180,9 @@ export class CaptureStore {
     return this.freeOf(this.dir) >= 2 * this.minFree;
   }
 
-  /** Compresses `records` into one block (on the thread pool). */
-  async seal(records: RecordColumns): Promise<{ readonly compressed: Buffer; readonly info: BlockInfo }> {
-    const { body, info } = encodeRecords(records);
-    return { compressed: await compress(body, BROTLI), info };
+  /** Compresses a block body (BlockBuilder.finish) on libuv's thread pool, off the event loop. */
+  seal(body: Buffer): Promise<Buffer> {
+    return compress(body, brotliOptions(body.length));
   }
 
   /**
@@ -291,7 +298,8 @@ export class CaptureStore {
 
   /** Writes a checkpoint (refused like `append` when the disk is nearly full); a reader never sees half of one. */
   async writeCheckpoint(cp: Checkpoint): Promise<number> {
-    const bytes = await compress(pack(cp), BROTLI);
+    const packed = pack(cp);
+    const bytes = await compress(packed, brotliOptions(packed.length));
     const free = this.freeOf(this.dir);
     if (free - bytes.length < this.minFree) throw new CaptureDiskFullError(`disk nearly full: ${free} bytes free in ${this.dir}; checkpoint not written`);
     const dir = join(this.dir, CHECKPOINTS);
