@@ -6,7 +6,7 @@ import { toCents } from '../core/price.js';
 import { errorReply, type Reply } from '../server/http.js';
 import type { StoredTrade } from '../state/trades.js';
 import { decodeCursor, type ApiContext } from './context.js';
-import { compareKeys, passesFilters, TradePage, TradePages, type CommittedTrade, type PageRow, type PageScope, type TimeKey } from './trade-pages.js';
+import { compareKeys, pageRow, passesFilters, TradePage, TradePages, type CommittedTrade, type PageRow, type PageScope, type TimeKey } from './trade-pages.js';
 import { count, ErrorFields, time, Trade } from '../views/schemas.js';
 
 /** The 200 body of /trades. */
@@ -282,7 +282,7 @@ function scanTrades(ctx: ApiContext, s: PageScope): { rows: PageRow[]; hasMore: 
       hasMore = true;
       break;
     }
-    rows.push({ key: k, json: JSON.stringify(json) });
+    rows.push(pageRow(k, json));
   }
   return { rows, hasMore };
 }
