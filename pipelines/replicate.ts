@@ -9,6 +9,7 @@ import {
   lastValueFrom,
   map,
   merge,
+  repeat,
   retry,
   startWith,
   Subscription,
@@ -26,9 +27,10 @@ const REWATCH_MS = 1_000;
 /**
  * The access layer of every cluster process (core or edge) kept in step with the shared tables
  * (src/cluster/access.ts):
- * - keys: every record changed here (created or revoked in-process, or by `crossbook keys` on this
- *   DATA_DIR, seen by KeyStore's poll) goes to the shared table, and every record there is merged
- *   into the local store, so a revocation anywhere reaches every process;
+ * - keys: every record changed here (created, revoked or moved to another plan in-process, or by
+ *   `crossbook keys` on this DATA_DIR, seen by KeyStore's poll) goes to the shared table, and every
+ *   record there is merged into the local store, so a revocation or a plan change anywhere reaches
+ *   every process (and, through the key flow, its open WebSocket connections);
  * - quotas: every `flushMs` the requests counted here are added to the shared monthly counters, and
  *   every counter change another process writes is applied, so limits count the cluster's requests.
  */
@@ -59,9 +61,12 @@ export function replicateAccess(
       }),
     );
   sub.add(local$.pipe(concatMap(shared)).subscribe());
+  // The watch starts with every record the table holds, so one opened again (after it ended or
+  // failed: NATS away, the bucket recreated) catches up on every change made meanwhile.
+  const bad = (key: string, error: string) => log.warn({ key, error }, 'cluster: a shared key entry is not a key record; skipped');
   sub.add(
-    defer(() => keyRecords(buckets))
-      .pipe(retry({ delay: () => timer(REWATCH_MS) }))
+    defer(() => keyRecords(buckets, bad))
+      .pipe(retry({ delay: () => timer(REWATCH_MS) }), repeat({ delay: () => timer(REWATCH_MS) }))
       .subscribe((r) => keys.merge(r)),
   );
 

@@ -1,7 +1,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Database } from 'lmdb';
 import { Subject } from 'rxjs';
-import { isPlanName, type PlanName } from './plans.js';
+import { z } from 'zod';
+import { isPlanName, PLAN_NAMES, type PlanName } from './plans.js';
 
 /** A key as stored: never the key itself, only its SHA-256. */
 export interface KeyRecord {
@@ -14,8 +15,26 @@ export interface KeyRecord {
   readonly account: string;
   readonly plan: PlanName;
   readonly createdAt: string;
+  /** When `plan` was last set (ISO); absent: at `createdAt`. Orders plan changes between replicas. */
+  readonly planAt?: string | undefined;
   revokedAt?: string | undefined;
 }
+
+const iso = z.iso.datetime();
+/**
+ * A key record as another process writes it (a cluster's shared key table): checked before it
+ * reaches the local table, so a malformed entry is skipped and changes nothing.
+ */
+export const KeyRecordSchema = z.object({
+  id: z.string().regex(/^key_[0-9a-f]{12}$/),
+  hash: z.string().regex(/^[0-9a-f]{64}$/),
+  hint: z.string().max(64),
+  account: z.string().max(200),
+  plan: z.enum(PLAN_NAMES),
+  createdAt: iso,
+  planAt: iso.optional(),
+  revokedAt: iso.optional(),
+});
 
 const KEY_RE = /^pmx_[A-Za-z0-9_-]{22,128}$/;
 
@@ -26,15 +45,22 @@ const MISSING: KeyVerdict = Object.freeze({ ok: false, reason: 'missing' });
 const INVALID: KeyVerdict = Object.freeze({ ok: false, reason: 'invalid' });
 const REVOKED: KeyVerdict = Object.freeze({ ok: false, reason: 'revoked' });
 
+/** When a record's plan was set. */
+const planTime = (r: KeyRecord): string => r.planAt ?? r.createdAt;
+
 /**
  * The newer state of one key from two copies of its record: a revocation wins over an active
- * record, and of two revocations the earlier stands, so replicas that exchange records in any order
- * end up with the same one. Returns `a` when `b` adds nothing to it.
+ * record, and of two revocations the earlier stands; of two plans the one set later stands (the
+ * same time: the greater name, so both sides pick the same). Replicas that exchange records in any
+ * order end up with the same one. Returns `a` when `b` adds nothing to it.
  */
 export function mergeKeyRecords(a: KeyRecord, b: KeyRecord): KeyRecord {
-  if (!b.revokedAt) return a;
-  if (!a.revokedAt || b.revokedAt < a.revokedAt) return { ...a, revokedAt: b.revokedAt };
-  return a;
+  const revokedAt = b.revokedAt && (!a.revokedAt || b.revokedAt < a.revokedAt) ? b.revokedAt : a.revokedAt;
+  const newerPlan = planTime(b) > planTime(a) || (planTime(b) === planTime(a) && b.plan > a.plan);
+  if (revokedAt === a.revokedAt && !newerPlan) return a;
+  const next: KeyRecord = newerPlan ? { ...a, plan: b.plan, planAt: planTime(b) } : { ...a };
+  if (revokedAt) next.revokedAt = revokedAt;
+  return next;
 }
 
 export function hashKey(key: string): string {
@@ -106,7 +132,9 @@ export class KeyStore {
     if (!isPlanName(plan)) throw new Error(`unknown plan "${plan}"`);
     const rec = keyOrId.startsWith('pmx_') ? this.byHash.get(hashKey(keyOrId)) : this.list().find((r) => r.id === keyOrId);
     if (!rec || rec.plan === plan) return rec;
-    const updated: KeyRecord = { ...rec, plan };
+    // Later than the plan it replaces even when the wall clock stepped back, so replicas take it.
+    const at = Math.max(Date.now(), Date.parse(planTime(rec)) + 1);
+    const updated: KeyRecord = { ...rec, plan, planAt: new Date(at).toISOString() };
     this.db.transactionSync(() => {
       this.db.putSync(`k:${rec.hash}`, updated);
       this.db.putSync('version', ((this.db.get('version') as number | undefined) ?? 0) + 1);

@@ -5,10 +5,13 @@ import type { MarketRecord } from '../state/catalog.js';
 import type { EngineState } from '../state/engine.js';
 import { FragmentCache } from '../views/market.js';
 import { VenueDirectory } from '../venues/directory.js';
+import type { TradePages } from './trade-pages.js';
 
 /** What the data endpoints read from: the state, the persisted history, the venue directory. */
 export class ApiContext {
   readonly fragments = new FragmentCache();
+  /** The /trades page cache, once the route is registered (its counters are read by tests). */
+  tradePages: TradePages | undefined;
   private sortedKeys: string[] = [];
   private sortedRecords: MarketRecord[] = [];
   private sortedAt = -1;

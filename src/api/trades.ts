@@ -1,11 +1,12 @@
 import type { Database, Key } from 'lmdb';
 import { z } from 'zod';
-import { typedReply, type Api } from '../access/api.js';
+import { type Api } from '../access/api.js';
 import { p } from '../access/params.js';
 import { toCents } from '../core/price.js';
 import { errorReply, type Reply } from '../server/http.js';
 import type { StoredTrade } from '../state/trades.js';
-import { decodeCursor, encodeCursor, type ApiContext } from './context.js';
+import { decodeCursor, type ApiContext } from './context.js';
+import { compareKeys, pageRow, passesFilters, TradePage, TradePages, type CommittedTrade, type PageRow, type PageScope, type TimeKey } from './trade-pages.js';
 import { count, ErrorFields, time, Trade } from '../views/schemas.js';
 
 /** The 200 body of /trades. */
@@ -80,12 +81,33 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
   };
 
   // Trades past the retention boundary are pruned by the persistence flow (pipelines/persistence.ts), on the engine's clock.
-  /** Pages of the current second and log version, by parsed query. */
-  const pages = new Map<object, Reply>();
-  let pagesAt = -1;
-  // The log's version is read again only after an LMDB commit (an LMDB stat and two cursors).
+  const pages = new TradePages(MAX_CACHED_PAGES);
+  ctx.tradePages = pages;
+  // The log is read again only after an LMDB commit: the trades committed since, and the first key of the index.
   let logAt = -1;
-  let log = '';
+  let seenSeq = -1;
+  let first: TimeKey | undefined;
+
+  /** Hands the pages the trades committed since the last look; a moved first key (a prune, an older trade) empties them. */
+  const follow = (): void => {
+    let head: TimeKey | undefined;
+    for (const key of byTime.getKeys({ limit: 1 })) head = timeKey(key);
+    if (seenSeq < 0 || head?.[0] !== first?.[0] || head?.[1] !== first?.[1]) {
+      first = head;
+      seenSeq = 0;
+      for (const key of trades.getKeys({ limit: 1, reverse: true })) seenSeq = key as number;
+      return pages.clear();
+    }
+    const fresh: CommittedTrade[] = [];
+    for (const { key, value } of trades.getRange({ start: seenSeq + 1 })) {
+      seenSeq = key as number;
+      const t = value as StoredTrade;
+      const k: TimeKey = [t.timestamp, t.seq];
+      // A trade whose index entry was not written (dropped while the disk was full) is not listed.
+      if (byTime.doesExist(k as unknown as Key)) fresh.push({ trade: t, key: k, record: tradeJson(ctx.venues.slugOf(t.venue), t) });
+    }
+    if (fresh.length > 0) pages.commit(fresh);
+  };
 
   api.route({
     path: '/trades',
@@ -114,32 +136,26 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
     },
     handler: (c) => {
       // "Now" is the end of the current second, so a page is a function of the query, that second
-      // and the committed log: pages cache until the log or the second changes.
+      // and the committed log: a page is kept for the second, and takes the trades committed into it.
       const now = Math.floor(ctx.clock.now() / 1000) * 1000 + 999;
       if (ctx.commits() !== logAt) {
         logAt = ctx.commits();
-        const next = logVersion(byTime);
-        if (next !== log) pages.clear();
-        log = next;
+        follow();
       }
-      if (now !== pagesAt) {
-        pages.clear();
-        pagesAt = now;
-      }
-      // By the parsed query: the access layer hands out one object per distinct query string.
-      const hit = pages.get(c.query);
-      if (hit) return hit;
+      const hit = pages.get(c.query, now);
+      if (hit) return hit.reply;
       const q = { ...c.query, pagination_key: c.query.pagination_key ?? c.query.cursor };
       if (c.query.cursor !== undefined && q.pagination_key !== c.query.cursor)
         return errorReply(400, 'validation.invalid_pagination_key', 'invalid parameters: pagination_key and cursor are two different tokens (give one)');
-      const reply = tradesPage(q, now);
-      if (reply.status === 200 && pages.size < MAX_CACHED_PAGES) pages.set(c.query, reply);
-      return reply;
+      const page = tradesPage(q, now);
+      if ('status' in page) return page;
+      pages.put(c.query, page);
+      return page.reply;
     },
   });
 
-  /** The reply to one /trades query at `now`. */
-  function tradesPage(q: TradesQuery & { readonly platform?: string | undefined }, now: number): Reply {
+  /** The page of one /trades query at `now`, or the error reply. */
+  function tradesPage(q: TradesQuery & { readonly platform?: string | undefined }, now: number): TradePage | Reply {
     const from = availableFrom(now);
     const w = tradeWindow(q, now, from, cfg, trades);
     if ('status' in w) return w;
@@ -147,39 +163,30 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
     if ((q.token_id !== undefined || q.wallet !== undefined) && walletVenue) {
       for (const l of [...labels]) if (l !== walletVenue.label) labels.delete(l);
     }
-    const page = scanTrades(ctx, q, w, labels);
-    const key = page.last && page.hasMore ? encodeCursor({ t: page.last[0], s: page.last[1], a: w.startMs, b: w.endMs, o: q.order }) : null;
-    const reply = typedReply(TradesPage, {
-      trades: page.out,
-      pagination: { limit: q.limit!, count: page.out.length, pagination_key: key, has_more: page.hasMore },
-      next_cursor: key,
-      _meta: {
-        data_available_from: new Date(from).toISOString(),
-        start_time: Math.floor(w.startMs / 1000),
-        end_time: Math.floor(w.endMs / 1000),
-        default_window_applied: w.defaultWindow,
-      },
+    const scope: PageScope = {
+      labels,
+      marketId: q.market_id,
+      tokenId: q.token_id,
+      wallet: q.wallet?.toLowerCase(),
+      minTotal: q.min_total,
+      desc: q.order === 'desc',
+      limit: q.limit!,
+      startMs: w.startMs,
+      endMs: w.endMs,
+      after: w.after,
+    };
+    const page = scanTrades(ctx, scope);
+    return new TradePage(scope, page.rows, page.hasMore, {
+      data_available_from: new Date(from).toISOString(),
+      start_time: Math.floor(w.startMs / 1000),
+      end_time: Math.floor(w.endMs / 1000),
+      default_window_applied: w.defaultWindow,
     });
-    // Bytes, so a cached page is not encoded again on every send.
-    return { ...reply, body: Buffer.from(reply.body) };
   }
 }
 
-/** Most /trades pages kept for the current log version and second. */
+/** Most /trades pages kept for the current second. */
 const MAX_CACHED_PAGES = 1000;
-
-/**
- * What the trade index holds, cheaply: its entry count (an LMDB stat, not a scan) and its first
- * and last keys. An append, a late trade and a prune each change it; reads see committed writes,
- * so a page cached before a commit is dropped when the commit lands.
- */
-function logVersion(byTime: Database): string {
-  let first: Key | undefined;
-  let last: Key | undefined;
-  for (const k of byTime.getKeys({ limit: 1 })) first = k;
-  for (const k of byTime.getKeys({ limit: 1, reverse: true })) last = k;
-  return `${(byTime.getStats() as { entryCount: number }).entryCount}|${String(first)}|${String(last)}`;
-}
 
 /** The /trades query as the handler reads it. */
 interface TradesQuery {
@@ -193,9 +200,6 @@ interface TradesQuery {
   readonly order?: 'asc' | 'desc' | undefined;
   readonly pagination_key?: string | undefined;
 }
-
-/** A key of the trade time index: [timestamp ms, seq]. */
-type TimeKey = readonly [number, number];
 
 /** An index key as written by Persistence.appendTrade. */
 function timeKey(k: Key): TimeKey {
@@ -262,43 +266,32 @@ function keyTime(trades: Database, seq: unknown): number | undefined {
   return (trades.get(seq) as StoredTrade | undefined)?.timestamp;
 }
 
-/** One page of trades of the venues `labels` in the window, in the request's order, filtered. */
-function scanTrades(
-  ctx: ApiContext,
-  q: TradesQuery,
-  w: TradeWindow,
-  labels: ReadonlySet<string>,
-): { out: z.output<typeof Trade>[]; last: TimeKey | undefined; hasMore: boolean } {
-  const wallet = q.wallet?.toLowerCase();
+/** One page of trades in the scope's order: its rows (index key and JSON text) and whether more follow. */
+function scanTrades(ctx: ApiContext, s: PageScope): { rows: PageRow[]; hasMore: boolean } {
   const trades = ctx.persistence.db('trades');
-  const out: z.output<typeof Trade>[] = [];
-  let last: TimeKey | undefined;
+  const rows: PageRow[] = [];
   let hasMore = false;
-  for (const key of ctx.persistence.db('tradesByTime').getKeys(timeRange(w, q.order === 'desc'))) {
+  for (const key of ctx.persistence.db('tradesByTime').getKeys(timeRange(s, s.desc))) {
     const k = timeKey(key);
-    if ((w.after && k[0] === w.after[0] && k[1] === w.after[1]) || k[0] < w.startMs || k[0] > w.endMs) continue;
+    if ((s.after && compareKeys(k, s.after) === 0) || k[0] < s.startMs || k[0] > s.endMs) continue;
     const t = trades.get(k[1]) as StoredTrade | undefined;
-    if (!t || !labels.has(t.venue)) continue;
-    if (q.market_id !== undefined && t.marketId !== q.market_id) continue;
-    if (q.token_id !== undefined && t.instrument !== q.token_id) continue;
-    if (wallet !== undefined && t.maker?.toLowerCase() !== wallet && t.taker?.toLowerCase() !== wallet) continue;
+    if (!t || !passesFilters(s, t)) continue;
     const json = tradeJson(ctx.venues.slugOf(t.venue), t);
-    if (q.min_total !== undefined && json.amount_usd < q.min_total) continue;
-    if (out.length === q.limit) {
+    if (s.minTotal !== undefined && json.amount_usd < s.minTotal) continue;
+    if (rows.length === s.limit) {
       hasMore = true;
       break;
     }
-    out.push(json);
-    last = k;
+    rows.push(pageRow(k, json));
   }
-  return { out, last, hasMore };
+  return { rows, hasMore };
 }
 
 /**
  * The index range of a window, from the pagination key when there is one. Bounds are inclusive in
  * time: a one-element key [ms] sorts before every [ms, seq]. The key itself is skipped by the scan.
  */
-function timeRange(w: TradeWindow, desc: boolean): { start: number[]; end: number[]; reverse: boolean } {
+function timeRange(w: Pick<TradeWindow, 'after' | 'startMs' | 'endMs'>, desc: boolean): { start: number[]; end: number[]; reverse: boolean } {
   if (desc) return { start: w.after ? [...w.after] : [w.endMs + 1], end: [w.startMs], reverse: true };
   return { start: w.after ? [...w.after] : [w.startMs], end: [w.endMs + 1], reverse: false };
 }

@@ -5,18 +5,20 @@ import { Persistence, serversOnCopies } from '../persist/store.js';
 
 /**
  * `crossbook keys …`: works beside a running server on the same DATA_DIR (LMDB is multi-process;
- * the server re-reads the key table within a second). A server that serves a temporary copy of
+ * the server re-reads the key table within a second; in a cluster every other process follows a
+ * NATS round trip later). `plan` moves a key to another plan: its open WebSocket connections keep
+ * what the new plan includes and drop the rest (PLAN_CHANGED). A server that serves a temporary copy of
  * DATA_DIR (it could not write it at start) does not see the change: create and revoke then say
- * so and exit 3.
+ * so and exit 3 (plan likewise).
  */
 export async function keysCommand(
   config: Config,
-  action: 'create' | 'list' | 'revoke',
+  action: 'create' | 'list' | 'revoke' | 'plan',
   arg: { plan?: string; account?: string; key?: string },
   out: (s: string) => void,
   err: (s: string) => void,
 ): Promise<number> {
-  if (action === 'create' && (!arg.plan || !isPlanName(arg.plan))) {
+  if ((action === 'create' || action === 'plan') && (!arg.plan || !isPlanName(arg.plan))) {
     err(`--plan must be one of ${PLAN_NAMES.join(', ')}${arg.plan ? ` (got "${arg.plan}")` : ''}`);
     return 2;
   }
@@ -45,6 +47,15 @@ export async function keysCommand(
         }
         out(`revoked ${r.id} at ${r.revokedAt}`);
         return unreached(config.dataDir, `the revocation of ${r.id}`, err);
+      }
+      case 'plan': {
+        const r = arg.key ? keys.setPlan(arg.key, arg.plan as (typeof PLAN_NAMES)[number]) : undefined;
+        if (!r) {
+          err(`no such key: ${arg.key ?? '(none given)'}`);
+          return 1;
+        }
+        out(`${r.id} is on plan ${r.plan}${r.revokedAt ? ` (revoked at ${r.revokedAt})` : ''}`);
+        return unreached(config.dataDir, `the plan change of ${r.id}`, err);
       }
     }
   } finally {

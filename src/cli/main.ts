@@ -388,6 +388,15 @@ function addKeys(p: Command): void {
     .action(async (key: string, o: { dataDir?: string }) => {
       process.exitCode = await keysCommand(config(o), 'revoke', { key }, out, err);
     });
+  keys
+    .command('plan')
+    .description('move a key to another plan (open WebSocket connections drop what the new plan does not include)')
+    .argument('<key-or-id>')
+    .argument('<plan>', 'free, dev, pro or enterprise')
+    .option('--data-dir <dir>', 'data directory (env DATA_DIR)')
+    .action(async (key: string, plan: string, o: { dataDir?: string }) => {
+      process.exitCode = await keysCommand(config(o), 'plan', { key, plan }, out, err);
+    });
 }
 
 function addData(p: Command): void {

@@ -1,6 +1,7 @@
 import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
 import { Observable } from 'rxjs';
-import { mergeKeyRecords, type KeyRecord } from '../access/keys.js';
+import { z } from 'zod';
+import { KeyRecordSchema, mergeKeyRecords, type KeyRecord } from '../access/keys.js';
 import type { CountDelta, MonthCounts, SharedCounts } from '../access/quota.js';
 import type { ClusterLink } from './link.js';
 
@@ -37,7 +38,8 @@ const json = (v: unknown): Uint8Array => enc.encode(JSON.stringify(v));
 export async function shareKey(b: AccessBuckets, r: KeyRecord): Promise<void> {
   for (let i = 0; i < CAS_ATTEMPTS; i++) {
     const e = await b.keys.get(r.hash);
-    const held = e && e.operation === 'PUT' ? e.json<KeyRecord>() : undefined;
+    // An entry that is not a key record is replaced by this one rather than merged with.
+    const held = e && e.operation === 'PUT' ? heldRecord(e) : undefined;
     const next = held ? mergeKeyRecords(held, r) : r;
     if (held && next === held) return;
     const ok = await (e ? b.keys.update(r.hash, json(next), e.revision) : b.keys.create(r.hash, json(next))).then(
@@ -49,9 +51,22 @@ export async function shareKey(b: AccessBuckets, r: KeyRecord): Promise<void> {
   throw new Error(`key ${r.id}: shared table kept changing under ${CAS_ATTEMPTS} writes`);
 }
 
-/** Every record of the shared key table, then each change as it is written (a KV watch). */
-export function keyRecords(b: AccessBuckets): Observable<KeyRecord> {
-  return watchEntries(b.keys, '>', (e) => e.json<KeyRecord>());
+/**
+ * Every record of the shared key table, then each change as it is written (a KV watch); an entry
+ * that is not a key record (another writer's bug, a hand-edited bucket) is skipped.
+ */
+export function keyRecords(b: AccessBuckets, onBad?: (key: string, error: string) => void): Observable<KeyRecord> {
+  return watchEntries(b.keys, '>', (e) => KeyRecordSchema.parse(e.json<unknown>()), onBad);
+}
+
+/** The key record a KV entry holds, or undefined when it holds none. */
+function heldRecord(e: KvEntry): KeyRecord | undefined {
+  try {
+    const r = KeyRecordSchema.safeParse(e.json<unknown>());
+    return r.success ? r.data : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The KV key of a key's month counter. */
@@ -92,8 +107,8 @@ export function sharedCounts(b: AccessBuckets, month: string): Observable<{ keyI
   return watchEntries(b.quota, `${month}.*`, (e) => ({ keyId: e.key.slice(month.length + 1), total: { ...e.json<MonthCounts>(), revision: e.revision } }));
 }
 
-/** A KV watch as an Observable of decoded PUT entries; an entry that does not decode is skipped. */
-function watchEntries<T>(kv: KV, key: string, decode: (e: KvEntry) => T): Observable<T> {
+/** A KV watch as an Observable of decoded PUT entries; an entry that does not decode is skipped (and given to `onBad`). */
+function watchEntries<T>(kv: KV, key: string, decode: (e: KvEntry) => T, onBad?: (key: string, error: string) => void): Observable<T> {
   return new Observable<T>((sub) => {
     let stop: (() => void) | undefined;
     let stopped = false;
@@ -106,7 +121,8 @@ function watchEntries<T>(kv: KV, key: string, decode: (e: KvEntry) => T): Observ
         let v: T;
         try {
           v = decode(e);
-        } catch {
+        } catch (err) {
+          onBad?.(e.key, err instanceof z.ZodError ? z.prettifyError(err) : String(err));
           continue;
         }
         sub.next(v);

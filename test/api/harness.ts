@@ -7,6 +7,7 @@ import type { ApiContext } from '../../src/api/context.js';
 import { buildCore, buildHttp } from '../../src/compose.js';
 import { loadConfig, type LoadOptions } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
+import type { Clock } from '../../src/core/clock.js';
 import { log } from '../../src/core/log.js';
 import type { NormalizedEvent } from '../../src/core/types.js';
 import { Persistence } from '../../src/persist/store.js';
@@ -30,10 +31,11 @@ export interface ApiHarness {
   close(): Promise<void>;
 }
 
-export async function apiHarness(opts: LoadOptions = {}): Promise<ApiHarness> {
+/** `clock`: the engine's (a VirtualClock holds "now" still for tests of what a second caches); wall time by default. */
+export async function apiHarness(opts: LoadOptions = {}, clock?: Clock): Promise<ApiHarness> {
   const config = loadConfig({ env: {}, ...opts });
   const dir = mkdtempSync(join(tmpdir(), 'cb-api-'));
-  const core = buildCore(config, { persistence: new Persistence(dir), log });
+  const core = buildCore(config, { persistence: new Persistence(dir), log, ...(clock ? { clock } : {}) });
   const { state, persistence, keys } = core;
   const { http, api, ctx } = buildHttp(core);
   const flow = persistChanges(state, persistence);

@@ -15,7 +15,7 @@ const option = (c: Command, flag: string): Option => {
 };
 
 describe('crossbook command tree', () => {
-  it('has every command of the CLI, keys and data with their three subcommands', () => {
+  it('has every command of the CLI, keys with its four subcommands and data with its three', () => {
     const p = program();
     expect(p.commands.map((c) => c.name())).toEqual([
       'serve',
@@ -34,7 +34,7 @@ describe('crossbook command tree', () => {
       'groups',
       'capture',
     ]);
-    expect(sub(p, 'keys').commands.map((c) => c.name())).toEqual(['create', 'list', 'revoke']);
+    expect(sub(p, 'keys').commands.map((c) => c.name())).toEqual(['create', 'list', 'revoke', 'plan']);
     expect(sub(p, 'data').commands.map((c) => c.name())).toEqual(['check', 'repair', 'backup']);
   });
 
