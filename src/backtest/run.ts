@@ -103,7 +103,7 @@ export async function backtestOne(
 }
 
 /** The items up to time `to` (ms). */
-async function* until(items: AsyncIterable<ReplayItem>, to: number): AsyncGenerator<ReplayItem> {
+export async function* until(items: AsyncIterable<ReplayItem>, to: number): AsyncGenerator<ReplayItem> {
   for await (const it of items) {
     if ((it.type === 'event' ? it.event.localTimestamp : it.at) > to) return;
     yield it;
