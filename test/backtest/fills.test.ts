@@ -137,7 +137,7 @@ describe('GET /arb/history/{opportunity_id}/fills', () => {
     const ids = run(0)
       .trades.map((t) => t.opportunity_id)
       .filter((id) => closed.has(id) && closed.get(id)!.first_seen + 2 * LATENCIES[1] + 100 < to)
-      .slice(0, 3);
+      .slice(0, 2);
     expect(ids.length).toBeGreaterThan(0);
     let compared = 0;
     for (const id of ids) {
@@ -176,7 +176,8 @@ describe('GET /arb/history/{opportunity_id}/fills', () => {
     }
     // The trades at 0 ms of the chosen ids filled: the comparison is of real fills.
     expect(compared).toBeGreaterThanOrEqual(ids.length);
-  });
+    // Failure guard: each request is a replay of the capture from its start (CPU work, not a wait).
+  }, 120_000);
 
   it('refuses bad input: 400 for a bad latency or id, 404 for an unknown id, 400 for a window outside the capture, 403 on the free plan', async () => {
     const id = run(0).trades.find((t) => svc.history.find('arb', t.opportunity_id))!.opportunity_id;
