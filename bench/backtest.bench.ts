@@ -6,19 +6,23 @@
  * second of (b) say how long an hour of capture takes. Prints one markdown row per run.
  *
  *   node --expose-gc dist/bench/backtest.bench.js RECORDING.ndjson
+ *   node --expose-gc dist/bench/backtest.bench.js --data-dir DIR FROM TO    (DIR's capture log, from its start to TO; trading from FROM, ms)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { backtest } from '../src/backtest/run.js';
+import { backtest, until } from '../src/backtest/run.js';
 import { loadConfig } from '../src/config/load.js';
 import { log, setLogLevel } from '../src/core/log.js';
+import { captureItems } from '../src/cli/replay.js';
 import { readItemsFile, type ReplayItem } from '../src/replay/input.js';
 import { replay } from '../src/replay/run.js';
 
 const file = process.argv[2];
-if (!file) throw new Error('usage: node dist/bench/backtest.bench.js RECORDING.ndjson');
-const config = loadConfig({ env: {} });
+if (!file) throw new Error('usage: node dist/bench/backtest.bench.js RECORDING.ndjson | --data-dir DIR FROM TO');
+/** The capture log of a data directory instead of a recording. */
+const capture = file === '--data-dir' ? { dir: process.argv[3]!, from: Number(process.argv[4]), to: Number(process.argv[5]) } : undefined;
+const config = loadConfig({ env: {}, overrides: capture ? { dataDir: capture.dir } : {} });
 setLogLevel('warn');
 
 /** The first and last times of the recording, and its span. */
@@ -58,11 +62,11 @@ async function measure<T>(fn: () => Promise<T>): Promise<{ r: T; sec: number; cp
   }
 }
 
-const w = await span();
-const minutes = (w.to - w.from) / 60_000;
-const items = (): AsyncIterable<ReplayItem> => readItemsFile(file);
 const quiet = log.child({});
-const a = await measure(() => replay({ config, items: items(), log: quiet }));
+const w = capture ? { from: capture.from, to: capture.to, items: 0 } : await span();
+const minutes = (w.to - w.from) / 60_000;
+const items = (): AsyncIterable<ReplayItem> => (capture ? captureItems(config, { from: 0, to: w.to }, quiet) : readItemsFile(file));
+const a = await measure(() => replay({ config, items: until(items(), w.to), log: quiet }));
 const out = mkdtempSync(join(tmpdir(), 'crossbook-bench-backtest-'));
 const b = await measure(() =>
   backtest({
@@ -82,7 +86,7 @@ const b = await measure(() =>
 rmSync(out, { recursive: true, force: true });
 const events = a.r.events;
 process.stdout.write(
-  `${new Date().toISOString()} ${cpus()[0]?.model} (${cpus().length} cores), Node ${process.version}, load ${loadavg()[0]!.toFixed(2)}; ${file}: ${w.items} items, ${events} events over ${minutes.toFixed(1)} min\n`,
+  `${new Date().toISOString()} ${cpus()[0]?.model} (${cpus().length} cores), Node ${process.version}, load ${loadavg()[0]!.toFixed(2)}; ${capture ? `capture log of ${capture.dir}` : file}: ${w.items} items, ${events} events over ${minutes.toFixed(1)} min\n`,
 );
 process.stdout.write(
   '| run | wall s | CPU s | events/s (wall) | recorded min per wall s | peak RSS MiB | peak heap MiB | vs (a) |\n|---|---|---|---|---|---|---|---|\n',

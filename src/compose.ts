@@ -10,6 +10,7 @@ import { registerSignalHistory } from './api/signal-history.js';
 import { registerSignals } from './api/signals.js';
 import { registerVenueB } from './api/venue-b.js';
 import { registerReplay } from './api/replay.js';
+import { registerFills } from './api/fills.js';
 import { captureSettings, captureStatus, openCapture, type Capture } from './capture/index.js';
 import { registerCaptureMetrics } from './capture/metrics.js';
 import type { Config } from './config/schema.js';
@@ -187,13 +188,15 @@ export function buildHttp(core: Core, domain?: Domain, opts: HttpOptions = {}): 
   });
   const ctx = new ApiContext(config, state, persistence, core.venues, core.clock);
   registerDataRoutes(api, ctx);
-  registerReplay(api, ctx, { capture: core.capture, settings: captureSettings(config), now: realClock.now, log });
+  const replaySource = { capture: core.capture, settings: captureSettings(config), now: realClock.now, log };
+  registerReplay(api, ctx, replaySource);
   let ws: WsHub | undefined;
   let metrics: Registry | undefined;
   if (domain) {
     registerMatching(api, ctx, domain.matching);
     registerSignals(api, ctx, domain.signals);
     registerSignalHistory(api, ctx, domain.history);
+    registerFills(api, ctx, { ...replaySource, history: domain.history });
     registerAlerts(api, ctx, domain.ledger, domain.alerts);
     registerVenueB(api, ctx, domain.ledger);
     ws = buildHub(core, domain, http, api, opts.hub);

@@ -431,6 +431,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/arb/history/{opportunity_id}/fills': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * What a taker would have got on one closed arbitrage at each latency (the backtest of that opportunity)
+     * @description Replays the capture log of this service (from its start, so the books and groups are as live had them) through the same rooms on a virtual clock, with a simulated taker who acts latency_ms after the signal: each leg walks the book as it stood then (depth, venue taker fee), and a leg filled without its pair is sold back another latency later (the unwind). The same numbers as `crossbook backtest` for that opportunity id. One replay at a time (about a CPU second per captured minute); a capture longer than 2 h before the window is refused (422): run crossbook backtest offline. Same plan gate as /replay.
+     */
+    get: operations['arb_history_opportunity_id_fills'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/alerts/smart-money': {
     parameters: {
       query?: never;
@@ -5030,6 +5050,170 @@ export interface operations {
       429: components['responses']['TooManyRequests'];
       431: components['responses']['HeadTooLarge'];
       500: components['responses']['InternalError'];
+    };
+  };
+  arb_history_opportunity_id_fills: {
+    parameters: {
+      query?: {
+        /** @description one latency or a comma list, whole ms from 0 to 60000 (default 250) */
+        latency_ms?: string;
+        /** @description dollars the taker puts on the opportunity at most */
+        max_usd?: number;
+        /** @description each venue's taker fees, or none */
+        fees?: 'venue-schedule' | 'none';
+      };
+      header?: never;
+      path: {
+        /** @description opportunity_id of a closed arbitrage (as /arb/history lists it) */
+        opportunity_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description {opportunity_id, signal_at, closed_at, signal_roi, runs: [{latency_ms, status, fillable, net_usd, legs, unwind}], _meta} */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            opportunity_id: string;
+            /**
+             * Format: date-time
+             * @description when the engine opened the opportunity
+             */
+            signal_at: string;
+            /**
+             * Format: date-time
+             * @description when it closed
+             */
+            closed_at: string;
+            /** @description net ROI percent at the signal, as the replay saw it (null when no latency was evaluated) */
+            signal_roi: number | null;
+            /** @description one per latency asked, in increasing order */
+            runs: {
+              /** @description the taker acted this long after the signal */
+              latency_ms: number;
+              /**
+               * @description filled: every leg as asked; partial: fewer contracts, legs equal; broken: legs unequal; unfilled: nothing filled; beyond_capture: the fill time is past what was captured
+               * @enum {string}
+               */
+              status: 'filled' | 'partial' | 'broken' | 'unfilled' | 'beyond_capture';
+              /** @description at least one matched contract (a pair of legs) filled */
+              fillable: boolean;
+              /** @description realized: $1 per matched pair − spend − fees ± unwind (0 when nothing filled) */
+              net_usd: number;
+              /** @description what each leg got (empty when nothing filled) */
+              legs: {
+                /** @description venue slug */
+                platform: string;
+                /** @description native market id */
+                market_id: string;
+                /**
+                 * @description side bought, in the market's own terms
+                 * @enum {string}
+                 */
+                side: 'yes' | 'no';
+                /** @description size-weighted average price paid, cents (0 when nothing filled) */
+                price: number;
+                /** @description worst price the order accepted (the worst level the signal walked), cents */
+                limit_price: number;
+                /** @description contracts filled */
+                size: number;
+                /** @description contracts the order asked for */
+                requested: number;
+                /** @description taker fee paid, dollars (the venue's schedule, per fill) */
+                fee_usd: number;
+                /** @description when the order hit the book: signal time + latency, ISO */
+                filled_at: string;
+              }[];
+              /** @description a broken arbitrage: its excess leg, exposure and what selling it back cost; null otherwise */
+              unwind: {
+                /** @description index of the leg that filled more */
+                leg: number;
+                /** @description contracts of that leg without a matching other leg */
+                excess: number;
+                /** @description what the excess cost, price and fee */
+                exposure_usd: number;
+                /** @description when it was sold back (the book at that moment); null when the window ended first */
+                at: string | null;
+                /** @description contracts sold back */
+                sold: number;
+                /** @description dollars the sale brought, before its fee */
+                proceeds_usd: number;
+                /** @description taker fee of the sale */
+                fee_usd: number;
+                /** @description exposure − (proceeds − fee): what breaking cost */
+                cost_usd: number;
+              } | null;
+            }[];
+            _meta: {
+              window: {
+                /**
+                 * Format: date-time
+                 * @description start of the capture replayed
+                 */
+                from: string;
+                /**
+                 * Format: date-time
+                 * @description end of the window replayed
+                 */
+                to: string;
+              };
+              /** @description events the replay applied */
+              events: number;
+              /** @description dollars the taker put on the opportunity at most */
+              max_usd: number;
+              /** @enum {string} */
+              fees: 'venue-schedule' | 'none';
+            };
+          };
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      /** @description No closed arbitrage with this id in /arb/history (code not_found): unknown, still open (see /arb), or past history retention */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description The window is not captured yet (code fills.not_captured_yet, retry after Retry-After), or the replay of the capture did not open this opportunity (code fills.not_reproduced) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The capture before the window is too long to replay on request (code fills.window_too_long) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadTooLarge'];
+      500: components['responses']['InternalError'];
+      /** @description Too many fills requests waiting for the replay (code fills.busy); retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   alerts_smart_money: {

@@ -61,7 +61,7 @@ export function registerReplay(api: Api, ctx: ApiContext, src: ReplaySource): vo
 }
 
 /** The 400 of a window the capture does not hold, or undefined. */
-function outsideRetention(src: ReplaySource, from: number, to: number): Reply | undefined {
+export function outsideRetention(src: ReplaySource, from: number, to: number): Reply | undefined {
   if (src.capture === undefined)
     return errorReply(400, 'replay.capture_off', 'capture is turned off on this server (capture.enabled false): nothing to replay');
   const now = src.now();

@@ -2,8 +2,10 @@ import type { Config } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
 import type { ReplayItem } from '../replay/input.js';
 import { replay } from '../replay/run.js';
+import type { OpportunityRecord } from '../signals/lifecycle/record.js';
 import { ReportWriter } from './report.js';
-import { Taker, type TakerOptions } from './taker.js';
+import type { Trade } from './schema.js';
+import { Taker, type TakerOptions, type TradeSink } from './taker.js';
 
 export interface BacktestOptions extends TakerOptions {
   readonly config: Config;
@@ -21,10 +23,43 @@ export interface BacktestResult {
   readonly flushes: number;
 }
 
+/** What one replay with the taker inside gave, besides what went to its sink. */
+interface TakerRun {
+  readonly events: number;
+  readonly flushes: number;
+  readonly beyondWindow: ReadonlyMap<number, number>;
+}
+
 /**
- * A backtest: one replay of the window (src/replay/run.ts: the live rooms on a virtual clock) with
- * the taker inside it, consuming the lifecycle's events as live would publish them, and the report
- * streamed to `out`. Items before `from` warm the books and the matcher up; the replay stops at `to`.
+ * One replay of the window (src/replay/run.ts: the live rooms on a virtual clock) with the taker
+ * inside it, consuming the lifecycle's events as live would publish them; its results go to `sink`
+ * and each opportunity closed in the window to `onClosed`. Items before `from` warm the books and
+ * the matcher up; the replay stops at `to`.
+ */
+async function runTaker(opts: Omit<BacktestOptions, 'out'>, sink: TradeSink, onClosed: (r: OpportunityRecord) => void): Promise<TakerRun> {
+  let taker: Taker | undefined;
+  const r = await replay({
+    config: opts.config,
+    items: until(opts.items, opts.to),
+    // The recording's flush markers say where live recomputed: no extra flush after the last one
+    // (it would open signals live never had, with no book left to fill them against).
+    flushAtEnd: false,
+    log: opts.log,
+    onWired: ({ clock, core, domain }) => {
+      const t = new Taker(clock, core.state, core.venues, sink, opts, (id) => domain.matching.servedGroup(id)?.category ?? null);
+      taker = t;
+      domain.lifecycle.events$.subscribe((e) => {
+        t.onEvent(e);
+        if (e.type === 'expired' && e.record.first_seen >= opts.from) onClosed(e.record);
+      });
+    },
+  });
+  taker?.finish();
+  return { events: r.events, flushes: r.flushes, beyondWindow: taker?.beyondWindow ?? new Map() };
+}
+
+/**
+ * A backtest: the window replayed with the taker inside (`runTaker`), the report streamed to `out`.
  */
 export async function backtest(opts: BacktestOptions): Promise<BacktestResult> {
   const writer = new ReportWriter(
@@ -40,30 +75,35 @@ export async function backtest(opts: BacktestOptions): Promise<BacktestResult> {
     },
     opts.latencies,
   );
-  let taker: Taker | undefined;
-  const r = await replay({
-    config: opts.config,
-    items: until(opts.items, opts.to),
-    // The recording's flush markers say where live recomputed: no extra flush after the last one
-    // (it would open signals live never had, with no book left to fill them against).
-    flushAtEnd: false,
-    log: opts.log,
-    onWired: ({ clock, core, domain }) => {
-      const t = new Taker(clock, core.state, core.venues, writer, opts, (id) => domain.matching.servedGroup(id)?.category ?? null);
-      taker = t;
-      domain.lifecycle.events$.subscribe((e) => {
-        t.onEvent(e);
-        if (e.type === 'expired' && e.record.first_seen >= opts.from) writer.closed(e.record);
-      });
-    },
-  });
-  taker?.finish();
-  const lines = await writer.finish(r.events, taker?.beyondWindow ?? new Map());
+  const r = await runTaker(opts, writer, (rec) => writer.closed(rec));
+  const lines = await writer.finish(r.events, r.beyondWindow);
   return { lines, events: r.events, flushes: r.flushes };
 }
 
+/** One latency's outcome for one opportunity: its trade (undefined: nothing filled), or not evaluated (the window ended first). */
+export interface OpportunityFill {
+  readonly latencyMs: number;
+  /** The replay opened the opportunity and its fill time fell inside the window. */
+  readonly evaluated: boolean;
+  readonly trade: Trade | undefined;
+}
+
+/**
+ * The backtest of one opportunity: the same replay and taker as `backtest`, acting only on the
+ * opportunity `id` (the taker only reads the books, so acting on the others or not changes nothing
+ * of its fills), its results kept in memory. Whether the replay opened `id` at all is in `evaluated`.
+ */
+export async function backtestOne(
+  opts: Omit<BacktestOptions, 'out'> & { readonly id: string },
+): Promise<{ fills: OpportunityFill[]; opened: boolean; events: number }> {
+  const got = new Map<number, Trade | undefined>();
+  const r = await runTaker({ ...opts, only: opts.id }, { result: (lat, trade) => void got.set(lat, trade) }, () => undefined);
+  const opened = got.size > 0 || [...r.beyondWindow.values()].some((n) => n > 0);
+  return { fills: opts.latencies.map((l) => ({ latencyMs: l, evaluated: got.has(l), trade: got.get(l) })), opened, events: r.events };
+}
+
 /** The items up to time `to` (ms). */
-async function* until(items: AsyncIterable<ReplayItem>, to: number): AsyncGenerator<ReplayItem> {
+export async function* until(items: AsyncIterable<ReplayItem>, to: number): AsyncGenerator<ReplayItem> {
   for await (const it of items) {
     if ((it.type === 'event' ? it.event.localTimestamp : it.at) > to) return;
     yield it;

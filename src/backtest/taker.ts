@@ -25,6 +25,8 @@ export interface TakerOptions {
   readonly fees: 'venue-schedule' | 'none';
   /** Opportunities opened before this (ms) only warm the books up and are not traded. */
   readonly from: number;
+  /** Act on this opportunity id only (GET /arb/history/:id/fills); undefined: on every one. */
+  readonly only?: string | undefined;
 }
 
 /** Where the taker's results go, one call per opportunity and latency (the report, src/backtest/report.ts). */
@@ -87,6 +89,7 @@ export class Taker {
     if (e.type !== 'opened' || e.kind !== this.opts.strategy) return;
     const now = this.clock.now();
     if (now < this.opts.from || e.opportunity.roi < this.opts.minRoi) return;
+    if (this.opts.only !== undefined && e.id !== this.opts.only) return;
     const plan = this.plan(e, now);
     if (!plan) return;
     for (const lat of this.opts.latencies) this.schedule(lat, () => this.fill(plan, lat));

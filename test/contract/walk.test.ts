@@ -75,6 +75,8 @@ async function samples(r: Running): Promise<Record<string, string>> {
     group_id: String(group.group_id),
     market_id: markets[0]!.marketId,
     url: markets[0]!.url ?? `https://kalshi.com/markets/${markets[0]!.marketId}`,
+    // A well-formed id no opportunity has (a fills replay per walk step would be minutes): the 404.
+    opportunity_id: 'arb_0_0_0',
   };
 }
 

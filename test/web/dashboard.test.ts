@@ -2,13 +2,14 @@
 /// <reference lib="dom.iterable" />
 // The page.evaluate / waitForFunction callbacks run in the browser and use its DOM.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { startService, type Service } from '../../src/service.js';
+import { CHROMIUM, haveChromium, launchChromium } from '../support/chromium.js';
 import { CLOSE_REASONS } from '../../src/signals/lifecycle/record.js';
 
 /**
@@ -17,19 +18,8 @@ import { CLOSE_REASONS } from '../../src/signals/lifecycle/record.js';
  * condition. Screenshots go to docs/images/ with UPDATE_SCREENSHOTS=1 (README shows them), to a
  * temporary folder otherwise; render timings go to bench/out/dashboard-render.json (BENCHMARKS.md).
  */
-const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const ROOT = join(import.meta.dirname, '..', '..');
-const have = existsSync(CHROMIUM);
+const have = haveChromium;
 if (!have) console.warn(`dashboard browser tests skipped: ${CHROMIUM} is not installed (apt-get install -y chromium; .ci/run installs it)`);
 
 /** One board update as the page measures it (web/src/perf.ts). */
@@ -60,7 +50,7 @@ describe.skipIf(!have)('web dashboard in Chromium against the live simulator', (
         overrides: { dataDir: dir, logLevel: 'warn', server: { host: '127.0.0.1', port: 0, baseUrl: null }, sim: { ticksPerSecond: 400 } },
       }),
     );
-    browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: FLAGS, viewport: { width: 1280, height: 800 } });
+    browser = await launchChromium(profile);
     page = await browser.newPage();
     mkdirSync(shots, { recursive: true });
   });

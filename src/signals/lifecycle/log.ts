@@ -91,6 +91,22 @@ export class OpportunityLog implements RecordSink {
     return { records, truncated: false };
   }
 
+  /**
+   * The closed record of `id` (undefined: none kept). Its key starts at the millisecond it opened
+   * (in the id: `<kind>_<group>_<opened ms>_<n>`, base 36), so the search walks the records closed
+   * from then on, at most `scanLimit` of them.
+   */
+  find(kind: OpportunityKind, id: string, scanLimit = 200_000): OpportunityRecord | undefined {
+    const opened = Number.parseInt(id.split('_')[2] ?? '', 36);
+    if (!id.startsWith(`${kind}_`) || !Number.isSafeInteger(opened)) return undefined;
+    let scanned = 0;
+    for (const { key, value } of this.db.getRange({ start: [kind, opened], end: [kind, Number.MAX_SAFE_INTEGER] })) {
+      if ((key as Key)[2] === id) return value as OpportunityRecord;
+      if (++scanned >= scanLimit) return undefined;
+    }
+    return undefined;
+  }
+
   /** Removes records closed before `now − retentionMs`, at most `max` per call. Returns how many. */
   prune(now: number, max = 50_000): number {
     const cutoff = now - this.retentionMs;
