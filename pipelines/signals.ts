@@ -2,7 +2,7 @@ import { auditTime, interval, Subscription, tap } from 'rxjs';
 import { realClock, type Clock } from '../src/core/clock.js';
 import type { MatchingService } from '../src/matching/service.js';
 import type { AlertEngine } from '../src/signals/alerts.js';
-import type { SignalEngine } from '../src/signals/engine.js';
+import type { HeldGroups, SignalEngine } from '../src/signals/engine.js';
 import type { OpportunityLog } from '../src/signals/lifecycle/log.js';
 import type { Webhooks } from '../src/webhooks/webhooks.js';
 import type { WalletLedger } from '../src/signals/wallets.js';
@@ -85,12 +85,12 @@ export function matchingFlow(state: EngineState, matching: MatchingService, sign
  */
 export function arbFlow(state: EngineState, signals: SignalEngine, turn: Turn = new Turn()): Subscription {
   const sub = new Subscription();
-  const mark = (venue: string, marketId: string): void => {
-    if (signals.mark(venue, marketId)) turn.touch();
+  const mark = (venue: string, marketId: string, held?: HeldGroups): void => {
+    if (signals.mark(venue, marketId, held)) turn.touch();
   };
   sub.add(turn.add(() => signals.flush()));
   sub.add(() => turn.stop());
-  sub.add(state.books.changes$.subscribe((b) => mark(b.venue, b.marketId)));
+  sub.add(state.books.changes$.subscribe((b) => mark(b.venue, b.marketId, b.book)));
   sub.add(
     state.quotes.changes$.subscribe((q) => {
       if (!q.fromBook) mark(q.venue, q.marketId);

@@ -34,6 +34,14 @@ export class BookLevels {
   private lv: number[] = NONE;
   private nb = 0;
   private na = 0;
+  /** Bumped on every write to the bids (`gb`) or the asks (`ga`): a reader's copy of a side stands while its count does. */
+  private gb = 0;
+  private ga = 0;
+
+  /** The write count of a side (see `gb`). */
+  gen(bid: boolean): number {
+    return bid ? this.gb : this.ga;
+  }
 
   /** Number of levels of the bids (`bid`) or the asks. */
   count(bid: boolean): number {
@@ -60,14 +68,24 @@ export class BookLevels {
 
   /** Sets the absolute size at `price` on a side; 0 deletes. */
   put(bid: boolean, price: number, size: number): void {
-    if (bid) this.putBid(price, size);
-    else this.putAsk(price, size);
+    if (bid) {
+      this.gb++;
+      this.putBid(price, size);
+    } else {
+      this.ga++;
+      this.putAsk(price, size);
+    }
   }
 
   /** Removes every level of a side (the room stays: the next snapshot refits it). */
   drop(bid: boolean): void {
-    if (bid) this.nb = 0;
-    else this.na = 0;
+    if (bid) {
+      this.gb++;
+      this.nb = 0;
+    } else {
+      this.ga++;
+      this.na = 0;
+    }
   }
 
   /**
@@ -83,6 +101,8 @@ export class BookLevels {
     if (2 * pairs !== this.lv.length) this.lv = pairs === 0 ? NONE : new Array<number>(2 * pairs);
     this.nb = 0;
     this.na = 0;
+    this.gb++;
+    this.ga++;
     this.fillSide(true, bids, nb);
     this.fillSide(false, asks, na);
   }
@@ -191,6 +211,11 @@ export class BookSide {
   /** Number of levels. */
   get length(): number {
     return this.of.count(this.descending);
+  }
+
+  /** Bumped on every change of this side: what was read of it stands while this does. */
+  get gen(): number {
+    return this.of.gen(this.descending);
   }
 
   /** Price of the level at `i` (best is 0); `i` must be below `length`. */

@@ -336,6 +336,11 @@ export class MatchingService implements GroupSource {
     return t;
   }
 
+  /** The market → groups index: replaced whole by each reindex, never changed in place. */
+  index(): object {
+    return this.byMarket;
+  }
+
   groupsOfMarket(venue: string, marketId: string): readonly number[] {
     return this.byMarket.get(venue)?.get(marketId) ?? NO_GROUPS;
   }

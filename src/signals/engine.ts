@@ -36,6 +36,20 @@ export interface GroupSource {
   group(id: number): SignalGroup | undefined;
   groupsOfMarket(venue: string, marketId: string): readonly number[];
   allGroups(): Iterable<SignalGroup>;
+  /**
+   * The market → groups index as it stands: another object whenever any market's groups may have
+   * changed, so a caller's copy of `groupsOfMarket` (HeldGroups) stands while this does. Absent:
+   * every mark looks its market up.
+   */
+  index?(): object;
+}
+
+/** A caller's slot for a market's groups (the state's book keeps its market's): spares the lookup per change. */
+export interface HeldGroups {
+  /** `GroupSource.index()` and the market when `groups` was looked up. */
+  groupsIndex: object | undefined;
+  groupsMarket: string | undefined;
+  groups: readonly number[];
 }
 
 /**
@@ -397,10 +411,21 @@ export class SignalEngine implements LegLookup {
    * Marks the groups a market belongs to for the next `flush` (conflation: a burst of changes to a
    * group's members recomputes it once, on the state as it stands). Returns whether any was marked.
    */
-  mark(venue: string, marketId: string): boolean {
-    const ids = this.groups.groupsOfMarket(venue, marketId);
+  mark(venue: string, marketId: string, held?: HeldGroups): boolean {
+    const ids = held === undefined ? this.groups.groupsOfMarket(venue, marketId) : this.heldGroups(venue, marketId, held);
     for (let i = 0; i < ids.length; i++) this.dirty.add(ids[i]!);
     return ids.length > 0;
+  }
+
+  /** The market's groups through `held`, looked up again when the index or the market is not the one it holds. */
+  private heldGroups(venue: string, marketId: string, held: HeldGroups): readonly number[] {
+    const index = this.groups.index?.();
+    if (index !== undefined && held.groupsIndex === index && held.groupsMarket === marketId) return held.groups;
+    const ids = this.groups.groupsOfMarket(venue, marketId);
+    held.groupsIndex = index;
+    held.groupsMarket = marketId;
+    held.groups = ids;
+    return ids;
   }
 
   /** Recomputes every group marked since the last flush, once each. */

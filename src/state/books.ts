@@ -22,7 +22,13 @@ export class StateBook extends OrderBook implements HeldQuote {
   quoteEpoch = 0;
   /** Persistence's dirty-mark generation that last took this book (Persistence.markBook): marking it again in that generation is a no-op without a set lookup. */
   persistMark = 0;
+  /** Its market's arb/EV groups as the signal engine last looked them up (HeldGroups, src/signals/engine.ts). */
+  groupsIndex: object | undefined = undefined;
+  groupsMarket: string | undefined = undefined;
+  groups: readonly number[] = NO_GROUPS;
 }
+
+const NO_GROUPS: readonly number[] = [];
 
 /** A market's book in YES perspective, built from whichever instrument carries it. */
 export interface MarketBookView {

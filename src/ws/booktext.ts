@@ -103,6 +103,24 @@ export class TextBytes {
     this.length = at;
   }
 
+  /** Bytes as they are (text written before and kept: see `sideBytes`). */
+  raw(bytes: Uint8Array, n: number): void {
+    if (this.length + n > this.buf.length) this.grow(n);
+    const b = this.buf;
+    let at = this.length;
+    for (let i = 0; i < n; i++) b[at++] = bytes[i]!;
+    this.length = at;
+  }
+
+  /** The bytes written since `start` copied into `into` when they fit, else into a new array; returns it. */
+  keep(start: number, into: Uint8Array | undefined): Uint8Array {
+    const n = this.length - start;
+    const out = into !== undefined && into.length >= n ? into : new Uint8Array(Math.max(n, 2 * (into?.length ?? 0)));
+    const b = this.buf;
+    for (let i = 0; i < n; i++) out[i] = b[start + i]!;
+    return out;
+  }
+
   /** One ASCII character code. */
   char(c: number): void {
     if (this.length === this.buf.length) this.grow(1);
@@ -139,6 +157,39 @@ export class TextBytes {
     } while (x > 0);
   }
 
+  /**
+   * One level `[cents,size]`, as levelsBytes writes it with `char`, `ascii` and `size`: room for
+   * the longest level is taken once, the price's text comes from a byte table, and a size that is
+   * an integer below 2^31 or an exact millionth below a billion (what the mappers leave) is
+   * written with integer arithmetic.
+   */
+  level(units: number, size: number): void {
+    if (this.length + LEVEL_ROOM > this.buf.length) this.grow(LEVEL_ROOM);
+    const b = this.buf;
+    let at = this.length;
+    b[at++] = 91; // [
+    const c = centsBytes(units);
+    for (let i = 0; i < c.length; i++) b[at++] = c[i]!;
+    b[at++] = 44; // ,
+    if (size >= 0 && size < 2147483648 && (size | 0) === size) at = writeInt(b, at, size);
+    else if (splitMillionths(size)) {
+      at = writeInt(b, at, split.whole);
+      b[at++] = 46; // .
+      for (let d = digitCount(split.frac); d < split.digits; d++) b[at++] = 48;
+      at = writeInt(b, at, split.frac);
+    } else {
+      this.length = at;
+      this.num(size);
+      at = this.length;
+      if (at + 1 > this.buf.length) this.grow(1);
+      this.buf[at++] = 93;
+      this.length = at;
+      return;
+    }
+    b[at++] = 93; // ]
+    this.length = at;
+  }
+
   private grow(n: number): void {
     const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.length + n));
     this.buf.copy(next, 0, 0, this.length);
@@ -155,6 +206,32 @@ function digitCount(x: number): number {
   return n;
 }
 
+/** Room one level takes at most on the fast path of `TextBytes.level`: brackets, comma, a price, an int or a millionth. */
+const LEVEL_ROOM = 48;
+
+/** The bytes of `centsText(units)` for every price in 0..PAYOUT units, filled as first written. */
+const CENT_BYTES: (Uint8Array | undefined)[] = new Array<Uint8Array | undefined>(PAYOUT + 1).fill(undefined);
+
+/** The text of a price as bytes (a table entry for 0..PAYOUT, longer ones written through centsText). */
+function centsBytes(units: number): Uint8Array {
+  if (units >= 0 && units <= PAYOUT && Number.isInteger(units)) return (CENT_BYTES[units] ??= Buffer.from(centsText(units), 'latin1'));
+  return Buffer.from(centsText(units), 'latin1');
+}
+
+/** Writes a non-negative integer below 2^31 at `at` in decimal; returns the index after it. */
+function writeInt(b: Buffer, at: number, x: number): number {
+  let n = 1;
+  for (let t = x; t >= 10; n++) t = (t / 10) | 0;
+  let end = at + n;
+  const after = end;
+  do {
+    const q = (x / 10) | 0;
+    b[--end] = 48 + x - q * 10;
+    x = q;
+  } while (x > 0);
+  return after;
+}
+
 /** Whether `s` is printable ASCII that JSON writes as it is (no `"` or `\`): its JSON is `"s"`. */
 export function plainAscii(s: string): boolean {
   for (let i = 0; i < s.length; i++) {
@@ -169,14 +246,52 @@ function levelsBytes(w: TextBytes, side: BookSide, depth: number, complement: bo
   w.char(91); // [
   for (let i = 0; i < n; i++) {
     if (i > 0) w.char(44); // ,
-    w.char(91);
     const p = side.price(i);
-    w.ascii(centsText(complement ? PAYOUT - p : p));
-    w.char(44);
-    w.size(side.size(i));
-    w.char(93); // ]
+    w.level(complement ? PAYOUT - p : p, side.size(i));
   }
   w.char(93);
+}
+
+/**
+ * A side's levels as last written (`[[cents,size],…]`), as they are (`plain`) and complemented
+ * (`flipped`), with their lengths, for the side's write count and depth then: a book message
+ * writes each side twice (YES and NO), and a delta changes one side, so a side that did not change
+ * since the last message is copied instead of formatted again.
+ */
+interface SideText {
+  gen: number;
+  depth: number;
+  plain: Uint8Array | undefined;
+  plainLength: number;
+  flipped: Uint8Array | undefined;
+  flippedLength: number;
+}
+
+/** By side (each book's two sides are objects of their own): gone with its book. */
+const sideTexts = new WeakMap<BookSide, SideText>();
+
+/** `levelsBytes`, copied from the side's kept text when the side has not changed since it was written. */
+function sideBytes(w: TextBytes, side: BookSide, depth: number, complement: boolean): void {
+  const gen = side.gen;
+  let t = sideTexts.get(side);
+  if (t === undefined) sideTexts.set(side, (t = { gen, depth, plain: undefined, plainLength: -1, flipped: undefined, flippedLength: -1 }));
+  else if (t.gen !== gen || t.depth !== depth) {
+    t.gen = gen;
+    t.depth = depth;
+    t.plainLength = -1;
+    t.flippedLength = -1;
+  }
+  const n = complement ? t.flippedLength : t.plainLength;
+  if (n >= 0) return w.raw((complement ? t.flipped : t.plain)!, n);
+  const start = w.length;
+  levelsBytes(w, side, depth, complement);
+  if (complement) {
+    t.flipped = w.keep(start, t.flipped);
+    t.flippedLength = w.length - start;
+  } else {
+    t.plain = w.keep(start, t.plain);
+    t.plainLength = w.length - start;
+  }
 }
 
 /**
@@ -190,15 +305,15 @@ export function bookBytes(w: TextBytes, marketId: string, slug: string, s: Marke
   w.ascii('","source":"');
   w.ascii(slug);
   w.ascii('","ready":true,"yes":{"bids":');
-  levelsBytes(w, s.bids, depth, c);
+  sideBytes(w, s.bids, depth, c);
   w.ascii(',"asks":');
-  levelsBytes(w, s.asks, depth, c);
+  sideBytes(w, s.asks, depth, c);
   if (yesOnly) w.ascii('},"no":{"bids":[],"asks":[]}');
   else {
     w.ascii('},"no":{"bids":');
-    levelsBytes(w, s.asks, depth, !c);
+    sideBytes(w, s.asks, depth, !c);
     w.ascii(',"asks":');
-    levelsBytes(w, s.bids, depth, !c);
+    sideBytes(w, s.bids, depth, !c);
     w.char(125); // }
   }
 }

@@ -192,4 +192,49 @@ describe('signal engine caches', () => {
     // The run reaches groups with opportunities often enough to test the lists, not only empty ones.
     expect(withOpportunities).toBeGreaterThan(compared / 10);
   });
+
+  it('a book change marks the groups its market is in as they stand after a regroup, though each book keeps its market groups between changes', () => {
+    const at = { timestamp: T0, localTimestamp: T0 };
+    const snapshot = (id: string): NormalizedEvent => ({
+      ...at,
+      venue: 'venue_a',
+      type: 'book_snapshot',
+      marketId: id,
+      instrument: id,
+      bids: [[4000, 5]],
+      asks: [[6000, 5]],
+    });
+    const delta = (id: string, size: number): NormalizedEvent => ({
+      ...at,
+      venue: 'venue_a',
+      type: 'book_delta',
+      marketId: id,
+      instrument: id,
+      changes: [['bid', 4000, size]],
+    });
+    const group = (id: string): SignalGroup => ({
+      groupId: 1,
+      title: 'G',
+      members: [
+        { venue: 'venue_a', marketId: id, inverted: false },
+        { venue: 'venue_b', marketId: 'B-0', inverted: false },
+      ],
+    });
+    groups.groups.set(1, group('A-0'));
+    for (const id of ['A-0', 'A-1']) applyEvent(state, snapshot(id));
+    turn.flush();
+    const recomputes = (ev: NormalizedEvent): number => {
+      const n = engine.recomputed;
+      applyEvent(state, ev);
+      turn.flush();
+      return engine.recomputed - n;
+    };
+    expect(recomputes(delta('A-0', 6))).toBe(1);
+    expect(recomputes(delta('A-1', 6))).toBe(0);
+    groups.groups.set(1, group('A-1'));
+    expect(recomputes(delta('A-1', 7))).toBe(1);
+    expect(recomputes(delta('A-0', 7))).toBe(0);
+    groups.groups.delete(1);
+    expect(recomputes(delta('A-1', 8))).toBe(0);
+  });
 });

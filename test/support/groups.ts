@@ -1,8 +1,25 @@
 import type { GroupSource, SignalGroup } from '../../src/signals/engine.js';
 
+/** The groups by id: every change replaces `token`, the index a caller's held copy of a market's groups is checked against. */
+class IndexedGroups extends Map<number, SignalGroup> {
+  token: object = {};
+  override set(id: number, g: SignalGroup): this {
+    this.token = {};
+    return super.set(id, g);
+  }
+  override delete(id: number): boolean {
+    this.token = {};
+    return super.delete(id);
+  }
+  override clear(): void {
+    this.token = {};
+    super.clear();
+  }
+}
+
 /** Match groups a test edits by hand (the matcher is tested elsewhere). */
 export class HandGroups implements GroupSource {
-  readonly groups = new Map<number, SignalGroup>();
+  readonly groups: Map<number, SignalGroup> = new IndexedGroups();
   group(id: number): SignalGroup | undefined {
     return this.groups.get(id);
   }
@@ -11,5 +28,8 @@ export class HandGroups implements GroupSource {
   }
   allGroups(): Iterable<SignalGroup> {
     return this.groups.values();
+  }
+  index(): object {
+    return (this.groups as IndexedGroups).token;
   }
 }

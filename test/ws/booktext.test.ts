@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BookSide } from '../../src/core/book.js';
+import { BookSide, OrderBook } from '../../src/core/book.js';
 import { PAYOUT, roundSize, toCents } from '../../src/core/price.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { QuoteRecord } from '../../src/state/quotes.js';
@@ -75,6 +75,31 @@ describe('orderbook_update text (src/ws/booktext.ts)', () => {
       w.reset();
       bookBytes(w, `KX-${k}`, 'venue_a', sides, depth, yesOnly);
       expect(`${w.view().toString('latin1')}}`).toBe(bookJson(`KX-${k}`, 'venue_a', sides, depth, yesOnly));
+    }
+  });
+
+  it('writes a book as bookJson does after every change, snapshot, reset and depth, though it keeps the text of a side that did not change', () => {
+    let x = 0.57;
+    const next = (): number => (x = (x * 7919 + 0.229) % 1);
+    const w = new TextBytes();
+    const books = [new OrderBook('KX-A'), new OrderBook('KX-B')];
+    for (const b of books) b.snapshot([[4000, 10]], [[6000, 2.5]], 0);
+    for (let k = 0; k < 3_000; k++) {
+      const b = books[k % 2]!;
+      const r = next();
+      if (r < 0.01) b.reset();
+      else if (r < 0.03) b.snapshot([[1000 + Math.floor(next() * 3000), 1]], [[5000 + Math.floor(next() * 3000), 3]], k);
+      else if (b.ready) {
+        const bid = next() < 0.5;
+        const price = bid ? 1 + Math.floor(next() * 4998) : 5000 + Math.floor(next() * 4999);
+        b.apply([[bid ? 'bid' : 'ask', price, next() < 0.3 ? 0 : roundSize(next() * 10 ** Math.floor(next() * 5))]], k);
+      }
+      const sides =
+        k % 3 === 0 ? { bids: b.asks, asks: b.bids, complement: true, timestamp: k } : { bids: b.bids, asks: b.asks, complement: false, timestamp: k };
+      const depth = k % 7 === 0 ? 3 : 20;
+      w.reset();
+      bookBytes(w, b.instrument, 'venue_a', sides, depth, false);
+      expect(`${w.view().toString('latin1')}}`).toBe(bookJson(b.instrument, 'venue_a', sides, depth, false));
     }
   });
 
