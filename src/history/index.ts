@@ -1,16 +1,15 @@
 import { join } from 'node:path';
-import { readBatches, ReplayFeed, type Capture, type CaptureRecord, type ReplayItem } from '../capture/index.js';
+import { ReplayFeed, type Capture, type CaptureRecord, type ReplayItem } from '../capture/index.js';
 import type { VenueConfig } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
 import type { NormalizedEvent, VenueLabel } from '../core/types.js';
 import { applyEvent, EngineState } from '../state/engine.js';
 import type { QuoteRecord } from '../state/quotes.js';
+import { CaptureTail } from './tail.js';
 import { partKey, pruneSlices, SliceFile, sliceStarts, writeSlice, type BookStart, type MarketPart, type SeqEvent, type Slice } from './slice.js';
 
 export { partKey, type Slice } from './slice.js';
 
-/** How far before the last receive time seen a catch-up starts reading (records are in seq order; receive stamps nearly so). */
-const MARGIN_MS = 2_000;
 /** Slice files kept open (their directories parsed) for reads. */
 const OPEN_FILES = 64;
 
@@ -56,6 +55,7 @@ export class HistoryIndex {
   private readonly state: EngineState;
   private readonly dir: string;
   private readonly sliceMs: number;
+  private readonly tail: CaptureTail;
   private chain: Promise<void> = Promise.resolve();
   private queued: Promise<void> | undefined;
   private writes: Promise<void>[] = [];
@@ -86,7 +86,8 @@ export class HistoryIndex {
     this.dir = join(capture.store.dir, '_history');
     this.sliceMs = opts.sliceMs;
     this.lastSeq = capture.lastSeq;
-    this.lastT = capture.now() - MARGIN_MS;
+    this.lastT = capture.now();
+    this.tail = new CaptureTail(capture.store, this.lastSeq);
     this.starts = sliceStarts(this.dir);
   }
 
@@ -167,18 +168,7 @@ export class HistoryIndex {
   private async catchUp(upTo: number): Promise<void> {
     if (upTo <= this.lastSeq) return;
     const items: ReplayItem[] = [];
-    const batches = readBatches(this.capture.store, { from: this.lastT - MARGIN_MS, to: Number.MAX_SAFE_INTEGER, flushes: true });
-    try {
-      for await (const batch of batches) {
-        for (const r of batch) {
-          if (r.seq <= this.lastSeq) continue;
-          if (r.seq > upTo) return;
-          this.record(r, items);
-        }
-      }
-    } finally {
-      await batches.return(undefined);
-    }
+    for (const r of await this.tail.read(upTo)) this.record(r, items);
   }
 
   /** One record: its events into the open slice (a new one when its time passed the slice's end) and the state. */

@@ -1,4 +1,5 @@
-import { closeSync, mkdirSync, openSync, readdirSync, readSync, rmSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readSync, rmSync } from 'node:fs';
+import { namesMatching } from '../capture/store.js';
 import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -80,15 +81,7 @@ export async function writeSlice(dir: string, s: Slice): Promise<number> {
 
 /** The slice starts kept in `dir`, oldest first. */
 export function sliceStarts(dir: string): number[] {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
-  return names
-    .map((n) => SLICE.exec(n))
-    .filter((m): m is RegExpExecArray => m !== null)
+  return namesMatching(dir, SLICE)
     .map((m) => Number(m[1]))
     .sort((a, b) => a - b);
 }
