@@ -1,6 +1,7 @@
 import { interval, Subscription, timer } from 'rxjs';
 import type { Capture, CaptureSettings } from '../src/capture/index.js';
 import type { Clock } from '../src/core/clock.js';
+import type { HistoryIndex } from '../src/history/index.js';
 import type { BookStore } from '../src/state/books.js';
 
 /** How often the capture's buffers are sealed into blocks and written. */
@@ -10,16 +11,17 @@ export const CAPTURE_PRUNE_MS = 600_000;
 const FIRST_PRUNE_MS = 60_000;
 
 /**
- * The capture flow: the writer's buffers written every second, the books checkpointed every
- * `checkpointIntervalMs`, and retention. (The flush markers come from the turn's schedule, the one
- * place that tells where the live turn flushed: `flushRecorder`.) All timers on the clock given;
- * nothing runs before this is subscribed, and unsubscribing stops it (the service closes the
- * capture, writing what is left, after its feeds stop).
+ * The capture flow: the writer's buffers written every second (and, with a history index, indexed
+ * for `as_of` reads), the books checkpointed every `checkpointIntervalMs`, and retention. (The flush
+ * markers come from the turn's schedule, the one place that tells where the live turn flushed:
+ * `flushRecorder`.) All timers on the clock given; nothing runs before this is subscribed, and
+ * unsubscribing stops it (the service closes the capture, writing what is left, after its feeds stop).
  */
-export function captureFlow(capture: Capture, settings: CaptureSettings, clock: Clock, books?: BookStore): Subscription {
+export function captureFlow(capture: Capture, settings: CaptureSettings, clock: Clock, books?: BookStore, history?: HistoryIndex): Subscription {
   const sub = new Subscription();
   if (books) sub.add(interval(settings.checkpointIntervalMs, clock.scheduler).subscribe(() => void capture.checkpoint(books.entries())));
-  sub.add(interval(CAPTURE_WRITE_MS, clock.scheduler).subscribe(() => void capture.flush()));
+  // With a history index, each write is followed by indexing what it wrote (HistoryIndex.sync).
+  sub.add(interval(CAPTURE_WRITE_MS, clock.scheduler).subscribe(() => void (history ? history.sync() : capture.flush())));
   sub.add(timer(FIRST_PRUNE_MS, CAPTURE_PRUNE_MS, clock.scheduler).subscribe(() => capture.prune(settings.retentionMs, settings.retentionBytes)));
   return sub;
 }

@@ -13,6 +13,7 @@ import { registerReplay } from './api/replay.js';
 import { registerFills } from './api/fills.js';
 import { captureSettings, captureStatus, openCapture, type Capture } from './capture/index.js';
 import { registerCaptureMetrics } from './capture/metrics.js';
+import { HistoryIndex } from './history/index.js';
 import type { Config } from './config/schema.js';
 import { realClock, type Clock } from './core/clock.js';
 import { log as rootLog, type Logger } from './core/log.js';
@@ -64,6 +65,8 @@ export interface Core {
   readonly capture: Capture | undefined;
   /** The one clock of the engine (src/core/clock.ts): wall time in steps in the service, virtual in a replay. */
   readonly clock: Clock;
+  /** The history index behind `as_of` reads, following the capture (undefined with capture off). */
+  readonly bookHistory: HistoryIndex | undefined;
 }
 
 /**
@@ -77,6 +80,8 @@ export function buildCore(config: Config, opts: { log?: Logger; persistence?: Pe
   const state = new EngineState(config.venues, { tradeCapacity: config.memory.recentTrades });
   const restored = restoring(persistence, 'the state', () => persistence.load(state));
   log.info({ dataDir: persistence.dir, ...restored }, 'state restored');
+  // In core + edges mode the core captures; an edge has no feeds of its own.
+  const capture = config.cluster?.role === 'edge' ? undefined : openCapture(config, persistence.dir, clock, log);
   return {
     config,
     log,
@@ -87,9 +92,10 @@ export function buildCore(config: Config, opts: { log?: Logger; persistence?: Pe
     plans: loadPlans(),
     keys: new KeyStore(persistence.db('keys')),
     quota: new QuotaLedger(persistence.db('quota')),
-    // In core + edges mode the core captures; an edge has no feeds of its own.
-    capture: config.cluster?.role === 'edge' ? undefined : openCapture(config, persistence.dir, clock, log),
+    capture,
     clock,
+    bookHistory:
+      capture && new HistoryIndex(capture, config.venues, { sliceMs: captureSettings(config).checkpointIntervalMs, log: log.child({ component: 'history' }) }),
   };
 }
 
@@ -187,6 +193,7 @@ export function buildHttp(core: Core, domain?: Domain, opts: HttpOptions = {}): 
     capture: core.capture && captureStatus(core.capture),
   });
   const ctx = new ApiContext(config, state, persistence, core.venues, core.clock);
+  ctx.history = core.bookHistory && { index: core.bookHistory, settings: captureSettings(config), store: core.capture!.store };
   registerDataRoutes(api, ctx);
   const replaySource = { capture: core.capture, settings: captureSettings(config), now: realClock.now, log };
   registerReplay(api, ctx, replaySource);

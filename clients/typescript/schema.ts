@@ -45,7 +45,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Current prices of up to 100 markets by platform:market_id */
+    /**
+     * Current prices of up to 100 markets by platform:market_id
+     * @description as_of is the latest updated_at of the resolved ids. With as_of=<ms or ISO 8601> the answer is the state at that receive time, rebuilt from the capture log (see the as_of parameter); the catalog fields (titles, group members) are today’s.
+     */
     get: operations['prices_bulk'];
     put?: never;
     post?: never;
@@ -62,7 +65,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Order book depth of one market, cents */
+    /**
+     * Order book depth of one market, cents
+     * @description as_of is the receive time of the last event that changed the market's book. With as_of=<ms or ISO 8601> the answer is the state at that receive time, rebuilt from the capture log (see the as_of parameter); the catalog fields (titles, group members) are today’s.
+     */
     get: operations['orderbook'];
     put?: never;
     post?: never;
@@ -321,7 +327,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Merged depth of every venue of a match group, in the group’s YES terms (inverted members complemented) */
+    /**
+     * Merged depth of every venue of a match group, in the group’s YES terms (inverted members complemented)
+     * @description as_of is the latest receive time of an event that changed a member's book or quote. With as_of=<ms or ISO 8601> the answer is the state at that receive time, rebuilt from the capture log (see the as_of parameter); the catalog fields (titles, group members) are today’s.
+     */
     get: operations['unified_orderbook'];
     put?: never;
     post?: never;
@@ -2636,9 +2645,11 @@ export interface operations {
             total_count: number;
             /**
              * Format: date-time
-             * @description when the page was built
+             * @description receive time of the last event the page reflects (the latest change to a listed market or its quote), ISO 8601; an empty page: when it was built
              */
             as_of: string;
+            /** @description as_of in ms since the epoch */
+            as_of_ms: number;
             /** @description opaque token for the next page; null on the last page */
             cursor: string | null;
             /** @description opaque token for the next page; null on the last page */
@@ -2659,6 +2670,8 @@ export interface operations {
       query: {
         /** @description comma-separated platform:market_id pairs, at most 100, no empty items */
         ids: string;
+        /** @description the state at this receive time instead of now: ms since the epoch or ISO 8601 (an as_of / as_of_ms an earlier answer carried gives the same body). Within what capture retains (a 400 names the window); rebuilt from the capture log by the live mappers and book code. Plans: dev, pro and enterprise (free: 403 auth.endpoint_blocked); 400 when capture is off. */
+        as_of?: number | string;
       };
       header?: never;
       path?: never;
@@ -2698,6 +2711,10 @@ export interface operations {
                 updated_at: string;
               };
             };
+            /** @description the latest quote update of the resolved ids: receive time of the last event the answer reflects, ISO 8601 with ms (pass it back as as_of= where a route takes it); null when it reflects none */
+            as_of: string | null;
+            /** @description the latest quote update of the resolved ids: receive time (ms since the epoch) of the last event the answer reflects; null when it reflects none */
+            as_of_ms: number | null;
             _meta: {
               /** @description ids requested */
               requested: number;
@@ -2724,6 +2741,8 @@ export interface operations {
         market_id: string;
         /** @description levels per side */
         depth?: number;
+        /** @description the state at this receive time instead of now: ms since the epoch or ISO 8601 (an as_of / as_of_ms an earlier answer carried gives the same body). Within what capture retains (a 400 names the window); rebuilt from the capture log by the live mappers and book code. Plans: dev, pro and enterprise (free: 403 auth.endpoint_blocked); 400 when capture is off. */
+        as_of?: number | string;
       };
       header?: never;
       path?: never;
@@ -2780,6 +2799,10 @@ export interface operations {
             };
             /** @description last book update; null when unknown */
             timestamp: string | null;
+            /** @description the book: receive time of the last event the answer reflects, ISO 8601 with ms (pass it back as as_of= where a route takes it); null when it reflects none */
+            as_of: string | null;
+            /** @description the book: receive time (ms since the epoch) of the last event the answer reflects; null when it reflects none */
+            as_of_ms: number | null;
           };
         };
       };
@@ -4357,6 +4380,8 @@ export interface operations {
       query: {
         group_id: number;
         depth?: number;
+        /** @description the state at this receive time instead of now: ms since the epoch or ISO 8601 (an as_of / as_of_ms an earlier answer carried gives the same body). Within what capture retains (a 400 names the window); rebuilt from the capture log by the live mappers and book code. Plans: dev, pro and enterprise (free: 403 auth.endpoint_blocked); 400 when capture is off. */
+        as_of?: number | string;
       };
       header?: never;
       path?: never;
@@ -4440,9 +4465,13 @@ export interface operations {
             };
             /**
              * Format: date-time
-             * @description when merged
+             * @description the moment of the state merged: as_of (the time of the read when no member has a book or quote yet)
              */
             timestamp: string;
+            /** @description the latest change to a member’s book or quote: receive time of the last event the answer reflects, ISO 8601 with ms (pass it back as as_of= where a route takes it); null when it reflects none */
+            as_of: string | null;
+            /** @description the latest change to a member’s book or quote: receive time (ms since the epoch) of the last event the answer reflects; null when it reflects none */
+            as_of_ms: number | null;
           };
         };
       };
@@ -4487,7 +4516,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description {opportunities: [{group_id, group_title, title, event_date, event_type, roi_pct (= roi, net of fees, percent), roi, size, total_cost (= cost, dollars for both legs, fees included), cost, max_wager_usd (the cost at the most profitable size), payout, profit, detected_at, opportunity_id, legs: [{platform, source (venue slug), market_id, side, price (cents), avg_price, size, liquidity_usd (dollars the leg takes), fee_usd (= fee, dollars), fee, source_url (= url, null when unknown), url}], updated_at}], as_of, delay_seconds (0: computed live), count, _meta: {count, total, as_of, fees}} */
+      /** @description {opportunities: [{group_id, group_title, title, event_date, event_type, roi_pct (= roi, net of fees, percent), roi, size, total_cost (= cost, dollars for both legs, fees included), cost, max_wager_usd (the cost at the most profitable size), payout, profit, detected_at, opportunity_id, legs: [{platform, source (venue slug), market_id, side, price (cents), avg_price, size, liquidity_usd (dollars the leg takes), fee_usd (= fee, dollars), fee, source_url (= url, null when unknown), url}], updated_at}], as_of (receive time of the last event the list reflects, ISO 8601), as_of_ms (the same, ms), delay_seconds (0: computed live), count, _meta: {count, total, as_of, fees}} */
       200: {
         headers: {
           [name: string]: unknown;
@@ -4496,9 +4525,11 @@ export interface operations {
           'application/json': {
             /**
              * Format: date-time
-             * @description when the list was read
+             * @description receive time of the last event applied to the state the list was computed from (ISO 8601; before any event, the time of the read)
              */
             as_of: string;
+            /** @description as_of in ms since the epoch */
+            as_of_ms: number;
             /** @description 0: computed live (the hosted service delays its list) */
             delay_seconds: number;
             /** @description opportunities on this page */
@@ -4578,7 +4609,7 @@ export interface operations {
               total: number;
               /**
                * Format: date-time
-               * @description when the list was read
+               * @description receive time of the last event applied to the state the list was computed from (ISO 8601; before any event, the time of the read)
                */
               as_of: string;
               /** @description how fees are counted */
@@ -4612,7 +4643,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description {opportunities: [{group_id, group_title, title, event_date, event_type, side, roi_pct (= roi), roi, ev_usd_per_dollar (= ev_per_dollar = roi / 100), ev_per_dollar, consensus_probability (= consensus, 0..1), consensus, consensus_sources, price, size, fee, detected_at, opportunity_id, legs: [{platform, source, market_id, side, price, size, roi_pct, ev_usd_per_dollar, fee_usd, fee, source_url, url}], updated_at}], as_of, delay_seconds, count, _meta} */
+      /** @description {opportunities: [{group_id, group_title, title, event_date, event_type, side, roi_pct (= roi), roi, ev_usd_per_dollar (= ev_per_dollar = roi / 100), ev_per_dollar, consensus_probability (= consensus, 0..1), consensus, consensus_sources, price, size, fee, detected_at, opportunity_id, legs: [{platform, source, market_id, side, price, size, roi_pct, ev_usd_per_dollar, fee_usd, fee, source_url, url}], updated_at}], as_of, as_of_ms, delay_seconds, count, _meta} */
       200: {
         headers: {
           [name: string]: unknown;
@@ -4621,9 +4652,11 @@ export interface operations {
           'application/json': {
             /**
              * Format: date-time
-             * @description when the list was read
+             * @description receive time of the last event applied to the state the list was computed from (ISO 8601; before any event, the time of the read)
              */
             as_of: string;
+            /** @description as_of in ms since the epoch */
+            as_of_ms: number;
             /** @description 0: computed live (the hosted service delays its list) */
             delay_seconds: number;
             /** @description opportunities on this page */
@@ -4712,7 +4745,7 @@ export interface operations {
               total: number;
               /**
                * Format: date-time
-               * @description when the list was read
+               * @description receive time of the last event applied to the state the list was computed from (ISO 8601; before any event, the time of the read)
                */
               as_of: string;
               /** @description how the consensus is computed */

@@ -6,12 +6,15 @@ import type { EngineState } from '../state/engine.js';
 import { FragmentCache } from '../views/market.js';
 import { VenueDirectory } from '../venues/directory.js';
 import type { TradePages } from './trade-pages.js';
+import type { HistorySource } from './as-of.js';
 
 /** What the data endpoints read from: the state, the persisted history, the venue directory. */
 export class ApiContext {
   readonly fragments = new FragmentCache();
   /** The /trades page cache, once the route is registered (its counters are read by tests). */
   tradePages: TradePages | undefined;
+  /** The history `as_of` reads rebuild the past from (undefined: capture off, no `as_of`). */
+  history: HistorySource | undefined = undefined;
   private sortedKeys: string[] = [];
   private sortedRecords: MarketRecord[] = [];
   private sortedAt = -1;

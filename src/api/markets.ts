@@ -12,7 +12,10 @@ import { count, cursor, Market, time } from '../views/schemas.js';
 export const MarketsPage = z.object({
   markets: z.array(Market),
   total_count: count('markets matching the filters'),
-  as_of: time('when the page was built'),
+  as_of: time(
+    'receive time of the last event the page reflects (the latest change to a listed market or its quote), ISO 8601; an empty page: when it was built',
+  ),
+  as_of_ms: z.number().int().describe('as_of in ms since the epoch'),
   cursor,
   next_cursor: cursor,
 });
@@ -94,6 +97,7 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
       const unquoted: MarketRecord[] = [];
       let last = '';
       let more = false;
+      let asOf = 0;
       for (; i < keys.length; i++) {
         const k = keys[i]!;
         if (label && !k.startsWith(`${label}:`)) break;
@@ -106,6 +110,7 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
         const v = ctx.venues.byLabel.get(m.venue)!;
         const q = ctx.state.quotes.get(m.venue, m.marketId);
         parts.push(ctx.fragments.get(k, v, m, q, qy.include === 'rules'));
+        asOf = Math.max(asOf, m.updatedAt, q?.updatedAt ?? 0);
         if (q) {
           quotes.push(q);
           versions.push(q.version);
@@ -120,8 +125,9 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
         counts.set(countKey, (total = { version: catalog.version, count: n }));
       }
       const cursor = more ? JSON.stringify(encodeCursor({ k: last })) : 'null';
+      if (asOf === 0) asOf = ctx.clock.now();
       const body = Buffer.from(
-        `{"markets":[${parts.join(',')}],"total_count":${total.count},"as_of":"${new Date().toISOString()}","cursor":${cursor},"next_cursor":${cursor}}`,
+        `{"markets":[${parts.join(',')}],"total_count":${total.count},"as_of":"${new Date(asOf).toISOString()}","as_of_ms":${asOf},"cursor":${cursor},"next_cursor":${cursor}}`,
       );
       if (pages.size > 5000) pages.clear();
       pages.set(cacheKey, { body, catalogVersion: catalog.version, quoteCount: ctx.state.quotes.size, quotes, versions, unquoted });

@@ -1,12 +1,15 @@
 import { z } from 'zod';
-import { typedReply, type Api } from '../access/api.js';
+import { typedReply, type Api, type ApiCtx } from '../access/api.js';
 import { p } from '../access/params.js';
 import { PAYOUT, toCents } from '../core/price.js';
 import { errorReply, type Reply } from '../server/http.js';
-import type { QuoteRecord } from '../state/quotes.js';
+import type { BookStore } from '../state/books.js';
+import type { EngineState } from '../state/engine.js';
+import type { QuoteRecord, QuoteStore } from '../state/quotes.js';
+import { AS_OF_DOC, asOfParam, isReply, marketRef, stateAsOf } from './as-of.js';
 import type { ApiContext } from './context.js';
 import { quotePrices } from '../views/market.js';
-import { centsOrNull, count, Level, numOrNull, platform, strOrNull, time, timeOrNull } from '../views/schemas.js';
+import { asOfFields, asOfOf, centsOrNull, count, Level, numOrNull, platform, strOrNull, time, timeOrNull } from '../views/schemas.js';
 
 /** The 200 body of /prices/bulk. */
 export const BulkPrices = z.object({
@@ -26,6 +29,7 @@ export const BulkPrices = z.object({
       }),
     )
     .describe('prices of the resolved ids, keyed as requested'),
+  ...asOfFields('the latest quote update of the resolved ids'),
   _meta: z.object({
     requested: count('ids requested'),
     resolved: count('ids with a price'),
@@ -44,6 +48,7 @@ export const OrderBook = z.object({
   yes: side,
   no: side.describe('NO book (the YES book complemented); empty on yes-only venues'),
   timestamp: timeOrNull('last book update'),
+  ...asOfFields('the book'),
 });
 
 /** GET /prices/bulk (spec 4.9, 2.7) and GET /orderbook (spec 4.10, 2.8). */
@@ -61,27 +66,40 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
         handlerPattern: /^[^,]*[^,\s][^,]*(,[^,]*[^,\s][^,]*){0,99}$/,
         description: 'comma-separated platform:market_id pairs, at most 100, no empty items',
       }),
+      as_of: asOfParam(),
     }),
+    description: `as_of is the latest updated_at of the resolved ids.${AS_OF_DOC}`,
     responseDescription: 'Prices of the ids that resolved; the others in _meta.unresolved_ids',
     response: BulkPrices,
     handler: (c) => {
+      if (c.query.as_of !== undefined) return bulkAsOf(c, c.query.ids!, c.query.as_of);
       // Whole responses are cached per ids list and served while none of their quotes moved.
       const cached = bulkCache.get(c.query.ids!);
       if (cached && cached.unresolvedKnown === ctx.state.quotes.size && unmoved(cached.quotes, cached.versions)) return { status: 200, body: cached.body };
-      const ids = c.query.ids!.split(',').map((s) => s.trim());
-      if (ids.some((s) => s === ''))
-        return errorReply(400, 'validation.invalid', 'invalid parameter "ids": must be a comma-separated list without empty items');
-      if (ids.length > 100) return errorReply(400, 'validation.too_many', `invalid parameter "ids": at most 100 ids, got ${ids.length}`);
-      const { parts, unresolved, quotes, versions } = priceParts(ctx, ids, priceFragments);
-      const meta = JSON.stringify({ requested: ids.length, resolved: ids.length - unresolved.length, unresolved_ids: unresolved });
-      // UTF-8 once: uWS writes a Buffer as is, while a string is encoded again on every send.
-      const body = Buffer.from(`{"prices":{${parts.join(',')}},"_meta":${meta}}`);
+      const ids = splitIds(c.query.ids!);
+      if (typeof ids === 'object' && !Array.isArray(ids)) return ids;
+      const { body, quotes, versions } = bulkBody(ctx, ctx.state, ids, priceFragments);
       if (bulkCache.size >= 1_000) bulkCache.clear();
       // An unresolved id may resolve once new quotes appear: the cache entry also keys on the quote count.
       bulkCache.set(c.query.ids!, { body, quotes, versions, unresolvedKnown: ctx.state.quotes.size });
       return { status: 200, body };
     },
   });
+
+  /** /prices/bulk at a past moment: the ids' markets rebuilt from the history (never cached). */
+  async function bulkAsOf(c: ApiCtx<unknown>, idList: string, t: number): Promise<Reply> {
+    const ids = splitIds(idList);
+    if (!Array.isArray(ids)) return ids;
+    const refs = [];
+    for (const id of ids) {
+      const i = id.indexOf(':');
+      const v = i > 0 ? ctx.venues.bySlug.get(id.slice(0, i)) : undefined;
+      if (v && i + 1 < id.length) refs.push(marketRef(ctx, v.label, id.slice(i + 1)));
+    }
+    const state = await stateAsOf(ctx, c, t, refs);
+    if (isReply(state)) return state;
+    return { status: 200, body: bulkBody(ctx, state, ids, new WeakMap()).body };
+  }
 
   const bookVenues = ctx.venues.slugs((v) => v.capabilities.orderbook);
   // Keyed by the parsed query, which the access layer keeps (one object per distinct query string).
@@ -94,7 +112,9 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
       platform: p.enum(bookVenues, { required: true }),
       market_id: p.string({ required: true, max: 300 }),
       depth: p.int({ min: 1, max: 500, default: 50, description: 'levels per side' }),
+      as_of: asOfParam(),
     }),
+    description: `as_of is the receive time of the last event that changed the market's book.${AS_OF_DOC}`,
     responseDescription: 'Levels [{price, size}] best first; yes-only venues have empty no levels',
     response: OrderBook,
     errors: { 404: 'No such market on the venue (code not_found)' },
@@ -102,25 +122,31 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
       const v = ctx.venues.bySlug.get(c.query.platform!)!;
       const marketId = c.query.market_id!;
       const m = ctx.state.catalog.get(v.label, marketId);
+      if (c.query.as_of !== undefined) {
+        const t = c.query.as_of;
+        const depth = c.query.depth;
+        return stateAsOf(ctx, c, t, [marketRef(ctx, v.label, marketId)]).then((s) => (isReply(s) ? s : orderbookReply(s.books, v, marketId, m, depth)));
+      }
       // The same books at the same versions and the same title (catalog records change in place) answer the same bytes.
       const src = ctx.state.books.marketBookSource(v.label, marketId);
       const hit = bookPages.get(c.query);
       if (hit && hit.record === m && hit.title === m?.title && hit.src.every((x, i) => x === src[i])) return hit.reply;
-      const reply = orderbookReply(v, marketId, m, c.query.depth);
+      const reply = orderbookReply(ctx.state.books, v, marketId, m, c.query.depth);
       if (reply.status !== 200) return reply;
       bookPages.set(c.query, { record: m, title: m?.title, src, reply });
       return reply;
     },
   });
 
-  /** The /orderbook reply of one market, serialized to bytes. */
+  /** The /orderbook reply of one market from `books` (the live ones, or ones rebuilt for as_of), serialized to bytes. */
   function orderbookReply(
+    books: BookStore,
     v: (typeof ctx.venues.enabled)[number],
     marketId: string,
     m: ReturnType<typeof ctx.state.catalog.get>,
     depth: number | undefined,
   ): Reply {
-    const view = ctx.state.books.marketBook(v.label, marketId, depth);
+    const view = books.marketBook(v.label, marketId, depth);
     if (!m && !view) return errorReply(404, 'not_found', `no ${v.slug} market "${marketId}"`);
     const lv = (ls: readonly (readonly [number, number])[], flip: boolean): { price: number; size: number }[] =>
       ls.map(([pr, s]) => ({ price: toCents(flip ? PAYOUT - pr : pr), size: s }));
@@ -136,6 +162,7 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
       // NO bids are YES asks seen from the other side; yes-only venues quote no NO book (spec 2.8).
       no: yesOnly ? { bids: [], asks: [] } : { bids: lv(asks, true), asks: lv(bids, true) },
       timestamp: view && view.timestamp > 0 ? new Date(view.timestamp).toISOString() : null,
+      ...asOfOf(books.marketRecvTs(v.label, marketId)),
     });
     // Bytes, so a cached reply is not encoded again on every send.
     return { ...reply, body: Buffer.from(reply.body) };
@@ -158,11 +185,13 @@ type PriceFragments = WeakMap<object, { version: number; json: string }>;
  */
 function priceParts(
   ctx: ApiContext,
+  quoteStore: QuoteStore,
   ids: readonly string[],
   priceFragments: PriceFragments,
-): { parts: string[]; unresolved: string[]; quotes: QuoteRecord[]; versions: number[] } {
+): { parts: string[]; unresolved: string[]; quotes: QuoteRecord[]; versions: number[]; asOf: number } {
   const parts: string[] = [];
   const unresolved: string[] = [];
+  let asOf = 0;
   // The quotes the answer depends on, each at its version.
   const quotes: QuoteRecord[] = [];
   const versions: number[] = [];
@@ -170,7 +199,7 @@ function priceParts(
     const i = id.indexOf(':');
     const v = i > 0 ? ctx.venues.bySlug.get(id.slice(0, i)) : undefined;
     const marketId = i > 0 ? id.slice(i + 1) : '';
-    const q = v && marketId ? ctx.state.quotes.get(v.label, marketId) : undefined;
+    const q = v && marketId ? quoteStore.get(v.label, marketId) : undefined;
     const hasPrice = q && (q.yesBid !== undefined || q.yesAsk !== undefined || q.lastPrice !== undefined);
     if (!v || !q || !hasPrice) {
       unresolved.push(id);
@@ -195,6 +224,30 @@ function priceParts(
     parts.push(`${JSON.stringify(id)}:${f.json}`);
     quotes.push(q);
     versions.push(q.version);
+    if (q.updatedAt > asOf) asOf = q.updatedAt;
   }
-  return { parts, unresolved, quotes, versions };
+  return { parts, unresolved, quotes, versions, asOf };
+}
+
+/** The ids of an `ids` parameter, or its 400. */
+function splitIds(list: string): string[] | Reply {
+  const ids = list.split(',').map((s) => s.trim());
+  if (ids.some((s) => s === '')) return errorReply(400, 'validation.invalid', 'invalid parameter "ids": must be a comma-separated list without empty items');
+  if (ids.length > 100) return errorReply(400, 'validation.too_many', `invalid parameter "ids": at most 100 ids, got ${ids.length}`);
+  return ids;
+}
+
+/** The /prices/bulk body of `ids` from `state` (the live one, or one rebuilt for as_of), as bytes, with the quotes it read. */
+function bulkBody(
+  ctx: ApiContext,
+  state: EngineState,
+  ids: readonly string[],
+  priceFragments: PriceFragments,
+): { body: Buffer; quotes: QuoteRecord[]; versions: number[] } {
+  const { parts, unresolved, quotes, versions, asOf } = priceParts(ctx, state.quotes, ids, priceFragments);
+  const meta = JSON.stringify({ requested: ids.length, resolved: ids.length - unresolved.length, unresolved_ids: unresolved });
+  const a = asOfOf(asOf);
+  // UTF-8 once: uWS writes a Buffer as is, while a string is encoded again on every send.
+  const body = Buffer.from(`{"prices":{${parts.join(',')}},"as_of":${JSON.stringify(a.as_of)},"as_of_ms":${a.as_of_ms},"_meta":${meta}}`);
+  return { body, quotes, versions };
 }

@@ -7,9 +7,9 @@ import type { ApiContext } from './context.js';
 import { ArbPage, EvPage } from '../views/schemas.js';
 
 const ARB_FIELDS =
-  '{opportunities: [{group_id, group_title, title, event_date, event_type, roi_pct (= roi, net of fees, percent), roi, size, total_cost (= cost, dollars for both legs, fees included), cost, max_wager_usd (the cost at the most profitable size), payout, profit, detected_at, opportunity_id, legs: [{platform, source (venue slug), market_id, side, price (cents), avg_price, size, liquidity_usd (dollars the leg takes), fee_usd (= fee, dollars), fee, source_url (= url, null when unknown), url}], updated_at}], as_of, delay_seconds (0: computed live), count, _meta: {count, total, as_of, fees}}';
+  '{opportunities: [{group_id, group_title, title, event_date, event_type, roi_pct (= roi, net of fees, percent), roi, size, total_cost (= cost, dollars for both legs, fees included), cost, max_wager_usd (the cost at the most profitable size), payout, profit, detected_at, opportunity_id, legs: [{platform, source (venue slug), market_id, side, price (cents), avg_price, size, liquidity_usd (dollars the leg takes), fee_usd (= fee, dollars), fee, source_url (= url, null when unknown), url}], updated_at}], as_of (receive time of the last event the list reflects, ISO 8601), as_of_ms (the same, ms), delay_seconds (0: computed live), count, _meta: {count, total, as_of, fees}}';
 const EV_FIELDS =
-  '{opportunities: [{group_id, group_title, title, event_date, event_type, side, roi_pct (= roi), roi, ev_usd_per_dollar (= ev_per_dollar = roi / 100), ev_per_dollar, consensus_probability (= consensus, 0..1), consensus, consensus_sources, price, size, fee, detected_at, opportunity_id, legs: [{platform, source, market_id, side, price, size, roi_pct, ev_usd_per_dollar, fee_usd, fee, source_url, url}], updated_at}], as_of, delay_seconds, count, _meta}';
+  '{opportunities: [{group_id, group_title, title, event_date, event_type, side, roi_pct (= roi), roi, ev_usd_per_dollar (= ev_per_dollar = roi / 100), ev_per_dollar, consensus_probability (= consensus, 0..1), consensus, consensus_sources, price, size, fee, detected_at, opportunity_id, legs: [{platform, source, market_id, side, price, size, roi_pct, ev_usd_per_dollar, fee_usd, fee, source_url, url}], updated_at}], as_of, as_of_ms, delay_seconds, count, _meta}';
 const PLATFORMS = 'keep only opportunities whose legs are all on these venues (comma-separated)';
 
 /**
@@ -26,6 +26,8 @@ export function registerSignals(api: Api, ctx: ApiContext, engine: SignalEngine)
     platforms: p.list({ values: slugs, description: PLATFORMS }),
     limit: p.int({ min: 1, max: 100, default: 20 }),
   };
+  // The list reflects the state as of the last event applied to it (the per-turn recompute runs in that event's turn).
+  const lastEventAt = (c: ApiContext): number => c.state.current?.localTimestamp ?? c.clock.now();
   const legsMatch = (legs: readonly { platform: string }[], platforms: string[] | 'all' | undefined): boolean =>
     !Array.isArray(platforms) || legs.every((l) => platforms.includes(l.platform));
 
@@ -46,10 +48,12 @@ export function registerSignals(api: Api, ctx: ApiContext, engine: SignalEngine)
         for (const a of g.arbs)
           if (a.roi >= q.min_roi! && legsMatch(a.legs, q.platforms)) out.push({ ...a, title: g.title, updated_at: new Date(g.at).toISOString() });
       out.sort((a, b) => b.roi - a.roi);
-      const asOf = new Date().toISOString();
+      const asOfMs = lastEventAt(ctx);
+      const asOf = new Date(asOfMs).toISOString();
       const count = Math.min(out.length, q.limit!);
       return jsonReply({
         as_of: asOf,
+        as_of_ms: asOfMs,
         delay_seconds: 0,
         count,
         opportunities: out.slice(0, q.limit),
@@ -81,10 +85,12 @@ export function registerSignals(api: Api, ctx: ApiContext, engine: SignalEngine)
           if (e.roi >= q.min_roi! && (q.side === 'both' || e.side === q.side) && legsMatch(e.legs, q.platforms))
             out.push({ ...e, title: g.title, updated_at: new Date(g.at).toISOString() });
       out.sort((a, b) => b.roi - a.roi);
-      const asOf = new Date().toISOString();
+      const asOfMs = lastEventAt(ctx);
+      const asOf = new Date(asOfMs).toISOString();
       const count = Math.min(out.length, q.limit!);
       return jsonReply({
         as_of: asOf,
+        as_of_ms: asOfMs,
         delay_seconds: 0,
         count,
         opportunities: out.slice(0, q.limit),

@@ -114,6 +114,11 @@ export class Capture implements CaptureSink {
     return this.opts.clock.now();
   }
 
+  /** The sequence number of the last record appended (a reader that waits for `flush()` then finds every record up to it on disk). */
+  get lastSeq(): number {
+    return this.seq;
+  }
+
   /** Appends one record (see the class comment); the hot path. */
   add(w: StreamWriter, kind: number, conn: number, t: number, payload: string | Uint8Array): void {
     if (this.pausedFor !== undefined || this.pendingBytes > this.maxPending) {

@@ -254,10 +254,11 @@ export class CaptureStore {
   }
 
   /**
-   * The blocks of one segment whose receive times meet [from, to], decompressed, in order. A short
-   * last block is skipped (counted in `tornTails`); a bad checksum or header throws CaptureCorruptError.
+   * The blocks of one segment whose receive times meet [from, to], decompressed, in order (from the
+   * block at byte `startAt`, a block's end a reader reached before, when given). A short last block
+   * is skipped (counted in `tornTails`); a bad checksum or header throws CaptureCorruptError.
    */
-  async *blocks(seg: SegmentInfo, from: number, to: number): AsyncGenerator<ReadBlock> {
+  async *blocks(seg: SegmentInfo, from: number, to: number, startAt: number = FILE_MAGIC.length): AsyncGenerator<ReadBlock> {
     const fh = await open(seg.file, 'r');
     try {
       const size = (await fh.stat()).size;
@@ -265,7 +266,7 @@ export class CaptureStore {
       await fh.read(magic, 0, magic.length, 0);
       if (!magic.equals(FILE_MAGIC)) throw new CaptureCorruptError(seg.file, 0, 'not a crossbook capture segment (bad magic)');
       const h = Buffer.alloc(BLOCK_HEAD);
-      for (let off = FILE_MAGIC.length; off < size;) {
+      for (let off = Math.max(startAt, FILE_MAGIC.length); off < size;) {
         if (off + BLOCK_HEAD > size) {
           this.tornTails++;
           return;
@@ -313,15 +314,7 @@ export class CaptureStore {
   /** The checkpoints kept, oldest first. */
   checkpoints(): { readonly t: number; readonly seq: number; readonly file: string }[] {
     const dir = join(this.dir, CHECKPOINTS);
-    let names: string[];
-    try {
-      names = readdirSync(dir);
-    } catch {
-      return [];
-    }
-    return names
-      .map((n) => CHECKPOINT.exec(n))
-      .filter((m): m is RegExpExecArray => m !== null)
+    return namesMatching(dir, CHECKPOINT)
       .map((m) => ({ t: Number(m[1]), seq: Number(m[2]), file: join(dir, m[0]) }))
       .sort((a, b) => a.t - b.t || a.seq - b.seq);
   }
@@ -374,6 +367,17 @@ function checkMagic(fd: number, file: string): void {
   const m = Buffer.alloc(FILE_MAGIC.length);
   readSync(fd, m, 0, m.length, 0);
   if (!m.equals(FILE_MAGIC)) throw new CaptureCorruptError(file, 0, 'not a crossbook capture segment (bad magic)');
+}
+
+/** The names in `dir` that `re` matches, as its matches (none when `dir` cannot be read). */
+export function namesMatching(dir: string, re: RegExp): RegExpExecArray[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names.map((n) => re.exec(n)).filter((m): m is RegExpExecArray => m !== null);
 }
 
 function statOrUndefined(file: string): Stats | undefined {

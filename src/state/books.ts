@@ -20,6 +20,8 @@ export class StateBook extends OrderBook implements HeldQuote {
   /** Its market's quote record (EngineState's top of book), held so that a delta does not look it up. */
   quote: QuoteRecord | undefined = undefined;
   quoteEpoch = 0;
+  /** Receive time (ms, the event's localTimestamp) of the last event that changed this book: what a read of it says as `as_of`. */
+  recvTs = 0;
   /** Persistence's dirty-mark generation that last took this book (Persistence.markBook): marking it again in that generation is a no-op without a set lookup. */
   persistMark = 0;
   /** Its market's arb/EV groups as the signal engine last looked them up (HeldGroups, src/signals/engine.ts). */
@@ -143,6 +145,7 @@ export class BookStore {
 
   applySnapshot(ev: BookSnapshot): StateBook | undefined {
     const b = this.getOrCreate(ev.venue, ev.instrument);
+    b.recvTs = ev.localTimestamp;
     try {
       b.snapshot(ev.bids, ev.asks, ev.timestamp);
     } catch (e) {
@@ -158,6 +161,7 @@ export class BookStore {
   applyDelta(ev: BookDelta): StateBook | undefined {
     const b = this.books.get(ev.venue)?.get(ev.instrument);
     if (!b || !b.ready) return undefined; // deltas before the first snapshot are dropped
+    b.recvTs = ev.localTimestamp;
     try {
       b.apply(ev.changes, ev.timestamp);
     } catch (e) {
@@ -189,12 +193,26 @@ export class BookStore {
     }
   }
 
-  /** Resets every book of a venue (disconnect) or one instrument (gap). */
-  reset(venue: VenueLabel, instrument?: string): void {
+  /** Resets every book of a venue (disconnect) or one instrument (gap); `at`: the receive time of the event that did. */
+  reset(venue: VenueLabel, instrument?: string, at?: number): void {
     const v = this.books.get(venue);
     if (!v) return;
-    if (instrument !== undefined) v.get(instrument)?.reset();
-    else for (const b of v.values()) b.reset();
+    const one = (b: StateBook | undefined): void => {
+      if (!b) return;
+      b.reset();
+      if (at !== undefined) b.recvTs = at;
+    };
+    if (instrument !== undefined) one(v.get(instrument));
+    else for (const b of v.values()) one(b);
+  }
+
+  /** The receive time of the last event that changed a market's books (its YES and NO instruments); 0 when it has none. */
+  marketRecvTs(venue: VenueLabel, marketId: string): number {
+    const ins = this.instrumentsOf.get(venue)?.get(marketId);
+    const books = this.books.get(venue);
+    const yes = books?.get(ins?.[0] ?? marketId);
+    const no = ins?.[1] ? books?.get(ins[1]) : undefined;
+    return Math.max(yes?.recvTs ?? 0, no?.recvTs ?? 0);
   }
 
   /** The ready YES book of a market, if it has one (its YES instrument, or the market id itself). */
@@ -259,8 +277,11 @@ export class BookStore {
     for (const [venue, m] of this.books) for (const [ins, b] of m) yield [venue, ins, b];
   }
 
-  /** Restores a persisted book at start-up. */
-  restore(venue: VenueLabel, instrument: string, bids: readonly Level[], asks: readonly Level[], ts: number): void {
-    this.getOrCreate(venue, instrument).snapshot(bids, asks, ts);
+  /** Restores a persisted book at start-up (`recvTs`: the receive time it was last changed at, when known). */
+  restore(venue: VenueLabel, instrument: string, bids: readonly Level[], asks: readonly Level[], ts: number, recvTs?: number): StateBook {
+    const b = this.getOrCreate(venue, instrument);
+    b.snapshot(bids, asks, ts);
+    if (recvTs !== undefined) b.recvTs = recvTs;
+    return b;
   }
 }

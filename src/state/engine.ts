@@ -117,7 +117,7 @@ export function applyEvent(s: EngineState, ev: NormalizedEvent): void {
     case 'feed':
       s.health.feed(ev);
       if (ev.state === 'disconnected' || ev.state === 'stalled' || ev.state === 'gap') {
-        s.books.reset(ev.venue, ev.state === 'gap' ? ev.instrument : undefined);
+        s.books.reset(ev.venue, ev.state === 'gap' ? ev.instrument : undefined, ev.localTimestamp);
       }
       return;
   }

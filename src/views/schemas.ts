@@ -14,6 +14,24 @@ export const cents = (description: string) => z.number().describe(`${description
 export const centsOrNull = (description: string) => z.number().nullable().describe(`${description} (cents, 0 to 100; null when missing)`);
 /** An ISO 8601 UTC time. */
 export const time = (description: string) => z.string().meta({ format: 'date-time', description });
+/** `as_of_ms` of a state read: the receive time (ms since the epoch) of the last event the answer reflects. */
+export const asOfMs = (description: string) =>
+  z.number().int().nullable().describe(`${description}: receive time (ms since the epoch) of the last event the answer reflects; null when it reflects none`);
+/** The `as_of` / `as_of_ms` pair of a state read (`as_of` the same instant as ISO 8601). */
+export const asOfFields = (what: string) => ({
+  as_of: z
+    .string()
+    .meta({ format: 'date-time' })
+    .nullable()
+    .describe(
+      `${what}: receive time of the last event the answer reflects, ISO 8601 with ms (pass it back as as_of= where a route takes it); null when it reflects none`,
+    ),
+  as_of_ms: asOfMs(what),
+});
+/** The `as_of` / `as_of_ms` values of a receive time (0: none). */
+export function asOfOf(ms: number): { as_of: string | null; as_of_ms: number | null } {
+  return ms > 0 ? { as_of: new Date(ms).toISOString(), as_of_ms: ms } : { as_of: null, as_of_ms: null };
+}
 /** An ISO 8601 UTC time or null. */
 export const timeOrNull = (description: string) => z.string().meta({ format: 'date-time' }).nullable().describe(`${description}; null when unknown`);
 /** A string or null. */
@@ -282,16 +300,18 @@ export const EvOpportunity = z
   })
   .describe('EvOpportunity');
 
+const SIGNALS_AS_OF = 'receive time of the last event applied to the state the list was computed from (ISO 8601; before any event, the time of the read)';
 const signalMeta = {
   count: count('opportunities on this page'),
   total: count('opportunities matching the filters'),
-  as_of: time('when the list was read'),
+  as_of: time(SIGNALS_AS_OF),
 };
 const updatedAt = time('when the group’s signals were last computed');
 
 /** The 200 body of /arb. */
 const hostedPage = {
-  as_of: time('when the list was read'),
+  as_of: time(SIGNALS_AS_OF),
+  as_of_ms: z.number().int().describe('as_of in ms since the epoch'),
   delay_seconds: z.number().int().describe('0: computed live (the hosted service delays its list)'),
   count: count('opportunities on this page'),
 };

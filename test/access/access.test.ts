@@ -158,8 +158,8 @@ describe('plans and quotas (spec 5, 8)', () => {
     expect(quota.used(record.id)?.count).toBe(4);
   });
 
-  it('ships Free/Dev/Pro/Enterprise with Free blocked from arb, ev and replay, Enterprise uncapped', () => {
-    expect(plans.free.blocked).toEqual(['arb', 'ev', 'replay']);
+  it('ships Free/Dev/Pro/Enterprise with Free blocked from arb, ev, replay and as_of reads, Enterprise uncapped', () => {
+    expect(plans.free.blocked).toEqual(['arb', 'ev', 'replay', 'as_of']);
     expect(plans.enterprise.perSecond).toBe(0);
     expect(plans.dev.perSecond).toBeGreaterThan(plans.free.perSecond);
   });

@@ -1,0 +1,67 @@
+import type { ApiCtx } from '../access/api.js';
+import { p } from '../access/params.js';
+import type { CaptureSettings, CaptureStore } from '../capture/index.js';
+import type { HistoryIndex, MarketRef } from '../history/index.js';
+import { errorReply, type Reply } from '../server/http.js';
+import type { EngineState } from '../state/engine.js';
+import type { ApiContext } from './context.js';
+
+/** What `as_of` reads rebuild the past from: the history index over the capture, and the capture's retention. */
+export interface HistorySource {
+  readonly index: HistoryIndex;
+  readonly settings: CaptureSettings;
+  readonly store: CaptureStore;
+}
+
+/** The name plans block (config/plans.json `blocked`) to leave `as_of` reads out. */
+export const AS_OF_FEATURE = 'as_of';
+
+/** The `as_of` query parameter of the state reads that take it. */
+export const asOfParam = (): ReturnType<typeof p.msOrIso> =>
+  p.msOrIso({
+    description:
+      'the state at this receive time instead of now: ms since the epoch or ISO 8601 (an as_of / as_of_ms an earlier answer carried gives the same body). Within what capture retains (a 400 names the window); rebuilt from the capture log by the live mappers and book code. Plans: dev, pro and enterprise (free: 403 auth.endpoint_blocked); 400 when capture is off.',
+  });
+
+/** Text added to the description of a route that takes `as_of`. */
+export const AS_OF_DOC =
+  ' With as_of=<ms or ISO 8601> the answer is the state at that receive time, rebuilt from the capture log (see the as_of parameter); the catalog fields (titles, group members) are today’s.';
+
+/**
+ * The state of `markets` at `t` for an `as_of` read, or the reply refusing it: 403 for a plan
+ * without `as_of`, 400 with capture off or for a moment outside the retained window (named in the
+ * message and in `retained_from` / `retained_to`). Indexes what the capture holds up to `t` first
+ * when `t` is that recent.
+ */
+export async function stateAsOf(ctx: ApiContext, c: ApiCtx<unknown>, t: number, markets: readonly MarketRef[]): Promise<EngineState | Reply> {
+  if (c.plan?.blocked.includes(AS_OF_FEATURE))
+    return errorReply(403, 'auth.endpoint_blocked', `the ${c.plan.name} plan does not include as_of reads; upgrade to a plan that includes ${AS_OF_FEATURE}`);
+  const h = ctx.history;
+  if (h === undefined) return errorReply(400, 'as_of.capture_off', 'as_of needs the capture log, which is turned off on this server (capture.enabled false)');
+  const now = ctx.clock.now();
+  const retainedFrom = Math.max(h.store.oldest() ?? now, now - h.settings.retentionMs);
+  // A moment the index may not have reached: what the capture buffers is written and indexed first.
+  if (t <= now && t > h.index.indexedTo - 1000) await h.index.sync();
+  const w = h.index.window(now, retainedFrom);
+  if (w === undefined) return errorReply(400, 'as_of.outside_retention', 'as_of: nothing has been captured and indexed yet');
+  if (t < w.from || t > w.to)
+    return errorReply(400, 'as_of.outside_retention', `as_of ${iso(t)} is outside what capture retains: ${iso(w.from)} .. now (${iso(w.to)})`, {
+      retained_from: w.from,
+      retained_to: w.to,
+    });
+  return h.index.stateAt(t, markets);
+}
+
+/** A market of the catalog as `stateAt` takes it (the instruments of its YES and NO books). */
+export function marketRef(ctx: ApiContext, venue: string, marketId: string): MarketRef {
+  const m = ctx.state.catalog.get(venue, marketId);
+  return { venue, marketId, yes: m?.yesInstrument, no: m?.noInstrument };
+}
+
+export function isReply(x: EngineState | Reply): x is Reply {
+  return 'status' in x;
+}
+
+function iso(t: number): string {
+  return Number.isFinite(t) && Math.abs(t) < 8.64e15 ? new Date(t).toISOString() : String(t);
+}
