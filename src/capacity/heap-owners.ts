@@ -10,6 +10,8 @@ export const COMPONENTS: Readonly<Record<string, readonly string[]>> = {
   ledger: ['WalletLedger'],
   hub: ['WsHub'],
   simulator: ['SimWorld'],
+  // The capture log's writer: its per-stream columns hold every record not yet sealed and written.
+  capture: ['Capture', 'CaptureStore'],
 };
 
 interface Meta {

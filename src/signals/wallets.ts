@@ -269,12 +269,15 @@ const MINUTE = 60_000;
 /** Minutes of YES price kept per market for spike detection (a power of two ≥ the longest window). */
 const RING = 64;
 
-/** Per-market minute lows and highs of the YES price over the last RING minutes. */
-interface PriceRing {
-  readonly minute: Float64Array;
-  readonly low: Float64Array;
-  readonly high: Float64Array;
-}
+/**
+ * Per-market minute lows and highs of the YES price over the last RING minutes, in one buffer:
+ * RING minutes, RING lows, RING highs, then the newest minute seen (`NEWEST`). One typed array a
+ * traded market instead of three (two typed arrays, their two buffers and an object fewer a market).
+ */
+type PriceRing = Float64Array;
+const LOW = RING;
+const HIGH = 2 * RING;
+const NEWEST = 3 * RING;
 
 /** A smart wallet's entry, for Smart Activity. */
 export interface SmartFlow {
@@ -828,6 +831,7 @@ export class WalletLedger {
       this.lastPrune = now;
       this.pruneVolume(now - this.o.volumeRetentionMs);
       this.pruneFlow(now);
+      this.pruneRings(now);
     }
     return n;
   }
@@ -920,18 +924,30 @@ export class WalletLedger {
 
   private observe(mk: string, yes: number, ts: number): void {
     let r = this.rings.get(mk);
-    if (!r) this.rings.set(mk, (r = { minute: new Float64Array(RING).fill(-1), low: new Float64Array(RING), high: new Float64Array(RING) }));
+    if (!r) this.rings.set(mk, (r = new Float64Array(NEWEST + 1).fill(-1, 0, RING).fill(-1, NEWEST)));
     const minute = Math.floor(ts / MINUTE);
     const i = minute & (RING - 1);
-    if (r.minute[i] !== minute) {
-      if (r.minute[i]! > minute) return; // older than the ring
-      r.minute[i] = minute;
-      r.low[i] = yes;
-      r.high[i] = yes;
+    if (r[i] !== minute) {
+      if (r[i]! > minute) return; // older than the ring
+      r[i] = minute;
+      r[LOW + i] = yes;
+      r[HIGH + i] = yes;
+      if (minute > r[NEWEST]!) r[NEWEST] = minute;
     } else {
-      if (yes < r.low[i]!) r.low[i] = yes;
-      if (yes > r.high[i]!) r.high[i] = yes;
+      if (yes < r[LOW + i]!) r[LOW + i] = yes;
+      if (yes > r[HIGH + i]!) r[HIGH + i] = yes;
     }
+  }
+
+  /** Markets holding a price ring (a trade in the last RING minutes, up to the next prune). */
+  get priceRings(): number {
+    return this.rings.size;
+  }
+
+  /** Drops the rings of markets with no trade in the last RING minutes: `windowLow` reads none of their minutes. */
+  private pruneRings(now: number): void {
+    const oldest = Math.floor(now / MINUTE) - (RING - 1);
+    for (const [mk, r] of this.rings) if (r[NEWEST]! < oldest) this.rings.delete(mk);
   }
 
   /**
@@ -945,9 +961,9 @@ export class WalletLedger {
     const from = to - Math.min(RING - 1, Math.ceil(windowMs / MINUTE));
     let out: number | undefined;
     for (let i = 0; i < RING; i++) {
-      const m = r.minute[i]!;
+      const m = r[i]!;
       if (m < from || m > to) continue;
-      const v = outcome === 'yes' ? r.low[i]! : PAYOUT - r.high[i]!;
+      const v = outcome === 'yes' ? r[LOW + i]! : PAYOUT - r[HIGH + i]!;
       if (out === undefined || v < out) out = v;
     }
     return out;

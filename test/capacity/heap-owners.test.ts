@@ -23,7 +23,13 @@ function snapshot(): string {
         this.small = [1, 2, 3];
       }
     }
+    class Capture {
+      constructor() {
+        this.pending = new Array(40000).fill('frame');
+      }
+    }
     globalThis.world = new SimWorld();
+    globalThis.capture = new Capture();
     require('node:v8').writeHeapSnapshot(${JSON.stringify(file)});
   `;
   const r = spawnSync(process.execPath, ['-e', program], { encoding: 'utf8' });
@@ -45,5 +51,11 @@ describe('heapOwners', () => {
     // Largest first; the breakdown without detail lists none.
     expect(r.large!.map((o) => o.bytes)).toEqual([...r.large!.map((o) => o.bytes)].sort((a, b) => b - a));
     expect(heapOwners(snapshot(), false).large).toBeUndefined();
+  });
+
+  it("prices the capture writer's buffers as their own component", () => {
+    const r = heapOwners(snapshot(), true);
+    expect(r.large!.some((o) => o.component === 'capture' && o.holder.endsWith('object Capture.pending → object Array.elements'))).toBe(true);
+    expect(r.byComponent.capture).toBeGreaterThanOrEqual(40000 * 8);
   });
 });

@@ -254,6 +254,21 @@ describe('captain_hook (raised at trade time)', () => {
     expect(s.of('captain_hook')).toEqual([]);
     expect(s.ledger.windowLow(VB, m.id, 'yes', late, 30 * 60_000)).toBe(4600);
   });
+
+  it("drops a market's price ring once it has had no trade for the ring's 64 minutes, and keeps it until then", () => {
+    const s = setup();
+    const m = s.newMarket(29, 31);
+    const t = s.now();
+    const before = s.ledger.priceRings;
+    s.apply(buy({ marketId: m.id, n: m.k, wallet: addr('3'), outcome: 'yes', cents: 40, size: 500, ts: t }));
+    expect(s.ledger.priceRings).toBe(before + 1);
+    s.ledger.advance(t + 63 * 60_000);
+    expect(s.ledger.priceRings).toBe(before + 1);
+    expect(s.ledger.windowLow(VB, m.id, 'yes', t + 30 * 60_000, 30 * 60_000)).toBe(4000);
+    s.ledger.advance(t + 65 * 60_000);
+    expect(s.ledger.priceRings).toBe(before);
+    expect(s.ledger.windowLow(VB, m.id, 'yes', t + 30 * 60_000, 30 * 60_000)).toBeUndefined();
+  });
 });
 
 describe('alert storage', () => {
