@@ -825,6 +825,33 @@ export interface components {
           api_key?: string;
           /** @description a token from POST /api/v2/ws-token */
           token?: string;
+        }
+      | {
+          /** @constant */
+          type: 'replay';
+          /** @description prices, orderbook, the ticker channel, arb, ev */
+          channels: string[];
+          /** @description markets of prices, orderbook and the ticker channel */
+          market_ids?: string[];
+          /** @description start of the window (receive time): ms since the epoch or ISO 8601 */
+          from: number | string;
+          /** @description end of the window, inclusive: ms since the epoch or ISO 8601 */
+          to: number | string;
+          /** @description × the recorded pace (default 1), or max: as fast as the client reads */
+          speed?: number | 'max';
+        }
+      | {
+          /** @enum {string} */
+          type: 'replay_pause' | 'replay_resume' | 'replay_stop';
+          /** @description the replay_started message's id (may be left out while the connection runs one replay) */
+          replay_id?: string;
+        }
+      | {
+          /** @constant */
+          type: 'replay_seek';
+          replay_id?: string;
+          /** @description where the replay goes on from, inside its window: ms since the epoch or ISO 8601 */
+          at: number | string;
         };
     WsWelcome: {
       /** @constant */
@@ -2128,7 +2155,10 @@ export interface components {
         | 'AUTH_REQUIRED'
         | 'AUTH_FAILED'
         | 'CONNECTION_LIMIT'
-        | 'PLAN_CHANGED';
+        | 'PLAN_CHANGED'
+        | 'REPLAY_UNKNOWN'
+        | 'REPLAY_OUTSIDE_RETENTION'
+        | 'REPLAY_LIMIT';
       /** @description what happened, in words */
       message: string;
       /** @description the channel of the request */
@@ -2149,6 +2179,12 @@ export interface components {
       channels?: string[];
       /** @description PLAN_CHANGED: the subscriptions (topics) it no longer includes, dropped */
       dropped?: string[];
+      /** @description the replay a replay error is about */
+      replay_id?: string;
+      /** @description REPLAY_OUTSIDE_RETENTION: the oldest receive time the capture holds (ms) */
+      retained_from?: number;
+      /** @description REPLAY_OUTSIDE_RETENTION: now (ms) */
+      retained_to?: number;
       /** @description per-topic sequence: a gap means reconcile over REST */
       seq?: number;
       /** @description process epoch (ms): a new one means the server restarted; reconcile over REST */
@@ -2183,7 +2219,10 @@ export interface components {
           | 'AUTH_REQUIRED'
           | 'AUTH_FAILED'
           | 'CONNECTION_LIMIT'
-          | 'PLAN_CHANGED';
+          | 'PLAN_CHANGED'
+          | 'REPLAY_UNKNOWN'
+          | 'REPLAY_OUTSIDE_RETENTION'
+          | 'REPLAY_LIMIT';
         /** @description what happened, in words */
         message: string;
         /** @description the channel of the request */
@@ -2204,6 +2243,12 @@ export interface components {
         channels?: string[];
         /** @description PLAN_CHANGED: the subscriptions (topics) it no longer includes, dropped */
         dropped?: string[];
+        /** @description the replay a replay error is about */
+        replay_id?: string;
+        /** @description REPLAY_OUTSIDE_RETENTION: the oldest receive time the capture holds (ms) */
+        retained_from?: number;
+        /** @description REPLAY_OUTSIDE_RETENTION: now (ms) */
+        retained_to?: number;
       };
     };
     WsPong: {
@@ -2221,6 +2266,58 @@ export interface components {
       /** @description public id of the key (key_…) */
       key_id: string;
       plan: string;
+      /** @description server send time, ms since epoch */
+      ts: number;
+    };
+    /** @description the answer to a replay: its messages follow, each as the live channel sent it (venue_ts and recv_ts as recorded; ts: when live sent it) */
+    WsReplayStarted: {
+      /** @constant */
+      type: 'replay_started';
+      /** @description names the replay in its controls */
+      replay_id: string;
+      /** @description start of the window, ms since epoch */
+      from: number;
+      /** @description end of the window (inclusive), ms since epoch */
+      to: number;
+      speed: number | 'max';
+      channels: string[];
+      /** @description the accepted market ids (unknown ones get an UNKNOWN_ID warning) */
+      market_ids: string[];
+      /** @description the epoch of the replay's messages (a seek starts another, with seqs from 1 again) */
+      epoch: number;
+      /** @description server send time, ms since epoch */
+      ts: number;
+    };
+    /** @description a replay control acknowledged */
+    WsReplayControl: {
+      /**
+       * @description the acknowledgment of replay_pause, replay_resume, replay_seek, replay_stop
+       * @enum {string}
+       */
+      type: 'replay_paused' | 'replay_resumed' | 'replay_seeked' | 'replay_stopped';
+      replay_id: string;
+      /** @description where the replay is (a seek: where it goes on from), receive time ms since epoch */
+      position: number;
+      /** @description replay_seeked: the epoch of the messages from the new position */
+      epoch?: number;
+      /** @description server send time, ms since epoch */
+      ts: number;
+    };
+    /** @description the replay reached the end of its window: nothing more follows for it */
+    WsReplayCompleted: {
+      /** @constant */
+      type: 'replay_completed';
+      replay_id: string;
+      from: number;
+      to: number;
+      /** @description messages sent by the replay (snapshots included) */
+      messages: number;
+      /** @description messages sent, by channel */
+      counts: {
+        [key: string]: number;
+      };
+      /** @description normalized events the replay ran through the pipelines (the warm-up before from included) */
+      events: number;
       /** @description server send time, ms since epoch */
       ts: number;
     };
