@@ -54,7 +54,10 @@ export class ReplayModel {
     if (type === 'replay_paused' || type === 'replay_resumed' || type === 'replay_seeked' || type === 'replay_stopped') {
       const c = m as unknown as S['WsReplayControl'];
       this.position = c.position;
-      this.state = type === 'replay_paused' ? 'paused' : type === 'replay_stopped' ? 'stopped' : 'running';
+      // A seek keeps a paused replay paused (the server waits at the new position for a resume).
+      if (type === 'replay_paused') this.state = 'paused';
+      else if (type === 'replay_stopped') this.state = 'stopped';
+      else if (type === 'replay_resumed' || this.state !== 'paused') this.state = 'running';
       if (type === 'replay_seeked') this.clear();
       return true;
     }
