@@ -8,6 +8,7 @@ import type { EngineState } from '../src/state/engine.js';
 import { HubConflation } from '../src/ws/conflate.js';
 import type { WsHub } from '../src/ws/hub.js';
 import { alertTopic } from '../src/ws/protocol.js';
+import type { FanoutTarget } from '../src/ws/route.js';
 import { hostedFadeUpdate } from '../src/views/alert.js';
 import { Turn } from '../src/pipeline/turn.js';
 import { realClock, type Clock } from '../src/core/clock.js';
@@ -34,7 +35,7 @@ import { realClock, type Clock } from '../src/core/clock.js';
 export function fanoutFlow(
   events$: Observable<NormalizedEvent>,
   state: EngineState,
-  hub: WsHub,
+  hub: FanoutTarget,
   signals: SignalEngine | undefined,
   alerts?: AlertEngine,
   turn: Turn = new Turn(),

@@ -7,6 +7,7 @@ import type { Persistence } from '../src/persist/store.js';
 import type { EngineState } from '../src/state/engine.js';
 import { clockSchedule, Turn } from '../src/pipeline/turn.js';
 import type { WsHub } from '../src/ws/hub.js';
+import type { FanoutTarget } from '../src/ws/route.js';
 import { captureFlow, flushRecorder } from './capture.js';
 import type { HistoryIndex } from '../src/history/index.js';
 import { fanoutFlow, feedEventsFlush, keyFlow, webhookFlow } from './fanout.js';
@@ -20,8 +21,8 @@ export interface Flows {
   readonly persistence: Persistence;
   readonly persistenceOptions: PersistenceOptions;
   readonly rooms: SignalRooms;
-  /** Absent in a process that serves no WebSocket. */
-  readonly hub?: WsHub | undefined;
+  /** Absent in a process that serves no WebSocket; a WebSocket replay session's router has no keys to follow. */
+  readonly hub?: (FanoutTarget & Partial<Pick<WsHub, 'keyChanged'>>) | undefined;
   /** The key table whose changes reach the hub's open connections (`keyFlow`). */
   readonly keys?: Pick<KeyStore, 'changes$'> | undefined;
   readonly log: Logger;
@@ -80,7 +81,8 @@ export function wireFlows(f: Omit<Flows, 'ingest' | 'log'> & { readonly ingest?:
     if (f.hub) sub.add(fanoutFlow(f.ingest?.events$ ?? EMPTY, f.state, f.hub, f.rooms.signals, f.rooms.alerts, turn));
     // Without a hub (a replay) a feed-health event still flushes the turn first, as the fan-out does before its warning.
     else sub.add(feedEventsFlush(f.ingest?.events$ ?? EMPTY, turn));
-    if (f.hub && f.keys) sub.add(keyFlow(f.keys, f.hub));
+    const hub = f.hub;
+    if (hub?.keyChanged && f.keys) sub.add(keyFlow(f.keys, { keyChanged: (r) => hub.keyChanged?.(r) }));
     sub.add(signalFlow(f.state, f.rooms, turn, clock));
     if (f.rooms.webhooks) sub.add(webhookFlow(f.ingest?.events$ ?? EMPTY, f.rooms.webhooks, f.rooms.signals, f.rooms.alerts, clock));
     f.wired?.(clock.now());

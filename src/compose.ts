@@ -39,6 +39,7 @@ import { WebhookStore } from './webhooks/store.js';
 import { Webhooks } from './webhooks/webhooks.js';
 import type { VenueFeed } from './venues/protocol.js';
 import { WsHub, type HubOptions } from './ws/hub.js';
+import { gameLookup } from './ws/route.js';
 import { wsPathItem, WS_COMPONENTS } from './ws/protocol.js';
 import { registerWsToken } from './ws/token-route.js';
 
@@ -232,14 +233,11 @@ function buildHub(core: Core, domain: Domain, http: HttpServer, api: Api, opts: 
       clock: core.clock,
       signals: domain.signals,
       alerts: true,
-      games: {
-        eventOf: (venue, marketId) => {
-          const id = matching.groupIdOf(venue, marketId);
-          const g = id === undefined ? undefined : matching.servedGroup(id);
-          return g?.market_class ? (g.event_id ?? undefined) : undefined;
-        },
-        hasEvent: (id) => matching.hasGameEvent(id),
-        isLive: (id) => matching.isGameLive(id, core.clock.now()),
+      games: gameLookup(matching, core.clock),
+      replay: {
+        config: core.config,
+        source: { capture: core.capture, settings: captureSettings(core.config), now: () => core.clock.now() },
+        maxConcurrent: core.config.websocket.replayMaxConcurrent,
       },
     },
     {

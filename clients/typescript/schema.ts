@@ -781,6 +781,8 @@ export interface paths {
      *
      *     Resume (cluster edges, README "Scaling out"): a subscribe may carry "resume":{"<market_id>":<last seq seen>}; the edge sends the messages after that seq in order from the stream's window, then the live ones, with no snapshot; when the window no longer holds them, the snapshot and a RESYNC warning. A single process answers with the snapshot as usual.
      *
+     *     Replay (plans with replay; README "Capture and replay"): {"type":"replay","channels":["prices","orderbook","arb","ev"],"market_ids":[…],"from":T,"to":T,"speed":N|"max"} (T: ms since the epoch or ISO 8601) is answered replay_started {replay_id, epoch}, then each market's snapshot at from, then the messages the live channels sent in the window (the same bodies, their recorded venue_ts, recv_ts and ts), then replay_completed {messages, counts, events}. {"type":"replay_pause"|"replay_resume"|"replay_stop","replay_id"} and {"type":"replay_seek","replay_id","at":T} are acknowledged replay_paused, replay_resumed, replay_stopped, replay_seeked (a new epoch from there). A client that does not read pauses its replay. Errors: NOT_ENTITLED, BAD_REQUEST, REPLAY_OUTSIDE_RETENTION (retained_from, retained_to), REPLAY_UNKNOWN, REPLAY_LIMIT (replays at once per key: the plan's ws.replays; per server: websocket.replayMaxConcurrent).
+     *
      *     Message schemas: components.schemas.WsClientMessage (client to server) and components.schemas.Ws* (server to client, by type), listed in x-websocket-messages.
      *
      *     Codes: UNKNOWN_ID (warning: a market id the venues do not list, event tickers included), UNKNOWN_EVENT_ID (warning: live_games), UNKNOWN_CHANNEL (warning), BAD_JSON and BAD_REQUEST (error: not JSON / not a valid message), NOT_ENTITLED (error: the plan does not include the channel), SUBSCRIPTION_LIMIT (error), RATE_LIMITED (error: more than 20 subscribe/unsubscribe messages a second, more market ids subscribed or unsubscribed than the key's connections may together (2,000 a second, 10,000 at once; websocket.keyIdsPerSecond, keyIdsBurst), a subscribe while more than 256 KB sent to the client is unread, or more client messages of any kind than the connection's budget: 100 at once, then 50 a second; the refused message is not processed, and a client that goes on sending without a token is closed with 1008), AUTH_REQUIRED, AUTH_FAILED and CONNECTION_LIMIT (error: in-band login), PLAN_CHANGED (warning: the key's plan changed; plan, channels and the dropped topics), FEED_INTERRUPTED (warning: the venue feed disconnected, stalled or lost sequence; prices may be stale), FEED_DEGRADED (warning: malformed frames dropped), FEED_READY (type ready: the feed is back; reconcile over REST), COALESCED (warning: you read slower than updates arrive and now get the latest per market), RESYNC (warning: a resume asked for messages no longer held; the snapshot is sent just before it).
@@ -854,6 +856,33 @@ export interface components {
           api_key?: string;
           /** @description a token from POST /api/v2/ws-token */
           token?: string;
+        }
+      | {
+          /** @constant */
+          type: 'replay';
+          /** @description prices, orderbook, the ticker channel, arb, ev */
+          channels: string[];
+          /** @description markets of prices, orderbook and the ticker channel */
+          market_ids?: string[];
+          /** @description start of the window (receive time): ms since the epoch or ISO 8601 */
+          from: number | string;
+          /** @description end of the window, inclusive: ms since the epoch or ISO 8601 */
+          to: number | string;
+          /** @description × the recorded pace (default 1), or max: as fast as the client reads */
+          speed?: number | 'max';
+        }
+      | {
+          /** @enum {string} */
+          type: 'replay_pause' | 'replay_resume' | 'replay_stop';
+          /** @description the replay_started message's id (may be left out while the connection runs one replay) */
+          replay_id?: string;
+        }
+      | {
+          /** @constant */
+          type: 'replay_seek';
+          replay_id?: string;
+          /** @description where the replay goes on from, inside its window: ms since the epoch or ISO 8601 */
+          at: number | string;
         };
     WsWelcome: {
       /** @constant */
@@ -2157,7 +2186,10 @@ export interface components {
         | 'AUTH_REQUIRED'
         | 'AUTH_FAILED'
         | 'CONNECTION_LIMIT'
-        | 'PLAN_CHANGED';
+        | 'PLAN_CHANGED'
+        | 'REPLAY_UNKNOWN'
+        | 'REPLAY_OUTSIDE_RETENTION'
+        | 'REPLAY_LIMIT';
       /** @description what happened, in words */
       message: string;
       /** @description the channel of the request */
@@ -2178,6 +2210,12 @@ export interface components {
       channels?: string[];
       /** @description PLAN_CHANGED: the subscriptions (topics) it no longer includes, dropped */
       dropped?: string[];
+      /** @description the replay a replay error is about */
+      replay_id?: string;
+      /** @description REPLAY_OUTSIDE_RETENTION: the oldest receive time the capture holds (ms) */
+      retained_from?: number;
+      /** @description REPLAY_OUTSIDE_RETENTION: now (ms) */
+      retained_to?: number;
       /** @description per-topic sequence: a gap means reconcile over REST */
       seq?: number;
       /** @description process epoch (ms): a new one means the server restarted; reconcile over REST */
@@ -2212,7 +2250,10 @@ export interface components {
           | 'AUTH_REQUIRED'
           | 'AUTH_FAILED'
           | 'CONNECTION_LIMIT'
-          | 'PLAN_CHANGED';
+          | 'PLAN_CHANGED'
+          | 'REPLAY_UNKNOWN'
+          | 'REPLAY_OUTSIDE_RETENTION'
+          | 'REPLAY_LIMIT';
         /** @description what happened, in words */
         message: string;
         /** @description the channel of the request */
@@ -2233,6 +2274,12 @@ export interface components {
         channels?: string[];
         /** @description PLAN_CHANGED: the subscriptions (topics) it no longer includes, dropped */
         dropped?: string[];
+        /** @description the replay a replay error is about */
+        replay_id?: string;
+        /** @description REPLAY_OUTSIDE_RETENTION: the oldest receive time the capture holds (ms) */
+        retained_from?: number;
+        /** @description REPLAY_OUTSIDE_RETENTION: now (ms) */
+        retained_to?: number;
       };
     };
     WsPong: {
@@ -2250,6 +2297,58 @@ export interface components {
       /** @description public id of the key (key_…) */
       key_id: string;
       plan: string;
+      /** @description server send time, ms since epoch */
+      ts: number;
+    };
+    /** @description the answer to a replay: its messages follow, each as the live channel sent it (venue_ts and recv_ts as recorded; ts: when live sent it) */
+    WsReplayStarted: {
+      /** @constant */
+      type: 'replay_started';
+      /** @description names the replay in its controls */
+      replay_id: string;
+      /** @description start of the window, ms since epoch */
+      from: number;
+      /** @description end of the window (inclusive), ms since epoch */
+      to: number;
+      speed: number | 'max';
+      channels: string[];
+      /** @description the accepted market ids (unknown ones get an UNKNOWN_ID warning) */
+      market_ids: string[];
+      /** @description the epoch of the replay's messages (a seek starts another, with seqs from 1 again) */
+      epoch: number;
+      /** @description server send time, ms since epoch */
+      ts: number;
+    };
+    /** @description a replay control acknowledged */
+    WsReplayControl: {
+      /**
+       * @description the acknowledgment of replay_pause, replay_resume, replay_seek, replay_stop
+       * @enum {string}
+       */
+      type: 'replay_paused' | 'replay_resumed' | 'replay_seeked' | 'replay_stopped';
+      replay_id: string;
+      /** @description where the replay is (a seek: where it goes on from), receive time ms since epoch */
+      position: number;
+      /** @description replay_seeked: the epoch of the messages from the new position */
+      epoch?: number;
+      /** @description server send time, ms since epoch */
+      ts: number;
+    };
+    /** @description the replay reached the end of its window: nothing more follows for it */
+    WsReplayCompleted: {
+      /** @constant */
+      type: 'replay_completed';
+      replay_id: string;
+      from: number;
+      to: number;
+      /** @description messages sent by the replay (snapshots included) */
+      messages: number;
+      /** @description messages sent, by channel */
+      counts: {
+        [key: string]: number;
+      };
+      /** @description normalized events the replay ran through the pipelines (the warm-up before from included) */
+      events: number;
       /** @description server send time, ms since epoch */
       ts: number;
     };

@@ -26,7 +26,15 @@ const plan = z
     monthly: limit,
     groups: z.object(Object.fromEntries(QUOTA_GROUPS.map((g) => [g, limit])) as Record<QuotaGroup, typeof limit>).strict(),
     blocked: z.array(z.string()),
-    ws: z.object({ connections: limit, subscriptions: limit, channels: z.array(z.string()) }).strict(),
+    ws: z
+      .object({
+        connections: limit,
+        subscriptions: limit,
+        channels: z.array(z.string()),
+        /** WebSocket replays a key runs at once (0 = no cap of its own; the server's websocket.replayMaxConcurrent still holds). */
+        replays: limit.default(1),
+      })
+      .strict(),
   })
   .strict();
 export type Plan = z.infer<typeof plan> & { readonly name: PlanName };

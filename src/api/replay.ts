@@ -60,27 +60,40 @@ export function registerReplay(api: Api, ctx: ApiContext, src: ReplaySource): vo
   });
 }
 
-/** The 400 of a window the capture does not hold, or undefined. */
-export function outsideRetention(src: ReplaySource, from: number, to: number): Reply | undefined {
+/** Why a window cannot be replayed (its code, in words, and what the capture holds), or undefined. */
+export interface WindowRefusal {
+  readonly code: 'replay.capture_off' | 'replay.outside_retention';
+  readonly message: string;
+  readonly retained?: { readonly retained_from: number; readonly retained_to: number } | undefined;
+}
+
+/**
+ * Whether the capture holds [from, to]: the one check of a replay window, for GET /replay and the
+ * WebSocket replay (src/ws/replay-session.ts).
+ */
+export function windowRefusal(src: Pick<ReplaySource, 'capture' | 'settings' | 'now'>, from: number, to: number): WindowRefusal | undefined {
   if (src.capture === undefined)
-    return errorReply(400, 'replay.capture_off', 'capture is turned off on this server (capture.enabled false): nothing to replay');
+    return { code: 'replay.capture_off', message: 'capture is turned off on this server (capture.enabled false): nothing to replay' };
   const now = src.now();
   const oldest = src.capture.store.oldest();
-  if (oldest === undefined) return errorReply(400, 'replay.outside_retention', 'nothing has been captured yet');
+  if (oldest === undefined) return { code: 'replay.outside_retention', message: 'nothing has been captured yet' };
   const start = Math.max(oldest, now - src.settings.retentionMs);
   if (to < start || from > now)
-    return errorReply(
-      400,
-      'replay.outside_retention',
-      `the window ${iso(from)} .. ${iso(to)} is outside what capture retains: ${iso(start)} .. now (${iso(now)})`,
-      {
-        retained_from: start,
-        retained_to: now,
-      },
-    );
+    return {
+      code: 'replay.outside_retention',
+      message: `the window ${iso(from)} .. ${iso(to)} is outside what capture retains: ${iso(start)} .. now (${iso(now)})`,
+      retained: { retained_from: start, retained_to: now },
+    };
   return undefined;
 }
 
-function iso(t: number): string {
+/** The 400 of a window the capture does not hold, or undefined. */
+export function outsideRetention(src: ReplaySource, from: number, to: number): Reply | undefined {
+  const r = windowRefusal(src, from, to);
+  return r && errorReply(400, r.code, r.message, r.retained);
+}
+
+/** A time for a message: ISO 8601 when it is one. */
+export function iso(t: number): string {
   return Number.isFinite(t) && Math.abs(t) < 8.64e15 ? new Date(t).toISOString() : String(t);
 }

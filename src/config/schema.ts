@@ -231,9 +231,11 @@ export const appConfig = z
         /** Market ids a key's connections may subscribe or unsubscribe together per second, and at once (src/ws/key-budget.ts). */
         keyIdsPerSecond: z.number().int().min(1),
         keyIdsBurst: z.number().int().min(1),
+        /** WebSocket replays (src/ws/replay-session.ts) running at once on this server, all keys together; 0 turns them off. */
+        replayMaxConcurrent: z.number().int().min(0).max(64).default(2),
       })
       .strict()
-      .default({ authTimeoutMs: 5_000, tokenTtlSec: 300, keyIdsPerSecond: 2_000, keyIdsBurst: 10_000 }),
+      .default({ authTimeoutMs: 5_000, tokenTtlSec: 300, keyIdsPerSecond: 2_000, keyIdsBurst: 10_000, replayMaxConcurrent: 2 }),
     api: z
       .object({
         /** /trades: window of an unfiltered request without start_time (spec 4.16 rule 2). */

@@ -15,6 +15,7 @@ import { onMarkers, Turn } from '../pipeline/turn.js';
 import { recordJson, type OpportunityRecord } from '../signals/lifecycle/record.js';
 import type { OpenRecord } from '../signals/lifecycle/tracker.js';
 import type { EngineState } from '../state/engine.js';
+import type { FanoutTarget } from '../ws/route.js';
 import type { ReplayItem } from './input.js';
 
 export interface ReplayOptions {
@@ -35,6 +36,12 @@ export interface ReplayOptions {
    * rooms and the virtual clock after the flows are wired and before any item flows.
    */
   readonly onWired?: ((rooms: ReplayRooms) => void) | undefined;
+  /**
+   * The WebSocket fan-out inside the replay (a WebSocket replay session, src/ws/replay-session.ts):
+   * built on the replay's rooms and wired by `wireFlows` where live wires its hub, so the replay
+   * sends what live sent. Absent: no fan-out, as `crossbook replay` runs.
+   */
+  readonly fanout?: ((rooms: ReplayRooms) => FanoutTarget) | undefined;
 }
 
 /** What a replay hands its `onWired` consumer. */
@@ -89,6 +96,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
   const sub = new Subscription();
   sub.add(domain.lifecycle.events$.subscribe((e) => e.type === 'expired' && closed.push(e.record)));
   const rooms = { ...domain, webhooks: undefined };
+  const hub = opts.fanout?.({ clock, core, domain });
   sub.add(
     wireFlows({
       state: core.state,
@@ -97,6 +105,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
       rooms,
       turn,
       clock,
+      hub,
       ingest: { events$ },
     }),
   );

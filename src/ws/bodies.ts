@@ -81,6 +81,30 @@ export function bookBody(state: EngineState, v: VenueConfig, marketId: string, d
   };
 }
 
+/**
+ * What a subscriber of a market topic gets first (the live hub on subscribe, a replay when it
+ * reaches its window): the price, book or ticker of the market as `state` holds it now, without
+ * the `snapshot` flag and envelope the sender adds; undefined when there is nothing to show.
+ */
+export function snapshotBody(
+  state: EngineState,
+  t: { readonly ch: string; readonly v: VenueConfig; readonly id: string },
+  tickerChannel: string | undefined,
+  depth: number,
+): Record<string, unknown> | undefined {
+  const { ch, v, id } = t;
+  if (ch === 'prices') {
+    const q = state.quotes.get(v.label, id);
+    return q ? priceBody(v, q, true) : emptyPriceBody(v, id);
+  }
+  if (ch === 'orderbook') return bookBody(state, v, id, depth);
+  if (ch === tickerChannel) {
+    const q = state.quotes.get(v.label, id);
+    if (q) return tickerBody(tickerChannel, v, q);
+  }
+  return undefined;
+}
+
 /** A group's arb or ev opportunities. */
 export function signalBody(ch: 'arb' | 'ev', g: GroupSignals): Record<string, unknown> {
   return {

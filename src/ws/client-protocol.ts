@@ -5,9 +5,9 @@ import type { GroupSignals } from '../signals/engine.js';
 import type { EngineState } from '../state/engine.js';
 import type { VenueDirectory } from '../venues/directory.js';
 import type { Backpressure } from './backpressure.js';
-import { bookBody, byVenue, emptyPriceBody, priceBody, signalBody, tickerBody } from './bodies.js';
+import { byVenue, signalBody, snapshotBody } from './bodies.js';
 import { isAuthed, type Authed, type Conn, type Socket } from './conn.js';
-import { ALERT_CHANNELS, CLOSE, CODES, parseClientMessage, type AlertChannel, type ClientMessage } from './protocol.js';
+import { ALERT_CHANNELS, CLOSE, CODES, isReplayMessage, parseClientMessage, type AlertChannel, type ClientMessage, type ReplayMessage } from './protocol.js';
 import { resume, type Replay, type ResumeHub, type ResumeTopic } from './resume.js';
 import type { KeyBudget } from './key-budget.js';
 import type { Subscriptions } from './subscriptions.js';
@@ -53,6 +53,8 @@ export interface ProtocolDeps {
   readonly snapshotBytes: number;
   /** An `auth` message (in-band login, or again on a connection that has logged in). */
   login(ws: Socket, c: Conn, m: Extract<ClientMessage, { type: 'auth' }>): void;
+  /** Replays and their controls (replay-session.ts); absent: a replay is answered that this server does not replay. */
+  readonly replays?: { handle(ws: Socket, c: Authed, m: ReplayMessage): void } | undefined;
 }
 
 const enc = new TextDecoder();
@@ -143,6 +145,10 @@ export class ClientProtocol implements ResumeHub {
         message: 'log in first: send {"action":"auth","api_key":"pmx_…"} (or "token") as the first message',
       });
     if (m.type === 'ping') return this.send(ws, { type: 'pong' });
+    if (isReplayMessage(m)) {
+      if (this.d.replays) return this.d.replays.handle(ws, c, m);
+      return this.send(ws, { type: 'error', code: CODES.BAD_REQUEST, message: 'this server does not replay over the WebSocket (no capture log here)' });
+    }
     const channels = this.admit(ws, c, m);
     if (!channels) return;
     const ch = m.channel;
@@ -405,7 +411,7 @@ export class ClientProtocol implements ResumeHub {
   }
 
   /** A market id as given (native, or platform:market_id) → the venue and native id, if we know the market. */
-  private resolve(raw: string, ch: string): { id: string; v: VenueConfig } | undefined {
+  resolve(raw: string, ch: string): { id: string; v: VenueConfig } | undefined {
     const catalog = this.d.state.catalog;
     const i = raw.indexOf(':');
     if (i > 0) {
@@ -442,18 +448,8 @@ export class ClientProtocol implements ResumeHub {
 
   /** The current state of a market topic, sent to one client at the topic's current seq. */
   snapshot(ws: Socket, t: ResumeTopic): void {
-    const seq = this.seqOf(t.topic);
-    const { ch, v, id } = t;
-    let body: Record<string, unknown> | undefined;
-    if (ch === 'prices') {
-      const q = this.d.state.quotes.get(v.label, id);
-      body = q ? priceBody(v, q, true) : emptyPriceBody(v, id);
-    } else if (ch === 'orderbook') body = bookBody(this.d.state, v, id, this.d.bookDepth);
-    else if (ch === this.tickerChannel) {
-      const q = this.d.state.quotes.get(v.label, id);
-      if (q) body = tickerBody(this.tickerChannel, v, q);
-    }
-    if (body) this.sendSnapshot(ws, body, seq);
+    const body = snapshotBody(this.d.state, t, this.tickerChannel, this.d.bookDepth);
+    if (body) this.sendSnapshot(ws, body, this.seqOf(t.topic));
   }
 
   /** A streamed message's current state, sent to one client on subscribe, in the streamed envelope of its dialect. */

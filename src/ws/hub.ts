@@ -2,8 +2,6 @@ import type * as UWS from 'uWebSockets.js';
 import type { KeyRecord, KeyStore } from '../access/keys.js';
 import type { Plan, PlanName } from '../access/plans.js';
 import type { VenueDirectory } from '../venues/directory.js';
-import { quotePrices } from '../views/market.js';
-import type { VenueConfig } from '../config/schema.js';
 import { realClock, type Clock } from '../core/clock.js';
 import type { OrderBook } from '../core/book.js';
 import type { Logger } from '../core/log.js';
@@ -14,15 +12,15 @@ import type { OpportunityRecord } from '../signals/lifecycle/record.js';
 import type { EngineState } from '../state/engine.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import type { StoredTrade } from '../state/trades.js';
-import { FADE_TYPES, type Alert } from '../signals/alerts.js';
+import type { Alert } from '../signals/alerts.js';
 import { WsAuth, WsTokens, type Admission, type IssuedToken } from './auth.js';
 import { Backpressure, Retained } from './backpressure.js';
-import { alertBody, bookBody, expiredBody, feedNotice, priceBody, ShownQuotes, signalBody, tickerBody, tradeBody } from './bodies.js';
-import { bookBytes, bookJson, priceBytes } from './booktext.js';
 import { ClientProtocol, type GameLookup, type SignalReader } from './client-protocol.js';
 import { isAuthed, newConn, type Conn, type Socket, type UwsSocket } from './conn.js';
-import { AUTH_TIMEOUT_MS, CLOSE, CODES, MESSAGE_BUDGET, MessageBudget, type AlertChannel, type ClientMessage } from './protocol.js';
+import { AUTH_TIMEOUT_MS, CLOSE, CODES, MESSAGE_BUDGET, MessageBudget, type ClientMessage } from './protocol.js';
 import { Publisher, type Publication } from './publish.js';
+import { ReplaySessions, type ReplayServerDeps } from './replay-session.js';
+import { HubRouter } from './route.js';
 import type { Replay } from './resume.js';
 import { KeyBudget } from './key-budget.js';
 import { Subscriptions } from './subscriptions.js';
@@ -49,6 +47,8 @@ export interface HubDeps {
   readonly alerts?: boolean | undefined;
   /** Where the hub reads time (default: wall time). */
   readonly clock?: Clock | undefined;
+  /** WebSocket replays of the capture log (replay-session.ts); absent: a replay message is refused. */
+  readonly replay?: Pick<ReplayServerDeps, 'config' | 'source' | 'maxConcurrent'> | undefined;
 }
 
 export interface HubOptions {
@@ -104,16 +104,14 @@ export class WsHub {
   private readonly protocol: ClientProtocol;
   private readonly auth: WsAuth;
   private readonly keyBudget: KeyBudget;
-  private readonly shown = new ShownQuotes();
+  private readonly router: HubRouter;
+  private readonly replays: ReplaySessions | undefined;
   private sweep: NodeJS.Timeout | undefined;
   private readonly app: UWS.TemplatedApp;
-  private readonly catalogVenue: VenueConfig | undefined;
-  private readonly tickerChannel: string | undefined;
   private readonly clock: Clock;
   private readonly state: EngineState;
   private readonly venues: VenueDirectory;
   private readonly log: Logger;
-  private readonly games: GameLookup | undefined;
 
   /**
    * Installs the /ws route on the server's uWS app. The hub reads state, games and signals through
@@ -125,23 +123,42 @@ export class WsHub {
   ) {
     ({ state: this.state, venues: this.venues, log: this.log } = deps);
     this.clock = deps.clock ?? realClock;
-    this.games = deps.games;
     this.app = deps.http.app;
-    this.catalogVenue = this.venues.withCapability('catalog');
-    this.tickerChannel = this.catalogVenue ? `${this.catalogVenue.slug}_prices` : undefined;
+    const catalogVenue = this.venues.withCapability('catalog');
     this.topics = new Topics(
       (t) => this.app.numSubscribers(t),
-      this.tickerChannel,
+      catalogVenue ? `${catalogVenue.slug}_prices` : undefined,
       opts.exportAll === true,
       (t) => this.retained.keeps(t),
     );
     this.pub = new Publisher((t, m) => this.app.publish(t, m), this.topics, this.retained, this.clock, opts.epoch ?? this.clock.now());
     this.subscriptions = new Subscriptions(this.topics, this.retained);
+    this.router = new HubRouter({
+      state: this.state,
+      venues: this.venues,
+      games: deps.games,
+      topics: this.topics,
+      pub: this.pub,
+      bookDepth: opts.bookDepth ?? 20,
+    });
     const coalesceBytes = opts.coalesceBytes ?? 256 * 1024;
     const dropBytes = opts.dropBytes ?? 8 * 1024 * 1024;
     this.backpressure = new Backpressure({ coalesceBytes, dropBytes, stallMs: opts.stallMs ?? 10_000 }, this.topics, this.retained, this.log, this.clock);
     this.auth = new WsAuth(deps.keys, deps.plans, new WsTokens(this.clock, opts.tokenTtlMs ?? 5 * 60_000));
     this.keyBudget = new KeyBudget((opts.keyIds ?? KEY_IDS).perSecond, (opts.keyIds ?? KEY_IDS).burst);
+    this.replays =
+      deps.replay &&
+      new ReplaySessions({
+        ...deps.replay,
+        venues: this.venues,
+        log: this.log,
+        clock: this.clock,
+        bookDepth: opts.bookDepth ?? 20,
+        highWater: coalesceBytes / 2,
+        send: (ws, body) => this.protocol.send(ws, body),
+        resolve: (raw, ch) => this.protocol.resolve(raw, ch),
+        channelsOf: (plan) => this.protocol.channelsOf(plan),
+      });
     this.protocol = new ClientProtocol({
       state: this.state,
       venues: this.venues,
@@ -161,6 +178,7 @@ export class WsHub {
       login: (ws, c, m) => this.login(ws, c, m),
       keyBudget: this.keyBudget,
       snapshotBytes: coalesceBytes,
+      replays: this.replays,
     });
     this.install(deps.path);
     this.sweep = setInterval(() => this.backpressure.sweep(this.conns), 100);
@@ -191,78 +209,34 @@ export class WsHub {
     return this.backpressure.dropped;
   }
 
-  /**
-   * A trade of a live game's market goes to `live_games:<event_id>` as a `trade` message (there is
-   * no standalone trades channel: trades are scoped to live games).
-   */
+  /** A trade of a live game's market: its `trade` message (route.ts). */
   onTrade(t: StoredTrade): void {
-    if (!this.games) return;
-    const eid = this.games.eventOf(t.venue, t.marketId);
-    if (!eid) return;
-    const topic = `live_games:${eid}`;
-    if (this.topics.listeners(topic) === 0) return;
-    const v = this.venues.byLabel.get(t.venue);
-    this.pub.publish(topic, tradeBody(eid, v?.slug ?? t.venue, t), undefined, t);
+    this.router.onTrade(t);
   }
 
-  /**
-   * A change of a group's opportunities is published on `arb:<group_id>` / `ev:<group_id>` and on
-   * `arb:*` / `ev:*` (all groups).
-   */
+  /** A change of a group's opportunities: `arb` and `ev` messages (route.ts). */
   onSignals(g: GroupSignals): void {
-    for (const ch of ['arb', 'ev'] as const) {
-      const group = `${ch}:${g.groupId}`;
-      const all = `${ch}:*`;
-      const one = this.topics.subs(group);
-      const every = this.topics.subs(all);
-      if (!one && !every) continue;
-      const body = signalBody(ch, g);
-      if (one) this.pub.publish(group, body, one);
-      if (every) this.pub.publish(all, body, every);
-    }
+    this.router.onSignals(g);
   }
 
-  /**
-   * An opportunity closed: `arb_expired` / `ev_expired` with its id, close reason and record, on the
-   * same topics as its group's opportunities, so a client drops it from its list.
-   */
+  /** An opportunity closed: `arb_expired` / `ev_expired` (route.ts). */
   onExpired(r: OpportunityRecord): void {
-    const group = `${r.kind}:${r.group_id}`;
-    const all = `${r.kind}:*`;
-    if (this.topics.listeners(group) === 0 && this.topics.listeners(all) === 0) return;
-    const body = expiredBody(r);
-    for (const topic of [group, all]) if (this.topics.listeners(topic) > 0) this.pub.publish(topic, body);
+    this.router.onExpired(r);
   }
 
-  /**
-   * An alert of the alert engine: on `smart_money:*` (smart_money, insider, captain_hook) or
-   * `fade_finder:*` (fade), in the record form of the /alerts endpoints.
-   */
+  /** An alert of the alert engine on its channel (route.ts). */
   onAlert(a: Alert): void {
-    const ch: AlertChannel = FADE_TYPES.includes(a.type) ? 'fade_finder' : 'smart_money';
-    const topic = `${ch}:*`;
-    if (this.topics.listeners(topic) === 0) return;
-    const v = this.venues.byLabel.get(a.venue);
-    this.pub.publish(topic, alertBody(ch, v?.slug ?? a.venue, a, this.state.catalog.get(a.venue, a.marketId)?.title ?? null));
+    this.router.onAlert(a);
   }
 
-  /**
-   * A message only connections in the hosted dialect read (fade_finder_update: a fade alert in the
-   * hosted API's own shape), on `topic`'s hosted twin right after the topic's last publication and
-   * with its seq (the same event again, not a new one).
-   */
+  /** A message only connections in the hosted dialect read (route.ts). */
   publishHosted(topic: string, body: Readonly<Record<string, unknown>>, data: Readonly<Record<string, unknown>>): void {
-    this.pub.publishHosted(topic, body, data);
+    this.router.publishHosted(topic, body, data);
   }
 
   /** Feed health events (from the ingest stream) become warnings to that venue's subscribers. */
   onFeedEvent(ev: FeedEvent): void {
-    const v = this.venues.byLabel.get(ev.venue);
-    if (!v) return;
-    const topic = `status:${v.slug}`;
-    const body = feedNotice(v, ev);
-    if (body === undefined || this.topics.listeners(topic) === 0) return;
-    this.pub.publish(topic, body);
+    this.router.onFeedEvent(ev);
   }
 
   /**
@@ -303,59 +277,14 @@ export class WsHub {
     }
   }
 
-  /**
-   * A quote change: prices, the catalog venue's ticker channel, and live games. `at`: the venue
-   * frame behind the change, whose times the messages carry.
-   */
+  /** A quote change: prices, the ticker channel and live games (route.ts); `at`: the venue frame behind it. */
   onQuote(q: QuoteRecord, at?: FrameTimes): void {
-    const v = this.venues.byLabel.get(q.venue);
-    if (!v) return;
-    const subs = this.topics.marketSubs('prices', v.slug, q.marketId);
-    if (!subs) this.shown.forget(q);
-    else if (this.shown.changed(q)) {
-      const topic = subs.topic || `prices:${v.slug}:${q.marketId}`;
-      if (subs.ascii && this.pub.plainOnly(topic, subs)) {
-        this.pub.bytes.reset();
-        priceBytes(this.pub.bytes, q.marketId, v.slug, quotePrices(v, q), q.volume);
-        this.pub.sendBytes(topic, subs, at);
-      } else this.pub.publish(topic, priceBody(v, q, false), subs, at);
-    }
-    if (this.games) {
-      const eid = this.games.eventOf(q.venue, q.marketId);
-      const subs = eid ? this.topics.subs(`live_games:${eid}`) : undefined;
-      if (subs) this.pub.publish(`live_games:${eid}`, { ...priceBody(v, q, false), type: 'live_game', channel: 'live_games', event_id: eid }, subs, at);
-    }
-    if (this.tickerChannel && v === this.catalogVenue && this.topics.mayHold(q.marketId)) {
-      const one = this.topics.marketSubs(this.tickerChannel, v.slug, q.marketId);
-      const every = this.topics.marketSubs(this.tickerChannel, v.slug, '*');
-      if (one || every) {
-        const body = tickerBody(this.tickerChannel, v, q);
-        if (one) this.pub.publish(one.topic || `${this.tickerChannel}:${v.slug}:${q.marketId}`, body, one, at);
-        if (every) this.pub.publish(every.topic || `${this.tickerChannel}:${v.slug}:*`, body, every, at);
-      }
-    }
+    this.router.onQuote(q, at);
   }
 
-  /**
-   * A book change: orderbook subscribers of the market; `at` as for onQuote; `held`: the changed
-   * book, when the caller has it (saves looking the market's book up).
-   */
+  /** A book change: orderbook subscribers of the market (route.ts). */
   onBook(label: string, marketId: string, at?: FrameTimes, held?: OrderBook): void {
-    const v = this.venues.byLabel.get(label);
-    if (!v) return;
-    const subs = this.topics.marketSubs('orderbook', v.slug, marketId);
-    if (!subs) return;
-    const topic = subs.topic || `orderbook:${v.slug}:${marketId}`;
-    const sides = this.state.books.marketSides(label, marketId, held);
-    const depth = this.opts.bookDepth ?? 20;
-    if (sides === undefined) {
-      const body = bookBody(this.state, v, marketId, depth);
-      if (body) this.pub.publish(topic, body, subs, at);
-    } else if (subs.ascii && this.pub.plainOnly(topic, subs)) {
-      this.pub.bytes.reset();
-      bookBytes(this.pub.bytes, marketId, v.slug, sides, depth, v.capabilities.yesOnlyBook);
-      this.pub.sendBytes(topic, subs, at);
-    } else this.pub.publish(topic, bookJson(marketId, v.slug, sides, depth, v.capabilities.yesOnlyBook), subs, at);
+    this.router.onBook(label, marketId, at, held);
   }
 
   // ---- connections ---------------------------------------------------------------------
@@ -372,7 +301,10 @@ export class WsHub {
       upgrade: (res, req, context) => this.upgrade(res, req, context),
       open: (ws) => this.open(ws),
       message: (ws, data, isBinary) => this.protocol.receive(ws, data, isBinary),
-      drain: (ws) => this.backpressure.drain(ws),
+      drain: (ws) => {
+        this.backpressure.drain(ws);
+        this.replays?.drain(ws);
+      },
       close: (ws) => this.onClose(ws),
     });
   }
@@ -487,6 +419,7 @@ export class WsHub {
     c.authTimer = undefined;
     this.conns.delete(ws);
     this.subscriptions.closed(c);
+    this.replays?.closed(ws);
     if (isAuthed(c) && this.auth.closed(c.key.id) === 0) this.keyBudget.forget(c.key.id);
   }
 

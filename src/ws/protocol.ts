@@ -19,6 +19,9 @@ import { AlertJson, ArbOpportunity, cents, centsOrNull, EvOpportunity, numOrNull
  * `recv_ts` (the frame's venue and receive times, ms); in the hosted dialect also their body again
  * under `data`.
  */
+/** A replay time as the client gives it (ms since the epoch or ISO 8601), checked by the session (msOrIsoTime) with a message naming the field. */
+const replayTime = z.union([z.number().int().min(0), z.string().min(1).max(64)]);
+
 export const clientMessage = z.discriminatedUnion('type', [
   z.object({
     type: z.enum(['subscribe', 'unsubscribe']),
@@ -36,11 +39,38 @@ export const clientMessage = z.discriminatedUnion('type', [
     api_key: z.string().min(1).max(512).optional().describe('an API key (pmx_…)'),
     token: z.string().min(1).max(512).optional().describe('a token from POST /api/v2/ws-token'),
   }),
+  /** A WebSocket replay (replay-session.ts): the messages the channels sent over a past window of the capture log. */
+  z.object({
+    type: z.literal('replay'),
+    channels: z.array(z.string().min(1).max(64)).min(1).max(8).describe('prices, orderbook, the ticker channel, arb, ev'),
+    market_ids: z.array(z.string().min(1).max(300)).max(1_000).optional().describe('markets of prices, orderbook and the ticker channel'),
+    from: replayTime.describe('start of the window (receive time): ms since the epoch or ISO 8601'),
+    to: replayTime.describe('end of the window, inclusive: ms since the epoch or ISO 8601'),
+    speed: z
+      .union([z.number().positive().max(1_000_000), z.literal('max')])
+      .optional()
+      .describe('× the recorded pace (default 1), or max: as fast as the client reads'),
+  }),
+  z.object({
+    type: z.enum(['replay_pause', 'replay_resume', 'replay_stop']),
+    replay_id: z.string().min(1).max(64).optional().describe("the replay_started message's id (may be left out while the connection runs one replay)"),
+  }),
+  z.object({
+    type: z.literal('replay_seek'),
+    replay_id: z.string().min(1).max(64).optional(),
+    at: replayTime.describe('where the replay goes on from, inside its window: ms since the epoch or ISO 8601'),
+  }),
 ]);
 export type ClientMessage = z.infer<typeof clientMessage>;
+/** The replay messages of a client: start a replay, and its controls. */
+export type ReplayMessage = Extract<ClientMessage, { type: 'replay' | 'replay_pause' | 'replay_resume' | 'replay_stop' | 'replay_seek' }>;
+
+export function isReplayMessage(m: ClientMessage): m is ReplayMessage {
+  return m.type.startsWith('replay');
+}
 
 /** Message kinds of `type` (or `action`): `heartbeat` is read as `ping`. */
-const ACTIONS = ['subscribe', 'unsubscribe', 'ping', 'heartbeat', 'auth'] as const;
+const ACTIONS = ['subscribe', 'unsubscribe', 'ping', 'heartbeat', 'auth', 'replay', 'replay_pause', 'replay_resume', 'replay_seek', 'replay_stop'] as const;
 
 /** The alert channels: alerts of the smart-money feed and of the fade-finder feed (spec 6 rule 7 leaves the names to us). */
 export const ALERT_CHANNELS = ['smart_money', 'fade_finder'] as const;
@@ -97,6 +127,12 @@ export const CODES = {
   CONNECTION_LIMIT: 'CONNECTION_LIMIT',
   /** The key's plan changed: subscriptions it no longer includes were dropped (named in the message). */
   PLAN_CHANGED: 'PLAN_CHANGED',
+  /** A replay control names no replay of this connection (finished, stopped, or never started). */
+  REPLAY_UNKNOWN: 'REPLAY_UNKNOWN',
+  /** A replay window outside what the capture log retains, or capture turned off. */
+  REPLAY_OUTSIDE_RETENTION: 'REPLAY_OUTSIDE_RETENTION',
+  /** More replays at once than the key's plan (ws.replays) or the server (websocket.replayMaxConcurrent) runs. */
+  REPLAY_LIMIT: 'REPLAY_LIMIT',
 } as const;
 
 /** Close codes (4000–4999 are ours; the others are RFC 6455's). */
@@ -182,6 +218,8 @@ export function wsPathItem(ticker: string, limits: readonly string[]): Record<st
     "Server messages carry a type: subscribed / unsubscribed (one per venue of the request: the accepted native market_ids and their venue as source), price_update, orderbook_update, live_game, trade, ticker, arb, ev, arb_expired, ev_expired, smart_money, fade_finder, warning and error (with a code and a message), ready, pong. Every streamed message carries its channel, a per-topic seq, the process epoch and ts (server send time, ms since epoch); price_update, orderbook_update, ticker, live_game and trade messages caused by a venue frame also carry venue_ts (the venue's time of the update; our receive time when the venue gives none) and recv_ts (when crossbook received the frame), ms since epoch, so recv_ts − venue_ts is the venue leg, ts − recv_ts crossbook's and the client's receive time − ts the network's (snapshots carry neither): a seq gap or a new epoch means reconcile over REST (/prices/bulk). A connection that has sent a message with \"action\" (or a heartbeat) gets every streamed message with its fields both at the top level and again under data, the envelope clients of the hosted API read.",
     '',
     'Resume (cluster edges, README "Scaling out"): a subscribe may carry "resume":{"<market_id>":<last seq seen>}; the edge sends the messages after that seq in order from the stream\'s window, then the live ones, with no snapshot; when the window no longer holds them, the snapshot and a RESYNC warning. A single process answers with the snapshot as usual.',
+    '',
+    'Replay (plans with replay; README "Capture and replay"): {"type":"replay","channels":["prices","orderbook","arb","ev"],"market_ids":[…],"from":T,"to":T,"speed":N|"max"} (T: ms since the epoch or ISO 8601) is answered replay_started {replay_id, epoch}, then each market\'s snapshot at from, then the messages the live channels sent in the window (the same bodies, their recorded venue_ts, recv_ts and ts), then replay_completed {messages, counts, events}. {"type":"replay_pause"|"replay_resume"|"replay_stop","replay_id"} and {"type":"replay_seek","replay_id","at":T} are acknowledged replay_paused, replay_resumed, replay_stopped, replay_seeked (a new epoch from there). A client that does not read pauses its replay. Errors: NOT_ENTITLED, BAD_REQUEST, REPLAY_OUTSIDE_RETENTION (retained_from, retained_to), REPLAY_UNKNOWN, REPLAY_LIMIT (replays at once per key: the plan\'s ws.replays; per server: websocket.replayMaxConcurrent).',
     '',
     'Message schemas: components.schemas.WsClientMessage (client to server) and components.schemas.Ws* (server to client, by type), listed in x-websocket-messages.',
     '',
@@ -273,6 +311,9 @@ const notice = {
   plan: z.string().optional().describe("PLAN_CHANGED: the key's plan now"),
   channels: z.array(z.string()).optional().describe('PLAN_CHANGED: the channels it includes'),
   dropped: z.array(z.string()).optional().describe('PLAN_CHANGED: the subscriptions (topics) it no longer includes, dropped'),
+  replay_id: z.string().optional().describe('the replay a replay error is about'),
+  retained_from: z.number().int().optional().describe('REPLAY_OUTSIDE_RETENTION: the oldest receive time the capture holds (ms)'),
+  retained_to: z.number().int().optional().describe('REPLAY_OUTSIDE_RETENTION: now (ms)'),
 };
 
 /**
@@ -431,6 +472,42 @@ export const SERVER_MESSAGES = {
       ts: stream.ts,
     })
     .describe('the answer to an in-band login; the welcome message follows'),
+  WsReplayStarted: z
+    .object({
+      type: z.literal('replay_started'),
+      replay_id: z.string().describe('names the replay in its controls'),
+      from: z.number().int().describe('start of the window, ms since epoch'),
+      to: z.number().int().describe('end of the window (inclusive), ms since epoch'),
+      speed: z.union([z.number(), z.literal('max')]),
+      channels: z.array(z.string()),
+      market_ids: z.array(z.string()).describe('the accepted market ids (unknown ones get an UNKNOWN_ID warning)'),
+      epoch: stream.epoch.describe("the epoch of the replay's messages (a seek starts another, with seqs from 1 again)"),
+      ts: stream.ts,
+    })
+    .describe('the answer to a replay: its messages follow, each as the live channel sent it (venue_ts and recv_ts as recorded; ts: when live sent it)'),
+  WsReplayControl: z
+    .object({
+      type: z
+        .enum(['replay_paused', 'replay_resumed', 'replay_seeked', 'replay_stopped'])
+        .describe('the acknowledgment of replay_pause, replay_resume, replay_seek, replay_stop'),
+      replay_id: z.string(),
+      position: z.number().int().describe('where the replay is (a seek: where it goes on from), receive time ms since epoch'),
+      epoch: stream.epoch.optional().describe('replay_seeked: the epoch of the messages from the new position'),
+      ts: stream.ts,
+    })
+    .describe('a replay control acknowledged'),
+  WsReplayCompleted: z
+    .object({
+      type: z.literal('replay_completed'),
+      replay_id: z.string(),
+      from: z.number().int(),
+      to: z.number().int(),
+      messages: z.number().int().describe('messages sent by the replay (snapshots included)'),
+      counts: z.record(z.string(), z.number().int()).describe('messages sent, by channel'),
+      events: z.number().int().describe('normalized events the replay ran through the pipelines (the warm-up before from included)'),
+      ts: stream.ts,
+    })
+    .describe('the replay reached the end of its window: nothing more follows for it'),
 } as const;
 
 /** The component name of a server message's schema, by its type. */
@@ -456,6 +533,12 @@ export function serverMessageSchema(type: string): keyof typeof SERVER_MESSAGES 
     ready: 'WsNotice',
     pong: 'WsPong',
     auth: 'WsAuth',
+    replay_started: 'WsReplayStarted',
+    replay_paused: 'WsReplayControl',
+    replay_resumed: 'WsReplayControl',
+    replay_seeked: 'WsReplayControl',
+    replay_stopped: 'WsReplayControl',
+    replay_completed: 'WsReplayCompleted',
   };
   return byType[type];
 }

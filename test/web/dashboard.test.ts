@@ -234,6 +234,42 @@ describe.skipIf(!have)('web dashboard in Chromium against the live simulator', (
     await page.screenshot({ path: join(shots, 'health.png') });
   });
 
+  it('replays a window of the session over the WebSocket: prices, a book and arbitrage as they were, paused, resumed, sought, to replay_completed', async () => {
+    await page.getByRole('link', { name: 'Replay' }).click();
+    await page.waitForSelector('form.replay', WAIT);
+    // A window the capture log holds (written through before the replay reads it).
+    await svc.capture!.flush();
+    const to = Date.now() - 2_000;
+    const from = to - 20_000;
+    await page.waitForFunction(() => (document.querySelector<HTMLInputElement>('input[name=markets]')?.value ?? '') !== '', undefined, WAIT);
+    await page.fill('input[name=from]', new Date(from).toISOString());
+    await page.fill('input[name=to]', String(to));
+    await page.selectOption('select[name=speed]', '1');
+    await page.getByRole('button', { name: 'Start' }).click();
+    const status = page.locator('[data-testid=replay-status]');
+    await page.waitForSelector('[data-testid=replay-status][data-state=running]', WAIT);
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await page.waitForSelector('[data-testid=replay-status][data-state=paused]', WAIT);
+    await page.getByRole('button', { name: 'Resume' }).click();
+    await page.waitForSelector('[data-testid=replay-status][data-state=running]', WAIT);
+    // Seek near the end of the window: at 1× the rest takes a second and a half.
+    await page.fill('input[name=seek]', String(to - 1_500));
+    await page.getByRole('button', { name: 'Seek' }).click();
+    await page.waitForSelector('[data-testid=replay-status][data-state=completed]', WAIT).catch(async (e: unknown) => {
+      throw new Error(
+        `the replay did not complete; the page reads: ${await status.innerText()} ${await page.locator('[data-testid=replay-error]').allInnerTexts()}`,
+        {
+          cause: e,
+        },
+      );
+    });
+    expect(await status.innerText()).toMatch(/completed: \d+ messages sent/);
+    // The markets as they were at the sought moment: their prices (snapshots, then updates) and a book.
+    expect(await page.locator('table[aria-label="replayed prices"] tbody tr[data-market]').count()).toBeGreaterThan(0);
+    await page.waitForSelector('table.ladder tr.lvl[data-price]', WAIT);
+    await page.screenshot({ path: join(shots, 'replay.png'), fullPage: true });
+  }, 120_000);
+
   it('is usable with the keyboard: skip link first, then the page links', async () => {
     const p = await browser.newPage();
     await p.goto(`${svc.url}/#key=${svc.demoKey}`);

@@ -5,6 +5,7 @@ import { Board } from './pages/Board.js';
 import { Groups } from './pages/Groups.js';
 import { Health } from './pages/Health.js';
 import { Market } from './pages/Market.js';
+import { Replay } from './pages/Replay.js';
 import { installLinkInterceptor, useLocation } from './router.js';
 import { session, SessionContext, type Session } from './session.js';
 import './style.css';
@@ -68,6 +69,9 @@ function Shell({ onForget }: { onForget: () => void }) {
           <a href="/app/health" aria-current={at('/app/health')}>
             Health
           </a>
+          <a href="/app/replay" aria-current={at('/app/replay')}>
+            Replay
+          </a>
         </nav>
         <button type="button" class="link" onClick={onForget}>
           Forget key
@@ -98,6 +102,8 @@ function Page({ url }: { url: URL }) {
       return <Groups q={q.get('q') ?? ''} id={group !== null && /^\d+$/.test(group) ? Number(group) : undefined} />;
     case '/app/health':
       return <Health />;
+    case '/app/replay':
+      return <Replay />;
     default:
       return <p class="empty error">No page at {url.pathname}.</p>;
   }

@@ -1,0 +1,210 @@
+import type { VenueConfig } from '../config/schema.js';
+import type { OrderBook } from '../core/book.js';
+import type { Clock } from '../core/clock.js';
+import type { MatchingService } from '../matching/service.js';
+import type { FeedEvent, FrameTimes } from '../core/types.js';
+import { FADE_TYPES, type Alert } from '../signals/alerts.js';
+import type { GroupSignals } from '../signals/engine.js';
+import type { OpportunityRecord } from '../signals/lifecycle/record.js';
+import type { EngineState } from '../state/engine.js';
+import type { QuoteRecord } from '../state/quotes.js';
+import type { StoredTrade } from '../state/trades.js';
+import type { VenueDirectory } from '../venues/directory.js';
+import { quotePrices } from '../views/market.js';
+import { alertBody, bookBody, expiredBody, feedNotice, priceBody, ShownQuotes, signalBody, tickerBody, tradeBody } from './bodies.js';
+import { bookBytes, bookJson, priceBytes } from './booktext.js';
+import type { GameLookup } from './client-protocol.js';
+import type { AlertChannel } from './protocol.js';
+import type { Publisher } from './publish.js';
+import type { Topics } from './topics.js';
+
+/** What the fan-out flow (pipelines/fanout.ts) hands state and signal changes to: the live hub, or a WebSocket replay session's router. */
+export interface FanoutTarget {
+  onQuote(q: QuoteRecord, at?: FrameTimes): void;
+  onBook(label: string, marketId: string, at?: FrameTimes, held?: OrderBook): void;
+  onTrade(t: StoredTrade): void;
+  onSignals(g: GroupSignals): void;
+  onExpired(r: OpportunityRecord): void;
+  onAlert(a: Alert): void;
+  onFeedEvent(ev: FeedEvent): void;
+  publishHosted(topic: string, body: Readonly<Record<string, unknown>>, data: Readonly<Record<string, unknown>>): void;
+}
+
+/** What a router reads and publishes through. */
+export interface RouterDeps {
+  readonly state: EngineState;
+  readonly venues: VenueDirectory;
+  readonly games: GameLookup | undefined;
+  readonly topics: Topics;
+  readonly pub: Publisher;
+  readonly bookDepth: number;
+}
+
+/**
+ * State and signal changes → topics: which topics a change goes to, the message body of each
+ * (bodies.ts, booktext.ts), published once per topic that has subscribers. The live hub routes
+ * through one on its uWS topics; a WebSocket replay session (replay-session.ts) through one of its
+ * own, on the replay's state and the replay client's topics, so a replay sends the very messages
+ * live sent.
+ */
+export class HubRouter implements FanoutTarget {
+  private readonly shown = new ShownQuotes();
+  private readonly catalogVenue: VenueConfig | undefined;
+  readonly tickerChannel: string | undefined;
+
+  constructor(private readonly d: RouterDeps) {
+    this.catalogVenue = d.venues.withCapability('catalog');
+    this.tickerChannel = this.catalogVenue ? `${this.catalogVenue.slug}_prices` : undefined;
+  }
+
+  /**
+   * A trade of a live game's market goes to `live_games:<event_id>` as a `trade` message (there is
+   * no standalone trades channel: trades are scoped to live games).
+   */
+  onTrade(t: StoredTrade): void {
+    const { games, topics, venues, pub } = this.d;
+    if (!games) return;
+    const eid = games.eventOf(t.venue, t.marketId);
+    if (!eid) return;
+    const topic = `live_games:${eid}`;
+    if (topics.listeners(topic) === 0) return;
+    const v = venues.byLabel.get(t.venue);
+    pub.publish(topic, tradeBody(eid, v?.slug ?? t.venue, t), undefined, t);
+  }
+
+  /**
+   * A change of a group's opportunities is published on `arb:<group_id>` / `ev:<group_id>` and on
+   * `arb:*` / `ev:*` (all groups).
+   */
+  onSignals(g: GroupSignals): void {
+    for (const ch of ['arb', 'ev'] as const) {
+      const one = this.d.topics.subs(`${ch}:${g.groupId}`);
+      const every = this.d.topics.subs(`${ch}:*`);
+      if (!one && !every) continue;
+      const body = signalBody(ch, g);
+      if (one) this.d.pub.publish(`${ch}:${g.groupId}`, body, one);
+      if (every) this.d.pub.publish(`${ch}:*`, body, every);
+    }
+  }
+
+  /**
+   * An opportunity closed: `arb_expired` / `ev_expired` with its id, close reason and record, on the
+   * same topics as its group's opportunities, so a client drops it from its list.
+   */
+  onExpired(r: OpportunityRecord): void {
+    const group = `${r.kind}:${r.group_id}`;
+    const all = `${r.kind}:*`;
+    const topics = this.d.topics;
+    if (topics.listeners(group) === 0 && topics.listeners(all) === 0) return;
+    const body = expiredBody(r);
+    for (const topic of [group, all]) if (topics.listeners(topic) > 0) this.d.pub.publish(topic, body);
+  }
+
+  /**
+   * An alert of the alert engine: on `smart_money:*` (smart_money, insider, captain_hook) or
+   * `fade_finder:*` (fade), in the record form of the /alerts endpoints.
+   */
+  onAlert(a: Alert): void {
+    const ch: AlertChannel = FADE_TYPES.includes(a.type) ? 'fade_finder' : 'smart_money';
+    const topic = `${ch}:*`;
+    if (this.d.topics.listeners(topic) === 0) return;
+    const v = this.d.venues.byLabel.get(a.venue);
+    this.d.pub.publish(topic, alertBody(ch, v?.slug ?? a.venue, a, this.d.state.catalog.get(a.venue, a.marketId)?.title ?? null));
+  }
+
+  /**
+   * A message only connections in the hosted dialect read (fade_finder_update: a fade alert in the
+   * hosted API's own shape), on `topic`'s hosted twin right after the topic's last publication and
+   * with its seq (the same event again, not a new one).
+   */
+  publishHosted(topic: string, body: Readonly<Record<string, unknown>>, data: Readonly<Record<string, unknown>>): void {
+    this.d.pub.publishHosted(topic, body, data);
+  }
+
+  /** Feed health events (from the ingest stream) become warnings to that venue's subscribers. */
+  onFeedEvent(ev: FeedEvent): void {
+    const v = this.d.venues.byLabel.get(ev.venue);
+    if (!v) return;
+    const topic = `status:${v.slug}`;
+    const body = feedNotice(v, ev);
+    if (body === undefined || this.d.topics.listeners(topic) === 0) return;
+    this.d.pub.publish(topic, body);
+  }
+
+  /**
+   * A quote change: prices, the catalog venue's ticker channel, and live games. `at`: the venue
+   * frame behind the change, whose times the messages carry.
+   */
+  onQuote(q: QuoteRecord, at?: FrameTimes): void {
+    const { venues, topics, pub, games } = this.d;
+    const v = venues.byLabel.get(q.venue);
+    if (!v) return;
+    const subs = topics.marketSubs('prices', v.slug, q.marketId);
+    if (!subs) this.shown.forget(q);
+    else if (this.shown.changed(q)) {
+      const topic = subs.topic || `prices:${v.slug}:${q.marketId}`;
+      if (subs.ascii && pub.plainOnly(topic, subs)) {
+        pub.bytes.reset();
+        priceBytes(pub.bytes, q.marketId, v.slug, quotePrices(v, q), q.volume);
+        pub.sendBytes(topic, subs, at);
+      } else pub.publish(topic, priceBody(v, q, false), subs, at);
+    }
+    if (games) {
+      const eid = games.eventOf(q.venue, q.marketId);
+      const subs = eid ? topics.subs(`live_games:${eid}`) : undefined;
+      if (subs) pub.publish(`live_games:${eid}`, { ...priceBody(v, q, false), type: 'live_game', channel: 'live_games', event_id: eid }, subs, at);
+    }
+    const ticker = this.tickerChannel;
+    if (ticker && v === this.catalogVenue && topics.mayHold(q.marketId)) {
+      const one = topics.marketSubs(ticker, v.slug, q.marketId);
+      const every = topics.marketSubs(ticker, v.slug, '*');
+      if (one || every) {
+        const body = tickerBody(ticker, v, q);
+        if (one) pub.publish(one.topic || `${ticker}:${v.slug}:${q.marketId}`, body, one, at);
+        if (every) pub.publish(every.topic || `${ticker}:${v.slug}:*`, body, every, at);
+      }
+    }
+  }
+
+  /**
+   * A book change: orderbook subscribers of the market; `at` as for onQuote; `held`: the changed
+   * book, when the caller has it (saves looking the market's book up).
+   */
+  onBook(label: string, marketId: string, at?: FrameTimes, held?: OrderBook): void {
+    const { venues, topics, pub, state } = this.d;
+    const v = venues.byLabel.get(label);
+    if (!v) return;
+    const subs = topics.marketSubs('orderbook', v.slug, marketId);
+    if (!subs) return;
+    const topic = subs.topic || `orderbook:${v.slug}:${marketId}`;
+    const sides = state.books.marketSides(label, marketId, held);
+    const depth = this.d.bookDepth;
+    if (sides === undefined) {
+      const body = bookBody(state, v, marketId, depth);
+      if (body) pub.publish(topic, body, subs, at);
+    } else if (subs.ascii && pub.plainOnly(topic, subs)) {
+      pub.bytes.reset();
+      bookBytes(pub.bytes, marketId, v.slug, sides, depth, v.capabilities.yesOnlyBook);
+      pub.sendBytes(topic, subs, at);
+    } else pub.publish(topic, bookJson(marketId, v.slug, sides, depth, v.capabilities.yesOnlyBook), subs, at);
+  }
+}
+
+/**
+ * live_games' view of the matching service: a market's game event (a game's cross-venue group),
+ * whether an event is known and live now. The live hub and a replay's router each ask their own.
+ */
+export function gameLookup(
+  matching: Pick<MatchingService, 'groupIdOf' | 'servedGroup' | 'hasGameEvent' | 'isGameLive'>,
+  clock: Pick<Clock, 'now'>,
+): GameLookup {
+  return {
+    eventOf: (venue, marketId) => {
+      const id = matching.groupIdOf(venue, marketId);
+      const g = id === undefined ? undefined : matching.servedGroup(id);
+      return g?.market_class ? (g.event_id ?? undefined) : undefined;
+    },
+    hasEvent: (id) => matching.hasGameEvent(id),
+    isLive: (id) => matching.isGameLive(id, clock.now()),
+  };
+}

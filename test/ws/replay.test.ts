@@ -1,0 +1,224 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import WebSocket from 'ws';
+import { loadConfig } from '../../src/config/load.js';
+import { startService, type Service } from '../../src/service.js';
+import { checkServerMessage } from '../contract/ws.js';
+import { takeMessage } from '../support/messages.js';
+
+/**
+ * SIMULATOR DATA. The WebSocket replay on the real service: the embedded simulator feeds it, capture
+ * on; a live client subscribes to prices, order books and arb of a few markets and keeps what it
+ * gets; then a replay of a window of that session over the WebSocket sends the very messages the
+ * live client got in it (bodies, venue_ts, recv_ts, send time ts), then replay_completed. Its
+ * controls, bad input, the plan gate and the concurrency cap, and live clients served meanwhile.
+ * Every server message is checked against its schema in the OpenAPI document.
+ */
+const dir = mkdtempSync(join(tmpdir(), 'cb-wsreplay-'));
+const config = loadConfig({
+  env: {},
+  overrides: {
+    dataDir: dir,
+    server: { host: '127.0.0.1', port: 0, baseUrl: null },
+    sim: { ticksPerSecond: 200, seed: 7, process: 'inline' },
+    ingest: { pollMs: 300 },
+  },
+});
+
+type Msg = Record<string, unknown>;
+interface Client {
+  readonly ws: WebSocket;
+  /** Every message received, in order (never taken from). */
+  readonly all: Msg[];
+  /** Messages not yet taken by `next`. */
+  readonly msgs: Msg[];
+  next(pred: (m: Msg) => boolean): Promise<Msg>;
+  send(m: unknown): void;
+}
+
+let svc: Service;
+const keys: Record<string, string> = {};
+const problems: string[] = [];
+/** Receive order across every client of the test. */
+let received = 0;
+const order = new WeakMap<Msg, number>();
+
+beforeAll(async () => {
+  svc = await startService(config);
+  for (const p of ['free', 'dev', 'enterprise'] as const) keys[p] = svc.keys.create(p, 'tests').key;
+});
+
+afterAll(async () => {
+  await svc?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function connect(key: string): Promise<Client> {
+  const ws = new WebSocket(`${svc.url.replace('http', 'ws')}/api/v2/ws`, { headers: { 'x-api-key': key } });
+  const all: Msg[] = [];
+  const msgs: Msg[] = [];
+  ws.on('message', (d: Buffer) => {
+    const m = JSON.parse(d.toString()) as Msg;
+    order.set(m, received++);
+    problems.push(...checkServerMessage(m));
+    all.push(m);
+    msgs.push(m);
+  });
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  const c: Client = { ws, all, msgs, next: (pred) => takeMessage(msgs, pred), send: (m) => ws.send(JSON.stringify(m)) };
+  await c.next((m) => m['type'] === 'welcome');
+  return c;
+}
+
+const STREAMED = new Set(['price_update', 'orderbook_update', 'arb', 'ev', 'arb_expired', 'ev_expired']);
+/** A streamed message without what differs between two subscriptions of it (its topic's seq, the epoch). */
+const comparable = (m: Msg): Msg => {
+  const { seq: _s, epoch: _e, ...rest } = m;
+  return rest;
+};
+const isUpdate = (m: Msg): boolean => STREAMED.has(m['type'] as string) && m['snapshot'] !== true;
+
+/** Markets whose order books move now (after the feeds' first snapshots): `slug:market_id`, the busiest `n`. */
+async function movingMarkets(n: number): Promise<string[]> {
+  await vi.waitFor(() => expect(svc.state.books.size).toBeGreaterThan(100), { timeout: 30_000, interval: 50 });
+  const seen = new Map<string, number>();
+  const sub = svc.state.books.changes$.subscribe((b) => {
+    const v = svc.venues.byLabel.get(b.venue);
+    if (v) seen.set(`${v.slug}:${b.marketId}`, (seen.get(`${v.slug}:${b.marketId}`) ?? 0) + 1);
+  });
+  await vi.waitFor(() => expect([...seen.values()].filter((k) => k >= 3).length).toBeGreaterThanOrEqual(n), { timeout: 30_000, interval: 50 });
+  sub.unsubscribe();
+  return [...seen.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([id]) => id);
+}
+
+let ids: string[] = [];
+let live: Client;
+let from = 0;
+let to = 0;
+
+describe('WebSocket replay', () => {
+  it('sends what the live channels sent in the window, with their venue_ts, recv_ts and ts, then replay_completed', async () => {
+    ids = await movingMarkets(20);
+    live = await connect(keys['enterprise']!);
+    live.send({ type: 'subscribe', channel: 'prices', market_ids: ids });
+    live.send({ type: 'subscribe', channel: 'orderbook', market_ids: ids });
+    live.send({ type: 'subscribe', channel: 'arb' });
+    live.send({ type: 'subscribe', channel: 'ev' });
+    // A window that starts after the subscriptions took effect and that the live client has seen whole.
+    const first = await live.next((m) => m['type'] === 'orderbook_update' && m['snapshot'] !== true);
+    from = (first['ts'] as number) + 1;
+    to = from + 3000;
+    await vi.waitFor(() => expect(live.all.some((m) => (m['ts'] as number) > to + 200 && m['type'] === 'orderbook_update')).toBe(true), {
+      timeout: 30_000,
+      interval: 50,
+    });
+    await svc.capture!.flush();
+    const expected = live.all.filter((m) => isUpdate(m) && (m['ts'] as number) >= from && (m['ts'] as number) <= to).map(comparable);
+    // The simulator moves each book a few times a second at most: some books, some prices, arb and ev in plenty.
+    for (const type of ['orderbook_update', 'price_update', 'arb', 'ev']) expect(expected.filter((m) => m['type'] === type).length, type).toBeGreaterThan(0);
+
+    const c = await connect(keys['enterprise']!);
+    c.send({ type: 'replay', channels: ['prices', 'orderbook', 'arb', 'ev'], market_ids: ids, from, to: new Date(to).toISOString(), speed: 'max' });
+    const started = await c.next((m) => m['type'] === 'replay_started');
+    expect(started).toMatchObject({ from, to, speed: 'max', channels: ['prices', 'orderbook', 'arb', 'ev'] });
+    expect((started['market_ids'] as string[]).sort()).toEqual([...ids].sort());
+    const done = await c.next((m) => m['type'] === 'replay_completed');
+    const got = c.all.filter((m) => order.get(m)! < order.get(done)!);
+    // The snapshot of each market at `from`, as a subscriber at that moment would have got it.
+    const snaps = got.filter((m) => m['snapshot'] === true);
+    expect(snaps.filter((m) => m['type'] === 'orderbook_update').length).toBe(ids.length);
+    expect(snaps.every((m) => m['epoch'] === from)).toBe(true);
+    // Then every update the live client got in the window: the same bodies and times, in the same order.
+    const replayed = got.filter(isUpdate);
+    expect(replayed.map(comparable)).toEqual(expected);
+    expect(replayed.every((m) => m['epoch'] === from)).toBe(true);
+    expect(done).toMatchObject({ replay_id: started['replay_id'], from, to, messages: snaps.length + replayed.length });
+    expect((done['counts'] as Record<string, number>)['orderbook']).toBe(got.filter((m) => m['type'] === 'orderbook_update').length);
+    expect(problems).toEqual([]);
+    c.ws.close();
+  });
+
+  it('pauses, resumes, seeks and stops with an acknowledgment each, while live clients keep receiving', async () => {
+    const c = await connect(keys['enterprise']!);
+    c.send({ type: 'replay', channels: ['orderbook'], market_ids: ids, from, to, speed: 1 });
+    const started = await c.next((m) => m['type'] === 'replay_started');
+    const id = started['replay_id'];
+    const update = await c.next((m) => m['type'] === 'orderbook_update' && m['snapshot'] !== true);
+    c.send({ type: 'replay_pause', replay_id: id });
+    const paused = await c.next((m) => m['type'] === 'replay_paused');
+    expect(paused['position']).toBeGreaterThanOrEqual(update['recv_ts'] as number);
+    // Paused, the live client goes on receiving, and the replay does not move.
+    const liveBefore = live.all.length;
+    await vi.waitFor(() => expect(live.all.length).toBeGreaterThan(liveBefore + 5), { timeout: 30_000, interval: 20 });
+    c.send({ type: 'replay_resume' });
+    const resumed = await c.next((m) => m['type'] === 'replay_resumed');
+    expect(resumed).toMatchObject({ replay_id: id, position: paused['position'] });
+    // Seek back to the start of the window: a new epoch, the snapshot again, then the updates from there.
+    const at = from + 500;
+    c.send({ type: 'replay_seek', replay_id: id, at: new Date(at).toISOString() });
+    const seeked = await c.next((m) => m['type'] === 'replay_seeked');
+    expect(seeked).toMatchObject({ replay_id: id, position: at, epoch: at });
+    const snap = await c.next((m) => m['type'] === 'orderbook_update' && m['epoch'] === at);
+    expect(snap['snapshot']).toBe(true);
+    const after = await c.next((m) => m['type'] === 'orderbook_update' && m['epoch'] === at && m['snapshot'] !== true);
+    expect(after['ts'] as number).toBeGreaterThanOrEqual(at);
+    // Live clients were served while the replay ran.
+    const liveDuring = live.all.filter((m) => order.get(m)! > order.get(started)! && order.get(m)! < order.get(after)!);
+    expect(liveDuring.length).toBeGreaterThan(0);
+    c.send({ type: 'replay_stop', replay_id: id });
+    expect(await c.next((m) => m['type'] === 'replay_stopped')).toMatchObject({ replay_id: id });
+    // Stopped: its slot is free again and a control of it is refused.
+    c.send({ type: 'replay_pause', replay_id: id });
+    const unknown = await c.next((m) => m['type'] === 'error');
+    expect(unknown).toMatchObject({ code: 'REPLAY_UNKNOWN' });
+    expect(problems).toEqual([]);
+    c.ws.close();
+  });
+
+  it('refuses bad input, a plan without replay, and replays past the cap, each with a clear error', async () => {
+    const dev = await connect(keys['dev']!);
+    const refused = async (m: unknown, code: string, text: RegExp): Promise<Msg> => {
+      dev.send(m);
+      const e = await dev.next((x) => x['type'] === 'error');
+      expect(e['code']).toBe(code);
+      expect(e['message']).toMatch(text);
+      return e;
+    };
+    const ok = { type: 'replay', channels: ['orderbook'], market_ids: ids, from, to };
+    await refused({ ...ok, from: 'yesterday' }, 'BAD_REQUEST', /from must be ms since the epoch or an ISO 8601 time/);
+    await refused({ ...ok, from: to, to: from }, 'BAD_REQUEST', /is after to/);
+    await refused({ ...ok, speed: -2 }, 'BAD_REQUEST', /speed/);
+    await refused({ ...ok, channels: ['live_games'] }, 'BAD_REQUEST', /cannot be replayed/);
+    await refused({ ...ok, market_ids: [] }, 'BAD_REQUEST', /market_ids is required/);
+    const outside = await refused({ ...ok, from: 1_000, to: 2_000 }, 'REPLAY_OUTSIDE_RETENTION', /outside what capture retains/);
+    expect(outside['retained_from']).toBeGreaterThan(2_000);
+    await refused({ type: 'replay_seek', replay_id: 'r999', at: from }, 'REPLAY_UNKNOWN', /no replay r999/);
+    await refused({ type: 'replay_resume' }, 'REPLAY_UNKNOWN', /give replay_id/);
+    // The dev plan runs one replay at once per key.
+    dev.send({ ...ok, speed: 0.001 });
+    const started = await dev.next((m) => m['type'] === 'replay_started');
+    await refused(ok, 'REPLAY_LIMIT', /1 replay\(s\) at once per key/);
+    await refused({ type: 'replay_seek', at: to + 10_000 }, 'BAD_REQUEST', /outside the replay's window/);
+    dev.send({ type: 'replay_stop' });
+    await dev.next((m) => m['type'] === 'replay_stopped' && m['replay_id'] === started['replay_id']);
+    dev.send(ok);
+    await dev.next((m) => m['type'] === 'replay_started');
+    dev.ws.close();
+    // The free plan does not include replay.
+    const free = await connect(keys['free']!);
+    free.send(ok);
+    const e = await free.next((m) => m['type'] === 'error');
+    expect(e).toMatchObject({ code: 'NOT_ENTITLED' });
+    expect(e['message']).toMatch(/does not include replay/);
+    free.ws.close();
+    expect(problems).toEqual([]);
+  });
+});
