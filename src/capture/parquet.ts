@@ -147,11 +147,11 @@ class Table {
     this.writer = new ParquetWriter({ writer: new FileSink(fh), schema, createdBy: 'crossbook capture export (hyparquet-writer)' });
   }
 
-  /** One row, its cells in column order. */
-  async push(cells: readonly Cell[]): Promise<void> {
+  /** One row, its cells in column order; true when the row group is full (then `await writeGroup()`). */
+  push(cells: readonly Cell[]): boolean {
     for (let c = 0; c < cells.length; c++) this.cols[c]!.push(cells[c]!);
     this.rows++;
-    if (this.cols[0]!.length >= this.groupRows) await this.writeGroup();
+    return this.cols[0]!.length >= this.groupRows;
   }
 
   /** Writes the last row group and the footer. */
@@ -160,9 +160,16 @@ class Table {
     await this.writer.finish();
   }
 
-  private async writeGroup(): Promise<void> {
+  /** Writes the rows gathered as one row group (the file handle's write awaited before the next rows). */
+  async writeGroup(): Promise<void> {
     const n = this.cols[0]!.length;
-    const columnData: ColumnSource[] = this.specs.map((s, c) => ({ name: s.name, data: this.cols[c]! }));
+    // Frame texts and event JSON are mostly distinct: a dictionary or min/max statistics of them cost
+    // time and buy nothing.
+    const columnData: ColumnSource[] = this.specs.map((s, c) =>
+      s.kind === 'json' || s.name === 'text'
+        ? { name: s.name, data: this.cols[c]!, encoding: 'PLAIN', statistics: false }
+        : { name: s.name, data: this.cols[c]! },
+    );
     this.cols = this.specs.map(() => []);
     await this.writer.write({ columnData, rowGroupSize: Math.max(n, 1) });
   }
@@ -209,7 +216,7 @@ export async function writeEventsParquet(
       if (it.type !== 'event') continue;
       const v = byLabel.get(it.event.venue);
       if (v === undefined) continue;
-      for (const row of eventRows(n, it.seq, v, it.event)) await t.push(row);
+      for (const row of eventRows(n, it.seq, v, it.event)) if (t.push(row)) await t.writeGroup();
       n++;
     }
   await t.finish();

@@ -3,7 +3,7 @@ import { open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { msOrIsoTime } from '../access/params.js';
-import { Capture, CaptureStore, captureDir, HOUR_MS, readBatches, ReplayFeed, type CaptureRecord, type ReplayItem } from '../capture/index.js';
+import { Capture, CaptureStore, captureDir, captureSettings, HOUR_MS, readBatches, ReplayFeed, type CaptureRecord, type ReplayItem } from '../capture/index.js';
 import { writeEventsParquet, writeFramesParquet } from '../capture/parquet.js';
 import { eventLineWriter, itemLine, ndjsonChunks, recordLine } from '../capture/ndjson.js';
 import type { Config, Protocol, VenueConfig } from '../config/schema.js';
@@ -64,7 +64,7 @@ export async function importRecording(
   dataDir: string,
   file: string,
   opts: ImportOptions,
-): Promise<{ readonly frames: number; readonly venue: string; readonly from: number; readonly to: number }> {
+): Promise<{ readonly frames: number; readonly venue: string; readonly from: number; readonly to: number; readonly warning?: string }> {
   const venue = venueOf(config, opts.protocol, opts.venue);
   const frames = readRecording(readFileSync(file, 'utf8'), file);
   const cap = new Capture(new CaptureStore(captureDir(dataDir)), { clock: realClock, log });
@@ -79,7 +79,14 @@ export async function importRecording(
   await cap.close();
   if (cap.stats.drops > 0)
     throw new Error(`capture import: ${cap.stats.drops} of ${frames.length} frames could not be written (${cap.stats.reason ?? 'write failed'})`);
-  return { frames: frames.length, venue: venue.label, from, to: t };
+  const r = { frames: frames.length, venue: venue.label, from, to: t };
+  const oldest = realClock.now() - captureSettings(config).retentionMs;
+  if (from >= oldest) return r;
+  // Segments past retention are what a server's retention run drops first, and /replay refuses them.
+  return {
+    ...r,
+    warning: `receive times from ${new Date(from).toISOString()} are older than capture.retention.days allows (${new Date(oldest).toISOString()}): a server on this DATA_DIR drops those segments at its first retention run and GET /replay refuses the window; crossbook replay and capture export read them until then. Import with --at (frames without a time), or raise capture.retention.days`,
+  };
 }
 
 function venueOf(config: Config, protocol: Protocol, want: string | undefined): VenueConfig {
@@ -217,7 +224,10 @@ export function addCapture(p: Command, config: (o: { dataDir?: string }) => Conf
       if (r instanceof Error) {
         err(r.message);
         process.exitCode = 1;
-      } else err(`imported ${r.frames} frames of ${r.venue}, receive times ${new Date(r.from).toISOString()} .. ${new Date(r.to).toISOString()}`);
+      } else {
+        err(`imported ${r.frames} frames of ${r.venue}, receive times ${new Date(r.from).toISOString()} .. ${new Date(r.to).toISOString()}`);
+        if (r.warning !== undefined) err(`warning: ${r.warning}`);
+      }
     });
   c.command('export')
     .description('write a window of the capture as NDJSON or Parquet: the frames as captured, or the normalized events the mappers make of them')

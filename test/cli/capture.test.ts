@@ -52,7 +52,16 @@ describe('crossbook capture import / export', () => {
   it('imports a real Polymarket recording; its events on export are those `crossbook normalize` gives for the file', async () => {
     const dir = tempDir();
     const r = await importRecording(config, dir, BURST, { protocol: 'polymarket', at: AT });
-    expect(r).toEqual({ frames: 51, venue: 'venue_b', from: AT, to: AT });
+    expect(r).toEqual({
+      frames: 51,
+      venue: 'venue_b',
+      from: AT,
+      to: AT,
+      warning: expect.stringMatching(/older than capture\.retention\.days allows/) as unknown,
+    });
+    // Inside retention: no warning.
+    const now = Date.now();
+    expect(await importRecording(config, tempDir(), BURST, { protocol: 'polymarket', at: now })).toEqual({ frames: 51, venue: 'venue_b', from: now, to: now });
     const lines = await exported(dir, true);
     expect(lines.at(-1)).toEqual({ type: 'end', count: lines.length - 1 });
     const expected = normalizeFrames(config, 'polymarket', JSON.parse(readFileSync(BURST, 'utf8')) as unknown[]).events;
