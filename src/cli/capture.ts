@@ -1,7 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { open, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { msOrIsoTime } from '../access/params.js';
-import { Capture, CaptureStore, captureDir, readBatches, ReplayFeed, type CaptureRecord } from '../capture/index.js';
+import { Capture, CaptureStore, captureDir, captureSettings, HOUR_MS, readBatches, ReplayFeed, type CaptureRecord, type ReplayItem } from '../capture/index.js';
+import { writeEventsParquet, writeFramesParquet } from '../capture/parquet.js';
 import { eventLineWriter, itemLine, ndjsonChunks, recordLine } from '../capture/ndjson.js';
 import type { Config, Protocol, VenueConfig } from '../config/schema.js';
 import { realClock } from '../core/clock.js';
@@ -61,7 +64,7 @@ export async function importRecording(
   dataDir: string,
   file: string,
   opts: ImportOptions,
-): Promise<{ readonly frames: number; readonly venue: string; readonly from: number; readonly to: number }> {
+): Promise<{ readonly frames: number; readonly venue: string; readonly from: number; readonly to: number; readonly warning?: string }> {
   const venue = venueOf(config, opts.protocol, opts.venue);
   const frames = readRecording(readFileSync(file, 'utf8'), file);
   const cap = new Capture(new CaptureStore(captureDir(dataDir)), { clock: realClock, log });
@@ -76,7 +79,14 @@ export async function importRecording(
   await cap.close();
   if (cap.stats.drops > 0)
     throw new Error(`capture import: ${cap.stats.drops} of ${frames.length} frames could not be written (${cap.stats.reason ?? 'write failed'})`);
-  return { frames: frames.length, venue: venue.label, from, to: t };
+  const r = { frames: frames.length, venue: venue.label, from, to: t };
+  const oldest = realClock.now() - captureSettings(config).retentionMs;
+  if (from >= oldest) return r;
+  // Segments past retention are what a server's retention run drops first, and /replay refuses them.
+  return {
+    ...r,
+    warning: `receive times from ${new Date(from).toISOString()} are older than capture.retention.days allows (${new Date(oldest).toISOString()}): a server on this DATA_DIR drops those segments at its first retention run and GET /replay refuses the window; crossbook replay and capture export read them until then. Import with --at (frames without a time), or raise capture.retention.days`,
+  };
 }
 
 function venueOf(config: Config, protocol: Protocol, want: string | undefined): VenueConfig {
@@ -94,6 +104,35 @@ export interface ExportOptions {
   readonly events?: boolean | undefined;
 }
 
+/** The capture log of a data directory, opened for reading a window: a clear error where it holds none of it. */
+function captureFor(config: Config, dataDir: string, opts: ExportOptions): { store: CaptureStore; labels: string[] | undefined } {
+  const labels = opts.venues?.map((v) => {
+    const found = config.venues.find((x) => x.label === v || x.slug === v);
+    if (!found) throw new Error(`unknown venue ${v}`);
+    return found.label;
+  });
+  const dir = captureDir(dataDir);
+  if (!existsSync(dir)) throw new Error(`${dir}: no capture log here (capture.enabled, or --data-dir)`);
+  const store = new CaptureStore(dir);
+  const hours = store.segments().map((s) => s.hour);
+  if (hours.length === 0) throw new Error(`${dir}: nothing has been captured`);
+  const first = Math.min(...hours);
+  // A block lives in the segment of the hour its first record arrived in and may run a little past it.
+  const last = Math.max(...hours) + 2 * HOUR_MS;
+  if (opts.to < first || opts.from > last)
+    throw new Error(`the window ${iso(opts.from)} .. ${iso(opts.to)} is outside the capture, which holds ${iso(first)} .. ${iso(last)}`);
+  return { store, labels };
+}
+
+const iso = (t: number): string => new Date(t).toISOString();
+
+/** The records of the window, or the normalized events the live mappers make of them. */
+function sourceOf(config: Config, dataDir: string, opts: ExportOptions): AsyncIterable<CaptureRecord[]> | AsyncIterable<ReplayItem[]> {
+  const { store, labels } = captureFor(config, dataDir, opts);
+  const batches = readBatches(store, { from: opts.from, to: opts.to, venues: labels, flushes: !opts.events });
+  return opts.events ? new ReplayFeed(config.venues, log).items(batches) : batches;
+}
+
 /**
  * `crossbook capture export`: a window of the capture as NDJSON, frames as captured (one record a
  * line: seq, venue, recv_ts, kind, conn, payload) or, with `events`, the normalized events the live
@@ -101,16 +140,18 @@ export interface ExportOptions {
  * (stdout's drain), which is awaited before the next chunk.
  */
 export async function exportCapture(config: Config, dataDir: string, opts: ExportOptions, write: (chunk: string) => void | Promise<void>): Promise<number> {
-  const store = new CaptureStore(captureDir(dataDir));
-  const labels = opts.venues?.map((v) => {
-    const found = config.venues.find((x) => x.label === v || x.slug === v);
-    if (!found) throw new Error(`unknown venue ${v}`);
-    return found.label;
-  });
-  const batches = readBatches(store, { from: opts.from, to: opts.to, venues: labels, flushes: !opts.events });
+  return writeNdjson(config, sourceOf(config, dataDir, opts), opts, write);
+}
+
+async function writeNdjson(
+  config: Config,
+  src: AsyncIterable<CaptureRecord[]> | AsyncIterable<ReplayItem[]>,
+  opts: ExportOptions,
+  write: (chunk: string) => void | Promise<void>,
+): Promise<number> {
   const chunks = opts.events
-    ? ndjsonChunks(new ReplayFeed(config.venues, log).items(batches), itemLine(eventLineWriter(config.venues)))
-    : ndjsonChunks<CaptureRecord>(batches, recordLine);
+    ? ndjsonChunks(src as AsyncIterable<ReplayItem[]>, itemLine(eventLineWriter(config.venues)))
+    : ndjsonChunks<CaptureRecord>(src as AsyncIterable<CaptureRecord[]>, recordLine);
   let last = '';
   for await (const c of chunks) {
     last = c;
@@ -119,6 +160,46 @@ export async function exportCapture(config: Config, dataDir: string, opts: Expor
   const end = /\{"type":"(end|error)".*\}\n$/.exec(last);
   if (end?.[1] === 'error') throw new Error(`capture export stopped: ${(JSON.parse(end[0]) as { error: string }).error}`);
   return end ? (JSON.parse(end[0]) as { count: number }).count : 0;
+}
+
+export const EXPORT_FORMATS = ['ndjson', 'parquet'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+export interface FileExportOptions extends ExportOptions {
+  readonly format: ExportFormat;
+  readonly out: string;
+  /** Parquet rows per row group (default ROW_GROUP_ROWS). */
+  readonly rowGroupRows?: number | undefined;
+}
+
+/**
+ * `crossbook capture export --out FILE`: the window written to a temporary file beside FILE and
+ * renamed onto it once whole, so a failure (a bad window, an unreadable segment, a full disk)
+ * leaves no partial file and FILE as it was. Returns the records or events written.
+ */
+export async function exportToFile(config: Config, dataDir: string, opts: FileExportOptions): Promise<number> {
+  if (!(EXPORT_FORMATS as readonly string[]).includes(opts.format)) throw new Error(`unknown format "${opts.format}" (ndjson or parquet)`);
+  const src = sourceOf(config, dataDir, opts);
+  const out = resolve(opts.out);
+  if (statSync(out, { throwIfNoEntry: false })?.isDirectory()) throw new Error(`--out ${opts.out} is a directory`);
+  const tmp = join(dirname(out), `.${basename(out)}.${process.pid}.tmp`);
+  const fh = await open(tmp, 'wx').catch((e: Error) => {
+    throw new Error(`cannot write --out ${opts.out}: ${e.message}`);
+  });
+  try {
+    let n: number;
+    if (opts.format === 'ndjson') n = await writeNdjson(config, src, opts, (c) => fh.write(c).then(() => undefined));
+    else if (opts.events) n = await writeEventsParquet(src as AsyncIterable<ReplayItem[]>, config.venues, fh, opts);
+    else n = await writeFramesParquet(src as AsyncIterable<CaptureRecord[]>, fh, opts);
+    await fh.sync();
+    await fh.close();
+    await rename(tmp, out);
+    return n;
+  } catch (e) {
+    await fh.close().catch(() => undefined);
+    await rm(tmp, { force: true });
+    throw e;
+  }
 }
 
 /** `crossbook capture import|export`. */
@@ -143,29 +224,65 @@ export function addCapture(p: Command, config: (o: { dataDir?: string }) => Conf
       if (r instanceof Error) {
         err(r.message);
         process.exitCode = 1;
-      } else err(`imported ${r.frames} frames of ${r.venue}, receive times ${new Date(r.from).toISOString()} .. ${new Date(r.to).toISOString()}`);
+      } else {
+        err(`imported ${r.frames} frames of ${r.venue}, receive times ${new Date(r.from).toISOString()} .. ${new Date(r.to).toISOString()}`);
+        if (r.warning !== undefined) err(`warning: ${r.warning}`);
+      }
     });
   c.command('export')
-    .description('write a window of the capture as NDJSON: the frames as captured, or with --events the normalized events the mappers make of them')
+    .description('write a window of the capture as NDJSON or Parquet: the frames as captured, or the normalized events the mappers make of them')
     .requiredOption('--from <time>', 'start (ms or ISO 8601)')
     .requiredOption('--to <time>', 'end, inclusive (ms or ISO 8601)')
-    .addOption(new Option('--format <format>', 'output format').choices(['ndjson']).default('ndjson'))
-    .option('--events', 'normalized events instead of frames')
+    .addOption(new Option('--format <format>', 'output format (parquet needs --out)').choices(EXPORT_FORMATS).default('ndjson'))
+    .addOption(new Option('--what <what>', 'frames as captured, or normalized events').choices(['frames', 'events']).default('frames'))
+    .option('--events', 'same as --what events')
     .option('--venues <list>', 'comma-separated venue labels or slugs (default: all)')
+    .option('--out <file>', 'write to FILE (through a temporary file renamed when whole) instead of stdout')
     .option('--data-dir <dir>', 'data directory (env DATA_DIR)')
-    .action(async (o: { from: string; to: string; events?: boolean; venues?: string; dataDir?: string }) => {
-      const from = msOrIsoTime(o.from);
-      const to = msOrIsoTime(o.to);
-      if (from === undefined || to === undefined || from > to) {
-        err(from === undefined || to === undefined ? '--from and --to take ms since the epoch or an ISO 8601 time' : '--from is after --to');
+    .action(async (o: ExportCliOptions) => {
+      const req = exportRequest(o);
+      if (typeof req === 'string') {
+        err(req);
         process.exitCode = 2;
         return;
       }
       const cfg = config(o);
       const write = (s: string): Promise<void> | void => (process.stdout.write(s) ? undefined : new Promise((r) => process.stdout.once('drain', () => r())));
-      await exportCapture(cfg, cfg.dataDir, { from, to, events: o.events, venues: o.venues?.split(',') }, write).catch((e: Error) => {
+      const done =
+        req.out === undefined
+          ? exportCapture(cfg, cfg.dataDir, req, write)
+          : exportToFile(cfg, cfg.dataDir, { ...req, out: req.out }).then((n) => {
+              err(`wrote ${n} ${req.events ? 'events' : 'records'} to ${req.out}`);
+              return n;
+            });
+      await done.catch((e: Error) => {
         err(e.message);
         process.exitCode = 1;
       });
     });
+}
+
+/** The options of `capture export` as commander hands them over. */
+export interface ExportCliOptions {
+  readonly from: string;
+  readonly to: string;
+  readonly format?: string;
+  readonly what?: string;
+  readonly events?: boolean;
+  readonly venues?: string;
+  readonly out?: string;
+  readonly dataDir?: string;
+}
+
+/** The options checked: the request, or the message saying what is wrong. */
+export function exportRequest(o: ExportCliOptions): (ExportOptions & { readonly format: ExportFormat; readonly out: string | undefined }) | string {
+  const from = msOrIsoTime(o.from);
+  const to = msOrIsoTime(o.to);
+  if (from === undefined || to === undefined) return '--from and --to take ms since the epoch or an ISO 8601 time';
+  if (from > to) return '--from is after --to';
+  const format = o.format ?? 'ndjson';
+  if (!(EXPORT_FORMATS as readonly string[]).includes(format)) return `unknown --format "${format}" (ndjson or parquet)`;
+  if (o.what !== undefined && o.what !== 'frames' && o.what !== 'events') return `unknown --what "${o.what}" (frames or events)`;
+  if (format === 'parquet' && o.out === undefined) return '--format parquet needs --out FILE';
+  return { from, to, format: format as ExportFormat, events: o.events === true || o.what === 'events', venues: o.venues?.split(','), out: o.out };
 }

@@ -145,6 +145,29 @@ describe('replay through the live frame path', () => {
     expect(live.filter((e) => e.type === 'book_snapshot')).toHaveLength(2);
   });
 
+  it("Polymarket's PONG keep-alive answers in the capture are skipped on replay as live skips them, not counted malformed", async () => {
+    const cap = capture();
+    const texts = frames('polymarket/ws_price_change_burst_capture_2026-09-29.json').slice(0, 6);
+    const v = cap.venue(poly.label);
+    // As captured live: the server's text answers to our PING between the market frames.
+    texts.forEach((t, i) => {
+      v.frame(t, 1, T0 + 2 * i);
+      v.frame('PONG', 1, T0 + 2 * i + 1);
+    });
+    await cap.close();
+    const feed = new ReplayFeed(cfg.venues, log);
+    const items: ReplayItem[] = [];
+    for await (const batch of feed.items(readBatches(cap.store, { from: 0, to: Number.MAX_SAFE_INTEGER }))) items.push(...batch);
+    const live: NormalizedEvent[] = [];
+    from(texts.map((data, i) => ({ data, localTimestamp: T0 + 2 * i })))
+      .pipe(mapFrames(new PolymarketMapper(poly)))
+      .subscribe((e) => live.push(e));
+    expect(eventsOf(items)).toEqual(live);
+    const stats = feed.mapper(poly.label)!.stats;
+    expect(stats.malformedTotal).toBe(0);
+    expect(stats.ignored).toBeGreaterThanOrEqual(texts.length);
+  });
+
   it('records of a venue not in the registry are skipped, not fatal', async () => {
     const cap = capture();
     cap.venue('venue_z').frame('{"x":1}', 1, T0);

@@ -27,8 +27,6 @@ export interface EventSink {
 
 /** What a protocol may watch on the frame path; every hook is optional and off the path when absent. */
 export interface FrameHooks {
-  /** Text frames that are control words rather than JSON (Polymarket's `PONG`): counted as ignored. */
-  readonly isControl?: ((text: string) => boolean) | undefined;
   /** Sees each parsed frame before the mapper (Kalshi: a venue `error` answering a command). */
   readonly inspect?: ((raw: unknown) => void) | undefined;
   /** Sees each mapped event after it was emitted (and each upsert held back as unchanged). */
@@ -103,7 +101,7 @@ export class FramePath {
   push(data: unknown, localTimestamp: number): void {
     let raw = data;
     if (typeof raw === 'string') {
-      if (this.hooks.isControl !== undefined && this.hooks.isControl(raw)) {
+      if (this.mapper.isControl !== undefined && this.mapper.isControl(raw)) {
         this.stats.ignored++;
         return;
       }

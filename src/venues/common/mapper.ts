@@ -19,6 +19,13 @@ export interface Mapper {
    * with the parsed frame. Such a frame is never one a protocol's `inspect` hook acts on.
    */
   mapText?(text: string, localTimestamp: number, emit: (e: NormalizedEvent) => void): boolean;
+  /**
+   * Optional: whether a text frame is one of the protocol's control words rather than JSON
+   * (Polymarket's `PONG`). The frame path counts such a frame as ignored, never as malformed. It
+   * lives on the mapper, not the live session, so every path a protocol's frames take (the live
+   * feed, a replay of the capture, `crossbook normalize`) skips the same frames.
+   */
+  isControl?(text: string): boolean;
   /** Forget all per-connection state (books, seq) after a disconnect. */
   reset(): void;
   /** Like reset(), for the instruments of one connection of several (a feed's scoped reset; a replay repeats it). */

@@ -10,7 +10,6 @@ import {
   gammaMarketsResponseSchema,
   WS_MAX_ASSETS_PER_CONNECTION,
   WS_PING,
-  WS_PONG,
   type DataTrade,
   type GammaEvent,
   type GammaEventRef,
@@ -65,7 +64,6 @@ export function createPolymarketFeed(ctx: FeedContext): VenueFeed {
     const catalog = new GammaCatalog(rt, mapper, gamma);
     const session: FeedSession = {
       mapper,
-      isControl: (text) => text === WS_PONG,
       onEvent: (e) => channel.see(e),
       start: () => {
         rt.catalog(async () => {

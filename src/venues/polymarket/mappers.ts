@@ -34,6 +34,7 @@ import {
   isWsNewMarket,
   isWsPriceChange,
   isWsTickSizeChange,
+  WS_PONG,
   type ClobBook,
   type DataTrade,
   type GammaEventRef,
@@ -150,6 +151,11 @@ export class PolymarketMapper implements Mapper {
     this.stats = opts.stats ?? new FeedStats(log);
     this.lastTradeAs = opts.lastTradeAs ?? 'trade';
     this.untrackedTrades = opts.untrackedTrades ?? 'drop';
+  }
+
+  /** The server's answer to our keep-alive `PING`: the text `PONG`, not JSON (live and in a replay). */
+  isControl(text: string): boolean {
+    return text === WS_PONG;
   }
 
   /**

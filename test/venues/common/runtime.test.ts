@@ -8,7 +8,9 @@ import { log } from '../../../src/core/log.js';
 import type { FeedEvent, MarketStatusChange, MarketUpsert, NormalizedEvent } from '../../../src/core/types.js';
 import { feedEvent, mapFrames } from '../../../src/venues/common/frames.js';
 import { createVenueFeed, type FeedRuntime, type FeedSession } from '../../../src/venues/common/runtime.js';
+import type { Mapper } from '../../../src/venues/common/mapper.js';
 import { KalshiMapper } from '../../../src/venues/kalshi/mappers.js';
+import { PolymarketMapper } from '../../../src/venues/polymarket/mappers.js';
 import type { VenueFeed } from '../../../src/venues/protocol.js';
 import { ScriptedSocket } from '../../support/scripted-socket.js';
 
@@ -35,7 +37,11 @@ interface Harness {
 const subs: Subscription[] = [];
 
 /** A feed on the runtime with the Kalshi mapper; `start` is what the protocol would set going. */
-function harness(start: (rt: FeedRuntime) => void, hooks: Partial<FeedSession> = {}): Harness {
+function harness(
+  start: (rt: FeedRuntime) => void,
+  hooks: Partial<FeedSession> = {},
+  mapper = (rt: FeedRuntime): Mapper => new KalshiMapper(rt.venue, rt.log, { stats: rt.stats }),
+): Harness {
   const sockets: ScriptedSocket[] = [];
   let runtime: FeedRuntime | undefined;
   const feed = createVenueFeed(
@@ -43,7 +49,7 @@ function harness(start: (rt: FeedRuntime) => void, hooks: Partial<FeedSession> =
     'kalshi',
     (rt) => {
       runtime = rt;
-      return { ...hooks, mapper: new KalshiMapper(rt.venue, rt.log, { stats: rt.stats }), start: () => start(rt) };
+      return { ...hooks, mapper: mapper(rt), start: () => start(rt) };
     },
     {
       createWebSocket: () => {
@@ -214,18 +220,30 @@ describe('feed runtime: frame path', () => {
     expect(h.feed.stats.malformedTotal).toBe(1);
   });
 
-  it('control text is counted as ignored, never parsed; hooks see frames and events in order', () => {
+  it("a protocol's control text (Polymarket's PONG) is counted as ignored, never parsed; another protocol's mapper finds it malformed", () => {
+    const poly = harness(
+      (rt) => void rt.stream({ url: 'ws://127.0.0.1:9/', onOpen: () => undefined }),
+      {},
+      (rt) => new PolymarketMapper(rt.venue, rt.log, { stats: rt.stats }),
+    );
+    poly.sockets[0]!.open();
+    poly.sockets[0]!.frame('PONG');
+    expect(poly.feed.stats.ignored).toBe(1);
+    expect(poly.feed.stats.malformedTotal).toBe(0);
+    const kalshi = harness((rt) => void rt.stream({ url: 'ws://127.0.0.1:9/', onOpen: () => undefined }));
+    kalshi.sockets[0]!.open();
+    kalshi.sockets[0]!.frame('PONG');
+    expect(kalshi.feed.stats.malformed.get('json')).toBe(1);
+  });
+
+  it('hooks see frames and events in order', () => {
     const seen: string[] = [];
     const h = harness((rt) => void rt.stream({ url: 'ws://127.0.0.1:9/', onOpen: () => undefined }), {
-      isControl: (t) => t === 'PONG',
       inspect: (raw) => seen.push(`frame ${(raw as { type: string }).type}`),
       onEvent: (e) => seen.push(`event ${e.type}`),
       afterFrame: () => seen.push('after'),
     });
     h.sockets[0]!.open();
-    h.sockets[0]!.frame('PONG');
-    expect(h.feed.stats.ignored).toBe(1);
-    expect(h.feed.stats.malformedTotal).toBe(0);
     const [snapshot] = fixture('ws_orderbook_snapshot_then_delta_spec_example.json') as unknown[];
     h.sockets[0]!.frame(JSON.stringify(snapshot));
     expect(seen).toEqual(['frame orderbook_snapshot', 'event book_snapshot', 'after']);
