@@ -87,7 +87,9 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
   const clock = new VirtualClock(opts.start ?? (first ? timeOf(first) : 0));
   const dir = mkdtempSync(join(tmpdir(), 'crossbook-replay-'));
   const log = opts.log ?? rootLog;
-  const core = buildCore({ ...opts.config, dataDir: dir }, { log, clock });
+  // A replay captures nothing (its input is the capture) and so keeps no history index either.
+  const noCapture = { enabled: false, retention: { days: 1, bytes: 16 * 1024 * 1024 }, checkpointIntervalMs: 300_000 };
+  const core = buildCore({ ...opts.config, dataDir: dir, capture: noCapture }, { log, clock });
   const domain = buildDomain(core);
   const source = new Subject<NormalizedEvent>();
   const events$ = source.pipe(applyToState(core.state, clock));
