@@ -96,7 +96,9 @@ export function buildCore(config: Config, opts: { log?: Logger; persistence?: Pe
     capture,
     clock,
     bookHistory:
-      capture && new HistoryIndex(capture, config.venues, { sliceMs: captureSettings(config).checkpointIntervalMs, log: log.child({ component: 'history' }) }),
+      capture && captureSettings(config).history
+        ? new HistoryIndex(capture, config.venues, { sliceMs: captureSettings(config).checkpointIntervalMs, log: log.child({ component: 'history' }) })
+        : undefined,
   };
 }
 

@@ -37,7 +37,12 @@ export async function stateAsOf(ctx: ApiContext, c: ApiCtx<unknown>, t: number, 
   if (c.plan?.blocked.includes(AS_OF_FEATURE))
     return errorReply(403, 'auth.endpoint_blocked', `the ${c.plan.name} plan does not include as_of reads; upgrade to a plan that includes ${AS_OF_FEATURE}`);
   const h = ctx.history;
-  if (h === undefined) return errorReply(400, 'as_of.capture_off', 'as_of needs the capture log, which is turned off on this server (capture.enabled false)');
+  if (h === undefined)
+    return errorReply(
+      400,
+      'as_of.capture_off',
+      'as_of reads are turned off on this server: they need the capture log and its history index (capture.enabled and capture.history true)',
+    );
   const now = ctx.clock.now();
   const retainedFrom = Math.max(h.store.oldest() ?? now, now - h.settings.retentionMs);
   // A moment the index may not have reached: what the capture buffers is written and indexed first.

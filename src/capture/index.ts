@@ -27,6 +27,8 @@ export interface CaptureSettings {
   readonly retentionMs: number;
   readonly retentionBytes: number;
   readonly checkpointIntervalMs: number;
+  /** Whether the history index behind `as_of` reads follows the capture. */
+  readonly history: boolean;
 }
 
 /** Defaults that fit a laptop: a week, at most 10 GiB. */
@@ -37,6 +39,7 @@ export function captureSettings(config: Config): CaptureSettings {
     retentionMs: (c?.retention.days ?? 7) * 86_400_000,
     retentionBytes: c?.retention.bytes ?? 10 * 1024 ** 3,
     checkpointIntervalMs: c?.checkpointIntervalMs ?? 300_000,
+    history: c?.history ?? true,
   };
 }
 

@@ -216,6 +216,8 @@ export const appConfig = z
           .strict(),
         /** How often the books are checkpointed (normalized books with the sequence number they cover). */
         checkpointIntervalMs: z.number().int().min(1000),
+        /** The history index behind `as_of` reads (src/history/): false saves its second pass over every frame. */
+        history: z.boolean().optional(),
       })
       .strict()
       .optional(),
