@@ -1,4 +1,4 @@
-import { auditTime, interval, Subscription, tap } from 'rxjs';
+import { audit, interval, Subscription, tap, timer } from 'rxjs';
 import { realClock, type Clock } from '../src/core/clock.js';
 import type { MatchingService } from '../src/matching/service.js';
 import type { AlertEngine } from '../src/signals/alerts.js';
@@ -12,8 +12,23 @@ import { Turn } from '../src/pipeline/turn.js';
 /** How often the matcher looks for operator overrides written by `crossbook groups` (well under a second). */
 export const OVERRIDES_POLL_MS = 250;
 
-/** A burst of catalog changes is re-grouped once, this long after its first change. */
+/** A burst of catalog changes is re-grouped once, at least this long after its first change. */
 export const REINDEX_AFTER_MS = 20;
+
+/**
+ * And this much longer per cross-venue group held. A re-group walks every group (at 108k markets,
+ * 22k groups took 3 s on this 2-core machine), and the venues' catalog refreshes change a market
+ * every few ms, so a fixed 20 ms window ran re-groups back to back: the main thread never got to
+ * ingest, REST or a SIGTERM, and memory climbed. Growing the window with the groups bounds the
+ * share of the thread re-grouping takes. A function of the state, not of measured time, so a
+ * replay re-groups exactly when live did.
+ */
+export const REINDEX_MS_PER_GROUP = 0.5;
+
+/** The re-group window for `groups` held groups. */
+export function reindexAfterMs(groups: number): number {
+  return Math.max(REINDEX_AFTER_MS, groups * REINDEX_MS_PER_GROUP);
+}
 
 export interface SignalRooms {
   readonly matching: MatchingService;
@@ -29,7 +44,7 @@ export interface SignalRooms {
 /**
  * The signal flow, in the order its effects run for one change:
  * 1. matching: a new or changed market goes into the matcher at once; a burst of them re-groups
- *    once (`auditTime`) and audits the settlements of groups whose members settled; changed
+ *    once (`audit`, a window that grows with the groups held) and audits the settlements of groups whose members settled; changed
  *    groups are recomputed (a group the audit found suspect recomputes to no arb/EV). Quote
  *    changes of grouped markets move /status last_updated.
  * 2. arb/EV: a book change, a quote change not from a book, or a record change of a member
@@ -62,7 +77,7 @@ export function matchingFlow(state: EngineState, matching: MatchingService, sign
     state.catalog.changes$
       .pipe(
         tap((c) => matching.upsert(c.market)),
-        auditTime(REINDEX_AFTER_MS, clock.scheduler),
+        audit(() => timer(reindexAfterMs(matching.groupCount), clock.scheduler)),
       )
       .subscribe(() => matching.reindex()),
   );

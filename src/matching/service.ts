@@ -289,6 +289,11 @@ export class MatchingService implements GroupSource {
     return false;
   }
 
+  /** How many cross-venue groups are held (what a re-group walks). */
+  get groupCount(): number {
+    return this.byId.size;
+  }
+
   /** Cross-venue groups. */
   served(): IterableIterator<ServedGroup> {
     return this.byId.values();

@@ -5,7 +5,7 @@ import { Subject, type Subscription } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startPipelines, wireFlows } from '../../pipelines/index.js';
 import { ingestFlow } from '../../pipelines/ingest.js';
-import { REINDEX_AFTER_MS } from '../../pipelines/signals.js';
+import { REINDEX_AFTER_MS, REINDEX_MS_PER_GROUP, reindexAfterMs } from '../../pipelines/signals.js';
 import { Turn } from '../../src/pipeline/turn.js';
 import { buildCore, buildDomain, buildHttp, type Core, type Domain, type HttpLayer } from '../../src/compose.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -231,5 +231,13 @@ describe('order of effects (pipelines/index.ts)', () => {
     expect(reindex).not.toHaveBeenCalled();
     vi.advanceTimersByTime(1);
     expect(reindex).toHaveBeenCalledTimes(1);
+  });
+
+  it('waits longer the more groups a re-group walks (a function of the groups, so a replay re-groups when live did)', () => {
+    expect(reindexAfterMs(0)).toBe(REINDEX_AFTER_MS);
+    expect(reindexAfterMs(10)).toBe(REINDEX_AFTER_MS);
+    expect(reindexAfterMs(22_000)).toBe(22_000 * REINDEX_MS_PER_GROUP);
+    // At 108k markets a walk of 22k groups took 3 s here: the window keeps re-grouping under a quarter of the thread.
+    expect(3_000 / (3_000 + reindexAfterMs(22_000))).toBeLessThan(0.25);
   });
 });
