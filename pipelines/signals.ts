@@ -25,9 +25,9 @@ export const REINDEX_AFTER_MS = 20;
  */
 export const REINDEX_MS_PER_GROUP = 0.5;
 
-/** The re-group window for `groups` held groups. */
+/** The re-group window for `groups` held groups, whole ms (the clock's times stay integers). */
 export function reindexAfterMs(groups: number): number {
-  return Math.max(REINDEX_AFTER_MS, groups * REINDEX_MS_PER_GROUP);
+  return Math.max(REINDEX_AFTER_MS, Math.ceil(groups * REINDEX_MS_PER_GROUP));
 }
 
 export interface SignalRooms {

@@ -2831,6 +2831,15 @@ export interface operations {
       429: components['responses']['TooManyRequests'];
       431: components['responses']['HeadTooLarge'];
       500: components['responses']['InternalError'];
+      /** @description as_of: the history index stopped following the capture (a memory bound passed; code as_of.index_stopped, the message says which) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   orderbook: {
@@ -2920,6 +2929,15 @@ export interface operations {
       429: components['responses']['TooManyRequests'];
       431: components['responses']['HeadTooLarge'];
       500: components['responses']['InternalError'];
+      /** @description as_of: the history index stopped following the capture (a memory bound passed; code as_of.index_stopped, the message says which) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   prices_history: {
@@ -4598,6 +4616,15 @@ export interface operations {
       429: components['responses']['TooManyRequests'];
       431: components['responses']['HeadTooLarge'];
       500: components['responses']['InternalError'];
+      /** @description as_of: the history index stopped following the capture (a memory bound passed; code as_of.index_stopped, the message says which) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   arb: {

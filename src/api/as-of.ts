@@ -24,6 +24,9 @@ export const asOfParam = (): ReturnType<typeof p.msOrIso> =>
   });
 
 /** Text added to the description of a route that takes `as_of`. */
+/** The 503 of an as_of read once the history index has stopped (a memory bound passed). */
+export const AS_OF_STOPPED = 'as_of: the history index stopped following the capture (a memory bound passed; code as_of.index_stopped, the message says which)';
+
 export const AS_OF_DOC =
   ' With as_of=<ms or ISO 8601> the answer is the state at that receive time, rebuilt from the capture log (see the as_of parameter); the catalog fields (titles, group members) are today’s.';
 
@@ -43,6 +46,7 @@ export async function stateAsOf(ctx: ApiContext, c: ApiCtx<unknown>, t: number, 
       'as_of.capture_off',
       'as_of reads are turned off on this server: they need the capture log and its history index (capture.enabled and capture.history true)',
     );
+  if (h.index.stopped !== undefined) return errorReply(503, 'as_of.index_stopped', h.index.stopped);
   const now = ctx.clock.now();
   const retainedFrom = Math.max(h.store.oldest() ?? now, now - h.settings.retentionMs);
   // A moment the index may not have reached: what the capture buffers is written and indexed first.

@@ -6,7 +6,7 @@ import { errorReply, type Reply } from '../server/http.js';
 import type { BookStore } from '../state/books.js';
 import type { EngineState } from '../state/engine.js';
 import type { QuoteRecord, QuoteStore } from '../state/quotes.js';
-import { AS_OF_DOC, asOfParam, isReply, marketRef, stateAsOf } from './as-of.js';
+import { AS_OF_DOC, AS_OF_STOPPED, asOfParam, isReply, marketRef, stateAsOf } from './as-of.js';
 import type { ApiContext } from './context.js';
 import { quotePrices } from '../views/market.js';
 import { asOfFields, asOfOf, centsOrNull, count, Level, numOrNull, platform, strOrNull, time, timeOrNull } from '../views/schemas.js';
@@ -69,6 +69,7 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
       as_of: asOfParam(),
     }),
     description: `as_of is the latest updated_at of the resolved ids.${AS_OF_DOC}`,
+    errors: { 503: AS_OF_STOPPED },
     responseDescription: 'Prices of the ids that resolved; the others in _meta.unresolved_ids',
     response: BulkPrices,
     handler: (c) => {
@@ -117,7 +118,7 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
     description: `as_of is the receive time of the last event that changed the market's book.${AS_OF_DOC}`,
     responseDescription: 'Levels [{price, size}] best first; yes-only venues have empty no levels',
     response: OrderBook,
-    errors: { 404: 'No such market on the venue (code not_found)' },
+    errors: { 404: 'No such market on the venue (code not_found)', 503: AS_OF_STOPPED },
     handler: (c) => {
       const v = ctx.venues.bySlug.get(c.query.platform!)!;
       const marketId = c.query.market_id!;

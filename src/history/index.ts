@@ -50,8 +50,19 @@ interface OpenSlice {
  * when it is built), as the feeds start with fresh connections; slice files of earlier processes
  * stay readable.
  */
+/**
+ * Bounds on what the index holds: the events of its open slice (kept in memory until the slice is
+ * written) and the records one sync may have to catch up. Past either, the index stops (with a log
+ * line, and `as_of` reads say why) rather than grow without bound: at 108k markets on 2 cores it fell
+ * behind the capture and took the process past 19 GiB in minutes.
+ */
+export const HISTORY_LIMITS = { openEvents: 1_000_000, behind: 500_000 };
+
 export class HistoryIndex {
   private readonly feed: ReplayFeed;
+  /** Why the index stopped following the capture (a bound was passed); undefined while it runs. */
+  stopped: string | undefined;
+  private openEvents = 0;
   private readonly state: EngineState;
   private readonly dir: string;
   private readonly sliceMs: number;
@@ -102,6 +113,9 @@ export class HistoryIndex {
       this.queued = undefined;
       const upTo = this.capture.lastSeq;
       await this.capture.flush();
+      if (this.stopped !== undefined) return;
+      if (upTo - this.lastSeq > HISTORY_LIMITS.behind)
+        return this.stop(`it fell ${upTo - this.lastSeq} records behind the capture (bound ${HISTORY_LIMITS.behind})`);
       await this.catchUp(upTo);
       // Slices closed by this catch-up are on disk when it resolves.
       const writes = this.writes;
@@ -165,6 +179,13 @@ export class HistoryIndex {
     if (cur) await this.seal(cur);
   }
 
+  /** Stops following the capture and lets go of the open slice; slices already written stay readable. */
+  private stop(why: string): void {
+    this.stopped = `the history index stopped: ${why}; as_of reads need capture.history on a machine that keeps up, or fewer markets`;
+    this.cur = undefined;
+    this.opts.log?.warn({ reason: this.stopped }, 'history index stopped');
+  }
+
   private async catchUp(upTo: number): Promise<void> {
     if (upTo <= this.lastSeq) return;
     const items: ReplayItem[] = [];
@@ -179,9 +200,13 @@ export class HistoryIndex {
     items.length = 0;
     this.feed.apply(r, items);
     for (const it of items) {
-      if (it.type !== 'event') continue;
+      if (it.type !== 'event' || this.stopped !== undefined) continue;
       const e = it.event;
       const cur = this.sliceFor(e.localTimestamp);
+      if (++this.openEvents > HISTORY_LIMITS.openEvents) {
+        this.stop(`its open slice passed ${HISTORY_LIMITS.openEvents} events (shorten capture.checkpointIntervalMs)`);
+        return;
+      }
       if (e.type === 'feed') push(cur.venues, e.venue, [it.seq, e]);
       else {
         const key = partKey(e.venue, e.marketId);
@@ -199,6 +224,7 @@ export class HistoryIndex {
     const cur = this.cur;
     if (cur !== undefined && t < cur.start + this.sliceMs) return cur;
     if (cur !== undefined) this.closeSlice(cur);
+    this.openEvents = 0;
     const start = Math.floor(t / this.sliceMs) * this.sliceMs;
     const next: OpenSlice = { start: Math.max(start, cur?.start ?? start), starts: new Map(), events: new Map(), venues: new Map() };
     this.cur = next;

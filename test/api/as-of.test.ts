@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
+import { HISTORY_LIMITS } from '../../src/history/index.js';
 import { startService, type Service } from '../../src/service.js';
 
 /**
@@ -148,3 +149,33 @@ describe('as_of: reads of the past, the same body as the live answer that carrie
     expect(free.json['code']).toBe('auth.endpoint_blocked');
   });
 });
+
+describe('the history index has bounds (last: it stops the index of this service)', () => {
+  it('stops past its open-slice bound with a log line, and as_of reads then answer 503 saying why while live reads go on', async () => {
+    const index = svc.bookHistory!;
+    const path = live0();
+    HISTORY_LIMITS.openEvents = 1;
+    try {
+      await vi.waitFor(
+        async () => {
+          await index.sync();
+          expect(index.stopped).toMatch(/open slice passed 1 events/);
+        },
+        { timeout: 30_000, interval: 200 },
+      );
+    } finally {
+      HISTORY_LIMITS.openEvents = 1_000_000;
+    }
+    const live = await get(path);
+    expect(live.status).toBe(200);
+    const r = await get(`${path}&as_of=${live.json['as_of_ms'] as number}`);
+    expect(r.status).toBe(503);
+    expect(r.json['code']).toBe('as_of.index_stopped');
+    expect(r.json['error']).toMatch(/history index stopped/);
+  });
+});
+
+/** An order book path of a venue_a market with a book. */
+function live0(): string {
+  return `/orderbook?platform=venue_a&market_id=${encodeURIComponent(bookMarkets('venue_a', 1)[0]!)}&depth=10`;
+}

@@ -237,6 +237,7 @@ describe('order of effects (pipelines/index.ts)', () => {
     expect(reindexAfterMs(0)).toBe(REINDEX_AFTER_MS);
     expect(reindexAfterMs(10)).toBe(REINDEX_AFTER_MS);
     expect(reindexAfterMs(22_000)).toBe(22_000 * REINDEX_MS_PER_GROUP);
+    expect(Number.isInteger(reindexAfterMs(22_001))).toBe(true); // timers at whole ms: the clock's times stay integers
     // At 108k markets a walk of 22k groups took 3 s here: the window keeps re-grouping under a quarter of the thread.
     expect(3_000 / (3_000 + reindexAfterMs(22_000))).toBeLessThan(0.25);
   });

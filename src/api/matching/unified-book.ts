@@ -5,7 +5,7 @@ import { PAYOUT, toCents, UNITS_PER_CENT } from '../../core/price.js';
 import type { MatchingService, ServedGroup } from '../../matching/service.js';
 import { errorReply, jsonReply, type Reply } from '../../server/http.js';
 import type { EngineState } from '../../state/engine.js';
-import { AS_OF_DOC, asOfParam, isReply, marketRef, stateAsOf } from '../as-of.js';
+import { AS_OF_DOC, AS_OF_STOPPED, asOfParam, isReply, marketRef, stateAsOf } from '../as-of.js';
 import { noCents } from '../../views/market.js';
 import type { MatchingRoutes } from './shared.js';
 import { asOfFields, asOfOf, cents, platform, strOrNull, time } from '../../views/schemas.js';
@@ -44,7 +44,11 @@ export function registerUnifiedOrderbook(api: Api, r: MatchingRoutes): void {
     summary: 'Merged depth of every venue of a match group, in the group’s YES terms (inverted members complemented)',
     tags: ['matching'],
     response: UnifiedBook,
-    errors: { 404: 'No such match group (code not_found)', 409: 'The group has a confirmed office or year contradiction (code matching.contradiction)' },
+    errors: {
+      404: 'No such match group (code not_found)',
+      409: 'The group has a confirmed office or year contradiction (code matching.contradiction)',
+      503: AS_OF_STOPPED,
+    },
     query: z.object({ group_id: p.int({ min: 1, max: 1e12, required: true }), depth: p.int({ min: 1, max: 200, default: 25 }), as_of: asOfParam() }),
     description: `as_of is the latest receive time of an event that changed a member's book or quote.${AS_OF_DOC}`,
     handler: (c): Reply | Promise<Reply> => {
