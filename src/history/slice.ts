@@ -4,7 +4,7 @@ import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { brotliCompress, brotliDecompressSync, constants } from 'node:zlib';
-import { pack, unpack } from 'msgpackr';
+import { Packr, pack, unpack } from 'msgpackr';
 import type { Level, NormalizedEvent, VenueLabel } from '../core/types.js';
 import type { QuoteRecord } from '../state/quotes.js';
 
@@ -26,6 +26,12 @@ const SLICE = /^(\d+)\.hist$/;
 const compress = promisify(brotliCompress);
 /** Brotli quality 3, as the capture blocks: the parts are small and written once per slice. */
 const BROTLI = { params: { [constants.BROTLI_PARAM_QUALITY]: 3 } };
+
+/** The directory's packer: a slice of 100k markets has more keys than msgpack's 16-bit map size. */
+const DIR_PACKR = new Packr({ variableMapSize: true });
+
+/** Parts compressed at once: each Brotli job holds its own native state, so 100k at once took GBs. */
+const COMPRESS_LANES = 8;
 
 /** A book as a slice begins: absolute levels, venue time, receive time of its last change, ready. */
 export type BookStart = readonly [instrument: string, bids: readonly Level[], asks: readonly Level[], ts: number, recvTs: number, ready: boolean];
@@ -61,15 +67,21 @@ export async function writeSlice(dir: string, s: Slice): Promise<number> {
   const entries: [Record<string, [number, number]>, string, unknown][] = [];
   for (const [k, part] of s.markets) entries.push([d.m, k, part]);
   for (const [v, events] of s.venues) entries.push([d.v, v, events]);
-  // Compressed on the thread pool, all at once (one round trip per part in turn is seconds for thousands of markets).
-  const parts = await Promise.all(entries.map(([, , value]) => compress(pack(value), BROTLI)));
+  // Compressed on the thread pool, COMPRESS_LANES at a time (one round trip per part in turn is seconds
+  // for thousands of markets; all at once held a Brotli state per market, GBs at 100k).
+  const parts: Buffer[] = new Array<Buffer>(entries.length);
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    for (let i = next++; i < entries.length; i = next++) parts[i] = await compress(pack(entries[i]![2]), BROTLI);
+  };
+  await Promise.all(Array.from({ length: COMPRESS_LANES }, lane));
   let off = 0;
   for (let i = 0; i < entries.length; i++) {
     const [to, key] = entries[i]!;
     to[key] = [off, parts[i]!.length];
     off += parts[i]!.length;
   }
-  const head = pack(d);
+  const head = DIR_PACKR.pack(d);
   const len = Buffer.alloc(4);
   len.writeUInt32LE(head.length);
   const file = join(dir, `${s.start}.hist`);
@@ -116,7 +128,7 @@ export class SliceFile {
       const len = h.readUInt32LE(MAGIC.length);
       const d = Buffer.alloc(len);
       readSync(fd, d, 0, len, h.length);
-      return new SliceFile(file, unpack(d) as Dir, h.length + len);
+      return new SliceFile(file, DIR_PACKR.unpack(d) as Dir, h.length + len);
     } finally {
       closeSync(fd);
     }
