@@ -83,6 +83,7 @@ export function buildCore(config: Config, opts: { log?: Logger; persistence?: Pe
   log.info({ dataDir: persistence.dir, ...restored }, 'state restored');
   // In core + edges mode the core captures; an edge has no feeds of its own.
   const capture = config.cluster?.role === 'edge' ? undefined : openCapture(config, persistence.dir, clock, log);
+  const settings = captureSettings(config);
   return {
     config,
     log,
@@ -96,8 +97,8 @@ export function buildCore(config: Config, opts: { log?: Logger; persistence?: Pe
     capture,
     clock,
     bookHistory:
-      capture && captureSettings(config).history
-        ? new HistoryIndex(capture, config.venues, { sliceMs: captureSettings(config).checkpointIntervalMs, log: log.child({ component: 'history' }) })
+      capture && settings.history
+        ? new HistoryIndex(capture, config.venues, { sliceMs: settings.checkpointIntervalMs, log: log.child({ component: 'history' }) })
         : undefined,
   };
 }

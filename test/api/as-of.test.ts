@@ -154,6 +154,7 @@ describe('the history index has bounds (last: it stops the index of this service
   it('stops past its open-slice bound with a log line, and as_of reads then answer 503 saying why while live reads go on', async () => {
     const index = svc.bookHistory!;
     const path = live0();
+    const bound = HISTORY_LIMITS.openEvents;
     HISTORY_LIMITS.openEvents = 1;
     try {
       await vi.waitFor(
@@ -164,7 +165,7 @@ describe('the history index has bounds (last: it stops the index of this service
         { timeout: 30_000, interval: 200 },
       );
     } finally {
-      HISTORY_LIMITS.openEvents = 1_000_000;
+      HISTORY_LIMITS.openEvents = bound;
     }
     const live = await get(path);
     expect(live.status).toBe(200);
