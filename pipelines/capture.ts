@@ -1,7 +1,7 @@
 import { interval, Subscription, timer } from 'rxjs';
 import type { Capture, CaptureSettings } from '../src/capture/index.js';
 import type { Clock } from '../src/core/clock.js';
-import type { HistoryIndex } from '../src/history/index.js';
+import type { HistoryClient } from '../src/history/client.js';
 import type { BookStore } from '../src/state/books.js';
 
 /** How often the capture's buffers are sealed into blocks and written. */
@@ -17,10 +17,10 @@ const FIRST_PRUNE_MS = 60_000;
  * `flushRecorder`.) All timers on the clock given; nothing runs before this is subscribed, and
  * unsubscribing stops it (the service closes the capture, writing what is left, after its feeds stop).
  */
-export function captureFlow(capture: Capture, settings: CaptureSettings, clock: Clock, books?: BookStore, history?: HistoryIndex): Subscription {
+export function captureFlow(capture: Capture, settings: CaptureSettings, clock: Clock, books?: BookStore, history?: HistoryClient): Subscription {
   const sub = new Subscription();
   if (books) sub.add(interval(settings.checkpointIntervalMs, clock.scheduler).subscribe(() => void capture.checkpoint(books.entries())));
-  // With a history index, each write is followed by indexing what it wrote (HistoryIndex.sync).
+  // With a history index, each write is followed by indexing what it wrote (HistoryClient.sync).
   sub.add(interval(CAPTURE_WRITE_MS, clock.scheduler).subscribe(() => void (history ? history.sync() : capture.flush())));
   sub.add(timer(FIRST_PRUNE_MS, CAPTURE_PRUNE_MS, clock.scheduler).subscribe(() => capture.prune(settings.retentionMs, settings.retentionBytes)));
   return sub;

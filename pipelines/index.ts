@@ -9,7 +9,7 @@ import { clockSchedule, Turn } from '../src/pipeline/turn.js';
 import type { WsHub } from '../src/ws/hub.js';
 import type { FanoutTarget } from '../src/ws/route.js';
 import { captureFlow, flushRecorder } from './capture.js';
-import type { HistoryIndex } from '../src/history/index.js';
+import type { HistoryClient } from '../src/history/client.js';
 import { fanoutFlow, feedEventsFlush, keyFlow, webhookFlow } from './fanout.js';
 import type { Ingest } from './ingest.js';
 import { persistenceFlow, type PersistenceOptions } from './persistence.js';
@@ -29,7 +29,7 @@ export interface Flows {
   /** The per-turn flush of the conflated fan-out and arb/EV (default: one of its own, on setImmediate, as a unit of `clock`). */
   readonly turn?: Turn | undefined;
   /** The capture log the feeds append to: its flush markers, writes and retention (absent: capture off). */
-  readonly capture?: { readonly capture: Capture; readonly settings: CaptureSettings; readonly history?: HistoryIndex | undefined } | undefined;
+  readonly capture?: { readonly capture: Capture; readonly settings: CaptureSettings; readonly history?: HistoryClient | undefined } | undefined;
   /** The one clock every timer and time read of the flows takes (default: wall time). */
   readonly clock?: Clock | undefined;
   /** Told where the default turn flushes (a recorder: the replay flushes at the same places and times). */

@@ -13,7 +13,7 @@ import { registerReplay } from './api/replay.js';
 import { registerFills } from './api/fills.js';
 import { captureSettings, captureStatus, openCapture, type Capture } from './capture/index.js';
 import { registerCaptureMetrics } from './capture/metrics.js';
-import { HistoryIndex } from './history/index.js';
+import { HistoryClient } from './history/client.js';
 import type { Config } from './config/schema.js';
 import { realClock, type Clock } from './core/clock.js';
 import { log as rootLog, type Logger } from './core/log.js';
@@ -66,8 +66,8 @@ export interface Core {
   readonly capture: Capture | undefined;
   /** The one clock of the engine (src/core/clock.ts): wall time in steps in the service, virtual in a replay. */
   readonly clock: Clock;
-  /** The history index behind `as_of` reads, following the capture (undefined with capture off). */
-  readonly bookHistory: HistoryIndex | undefined;
+  /** The history index behind `as_of` reads, following the capture on its own thread (undefined with capture or capture.history off). */
+  readonly bookHistory: HistoryClient | undefined;
 }
 
 /**
@@ -98,7 +98,7 @@ export function buildCore(config: Config, opts: { log?: Logger; persistence?: Pe
     clock,
     bookHistory:
       capture && settings.history
-        ? new HistoryIndex(capture, config.venues, { sliceMs: settings.checkpointIntervalMs, log: log.child({ component: 'history' }) })
+        ? new HistoryClient(capture, config.venues, { sliceMs: settings.checkpointIntervalMs, log: log.child({ component: 'history' }) })
         : undefined,
   };
 }
@@ -195,6 +195,7 @@ export function buildHttp(core: Core, domain?: Domain, opts: HttpOptions = {}): 
     matchedPriceAt: domain ? () => domain.matching.lastMatchedPriceAt : undefined,
     cluster: opts.cluster,
     capture: core.capture && captureStatus(core.capture),
+    history: core.bookHistory && (() => core.bookHistory!.status()),
   });
   const ctx = new ApiContext(config, state, persistence, core.venues, core.clock);
   ctx.history = core.bookHistory && { index: core.bookHistory, settings: captureSettings(config), store: core.capture!.store };

@@ -10,7 +10,7 @@ export interface paths {
     };
     /**
      * Service health and per-venue market counts
-     * @description No key needed. ok when a strict majority of venues have live markets; degraded when that majority is lost or a catalog refresh is stale; HTTP 503 with status unknown when health cannot be determined. Per platform, feed_status is ok, degraded (books resyncing after a sequence gap, or malformed frames arriving; feed_issue says which) or down (disconnected, stalled or silent), with disconnects, gaps and malformed_frames since start. last_updated is the newer of the latest price update of a matched market (one in a cross-venue group) and the last successful catalog refresh; it does not mean every market has a current quote. persistence: ok, or degraded when writes fail (full disk) or DATA_DIR was not writable at start (writable=false: serving from a temporary copy). capture: the capture log, its bytes on disk, lag (records waiting to be written) and drops; paused while the disk is nearly full. cluster (an edge only): its link to the core; an edge whose link is interrupted or resyncing serves its last state and says degraded.
+     * @description No key needed. ok when a strict majority of venues have live markets; degraded when that majority is lost or a catalog refresh is stale; HTTP 503 with status unknown when health cannot be determined. Per platform, feed_status is ok, degraded (books resyncing after a sequence gap, or malformed frames arriving; feed_issue says which) or down (disconnected, stalled or silent), with disconnects, gaps and malformed_frames since start. last_updated is the newer of the latest price update of a matched market (one in a cross-venue group) and the last successful catalog refresh; it does not mean every market has a current quote. persistence: ok, or degraded when writes fail (full disk) or DATA_DIR was not writable at start (writable=false: serving from a temporary copy). capture: the capture log, its bytes on disk, lag (records waiting to be written) and drops; paused while the disk is nearly full. history: the index behind as_of reads, stopped (with the reason) when a bound passed or its thread died. cluster (an edge only): its link to the core; an edge whose link is interrupted or resyncing serves its last state and says degraded.
      */
     get: operations['status'];
     put?: never;
@@ -2509,6 +2509,20 @@ export interface operations {
               /** @description why capture is paused; null when it is not */
               reason: string | null;
             };
+            /** @description the history index behind as_of reads, on its own thread; absent when capture or capture.history is off */
+            history?: {
+              /**
+               * @description stopped: the index behind as_of reads stopped following the capture (as_of reads answer 503 as_of.index_stopped)
+               * @enum {string}
+               */
+              status: 'ok' | 'stopped';
+              /** @description why it stopped (a memory bound passed, or its thread died); null while it runs */
+              reason: string | null;
+              /** @description receive time (ms) up to which every captured record is indexed */
+              indexed_to: number;
+              /** @description history slice files on disk */
+              slices: number;
+            };
             /** @description a cluster edge only: its link to the core */
             cluster?: {
               /** @constant */
@@ -2610,6 +2624,20 @@ export interface operations {
               drops: number;
               /** @description why capture is paused; null when it is not */
               reason: string | null;
+            };
+            /** @description the history index behind as_of reads, on its own thread; absent when capture or capture.history is off */
+            history?: {
+              /**
+               * @description stopped: the index behind as_of reads stopped following the capture (as_of reads answer 503 as_of.index_stopped)
+               * @enum {string}
+               */
+              status: 'ok' | 'stopped';
+              /** @description why it stopped (a memory bound passed, or its thread died); null while it runs */
+              reason: string | null;
+              /** @description receive time (ms) up to which every captured record is indexed */
+              indexed_to: number;
+              /** @description history slice files on disk */
+              slices: number;
             };
             /** @description a cluster edge only: its link to the core */
             cluster?: {
@@ -2831,7 +2859,7 @@ export interface operations {
       429: components['responses']['TooManyRequests'];
       431: components['responses']['HeadTooLarge'];
       500: components['responses']['InternalError'];
-      /** @description as_of: the history index stopped following the capture (a memory bound passed; code as_of.index_stopped, the message says which) */
+      /** @description as_of: the history index stopped following the capture (a memory bound passed, or its thread died; code as_of.index_stopped, the message says which) */
       503: {
         headers: {
           [name: string]: unknown;
@@ -2929,7 +2957,7 @@ export interface operations {
       429: components['responses']['TooManyRequests'];
       431: components['responses']['HeadTooLarge'];
       500: components['responses']['InternalError'];
-      /** @description as_of: the history index stopped following the capture (a memory bound passed; code as_of.index_stopped, the message says which) */
+      /** @description as_of: the history index stopped following the capture (a memory bound passed, or its thread died; code as_of.index_stopped, the message says which) */
       503: {
         headers: {
           [name: string]: unknown;
@@ -4616,7 +4644,7 @@ export interface operations {
       429: components['responses']['TooManyRequests'];
       431: components['responses']['HeadTooLarge'];
       500: components['responses']['InternalError'];
-      /** @description as_of: the history index stopped following the capture (a memory bound passed; code as_of.index_stopped, the message says which) */
+      /** @description as_of: the history index stopped following the capture (a memory bound passed, or its thread died; code as_of.index_stopped, the message says which) */
       503: {
         headers: {
           [name: string]: unknown;

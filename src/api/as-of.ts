@@ -1,14 +1,15 @@
 import type { ApiCtx } from '../access/api.js';
 import { p } from '../access/params.js';
 import type { CaptureSettings, CaptureStore } from '../capture/index.js';
-import type { HistoryIndex, MarketRef } from '../history/index.js';
+import type { HistoryClient } from '../history/client.js';
+import type { MarketRef } from '../history/index.js';
 import { errorReply, type Reply } from '../server/http.js';
 import type { EngineState } from '../state/engine.js';
 import type { ApiContext } from './context.js';
 
 /** What `as_of` reads rebuild the past from: the history index over the capture, and the capture's retention. */
 export interface HistorySource {
-  readonly index: HistoryIndex;
+  readonly index: HistoryClient;
   readonly settings: CaptureSettings;
   readonly store: CaptureStore;
 }
@@ -25,7 +26,8 @@ export const asOfParam = (): ReturnType<typeof p.msOrIso> =>
 
 /** Text added to the description of a route that takes `as_of`. */
 /** The 503 of an as_of read once the history index has stopped (a memory bound passed). */
-export const AS_OF_STOPPED = 'as_of: the history index stopped following the capture (a memory bound passed; code as_of.index_stopped, the message says which)';
+export const AS_OF_STOPPED =
+  'as_of: the history index stopped following the capture (a memory bound passed, or its thread died; code as_of.index_stopped, the message says which)';
 
 export const AS_OF_DOC =
   ' With as_of=<ms or ISO 8601> the answer is the state at that receive time, rebuilt from the capture log (see the as_of parameter); the catalog fields (titles, group members) are today’s.';
@@ -58,7 +60,13 @@ export async function stateAsOf(ctx: ApiContext, c: ApiCtx<unknown>, t: number, 
       retained_from: w.from,
       retained_to: w.to,
     });
-  return h.index.stateAt(t, markets);
+  try {
+    return await h.index.stateAt(t, markets);
+  } catch (e) {
+    // The index's thread died while the read waited: the same 503 as a read after it.
+    if (h.index.stopped !== undefined) return errorReply(503, 'as_of.index_stopped', h.index.stopped);
+    throw e;
+  }
 }
 
 /** A market of the catalog as `stateAt` takes it (the instruments of its YES and NO books). */

@@ -33,6 +33,8 @@ import type { Checkpoint } from './checkpoint.js';
  * keys and ids.
  */
 const FILE_MAGIC = Buffer.from('CBCAP01\n');
+/** Bytes of a segment before its first block: a file this short is one being created (a reader on another thread may see it). */
+export const SEGMENT_HEAD = FILE_MAGIC.length;
 export const HOUR_MS = 3_600_000;
 const SEGMENT = /^(\d+)-(\d+)\.seg$/;
 /** Book checkpoints: `DIR/_checkpoints/<t>-<seq>.ckpt`, Brotli of msgpack, written whole then renamed into place. */

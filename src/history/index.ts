@@ -1,17 +1,19 @@
 import { join } from 'node:path';
-import { ReplayFeed, type Capture, type CaptureRecord, type ReplayItem } from '../capture/index.js';
+import { ReplayFeed, type CaptureStore, type ReplayItem } from '../capture/index.js';
 import type { VenueConfig } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
 import type { NormalizedEvent, VenueLabel } from '../core/types.js';
 import { applyEvent, EngineState } from '../state/engine.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import { CaptureTail } from './tail.js';
-import { partKey, pruneSlices, SliceFile, sliceStarts, writeSlice, type BookStart, type MarketPart, type SeqEvent, type Slice } from './slice.js';
+import { partKey, pruneSlices, SliceFile, sliceStarts, SliceWriter, type BookStart, type MarketPart, type SeqEvent, type SliceEntry } from './slice.js';
 
 export { partKey, type Slice } from './slice.js';
 
 /** Slice files kept open (their directories parsed) for reads. */
 const OPEN_FILES = 64;
+/** Parts compressed and appended to a slice file per write while it is written. */
+const WRITE_BATCH = 256;
 
 /** A market to rebuild, with the instruments its catalog record names (the books' YES/NO roles). */
 export interface MarketRef {
@@ -30,33 +32,59 @@ export interface HistoryWindow {
 /** The slice being filled: each market's state when it began (taken lazily) and its events. */
 interface OpenSlice {
   readonly start: number;
+  /** Where its slice of `sliceMs` ends (a slice closed early by size passes its end on to the next). */
+  readonly end: number;
   readonly starts: Map<string, MarketPart>;
   readonly events: Map<string, SeqEvent[]>;
   readonly venues: Map<VenueLabel, SeqEvent[]>;
 }
 
 /**
- * The history index behind `as_of` reads. It follows the capture log as it is written (after each
- * of the capture flow's writes, `sync()`), runs its records through the SAME replay path as
- * `/replay` and `crossbook replay` (`ReplayFeed`: the live frame path and mappers, one mapper per
- * venue kept across the whole run, so relative deltas keep their book) and applies the events to
- * its own `EngineState` with the live `applyEvent`. Every `sliceMs` it writes a slice file: each
- * market's state as the slice began and its events in it (`slice.ts`). A read of a market at a
- * moment T is then: the slice holding T, the market's start state, and its events up to T,
- * applied with `applyEvent` to a scratch `EngineState` (the same book and quote code as live),
- * at most one slice of one market's events.
+ * The history index behind `as_of` reads, run on its own thread (`worker.ts`; `client.ts` is its
+ * side on the main thread). It follows the capture log from disk (`sync(upTo)`, after each of the
+ * capture flow's writes: the records the writer has written up to `upTo`), runs its records
+ * through the SAME replay path as `/replay` and `crossbook replay` (`ReplayFeed`: the live frame
+ * path and mappers, one mapper per venue kept across the whole run, so relative deltas keep their
+ * book) and applies the events to its own `EngineState` with the live `applyEvent`. Every
+ * `sliceMs`, and sooner once its open slice holds `HISTORY_LIMITS.sliceEvents` events, it writes a
+ * slice file: each market's state as the slice began and its events in it (`slice.ts`). A read of
+ * a market at a moment T is then: the slice holding T, the market's start state, and its events up
+ * to T, applied with `applyEvent` to a scratch `EngineState` (the same book and quote code as
+ * live), at most one slice of one market's events.
  *
- * It starts with this process's capture (the first records after the log's last sequence number
- * when it is built), as the feeds start with fresh connections; slice files of earlier processes
- * stay readable.
+ * It starts with this process's capture (the first records after `after`, the log's last sequence
+ * number when the service opened it), as the feeds start with fresh connections; slice files of
+ * earlier processes stay readable.
  */
 /**
- * Bounds on what the index holds: the events of its open slice (kept in memory until the slice is
- * written) and the records one sync may have to catch up. Past either, the index stops (with a log
- * line, and `as_of` reads say why) rather than grow without bound: at 108k markets on 2 cores it fell
- * behind the capture and took the process past 19 GiB in minutes.
+ * Bounds on what the index holds. `sliceEvents`: the open slice is written (and a new one begun)
+ * once it holds this many events, so memory does not follow the slice length times the market
+ * count. `openEvents`: a backstop past which the index stops (a slice that cannot close, its
+ * events all at one moment). `behind`: the records one sync may have to catch up; past it the index
+ * stops (with a log line, and `as_of` reads say why) rather than grow without bound: at 108k
+ * markets on 2 cores it once fell behind the capture and took the process past 19 GiB in minutes.
+ * The main thread sends these with each sync (a test may lower one).
  */
-export const HISTORY_LIMITS = { openEvents: 1_000_000, behind: 500_000 };
+export const HISTORY_LIMITS = { sliceEvents: 200_000, openEvents: 1_000_000, behind: 500_000 };
+
+/** Where the index follows the capture from. */
+export interface HistoryStart {
+  readonly sliceMs: number;
+  /** The capture's last sequence number when the service opened it: the index reads the records after it. */
+  readonly after: number;
+  /** The receive time it starts at (the clock's now). */
+  readonly from: number;
+  readonly log?: Logger | undefined;
+}
+
+/** A book of a rebuilt state, as it crosses threads: venue, then a slice file's book start. */
+export type RebuiltBook = readonly [venue: VenueLabel, ...book: BookStart];
+
+/** Markets rebuilt at a moment, as they cross threads: their books and quotes (`restoreRebuilt` puts them in a state). */
+export interface Rebuilt {
+  readonly books: readonly RebuiltBook[];
+  readonly quotes: readonly QuoteRecord[];
+}
 
 export class HistoryIndex {
   private readonly feed: ReplayFeed;
@@ -69,12 +97,13 @@ export class HistoryIndex {
   private readonly tail: CaptureTail;
   private chain: Promise<void> = Promise.resolve();
   private queued: Promise<void> | undefined;
-  private writes: Promise<void>[] = [];
+  /** The furthest sequence number a sync asked for. */
+  private want = 0;
   private lastSeq: number;
   private lastT: number;
   private cur: OpenSlice | undefined;
-  /** Slices being written (still read from memory) and slice starts on disk. */
-  private readonly sealing = new Map<number, Slice>();
+  /** The slice being written (read from memory until it is on disk: the state waits for it). */
+  private sealing: OpenSlice | undefined;
   private starts: number[];
   private readonly files = new Map<number, SliceFile>();
   /** instrument → market, per venue: which market a book belongs to when a slice's start states are taken. */
@@ -87,40 +116,36 @@ export class HistoryIndex {
   written = 0;
 
   constructor(
-    private readonly capture: Capture,
+    private readonly store: CaptureStore,
     venues: readonly VenueConfig[],
-    private readonly opts: { readonly sliceMs: number; readonly log?: Logger | undefined },
+    private readonly opts: HistoryStart,
   ) {
     this.feed = new ReplayFeed(venues, opts.log);
     // Trades and candles are not read back from here: the smallest trade ring.
     this.state = new EngineState(venues, { tradeCapacity: 1 });
-    this.dir = join(capture.store.dir, '_history');
+    this.dir = join(store.dir, '_history');
     this.sliceMs = opts.sliceMs;
-    this.lastSeq = capture.lastSeq;
-    this.lastT = capture.now();
-    this.tail = new CaptureTail(capture.store, this.lastSeq);
+    this.lastSeq = opts.after;
+    this.lastT = opts.from;
+    this.tail = new CaptureTail(store, this.lastSeq);
     this.starts = sliceStarts(this.dir);
   }
 
   /**
-   * Writes what the capture buffers and indexes every record up to it. Runs never overlap, and calls
-   * made while one is waiting to start share it (it starts after them, so it covers what they ask
-   * for): a slow catch-up never piles up a queue.
+   * Indexes every record up to `upTo` (written by the capture before the call). Runs never overlap,
+   * and calls made while one is waiting to start share it (it starts after them and reads up to the
+   * furthest they asked for): a slow catch-up never piles up a queue.
    */
-  sync(): Promise<void> {
+  sync(upTo: number): Promise<void> {
+    if (upTo > this.want) this.want = upTo;
     if (this.queued) return this.queued;
     const run = this.chain.then(async () => {
       this.queued = undefined;
-      const upTo = this.capture.lastSeq;
-      await this.capture.flush();
+      const upTo = this.want;
       if (this.stopped !== undefined) return;
       if (upTo - this.lastSeq > HISTORY_LIMITS.behind)
         return this.stop(`it fell ${upTo - this.lastSeq} records behind the capture (bound ${HISTORY_LIMITS.behind})`);
       await this.catchUp(upTo);
-      // Slices closed by this catch-up are on disk when it resolves.
-      const writes = this.writes;
-      this.writes = [];
-      await Promise.all(writes);
     });
     this.queued = run;
     this.chain = run.catch((e: unknown) => this.opts.log?.error({ err: (e as Error).message }, 'history index: reading the capture failed'));
@@ -137,17 +162,15 @@ export class HistoryIndex {
     return this.lastT;
   }
 
-  /** What `as_of` may ask for: from the first slice kept (and not before `retainedFrom`) to now; undefined: nothing indexed yet. */
-  window(now: number, retainedFrom: number): HistoryWindow | undefined {
-    const first = this.starts[0] ?? this.cur?.start;
-    if (first === undefined) return undefined;
-    return { from: Math.max(first, retainedFrom), to: now };
+  /** The first moment it can answer for: the first slice kept, else the open one's start (undefined: nothing indexed yet). */
+  get first(): number | undefined {
+    return this.starts[0] ?? this.sealing?.start ?? this.cur?.start;
   }
 
   /**
    * The state of `markets` at receive time `t`: every event up to `t` applied (through `applyEvent`)
-   * to the markets' state at the start of the slice holding `t`. Call `sync()` first when `t` may be
-   * past `indexedTo`. Markets the index never saw come back without books or quotes.
+   * to the markets' state at the start of the slice holding `t`. Sync first when `t` may be past
+   * `indexedTo`. Markets the index never saw come back without books or quotes.
    */
   stateAt(t: number, markets: readonly MarketRef[]): EngineState {
     const s = new EngineState(this.state.venues, { tradeCapacity: 1 });
@@ -171,12 +194,24 @@ export class HistoryIndex {
     return s;
   }
 
-  /** Indexes what is left and writes the open slice (the service closes it after its feeds stop). */
-  async close(): Promise<void> {
-    await this.sync();
+  /** `stateAt`, as plain data that crosses threads (`restoreRebuilt` makes it a state again). */
+  rebuild(t: number, markets: readonly MarketRef[]): Rebuilt {
+    const s = this.stateAt(t, markets);
+    const books: RebuiltBook[] = [];
+    for (const [venue, ins] of s.books.entries()) {
+      const b = s.books.instrument(venue, ins)!;
+      books.push([venue, ins, b.bids.levels(), b.asks.levels(), b.timestamp, b.recvTs, b.ready]);
+    }
+    return { books, quotes: [...s.quotes.all()] };
+  }
+
+  /** Indexes every record up to `upTo` and writes the open slice (the service closes it after its feeds stop). */
+  async close(upTo: number): Promise<void> {
+    await this.sync(upTo);
+    await this.chain;
     const cur = this.cur;
     this.cur = undefined;
-    if (cur) await this.seal(cur);
+    if (cur && this.stopped === undefined) await this.seal(cur);
   }
 
   /** Stops following the capture and lets go of the open slice; slices already written stay readable. */
@@ -189,79 +224,94 @@ export class HistoryIndex {
   private async catchUp(upTo: number): Promise<void> {
     if (upTo <= this.lastSeq) return;
     const items: ReplayItem[] = [];
-    for (const r of await this.tail.read(upTo)) this.record(r, items);
-  }
-
-  /** One record: its events into the open slice (a new one when its time passed the slice's end) and the state. */
-  private record(r: CaptureRecord, items: ReplayItem[]): void {
-    if (r.seq !== this.lastSeq + 1) this.gaps++;
-    this.lastSeq = r.seq;
-    if (r.t > this.lastT) this.lastT = r.t;
-    items.length = 0;
-    this.feed.apply(r, items);
-    for (const it of items) {
-      if (it.type !== 'event' || this.stopped !== undefined) continue;
-      const e = it.event;
-      const cur = this.sliceFor(e.localTimestamp);
-      if (++this.openEvents > HISTORY_LIMITS.openEvents) {
-        this.stop(`its open slice passed ${HISTORY_LIMITS.openEvents} events (shorten capture.checkpointIntervalMs)`);
-        return;
+    for (const r of await this.tail.read(upTo)) {
+      if (r.seq !== this.lastSeq + 1) this.gaps++;
+      this.lastSeq = r.seq;
+      if (r.t > this.lastT) this.lastT = r.t;
+      items.length = 0;
+      this.feed.apply(r, items);
+      for (const it of items) {
+        if (it.type !== 'event' || this.stopped !== undefined) continue;
+        const t = it.event.localTimestamp;
+        const cur = this.cur;
+        // A slice past its time or its size is written before the event (the state waits for it).
+        if (cur === undefined || t >= cur.end || (this.openEvents >= HISTORY_LIMITS.sliceEvents && t > cur.start)) await this.roll(t);
+        if (++this.openEvents > HISTORY_LIMITS.openEvents) {
+          this.stop(`its open slice passed ${HISTORY_LIMITS.openEvents} events (shorten capture.checkpointIntervalMs)`);
+          continue;
+        }
+        this.record(this.cur!, it.seq, it.event);
       }
-      if (e.type === 'feed') push(cur.venues, e.venue, [it.seq, e]);
-      else {
-        const key = partKey(e.venue, e.marketId);
-        // The market's state before its first event of the slice is its start (a market without events is taken when the slice closes).
-        if (!cur.starts.has(key)) cur.starts.set(key, this.startOf(e.venue, e.marketId));
-        push(cur.events, key, [it.seq, e]);
-        if (e.type === 'book_snapshot') this.bookOf(e.venue, e.instrument, e.marketId, key);
-      }
-      applyEvent(this.state, e);
     }
   }
 
-  /** The open slice for an event at `t`: a new one when `t` is past the open one's end (which is then written). */
-  private sliceFor(t: number): OpenSlice {
+  /** One event into the open slice and the state. */
+  private record(cur: OpenSlice, seq: number, e: NormalizedEvent): void {
+    if (e.type === 'feed') push(cur.venues, e.venue, [seq, e]);
+    else {
+      const key = partKey(e.venue, e.marketId);
+      // The market's state before its first event of the slice is its start (a market without events is taken when the slice is written).
+      if (!cur.starts.has(key)) cur.starts.set(key, this.startOf(e.venue, e.marketId));
+      push(cur.events, key, [seq, e]);
+      if (e.type === 'book_snapshot') this.bookOf(e.venue, e.instrument, e.marketId, key);
+    }
+    applyEvent(this.state, e);
+  }
+
+  /** Writes the open slice (if any) and opens the next for an event at `t`: on its time's boundary, or at `t` when the last closed by size. */
+  private async roll(t: number): Promise<void> {
     const cur = this.cur;
-    if (cur !== undefined && t < cur.start + this.sliceMs) return cur;
-    if (cur !== undefined) this.closeSlice(cur);
+    this.cur = undefined;
+    if (cur !== undefined) await this.seal(cur);
     this.openEvents = 0;
-    const start = Math.floor(t / this.sliceMs) * this.sliceMs;
-    const next: OpenSlice = { start: Math.max(start, cur?.start ?? start), starts: new Map(), events: new Map(), venues: new Map() };
-    this.cur = next;
-    return next;
+    const aligned = Math.floor(t / this.sliceMs) * this.sliceMs;
+    this.cur =
+      cur !== undefined && t < cur.end
+        ? { start: t, end: cur.end, starts: new Map(), events: new Map(), venues: new Map() }
+        : { start: Math.max(aligned, cur?.start ?? aligned), end: aligned + this.sliceMs, starts: new Map(), events: new Map(), venues: new Map() };
   }
 
-  /** Takes the start of every market the slice did not touch, and writes it. */
-  private closeSlice(cur: OpenSlice): void {
-    for (const q of this.state.quotes.all()) {
-      const key = partKey(q.venue, q.marketId);
-      if (!cur.starts.has(key)) cur.starts.set(key, this.startOf(q.venue, q.marketId));
-    }
-    for (const [venue, ins] of this.state.books.entries()) {
-      const marketId = this.marketOf.get(`${venue}\u0000${ins}`) ?? ins;
-      const key = partKey(venue, marketId);
-      if (!cur.starts.has(key)) cur.starts.set(key, this.startOf(venue, marketId));
-    }
-    this.writes.push(this.seal(cur));
-  }
-
+  /** Writes a slice as it goes: every market the state holds (its start) and its events, then the venues' feed events. */
   private async seal(cur: OpenSlice): Promise<void> {
-    const markets = new Map<string, MarketPart>();
-    for (const [key, st] of cur.starts) markets.set(key, { books: st.books, quote: st.quote, events: cur.events.get(key) ?? [] });
-    const slice: Slice = { start: cur.start, markets, venues: cur.venues };
-    this.sealing.set(cur.start, slice);
+    this.sealing = cur;
+    let w: SliceWriter | undefined;
     try {
-      await writeSlice(this.dir, slice);
+      w = await SliceWriter.open(this.dir, cur.start);
+      let batch: SliceEntry[] = [];
+      for (const key of this.keysOf(cur)) {
+        if (w.has('m', key)) continue;
+        batch.push(['m', key, this.partOf(cur, key)]);
+        if (batch.length < WRITE_BATCH) continue;
+        await w.add(batch);
+        batch = [];
+      }
+      for (const [v, events] of cur.venues) batch.push(['v', v, events]);
+      await w.add(batch);
+      await w.finish();
       this.written++;
       if (!this.starts.includes(cur.start)) this.starts.push(cur.start);
       this.files.delete(cur.start);
-      const oldest = this.capture.store.oldest();
+      const oldest = this.store.oldest();
       if (oldest !== undefined && pruneSlices(this.dir, oldest - this.sliceMs) > 0) this.starts = sliceStarts(this.dir);
     } catch (e) {
+      await w?.abort();
       this.opts.log?.error({ err: (e as Error).message, slice: cur.start }, 'history slice not written; as_of reads in it fall back to the slice before');
     } finally {
-      this.sealing.delete(cur.start);
+      this.sealing = undefined;
     }
+  }
+
+  /** Every market a slice holds: those with a quote or a book in the state, and those with events. */
+  private *keysOf(cur: OpenSlice): Generator<string> {
+    for (const q of this.state.quotes.all()) yield partKey(q.venue, q.marketId);
+    for (const [venue, ins] of this.state.books.entries()) yield partKey(venue, this.marketOf.get(`${venue}\u0000${ins}`) ?? ins);
+    yield* cur.starts.keys();
+  }
+
+  /** A market's part of a slice: its start (taken now when it had no event: the state then is its start) and its events. */
+  private partOf(cur: OpenSlice, key: string): MarketPart {
+    const st = cur.starts.get(key) ?? this.startOf(...splitKey(key));
+    return { books: st.books, quote: st.quote, events: cur.events.get(key) ?? [] };
   }
 
   /** A market's state now, copied (the state goes on changing). */
@@ -294,24 +344,22 @@ export class HistoryIndex {
   private sliceAt(t: number): number | undefined {
     if (this.cur && this.cur.start <= t) return this.cur.start;
     let best: number | undefined;
-    for (const s of this.sealing.keys()) if (s <= t && (best === undefined || s > best)) best = s;
+    if (this.sealing && this.sealing.start <= t) best = this.sealing.start;
     for (const s of this.starts) if (s <= t && (best === undefined || s > best)) best = s;
     return best;
   }
 
   private sliceSource(start: number): { market(key: string): MarketPart | undefined; venue(v: VenueLabel): readonly SeqEvent[] } {
-    const cur = this.cur;
-    if (cur && cur.start === start)
+    // The open slice, or the one being written (the state waits for it): starts and events in memory.
+    const mem = this.cur?.start === start ? this.cur : this.sealing?.start === start ? this.sealing : undefined;
+    if (mem)
       return {
         market: (key) => {
-          const events = cur.events.get(key);
-          const st = cur.starts.get(key) ?? this.startOf(...splitKey(key));
-          return events === undefined && st.books.length === 0 && st.quote === undefined ? undefined : { ...st, events: events ?? [] };
+          const part = this.partOf(mem, key);
+          return !mem.events.has(key) && part.books.length === 0 && part.quote === undefined ? undefined : part;
         },
-        venue: (v) => cur.venues.get(v) ?? [],
+        venue: (v) => mem.venues.get(v) ?? [],
       };
-    const sealing = this.sealing.get(start);
-    if (sealing) return { market: (key) => sealing.markets.get(key), venue: (v) => sealing.venues.get(v) ?? [] };
     let f = this.files.get(start);
     if (f === undefined) {
       if (this.files.size >= OPEN_FILES) this.files.clear();
@@ -319,6 +367,18 @@ export class HistoryIndex {
     }
     return f;
   }
+}
+
+/** A state for the API from markets rebuilt on the index's thread: their books (linked to their markets' roles) and quotes. */
+export function restoreRebuilt(venues: readonly VenueConfig[], markets: readonly MarketRef[], r: Rebuilt): EngineState {
+  const s = new EngineState(venues, { tradeCapacity: 1 });
+  for (const m of markets) s.books.link(m.venue, m.marketId, m.yes, m.no);
+  for (const [venue, ins, bids, asks, ts, recvTs, ready] of r.books) {
+    const b = s.books.restore(venue, ins, bids, asks, ts, recvTs);
+    if (!ready) b.reset();
+  }
+  for (const q of r.quotes) s.quotes.restore(q);
+  return s;
 }
 
 /** Applies a market's events and its venue's feed events up to `t`, merged by sequence number. */

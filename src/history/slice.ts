@@ -1,6 +1,6 @@
-import { closeSync, mkdirSync, openSync, readSync, rmSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readSync, rmSync } from 'node:fs';
 import { namesMatching } from '../capture/store.js';
-import { rename, writeFile } from 'node:fs/promises';
+import { open, rename, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { brotliCompress, brotliDecompressSync, constants } from 'node:zlib';
@@ -15,13 +15,18 @@ import type { QuoteRecord } from '../state/quotes.js';
  * and its quote, as the replayed state held them) and the market's normalized events of the
  * slice, and per venue its feed events (disconnects and gaps reset books): everything needed to
  * rebuild one market at any moment of the slice without reading the other markets' frames. Each
- * market's part is compressed on its own and found through a directory at the head of the file,
- * so a read decompresses one market's five minutes.
+ * market's part is compressed on its own and found through a directory, so a read decompresses one
+ * market's slice. A slice also ends early, at any moment, once its events pass a size
+ * (`HISTORY_LIMITS.sliceEvents`): the next one starts there.
  *
- * Layout: 8-byte magic, u32 directory length, the directory (msgpack: `{m: {key: [off, len]}, v:
- * {venue: [off, len]}}`, offsets from the end of the directory), then the Brotli parts.
+ * Layout (CBHIST2, written as it goes by SliceWriter): 8-byte magic, the Brotli parts, the
+ * directory (msgpack: `{m: {key: [off, len]}, v: {venue: [off, len]}}`, offsets from the end of
+ * the magic), u32 directory length, the magic again. Files of the first layout (CBHIST1: magic, u32
+ * directory length, the directory, then the parts) still read.
  */
 const MAGIC = Buffer.from('CBHIST1\n');
+/** The layout written since the index moved to its worker thread: parts first, the directory at the end. */
+const MAGIC2 = Buffer.from('CBHIST2\n');
 const SLICE = /^(\d+)\.hist$/;
 const compress = promisify(brotliCompress);
 /** Brotli quality 3, as the capture blocks: the parts are small and written once per slice. */
@@ -62,33 +67,81 @@ type Dir = { m: Record<string, [number, number]>; v: Record<string, [number, num
 
 /** Writes a slice whole (to a temporary name, then renamed: a reader never sees half of one). Returns its bytes. */
 export async function writeSlice(dir: string, s: Slice): Promise<number> {
-  mkdirSync(dir, { recursive: true });
-  const d: Dir = { m: {}, v: {} };
-  const entries: [Record<string, [number, number]>, string, unknown][] = [];
-  for (const [k, part] of s.markets) entries.push([d.m, k, part]);
-  for (const [v, events] of s.venues) entries.push([d.v, v, events]);
-  // Compressed on the thread pool, COMPRESS_LANES at a time (one round trip per part in turn is seconds
-  // for thousands of markets; all at once held a Brotli state per market, GBs at 100k).
-  const parts: Buffer[] = new Array<Buffer>(entries.length);
-  let next = 0;
-  const lane = async (): Promise<void> => {
-    for (let i = next++; i < entries.length; i = next++) parts[i] = await compress(pack(entries[i]![2]), BROTLI);
-  };
-  await Promise.all(Array.from({ length: COMPRESS_LANES }, lane));
-  let off = 0;
-  for (let i = 0; i < entries.length; i++) {
-    const [to, key] = entries[i]!;
-    to[key] = [off, parts[i]!.length];
-    off += parts[i]!.length;
+  const w = await SliceWriter.open(dir, s.start);
+  try {
+    await w.add([...s.markets].map(([k, part]) => ['m', k, part] as const));
+    await w.add([...s.venues].map(([v, events]) => ['v', v, events] as const));
+    return await w.finish();
+  } catch (e) {
+    await w.abort();
+    throw e;
   }
-  const head = DIR_PACKR.pack(d);
-  const len = Buffer.alloc(4);
-  len.writeUInt32LE(head.length);
-  const file = join(dir, `${s.start}.hist`);
-  const body = Buffer.concat([MAGIC, len, head, ...parts]);
-  await writeFile(`${file}.tmp`, body);
-  await rename(`${file}.tmp`, file);
-  return body.length;
+}
+
+/** One entry of a slice: a market's part (`m`) or a venue's feed events (`v`), by key. */
+export type SliceEntry = readonly ['m', string, MarketPart] | readonly ['v', string, readonly SeqEvent[]];
+
+/**
+ * A slice file written as it goes: parts are compressed and appended in batches (`add`), the
+ * directory follows them (`finish`), so a slice of 100k markets never holds more than a batch of
+ * parts, nor the whole file, in memory. Written to a temporary name and renamed into place: a reader
+ * never sees half of one.
+ */
+export class SliceWriter {
+  private readonly d: Dir = { m: {}, v: {} };
+  private off = 0;
+
+  private constructor(
+    private readonly file: string,
+    private readonly fh: FileHandle,
+  ) {}
+
+  static async open(dir: string, start: number): Promise<SliceWriter> {
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, `${start}.hist`);
+    const fh = await open(`${file}.tmp`, 'w');
+    await fh.write(MAGIC2, 0, MAGIC2.length, 0);
+    return new SliceWriter(file, fh);
+  }
+
+  /** Whether an entry of this key was added already. */
+  has(kind: 'm' | 'v', key: string): boolean {
+    return this.d[kind][key] !== undefined;
+  }
+
+  /** Compresses entries (on the thread pool, COMPRESS_LANES at a time) and appends them in order. */
+  async add(entries: readonly SliceEntry[]): Promise<void> {
+    const parts: Buffer[] = new Array<Buffer>(entries.length);
+    let next = 0;
+    const lane = async (): Promise<void> => {
+      for (let i = next++; i < entries.length; i = next++) parts[i] = await compress(pack(entries[i]![2]), BROTLI);
+    };
+    await Promise.all(Array.from({ length: Math.min(COMPRESS_LANES, entries.length) }, lane));
+    const at = MAGIC2.length + this.off;
+    for (let i = 0; i < entries.length; i++) {
+      const [kind, key] = entries[i]!;
+      this.d[kind][key] = [this.off, parts[i]!.length];
+      this.off += parts[i]!.length;
+    }
+    if (parts.length > 0) await this.fh.writev(parts, at);
+  }
+
+  /** Writes the directory behind the parts, closes and renames the file into place. Returns its bytes. */
+  async finish(): Promise<number> {
+    const head = DIR_PACKR.pack(this.d);
+    const tail = Buffer.alloc(4);
+    tail.writeUInt32LE(head.length);
+    await this.fh.writev([head, tail, MAGIC2], MAGIC2.length + this.off);
+    await this.fh.close();
+    await rename(`${this.file}.tmp`, this.file);
+    return MAGIC2.length + this.off + head.length + 4 + MAGIC2.length;
+  }
+
+  /** Drops a slice that could not be written whole. */
+  async abort(): Promise<void> {
+    await this.fh.close().catch(() => undefined);
+    rmSync(`${this.file}.tmp`, { force: true });
+  }
 }
 
 /** The slice starts kept in `dir`, oldest first. */
@@ -124,7 +177,9 @@ export class SliceFile {
     try {
       const h = Buffer.alloc(MAGIC.length + 4);
       readSync(fd, h, 0, h.length, 0);
-      if (!h.subarray(0, MAGIC.length).equals(MAGIC)) throw new Error(`${file} is not a crossbook history slice (bad magic)`);
+      const magic = h.subarray(0, MAGIC.length);
+      if (magic.equals(MAGIC2)) return SliceFile.openV2(file, fd);
+      if (!magic.equals(MAGIC)) throw new Error(`${file} is not a crossbook history slice (bad magic)`);
       const len = h.readUInt32LE(MAGIC.length);
       const d = Buffer.alloc(len);
       readSync(fd, d, 0, len, h.length);
@@ -132,6 +187,21 @@ export class SliceFile {
     } finally {
       closeSync(fd);
     }
+  }
+
+  /** A slice written by SliceWriter: the directory and its length at the end, before the closing magic. */
+  private static openV2(file: string, fd: number): SliceFile {
+    const size = fstatSync(fd).size;
+    const t = Buffer.alloc(4 + MAGIC2.length);
+    if (size < MAGIC2.length + t.length) throw new Error(`${file} is a truncated crossbook history slice`);
+    readSync(fd, t, 0, t.length, size - t.length);
+    if (!t.subarray(4).equals(MAGIC2)) throw new Error(`${file} is a truncated crossbook history slice (no closing magic)`);
+    const len = t.readUInt32LE(0);
+    const at = size - t.length - len;
+    if (at < MAGIC2.length) throw new Error(`${file} is a damaged crossbook history slice (directory length ${len})`);
+    const d = Buffer.alloc(len);
+    readSync(fd, d, 0, len, at);
+    return new SliceFile(file, DIR_PACKR.unpack(d) as Dir, MAGIC2.length);
   }
 
   /** A market's part (undefined: the market had no state and no events in the slice). */

@@ -1,5 +1,5 @@
 import { BLOCK_HEAD, type CaptureRecord } from '../capture/record.js';
-import type { CaptureStore } from '../capture/store.js';
+import { SEGMENT_HEAD, type CaptureStore } from '../capture/store.js';
 
 /**
  * Follows the capture log as it grows: each `read(upTo)` hands out, in sequence order, the records
@@ -32,6 +32,9 @@ export class CaptureTail {
       const segs = this.store.segments(stream).sort((a, b) => a.firstSeq - b.firstSeq);
       for (const seg of segs) {
         if (p !== undefined && seg.firstSeq < p.firstSeq) continue;
+        // A segment the writer has just created (its magic not yet written) holds no block yet: it is read
+        // on a later call, from its start (the position stays on the segment before it).
+        if (seg.bytes <= SEGMENT_HEAD) continue;
         let off = p !== undefined && seg.firstSeq === p.firstSeq ? p.off : 0;
         for await (const b of this.store.blocks(seg, -Infinity, Infinity, off)) {
           for (const r of b.records) if (r.seq > this.after) fresh.push(r);

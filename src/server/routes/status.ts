@@ -55,6 +55,17 @@ export const StatusBody = z.object({
     })
     .optional()
     .describe('the capture log (DATA_DIR/capture); absent when capture.enabled is false'),
+  history: z
+    .object({
+      status: z
+        .enum(['ok', 'stopped'])
+        .describe('stopped: the index behind as_of reads stopped following the capture (as_of reads answer 503 as_of.index_stopped)'),
+      reason: z.string().nullable().describe('why it stopped (a memory bound passed, or its thread died); null while it runs'),
+      indexed_to: z.number().int().describe('receive time (ms) up to which every captured record is indexed'),
+      slices: z.number().int().describe('history slice files on disk'),
+    })
+    .optional()
+    .describe('the history index behind as_of reads, on its own thread; absent when capture or capture.history is off'),
   cluster: z
     .object({
       role: z.literal('edge'),
@@ -116,6 +127,15 @@ export interface StatusRecord {
   readonly persistence?: PersistenceStatus;
   readonly cluster?: ClusterStatus;
   readonly capture?: CaptureStatus;
+  readonly history?: HistoryStatus;
+}
+
+/** The history index on /status. */
+export interface HistoryStatus {
+  readonly status: 'ok' | 'stopped';
+  readonly reason: string | null;
+  readonly indexed_to: number;
+  readonly slices: number;
 }
 
 /** The capture log on /status. */
@@ -209,6 +229,8 @@ export interface StatusSources {
   readonly cluster?: (() => ClusterStatus) | undefined;
   /** The capture log's figures (absent: capture off). */
   readonly capture?: (() => CaptureStatus) | undefined;
+  /** The history index's figures (absent: it is off). */
+  readonly history?: (() => HistoryStatus) | undefined;
 }
 
 /**
@@ -216,14 +238,14 @@ export interface StatusSources {
  * quote (last_updated), and rebuilding it per request would cost more than serving it.
  */
 export function registerStatus(api: Api, src: StatusSources): void {
-  const { config, state, startedAt, cacheMs = 100, persistence, matchedPriceAt = () => 0, cluster, capture } = src;
+  const { config, state, startedAt, cacheMs = 100, persistence, matchedPriceAt = () => 0, cluster, capture, history } = src;
   let cached: Reply | undefined;
   let cachedAt = 0;
   api.route({
     path: '/status',
     summary: 'Service health and per-venue market counts',
     description:
-      'No key needed. ok when a strict majority of venues have live markets; degraded when that majority is lost or a catalog refresh is stale; HTTP 503 with status unknown when health cannot be determined. Per platform, feed_status is ok, degraded (books resyncing after a sequence gap, or malformed frames arriving; feed_issue says which) or down (disconnected, stalled or silent), with disconnects, gaps and malformed_frames since start. last_updated is the newer of the latest price update of a matched market (one in a cross-venue group) and the last successful catalog refresh; it does not mean every market has a current quote. persistence: ok, or degraded when writes fail (full disk) or DATA_DIR was not writable at start (writable=false: serving from a temporary copy). capture: the capture log, its bytes on disk, lag (records waiting to be written) and drops; paused while the disk is nearly full. cluster (an edge only): its link to the core; an edge whose link is interrupted or resyncing serves its last state and says degraded.',
+      'No key needed. ok when a strict majority of venues have live markets; degraded when that majority is lost or a catalog refresh is stale; HTTP 503 with status unknown when health cannot be determined. Per platform, feed_status is ok, degraded (books resyncing after a sequence gap, or malformed frames arriving; feed_issue says which) or down (disconnected, stalled or silent), with disconnects, gaps and malformed_frames since start. last_updated is the newer of the latest price update of a matched market (one in a cross-venue group) and the last successful catalog refresh; it does not mean every market has a current quote. persistence: ok, or degraded when writes fail (full disk) or DATA_DIR was not writable at start (writable=false: serving from a temporary copy). capture: the capture log, its bytes on disk, lag (records waiting to be written) and drops; paused while the disk is nearly full. history: the index behind as_of reads, stopped (with the reason) when a bound passed or its thread died. cluster (an edge only): its link to the core; an edge whose link is interrupted or resyncing serves its last state and says degraded.',
     tags: ['status'],
     auth: false,
     response: StatusBody,
@@ -235,6 +257,7 @@ export function registerStatus(api: Api, src: StatusSources): void {
         if (persistence) (s as { persistence?: PersistenceStatus }).persistence = persistence();
         if (cluster) withLink(s, cluster());
         if (capture) (s as { capture?: CaptureStatus }).capture = capture();
+        if (history) (s as { history?: HistoryStatus }).history = history();
         cached = { status: s.status === 'unknown' ? 503 : 200, body: JSON.stringify(s) };
         cachedAt = now;
       }

@@ -1,0 +1,166 @@
+import { Worker } from 'node:worker_threads';
+import type { Capture } from '../capture/index.js';
+import type { VenueConfig } from '../config/schema.js';
+import type { Logger } from '../core/log.js';
+import { workerScript } from '../core/script.js';
+import type { HistoryStatus } from '../server/routes/status.js';
+import type { EngineState } from '../state/engine.js';
+import { HISTORY_LIMITS, restoreRebuilt, type HistoryWindow, type MarketRef, type Rebuilt } from './index.js';
+import type { HistoryAnswer, HistoryProgress, HistoryRequest, HistoryWorkerData } from './protocol.js';
+
+interface Pending {
+  readonly resolve: (a: HistoryAnswer & { type: 'done' }) => void;
+  readonly reject: (e: Error) => void;
+}
+
+/**
+ * The history index as the main thread sees it. The index itself (`HistoryIndex`: its replay
+ * mappers, its own `EngineState`, its open slice) runs on a worker thread (`worker.ts`), which
+ * reads the capture from disk; this side writes the capture's buffers (`sync()`: the flush, then
+ * the last sequence number written goes to the thread), asks the thread for the markets of an
+ * `as_of` read (`stateAt`) and mirrors where the index stands from each answer.
+ *
+ * A thread that dies (an uncaught error, out of memory, terminated) is logged once and not
+ * restarted: a fresh replay mapper cannot rebuild a relative-delta venue's books mid-stream, so
+ * a restarted index would answer wrong books until every venue sent a snapshot again. `stopped`
+ * then says why, `as_of` reads answer 503 with it, and /status shows it; the capture goes on.
+ */
+export class HistoryClient {
+  /** The index's thread. */
+  readonly thread: Worker;
+  private progress: HistoryProgress;
+  private down: string | undefined;
+  private closing = false;
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+
+  constructor(
+    private readonly capture: Capture,
+    private readonly venues: readonly VenueConfig[],
+    private readonly opts: { readonly sliceMs: number; readonly log?: Logger | undefined },
+  ) {
+    const from = capture.now();
+    this.progress = { indexedTo: from, first: undefined, slicesOnDisk: [], stopped: undefined, written: 0, gaps: 0 };
+    const data: HistoryWorkerData = {
+      dir: capture.store.dir,
+      venues,
+      sliceMs: opts.sliceMs,
+      after: capture.lastSeq,
+      from,
+      logLevel: opts.log?.level ?? 'info',
+    };
+    const w = workerScript(import.meta.url, 'worker');
+    this.thread = new Worker(w.script, { eval: w.evaluate, workerData: data, name: 'history' });
+    // Held only while an answer is awaited: an idle index never keeps the process alive.
+    this.thread.unref();
+    this.thread.on('message', (a: HistoryAnswer) => this.answered(a));
+    this.thread.on('error', (e) => this.died(`its thread failed: ${e.message}`));
+    this.thread.on('exit', (code) => this.died(`its thread exited (code ${code})`));
+  }
+
+  /** Why the index stopped following the capture (a bound passed, or its thread died); undefined while it runs. */
+  get stopped(): string | undefined {
+    return this.down ?? this.progress.stopped;
+  }
+
+  /** The receive time up to which every captured record is indexed (as of the thread's last answer). */
+  get indexedTo(): number {
+    return this.progress.indexedTo;
+  }
+
+  /** The starts of the slices on disk, oldest first. */
+  get slicesOnDisk(): readonly number[] {
+    return this.progress.slicesOnDisk;
+  }
+
+  /** Slices written by this process. */
+  get written(): number {
+    return this.progress.written;
+  }
+
+  /** Records whose sequence number did not follow the previous one. */
+  get gaps(): number {
+    return this.progress.gaps;
+  }
+
+  /**
+   * Writes what the capture buffers, then has the index read every record up to it. The thread
+   * runs one catch-up at a time and folds the requests that wait into one: a slow catch-up never
+   * piles up work, and the capture's writes never wait for the index.
+   */
+  async sync(): Promise<void> {
+    const upTo = this.capture.lastSeq;
+    await this.capture.flush();
+    if (this.stopped !== undefined || this.closing) return;
+    // A failed catch-up was logged by the thread, a dead thread by `died`: the capture flow goes on either way.
+    await this.request({ type: 'sync', id: 0, upTo, limits: { ...HISTORY_LIMITS } }).catch(() => undefined);
+  }
+
+  /** What `as_of` may ask for: from the first slice kept (and not before `retainedFrom`) to now; undefined: nothing indexed yet. */
+  window(now: number, retainedFrom: number): HistoryWindow | undefined {
+    const first = this.progress.first;
+    return first === undefined ? undefined : { from: Math.max(first, retainedFrom), to: now };
+  }
+
+  /** The state of `markets` at receive time `t`, rebuilt on the index's thread (`HistoryIndex.stateAt`). */
+  async stateAt(t: number, markets: readonly MarketRef[]): Promise<EngineState> {
+    const a = await this.request({ type: 'rebuild', id: 0, t, markets });
+    return restoreRebuilt(this.venues, markets, a.rebuilt as Rebuilt);
+  }
+
+  /** The index on /status. */
+  status(): HistoryStatus {
+    const reason = this.stopped ?? null;
+    return { status: reason === null ? 'ok' : 'stopped', reason, indexed_to: this.indexedTo, slices: this.slicesOnDisk.length };
+  }
+
+  /** Writes what the capture holds, has the thread index it and write its open slice, and ends the thread. */
+  async close(): Promise<void> {
+    if (this.closing) return;
+    const upTo = this.capture.lastSeq;
+    await this.capture.flush();
+    const closed = this.down === undefined ? this.request({ type: 'close', id: 0, upTo }) : undefined;
+    this.closing = true;
+    await closed?.catch((e: unknown) => this.opts.log?.error({ err: (e as Error).message }, 'history index: its open slice was not written at close'));
+    await this.thread.terminate();
+  }
+
+  private request(m: HistoryRequest): Promise<HistoryAnswer & { type: 'done' }> {
+    if (this.down !== undefined) return Promise.reject(new Error(this.down));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      if (this.pending.size === 0) this.thread.ref();
+      this.pending.set(id, { resolve, reject });
+      this.thread.postMessage({ ...m, id });
+    });
+  }
+
+  private answered(a: HistoryAnswer): void {
+    this.progress = a.progress;
+    const p = this.pending.get(a.id);
+    if (p === undefined) return;
+    this.settled(a.id);
+    if (a.type === 'done') p.resolve(a);
+    else p.reject(new Error(a.error));
+  }
+
+  private settled(id: number): void {
+    this.pending.delete(id);
+    if (this.pending.size === 0) this.thread.unref();
+  }
+
+  /** The thread is gone: said once, every waiting request refused with the reason, and no more sent. */
+  private died(why: string): void {
+    if (this.down !== undefined) return;
+    const reason = `the history index stopped: ${why}; it is not restarted (as_of reads need a restart of the service), the capture goes on`;
+    // A thread that ends after answering `close` ends as it should.
+    if (!this.closing) {
+      this.down = reason;
+      this.opts.log?.error({ reason }, 'history index thread died');
+    }
+    for (const [id, p] of this.pending) {
+      this.settled(id);
+      p.reject(new Error(reason));
+    }
+  }
+}

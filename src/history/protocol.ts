@@ -1,0 +1,37 @@
+import type { VenueConfig } from '../config/schema.js';
+import type { HISTORY_LIMITS, MarketRef, Rebuilt } from './index.js';
+
+/** What the history index's thread starts from (`worker.ts`). */
+export interface HistoryWorkerData {
+  /** The capture store's directory (DATA_DIR/capture): the thread opens the store itself and reads what the writer wrote. */
+  readonly dir: string;
+  readonly venues: readonly VenueConfig[];
+  readonly sliceMs: number;
+  /** The capture's last sequence number when the service opened it. */
+  readonly after: number;
+  /** The receive time it starts at. */
+  readonly from: number;
+  readonly logLevel: string;
+}
+
+/** A request of the main thread (`client.ts`); each is answered once, with its `id`. */
+export type HistoryRequest =
+  | { readonly type: 'sync'; readonly id: number; readonly upTo: number; readonly limits: typeof HISTORY_LIMITS }
+  | { readonly type: 'rebuild'; readonly id: number; readonly t: number; readonly markets: readonly MarketRef[] }
+  | { readonly type: 'close'; readonly id: number; readonly upTo: number };
+
+/** Where the index stands, sent with every answer. */
+export interface HistoryProgress {
+  readonly indexedTo: number;
+  /** The first moment it can answer for (undefined: nothing indexed yet). */
+  readonly first: number | undefined;
+  readonly slicesOnDisk: readonly number[];
+  readonly stopped: string | undefined;
+  readonly written: number;
+  readonly gaps: number;
+}
+
+/** An answer of the index's thread. */
+export type HistoryAnswer =
+  | { readonly type: 'done'; readonly id: number; readonly progress: HistoryProgress; readonly rebuilt?: Rebuilt | undefined }
+  | { readonly type: 'failed'; readonly id: number; readonly progress: HistoryProgress; readonly error: string };

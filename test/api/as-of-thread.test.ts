@@ -1,0 +1,129 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
+import { createLogger } from '../../src/core/log.js';
+import { SliceFile, sliceStarts } from '../../src/history/slice.js';
+import { startService, type Service } from '../../src/service.js';
+
+/**
+ * SIMULATOR DATA. The history index runs on its own thread (src/history/client.ts, worker.ts): a
+ * thread that dies is said in one log line, `as_of` reads then answer 503 with the reason, /status
+ * shows it stopped, and the live reads and the capture go on; closing the service has the thread
+ * write its open slice before it ends (what SIGTERM runs).
+ */
+function service(name: string, seed: number): { dir: string; lines: string[]; start: () => Promise<Service> } {
+  const dir = mkdtempSync(join(tmpdir(), `cb-asof-${name}-`));
+  const lines: string[] = [];
+  const config = loadConfig({
+    env: {},
+    overrides: {
+      dataDir: dir,
+      server: { host: '127.0.0.1', port: 0, baseUrl: null },
+      sim: { ticksPerSecond: 100, seed, process: 'inline' },
+      capture: { enabled: true, retention: { days: 7, bytes: 1024 ** 3 }, checkpointIntervalMs: 300_000 },
+    },
+  });
+  return { dir, lines, start: () => startService(config, { log: createLogger('info', { write: (l: string) => void lines.push(l) }) }) };
+}
+
+const dead = service('dead', 31);
+const closing = service('close', 37);
+let a: Service;
+let b: Service;
+let key: string;
+
+beforeAll(async () => {
+  [a, b] = await Promise.all([dead.start(), closing.start()]);
+  key = a.keys.create('pro', 'tests').key;
+});
+
+afterAll(async () => {
+  await a?.close();
+  await b?.close();
+  for (const d of [dead.dir, closing.dir]) rmSync(d, { recursive: true, force: true });
+});
+
+async function get(path: string): Promise<{ status: number; json: Record<string, unknown> }> {
+  const r = await fetch(`${a.url}/api/v2${path}`, { headers: { 'x-api-key': key } });
+  return { status: r.status, json: (await r.json()) as Record<string, unknown> };
+}
+
+/** A venue_a market whose quote comes from a book. */
+function bookMarket(svc: Service): string | undefined {
+  for (const q of svc.state.quotes.all()) if (q.venue === 'venue_a' && q.fromBook && svc.state.books.marketRecvTs(q.venue, q.marketId) > 0) return q.marketId;
+  return undefined;
+}
+
+describe('the history index thread', () => {
+  it('answers as_of reads from its thread while it runs, and /status says ok', async () => {
+    const index = a.bookHistory!;
+    const from = index.indexedTo;
+    await vi.waitFor(
+      () => {
+        expect(bookMarket(a)).toBeDefined();
+        expect(index.indexedTo).toBeGreaterThan(from);
+      },
+      { timeout: 30_000, interval: 100 },
+    );
+    const path = `/orderbook?platform=venue_a&market_id=${encodeURIComponent(bookMarket(a)!)}&depth=10`;
+    const live = await get(path);
+    expect(live.status).toBe(200);
+    const past = await get(`${path}&as_of=${live.json['as_of_ms'] as number}`);
+    expect(past.status).toBe(200);
+    expect(past.json['bids']).toEqual(live.json['bids']);
+    const st = await get('/status');
+    expect(st.json['history']).toMatchObject({ status: 'ok', reason: null });
+  });
+
+  it('dies with one log line; as_of reads then answer 503 with the reason, /status says stopped, live reads go on', async () => {
+    const index = a.bookHistory!;
+    await index.thread.terminate();
+    await vi.waitFor(() => expect(index.stopped).toMatch(/its thread exited \(code 1\)/), { timeout: 30_000, interval: 50 });
+    const died = dead.lines.map((l) => JSON.parse(l) as { msg: string; reason?: string }).filter((l) => l.msg === 'history index thread died');
+    expect(died).toHaveLength(1);
+    expect(died[0]!.reason).toMatch(/not restarted/);
+    const path = `/orderbook?platform=venue_a&market_id=${encodeURIComponent(bookMarket(a)!)}&depth=10`;
+    const live = await get(path);
+    expect(live.status).toBe(200);
+    const past = await get(`${path}&as_of=${live.json['as_of_ms'] as number}`);
+    expect(past.status).toBe(503);
+    expect(past.json['code']).toBe('as_of.index_stopped');
+    expect(past.json['error']).toMatch(/history index stopped: its thread exited/);
+    await vi.waitFor(
+      async () => {
+        const st = await get('/status');
+        expect(st.json['history']).toMatchObject({ status: 'stopped', reason: expect.stringMatching(/thread exited/) });
+      },
+      { timeout: 10_000, interval: 50 },
+    );
+    // The capture flow's syncs go on writing the capture without the thread.
+    const written = a.capture!.stats.written;
+    await vi.waitFor(() => expect(a.capture!.stats.written).toBeGreaterThan(written), { timeout: 30_000, interval: 100 });
+  });
+
+  it('writes its open slice when the service closes (as on SIGTERM), then ends', async () => {
+    const index = b.bookHistory!;
+    const from = index.indexedTo;
+    await vi.waitFor(
+      () => {
+        expect(bookMarket(b)).toBeDefined();
+        expect(index.indexedTo).toBeGreaterThan(from);
+      },
+      { timeout: 30_000, interval: 100 },
+    );
+    const market = bookMarket(b)!;
+    const hist = join(b.capture!.store.dir, '_history');
+    // 5-minute slices: none is on disk before the close.
+    expect(sliceStarts(hist)).toEqual([]);
+    await b.close();
+    const starts = sliceStarts(hist);
+    expect(starts).toHaveLength(1);
+    // The market's part: its book's snapshot among its events of the slice (the slice began before the venue connected).
+    const part = SliceFile.open(hist, starts[0]!).market(`venue_a\u0000${market}`);
+    expect(part?.events.some(([, e]) => e.type === 'book_snapshot')).toBe(true);
+    expect(index.stopped).toBeUndefined();
+    expect(closing.lines.some((l) => l.includes('history index thread died'))).toBe(false);
+  });
+});
