@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -19,4 +19,21 @@ describe('history slice files', () => {
     expect(f.market(partKey('venue_a', 'M0'))?.books[0]?.[1]).toEqual([[5000, 10]]);
     expect(f.market(partKey('venue_a', 'nope'))).toBeUndefined();
   }, 120_000);
+});
+
+describe('history slice files, damaged', () => {
+  it('refuse a slice cut short (no closing magic) or a directory past the file, naming the file', async () => {
+    const markets = new Map<string, MarketPart>([[partKey('venue_a', 'M'), { books: [['M', [[5000, 1]], [], 1, 2, true]], quote: undefined, events: [] }]]);
+    await writeSlice(dir, { start: 2_000, markets, venues: new Map() });
+    const file = join(dir, '2000.hist');
+    const whole = readFileSync(file);
+    writeFileSync(file, whole.subarray(0, whole.length - 3));
+    expect(() => SliceFile.open(dir, 2_000)).toThrow(/2000\.hist is a truncated crossbook history slice/);
+    const bad = Buffer.from(whole);
+    bad.writeUInt32LE(whole.length * 2, whole.length - 12);
+    writeFileSync(file, bad);
+    expect(() => SliceFile.open(dir, 2_000)).toThrow(/2000\.hist is a damaged crossbook history slice/);
+    writeFileSync(file, whole);
+    expect(SliceFile.open(dir, 2_000).market(partKey('venue_a', 'M'))?.books[0]?.[1]).toEqual([[5000, 1]]);
+  });
 });
