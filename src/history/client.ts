@@ -6,6 +6,7 @@ import { workerScript } from '../core/script.js';
 import type { HistoryStatus } from '../server/routes/status.js';
 import type { EngineState } from '../state/engine.js';
 import { HISTORY_LIMITS, restoreRebuilt, type HistoryWindow, type MarketRef, type Rebuilt } from './index.js';
+import { tailStart } from './tail.js';
 import type { HistoryAnswer, HistoryProgress, HistoryRequest, HistoryWorkerData } from './protocol.js';
 
 interface Pending {
@@ -45,7 +46,9 @@ export class HistoryClient {
       dir: capture.store.dir,
       venues,
       sliceMs: opts.sliceMs,
+      // Taken here, with `after`: what is written before the thread is up is read by it, not skipped.
       after: capture.lastSeq,
+      tail: tailStart(capture.store),
       from,
       logLevel: opts.log?.level ?? 'info',
     };

@@ -5,7 +5,7 @@ import type { Logger } from '../core/log.js';
 import type { NormalizedEvent, VenueLabel } from '../core/types.js';
 import { applyEvent, EngineState } from '../state/engine.js';
 import type { QuoteRecord } from '../state/quotes.js';
-import { CaptureTail } from './tail.js';
+import { CaptureTail, type TailStart } from './tail.js';
 import { partKey, pruneSlices, SliceFile, sliceStarts, SliceWriter, type BookStart, type MarketPart, type SeqEvent, type SliceEntry } from './slice.js';
 
 export { partKey, type Slice } from './slice.js';
@@ -74,6 +74,8 @@ export interface HistoryStart {
   readonly after: number;
   /** The receive time it starts at (the clock's now). */
   readonly from: number;
+  /** Where its tail starts reading, taken with `after` (default: the segments' ends now). */
+  readonly tail?: TailStart | undefined;
   readonly log?: Logger | undefined;
 }
 
@@ -127,7 +129,7 @@ export class HistoryIndex {
     this.sliceMs = opts.sliceMs;
     this.lastSeq = opts.after;
     this.lastT = opts.from;
-    this.tail = new CaptureTail(store, this.lastSeq);
+    this.tail = new CaptureTail(store, this.lastSeq, opts.tail);
     this.starts = sliceStarts(this.dir);
   }
 

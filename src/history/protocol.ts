@@ -1,5 +1,6 @@
 import type { VenueConfig } from '../config/schema.js';
 import type { HISTORY_LIMITS, MarketRef, Rebuilt } from './index.js';
+import type { TailStart } from './tail.js';
 
 /** What the history index's thread starts from (`worker.ts`). */
 export interface HistoryWorkerData {
@@ -11,6 +12,8 @@ export interface HistoryWorkerData {
   readonly after: number;
   /** The receive time it starts at. */
   readonly from: number;
+  /** Where its tail starts, taken with `after` on the writer's thread. */
+  readonly tail: TailStart;
   readonly logLevel: string;
 }
 

@@ -1,5 +1,18 @@
 import { BLOCK_HEAD, type CaptureRecord } from '../capture/record.js';
-import { SEGMENT_HEAD, type CaptureStore } from '../capture/store.js';
+import { SEGMENT_HEAD, type CaptureStore, type SegmentInfo } from '../capture/store.js';
+
+/** Where a tail starts: per stream, its newest segment and the byte it ends at. */
+export type TailStart = readonly (readonly [stream: string, firstSeq: number, off: number])[];
+
+/** The end of every stream's newest segment now (what a tail started now skips). */
+export function tailStart(store: CaptureStore): TailStart {
+  const pos = new Map<string, SegmentInfo>();
+  for (const s of store.segments()) {
+    const p = pos.get(s.stream);
+    if (p === undefined || s.firstSeq >= p.firstSeq) pos.set(s.stream, s);
+  }
+  return [...pos.values()].map((s) => [s.stream, s.firstSeq, s.bytes] as const);
+}
 
 /**
  * Follows the capture log as it grows: each `read(upTo)` hands out, in sequence order, the records
@@ -13,15 +26,17 @@ export class CaptureTail {
   private readonly pos = new Map<string, { readonly firstSeq: number; readonly off: number }>();
   private pending: CaptureRecord[] = [];
 
-  /** Starts after `after` (records up to it, in segments already on disk, are not read). */
+  /**
+   * Starts after `after`: records up to it, in the segments `from` lists (`tailStart`, taken when
+   * `after` was), are not read. The start is taken by the writer's thread and handed over: one taken
+   * later, on the index's thread, would skip what was written in between.
+   */
   constructor(
     private readonly store: CaptureStore,
     private after: number,
+    from: TailStart = tailStart(store),
   ) {
-    for (const s of store.segments()) {
-      const p = this.pos.get(s.stream);
-      if (p === undefined || s.firstSeq >= p.firstSeq) this.pos.set(s.stream, { firstSeq: s.firstSeq, off: s.bytes });
-    }
+    for (const [stream, firstSeq, off] of from) this.pos.set(stream, { firstSeq, off });
   }
 
   /** The records after the last handed out, up to `upTo`, in sequence order. */

@@ -13,7 +13,7 @@ import type { HistoryAnswer, HistoryProgress, HistoryRequest, HistoryWorkerData 
 const data = workerData as HistoryWorkerData;
 const port = parentPort!;
 const log = createLogger(data.logLevel).child({ component: 'history', thread: 'history' });
-const index = new HistoryIndex(new CaptureStore(data.dir), data.venues, { sliceMs: data.sliceMs, after: data.after, from: data.from, log });
+const index = new HistoryIndex(new CaptureStore(data.dir), data.venues, { sliceMs: data.sliceMs, after: data.after, from: data.from, tail: data.tail, log });
 
 function progress(): HistoryProgress {
   return {
