@@ -149,7 +149,7 @@ try {
       ],
       ratio: { metric: 'p99', title: 'p99 vs live' },
       target: { text: 'as_of reads of one book anywhere in retention: p99 ≤ 50 ms', met: p99 <= 50 },
-      interpretation: `Through the index's thread (as the service reads): p99 ${p99.toFixed(2)} ms; ${same} of ${READS} reads gave the same book as the main-thread index. A read at a random moment opens the slice holding it (its directory cached after the first read), decompresses that one market's part (its book as the slice began and its events in the slice, about ${Math.round(DELTAS / MARKETS / Math.ceil((end - T0) / SLICE_MS))} deltas here) and applies the events up to the moment with applyEvent: p99 ${pct(asOfMs, 0.99).toFixed(2)} ms on the calling thread, ${(pct(asOfMs, 0.99) / pct(liveMs, 0.99)).toFixed(0)}× a live read of the book (which only copies levels). ${Math.round(levels / READS)} levels per read on average. Writing and indexing the window as the service does, one sync per second of receive time (the capture's write, the new blocks read back, replayed through the mapper and applyEvent, a slice file every 5 minutes), took ${indexSec.toFixed(1)} s for ${syncs.toLocaleString('en-US')} seconds of capture: ${((indexSec * 1000) / syncs).toFixed(1)} ms of work per second of capture at ${RATE} frames/s.`,
+      interpretation: `As the service reads (HistoryClient: a slice on disk read on the calling thread, the open one rebuilt on the index thread): p99 ${p99.toFixed(2)} ms; ${same} of ${READS} reads gave the same book as the main-thread index. A read at a random moment opens the slice holding it (its directory cached after the first read), decompresses that one market's part (its book as the slice began and its events in the slice, about ${Math.round(DELTAS / MARKETS / Math.ceil((end - T0) / SLICE_MS))} deltas here) and applies the events up to the moment with applyEvent: p99 ${pct(asOfMs, 0.99).toFixed(2)} ms on the calling thread, ${(pct(asOfMs, 0.99) / pct(liveMs, 0.99)).toFixed(0)}× a live read of the book (which only copies levels). ${Math.round(levels / READS)} levels per read on average. Writing and indexing the window as the service does, one sync per second of receive time (the capture's write, the new blocks read back, replayed through the mapper and applyEvent, a slice file every 5 minutes), took ${indexSec.toFixed(1)} s for ${syncs.toLocaleString('en-US')} seconds of capture: ${((indexSec * 1000) / syncs).toFixed(1)} ms of work per second of capture at ${RATE} frames/s.`,
       notes: [
         'In process (no HTTP): the figure is the rebuild and the view; a request adds the same routing and serialization as a live /orderbook.',
         `Gaps seen by the index: ${index.gaps} (0: every record read in sequence).`,
@@ -167,7 +167,7 @@ try {
         cpu: pct(asOfCpu, 0.99),
       },
       {
-        label: 'as_of read through the index thread (HistoryClient.stateAt + marketBook + JSON)',
+        label: 'as_of read as the service reads (HistoryClient.stateAt: slices on disk read here, the open slice on the index thread; + marketBook + JSON)',
         reads: READS,
         p50: pct(threadMs, 0.5),
         p99,

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Capture } from '../capture/index.js';
 import type { VenueConfig } from '../config/schema.js';
@@ -5,7 +6,7 @@ import type { Logger } from '../core/log.js';
 import { workerScript } from '../core/script.js';
 import type { HistoryStatus } from '../server/routes/status.js';
 import type { EngineState } from '../state/engine.js';
-import { HISTORY_LIMITS, restoreRebuilt, type HistoryWindow, type MarketRef, type Rebuilt } from './index.js';
+import { HISTORY_LIMITS, restoreRebuilt, SliceFiles, stateFrom, type HistoryWindow, type MarketRef, type Rebuilt } from './index.js';
 import { tailStart } from './tail.js';
 import type { HistoryAnswer, HistoryProgress, HistoryRequest, HistoryWorkerData } from './protocol.js';
 
@@ -34,6 +35,8 @@ export class HistoryClient {
   private closing = false;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
+  /** Slice files this thread reads itself (a written slice never changes). */
+  private readonly files: SliceFiles;
 
   constructor(
     private readonly capture: Capture,
@@ -41,7 +44,8 @@ export class HistoryClient {
     private readonly opts: { readonly sliceMs: number; readonly log?: Logger | undefined },
   ) {
     const from = capture.now();
-    this.progress = { indexedTo: from, first: undefined, slicesOnDisk: [], stopped: undefined, written: 0, gaps: 0 };
+    this.progress = { indexedTo: from, first: undefined, slicesOnDisk: [], inMemory: [], stopped: undefined, written: 0, gaps: 0 };
+    this.files = new SliceFiles(join(capture.store.dir, '_history'));
     const data: HistoryWorkerData = {
       dir: capture.store.dir,
       venues,
@@ -105,8 +109,22 @@ export class HistoryClient {
     return first === undefined ? undefined : { from: Math.max(first, retainedFrom), to: now };
   }
 
-  /** The state of `markets` at receive time `t`, rebuilt on the index's thread (`HistoryIndex.stateAt`). */
+  /**
+   * The state of `markets` at receive time `t`. A moment in a slice on disk is read here, from the
+   * file (one market's part decompressed and applied: no round trip, no wait behind the thread's
+   * catch-up); a moment in the slice the thread holds in memory, or one it answers better (a file
+   * pruned meanwhile), is rebuilt on the thread and its books sent back.
+   */
   async stateAt(t: number, markets: readonly MarketRef[]): Promise<EngineState> {
+    const { slicesOnDisk, inMemory } = this.progress;
+    let start: number | undefined;
+    for (const s of slicesOnDisk) if (s <= t && (start === undefined || s > start)) start = s;
+    if (start !== undefined && !inMemory.some((s) => s <= t && s >= start!))
+      try {
+        return stateFrom(this.venues, this.files.get(start), t, markets);
+      } catch {
+        this.files.delete(start);
+      }
     const a = await this.request({ type: 'rebuild', id: 0, t, markets });
     return restoreRebuilt(this.venues, markets, a.rebuilt as Rebuilt);
   }

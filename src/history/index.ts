@@ -107,7 +107,7 @@ export class HistoryIndex {
   /** The slice being written (read from memory until it is on disk: the state waits for it). */
   private sealing: OpenSlice | undefined;
   private starts: number[];
-  private readonly files = new Map<number, SliceFile>();
+  private readonly files: SliceFiles;
   /** instrument → market, per venue: which market a book belongs to when a slice's start states are taken. */
   private readonly marketOf = new Map<string, string>();
   /** market (partKey) → the instruments of its books. */
@@ -131,6 +131,7 @@ export class HistoryIndex {
     this.lastT = opts.from;
     this.tail = new CaptureTail(store, this.lastSeq, opts.tail);
     this.starts = sliceStarts(this.dir);
+    this.files = new SliceFiles(this.dir);
   }
 
   /**
@@ -175,25 +176,16 @@ export class HistoryIndex {
    * `indexedTo`. Markets the index never saw come back without books or quotes.
    */
   stateAt(t: number, markets: readonly MarketRef[]): EngineState {
-    const s = new EngineState(this.state.venues, { tradeCapacity: 1 });
     const start = this.sliceAt(t);
-    if (start === undefined) return s;
-    const src = this.sliceSource(start);
-    const venueEvents = new Map<VenueLabel, readonly SeqEvent[]>();
-    for (const m of markets) {
-      s.books.link(m.venue, m.marketId, m.yes, m.no);
-      const part = src.market(partKey(m.venue, m.marketId));
-      if (part === undefined) continue;
-      let ve = venueEvents.get(m.venue);
-      if (ve === undefined) venueEvents.set(m.venue, (ve = src.venue(m.venue)));
-      for (const [ins, bids, asks, ts, recvTs, ready] of part.books) {
-        const b = s.books.restore(m.venue, ins, bids, asks, ts, recvTs);
-        if (!ready) b.reset();
-      }
-      if (part.quote) s.quotes.restore({ ...part.quote });
-      applyMerged(s, part.events, ve, t);
-    }
-    return s;
+    return stateFrom(this.state.venues, start === undefined ? undefined : this.sliceSource(start), t, markets);
+  }
+
+  /** The starts of the slices held in memory: the one being written and the open one. */
+  get inMemory(): readonly number[] {
+    const out: number[] = [];
+    if (this.sealing) out.push(this.sealing.start);
+    if (this.cur) out.push(this.cur.start);
+    return out;
   }
 
   /** `stateAt`, as plain data that crosses threads (`restoreRebuilt` makes it a state again). */
@@ -351,7 +343,7 @@ export class HistoryIndex {
     return best;
   }
 
-  private sliceSource(start: number): { market(key: string): MarketPart | undefined; venue(v: VenueLabel): readonly SeqEvent[] } {
+  private sliceSource(start: number): SliceSource {
     // The open slice, or the one being written (the state waits for it): starts and events in memory.
     const mem = this.cur?.start === start ? this.cur : this.sealing?.start === start ? this.sealing : undefined;
     if (mem)
@@ -362,6 +354,24 @@ export class HistoryIndex {
         },
         venue: (v) => mem.venues.get(v) ?? [],
       };
+    return this.files.get(start);
+  }
+}
+
+/** What a slice gives a read: a market's part and a venue's feed events. */
+export interface SliceSource {
+  market(key: string): MarketPart | undefined;
+  venue(v: VenueLabel): readonly SeqEvent[];
+}
+
+/** Slice files opened for reads (their directories parsed once), at most OPEN_FILES at a time. */
+export class SliceFiles {
+  private readonly files = new Map<number, SliceFile>();
+
+  constructor(private readonly dir: string) {}
+
+  /** The slice file starting at `start` (a missing or damaged file throws, naming it). */
+  get(start: number): SliceFile {
     let f = this.files.get(start);
     if (f === undefined) {
       if (this.files.size >= OPEN_FILES) this.files.clear();
@@ -369,6 +379,37 @@ export class HistoryIndex {
     }
     return f;
   }
+
+  /** Forgets a slice (written again, or pruned). */
+  delete(start: number): void {
+    this.files.delete(start);
+  }
+}
+
+/**
+ * The state of `markets` at receive time `t` from the slice holding it: each market's start (its
+ * books and quote as the slice began), then its events and its venue's feed events up to `t`,
+ * merged by seq, through `applyEvent` on a scratch `EngineState`. Markets the slice does not hold
+ * come back without books or quotes.
+ */
+export function stateFrom(venues: readonly VenueConfig[], src: SliceSource | undefined, t: number, markets: readonly MarketRef[]): EngineState {
+  const s = new EngineState(venues, { tradeCapacity: 1 });
+  if (src === undefined) return s;
+  const venueEvents = new Map<VenueLabel, readonly SeqEvent[]>();
+  for (const m of markets) {
+    s.books.link(m.venue, m.marketId, m.yes, m.no);
+    const part = src.market(partKey(m.venue, m.marketId));
+    if (part === undefined) continue;
+    let ve = venueEvents.get(m.venue);
+    if (ve === undefined) venueEvents.set(m.venue, (ve = src.venue(m.venue)));
+    for (const [ins, bids, asks, ts, recvTs, ready] of part.books) {
+      const b = s.books.restore(m.venue, ins, bids, asks, ts, recvTs);
+      if (!ready) b.reset();
+    }
+    if (part.quote) s.quotes.restore({ ...part.quote });
+    applyMerged(s, part.events, ve, t);
+  }
+  return s;
 }
 
 /** A state for the API from markets rebuilt on the index's thread: their books (linked to their markets' roles) and quotes. */

@@ -29,6 +29,8 @@ export interface HistoryProgress {
   /** The first moment it can answer for (undefined: nothing indexed yet). */
   readonly first: number | undefined;
   readonly slicesOnDisk: readonly number[];
+  /** The starts of the slices only the thread holds (the one being written, the open one). */
+  readonly inMemory: readonly number[];
   readonly stopped: string | undefined;
   readonly written: number;
   readonly gaps: number;

@@ -20,6 +20,7 @@ function progress(): HistoryProgress {
     indexedTo: index.indexedTo,
     first: index.first,
     slicesOnDisk: [...index.slicesOnDisk],
+    inMemory: index.inMemory,
     stopped: index.stopped,
     written: index.written,
     gaps: index.gaps,

@@ -62,6 +62,8 @@ describe('the history index thread', () => {
     expect(after).not.toEqual(before);
     await client.close();
     expect(sliceStarts(join(there.store.dir, '_history'))).toEqual([Math.floor(T0 / 300_000) * 300_000]);
+    // A moment of a slice on disk is read on the calling thread, from the file (the thread has ended).
+    expect((await client.stateAt(T0 + 100, market)).books.marketBook(kalshi.label, 'FED-23DEC-T3.00')).toEqual(before);
     await here.close();
     await there.close();
   });
