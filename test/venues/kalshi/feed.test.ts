@@ -221,8 +221,11 @@ describe('Kalshi feed against the simulator (end to end)', () => {
     expect(changed.length).toBeGreaterThan(0);
     h.world.tick(300);
     await waitFor('statuses and books', () => listings.every((l) => h.status.get(l.id) === l.status) && mismatched(h).length === 0);
-    const added = listings.slice(before);
-    for (const l of added) expect(h.books.get(l.id)?.ready).toBe(true);
+    // The new listings still open have books (one may open and close within the run when the machine
+    // is slow and the world runs longer: a closed market has no book to subscribe).
+    const added = listings.slice(before).filter((l) => l.status === 'active' || l.status === 'initialized');
+    expect(added.length).toBeGreaterThan(0);
+    for (const l of added) expect(h.books.get(l.id)?.ready, l.id).toBe(true);
     expect(h.events.some((e) => e.type === 'market_status' && e.status === 'finalized')).toBe(true);
   });
 });
