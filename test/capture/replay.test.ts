@@ -111,6 +111,70 @@ describe('replay through the live frame path', () => {
     expect(feed.stats.malformedTotal).toBe(1);
   });
 
+  it("Polymarket as the live feed builds its mapper: a last trade is a last price with the data-api on, the catalog's tokens are learned, and the capture says so", async () => {
+    const cap = capture();
+    const sockets: ScriptedSocket[] = [];
+    let rt: FeedRuntime | undefined;
+    const ingest = { ...cfg.ingest, heartbeatMs: 600_000, reconnectMinMs: 600_000, reconnectMaxMs: 600_000 };
+    const feed = createVenueFeed(
+      { venue: poly, endpoints: { rest: 'http://127.0.0.1:9/', ws: 'ws://127.0.0.1:9/' }, ingest, log, capture: cap },
+      'polymarket',
+      (r) => {
+        rt = r;
+        return {
+          // As src/venues/polymarket/feed.ts makes it when the data-api gives the trades.
+          mapper: new PolymarketMapper(r.venue, r.log, { stats: r.stats, lastTradeAs: 'quote' }),
+          start: () => void r.stream({ url: 'ws://127.0.0.1:9/', onOpen: () => undefined }),
+        };
+      },
+      {
+        createWebSocket: () => {
+          const s = new ScriptedSocket();
+          sockets.push(s);
+          return s as unknown as WebSocket;
+        },
+      },
+    );
+    const live: NormalizedEvent[] = [];
+    subs.push(feed.events$.subscribe((e) => live.push(e)));
+    // The catalog walk's upsert of the market of two of the recorded trades (its tokens, YES then NO).
+    rt!.emit({
+      type: 'market',
+      venue: poly.label,
+      timestamp: T0,
+      localTimestamp: T0,
+      marketId: '0x14002070e74acaf96f70c8dfb881586b156c814fac0c1ac417b84c6c76687d00',
+      title: 'A recorded market',
+      status: 'active',
+      yesInstrument: '7849332184617640056758089974170387917558941201674921732369975950049491747956',
+      noInstrument: '1627500284739545390204314775735988068784669364445492030335161034375823784781',
+    });
+    sockets[0]!.open();
+    for (const f of frames('polymarket/ws_last_trade_price_captures_2026-02-12.json')) sockets[0]!.frame(f);
+    // Live: the known market's last trades are last prices (NO's in YES terms), no trades; the others dropped.
+    const prices = live.filter((e) => e.type === 'quote');
+    expect(prices.length).toBeGreaterThan(0);
+    expect(prices.every((q) => q.type === 'quote' && q.lastPrice !== undefined && Number.isFinite(q.lastPrice))).toBe(true);
+    expect(live.filter((e) => e.type === 'trade')).toEqual([]);
+
+    const items = await replayed(cap);
+    expect(eventsOf(items)).toEqual(live);
+  });
+
+  it('a mapper record the protocol cannot take is logged and the default mapper replays', async () => {
+    const cap = capture();
+    const v = cap.venue(poly.label);
+    v.session({ lastTradeAs: 'sometimes' });
+    const texts = frames('polymarket/ws_price_change_burst_capture_2026-09-29.json');
+    texts.forEach((t, i) => v.frame(t, 1, T0 + i));
+    const live: NormalizedEvent[] = [];
+    from(texts.map((data, i) => ({ data, localTimestamp: T0 + i })))
+      .pipe(mapFrames(new PolymarketMapper(poly)))
+      .subscribe((e) => live.push(e));
+    expect(live.length).toBeGreaterThan(0);
+    expect(eventsOf(await replayed(cap))).toEqual(live);
+  });
+
   it('Polymarket frames with a scoped reset and flush markers: the same events as the mapper path, flushes where they were marked', async () => {
     const cap = capture();
     const texts = frames('polymarket/ws_price_change_burst_capture_2026-09-29.json');
