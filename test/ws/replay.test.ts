@@ -115,7 +115,11 @@ describe('WebSocket replay', () => {
     // A window that starts after the subscriptions took effect and that the live client has seen whole.
     const first = await live.next((m) => m['type'] === 'orderbook_update' && m['snapshot'] !== true);
     from = (first['ts'] as number) + 1;
-    to = from + 3000;
+    // At least 3 s, and long enough to hold each kind of update (a loaded machine moves the books slower).
+    const kinds = ['orderbook_update', 'price_update', 'arb', 'ev'];
+    const firstOf = (type: string): Msg | undefined => live.all.find((m) => m['type'] === type && isUpdate(m) && (m['ts'] as number) >= from);
+    await vi.waitFor(() => expect(kinds.filter((k) => firstOf(k) === undefined)).toEqual([]), { timeout: 60_000, interval: 50 });
+    to = Math.max(from + 3000, ...kinds.map((k) => firstOf(k)!['ts'] as number));
     await vi.waitFor(() => expect(live.all.some((m) => (m['ts'] as number) > to + 200 && m['type'] === 'orderbook_update')).toBe(true), {
       timeout: 30_000,
       interval: 50,
