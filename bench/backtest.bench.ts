@@ -14,9 +14,9 @@ import { join } from 'node:path';
 import { backtest, until } from '../src/backtest/run.js';
 import { loadConfig } from '../src/config/load.js';
 import { log, setLogLevel } from '../src/core/log.js';
-import { captureItems } from '../src/cli/replay.js';
-import { readItemsFile, type ReplayItem } from '../src/replay/input.js';
-import { replay } from '../src/replay/run.js';
+import { captureBatches } from '../src/cli/replay.js';
+import { readItemsFile } from '../src/replay/input.js';
+import { replay, type ReplayInput } from '../src/replay/run.js';
 
 const file = process.argv[2];
 if (!file) throw new Error('usage: node dist/bench/backtest.bench.js RECORDING.ndjson | --data-dir DIR FROM TO');
@@ -65,7 +65,7 @@ async function measure<T>(fn: () => Promise<T>): Promise<{ r: T; sec: number; cp
 const quiet = log.child({});
 const w = capture ? { from: capture.from, to: capture.to, items: 0 } : await span();
 const minutes = (w.to - w.from) / 60_000;
-const items = (): AsyncIterable<ReplayItem> => (capture ? captureItems(config, { from: 0, to: w.to }, quiet) : readItemsFile(file));
+const items = (): ReplayInput => (capture ? captureBatches(config, { from: 0, to: w.to }, quiet) : readItemsFile(file));
 const a = await measure(() => replay({ config, items: until(items(), w.to), log: quiet }));
 const out = mkdtempSync(join(tmpdir(), 'crossbook-bench-backtest-'));
 const b = await measure(() =>

@@ -70,14 +70,24 @@ export function startPipelines(f: Flows): Subscription {
  * Everything downstream of the state, in the order above, without starting ingest: for a process
  * (or a test) that applies events to the state itself.
  */
-export function wireFlows(f: Omit<Flows, 'ingest' | 'log'> & { readonly ingest?: Pick<Ingest, 'events$'> }): Subscription {
+export function wireFlows(
+  f: Omit<Flows, 'ingest' | 'log'> & {
+    readonly ingest?: Pick<Ingest, 'events$'>;
+    /**
+     * false: the state is not written to the store (no snapshots, catalog flushes, trade and candle
+     * appends). A pipeline replay: nothing reads its temporary store back, and none of those writes
+     * changes the state, the timers' order or what the signals compute. Default true.
+     */
+    readonly persist?: boolean;
+  },
+): Subscription {
   const sub = new Subscription();
   const clock = f.clock ?? realClock;
   const turn = f.turn ?? new Turn(clockSchedule(clock, flushRecorder(f.capture?.capture, f.flushed)));
   // One unit of the clock: every timer of the flows counts from the same time.
   clock.run(clock.now(), () => {
     if (f.capture) sub.add(captureFlow(f.capture.capture, f.capture.settings, clock, f.state.books, f.capture.history));
-    sub.add(persistenceFlow(f.state, f.persistence, f.persistenceOptions, clock));
+    if (f.persist !== false) sub.add(persistenceFlow(f.state, f.persistence, f.persistenceOptions, clock));
     if (f.hub) sub.add(fanoutFlow(f.ingest?.events$ ?? EMPTY, f.state, f.hub, f.rooms.signals, f.rooms.alerts, turn));
     // Without a hub (a replay) a feed-health event still flushes the turn first, as the fan-out does before its warning.
     else sub.add(feedEventsFlush(f.ingest?.events$ ?? EMPTY, turn));

@@ -114,10 +114,19 @@ export interface Domain {
   readonly webhooks: Webhooks;
 }
 
-/** The rooms that derive signals from the state, each restored from LMDB and computed once. */
-export function buildDomain(core: Core): Domain {
+/**
+ * The rooms that derive signals from the state, each restored from LMDB and computed once.
+ * `persist: false` (a pipeline replay, whose temporary store nobody reads back): the wallet ledger
+ * and the closed opportunities stay in memory, unwritten.
+ */
+export function buildDomain(core: Core, opts: { readonly persist?: boolean } = {}): Domain {
   const { config, state, persistence, log, clock } = core;
-  const ledger = new WalletLedger(state, persistence, { ...config.signals?.wallets, log: log.child({ component: 'wallets' }), now: () => clock.now() });
+  const keep = opts.persist !== false;
+  const ledger = new WalletLedger(state, keep ? persistence : undefined, {
+    ...config.signals?.wallets,
+    log: log.child({ component: 'wallets' }),
+    now: () => clock.now(),
+  });
   log.info(
     restoring(persistence, 'the wallet ledger', () => ledger.load()),
     'wallet ledger restored',
@@ -144,7 +153,7 @@ export function buildDomain(core: Core): Domain {
     pruneEveryMs: lc?.pruneIntervalMs,
     onWriteError: (e) => persistence.noteWriteError(e),
   });
-  const lifecycle = new LifecycleTracker(history, { maxOpen: lc?.maxOpen, categoryOf: (id) => matching.servedGroup(id)?.category ?? null });
+  const lifecycle = new LifecycleTracker(keep ? history : undefined, { maxOpen: lc?.maxOpen, categoryOf: (id) => matching.servedGroup(id)?.category ?? null });
   const signals = new SignalEngine(state, core.venues, matching, lifecycle, clock);
   signals.recomputeAll();
   const wh = config.webhooks;

@@ -74,6 +74,8 @@ export class QuotaLedger {
   private readonly buckets = new Map<string, Bucket>();
   private readonly months = new Map<string, MonthCounts>();
   private readonly dirty = new Set<string>();
+  /** Counter writes begun and not yet settled (a flush waits for the ones an earlier flush began). */
+  private readonly writing = new Set<Promise<unknown>>();
   private timer: NodeJS.Timeout | undefined;
   /**
    * Cluster sharing (`share()`): the month counts become the shared total plus what this process
@@ -238,12 +240,22 @@ export class QuotaLedger {
     this.dirty.add(keyId);
   }
 
-  /** Writes changed counters; resolves when durable. */
+  /**
+   * Writes changed counters; resolves when every count made before the call is durable, including
+   * the writes an earlier flush began and has not finished (the timer's, say): with nothing left to
+   * write it still waits for those, so "flushed" never means "in flight".
+   */
   async flush(): Promise<void> {
-    if (!this.db || this.dirty.size === 0) return;
-    const ids = [...this.dirty];
-    this.dirty.clear();
-    await Promise.all(ids.map((id) => this.db!.put(`m:${id}`, { ...this.months.get(id)! })));
+    if (!this.db) return;
+    if (this.dirty.size > 0) {
+      const ids = [...this.dirty];
+      this.dirty.clear();
+      const w = Promise.all(ids.map((id) => this.db!.put(`m:${id}`, { ...this.months.get(id)! })));
+      this.writing.add(w);
+      const done = (): void => void this.writing.delete(w);
+      w.then(done, done);
+    }
+    if (this.writing.size > 0) await Promise.all(this.writing);
   }
 
   /** Writes changed counters every `everyMs` until `stop`. */

@@ -3,7 +3,7 @@ import { typedReply, type Api } from '../access/api.js';
 import { p } from '../access/params.js';
 import { backtestOne, type OpportunityFill } from '../backtest/run.js';
 import { TradeLeg, Unwind } from '../backtest/schema.js';
-import { readBatches, replayItems } from '../capture/index.js';
+import { readBatches, ReplayFeed } from '../capture/index.js';
 import { errorReply, type Reply } from '../server/http.js';
 import type { OpportunityLog } from '../signals/lifecycle/log.js';
 import { time } from '../views/schemas.js';
@@ -148,7 +148,7 @@ export function registerFills(api: Api, ctx: ApiContext, src: FillsSource): void
       const r = await runner.run(key, async () => {
         // What the writer still buffers goes to disk first: the window ends before now.
         await capture.flush();
-        const items = replayItems(readBatches(capture.store, { from: 0, to }), ctx.config.venues, src.log);
+        const items = new ReplayFeed(ctx.config.venues, src.log).items(readBatches(capture.store, { from: 0, to }));
         const res = await backtestOne({
           config: ctx.config,
           items,

@@ -1,7 +1,7 @@
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
 import type { ReplayItem } from '../replay/input.js';
-import { replay } from '../replay/run.js';
+import { replay, type ReplayInput } from '../replay/run.js';
 import type { OpportunityRecord } from '../signals/lifecycle/record.js';
 import { ReportWriter } from './report.js';
 import type { Trade } from './schema.js';
@@ -9,7 +9,8 @@ import { Taker, type TakerOptions, type TradeSink } from './taker.js';
 
 export interface BacktestOptions extends TakerOptions {
   readonly config: Config;
-  readonly items: AsyncIterable<ReplayItem>;
+  /** One item at a time or in batches (src/replay/run.ts `ReplayInput`). */
+  readonly items: ReplayInput;
   /** Items after this time (ms) are not replayed. */
   readonly to: number;
   readonly out: string;
@@ -102,10 +103,22 @@ export async function backtestOne(
   return { fills: opts.latencies.map((l) => ({ latencyMs: l, evaluated: got.has(l), trade: got.get(l) })), opened, events: r.events };
 }
 
-/** The items up to time `to` (ms). */
-export async function* until(items: AsyncIterable<ReplayItem>, to: number): AsyncGenerator<ReplayItem> {
-  for await (const it of items) {
-    if ((it.type === 'event' ? it.event.localTimestamp : it.at) > to) return;
-    yield it;
+/** The items up to time `to` (ms), in the input's own shape (a batch is cut at the first item past `to`). */
+export async function* until(items: ReplayInput, to: number): AsyncGenerator<ReplayItem | readonly ReplayItem[]> {
+  const past = (it: ReplayItem): boolean => (it.type === 'event' ? it.event.localTimestamp : it.at) > to;
+  for await (const v of items) {
+    if (!Array.isArray(v)) {
+      const it = v as ReplayItem;
+      if (past(it)) return;
+      yield it;
+      continue;
+    }
+    const batch = v as readonly ReplayItem[];
+    const cut = batch.findIndex(past);
+    if (cut < 0) yield batch;
+    else {
+      if (cut > 0) yield batch.slice(0, cut);
+      return;
+    }
   }
 }

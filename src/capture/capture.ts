@@ -64,6 +64,10 @@ class StreamWriter implements VenueCapture {
   reset(conn: number, instruments?: readonly string[]): void {
     this.cap.add(this, KIND.reset, conn, this.cap.now(), instruments === undefined ? '' : JSON.stringify(instruments));
   }
+
+  session(options: Readonly<Record<string, unknown>>): void {
+    this.cap.add(this, KIND.mapper, 0, this.cap.now(), JSON.stringify(options));
+  }
 }
 
 /**

@@ -8,14 +8,16 @@ import { crc32 } from 'node:zlib';
  *   of the runtime (msgpack, so NaN and absent fields come back as they were);
  * - `reset`: the runtime reset the mapper on a close (payload: the instruments of a scoped reset as
  *   a JSON array, empty for the whole mapper);
- * - `flush`: the live per-turn flush ran (no payload).
+ * - `flush`: the live per-turn flush ran (no payload);
+ * - `mapper`: a feed session began with a fresh mapper, made with the options its protocol's
+ *   `createMapper` takes (payload: a JSON object), so a replay makes its mapper as live did.
  */
-export const CAPTURE_KINDS = ['frame', 'doc', 'event', 'reset', 'flush'] as const;
+export const CAPTURE_KINDS = ['frame', 'doc', 'event', 'reset', 'flush', 'mapper'] as const;
 export type CaptureKind = (typeof CAPTURE_KINDS)[number];
 
 /** Kind codes on disk. */
-export const KIND = { frame: 1, doc: 2, event: 3, reset: 4, flush: 5 } as const satisfies Record<CaptureKind, number>;
-const KIND_NAME: readonly (CaptureKind | undefined)[] = [undefined, 'frame', 'doc', 'event', 'reset', 'flush'];
+export const KIND = { frame: 1, doc: 2, event: 3, reset: 4, flush: 5, mapper: 6 } as const satisfies Record<CaptureKind, number>;
+const KIND_NAME: readonly (CaptureKind | undefined)[] = [undefined, 'frame', 'doc', 'event', 'reset', 'flush', 'mapper'];
 
 /** One captured record, read back. */
 export interface CaptureRecord {
@@ -28,7 +30,7 @@ export interface CaptureRecord {
   readonly kind: CaptureKind;
   /** The connection a frame arrived on or a reset closed (0 for REST and built events). */
   readonly conn: number;
-  /** Text of a frame/doc/reset; msgpack bytes of an event; empty for a flush. */
+  /** Text of a frame/doc/reset/mapper; msgpack bytes of an event; empty for a flush. */
   readonly payload: string | Uint8Array;
 }
 

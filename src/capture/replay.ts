@@ -27,8 +27,9 @@ interface VenuePath {
 /**
  * Turns capture records back into normalized events through the SAME frame path (`FramePath`:
  * parse, the protocol's mapper, upsert de-duplication) and protocol mappers as live, one fresh
- * mapper per venue made by its protocol module (`createMapper`), so a mapper fixed later runs
- * again on the same bytes. Frames and REST documents are pushed, events the protocol built itself
+ * mapper per venue made by its protocol module (`createMapper`; afresh at each `mapper` record, a
+ * live feed session's start, with the options the live mapper was made with), so a mapper fixed
+ * later runs again on the same bytes. Frames and REST documents are pushed, events the protocol built itself
  * and `feed` events are emitted as they were, resets reset the mapper (or, for a scoped reset, its
  * instruments). The protocol's network-side hooks (subscribing, asking for snapshots) do not run:
  * what they caused live is in the log as the frames that followed.
@@ -61,6 +62,10 @@ export class ReplayFeed {
       items.push({ type: 'flush', seq: r.seq, at: r.t });
       return;
     }
+    if (r.kind === 'mapper') {
+      this.fresh(r);
+      return;
+    }
     const vp = this.pathOf(r.venue);
     if (vp === undefined) return;
     this.out = [];
@@ -91,14 +96,45 @@ export class ReplayFeed {
 
   private pathOf(label: string): VenuePath | undefined {
     let vp = this.paths.get(label);
-    if (vp === undefined) {
-      const venue = this.venues.find((v) => v.label === label);
-      if (venue === undefined) this.log?.warn({ venue: label }, 'replay: the capture names a venue not in the registry; its records are skipped');
-      const mapper = venue && PROTOCOL_MODULES[venue.protocol].createMapper(venue, this.log);
-      vp = mapper ? { mapper, path: new FramePath(mapper, this.sink) } : null;
-      this.paths.set(label, vp);
-    }
+    if (vp === undefined) this.paths.set(label, (vp = this.build(label, undefined)));
     return vp ?? undefined;
+  }
+
+  /**
+   * A feed session began live (a service start): from here on a fresh mapper and upsert memory, made
+   * with the options the live mapper recorded. Options its protocol cannot take (a damaged or
+   * foreign capture) are logged and the protocol's default mapper is used.
+   */
+  private fresh(r: CaptureRecord): void {
+    let options: Record<string, unknown> | undefined;
+    try {
+      const parsed = JSON.parse(r.payload as string) as unknown;
+      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) options = parsed as Record<string, unknown>;
+    } catch {
+      // reported below
+    }
+    if (options === undefined) this.log?.warn({ venue: r.venue, seq: r.seq }, 'replay: a mapper record without an options object; the default mapper is used');
+    this.paths.set(r.venue, this.build(r.venue, options));
+  }
+
+  private build(label: string, options: Record<string, unknown> | undefined): VenuePath | null {
+    const venue = this.venues.find((v) => v.label === label);
+    if (venue === undefined) {
+      this.log?.warn({ venue: label }, 'replay: the capture names a venue not in the registry; its records are skipped');
+      return null;
+    }
+    const create = PROTOCOL_MODULES[venue.protocol].createMapper;
+    let mapper: Mapper;
+    try {
+      mapper = create(venue, this.log, options);
+    } catch (e) {
+      this.log?.warn(
+        { venue: label, options, err: (e as Error).message },
+        'replay: the recorded mapper options are not ones the protocol takes; the default mapper is used',
+      );
+      mapper = create(venue, this.log);
+    }
+    return { mapper, path: new FramePath(mapper, this.sink) };
   }
 }
 

@@ -19,4 +19,6 @@ export interface VenueCapture {
   event(e: NormalizedEvent): void;
   /** The mapper was reset on a close of `conn`: all of it, or only `instruments`. */
   reset(conn: number, instruments?: readonly string[]): void;
+  /** The feed session began with a fresh mapper made with `options` (its `replayOptions`). */
+  session(options: Readonly<Record<string, unknown>>): void;
 }

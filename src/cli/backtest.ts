@@ -4,7 +4,7 @@ import { backtest, type BacktestResult } from '../backtest/run.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
 import { readItemsFile } from '../replay/input.js';
-import { captureItems } from './replay.js';
+import { captureBatches } from './replay.js';
 import { parseTime } from './replay.js';
 
 /** The options as commander hands them (strings). */
@@ -98,7 +98,7 @@ export async function backtestCommand(config: Config, o: BacktestCliOptions, log
     config,
     // From the capture log, everything before --to: the books are built from the start of the
     // capture (a window read alone would start with no books), and trading starts at --from.
-    items: r.input !== undefined ? readItemsFile(r.input) : captureItems(config, { from: 0, to: r.to }, log),
+    items: r.input !== undefined ? readItemsFile(r.input) : captureBatches(config, { from: 0, to: r.to }, log),
     from: r.from,
     to: r.to,
     latencies: r.latencyMs,

@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
-import { captureDir, CaptureStore, readBatches, replayItems, type ReadRange } from '../capture/index.js';
+import { captureDir, CaptureStore, readBatches, ReplayFeed, replayItems, type ReadRange } from '../capture/index.js';
 import { readItemsFile, type ReplayItem } from '../replay/input.js';
-import { replay, type ReplayResult } from '../replay/run.js';
+import { replay, type ReplayInput, type ReplayResult } from '../replay/run.js';
 
 export interface ReplayCliOptions {
   readonly input?: string;
@@ -60,14 +60,20 @@ export function replayRequest(config: Config, o: ReplayCliOptions): ReplayReques
   return { input: o.input, out: o.out, from, to, venues, speed };
 }
 
-/** The items of the window [from, to) of the venues asked for (flush markers of the window are kept). */
-async function* windowOf(items: AsyncIterable<ReplayItem>, r: ReplayRequest): AsyncGenerator<ReplayItem> {
-  for await (const item of items) {
+/** The items of the window [from, to) of the venues asked for (flush markers of the window are kept), in the input's shape. */
+async function* windowOf(items: ReplayInput, r: ReplayRequest): AsyncGenerator<ReplayItem | readonly ReplayItem[]> {
+  const keep = (item: ReplayItem): boolean => {
     const t = item.type === 'event' ? item.event.localTimestamp : item.at;
-    if (r.from !== undefined && t < r.from) continue;
-    if (r.to !== undefined && t >= r.to) break;
-    if (item.type === 'event' && r.venues !== undefined && !r.venues.has(item.event.venue)) continue;
-    yield item;
+    if (r.from !== undefined && t < r.from) return false;
+    return !(item.type === 'event' && r.venues !== undefined && !r.venues.has(item.event.venue));
+  };
+  const past = (item: ReplayItem): boolean => r.to !== undefined && (item.type === 'event' ? item.event.localTimestamp : item.at) >= r.to;
+  for await (const v of items) {
+    const batch: readonly ReplayItem[] = Array.isArray(v) ? (v as readonly ReplayItem[]) : [v as ReplayItem];
+    const cut = batch.findIndex(past);
+    const kept = (cut < 0 ? batch : batch.slice(0, cut)).filter(keep);
+    if (kept.length > 0) yield kept;
+    if (cut >= 0) return;
   }
 }
 
@@ -86,14 +92,23 @@ export async function replayCommand(config: Config, o: ReplayCliOptions, log: Lo
  * by the live frame path and mappers (src/capture: the frames as received, so a mapper fixed since
  * is what reads them now).
  */
-function itemsOf(config: Config, r: ReplayRequest, log: Logger): AsyncIterable<ReplayItem> {
+function itemsOf(config: Config, r: ReplayRequest, log: Logger): ReplayInput {
   if (r.input !== undefined) return readItemsFile(r.input);
-  return captureItems(config, { from: r.from!, to: r.to!, venues: r.venues === undefined ? undefined : [...r.venues] }, log);
+  return captureBatches(config, { from: r.from!, to: r.to!, venues: r.venues === undefined ? undefined : [...r.venues] }, log);
 }
 
 /** The capture log of DATA_DIR over `range` as replay items (throws a clear Error where there is none). */
 export function captureItems(config: Config, range: ReadRange, log: Logger): AsyncIterable<ReplayItem> {
+  return replayItems(readBatches(captureStore(config), range), config.venues, log);
+}
+
+/** The same items in batches (a pipeline replay takes them so, without an await per item). */
+export function captureBatches(config: Config, range: ReadRange, log: Logger): AsyncIterable<ReplayItem[]> {
+  return new ReplayFeed(config.venues, log).items(readBatches(captureStore(config), range));
+}
+
+function captureStore(config: Config): CaptureStore {
   const dir = captureDir(config.dataDir);
   if (!existsSync(dir)) throw new Error(`${dir}: no capture log here (capture.enabled, or --data-dir); or give --input <file>`);
-  return replayItems(readBatches(new CaptureStore(dir), range), config.venues, log);
+  return new CaptureStore(dir);
 }

@@ -44,7 +44,7 @@ interface OpenSlice {
  * side on the main thread). It follows the capture log from disk (`sync(upTo)`, after each of the
  * capture flow's writes: the records the writer has written up to `upTo`), runs its records
  * through the SAME replay path as `/replay` and `crossbook replay` (`ReplayFeed`: the live frame
- * path and mappers, one mapper per venue kept across the whole run, so relative deltas keep their
+ * path and mappers, one mapper per venue per feed session, as live, so relative deltas keep their
  * book) and applies the events to its own `EngineState` with the live `applyEvent`. Every
  * `sliceMs`, and sooner once its open slice holds `HISTORY_LIMITS.sliceEvents` events, it writes a
  * slice file: each market's state as the slice began and its events in it (`slice.ts`). A read of

@@ -2,7 +2,7 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Subject, Subscription } from 'rxjs';
+import { share, Subject, Subscription } from 'rxjs';
 import { wireFlows } from '../../pipelines/index.js';
 import { persistenceOptions } from '../../pipelines/persistence.js';
 import { buildCore, buildDomain, type Core, type Domain } from '../compose.js';
@@ -20,8 +20,11 @@ import type { ReplayItem } from './input.js';
 
 export interface ReplayOptions {
   readonly config: Config;
-  /** What live applied, in its order (src/replay/input.ts). */
-  readonly items: AsyncIterable<ReplayItem>;
+  /**
+   * What live applied, in its order (src/replay/input.ts): one item at a time, or batches of them
+   * (a capture read, `captureBatches`), which spares an await per item.
+   */
+  readonly items: ReplayInput;
   /** Where the virtual clock starts: the time the live flows were wired (default: the first item's time). */
   readonly start?: number | undefined;
   /** Flush the turn once more after the last item, as live would have at the end of its turn (default true). */
@@ -83,16 +86,18 @@ export interface ReplayResult {
 export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
   const it = opts.items[Symbol.asyncIterator]();
   let next = await it.next();
-  const first = next.done ? undefined : next.value;
+  const first = next.done ? undefined : firstOf(next.value);
   const clock = new VirtualClock(opts.start ?? (first ? timeOf(first) : 0));
   const dir = mkdtempSync(join(tmpdir(), 'crossbook-replay-'));
   const log = opts.log ?? rootLog;
   // A replay captures nothing (its input is the capture) and so keeps no history index either.
   const noCapture = { enabled: false, retention: { days: 1, bytes: 16 * 1024 * 1024 }, checkpointIntervalMs: 300_000 };
   const core = buildCore({ ...opts.config, dataDir: dir, capture: noCapture }, { log, clock });
-  const domain = buildDomain(core);
+  const domain = buildDomain(core, { persist: false });
   const source = new Subject<NormalizedEvent>();
-  const events$ = source.pipe(applyToState(core.state, clock));
+  // Shared, as live's ingest is: one application per event, however many flows subscribe (each
+  // subscription to a plain pipe would apply every event again).
+  const events$ = source.pipe(applyToState(core.state, clock), share());
   const turn = new Turn(onMarkers);
   const closed: OpportunityRecord[] = [];
   const sub = new Subscription();
@@ -109,6 +114,8 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
       clock,
       hub,
       ingest: { events$ },
+      // Nothing reads a replay's temporary store back: the state is not snapshotted into it.
+      persist: false,
     }),
   );
   const writer = opts.out === undefined ? undefined : new LineWriter(join(opts.out, 'events.ndjson'), true);
@@ -122,14 +129,27 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
   );
   opts.onWired?.({ clock, core, domain });
   const pace = pacer(opts.speed, first && timeOf(first));
+  const paced = opts.speed !== undefined && opts.speed !== 'max';
   try {
-    for (; !next.done; next = await it.next()) {
-      const item = next.value;
-      await pace(timeOf(item));
+    const apply = (item: ReplayItem): void => {
       if (item.type === 'event') source.next(item.event);
       else {
         flushes++;
-        clock.run(item.at, () => turn.flush());
+        clock.run(item.at, flush);
+      }
+    };
+    const flush = (): void => turn.flush();
+    for (; !next.done; next = await it.next()) {
+      const v = next.value;
+      if (!isBatch(v)) {
+        await pace(timeOf(v));
+        apply(v);
+        continue;
+      }
+      for (let i = 0; i < v.length; i++) {
+        const item = v[i]!;
+        if (paced) await pace(timeOf(item));
+        apply(item);
       }
     }
     if (opts.flushAtEnd !== false) clock.run(clock.now(), () => turn.flush());
@@ -146,6 +166,18 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
     await core.persistence.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** A replay's input: items one at a time, or batches of them, in the order live applied them. */
+export type ReplayInput = AsyncIterable<ReplayItem | readonly ReplayItem[]>;
+
+function isBatch(v: ReplayItem | readonly ReplayItem[]): v is readonly ReplayItem[] {
+  return Array.isArray(v);
+}
+
+/** The first item of an input's first value (an empty batch: none). */
+function firstOf(v: ReplayItem | readonly ReplayItem[]): ReplayItem | undefined {
+  return isBatch(v) ? v[0] : v;
 }
 
 function timeOf(item: ReplayItem): number {

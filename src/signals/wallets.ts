@@ -534,7 +534,9 @@ export class WalletLedger {
       this.volumeSavedAt = now;
       this.track(this.db.put(VOLUME_KEY, this.storedVolume()));
     }
-    if (this.db && this.dirty.size > 0) {
+    // Without a store (a pipeline replay) there is nothing to write: the marks are dropped, not kept.
+    if (!this.db) this.dirty.clear();
+    else if (this.dirty.size > 0) {
       for (const a of this.dirty) {
         const w = this.wallets.get(a);
         if (w) this.track(this.db.put(['w', a], toStored(w)));

@@ -67,8 +67,12 @@ export type MarketUrlLookup = { readonly marketId: string } | { readonly where: 
 export interface ProtocolModule {
   readonly protocol: Protocol;
   readonly traits: ProtocolTraits;
-  /** A fresh mapper for one venue speaking this protocol (also used by `crossbook normalize`). */
-  createMapper(venue: VenueConfig, log?: Logger): Mapper;
+  /**
+   * A fresh mapper for one venue speaking this protocol (also used by `crossbook normalize`), made
+   * as a live mapper's `replayOptions` say when given them (a replay of the capture); options it
+   * does not know or cannot take throw, with what was wrong.
+   */
+  createMapper(venue: VenueConfig, log?: Logger, options?: Readonly<Record<string, unknown>>): Mapper;
   createFeed(ctx: FeedContext): VenueFeed;
   /**
    * The URL grammar of the venue's market pages (spec 4.3): the percent-decoded path segments of a
@@ -88,4 +92,13 @@ export function venueMarketId(venue: VenueConfig, marketId: string): string | un
   if (!venue.idPrefix) return marketId;
   const p = `${venue.slug}_`;
   return marketId.startsWith(p) ? marketId.slice(p.length) : undefined;
+}
+
+/** The `createMapper` of a protocol whose mappers take no options: refuses any it is given. */
+export function optionless(protocol: Protocol, create: (venue: VenueConfig, log?: Logger) => Mapper): ProtocolModule['createMapper'] {
+  return (venue, log, options) => {
+    const keys = Object.keys(options ?? {});
+    if (keys.length > 0) throw new Error(`${protocol} mappers take no options (given: ${keys.join(', ')})`);
+    return create(venue, log);
+  };
 }

@@ -206,7 +206,8 @@ interface Shown {
 /**
  * Per market with prices subscribers, what its last price_update showed: a quote change only of
  * fields the message does not carry (top-of-book sizes, open interest) sends nothing. Forgotten
- * when the topic has no subscribers, so a new subscriber's snapshot starts it afresh.
+ * when the topic has no subscribers; the snapshot of a topic's only subscriber sets it (`show`),
+ * so a change that leaves the shown fields as the snapshot had them sends nothing either.
  */
 export class ShownQuotes {
   private readonly shown = new WeakMap<QuoteRecord, Shown>();
@@ -215,11 +216,16 @@ export class ShownQuotes {
     this.shown.delete(q);
   }
 
+  /** `q` as it stands was shown (a lone subscriber's snapshot): the next price_update is a change from it. */
+  show(q: QuoteRecord): void {
+    this.shown.set(q, { yesBid: q.yesBid, yesAsk: q.yesAsk, lastPrice: q.lastPrice, volume: q.volume });
+  }
+
   /** Whether `q` differs from what its last price_update showed (and records it as shown). */
   changed(q: QuoteRecord): boolean {
     const s = this.shown.get(q);
     if (!s) {
-      this.shown.set(q, { yesBid: q.yesBid, yesAsk: q.yesAsk, lastPrice: q.lastPrice, volume: q.volume });
+      this.show(q);
       return true;
     }
     if (s.yesBid === q.yesBid && s.yesAsk === q.yesAsk && s.lastPrice === q.lastPrice && s.volume === q.volume) return false;

@@ -53,6 +53,8 @@ export interface ProtocolDeps {
   readonly snapshotBytes: number;
   /** An `auth` message (in-band login, or again on a connection that has logged in). */
   login(ws: Socket, c: Conn, m: Extract<ClientMessage, { type: 'auth' }>): void;
+  /** The prices snapshot of a market went to its topic's only subscriber (the router's `snapshotted`). */
+  readonly pricesShown?: ((venue: string, marketId: string) => void) | undefined;
   /** Replays and their controls (replay-session.ts); absent: a replay is answered that this server does not replay. */
   readonly replays?: { handle(ws: Socket, c: Authed, m: ReplayMessage): void } | undefined;
 }
@@ -449,7 +451,9 @@ export class ClientProtocol implements ResumeHub {
   /** The current state of a market topic, sent to one client at the topic's current seq. */
   snapshot(ws: Socket, t: ResumeTopic): void {
     const body = snapshotBody(this.d.state, t, this.tickerChannel, this.d.bookDepth);
-    if (body) this.sendSnapshot(ws, body, this.seqOf(t.topic));
+    if (!body) return;
+    this.sendSnapshot(ws, body, this.seqOf(t.topic));
+    if (t.ch === 'prices' && this.d.pricesShown !== undefined && this.d.topics.holders(t.topic) === 1) this.d.pricesShown(t.v.label, t.id);
   }
 
   /** A streamed message's current state, sent to one client on subscribe, in the streamed envelope of its dialect. */

@@ -179,6 +179,10 @@ export class WsHub {
       keyBudget: this.keyBudget,
       snapshotBytes: coalesceBytes,
       replays: this.replays,
+      pricesShown: (venue, id) => {
+        const q = this.state.quotes.get(venue, id);
+        if (q) this.router.snapshotted(q);
+      },
     });
     this.install(deps.path);
     this.sweep = setInterval(() => this.backpressure.sweep(this.conns), 100);

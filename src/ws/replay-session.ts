@@ -45,14 +45,18 @@ interface ReplayTopic {
   readonly id?: string | undefined;
 }
 
-/** One pass of the pipeline replay (a seek starts another): its router's topics and publisher. */
+/** One pass of the pipeline replay (a seek back starts another): its router's topics and publisher. */
 interface Run {
   readonly gen: number;
-  readonly epoch: number;
+  /** Where the pass sends from, and the epoch it sends under (a seek forward moves both). */
+  from: number;
   readonly held: Set<string>;
   readonly topics: Topics;
+  readonly pub: Publisher;
   readonly rooms: ReplayRooms;
   begun: boolean;
+  /** Every item of the pass has been read: a seek can no longer ride on it. */
+  done: boolean;
 }
 
 /** One replay of one connection. */
@@ -94,8 +98,9 @@ const SLICE = 64;
  * router of its own (route.ts: the live hub's routing and body builders) on the replay's state, so
  * the client gets the messages the live channels sent, with their venue_ts and recv_ts. The books
  * are built from the start of the capture (a warm-up whose messages are built but not sent); at `from` the client gets each market's snapshot, then the updates at
- * `speed`× the recorded pace. Pause, resume, seek (a new pass from the start of the capture, sent
- * from the new position under a new epoch) and stop are acknowledged. A client that does not read
+ * `speed`× the recorded pace. Pause, resume, seek (sent from the new position under a new epoch: a
+ * seek forward rides on the running pass, which applies the items up to there without sending them;
+ * a seek back starts a new pass from the start of the capture) and stop are acknowledged. A client that does not read
  * pauses its replay (uWS's buffered amount past `highWater`; a drain resumes it): nothing is
  * buffered for it. Replays run in the server's process a slice of items at a time, bounded in
  * number per key (the plan's ws.replays) and per server (websocket.replayMaxConcurrent).
@@ -142,10 +147,27 @@ export class ReplaySessions {
     if (at === undefined) return;
     if (at < s.from || at > s.to)
       return this.error(ws, CODES.BAD_REQUEST, `replay_seek: at ${iso(at)} is outside the replay's window ${iso(s.from)} .. ${iso(s.to)}`, s.id);
-    s.gen++;
-    s.restartAt = at;
+    if (!this.ahead(s, at)) {
+      s.gen++;
+      s.restartAt = at;
+    }
     this.wake(s);
     this.ack(s, 'replay_seeked', at, at);
+  }
+
+  /**
+   * A seek forward, past what the running pass has applied: the pass goes on to `at` sending
+   * nothing, then sends from there under the epoch `at`, as a new pass from the start of the
+   * capture would (the same items applied, the same router, the same seqs), without replaying what
+   * this one already did. False when the pass cannot (a seek back, or none running yet).
+   */
+  private ahead(s: Session, at: number): boolean {
+    const run = s.run;
+    if (run === undefined || run.done || run.gen !== s.gen || s.restartAt !== undefined || at < s.position) return false;
+    run.begun = false;
+    run.from = at;
+    run.pub.epoch = at;
+    return true;
   }
 
   /** uWS's drain of a connection: its replays waiting for the client to read go on. */
@@ -250,7 +272,7 @@ export class ReplaySessions {
       const gen = s.gen;
       const r = await replay({
         config: this.d.config,
-        items: this.items(s, gen, emitFrom),
+        items: this.items(s, gen),
         log: this.d.log,
         fanout: (rooms) => this.router(s, gen, emitFrom, rooms),
         // What live sent in the window: changes after its last flush went out at a flush past `to`.
@@ -268,8 +290,8 @@ export class ReplaySessions {
     const held = new Set<string>();
     const topics = new Topics((t) => (held.has(t) ? 1 : 0), this.tickerChannel, false);
     if (s.c.hosted) topics.hostedConns = 1;
-    const run: Run = { gen, epoch, held, topics, rooms, begun: false };
     const pub = new Publisher((topic, msg) => run.begun && this.deliver(s, gen, topic, msg), topics, new Retained(), rooms.clock, epoch);
+    const run: Run = { gen, from: epoch, held, topics, pub, rooms, begun: false, done: false };
     // Held from the start of the capture and sent from `from` on: what the router remembers per
     // topic (the fields a price_update last showed) is then what it was for a live subscriber.
     for (const t of s.topics) {
@@ -289,12 +311,12 @@ export class ReplaySessions {
   }
 
   /**
-   * The capture log up to `to`, as the pipeline replay's items; from `emitFrom` on, each waits for
+   * The capture log up to `to`, as the pipeline replay's items; from the pass's `from` on, each waits for
    * its turn (pause, pace, the client reading). A synthetic flush marker first, at the first
    * record's time, lets the router be wired before any event is applied (a flush with nothing
    * dirty does nothing).
    */
-  private async *items(s: Session, gen: number, emitFrom: number): AsyncGenerator<ReplayItem> {
+  private async *items(s: Session, gen: number): AsyncGenerator<ReplayItem> {
     const store = this.d.source.capture!.store;
     let n = 0;
     let first = true;
@@ -307,17 +329,20 @@ export class ReplaySessions {
         yield { type: 'flush', seq: -1, at: t };
       }
       const run = s.run;
-      if (run && t >= emitFrom) {
-        if (!run.begun) this.begin(s, run, emitFrom);
-        s.position = t;
+      if (run && t >= run.from) {
+        if (!run.begun) this.begin(s, run, run.from);
         await this.gate(s, gen, t);
         if (s.gen !== gen || s.stopped || s.c.closed) return;
+        // The position is the last item let through: a pause acknowledged while this one waits,
+        // or while the next is read, says the same position as the resume after it.
+        if (t >= run.from) s.position = t;
       }
       if (++n % SLICE === 0) await yieldToLoop();
       yield item;
     }
     const run = s.run;
-    if (run && !run.begun && s.gen === gen) this.begin(s, run, emitFrom);
+    if (run) run.done = true;
+    if (run && !run.begun && s.gen === gen) this.begin(s, run, run.from);
   }
 
   /** The replay reaches its window (or a seek's position): each market's snapshot, then what its topics publish, goes to the client. */
@@ -334,7 +359,7 @@ export class ReplaySessions {
         ...(s.c.hosted ? { data: body } : {}),
         snapshot: true,
         seq: run.topics.seqOf(t.topic),
-        epoch: run.epoch,
+        epoch: run.from,
         ts: run.rooms.clock.now(),
       };
       this.deliver(s, run.gen, t.topic, JSON.stringify(msg));
@@ -354,6 +379,8 @@ export class ReplaySessions {
   private async gate(s: Session, gen: number, t: number): Promise<void> {
     for (;;) {
       if (s.gen !== gen || s.stopped || s.c.closed) return;
+      // A seek forward past this item: it is applied without being sent, so it waits for nothing.
+      if (s.run !== undefined && t < s.run.from) return;
       if (s.paused || s.ws.getBufferedAmount() > this.d.highWater) {
         // A drain, resume, seek or stop wakes it; the retry covers a drain uWS reported before we waited.
         await this.sleep(s, s.paused ? 60_000 : 50);

@@ -132,6 +132,15 @@ export class HubRouter implements FanoutTarget {
   }
 
   /**
+   * The only subscriber of a prices topic got `q` as its snapshot: a later change that leaves the
+   * fields a price_update shows as they were sends nothing (with others subscribed, what they were
+   * last shown stands: a change not yet flushed still goes to them).
+   */
+  snapshotted(q: QuoteRecord): void {
+    this.shown.show(q);
+  }
+
+  /**
    * A quote change: prices, the catalog venue's ticker channel, and live games. `at`: the venue
    * frame behind the change, whose times the messages carry.
    */

@@ -116,6 +116,11 @@ export class Topics {
   }
 
   /** Whether a topic has subscribers in either dialect (a cluster core exports every update: always). */
+  /** Connections holding `topic` here (0: none). */
+  holders(topic: string): number {
+    return this.held.get(topic)?.conns ?? 0;
+  }
+
   listeners(topic: string): number {
     if (this.exportAll) return 1;
     return this.subs(topic) === undefined ? 0 : 1;

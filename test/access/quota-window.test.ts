@@ -37,4 +37,15 @@ describe('quota flush window', () => {
     expect(new QuotaLedger(db).used('key_window')).toMatchObject({ count: 1 });
     await ledger.stop();
   });
+
+  it('a flush with nothing left to write still waits for the counts an earlier flush is writing', async () => {
+    const db = persistence.db('quota');
+    const ledger = new QuotaLedger(db);
+    for (let i = 0; i < 5; i++) ledger.consume('key_inflight', loadPlans().free, undefined, {});
+    const first = ledger.flush();
+    // Nothing is dirty now: the first flush took the counter. This one resolves only when it is on disk.
+    await ledger.flush();
+    expect(db.get('m:key_inflight')).toMatchObject({ count: 5 });
+    await first;
+  });
 });

@@ -82,7 +82,7 @@ async function open(): Promise<Socket> {
     sock,
     msgs,
     send: (m) => sock.send(JSON.stringify(m)),
-    async next(pred, timeout = 5000) {
+    async next(pred, timeout = 30_000) {
       let found: Record<string, any> | undefined;
       await vi.waitFor(
         () => {

@@ -1,7 +1,7 @@
 /**
  * A crossbook service in a child process for the process-fault tests: starts on the DATA_DIR given
  * in argv[2] with the simulator at a high tick rate, then every 100 ms reports on stdout what is
- * durable: the highest trade seq written and flushed, and a key's monthly count after a quota flush.
+ * durable: the highest trade seq written and flushed, and the demo key's monthly count a quota flush wrote.
  * SIGKILL can arrive at any moment; only what was reported may be relied on.
  */
 import { loadConfig } from '../../src/config/load.js';
@@ -21,13 +21,17 @@ const config = loadConfig({
 const svc = await startService(config);
 process.stdout.write(`${JSON.stringify({ ready: true, url: svc.url, key: svc.demoKey })}\n`);
 process.once('SIGTERM', () => void svc.close().then(() => process.exit(0)));
+const verdict = svc.keys.verify(svc.demoKey);
+const keyId = verdict.ok ? verdict.record.id : undefined;
 setInterval(() => {
   const seq = svc.state.trades.seq;
   const markets = svc.state.catalog.size;
+  // The demo key's monthly count as the flush below begins: durable once it resolves.
+  const quota = keyId === undefined ? 0 : (svc.quota.used(keyId)?.count ?? 0);
   // What the service does every second (catalog) and on every write (trades, quota), awaited here
   // so that the report names only what is on disk.
   void Promise.all([svc.persistence.flushCatalog(svc.state), svc.persistence.flushed(), svc.quota.flush()]).then(() => {
     // writeErrors: writes that failed (full disk); durableSeq then means "attempted", not "on disk".
-    process.stdout.write(`${JSON.stringify({ durableSeq: seq, markets, writeErrors: svc.persistence.writeErrors })}\n`);
+    process.stdout.write(`${JSON.stringify({ durableSeq: seq, markets, quota, writeErrors: svc.persistence.writeErrors })}\n`);
   });
 }, 100);

@@ -8,6 +8,8 @@ export interface Report {
   key?: string;
   durableSeq?: number;
   markets?: number;
+  /** The demo key's monthly request count, durable when reported. */
+  quota?: number;
   writeErrors?: number;
 }
 

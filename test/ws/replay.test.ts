@@ -115,7 +115,11 @@ describe('WebSocket replay', () => {
     // A window that starts after the subscriptions took effect and that the live client has seen whole.
     const first = await live.next((m) => m['type'] === 'orderbook_update' && m['snapshot'] !== true);
     from = (first['ts'] as number) + 1;
-    to = from + 3000;
+    // At least 3 s, and long enough to hold each kind of update (a loaded machine moves the books slower).
+    const kinds = ['orderbook_update', 'price_update', 'arb', 'ev'];
+    const firstOf = (type: string): Msg | undefined => live.all.find((m) => m['type'] === type && isUpdate(m) && (m['ts'] as number) >= from);
+    await vi.waitFor(() => expect(kinds.filter((k) => firstOf(k) === undefined)).toEqual([]), { timeout: 60_000, interval: 50 });
+    to = Math.max(from + 3000, ...kinds.map((k) => firstOf(k)!['ts'] as number));
     await vi.waitFor(() => expect(live.all.some((m) => (m['ts'] as number) > to + 200 && m['type'] === 'orderbook_update')).toBe(true), {
       timeout: 30_000,
       interval: 50,
@@ -181,6 +185,37 @@ describe('WebSocket replay', () => {
     expect(unknown).toMatchObject({ code: 'REPLAY_UNKNOWN' });
     expect(problems).toEqual([]);
     c.ws.close();
+  });
+
+  it('a seek forward rides on the running pass and sends what a replay started there sends: the same messages, seqs and epoch', async () => {
+    const c = await connect(keys['enterprise']!);
+    const channels = ['prices', 'orderbook', 'arb', 'ev'];
+    c.send({ type: 'replay', channels, market_ids: ids, from, to, speed: 1 });
+    const started = await c.next((m) => m['type'] === 'replay_started');
+    await c.next((m) => m['type'] === 'orderbook_update' && m['snapshot'] !== true);
+    c.send({ type: 'replay_pause', replay_id: started['replay_id'] });
+    const paused = await c.next((m) => m['type'] === 'replay_paused');
+    const at = Math.min(to - 300, Math.max((paused['position'] as number) + 1, from + 1500));
+    c.send({ type: 'replay_seek', replay_id: started['replay_id'], at });
+    const seeked = await c.next((m) => m['type'] === 'replay_seeked');
+    c.send({ type: 'replay_resume', replay_id: started['replay_id'] });
+    const done = await c.next((m) => m['type'] === 'replay_completed');
+    const got = c.all.filter((m) => STREAMED.has(m['type'] as string) && order.get(m)! > order.get(seeked)! && order.get(m)! < order.get(done)!);
+    c.ws.close();
+
+    // The same window from `at`, a pass of its own from the start of the capture.
+    const f = await connect(keys['enterprise']!);
+    f.send({ type: 'replay', channels, market_ids: ids, from: at, to, speed: 'max' });
+    const fresh = await f.next((m) => m['type'] === 'replay_completed');
+    const want = f.all.filter((m) => STREAMED.has(m['type'] as string) && order.get(m)! < order.get(fresh)!);
+    f.ws.close();
+    expect(want.filter((m) => m['snapshot'] === true && m['type'] === 'orderbook_update').length).toBe(ids.length);
+    expect(want.some(isUpdate)).toBe(true);
+    expect(got).toEqual(want);
+    expect(got.every((m) => m['epoch'] === at)).toBe(true);
+    // One pass: the seek did not start the capture over (a second pass would add its events).
+    expect(done['events']).toBe(fresh['events']);
+    expect(problems).toEqual([]);
   });
 
   it('refuses bad input, a plan without replay, and replays past the cap, each with a clear error', async () => {

@@ -134,10 +134,12 @@ export class FramePath {
 
   /**
    * Delivers one event, holding back a market upsert that did not change. Also for events a
-   * protocol builds itself (catalog upserts from REST, polled trades); those skip `onEvent`.
+   * protocol builds itself (catalog upserts from REST, polled trades); those skip `onEvent`. Every
+   * upsert is shown to the mapper first (`learn`), changed or not, as a replay of the capture does.
    */
   emit(e: NormalizedEvent): void {
     if (e.type === 'market') {
+      if (this.mapper.learn !== undefined) this.mapper.learn(e);
       if (this.upserts.changed(e)) this.sink.next(e);
       return;
     }

@@ -1,4 +1,4 @@
-import type { NormalizedEvent, VenueLabel } from '../../core/types.js';
+import type { MarketUpsert, NormalizedEvent, VenueLabel } from '../../core/types.js';
 import type { FeedStats } from './stats.js';
 
 /**
@@ -26,6 +26,19 @@ export interface Mapper {
    * feed, a replay of the capture, `crossbook normalize`) skips the same frames.
    */
   isControl?(text: string): boolean;
+  /**
+   * Optional: the options of its protocol's `createMapper` that make a mapper map as this one does,
+   * when the live feed builds it differently from the default (Polymarket with the data-api: a
+   * `last_trade_price` is a last price, not a trade). The feed runtime records them in the capture
+   * when its session starts, and a replay makes its mapper with them.
+   */
+  readonly replayOptions?: Readonly<Record<string, unknown>>;
+  /**
+   * Optional: a catalog upsert a protocol built outside the frame path (a REST walk's), handed over
+   * by the frame path before it is delivered, so the mapper of a replay, which sees only the
+   * recorded upsert, learns what the live one did (Polymarket's token table).
+   */
+  learn?(u: MarketUpsert): void;
   /** Forget all per-connection state (books, seq) after a disconnect. */
   reset(): void;
   /** Like reset(), for the instruments of one connection of several (a feed's scoped reset; a replay repeats it). */

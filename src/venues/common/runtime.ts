@@ -106,6 +106,8 @@ export class FeedRuntime {
   run(session: FeedSession): void {
     this.session = session;
     this.path = new FramePath(session.mapper, this.out, new UpsertChanges(), session);
+    // A fresh mapper from here on, made as its options say: a replay of the capture makes its own so.
+    if (this.capture !== undefined) this.capture.session(session.mapper.replayOptions ?? {});
     session.start();
   }
 

@@ -66,7 +66,8 @@ export function reconnectingSocket(opts: SocketOptions): Observable<SocketEvent>
         const thisAttempt = attempt;
         attempt = 0;
         clearHb();
-        hbTimer = setInterval(() => {
+        const check = (): void => {
+          if (ws !== sock || stalled) return;
           if (now() - lastSeen > hb * 2.5) {
             opts.log?.warn({ url: opts.url }, 'venue socket stalled; terminating');
             stalled = true;
@@ -74,6 +75,17 @@ export function reconnectingSocket(opts: SocketOptions): Observable<SocketEvent>
             return;
           }
           if (sock.readyState === WebSocket.OPEN) sock.ping();
+        };
+        let lastTick = now();
+        hbTimer = setInterval(() => {
+          // A timer that runs late means this process was busy (a long task, a GC pause), and
+          // timers run before the poll phase reads what arrived meanwhile: judge the silence after
+          // that read (setImmediate), so our own stall is never taken for the venue's.
+          const t = now();
+          const late = t - lastTick > hb * 1.5;
+          lastTick = t;
+          if (late) setImmediate(check);
+          else check();
         }, hb);
         hbTimer.unref?.();
         sub.next({

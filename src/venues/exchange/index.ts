@@ -1,4 +1,4 @@
-import type { ProtocolModule } from '../protocol.js';
+import { optionless, type ProtocolModule } from '../protocol.js';
 import { createExchangeFeed } from './feed.js';
 import { createExchangeMapper } from './mappers.js';
 
@@ -13,6 +13,6 @@ export * from './raw.js';
 export const protocol: ProtocolModule = {
   protocol: 'exchange',
   traits: { lastPriceInBand: false },
-  createMapper: createExchangeMapper,
+  createMapper: optionless('exchange', createExchangeMapper),
   createFeed: createExchangeFeed,
 };

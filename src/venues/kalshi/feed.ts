@@ -128,7 +128,7 @@ function kalshiSession(rt: FeedRuntime, o: Options): FeedSession {
     },
     start: () =>
       rt.catalog(async () => {
-        await walkCatalog(rt, mapper, o.settledLookbackMs);
+        await walkCatalog(rt, o.settledLookbackMs);
         subs.subscribeWanted();
         if (!streaming && !rt.stopped) connect();
         return `${subs.known.size} markets, ${subs.wanted.size} subscribed`;
@@ -281,9 +281,10 @@ class Resync {
  * One catalog walk: series, then events and markets by status filter, every page through the
  * frame path (the mapper turns them into upserts). Rejects on the first failed request.
  */
-async function walkCatalog(rt: FeedRuntime, mapper: KalshiMapper, settledLookbackMs: number): Promise<void> {
-  const series = await getJson(url(rt.endpoints.rest, 'series'), kalshiSeriesListSchema);
-  mapper.learnSeries(series.series ?? []);
+async function walkCatalog(rt: FeedRuntime, settledLookbackMs: number): Promise<void> {
+  // Through the frame path like the pages after it (the mapper learns the series from it), so the
+  // capture holds it and a replay's mapper knows the fees and frequency live's did.
+  rt.frame(await getJson(url(rt.endpoints.rest, 'series'), kalshiSeriesListSchema), rt.now());
   const minClose = Math.floor((rt.now() - settledLookbackMs) / 1000);
   for (const f of [{ status: 'open' }, { status: 'closed' }, { status: 'settled', min_close_ts: minClose }]) {
     await walk(rt, 'events', { ...f, limit: 200 }, eventsPageShell, (doc) => rt.frame({ events: doc.events ?? [] }, rt.now()));

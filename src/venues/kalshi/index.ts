@@ -1,4 +1,4 @@
-import type { ProtocolModule } from '../protocol.js';
+import { optionless, type ProtocolModule } from '../protocol.js';
 import { createKalshiFeed } from './feed.js';
 import { createKalshiMapper } from './mappers.js';
 import { parseKalshiMarketUrl } from './url.js';
@@ -22,7 +22,7 @@ export * from './raw.js';
 export const protocol: ProtocolModule = {
   protocol: 'kalshi',
   traits: { lastPriceInBand: false },
-  createMapper: createKalshiMapper,
+  createMapper: optionless('kalshi', createKalshiMapper),
   createFeed: (ctx) => createKalshiFeed(ctx),
   parseMarketUrl: parseKalshiMarketUrl,
 };

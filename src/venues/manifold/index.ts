@@ -1,4 +1,4 @@
-import type { ProtocolModule } from '../protocol.js';
+import { optionless, type ProtocolModule } from '../protocol.js';
 import { createManifoldFeed } from './feed.js';
 import { createManifoldMapper } from './mappers.js';
 
@@ -10,6 +10,6 @@ export * from './raw.js';
 export const protocol: ProtocolModule = {
   protocol: 'manifold',
   traits: { lastPriceInBand: false },
-  createMapper: createManifoldMapper,
+  createMapper: optionless('manifold', createManifoldMapper),
   createFeed: (ctx) => createManifoldFeed(ctx),
 };

@@ -61,7 +61,7 @@ export function createPolymarketFeed(ctx: FeedContext): VenueFeed {
   return createVenueFeed(ctx, 'polymarket', (rt) => {
     const mapper = new PolymarketMapper(venue, rt.log, { stats: rt.stats, lastTradeAs: data ? 'quote' : 'trade' });
     const channel = new MarketChannel(rt, mapper, wsUrl);
-    const catalog = new GammaCatalog(rt, mapper, gamma);
+    const catalog = new GammaCatalog(rt, gamma);
     const session: FeedSession = {
       mapper,
       onEvent: (e) => channel.see(e),
@@ -86,7 +86,6 @@ class GammaCatalog {
 
   constructor(
     private readonly rt: FeedRuntime,
-    private readonly mapper: PolymarketMapper,
     private readonly gamma: string,
   ) {}
 
@@ -113,8 +112,8 @@ class GammaCatalog {
     return assets;
   }
 
+  /** One upsert out (the frame path shows it to the mapper, which learns its tokens). */
   private publish(u: MarketUpsert, conditionId: string): void {
-    this.mapper.learn(u);
     this.open.set(conditionId, isOpen(u));
     this.rt.emit(u);
   }

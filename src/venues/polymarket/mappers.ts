@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { z } from 'zod';
 import type { VenueConfig } from '../../config/schema.js';
 import type { Logger } from '../../core/log.js';
 import { PAYOUT, parseProbabilityDollars, parseSize, roundSize, unitsFromProbability } from '../../core/price.js';
@@ -62,6 +63,11 @@ export interface TokenInfo {
   /** The venue's label of this token's outcome ("Yes", "Up", a team). */
   readonly outcome?: string | undefined;
 }
+
+/** The options a replay makes the mapper with, as a live mapper's `replayOptions` recorded them. */
+export const polymarketReplayOptions = z
+  .object({ lastTradeAs: z.enum(['trade', 'quote']).optional(), untrackedTrades: z.enum(['drop', 'token']).optional() })
+  .strict();
 
 export interface PolymarketMapperOptions {
   /**
@@ -138,6 +144,7 @@ export class PolymarketMapper implements Mapper {
   private readonly suspects = new Map<string, Suspect>();
   private readonly lastTradeAs: 'trade' | 'quote';
   private readonly untrackedTrades: 'drop' | 'token';
+  readonly replayOptions: { readonly lastTradeAs: 'trade' | 'quote'; readonly untrackedTrades: 'drop' | 'token' };
   private readonly why = new Map<string, number>();
   /** Best-price disagreements seen (each a warning; `stats.gaps` counts those that persisted). */
   bestPriceWarnings = 0;
@@ -151,6 +158,7 @@ export class PolymarketMapper implements Mapper {
     this.stats = opts.stats ?? new FeedStats(log);
     this.lastTradeAs = opts.lastTradeAs ?? 'trade';
     this.untrackedTrades = opts.untrackedTrades ?? 'drop';
+    this.replayOptions = { lastTradeAs: this.lastTradeAs, untrackedTrades: this.untrackedTrades };
   }
 
   /** The server's answer to our keep-alive `PING`: the text `PONG`, not JSON (live and in a replay). */

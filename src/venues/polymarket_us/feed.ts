@@ -38,7 +38,7 @@ export function createPolymarketUsFeed(ctx: FeedContext): VenueFeed {
   return createVenueFeed(ctx, 'polymarket_us', (rt) => {
     const mapper = new PolymarketUsMapper(rt.venue, rt.log, rt.stats);
     const channel = new SlugChannel(rt, wsUrl, auth);
-    const catalog = new UsCatalog(rt, mapper);
+    const catalog = new UsCatalog(rt);
     return {
       mapper,
       start: () =>
@@ -57,10 +57,7 @@ class UsCatalog {
   /** slug → whether it was still open when last seen. */
   private readonly open = new Map<string, boolean>();
 
-  constructor(
-    private readonly rt: FeedRuntime,
-    private readonly mapper: PolymarketUsMapper,
-  ) {}
+  constructor(private readonly rt: FeedRuntime) {}
 
   /** One walk: every market published; returns the open slugs that `wanted` accepts. */
   async refresh(wanted: (slug: string) => boolean): Promise<string[]> {
@@ -87,8 +84,8 @@ class UsCatalog {
     return fresh;
   }
 
+  /** One upsert out (the frame path shows it to the mapper, which learns it). */
   private publish(u: MarketUpsert): void {
-    this.mapper.learn(u);
     this.open.set(venueMarketId(this.rt.venue, u.marketId) ?? u.marketId, isOpen(u));
     this.rt.emit(u);
   }

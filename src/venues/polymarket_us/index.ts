@@ -1,4 +1,4 @@
-import type { ProtocolModule } from '../protocol.js';
+import { optionless, type ProtocolModule } from '../protocol.js';
 import { createPolymarketUsFeed } from './feed.js';
 import { PolymarketUsMapper } from './mappers.js';
 
@@ -13,6 +13,6 @@ export * from './raw.js';
 export const protocol: ProtocolModule = {
   protocol: 'polymarket_us',
   traits: { lastPriceInBand: false },
-  createMapper: (venue, log) => new PolymarketUsMapper(venue, log),
+  createMapper: optionless('polymarket_us', (venue, log) => new PolymarketUsMapper(venue, log)),
   createFeed: createPolymarketUsFeed,
 };

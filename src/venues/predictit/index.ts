@@ -1,4 +1,4 @@
-import type { ProtocolModule } from '../protocol.js';
+import { optionless, type ProtocolModule } from '../protocol.js';
 import { createPredictItFeed } from './feed.js';
 import { createPredictItMapper } from './mappers.js';
 import { parsePredictItUrl } from './url.js';
@@ -11,7 +11,7 @@ export * from './raw.js';
 export const protocol: ProtocolModule = {
   protocol: 'predictit',
   traits: { lastPriceInBand: false },
-  createMapper: createPredictItMapper,
+  createMapper: optionless('predictit', createPredictItMapper),
   createFeed: createPredictItFeed,
   parseMarketUrl: parsePredictItUrl,
 };

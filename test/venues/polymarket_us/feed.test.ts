@@ -17,7 +17,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function until(what: string, pred: () => boolean, timeoutMs = 5_000): Promise<void> {
+async function until(what: string, pred: () => boolean, timeoutMs = 30_000): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!pred()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
@@ -83,5 +83,5 @@ describe('polymarket_us feed against the simulator', () => {
     await until('books after gap and malformed', () => diff().length === 0 && feed.stats.malformedTotal >= 4);
     expect(Object.fromEntries(feed.stats.malformed)).toEqual({ json: 1, marketData: 3 });
     expect(feed.stats.unknown.get('requestId,marketDepthV2')).toBe(1);
-  }, 10_000);
+  });
 });
