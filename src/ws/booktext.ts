@@ -75,6 +75,9 @@ export function bookJson(marketId: string, slug: string, s: MarketSides, depth: 
   return `{"type":"orderbook_update","channel":"orderbook","market_id":${JSON.stringify(marketId)},"source":${JSON.stringify(slug)},"ready":true,"yes":${yes},"no":${no}}`;
 }
 
+/** From this many bytes on, `Buffer.copy` (a native call of fixed cost) beats a loop (measured: about 60). */
+const COPY_FROM = 64;
+
 /**
  * ASCII text written into one reused buffer, for a message that is built and published at once
  * (uWS copies what it publishes): no intermediate strings to build, flatten and encode again.
@@ -106,7 +109,11 @@ export class TextBytes {
   /** The first `n` bytes of `bytes` as they are (text written before and kept: see `sideBytes`). */
   raw(bytes: Buffer, n: number): void {
     if (this.length + n > this.buf.length) this.grow(n);
-    bytes.copy(this.buf, this.length, 0, n);
+    if (n >= COPY_FROM) bytes.copy(this.buf, this.length, 0, n);
+    else {
+      const b = this.buf;
+      for (let i = 0, at = this.length; i < n; i++) b[at++] = bytes[i]!;
+    }
     this.length += n;
   }
 
