@@ -175,6 +175,9 @@ function digitCount(x: number): number {
  */
 const LEVEL_ROOM = 56;
 
+/** What a level with its comma usually takes (`,[54.5,1234.25]`): a side's kept text starts with room for that many per level. */
+const TYPICAL_LEVEL = 16;
+
 /** The bytes of `centsText(units)` for every price in 0..PAYOUT units, filled as first written. */
 const CENT_BYTES: (Uint8Array | undefined)[] = new Array<Uint8Array | undefined>(PAYOUT + 1).fill(undefined);
 
@@ -251,11 +254,10 @@ function sideBytes(w: TextBytes, side: BookSide, depth: number, complement: bool
 /** Writes the side's kept text: `plain` and/or `flipped`, each level's size formatted once. */
 function writeSide(t: SideText, side: BookSide, depth: number, plain: boolean, flipped: boolean): void {
   const n = Math.min(depth, side.length);
-  const room = 2 + n * LEVEL_ROOM;
-  if (plain && t.plain.length < room) t.plain = Buffer.allocUnsafe(room);
-  if (flipped && t.flipped.length < room) t.flipped = Buffer.allocUnsafe(room);
-  const a = t.plain;
-  const b = t.flipped;
+  // Room for a typical level to start with (kept per side, so sized near its text), grown when a level might not fit.
+  const room = 2 + n * TYPICAL_LEVEL;
+  let a = plain && t.plain.length < room ? (t.plain = Buffer.allocUnsafe(room)) : t.plain;
+  let b = flipped && t.flipped.length < room ? (t.flipped = Buffer.allocUnsafe(room)) : t.flipped;
   let i = 0;
   let j = 0;
   a[i++] = 91; // [
@@ -263,6 +265,8 @@ function writeSide(t: SideText, side: BookSide, depth: number, plain: boolean, f
   for (let k = 0; k < n; k++) {
     const p = side.price(k);
     const z = side.size(k);
+    if (plain && i + LEVEL_ROOM + 1 > a.length) a = t.plain = grown(a, i);
+    if (flipped && j + LEVEL_ROOM + 1 > b.length) b = t.flipped = grown(b, j);
     if (plain) {
       if (k > 0) a[i++] = 44; // ,
       a[i++] = 91;
@@ -291,6 +295,13 @@ function writeSide(t: SideText, side: BookSide, depth: number, plain: boolean, f
   b[j++] = 93;
   if (plain) t.plainLength = i;
   if (flipped) t.flippedLength = j;
+}
+
+/** A buffer of twice the room (at least room for another level) holding the first `used` bytes of `buf`. */
+function grown(buf: Buffer, used: number): Buffer {
+  const next = Buffer.allocUnsafe(Math.max(2 * buf.length, used + 2 * LEVEL_ROOM));
+  buf.copy(next, 0, 0, used);
+  return next;
 }
 
 /** Copies `bytes` to `b` at `at`; returns the index after them. */
