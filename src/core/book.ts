@@ -202,6 +202,12 @@ export class BookLevels {
  * or one of its own for a side alone).
  */
 export class BookSide {
+  /**
+   * What a writer of this side's text keeps for it (src/ws/booktext.ts: the text as last written and
+   * the write count it stands for), on the side so that finding it is a field read, not a lookup.
+   */
+  text: object | undefined = undefined;
+
   /** true for bids (descending), false for asks (ascending); a side alone gets storage of its own. */
   constructor(
     readonly descending: boolean,

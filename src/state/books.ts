@@ -28,6 +28,11 @@ export class StateBook extends OrderBook implements HeldQuote {
   groupsIndex: object | undefined = undefined;
   groupsMarket: string | undefined = undefined;
   groups: readonly number[] = NO_GROUPS;
+  /** Its market's orderbook topic as the fan-out last found it (SubsSlot, src/ws/topics.ts). */
+  subsOf: object | undefined = undefined;
+  subsLayout = 0;
+  subsId: string | undefined = undefined;
+  subsHeld: object | undefined = undefined;
 }
 
 const NO_GROUPS: readonly number[] = [];

@@ -75,6 +75,9 @@ export function bookJson(marketId: string, slug: string, s: MarketSides, depth: 
   return `{"type":"orderbook_update","channel":"orderbook","market_id":${JSON.stringify(marketId)},"source":${JSON.stringify(slug)},"ready":true,"yes":${yes},"no":${no}}`;
 }
 
+/** From this many bytes on, `Buffer.copy` (a native call of fixed cost) beats a loop (measured: about 60). */
+const COPY_FROM = 64;
+
 /**
  * ASCII text written into one reused buffer, for a message that is built and published at once
  * (uWS copies what it publishes): no intermediate strings to build, flatten and encode again.
@@ -103,22 +106,15 @@ export class TextBytes {
     this.length = at;
   }
 
-  /** Bytes as they are (text written before and kept: see `sideBytes`). */
-  raw(bytes: Uint8Array, n: number): void {
+  /** The first `n` bytes of `bytes` as they are (text written before and kept: see `sideBytes`). */
+  raw(bytes: Buffer, n: number): void {
     if (this.length + n > this.buf.length) this.grow(n);
-    const b = this.buf;
-    let at = this.length;
-    for (let i = 0; i < n; i++) b[at++] = bytes[i]!;
-    this.length = at;
-  }
-
-  /** The bytes written since `start` copied into `into` when they fit, else into a new array; returns it. */
-  keep(start: number, into: Uint8Array | undefined): Uint8Array {
-    const n = this.length - start;
-    const out = into !== undefined && into.length >= n ? into : new Uint8Array(Math.max(n, 2 * (into?.length ?? 0)));
-    const b = this.buf;
-    for (let i = 0; i < n; i++) out[i] = b[start + i]!;
-    return out;
+    if (n >= COPY_FROM) bytes.copy(this.buf, this.length, 0, n);
+    else {
+      const b = this.buf;
+      for (let i = 0, at = this.length; i < n; i++) b[at++] = bytes[i]!;
+    }
+    this.length += n;
   }
 
   /** One ASCII character code. */
@@ -157,39 +153,6 @@ export class TextBytes {
     } while (x > 0);
   }
 
-  /**
-   * One level `[cents,size]`, as levelsBytes writes it with `char`, `ascii` and `size`: room for
-   * the longest level is taken once, the price's text comes from a byte table, and a size that is
-   * an integer below 2^31 or an exact millionth below a billion (what the mappers leave) is
-   * written with integer arithmetic.
-   */
-  level(units: number, size: number): void {
-    if (this.length + LEVEL_ROOM > this.buf.length) this.grow(LEVEL_ROOM);
-    const b = this.buf;
-    let at = this.length;
-    b[at++] = 91; // [
-    const c = centsBytes(units);
-    for (let i = 0; i < c.length; i++) b[at++] = c[i]!;
-    b[at++] = 44; // ,
-    if (size >= 0 && size < 2147483648 && (size | 0) === size) at = writeInt(b, at, size);
-    else if (splitMillionths(size)) {
-      at = writeInt(b, at, split.whole);
-      b[at++] = 46; // .
-      for (let d = digitCount(split.frac); d < split.digits; d++) b[at++] = 48;
-      at = writeInt(b, at, split.frac);
-    } else {
-      this.length = at;
-      this.num(size);
-      at = this.length;
-      if (at + 1 > this.buf.length) this.grow(1);
-      this.buf[at++] = 93;
-      this.length = at;
-      return;
-    }
-    b[at++] = 93; // ]
-    this.length = at;
-  }
-
   private grow(n: number): void {
     const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.length + n));
     this.buf.copy(next, 0, 0, this.length);
@@ -206,8 +169,14 @@ function digitCount(x: number): number {
   return n;
 }
 
-/** Room one level takes at most on the fast path of `TextBytes.level`: brackets, comma, a price, an int or a millionth. */
-const LEVEL_ROOM = 48;
+/**
+ * Room one level takes at most, with its comma: brackets, comma, a price and a size of at most 25
+ * characters each (the longest text `String` gives a double).
+ */
+const LEVEL_ROOM = 56;
+
+/** What a level with its comma usually takes (`,[54.5,1234.25]`): a side's kept text starts with room for that many per level. */
+const TYPICAL_LEVEL = 16;
 
 /** The bytes of `centsText(units)` for every price in 0..PAYOUT units, filled as first written. */
 const CENT_BYTES: (Uint8Array | undefined)[] = new Array<Uint8Array | undefined>(PAYOUT + 1).fill(undefined);
@@ -241,58 +210,130 @@ export function plainAscii(s: string): boolean {
   return true;
 }
 
-function levelsBytes(w: TextBytes, side: BookSide, depth: number, complement: boolean): void {
-  const n = Math.min(depth, side.length);
-  w.char(91); // [
-  for (let i = 0; i < n; i++) {
-    if (i > 0) w.char(44); // ,
-    const p = side.price(i);
-    w.level(complement ? PAYOUT - p : p, side.size(i));
-  }
-  w.char(93);
-}
-
 /**
  * A side's levels as last written (`[[cents,size],…]`), as they are (`plain`) and complemented
- * (`flipped`), with their lengths, for the side's write count and depth then: a book message
- * writes each side twice (YES and NO), and a delta changes one side, so a side that did not change
- * since the last message is copied instead of formatted again.
+ * (`flipped`), with their lengths (-1: not written), for the side's write count and depth then: a
+ * book message writes each side twice (YES and NO), and a delta changes one side, so a side that
+ * did not change since the last message is copied instead of formatted again, and one that did is
+ * formatted once for both (the sizes are the same text in both). Kept on the side (`BookSide.text`).
  */
 interface SideText {
   gen: number;
   depth: number;
-  plain: Uint8Array | undefined;
+  plain: Buffer;
   plainLength: number;
-  flipped: Uint8Array | undefined;
+  flipped: Buffer;
   flippedLength: number;
 }
 
-/** By side (each book's two sides are objects of their own): gone with its book. */
-const sideTexts = new WeakMap<BookSide, SideText>();
+const NO_TEXT = Buffer.alloc(0);
 
-/** `levelsBytes`, copied from the side's kept text when the side has not changed since it was written. */
-function sideBytes(w: TextBytes, side: BookSide, depth: number, complement: boolean): void {
+/**
+ * The side's levels as `levelsJson` writes them, into `w`: from its kept text when the side has
+ * not changed since it was written, else written into the kept text first (both forms when `both`).
+ */
+function sideBytes(w: TextBytes, side: BookSide, depth: number, complement: boolean, both: boolean): void {
   const gen = side.gen;
-  let t = sideTexts.get(side);
-  if (t === undefined) sideTexts.set(side, (t = { gen, depth, plain: undefined, plainLength: -1, flipped: undefined, flippedLength: -1 }));
+  let t = side.text as SideText | undefined;
+  if (t === undefined) side.text = t = { gen, depth, plain: NO_TEXT, plainLength: -1, flipped: NO_TEXT, flippedLength: -1 };
   else if (t.gen !== gen || t.depth !== depth) {
     t.gen = gen;
     t.depth = depth;
     t.plainLength = -1;
     t.flippedLength = -1;
   }
-  const n = complement ? t.flippedLength : t.plainLength;
-  if (n >= 0) return w.raw((complement ? t.flipped : t.plain)!, n);
-  const start = w.length;
-  levelsBytes(w, side, depth, complement);
   if (complement) {
-    t.flipped = w.keep(start, t.flipped);
-    t.flippedLength = w.length - start;
+    if (t.flippedLength < 0) writeSide(t, side, depth, both, true);
+    w.raw(t.flipped, t.flippedLength);
   } else {
-    t.plain = w.keep(start, t.plain);
-    t.plainLength = w.length - start;
+    if (t.plainLength < 0) writeSide(t, side, depth, true, both);
+    w.raw(t.plain, t.plainLength);
   }
 }
+
+/** Writes the side's kept text: `plain` and/or `flipped`, each level's size formatted once. */
+function writeSide(t: SideText, side: BookSide, depth: number, plain: boolean, flipped: boolean): void {
+  const n = Math.min(depth, side.length);
+  // Room for a typical level to start with (kept per side, so sized near its text), grown when a level might not fit.
+  const room = 2 + n * TYPICAL_LEVEL;
+  let a = plain && t.plain.length < room ? (t.plain = Buffer.allocUnsafe(room)) : t.plain;
+  let b = flipped && t.flipped.length < room ? (t.flipped = Buffer.allocUnsafe(room)) : t.flipped;
+  let i = 0;
+  let j = 0;
+  a[i++] = 91; // [
+  b[j++] = 91;
+  for (let k = 0; k < n; k++) {
+    const p = side.price(k);
+    const z = side.size(k);
+    if (plain && i + LEVEL_ROOM + 1 > a.length) a = t.plain = grown(a, i);
+    if (flipped && j + LEVEL_ROOM + 1 > b.length) b = t.flipped = grown(b, j);
+    if (plain) {
+      if (k > 0) a[i++] = 44; // ,
+      a[i++] = 91;
+      i = writeBytes(a, i, centsBytes(p));
+      a[i++] = 44;
+      const from = i;
+      i = writeSize(a, i, z);
+      a[i++] = 93; // ]
+      if (flipped) {
+        if (k > 0) b[j++] = 44;
+        b[j++] = 91;
+        j = writeBytes(b, j, centsBytes(PAYOUT - p));
+        b[j++] = 44;
+        for (let x = from; x < i; x++) b[j++] = a[x]!;
+      }
+    } else {
+      if (k > 0) b[j++] = 44;
+      b[j++] = 91;
+      j = writeBytes(b, j, centsBytes(PAYOUT - p));
+      b[j++] = 44;
+      j = writeSize(b, j, z);
+      b[j++] = 93;
+    }
+  }
+  a[i++] = 93;
+  b[j++] = 93;
+  if (plain) t.plainLength = i;
+  if (flipped) t.flippedLength = j;
+}
+
+/** A buffer of twice the room (at least room for another level) holding the first `used` bytes of `buf`. */
+function grown(buf: Buffer, used: number): Buffer {
+  const next = Buffer.allocUnsafe(Math.max(2 * buf.length, used + 2 * LEVEL_ROOM));
+  buf.copy(next, 0, 0, used);
+  return next;
+}
+
+/** Copies `bytes` to `b` at `at`; returns the index after them. */
+function writeBytes(b: Buffer, at: number, bytes: Uint8Array): number {
+  for (let x = 0; x < bytes.length; x++) b[at++] = bytes[x]!;
+  return at;
+}
+
+/**
+ * A size as `String` writes it at `at` (room for 25 characters): an integer below 2^31 or an
+ * exact millionth below a billion (what the mappers leave) with integer arithmetic, anything else
+ * through `String`. Returns the index after it.
+ */
+function writeSize(b: Buffer, at: number, size: number): number {
+  if (size >= 0 && size < 2147483648 && (size | 0) === size) return writeInt(b, at, size);
+  if (splitMillionths(size)) {
+    at = writeInt(b, at, split.whole);
+    b[at++] = 46; // .
+    for (let d = digitCount(split.frac); d < split.digits; d++) b[at++] = 48;
+    return writeInt(b, at, split.frac);
+  }
+  const s = String(size);
+  for (let x = 0; x < s.length; x++) b[at++] = s.charCodeAt(x);
+  return at;
+}
+
+const BOOK_HEAD = Buffer.from('{"type":"orderbook_update","channel":"orderbook","market_id":"', 'latin1');
+const SOURCE = Buffer.from('","source":"', 'latin1');
+const YES_BIDS = Buffer.from('","ready":true,"yes":{"bids":', 'latin1');
+const ASKS = Buffer.from(',"asks":', 'latin1');
+const NO_EMPTY = Buffer.from('},"no":{"bids":[],"asks":[]}', 'latin1');
+const NO_BIDS = Buffer.from('},"no":{"bids":', 'latin1');
 
 /**
  * `bookJson` written into `w` without its closing brace (the envelope follows), for a market id
@@ -300,20 +341,21 @@ function sideBytes(w: TextBytes, side: BookSide, depth: number, complement: bool
  */
 export function bookBytes(w: TextBytes, marketId: string, slug: string, s: MarketSides, depth: number, yesOnly: boolean): void {
   const c = s.complement;
-  w.ascii('{"type":"orderbook_update","channel":"orderbook","market_id":"');
+  const both = !yesOnly;
+  w.raw(BOOK_HEAD, BOOK_HEAD.length);
   w.ascii(marketId);
-  w.ascii('","source":"');
+  w.raw(SOURCE, SOURCE.length);
   w.ascii(slug);
-  w.ascii('","ready":true,"yes":{"bids":');
-  sideBytes(w, s.bids, depth, c);
-  w.ascii(',"asks":');
-  sideBytes(w, s.asks, depth, c);
-  if (yesOnly) w.ascii('},"no":{"bids":[],"asks":[]}');
+  w.raw(YES_BIDS, YES_BIDS.length);
+  sideBytes(w, s.bids, depth, c, both);
+  w.raw(ASKS, ASKS.length);
+  sideBytes(w, s.asks, depth, c, both);
+  if (yesOnly) w.raw(NO_EMPTY, NO_EMPTY.length);
   else {
-    w.ascii('},"no":{"bids":');
-    sideBytes(w, s.asks, depth, !c);
-    w.ascii(',"asks":');
-    sideBytes(w, s.bids, depth, !c);
+    w.raw(NO_BIDS, NO_BIDS.length);
+    sideBytes(w, s.asks, depth, !c, both);
+    w.raw(ASKS, ASKS.length);
+    sideBytes(w, s.bids, depth, !c, both);
     w.char(125); // }
   }
 }

@@ -42,6 +42,8 @@ export class HubConflation {
   private spareOrder: VenueDirty[] = [];
   private readonly free: Pending[] = [];
   private size = 0;
+  /** The record marked last this turn: a quote change follows its book's change, so its market is usually this one. */
+  private last: Pending | undefined = undefined;
 
   constructor(private readonly hub: Pick<WsHub, 'onBook' | 'onQuote'>) {}
 
@@ -69,6 +71,7 @@ export class HubConflation {
     const order = this.order;
     this.order = this.spareOrder;
     this.size = 0;
+    this.last = undefined;
     for (let v = 0; v < order.length; v++) {
       const d = order[v]!;
       const batch = d.list;
@@ -96,6 +99,8 @@ export class HubConflation {
   }
 
   private pending(venue: string, marketId: string, at: FrameTimes | undefined): Pending {
+    const last = this.last;
+    if (last !== undefined && last.marketId === marketId && last.venue === venue) return this.stamp(last, at);
     let d = this.venues.get(venue);
     if (d === undefined) this.venues.set(venue, (d = { byId: new Map(), list: [], spare: [] }));
     let p = d.byId.get(marketId);
@@ -113,6 +118,12 @@ export class HubConflation {
       d.list.push(p);
       this.size++;
     }
+    this.last = p;
+    return this.stamp(p, at);
+  }
+
+  /** Takes the times of the frame behind a change, when there is one. */
+  private stamp(p: Pending, at: FrameTimes | undefined): Pending {
     if (at !== undefined) {
       p.timestamp = at.timestamp;
       p.localTimestamp = at.localTimestamp;

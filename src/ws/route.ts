@@ -6,6 +6,7 @@ import type { FeedEvent, FrameTimes } from '../core/types.js';
 import { FADE_TYPES, type Alert } from '../signals/alerts.js';
 import type { GroupSignals } from '../signals/engine.js';
 import type { OpportunityRecord } from '../signals/lifecycle/record.js';
+import { StateBook } from '../state/books.js';
 import type { EngineState } from '../state/engine.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import type { StoredTrade } from '../state/trades.js';
@@ -158,7 +159,7 @@ export class HubRouter implements FanoutTarget {
         pub.sendBytes(topic, subs, at);
       } else pub.publish(topic, priceBody(v, q, false), subs, at);
     }
-    if (games) {
+    if (games && topics.gamesListened) {
       const eid = games.eventOf(q.venue, q.marketId);
       const subs = eid ? topics.subs(`live_games:${eid}`) : undefined;
       if (subs) pub.publish(`live_games:${eid}`, { ...priceBody(v, q, false), type: 'live_game', channel: 'live_games', event_id: eid }, subs, at);
@@ -183,7 +184,7 @@ export class HubRouter implements FanoutTarget {
     const { venues, topics, pub, state } = this.d;
     const v = venues.byLabel.get(label);
     if (!v) return;
-    const subs = topics.marketSubs('orderbook', v.slug, marketId);
+    const subs = held instanceof StateBook ? topics.marketSubsVia('orderbook', v.slug, marketId, held) : topics.marketSubs('orderbook', v.slug, marketId);
     if (!subs) return;
     const topic = subs.topic || `orderbook:${v.slug}:${marketId}`;
     const sides = state.books.marketSides(label, marketId, held);

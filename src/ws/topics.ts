@@ -38,8 +38,22 @@ interface HeldId {
   readonly topics: Held[];
 }
 
+/**
+ * A caller's slot for one market's held record of one channel (a state book keeps its market's
+ * orderbook topic's: `Topics.marketSubsVia`), valid while the topics it was taken from have held
+ * or released no market-scoped topic since.
+ */
+export interface SubsSlot {
+  subsOf: object | undefined;
+  subsLayout: number;
+  subsId: string | undefined;
+  subsHeld: object | undefined;
+}
+
 /** No subscriber in either dialect: a topic nobody holds (a cluster core still exports the update). */
 export const NONE: Held = Object.freeze({ topic: '', ch: '', slug: '', seq: undefined, ascii: false, conns: 0, gen: -1, plain: false, data: false });
+
+const GAMES = 'live_games:';
 
 /** How many subscribers uWS has on a topic (uWS's `app.numSubscribers`). */
 export type SubscriberCount = (topic: string) => number;
@@ -64,6 +78,10 @@ export class Topics {
   private readonly heldIds = new Map<string, HeldId>();
   /** Bumped by every subscribe, unsubscribe and close, so cached answers of `held` are re-asked. */
   private gen = 0;
+  /** Bumped when a market-scoped topic is first held or last released: a `SubsSlot` taken before is looked up again. */
+  private layout = 0;
+  /** Held `live_games:` topics: with none (and no export), a quote change need not look for its game. */
+  private gamesHeld = 0;
   /** Open connections in the hosted dialect: with none, no `DATA` twin has subscribers to ask about. */
   hostedConns = 0;
 
@@ -154,7 +172,10 @@ export class Topics {
       const ch = at === undefined ? '' : topic.slice(0, at[0]);
       const slug = at === undefined ? '' : topic.slice(at[0] + 1, at[1]);
       this.held.set(topic, (h = { topic, ch, slug, seq: this.cell(topic), ascii: plainAscii(topic), conns: 1, gen: -1, plain: false, data: false }));
-      if (at !== undefined) this.heldId(topic.slice(at[1] + 1)).topics.push(h);
+      if (at !== undefined) {
+        this.heldId(topic.slice(at[1] + 1)).topics.push(h);
+        this.layout++;
+      } else if (topic.startsWith(GAMES)) this.gamesHeld++;
     }
     if (at !== undefined) this.heldId(topic.slice(at[1] + 1)).n++;
   }
@@ -171,7 +192,11 @@ export class Topics {
     const gone = h !== undefined && --h.conns <= 0;
     if (gone) this.held.delete(topic);
     const at = this.marketScope(topic);
-    if (at === undefined) return;
+    if (at === undefined) {
+      if (gone && topic.startsWith(GAMES)) this.gamesHeld--;
+      return;
+    }
+    if (gone) this.layout++;
     const id = topic.slice(at[1] + 1);
     const r = this.heldIds.get(id);
     if (r === undefined) return;
@@ -205,14 +230,42 @@ export class Topics {
    */
   marketSubs(ch: string, slug: string, id: string): Held | undefined {
     if (this.exportAll) return this.subs(`${ch}:${slug}:${id}`);
+    const h = this.findHeld(ch, slug, id);
+    return h === undefined ? undefined : this.answer(h);
+  }
+
+  /**
+   * `marketSubs` through the caller's slot for market `id` on channel `ch` of venue `slug` (always
+   * the same channel and venue for one slot): the held record is looked up again only when the
+   * slot was filled by other topics, for another id, or before a market-scoped topic was held or
+   * released; its subscribers are asked as `marketSubs` asks them.
+   */
+  marketSubsVia(ch: string, slug: string, id: string, slot: SubsSlot): Held | undefined {
+    if (this.exportAll) return this.subs(`${ch}:${slug}:${id}`);
+    if (slot.subsOf !== this || slot.subsLayout !== this.layout || slot.subsId !== id) {
+      slot.subsOf = this;
+      slot.subsLayout = this.layout;
+      slot.subsId = id;
+      slot.subsHeld = this.findHeld(ch, slug, id);
+    }
+    const h = slot.subsHeld as Held | undefined;
+    return h === undefined ? undefined : this.answer(h);
+  }
+
+  private findHeld(ch: string, slug: string, id: string): Held | undefined {
     const r = this.heldIds.get(id);
     if (r === undefined) return undefined;
     const ts = r.topics;
     for (let i = 0; i < ts.length; i++) {
       const h = ts[i]!;
-      if (h.ch === ch && h.slug === slug) return this.answer(h);
+      if (h.ch === ch && h.slug === slug) return h;
     }
     return undefined;
+  }
+
+  /** Whether some `live_games:` topic may have subscribers (always on a cluster core, which exports every topic). */
+  get gamesListened(): boolean {
+    return this.exportAll || this.gamesHeld > 0;
   }
 
   /** Whether a connection may hold a topic of market `id` (false: certainly none does). */

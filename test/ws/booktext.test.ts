@@ -97,9 +97,11 @@ describe('orderbook_update text (src/ws/booktext.ts)', () => {
       const sides =
         k % 3 === 0 ? { bids: b.asks, asks: b.bids, complement: true, timestamp: k } : { bids: b.bids, asks: b.asks, complement: false, timestamp: k };
       const depth = k % 7 === 0 ? 3 : 20;
+      // Now and then a YES-only message, which writes one form of a side's text and leaves the other for later.
+      const yesOnly = k % 11 === 0;
       w.reset();
-      bookBytes(w, b.instrument, 'venue_a', sides, depth, false);
-      expect(`${w.view().toString('latin1')}}`).toBe(bookJson(b.instrument, 'venue_a', sides, depth, false));
+      bookBytes(w, b.instrument, 'venue_a', sides, depth, yesOnly);
+      expect(`${w.view().toString('latin1')}}`).toBe(bookJson(b.instrument, 'venue_a', sides, depth, yesOnly));
     }
   });
 

@@ -131,6 +131,27 @@ describe('Topics', () => {
     expect(topics.mayHold('1')).toBe(false);
     void subs;
   });
+  it('answers through a slot as by the name, and looks again once a market topic is held or released', () => {
+    const { topics, subs, socket } = rooms();
+    const slot = { subsOf: undefined, subsLayout: 0, subsId: undefined, subsHeld: undefined };
+    const via = () => topics.marketSubsVia('orderbook', 'venue_a', 'M1', slot);
+    expect(via()).toBeUndefined();
+    const ws = socket();
+    subs.sub(ws, ws.getUserData(), 'orderbook:venue_a:M1', 'orderbook');
+    expect(via()?.topic).toBe('orderbook:venue_a:M1');
+    expect(via()).toBe(topics.marketSubs('orderbook', 'venue_a', 'M1'));
+    // Another market through the same slot is looked up, not taken from it.
+    expect(topics.marketSubsVia('orderbook', 'venue_a', 'M2', slot)).toBeUndefined();
+    expect(via()?.topic).toBe('orderbook:venue_a:M1');
+    subs.unsub(ws, ws.getUserData(), 'orderbook:venue_a:M1');
+    expect(via()).toBeUndefined();
+    expect(topics.gamesListened).toBe(false);
+    subs.sub(ws, ws.getUserData(), 'live_games:G1', 'live_games');
+    expect(topics.gamesListened).toBe(true);
+    subs.unsub(ws, ws.getUserData(), 'live_games:G1');
+    expect(topics.gamesListened).toBe(false);
+    expect(new Topics(() => 0, undefined, true).gamesListened).toBe(true);
+  });
 });
 
 describe('Subscriptions', () => {
