@@ -160,13 +160,15 @@ export interface NormBlockRef {
   readonly count: number;
   readonly firstSeq: number;
   readonly lastSeq: number;
+  /** Bytes of the block body once decompressed. */
+  readonly raw: number;
 }
 
-/** Block header on disk: magic, compressed length, crc32 of the compressed bytes, event count, first and last seq. */
-export const NORM_BLOCK_HEAD = 32;
+/** Block header on disk: magic, compressed length, crc32 of the compressed bytes, event count, first and last seq, body length. */
+export const NORM_BLOCK_HEAD = 40;
 const NORM_BLOCK_MAGIC = 0x4d524e43; // "CNRM"
 
-export function normBlockHeader(compressed: Buffer, count: number, firstSeq: number, lastSeq: number): Buffer {
+export function normBlockHeader(compressed: Buffer, count: number, firstSeq: number, lastSeq: number, raw: number): Buffer {
   const h = Buffer.alloc(NORM_BLOCK_HEAD);
   h.writeUInt32LE(NORM_BLOCK_MAGIC, 0);
   h.writeUInt32LE(compressed.length, 4);
@@ -174,6 +176,7 @@ export function normBlockHeader(compressed: Buffer, count: number, firstSeq: num
   h.writeUInt32LE(count, 12);
   h.writeDoubleLE(firstSeq, 16);
   h.writeDoubleLE(lastSeq, 24);
+  h.writeUInt32LE(raw, 32);
   return h;
 }
 
@@ -181,7 +184,7 @@ export function normBlockHeader(compressed: Buffer, count: number, firstSeq: num
 export function checkNormBlock(h: Buffer, ref: NormBlockRef, file: string): void {
   if (h.length < NORM_BLOCK_HEAD || h.readUInt32LE(0) !== NORM_BLOCK_MAGIC)
     throw new NormCacheCorruptError(file, ref.offset, 'no block header where one should start');
-  if (h.readUInt32LE(4) !== ref.length || h.readUInt32LE(12) !== ref.count || h.readDoubleLE(16) !== ref.firstSeq)
+  if (h.readUInt32LE(4) !== ref.length || h.readUInt32LE(12) !== ref.count || h.readDoubleLE(16) !== ref.firstSeq || h.readUInt32LE(32) !== ref.raw)
     throw new NormCacheCorruptError(file, ref.offset, 'the block header is not the one written');
 }
 
@@ -191,7 +194,7 @@ export function normBlockIntact(ref: NormBlockRef, compressed: Buffer): boolean 
 }
 
 /** Bumped when the block layout changes. */
-const NORM_FORMAT = 1;
+const NORM_FORMAT = 2;
 
 /**
  * The version a cache entry is keyed by: a hash of the code that makes the lines (every protocol's

@@ -5,7 +5,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { VenueConfig } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
 import type { NormalizedEvent } from '../core/types.js';
-import { CaptureTail } from '../history/tail.js';
+import { CaptureTail, SerialSync } from '../history/tail.js';
 import { apiMarketId } from '../venues/protocol.js';
 import type { Capture } from './capture.js';
 import { eventLineWriter } from './ndjson.js';
@@ -89,8 +89,10 @@ export class NormCache {
   private readonly maxBytes: number;
   private lastSeq: number;
   private bytes = 0;
-  private chain: Promise<void> = Promise.resolve();
-  private queued: Promise<void> | undefined;
+  private readonly syncs = new SerialSync(
+    () => this.syncOnce(),
+    (e) => this.stop(`reading the capture failed (${e instanceof Error ? e.message : String(e)})`),
+  );
   private readonly items: ReplayItem[] = [];
 
   constructor(
@@ -115,23 +117,20 @@ export class NormCache {
    * overlap; calls made while one waits share it. Maps in slices, yielding to the event loop between.
    */
   sync(): Promise<void> {
-    if (this.queued) return this.queued;
-    const run = this.chain.then(async () => {
-      this.queued = undefined;
-      const upTo = this.capture.lastSeq;
-      await this.capture.flush();
-      if (this.stopped !== undefined || upTo <= this.lastSeq) return;
-      if (this.lastSeq === this.anchor) this.makeDir();
-      const recs = await this.tail.read(upTo);
-      for (let i = 0; i < recs.length; i++) {
-        this.record(recs[i]!);
-        if (i % SLICE === SLICE - 1) await nextTurn();
-      }
-      if (this.bytes > this.maxBytes) this.stop(`it passed its bound of ${this.maxBytes} bytes on disk`);
-    });
-    this.queued = run;
-    this.chain = run.catch((e: unknown) => this.stop(`reading the capture failed (${e instanceof Error ? e.message : String(e)})`));
-    return run;
+    return this.syncs.run();
+  }
+
+  private async syncOnce(): Promise<void> {
+    const upTo = this.capture.lastSeq;
+    await this.capture.flush();
+    if (this.stopped !== undefined || upTo <= this.lastSeq) return;
+    if (this.lastSeq === this.anchor) this.makeDir();
+    const recs = await this.tail.read(upTo);
+    for (let i = 0; i < recs.length; i++) {
+      this.record(recs[i]!);
+      if (i % SLICE === SLICE - 1) await nextTurn();
+    }
+    if (this.bytes > this.maxBytes) this.stop(`it passed its bound of ${this.maxBytes} bytes on disk`);
   }
 
   /**
@@ -251,9 +250,9 @@ export class NormCache {
           await run.fh.write(head, 0, head.length, 0);
           run.size = head.length;
         }
-        const h = normBlockHeader(compressed, count, firstSeq, lastSeq);
+        const h = normBlockHeader(compressed, count, firstSeq, lastSeq, body.length);
         await run.fh.writev([h, compressed], run.size);
-        run.blocks.push({ offset: run.size, length: compressed.length, crc: h.readUInt32LE(8), count, firstSeq, lastSeq });
+        run.blocks.push({ offset: run.size, length: compressed.length, crc: h.readUInt32LE(8), count, firstSeq, lastSeq, raw: body.length });
         run.size += NORM_BLOCK_HEAD + compressed.length;
         this.bytes += NORM_BLOCK_HEAD + compressed.length;
       } catch (e) {

@@ -8,8 +8,14 @@ import { fileVersion, type NormVenueSnapshot } from './normcache.js';
 
 const decompress = promisify(brotliDecompress);
 
-/** Bytes of NDJSON gathered before a chunk is handed on (one chunk in memory: the stream's backpressure bound). */
-const CHUNK = 128 * 1024;
+/**
+ * Bytes of NDJSON gathered before a chunk is handed on (one chunk in memory: the stream's backpressure
+ * bound). 64 KiB as the frames path: with 256 KiB chunks a node:http client in the server's process
+ * saw broken chunk framing about once in four 100 MB answers (uWS streaming; not seen at 64 KiB).
+ */
+const CHUNK = 64 * 1024;
+/** Blocks per venue read and decompressed ahead of the merge (each at most about 1 MiB of lines). */
+const AHEAD = 3;
 
 /** What a cached replay serves: the window's end, the filter, and where to go when the cache fails. */
 export interface CachedReplay {
@@ -24,8 +30,8 @@ export interface CachedReplay {
 
 /**
  * The lines of a window from the normalized cache (snapshots of NormCache), merged across venues
- * by seq, copied into 128 KiB chunks, then `{"type":"end","count":N}`. Reads one block per venue
- * ahead (decompressed on libuv's pool while the merge copies). An entry that does not read back
+ * by seq, copied into 64 KiB chunks, then `{"type":"end","count":N}`. Reads AHEAD blocks per
+ * venue ahead (decompressed in parallel on libuv's pool while the merge copies). An entry that does not read back
  * (wrong version, checksum, truncated) is logged and the rest of the window comes from the frames
  * path, from the first record not yet served: the answer is whole and the same either way.
  */
@@ -130,12 +136,12 @@ interface Selection {
   readonly plain: boolean;
 }
 
-/** One venue's blocks, one at a time, the next one read ahead. */
+/** One venue's blocks, one at a time, the next AHEAD read ahead. */
 class Cursor {
   private fh: FileHandle | undefined;
   private next = 0;
   private block: NormBlock | undefined;
-  private ahead: Promise<NormBlock | undefined> | undefined;
+  private readonly ahead: Promise<NormBlock | undefined>[] = [];
   private i = 0;
   /** Events of the block at or before `to`. */
   private n = 0;
@@ -174,13 +180,15 @@ class Cursor {
   /** Moves to the next block with events in the window (none left, or past `to`: done). */
   async advance(): Promise<void> {
     for (;;) {
-      const b = this.ended ? undefined : await (this.ahead ?? this.load());
-      this.ahead = undefined;
+      const b = this.ended ? undefined : await (this.ahead.shift() ?? this.load());
       this.block = b;
       if (b === undefined) return;
-      this.ahead = this.load();
-      // The ahead read may fail later; it is awaited (and its error thrown) when its turn comes.
-      this.ahead.catch(() => undefined);
+      while (this.ahead.length < AHEAD && this.next < this.snap.blocks.length + this.snap.memory.length) {
+        const p = this.load();
+        // A read ahead may fail; it is awaited (and its error thrown) when its turn comes.
+        p.catch(() => undefined);
+        this.ahead.push(p);
+      }
       this.i = 0;
       this.n = b.count;
       // Receive times never go back within a run (NormCache.serves): the window ends at the first past `to`.
@@ -227,7 +235,7 @@ class Cursor {
   }
 
   async close(): Promise<void> {
-    await this.ahead?.catch(() => undefined);
+    for (const p of this.ahead.splice(0)) await p.catch(() => undefined);
     await this.fh?.close();
     this.fh = undefined;
   }
@@ -256,7 +264,9 @@ class Cursor {
     if (!normBlockIntact(ref, compressed)) throw new NormCacheCorruptError(this.snap.file, ref.offset, 'block checksum does not match');
     let body: Buffer;
     try {
-      body = await decompress(compressed);
+      // One output buffer of the body's size: zlib's default 16 KiB chunks cost a main-thread callback,
+      // an allocation and a final concatenation per 16 KiB, which was most of the cached path's time.
+      body = await decompress(compressed, { chunkSize: Math.max(ref.raw, 1024) });
     } catch (e) {
       throw new NormCacheCorruptError(this.snap.file, ref.offset, `block does not decompress (${(e as Error).message})`);
     }

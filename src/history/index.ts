@@ -5,7 +5,7 @@ import type { Logger } from '../core/log.js';
 import type { NormalizedEvent, VenueLabel } from '../core/types.js';
 import { applyEvent, EngineState } from '../state/engine.js';
 import type { QuoteRecord } from '../state/quotes.js';
-import { CaptureTail } from './tail.js';
+import { CaptureTail, SerialSync } from './tail.js';
 import { partKey, pruneSlices, SliceFile, sliceStarts, writeSlice, type BookStart, type MarketPart, type SeqEvent, type Slice } from './slice.js';
 
 export { partKey, type Slice } from './slice.js';
@@ -67,8 +67,10 @@ export class HistoryIndex {
   private readonly dir: string;
   private readonly sliceMs: number;
   private readonly tail: CaptureTail;
-  private chain: Promise<void> = Promise.resolve();
-  private queued: Promise<void> | undefined;
+  private readonly syncs = new SerialSync(
+    () => this.syncOnce(),
+    (e) => this.opts.log?.error({ err: (e as Error).message }, 'history index: reading the capture failed'),
+  );
   private writes: Promise<void>[] = [];
   private lastSeq: number;
   private lastT: number;
@@ -108,23 +110,20 @@ export class HistoryIndex {
    * for): a slow catch-up never piles up a queue.
    */
   sync(): Promise<void> {
-    if (this.queued) return this.queued;
-    const run = this.chain.then(async () => {
-      this.queued = undefined;
-      const upTo = this.capture.lastSeq;
-      await this.capture.flush();
-      if (this.stopped !== undefined) return;
-      if (upTo - this.lastSeq > HISTORY_LIMITS.behind)
-        return this.stop(`it fell ${upTo - this.lastSeq} records behind the capture (bound ${HISTORY_LIMITS.behind})`);
-      await this.catchUp(upTo);
-      // Slices closed by this catch-up are on disk when it resolves.
-      const writes = this.writes;
-      this.writes = [];
-      await Promise.all(writes);
-    });
-    this.queued = run;
-    this.chain = run.catch((e: unknown) => this.opts.log?.error({ err: (e as Error).message }, 'history index: reading the capture failed'));
-    return run;
+    return this.syncs.run();
+  }
+
+  private async syncOnce(): Promise<void> {
+    const upTo = this.capture.lastSeq;
+    await this.capture.flush();
+    if (this.stopped !== undefined) return;
+    if (upTo - this.lastSeq > HISTORY_LIMITS.behind)
+      return this.stop(`it fell ${upTo - this.lastSeq} records behind the capture (bound ${HISTORY_LIMITS.behind})`);
+    await this.catchUp(upTo);
+    // Slices closed by this catch-up are on disk when it resolves.
+    const writes = this.writes;
+    this.writes = [];
+    await Promise.all(writes);
   }
 
   /** The starts of the slices on disk, oldest first. */
