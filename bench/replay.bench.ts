@@ -13,7 +13,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -87,6 +87,24 @@ async function stop(child: ChildProcess): Promise<void> {
   await exited;
 }
 
+/** CPU seconds of a process so far (Linux /proc; ticks of 10 ms). */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
+/** Waits (at most a minute) until the service's background work is done: under 10% of a core over two seconds. */
+async function quiet(pid: number): Promise<number> {
+  const t0 = performance.now();
+  for (let i = 0; i < 30; i++) {
+    const c0 = cpuSeconds(pid);
+    await sleep(2000);
+    if (cpuSeconds(pid) - c0 < 0.2) break;
+  }
+  return (performance.now() - t0) / 1000;
+}
+
 interface Read {
   readonly events: number;
   readonly bytes: number;
@@ -139,13 +157,14 @@ try {
   // The session ends: the simulator stops, so what the service then does is the replay.
   await stop(children[0]!);
   const to = Date.now();
-  await sleep(3000);
+  const settled = await quiet(svc.child.pid!);
   const q = `from=${from}&to=${to}`;
   const checked = await read(svc.port, key, q, true);
   const cached: Read[] = [];
   for (let i = 0; i < RUNS; i++) cached.push(await read(svc.port, key, q, false));
   await stop(svc.child);
   svc = await serve(dir, children);
+  await quiet(svc.child.pid!);
   const frames = await read(svc.port, key, q, true);
   await stop(svc.child);
   const best = [...cached].sort((a, b) => a.sec - b.sec)[Math.floor(cached.length / 2)]!;
@@ -172,11 +191,11 @@ try {
         { key: 'mb', title: 'NDJSON MiB', digits: 1 },
       ],
       ratio: { metric: 'rate', title: 'rate vs frames' },
-      target: { text: '/replay ≥ 1,000,000 normalized events/s', met: rate >= 1_000_000 },
+      target: { text: `/replay ≥ 1,000,000 normalized events/s (measured ${Math.round(rate).toLocaleString('en-US')})`, met: rate >= 1_000_000 },
       interpretation: `The normalized cache streams ${Math.round(rate).toLocaleString('en-US')} events/s (${(mib(best.bytes) / best.sec).toFixed(0)} MiB/s of NDJSON), ${(rate / (frames.events / frames.sec)).toFixed(1)}× the frames path's ${Math.round(frames.events / frames.sec).toLocaleString('en-US')} events/s over the same window; the two bodies are ${same ? 'byte for byte the same (SHA-256)' : 'NOT the same'}. Timed reads of the cache: ${cached.map((c) => `${Math.round(c.events / c.sec).toLocaleString('en-US')}`).join(', ')} events/s.`,
       notes: [
         'The client (node:http in the bench process) counts bytes only; the cache reads it was timed on were not hashed, an untimed one was.',
-        'The service captured with its background work on (history index and normalized cache following the capture); both stop when the simulator stops, before the reads.',
+        `The service captured with its background work on (history index and normalized cache following the capture); after the simulator stopped, the reads waited until the service used under 10% of a core (${settled.toFixed(0)} s), and the restarted one likewise.`,
       ],
     },
     rows,

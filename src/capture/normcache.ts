@@ -11,6 +11,7 @@ import type { Capture } from './capture.js';
 import { eventLineWriter } from './ndjson.js';
 import { decodeNormBlock, NORM_BLOCK_HEAD, NormBlockBuilder, normBlockHeader, normalizerVersion, type NormBlock, type NormBlockRef } from './normblock.js';
 import type { CaptureRecord } from './record.js';
+import { HOUR_MS } from './store.js';
 import { ReplayFeed, type ReplayItem } from './replay.js';
 
 export interface NormCacheOptions {
@@ -143,10 +144,20 @@ export class NormCache {
     for (const v of venues) {
       const run = this.runs.get(v);
       if (run !== undefined && (!run.monotone || from > run.minT)) return false;
+      // Earlier processes' segments that may hold a record at or after `from` (a block runs at most a little past its file's hour).
       for (const seg of this.capture.store.segments(v))
-        if (seg.firstSeq <= this.anchor && this.capture.store.headers(seg.file).some((b) => b.firstSeq <= this.anchor && b.maxT >= from)) return false;
+        if (seg.firstSeq <= this.anchor && seg.hour + 2 * HOUR_MS > from && this.laterThan(seg.file, from)) return false;
     }
     return true;
+  }
+
+  /** Whether a segment holds a block reaching `from` (a damaged one counts as yes: the frames path reports it). */
+  private laterThan(file: string, from: number): boolean {
+    try {
+      return this.capture.store.headers(file).some((b) => b.maxT >= from);
+    } catch {
+      return true;
+    }
   }
 
   /** Each venue's blocks as they stand: the open blocks are sealed first, so everything synced is in them. */
