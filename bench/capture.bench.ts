@@ -150,13 +150,13 @@ try {
         { key: 'mb', title: 'NDJSON MiB', digits: 1 },
       ],
       ratio: { metric: 'rate', title: 'rate vs reading alone' },
-      target: { text: '/replay ≥ 1,000,000 normalized events/s', met: http.events / http.sec >= 1_000_000 },
+      // The /replay target is judged on the normalized cache, in bench/replay.bench.ts; this is the frames path.
       interpretation: `Reading the segments alone (decompress, decode, merge) gives ${Math.round(records / readSec).toLocaleString('en-US')} records/s; through the live mapper into NDJSON lines ${Math.round(count / replaySec).toLocaleString('en-US')} events/s; over HTTP (GET /api/v2/replay, uWS with backpressure, fetch reading the body) ${Math.round(http.events / http.sec).toLocaleString('en-US')} events/s. The mapper and JSON.stringify of each event are most of the cost.`,
     },
     [
       { label: 'read records (readBatches)', baseline: true, count: records, sec: readSec, rate: records / readSec },
       { label: 'records → ReplayFeed → NDJSON lines', count, sec: replaySec, rate: count / replaySec, mb: bytes / 1024 ** 2 },
-      { label: 'GET /api/v2/replay over HTTP', count: http.events, sec: http.sec, rate: http.events / http.sec, mb: http.bytes / 1024 ** 2 },
+      { label: 'GET /api/v2/replay over HTTP (frames path)', count: http.events, sec: http.sec, rate: http.events / http.sec, mb: http.bytes / 1024 ** 2 },
     ],
   );
 } finally {

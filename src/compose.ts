@@ -13,6 +13,7 @@ import { registerReplay } from './api/replay.js';
 import { registerFills } from './api/fills.js';
 import { captureSettings, captureStatus, openCapture, type Capture } from './capture/index.js';
 import { registerCaptureMetrics } from './capture/metrics.js';
+import { NormCache } from './capture/normcache.js';
 import { HistoryClient } from './history/client.js';
 import type { Config } from './config/schema.js';
 import { realClock, type Clock } from './core/clock.js';
@@ -68,6 +69,8 @@ export interface Core {
   readonly clock: Clock;
   /** The history index behind `as_of` reads, following the capture on its own thread (undefined with capture or capture.history off). */
   readonly bookHistory: HistoryClient | undefined;
+  /** The normalized cache behind GET /replay, following the capture (undefined with capture off). */
+  readonly normCache: NormCache | undefined;
 }
 
 /**
@@ -100,6 +103,7 @@ export function buildCore(config: Config, opts: { log?: Logger; persistence?: Pe
       capture && settings.history
         ? new HistoryClient(capture, config.venues, { sliceMs: settings.checkpointIntervalMs, log: log.child({ component: 'history' }) })
         : undefined,
+    normCache: capture && new NormCache(capture, config.venues, { log: log.child({ component: 'normcache' }), maxBytes: settings.retentionBytes / 4 }),
   };
 }
 
@@ -209,7 +213,7 @@ export function buildHttp(core: Core, domain?: Domain, opts: HttpOptions = {}): 
   const ctx = new ApiContext(config, state, persistence, core.venues, core.clock);
   ctx.history = core.bookHistory && { index: core.bookHistory, settings: captureSettings(config), store: core.capture!.store };
   registerDataRoutes(api, ctx);
-  const replaySource = { capture: core.capture, settings: captureSettings(config), now: realClock.now, log };
+  const replaySource = { capture: core.capture, settings: captureSettings(config), now: realClock.now, log, norm: core.normCache };
   registerReplay(api, ctx, replaySource);
   let ws: WsHub | undefined;
   let metrics: Registry | undefined;

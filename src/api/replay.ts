@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import type { Api } from '../access/api.js';
 import { p } from '../access/params.js';
-import { eventLineWriter, itemLine, ndjsonChunks, TYPE_GROUP_NAMES } from '../capture/ndjson.js';
+import { eventLineWriter, itemLine, ndjsonChunks, TYPE_GROUP_NAMES, type EventFilter } from '../capture/ndjson.js';
 import { readBatches, ReplayFeed, type Capture, type CaptureSettings } from '../capture/index.js';
+import type { NormCache } from '../capture/normcache.js';
+import { cachedLines } from '../capture/normread.js';
 import type { Logger } from '../core/log.js';
 import { errorReply, type Reply } from '../server/http.js';
 import type { ApiContext } from './context.js';
@@ -13,13 +15,18 @@ export interface ReplaySource {
   readonly settings: CaptureSettings;
   readonly now: () => number;
   readonly log: Logger;
+  /** The normalized cache of this process's capture (absent: every window is mapped from the frames). */
+  readonly norm?: NormCache | undefined;
 }
 
 /**
  * GET /api/v2/replay: the normalized events of a window of the capture log as NDJSON, in receive
- * order, produced again from the captured frames by the live frame path and mappers (so a mapper
- * fixed later serves its fix on old frames). Streams with backpressure (src/server/http.ts `pipe`):
- * the reader holds one decompressed block per venue and one 64 KiB chunk, however long the window.
+ * order, as the live frame path and mappers make them of the captured frames (so a mapper fixed later
+ * serves its fix on old frames). Served from the normalized cache (src/capture/normcache.ts) when it
+ * gives the same bytes (a window from this process's capture start), keyed by the normalizer
+ * version, else mapped from the frames. Streams with backpressure (src/server/http.ts `pipe`): the
+ * reader holds one decompressed block per venue (two from the cache: one read ahead) and one chunk,
+ * however long the window.
  */
 export function registerReplay(api: Api, ctx: ApiContext, src: ReplaySource): void {
   const slugs = ctx.venues.slugs();
@@ -37,7 +44,7 @@ export function registerReplay(api: Api, ctx: ApiContext, src: ReplaySource): vo
     path: '/replay',
     summary: 'Replay the normalized events of a window (NDJSON)',
     description:
-      'Streams the normalized events of [from, to] as NDJSON in receive order, built again from the captured venue frames by the live mappers: one JSON object per line with seq (capture order), recv_ts (receive time, ms), platform and market_id, then the event (type, venue timestamp, fields). The last line is {"type":"end","count":N}; a line {"type":"error",...} instead means the capture could not be read further. A window outside what capture retains is a 400 (capture.retention in days and bytes). The last second of capture may not be written yet. A window that starts mid-session starts with fresh mappers, as a new connection would: a book appears with its next snapshot.',
+      'Streams the normalized events of [from, to] as NDJSON in receive order, built again from the captured venue frames by the live mappers: one JSON object per line with seq (capture order), recv_ts (receive time, ms), platform and market_id, then the event (type, venue timestamp, fields). The last line is {"type":"end","count":N}; a line {"type":"error",...} instead means the capture could not be read further. A window outside what capture retains is a 400 (capture.retention in days and bytes). The last second of capture may not be written yet. A window that starts mid-session starts with fresh mappers, as a new connection would: a book appears with its next snapshot. A window from the start of the server\'s capture run is served from a normalized cache the server keeps of what the mappers made of its frames (the same bytes), keyed by the version of the mapper code: a mapper fixed later has another version, so the old cache is not used and the fix is served.',
     tags: ['replay'],
     endpoint: 'replay',
     query,
@@ -50,14 +57,47 @@ export function registerReplay(api: Api, ctx: ApiContext, src: ReplaySource): vo
       const refusal = outsideRetention(src, from, to);
       if (refusal) return refusal;
       const venues = q.platform === undefined ? undefined : ctx.config.venues.filter((v) => v.slug === q.platform).map((v) => v.label);
-      const line = eventLineWriter(ctx.config.venues, {
+      const filter: EventFilter = {
         types: Array.isArray(q.types) ? q.types : undefined,
         markets: Array.isArray(q.market_ids) ? new Set(q.market_ids) : undefined,
-      });
-      const items = new ReplayFeed(ctx.config.venues, src.log).items(readBatches(src.capture!.store, { from, to, venues, flushes: false }));
-      return { status: 200, body: '', contentType: 'application/x-ndjson', stream: ndjsonChunks(items, itemLine(line)) };
+      };
+      const line = itemLine(eventLineWriter(ctx.config.venues, filter));
+      // The frames path: the records of the window through fresh mappers, lines of records after `after` counted from `count`.
+      const frames = (after: number, count: number): AsyncGenerator<string> =>
+        ndjsonChunks(
+          new ReplayFeed(ctx.config.venues, src.log).items(readBatches(src.capture!.store, { from, to, venues, flushes: false })),
+          after === -Infinity ? line : (it) => (it.seq > after ? line(it) : undefined),
+          count,
+        );
+      const labels = venues ?? ctx.config.venues.map((v) => v.label);
+      return { status: 200, body: '', contentType: 'application/x-ndjson', stream: replayChunks(src, labels, { from, to, filter }, frames) };
     },
   });
+}
+
+/**
+ * The answer's chunks: from the normalized cache when it gives the frames path's bytes for this
+ * window (brought up to the capture first), else from the frames.
+ */
+async function* replayChunks(
+  src: ReplaySource,
+  labels: readonly string[],
+  w: { readonly from: number; readonly to: number; readonly filter: EventFilter },
+  frames: (after: number, count: number) => AsyncGenerator<string>,
+): AsyncGenerator<string | Uint8Array> {
+  const norm = src.norm;
+  if (norm !== undefined) {
+    const synced = await norm.sync().then(
+      () => true,
+      () => false,
+    );
+    if (synced && norm.serves(labels, w.from)) {
+      norm.counts.served++;
+      yield* cachedLines(norm.snapshot(labels), { to: w.to, filter: w.filter, fallback: frames, log: src.log, onFallback: () => norm.counts.fellBack++ });
+      return;
+    }
+  }
+  yield* frames(-Infinity, 0);
 }
 
 /** Why a window cannot be replayed (its code, in words, and what the capture holds), or undefined. */

@@ -53,12 +53,13 @@ export function recordLine(r: CaptureRecord): string {
 const CHUNK = 64 * 1024;
 
 /**
- * Batches → NDJSON chunks of about 64 KiB, then `{"type":"end","count":N}` (or, when reading fails,
+ * Batches → NDJSON chunks of about 64 KiB, then `{"type":"end","count":N}` (N counted from `count0`: lines
+ * served before, by the normalized cache; or, when reading fails,
  * `{"type":"error","error":…,"count":N}` so a reader can tell a cut-off answer from a whole one).
  */
-export async function* ndjsonChunks<T>(batches: AsyncIterable<readonly T[]>, line: (item: T) => string | undefined): AsyncGenerator<string> {
+export async function* ndjsonChunks<T>(batches: AsyncIterable<readonly T[]>, line: (item: T) => string | undefined, count0 = 0): AsyncGenerator<string> {
   let chunk = '';
-  let count = 0;
+  let count = count0;
   try {
     for await (const batch of batches) {
       for (let i = 0; i < batch.length; i++) {
@@ -76,7 +77,12 @@ export async function* ndjsonChunks<T>(batches: AsyncIterable<readonly T[]>, lin
     yield `${chunk}${JSON.stringify({ type: 'error', error: e instanceof Error ? e.message : String(e), count })}\n`;
     return;
   }
-  yield `${chunk}${JSON.stringify({ type: 'end', count })}\n`;
+  yield chunk + endLine(count);
+}
+
+/** The last line of a whole answer. */
+export function endLine(count: number): string {
+  return `${JSON.stringify({ type: 'end', count })}\n`;
 }
 
 /** The line of a replay item with `write`, flush markers left out. */

@@ -68,3 +68,30 @@ export class CaptureTail {
     return out;
   }
 }
+
+/**
+ * The runs of a follower of the capture (`sync()` of the history index and of the normalized
+ * cache): never overlapping, and calls made while one waits to start share it (it starts after
+ * them, so it covers what they ask for): a slow catch-up never piles up a queue. A run that fails
+ * is handed to `failed` (and rejects its callers); the next one runs anyway.
+ */
+export class SerialSync {
+  private chain: Promise<void> = Promise.resolve();
+  private queued: Promise<void> | undefined;
+
+  constructor(
+    private readonly body: () => Promise<void>,
+    private readonly failed: (e: unknown) => void,
+  ) {}
+
+  run(): Promise<void> {
+    if (this.queued) return this.queued;
+    const run = this.chain.then(() => {
+      this.queued = undefined;
+      return this.body();
+    });
+    this.queued = run;
+    this.chain = run.catch(this.failed);
+    return run;
+  }
+}

@@ -20,7 +20,7 @@ export interface Reply {
    * A streamed body instead of `body` (chunked): each chunk is written once the socket took the
    * one before, so a slow reader holds one chunk in memory; a client gone stops the iterator.
    */
-  readonly stream?: AsyncIterable<string> | undefined;
+  readonly stream?: AsyncIterable<string | Uint8Array> | undefined;
 }
 
 /** What a handler sees of a request: copied out of uWS's request object, which dies after the handler returns. */
@@ -379,7 +379,7 @@ export class HttpServer {
    * client gone ends the iterator (its readers close their files); an iterator that throws ends
    * the answer where it is (the route writes its own error line first).
    */
-  private pipe(res: UWS.HttpResponse, ctx: RequestCtx, reply: Reply, stream: AsyncIterable<string>): void {
+  private pipe(res: UWS.HttpResponse, ctx: RequestCtx, reply: Reply, stream: AsyncIterable<string | Uint8Array>): void {
     const it = stream[Symbol.asyncIterator]();
     const st: { aborted: boolean; wake: (() => void) | undefined } = { aborted: false, wake: undefined };
     res.onAborted(() => {

@@ -1,0 +1,278 @@
+import { open, type FileHandle } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { brotliDecompress } from 'node:zlib';
+import type { Logger } from '../core/log.js';
+import { endLine, TYPE_GROUPS, type EventFilter, TYPE_GROUP_NAMES } from './ndjson.js';
+import { checkNormBlock, decodeNormBlock, NORM_BLOCK_HEAD, normBlockIntact, NormCacheCorruptError, typeCode, type NormBlock } from './normblock.js';
+import { fileVersion, type NormVenueSnapshot } from './normcache.js';
+
+const decompress = promisify(brotliDecompress);
+
+/**
+ * Bytes of NDJSON gathered before a chunk is handed on (one chunk in memory: the stream's backpressure
+ * bound). 64 KiB as the frames path: with 256 KiB chunks a node:http client in the server's process
+ * saw broken chunk framing about once in four 100 MB answers (uWS streaming; not seen at 64 KiB).
+ */
+const CHUNK = 64 * 1024;
+/** Blocks per venue read and decompressed ahead of the merge (each at most about 1 MiB of lines). */
+const AHEAD = 3;
+
+/** What a cached replay serves: the window's end, the filter, and where to go when the cache fails. */
+export interface CachedReplay {
+  readonly to: number;
+  readonly filter: EventFilter;
+  /** The frames path for the rest of the window: events of records after `afterSeq`, lines counted from `count`, then the end line. */
+  readonly fallback: (afterSeq: number, count: number) => AsyncIterable<string>;
+  readonly log: Logger;
+  /** Told when the cache failed and the frames path took over. */
+  readonly onFallback?: (() => void) | undefined;
+}
+
+/**
+ * The lines of a window from the normalized cache (snapshots of NormCache), merged across venues
+ * by seq, copied into 64 KiB chunks, then `{"type":"end","count":N}`. Reads AHEAD blocks per
+ * venue ahead (decompressed in parallel on libuv's pool while the merge copies). An entry that does not read back
+ * (wrong version, checksum, truncated) is logged and the rest of the window comes from the frames
+ * path, from the first record not yet served: the answer is whole and the same either way.
+ */
+export async function* cachedLines(snaps: readonly NormVenueSnapshot[], req: CachedReplay): AsyncGenerator<Uint8Array | string> {
+  const types = new Uint8Array(256);
+  for (const g of req.filter.types ?? TYPE_GROUP_NAMES) for (const t of TYPE_GROUPS[g]) types[typeCode(t)] = 1;
+  const all = req.filter.types === undefined || req.filter.types.length === TYPE_GROUP_NAMES.length;
+  const sel = { types, markets: req.filter.markets, plain: all && req.filter.markets === undefined };
+  const out = new Out();
+  let last = -Infinity;
+  const cursors = snaps.map((s) => new Cursor(s, req.to));
+  try {
+    let live: Cursor[];
+    try {
+      await Promise.all(cursors.map((c) => c.start()));
+      live = cursors.filter((c) => !c.done());
+    } catch (e) {
+      yield* fallBack(req, e, out, last);
+      return;
+    }
+    while (live.length > 0) {
+      // The venue with the smallest next seq takes every event below the next venue's head.
+      let best = 0;
+      for (let i = 1; i < live.length; i++) if (live[i]!.head() < live[best]!.head()) best = i;
+      let limit = Infinity;
+      for (let i = 0; i < live.length; i++) if (i !== best) limit = Math.min(limit, live[i]!.head());
+      const c = live[best]!;
+      last = c.take(limit, sel, out);
+      for (const chunk of out.full()) yield chunk;
+      if (c.empty()) {
+        try {
+          await c.advance();
+        } catch (e) {
+          yield* fallBack(req, e, out, last);
+          return;
+        }
+        if (c.done()) live.splice(best, 1);
+      }
+    }
+  } finally {
+    for (const c of cursors) await c.close();
+  }
+  yield* out.rest();
+  yield endLine(out.count);
+}
+
+/** The log line of a cache that failed, what is gathered, then the frames path from after `last`. */
+async function* fallBack(req: CachedReplay, e: unknown, out: Out, last: number): AsyncGenerator<Uint8Array | string> {
+  req.log.warn(
+    { err: e instanceof Error ? e.message : String(e), resumeAfterSeq: last },
+    'replay: the normalized cache could not be read; the rest of the window is mapped from the captured frames',
+  );
+  req.onFallback?.();
+  yield* out.rest();
+  yield* req.fallback(last, out.count);
+}
+
+/** The output chunks being filled. */
+class Out {
+  count = 0;
+  private buf = Buffer.allocUnsafe(CHUNK);
+  private pos = 0;
+  private ready: Buffer[] = [];
+
+  /** Copies lines[from, to) (whole lines) in. */
+  copy(lines: Buffer, from: number, to: number): void {
+    while (from < to) {
+      if (this.pos === CHUNK) this.cut();
+      const n = Math.min(to - from, CHUNK - this.pos);
+      lines.copy(this.buf, this.pos, from, from + n);
+      this.pos += n;
+      from += n;
+    }
+  }
+
+  /** The chunks filled so far. */
+  full(): Buffer[] {
+    if (this.ready.length === 0) return NONE;
+    const r = this.ready;
+    this.ready = [];
+    return r;
+  }
+
+  /** Every chunk, the part-filled one included. */
+  rest(): Buffer[] {
+    if (this.pos > 0) this.cut();
+    return this.full();
+  }
+
+  private cut(): void {
+    this.ready.push(this.buf.subarray(0, this.pos));
+    this.buf = Buffer.allocUnsafe(CHUNK);
+    this.pos = 0;
+  }
+}
+const NONE: Buffer[] = [];
+
+interface Selection {
+  readonly types: Uint8Array;
+  readonly markets: ReadonlySet<string> | undefined;
+  /** Nothing filtered out: a run of events is one copy. */
+  readonly plain: boolean;
+}
+
+/** One venue's blocks, one at a time, the next AHEAD read ahead. */
+class Cursor {
+  private fh: FileHandle | undefined;
+  private next = 0;
+  private block: NormBlock | undefined;
+  private readonly ahead: Promise<NormBlock | undefined>[] = [];
+  private i = 0;
+  /** Events of the block at or before `to`. */
+  private n = 0;
+  private ended = false;
+  private marketOk: Uint8Array = new Uint8Array(0);
+  private marketsFor: readonly string[] | undefined;
+
+  constructor(
+    private readonly snap: NormVenueSnapshot,
+    private readonly to: number,
+  ) {}
+
+  /** Opens the file (checking its version) and loads the first block. */
+  async start(): Promise<void> {
+    if (this.snap.blocks.length > 0) {
+      this.fh = await open(this.snap.file, 'r');
+      const v = await fileVersion(this.fh);
+      if (v !== this.snap.version)
+        throw new NormCacheCorruptError(this.snap.file, 0, `written by normalizer version ${v ?? '(no head)'}, this one is ${this.snap.version}`);
+    }
+    await this.advance();
+  }
+
+  done(): boolean {
+    return this.block === undefined;
+  }
+
+  empty(): boolean {
+    return this.i >= this.n;
+  }
+
+  head(): number {
+    return this.block!.seq[this.i]!;
+  }
+
+  /** Moves to the next block with events in the window (none left, or past `to`: done). */
+  async advance(): Promise<void> {
+    for (;;) {
+      const b = this.ended ? undefined : await (this.ahead.shift() ?? this.load());
+      this.block = b;
+      if (b === undefined) return;
+      while (this.ahead.length < AHEAD && this.next < this.snap.blocks.length + this.snap.memory.length) {
+        const p = this.load();
+        // A read ahead may fail; it is awaited (and its error thrown) when its turn comes.
+        p.catch(() => undefined);
+        this.ahead.push(p);
+      }
+      this.i = 0;
+      this.n = b.count;
+      // Receive times never go back within a run (NormCache.serves): the window ends at the first past `to`.
+      if (b.count > 0 && b.t[b.count - 1]! > this.to) {
+        let lo = 0;
+        let hi = b.count;
+        while (lo < hi) {
+          const mid = (lo + hi) >>> 1;
+          if (b.t[mid]! > this.to) hi = mid;
+          else lo = mid + 1;
+        }
+        this.n = lo;
+        this.ended = true;
+      }
+      if (this.n > 0) return;
+    }
+  }
+
+  /** Takes the events below `limit` into `out`; returns the seq of the last one taken. */
+  take(limit: number, sel: Selection, out: Out): number {
+    const b = this.block!;
+    const seq = b.seq;
+    const end = b.end;
+    let i = this.i;
+    let j = i;
+    while (j < this.n && seq[j]! < limit) j++;
+    if (sel.plain) {
+      out.copy(b.lines, i === 0 ? 0 : end[i - 1]!, end[j - 1]!);
+      out.count += j - i;
+    } else {
+      const ok = this.marketsOk(b, sel.markets);
+      for (; i < j; i++) {
+        if (sel.types[b.type[i]!] !== 1) continue;
+        if (ok !== undefined) {
+          const m = b.market[i]!;
+          if (m < 0 || ok[m] !== 1) continue;
+        }
+        out.copy(b.lines, i === 0 ? 0 : end[i - 1]!, end[i]!);
+        out.count++;
+      }
+    }
+    this.i = j;
+    return seq[j - 1]!;
+  }
+
+  async close(): Promise<void> {
+    for (const p of this.ahead.splice(0)) await p.catch(() => undefined);
+    await this.fh?.close();
+    this.fh = undefined;
+  }
+
+  /** Which of the block's markets the filter keeps (undefined: no market filter). */
+  private marketsOk(b: NormBlock, markets: ReadonlySet<string> | undefined): Uint8Array | undefined {
+    if (markets === undefined) return undefined;
+    if (this.marketsFor !== b.markets) {
+      this.marketsFor = b.markets;
+      this.marketOk = Uint8Array.from(b.markets, (m) => (markets.has(m) ? 1 : 0));
+    }
+    return this.marketOk;
+  }
+
+  /** The next block: from the file while there are written ones, then those still in memory. */
+  private async load(): Promise<NormBlock | undefined> {
+    const k = this.next++;
+    const blocks = this.snap.blocks;
+    if (k >= blocks.length) return this.snap.memory[k - blocks.length];
+    const ref = blocks[k]!;
+    const buf = Buffer.allocUnsafe(NORM_BLOCK_HEAD + ref.length);
+    const { bytesRead } = await this.fh!.read(buf, 0, buf.length, ref.offset);
+    if (bytesRead < buf.length) throw new NormCacheCorruptError(this.snap.file, ref.offset, 'the file ends inside the block (truncated)');
+    checkNormBlock(buf.subarray(0, NORM_BLOCK_HEAD), ref, this.snap.file);
+    const compressed = buf.subarray(NORM_BLOCK_HEAD);
+    if (!normBlockIntact(ref, compressed)) throw new NormCacheCorruptError(this.snap.file, ref.offset, 'block checksum does not match');
+    let body: Buffer;
+    try {
+      // One output buffer of the body's size: zlib's default 16 KiB chunks cost a main-thread callback,
+      // an allocation and a final concatenation per 16 KiB, which was most of the cached path's time.
+      body = await decompress(compressed, { chunkSize: Math.max(ref.raw, 1024) });
+    } catch (e) {
+      throw new NormCacheCorruptError(this.snap.file, ref.offset, `block does not decompress (${(e as Error).message})`);
+    }
+    const b = decodeNormBlock(body, this.snap.file, ref.offset);
+    if (b.count !== ref.count || (b.count > 0 && b.seq[0] !== ref.firstSeq))
+      throw new NormCacheCorruptError(this.snap.file, ref.offset, 'the block holds other events than written');
+    return b;
+  }
+}

@@ -1,0 +1,208 @@
+import { mkdtempSync, openSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync, closeSync, writeSync, readSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Capture, CaptureStore, readBatches, ReplayFeed } from '../../src/capture/index.js';
+import { eventLineWriter, itemLine, ndjsonChunks, type EventFilter } from '../../src/capture/ndjson.js';
+import { NORM_BLOCK_HEAD, normalizerVersion } from '../../src/capture/normblock.js';
+import { NormCache, type NormVenueSnapshot } from '../../src/capture/normcache.js';
+import { cachedLines } from '../../src/capture/normread.js';
+import { loadConfig } from '../../src/config/load.js';
+import { VirtualClock } from '../../src/core/clock.js';
+import { createLogger, log } from '../../src/core/log.js';
+
+/**
+ * The normalized cache behind GET /replay (src/capture/normcache.ts, normread.ts): on a session of
+ * recorded venue frames (test/fixtures: Kalshi and Polymarket WebSocket captures) written through the
+ * real capture writer, the cache's answer is byte for byte the frames path's (fresh mappers from the
+ * window's start, the live frame path, the /replay line writer), for the whole window, a window cut
+ * mid-block and every filter; a corrupt, truncated or other-version entry is logged and the answer
+ * goes on from the frames, still byte for byte the same.
+ */
+
+const config = loadConfig({ env: {} });
+const venues = config.venues;
+const kalshi = venues.find((v) => v.protocol === 'kalshi')!;
+const poly = venues.find((v) => v.protocol === 'polymarket')!;
+const T0 = 1_800_000_000_000;
+const fixture = (path: string): string[] => (JSON.parse(readFileSync(join(__dirname, '../fixtures', path), 'utf8')) as unknown[]).map((f) => JSON.stringify(f));
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** A recorded session captured with the cache following it (syncs as the capture flow runs them); `t` its last receive time. */
+async function session(opts: { version?: string } = {}): Promise<{ cap: Capture; norm: NormCache; t: number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'cb-normcache-'));
+  dirs.push(dir);
+  const cap = new Capture(new CaptureStore(dir), { clock: new VirtualClock(T0), log, blockBytes: 16 * 1024 });
+  // Small blocks, so the session spans many of them and the merge crosses block ends.
+  const norm = new NormCache(cap, venues, { log, blockBytes: 4 * 1024, version: opts.version });
+  const k = [...fixture('kalshi/ws_orderbook_snapshot_then_delta_spec_example.json'), ...fixture('kalshi/ws_ticker_capture_2026-02-12.json')];
+  const pm = [...fixture('polymarket/ws_book_captures_2026-02-12.json'), ...fixture('polymarket/ws_price_change_burst_capture_2026-09-29.json')];
+  const a = cap.venue(kalshi.label);
+  const b = cap.venue(poly.label);
+  let t = T0;
+  for (let i = 0; i < Math.max(k.length, pm.length); i++) {
+    if (i < k.length) a.frame(k[i]!, 1, (t = T0 + 2 * i));
+    if (i < pm.length) b.frame(pm[i]!, 1, (t = T0 + 2 * i + 1));
+    if (i % 40 === 39) await norm.sync();
+  }
+  await norm.sync();
+  return { cap, norm, t };
+}
+
+/** The frames path of GET /replay for a window, after `after` and counted from `count`: what the cache must equal. */
+function frames(cap: Capture, from: number, to: number, filter: EventFilter = {}, only?: string[]): (after: number, count: number) => AsyncGenerator<string> {
+  const line = itemLine(eventLineWriter(venues, filter));
+  return (after, count) =>
+    ndjsonChunks(
+      new ReplayFeed(venues, log).items(readBatches(cap.store, { from, to, venues: only, flushes: false })),
+      (it) => (it.seq > after ? line(it) : undefined),
+      count,
+    );
+}
+
+async function text(chunks: AsyncIterable<string | Uint8Array>): Promise<string> {
+  const parts: Buffer[] = [];
+  for await (const c of chunks) parts.push(typeof c === 'string' ? Buffer.from(c) : Buffer.from(c));
+  return Buffer.concat(parts).toString('utf8');
+}
+
+/** A logger whose lines are kept. */
+function logLines(): { logger: typeof log; lines: string[] } {
+  const lines: string[] = [];
+  const dest = new Writable({
+    write(chunk: Buffer, _enc, done): void {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  return { logger: createLogger('info', dest), lines };
+}
+
+async function both(
+  s: { cap: Capture; norm: NormCache },
+  from: number,
+  to: number,
+  filter: EventFilter = {},
+  only: string[] = venues.map((v) => v.label),
+  snaps?: NormVenueSnapshot[],
+): Promise<{ cached: string; frames: string; fellBack: boolean; lines: string[] }> {
+  const f = frames(s.cap, from, to, filter, only);
+  const { logger, lines } = logLines();
+  let fellBack = false;
+  const cached = await text(cachedLines(snaps ?? s.norm.snapshot(only), { to, filter, fallback: f, log: logger, onFallback: () => (fellBack = true) }));
+  return { cached, frames: await text(f(-Infinity, 0)), fellBack, lines };
+}
+
+describe('the normalized cache', () => {
+  it('gives the frames path byte for byte: whole session, a window cut mid-block, each filter', async () => {
+    const s = await session();
+    expect(s.norm.serves([kalshi.label, poly.label], T0)).toBe(true);
+    const snap = s.norm.snapshot([kalshi.label, poly.label]);
+    expect(snap.reduce((n, v) => n + v.blocks.length + v.memory.length, 0)).toBeGreaterThan(6);
+    const whole = await both(s, T0, s.t);
+    expect(whole.fellBack).toBe(false);
+    expect(whole.cached.split('\n').length).toBeGreaterThan(100);
+    expect(whole.cached).toBe(whole.frames);
+    const mid = T0 + Math.floor((s.t - T0) / 3);
+    const cut = await both(s, T0 - 5000, mid);
+    expect(cut.cached).toBe(cut.frames);
+    expect(cut.cached.length).toBeLessThan(whole.cached.length);
+    for (const filter of [{ types: ['book' as const] }, { types: ['trade' as const, 'price' as const] }, { markets: new Set(['FED-23DEC-T3.00']) }]) {
+      const r = await both(s, T0, s.t, filter);
+      expect(r.cached.split('\n').length).toBeGreaterThan(2);
+      expect(r.cached).toBe(r.frames);
+    }
+    const one = await both(s, T0, s.t, {}, [poly.label]);
+    expect(one.cached).toBe(one.frames);
+    expect(one.cached).not.toContain(`"platform":"${kalshi.slug}"`);
+  });
+
+  it('does not serve a window that starts after the run began (the frames path starts fresh mappers there)', async () => {
+    const s = await session();
+    expect(s.norm.serves([kalshi.label], T0 + 10)).toBe(false);
+    expect(s.norm.serves([kalshi.label], T0 - 1)).toBe(true);
+  });
+
+  it('a corrupt block is logged and the rest of the window comes from the frames: the same bytes', async () => {
+    const s = await session();
+    await s.norm.close();
+    const snap = s.norm.snapshot([kalshi.label, poly.label]);
+    expect(snap.every((v) => v.memory.length === 0)).toBe(true);
+    const v = snap.find((x) => x.blocks.length >= 3)!;
+    // Flip a byte inside the third block's compressed bytes: served blocks before it, frames after.
+    const ref = v.blocks[2]!;
+    const fd = openSync(v.file, 'r+');
+    const b = Buffer.alloc(1);
+    readSync(fd, b, 0, 1, ref.offset + NORM_BLOCK_HEAD + 5);
+    b[0] = b[0]! ^ 0xff;
+    writeSync(fd, b, 0, 1, ref.offset + NORM_BLOCK_HEAD + 5);
+    closeSync(fd);
+    const r = await both(s, T0, s.t, {}, undefined, snap);
+    expect(r.fellBack).toBe(true);
+    expect(r.cached).toBe(r.frames);
+    const line = r.lines.find((l) => l.includes('normalized cache could not be read'));
+    expect(line).toBeDefined();
+    expect(line).toContain('checksum does not match');
+    expect(line).toContain(v.file);
+  });
+
+  it('a truncated file is logged and served from the frames: the same bytes', async () => {
+    const s = await session();
+    await s.norm.close();
+    const snap = s.norm.snapshot([kalshi.label, poly.label]);
+    expect(snap.every((v) => v.memory.length === 0)).toBe(true);
+    const v = snap.find((x) => x.blocks.length >= 2)!;
+    truncateSync(v.file, v.blocks[1]!.offset + 10);
+    const r = await both(s, T0, s.t, { types: ['book'] }, undefined, snap);
+    expect(r.fellBack).toBe(true);
+    expect(r.cached).toBe(r.frames);
+    expect(r.lines.find((l) => l.includes('normalized cache could not be read'))).toContain('truncated');
+  });
+
+  it('a garbled head or a file emptied is a clear log line and the frames, never a crash', async () => {
+    const s = await session();
+    await s.norm.close();
+    const snap = s.norm.snapshot([kalshi.label, poly.label]);
+    expect(snap.every((v) => v.memory.length === 0)).toBe(true);
+    writeFileSync(snap[0]!.file, 'not a cache');
+    const r = await both(s, T0, s.t, {}, undefined, snap);
+    expect(r.fellBack).toBe(true);
+    expect(r.cached).toBe(r.frames);
+    expect(r.lines.some((l) => l.includes('normalized cache could not be read'))).toBe(true);
+  });
+
+  it('a changed normalizer version ignores the old cache: logged, and the frames (with the fix) are served', async () => {
+    const s = await session({ version: 'mappers-as-they-were' });
+    await s.norm.close();
+    const old = s.norm.snapshot([kalshi.label, poly.label]);
+    expect(statSync(old[0]!.file).size).toBeGreaterThan(0);
+    // The code changed since the files were written: the process now runs another version.
+    const now = old.map((v) => ({ ...v, version: 'mappers-fixed' }));
+    const r = await both(s, T0, s.t, {}, undefined, now);
+    expect(r.fellBack).toBe(true);
+    expect(r.cached).toBe(r.frames);
+    expect(r.lines.find((l) => l.includes('normalized cache could not be read'))).toContain('written by normalizer version mappers-as-they-were');
+  });
+
+  it('the version follows the mapper code and the venue configuration', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cb-normversion-'));
+    dirs.push(dir);
+    const mapper = join(dir, 'src', 'venues', 'x', 'mappers.ts');
+    rmSync(mapper, { force: true });
+    const file = join(dir, 'mappers.ts');
+    writeFileSync(file, 'export const price = (s) => Number(s);');
+    const v1 = normalizerVersion(venues, [file]);
+    expect(normalizerVersion(venues, [file])).toBe(v1);
+    writeFileSync(file, 'export const price = (s) => Math.round(Number(s) * 100) / 100;');
+    expect(normalizerVersion(venues, [file])).not.toBe(v1);
+    const renamed = venues.map((v) => (v.label === kalshi.label ? { ...v, slug: 'kalshi2' } : v));
+    expect(normalizerVersion(renamed, [file])).not.toBe(normalizerVersion(venues, [file]));
+    // The default covers the real mapper sources.
+    expect(normalizerVersion(venues)).toMatch(/^[0-9a-f]{32}$/);
+  });
+});
