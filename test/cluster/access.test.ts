@@ -44,7 +44,7 @@ describe.skipIf(!NATS_BIN)('cluster: keys and quotas shared by the core and two 
   /** A key made on the core, once every edge takes it. */
   const coreKey = async (plan: 'pro' | 'dev', account: string): Promise<{ key: string; id: string }> => {
     const { key, record } = core.keys.create(plan, account);
-    for (const s of edges()) await until(() => statusOn(s, key, 200), 10_000, `the new key on ${s.url}`);
+    for (const s of edges()) await until(() => statusOn(s, key, 200), 30_000, `the new key on ${s.url}`);
     return { key, id: record.id };
   };
 
@@ -56,33 +56,33 @@ describe.skipIf(!NATS_BIN)('cluster: keys and quotas shared by the core and two 
     );
     const market = [...s.state.catalog.venue('venue_a').keys()][0]!;
     for (const channel of channels) c.ws.send(JSON.stringify({ type: 'subscribe', channel, market_ids: [market] }));
-    await until(() => (c.messages.filter((m) => m['type'] === 'subscribed').length === channels.length ? true : undefined), 10_000, `subscribed on ${s.url}`);
+    await until(() => (c.messages.filter((m) => m['type'] === 'subscribed').length === channels.length ? true : undefined), 30_000, `subscribed on ${s.url}`);
     return { ...c, closed, market, topic: (ch: string) => `${ch}:${s.venues.byLabel.get('venue_a')!.slug}:${market}` };
   };
 
   it('a key created on one process works on all, and revoked on an edge stops working on all', async () => {
     const { key, record } = core.keys.create('pro', 'shared');
-    for (const s of all()) await until(() => statusOn(s, key, 200), 10_000, `the new key on ${s.url}`);
+    for (const s of all()) await until(() => statusOn(s, key, 200), 30_000, `the new key on ${s.url}`);
     expect(edge1.keys.revoke(record.id)?.revokedAt).toBeDefined();
-    for (const s of all()) await until(() => statusOn(s, key, 401), 10_000, `the revocation on ${s.url}`);
+    for (const s of all()) await until(() => statusOn(s, key, 401), 30_000, `the revocation on ${s.url}`);
     expect(core.keys.list().find((r) => r.id === record.id)?.revokedAt).toBe(edge1.keys.list().find((r) => r.id === record.id)?.revokedAt);
   });
 
   it('a key revoked by `crossbook keys revoke` on the core DATA_DIR stops working on every edge (needs dist/)', async () => {
     const { key, record } = edge2.keys.create('dev', 'cli');
-    for (const s of all()) await until(() => statusOn(s, key, 200), 10_000, `the new key on ${s.url}`);
+    for (const s of all()) await until(() => statusOn(s, key, 200), 30_000, `the new key on ${s.url}`);
     const out = await run('node', [BIN, 'keys', 'revoke', record.id, '--data-dir', core.persistence.dir], {
       env: { PATH: process.env['PATH'] ?? '', LOG_LEVEL: 'error' },
     }).catch((e: { stderr: string }) => {
       throw new Error(e.stderr);
     });
     expect(out.stdout).toContain(`revoked ${record.id}`);
-    for (const s of all()) await until(() => statusOn(s, key, 401), 10_000, `the CLI revocation on ${s.url}`);
+    for (const s of all()) await until(() => statusOn(s, key, 401), 30_000, `the CLI revocation on ${s.url}`);
   });
 
   it('requests counted on two edges add up in one monthly counter everywhere', async () => {
     const { key, record } = core.keys.create('pro', 'quota');
-    for (const s of all()) await until(() => statusOn(s, key, 200), 10_000, `the new key on ${s.url}`);
+    for (const s of all()) await until(() => statusOn(s, key, 200), 30_000, `the new key on ${s.url}`);
     const monthly = core.plans.pro.monthly;
     // The three checks above counted one request on each process.
     for (let i = 0; i < 6; i++) expect((await get(edge1, key)).status).toBe(200);
@@ -91,7 +91,7 @@ describe.skipIf(!NATS_BIN)('cluster: keys and quotas shared by the core and two 
     for (const s of all())
       await until(
         () => (s.quota.used(record.id)?.count === total ? true : undefined),
-        10_000,
+        30_000,
         `${total} counted on ${s.url} (${all()
           .map((x) => x.quota.used(record.id)?.count)
           .join(',')})`,
@@ -128,13 +128,13 @@ describe.skipIf(!NATS_BIN)('cluster: keys and quotas shared by the core and two 
     });
     expect(out.stdout).toContain(`${id} is on plan free`);
     for (const [i, c] of clients.entries()) {
-      const warning = await until(() => c.messages.find((m) => m['code'] === 'PLAN_CHANGED'), 10_000, `PLAN_CHANGED on edge ${i + 1}`);
+      const warning = await until(() => c.messages.find((m) => m['code'] === 'PLAN_CHANGED'), 30_000, `PLAN_CHANGED on edge ${i + 1}`);
       expect(warning).toMatchObject({ type: 'warning', plan: 'free', dropped: [c.topic('orderbook')] });
       expect(warning['channels']).toEqual(expect.arrayContaining(['prices']));
       expect(warning['channels']).not.toContain('orderbook');
       expect(c.ws.readyState).toBe(c.ws.OPEN);
       c.ws.send(JSON.stringify({ type: 'subscribe', channel: 'orderbook', market_ids: [c.market] }));
-      expect(await until(() => c.messages.find((m) => m['type'] === 'error'), 10_000, 'the refused subscribe')).toMatchObject({ code: 'NOT_ENTITLED' });
+      expect(await until(() => c.messages.find((m) => m['type'] === 'error'), 30_000, 'the refused subscribe')).toMatchObject({ code: 'NOT_ENTITLED' });
     }
     // The edges' REST refuses what free blocks, in the same turn as the trim.
     for (const s of edges()) expect((await fetch(`${s.url}/api/v2/arb`, { headers: { 'x-api-key': key } })).status).toBe(403);

@@ -66,7 +66,7 @@ describe.skipIf(!NATS_BIN)('cluster: one core, two edges on nats-server', () => 
         const seen = new Set(streamed(b.messages).map((m) => `${String(m['market_id'])}:${String(m['seq'])}`));
         return streamed(a.messages).find((m) => seen.has(`${String(m['market_id'])}:${String(m['seq'])}`));
       },
-      15_000,
+      30_000,
       'an update on both edges',
     );
     const other = streamed(b.messages).find((m) => m['market_id'] === common['market_id'] && m['seq'] === common['seq'])!;
@@ -86,7 +86,7 @@ describe.skipIf(!NATS_BIN)('cluster: one core, two edges on nats-server', () => 
     const streamed = (ms: Record<string, unknown>[]): number => prices(ms).filter((m) => m['snapshot'] !== true).length;
     await until(() => (streamed(a.messages) >= 10 ? true : undefined), 30_000, 'updates on edge 1');
     await edge1.close();
-    await until(() => (a.ws.readyState === a.ws.CLOSED ? true : undefined), 5_000, 'edge 1 closing the client');
+    await until(() => (a.ws.readyState === a.ws.CLOSED ? true : undefined), 30_000, 'edge 1 closing the client');
     const before = prices(a.messages);
     const last: Record<string, number> = {};
     for (const m of before) last[m['market_id'] as string] = m['seq'] as number;
@@ -121,8 +121,8 @@ describe.skipIf(!NATS_BIN)('cluster: one core, two edges on nats-server', () => 
     const edge3 = await startService(clusterConfig('edge', nats.url));
     try {
       const want = await count(core);
-      expect(await until(async () => ((await count(edge2)) === want ? true : undefined), 10_000, 'edge 2 /markets')).toBe(true);
-      expect(await until(async () => ((await count(edge3)) === want ? true : undefined), 10_000, 'edge 3 /markets')).toBe(true);
+      expect(await until(async () => ((await count(edge2)) === want ? true : undefined), 30_000, 'edge 2 /markets')).toBe(true);
+      expect(await until(async () => ((await count(edge3)) === want ? true : undefined), 30_000, 'edge 3 /markets')).toBe(true);
     } finally {
       await edge3.close();
     }
@@ -137,7 +137,7 @@ describe.skipIf(!NATS_BIN)('cluster: one core, two edges on nats-server', () => 
         const e = c.messages.filter((m) => m['type'] === 'error');
         return e.length >= 4 ? e : undefined;
       },
-      5_000,
+      30_000,
       'four errors',
     );
     expect(errors.map((m) => m['code'])).toEqual(['BAD_REQUEST', 'BAD_REQUEST', 'BAD_REQUEST', 'BAD_REQUEST']);
@@ -150,11 +150,11 @@ describe.skipIf(!NATS_BIN)('cluster: one core, two edges on nats-server', () => 
     const stream = core.config.cluster!.stream;
     const info = await link.jsm.streams.info(stream);
     await link.jsm.streams.update(stream, { ...info.config, max_msgs: 1_000 });
-    await until(async () => ((await link.jsm.streams.info(stream)).state.first_seq > info.state.first_seq ? true : undefined), 10_000, 'the window to move');
+    await until(async () => ((await link.jsm.streams.info(stream)).state.first_seq > info.state.first_seq ? true : undefined), 30_000, 'the window to move');
     const id = markets[0]!;
     const c = await wsClient(edge2.url, edge2.keys.create('pro', 't').key);
     c.ws.send(JSON.stringify({ type: 'subscribe', channel: 'prices', market_ids: [id], resume: { [id]: 0 } }));
-    const warning = await until(() => c.messages.find((m) => m['code'] === 'RESYNC'), 10_000, 'RESYNC');
+    const warning = await until(() => c.messages.find((m) => m['code'] === 'RESYNC'), 30_000, 'RESYNC');
     expect(warning).toMatchObject({ type: 'warning', channel: 'prices', market_ids: [id] });
     const snapshot = c.messages.find((m) => m['type'] === 'price_update' && m['snapshot'] === true);
     expect(snapshot).toMatchObject({ market_id: id });
@@ -163,7 +163,7 @@ describe.skipIf(!NATS_BIN)('cluster: one core, two edges on nats-server', () => 
     // A seq no update of this epoch has reached yet (another epoch's): the snapshot and RESYNC too.
     const d = await wsClient(edge2.url, edge2.keys.create('pro', 't').key);
     d.ws.send(JSON.stringify({ type: 'subscribe', channel: 'prices', market_ids: [id], resume: { [id]: 1e12 } }));
-    await until(() => d.messages.find((m) => m['code'] === 'RESYNC'), 10_000, 'RESYNC past the seq');
+    await until(() => d.messages.find((m) => m['code'] === 'RESYNC'), 30_000, 'RESYNC past the seq');
     expect(d.messages.some((m) => m['type'] === 'price_update' && m['snapshot'] === true)).toBe(true);
     d.ws.close();
     c.ws.close();

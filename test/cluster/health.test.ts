@@ -36,14 +36,14 @@ describe.skipIf(!NATS_BIN)('cluster: an edge when NATS goes away and comes back'
   }, 30_000);
 
   it('says so on /status and to subscribers, the core drops its oldest buffered messages, and the edge starts again from a snapshot', async () => {
-    await until(async () => ((await status(edge)).cluster?.link === 'following' ? true : undefined), 10_000, 'the edge following');
+    await until(async () => ((await status(edge)).cluster?.link === 'following' ? true : undefined), 30_000, 'the edge following');
     const slug = edge.venues.byLabel.get('venue_a')!.slug;
     const prefix = `prices:${slug}:`;
-    const id = (await until(() => edge.ws.seqs().find(([t]) => t.startsWith(prefix)), 10_000, 'a prices topic'))[0].slice(prefix.length);
+    const id = (await until(() => edge.ws.seqs().find(([t]) => t.startsWith(prefix)), 30_000, 'a prices topic'))[0].slice(prefix.length);
     const c = await wsClient(edge.url, edge.keys.create('pro', 't').key);
-    await until(() => c.messages.find((m) => m['type'] === 'welcome'), 10_000, 'welcome');
+    await until(() => c.messages.find((m) => m['type'] === 'welcome'), 30_000, 'welcome');
     c.ws.send(JSON.stringify({ type: 'subscribe', channel: 'prices', market_ids: [id] }));
-    await until(() => c.messages.find((m) => m['type'] === 'subscribed'), 10_000, `subscribed (${JSON.stringify(c.messages)})`);
+    await until(() => c.messages.find((m) => m['type'] === 'subscribed'), 30_000, `subscribed (${JSON.stringify(c.messages)})`);
 
     await nats.kill();
     const down = await until(
@@ -51,11 +51,11 @@ describe.skipIf(!NATS_BIN)('cluster: an edge when NATS goes away and comes back'
         const s = await status(edge);
         return s.cluster?.link === 'interrupted' ? s : undefined;
       },
-      15_000,
+      30_000,
       'the edge saying interrupted',
     );
     expect(down.status).not.toBe('ok');
-    const warning = await until(() => c.messages.find((m) => m['code'] === 'FEED_INTERRUPTED'), 10_000, 'FEED_INTERRUPTED');
+    const warning = await until(() => c.messages.find((m) => m['code'] === 'FEED_INTERRUPTED'), 30_000, 'FEED_INTERRUPTED');
     expect(warning).toMatchObject({ type: 'warning', source: slug });
     // REST keeps answering from the last state.
     const r = await fetch(`${edge.url}/api/v2/markets?limit=1`, { headers: { 'x-api-key': edge.keys.create('pro', 't').key } });
@@ -79,7 +79,7 @@ describe.skipIf(!NATS_BIN)('cluster: an edge when NATS goes away and comes back'
     });
     expect(back.cluster!.interruptions).toBeGreaterThan(0);
     expect(
-      await until(() => c.messages.find((m) => m['type'] === 'ready' && c.messages.indexOf(m) > c.messages.indexOf(warning)), 10_000, 'FEED_READY'),
+      await until(() => c.messages.find((m) => m['type'] === 'ready' && c.messages.indexOf(m) > c.messages.indexOf(warning)), 30_000, 'FEED_READY'),
     ).toMatchObject({
       code: 'FEED_READY',
       source: slug,
@@ -87,7 +87,7 @@ describe.skipIf(!NATS_BIN)('cluster: an edge when NATS goes away and comes back'
     expect(await metric(core, 'crossbook_cluster_nats_connected')).toBe(1);
     // New updates reach the edge again.
     const seq = back.cluster!.stream_seq;
-    await until(async () => ((await status(edge)).cluster!.stream_seq > seq ? true : undefined), 10_000, 'the stream moving');
+    await until(async () => ((await status(edge)).cluster!.stream_seq > seq ? true : undefined), 30_000, 'the stream moving');
     c.ws.close();
   });
 });
