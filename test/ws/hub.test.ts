@@ -534,7 +534,7 @@ describe('backpressure', () => {
     await vi.waitFor(() => expect(hub.dropped).toBeGreaterThanOrEqual(1), { timeout: 30_000, interval: 50 });
     // The slow client learns why when it reads again: the close frame comes after its backlog.
     slow.ws.resume();
-    const r = await Promise.race([closed, new Promise<undefined>((res) => setTimeout(() => res(undefined), 10_000))]);
+    const r = await Promise.race([closed, new Promise<undefined>((res) => setTimeout(() => res(undefined), 30_000))]);
     expect(r).toMatchObject({ code: 4008, reason: expect.stringMatching(/backpressure/) });
     expect(slow.msgs.some((m) => m['code'] === 'COALESCED')).toBe(true);
     // The reading client is never cut and ends on the book's latest state. How many of the 30,000
