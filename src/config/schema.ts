@@ -218,6 +218,8 @@ export const appConfig = z
         checkpointIntervalMs: z.number().int().min(1000),
         /** The history index behind `as_of` reads (src/history/): false saves its second pass over every frame. */
         history: z.boolean().optional(),
+        /** The normalized cache behind GET /replay (src/capture/normcache.ts): false saves its second mapping of every frame on the main thread; /replay then maps every window from the frames (the same bytes). */
+        replayCache: z.boolean().optional(),
       })
       .strict()
       .optional(),
