@@ -374,7 +374,8 @@ interface CaptureRun {
 
 async function run(dir: string, w: World, children: ChildProcess[], servers: Server[]): Promise<Outcome> {
   log.level = 'silent';
-  const config = loadConfig({ env: { DATA_DIR: dir } });
+  // capture.replayCache on (off by default) for the capnorm workload; no other workload wires it.
+  const config = loadConfig({ env: { DATA_DIR: dir }, overrides: { capture: { replayCache: true } } });
   const kv = venueOf(config.venues, 'kalshi');
   const pv = venueOf(config.venues, 'polymarket');
   // The service's clock (src/service.ts): wall time in steps, every event and flush a unit of it.
@@ -412,9 +413,9 @@ async function run(dir: string, w: World, children: ChildProcess[], servers: Ser
   const port = await layer.http.listen('127.0.0.1', 0);
   const key = core.keys.create('enterprise', 'ingest bench').key;
 
-  // The normalized cache behind /replay (capture.replayCache, on by default): wired only in `capnorm`.
+  // The normalized cache behind /replay (capture.replayCache): wired only in `capnorm`.
   const norm = core.normCache;
-  if (norm === undefined) throw new Error('capture.replayCache is off in the configuration; the bench needs it on');
+  if (norm === undefined) throw new Error('the normalized cache was not built (capture.replayCache)');
   let flows: Subscription | undefined;
   const wire = async (withCapture = false, withNorm = false): Promise<void> => {
     sock = undefined;
@@ -547,8 +548,8 @@ async function run(dir: string, w: World, children: ChildProcess[], servers: Ser
       },
     },
     {
-      // `cap` with the normalized cache following the capture, as src/service.ts wires it by default
-      // (capture.replayCache): what the capture wrote before (snapshots, other runs) is mapped into
+      // `cap` with the normalized cache following the capture, as src/service.ts wires it with
+      // capture.replayCache on: what the capture wrote before (snapshots, other runs) is mapped into
       // it before the clock starts; the run is timed until the cache has mapped every record of it.
       name: 'capnorm',
       setup: async () => {

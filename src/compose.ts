@@ -69,7 +69,7 @@ export interface Core {
   readonly clock: Clock;
   /** The history index behind `as_of` reads, following the capture on its own thread (undefined with capture or capture.history off). */
   readonly bookHistory: HistoryClient | undefined;
-  /** The normalized cache behind GET /replay, following the capture (undefined with capture or capture.replayCache off). */
+  /** The normalized cache behind GET /replay, following the capture (undefined with capture off or without capture.replayCache, off by default). */
   readonly normCache: NormCache | undefined;
 }
 
