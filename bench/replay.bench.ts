@@ -146,7 +146,7 @@ const children: ChildProcess[] = [];
 const dir = mkdtempSync(join(tmpdir(), 'cb-replay-bench-'));
 try {
   const venues = await startSim(children);
-  writeFileSync(join(dir, 'live.json'), JSON.stringify({ venues }));
+  writeFileSync(join(dir, 'live.json'), JSON.stringify({ venues, capture: { replayCache: true } }));
   const key = execFileSync(process.execPath, [bin, 'keys', 'create', '--plan', 'enterprise', '--data-dir', dir], { encoding: 'utf8' })
     .trim()
     .split('\n')

@@ -69,7 +69,7 @@ export interface Core {
   readonly clock: Clock;
   /** The history index behind `as_of` reads, following the capture on its own thread (undefined with capture or capture.history off). */
   readonly bookHistory: HistoryClient | undefined;
-  /** The normalized cache behind GET /replay, following the capture (undefined with capture off). */
+  /** The normalized cache behind GET /replay, following the capture (undefined with capture off or without capture.replayCache, off by default). */
   readonly normCache: NormCache | undefined;
 }
 
@@ -103,7 +103,10 @@ export function buildCore(config: Config, opts: { log?: Logger; persistence?: Pe
       capture && settings.history
         ? new HistoryClient(capture, config.venues, { sliceMs: settings.checkpointIntervalMs, log: log.child({ component: 'history' }) })
         : undefined,
-    normCache: capture && new NormCache(capture, config.venues, { log: log.child({ component: 'normcache' }), maxBytes: settings.retentionBytes / 4 }),
+    normCache:
+      capture && settings.replayCache
+        ? new NormCache(capture, config.venues, { log: log.child({ component: 'normcache' }), maxBytes: settings.retentionBytes / 4 })
+        : undefined,
   };
 }
 

@@ -29,6 +29,8 @@ export interface CaptureSettings {
   readonly checkpointIntervalMs: number;
   /** Whether the history index behind `as_of` reads follows the capture. */
   readonly history: boolean;
+  /** Whether the normalized cache behind GET /replay follows the capture (off: every window is mapped from the frames). */
+  readonly replayCache: boolean;
 }
 
 /** Defaults that fit a laptop: a week, at most 10 GiB. */
@@ -40,6 +42,8 @@ export function captureSettings(config: Config): CaptureSettings {
     retentionBytes: c?.retention.bytes ?? 10 * 1024 ** 3,
     checkpointIntervalMs: c?.checkpointIntervalMs ?? 300_000,
     history: c?.history ?? true,
+    // Off unless asked for: it costs ingest a third of its main-thread CPU (BENCHMARKS.md "Replay from the capture").
+    replayCache: c?.replayCache ?? false,
   };
 }
 

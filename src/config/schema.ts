@@ -218,6 +218,8 @@ export const appConfig = z
         checkpointIntervalMs: z.number().int().min(1000),
         /** The history index behind `as_of` reads (src/history/): false saves its second pass over every frame. */
         history: z.boolean().optional(),
+        /** The normalized cache behind GET /replay (src/capture/normcache.ts), off by default: it maps every frame a second time on the main thread (BENCHMARKS.md "Replay from the capture"); off, /replay maps every window from the frames (the same bytes). */
+        replayCache: z.boolean().optional(),
       })
       .strict()
       .optional(),

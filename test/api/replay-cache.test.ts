@@ -17,7 +17,7 @@ import type { HttpServer } from '../../src/server/http.js';
  * mid-session is mapped from the frames (fresh mappers at its start), and is too.
  */
 
-const config = loadConfig({ env: {} });
+const config = loadConfig({ env: {}, overrides: { capture: { replayCache: true } } });
 const kalshi = config.venues.find((v) => v.protocol === 'kalshi')!;
 const poly = config.venues.find((v) => v.protocol === 'polymarket')!;
 const fixture = (path: string): string[] => (JSON.parse(readFileSync(join(__dirname, '../fixtures', path), 'utf8')) as unknown[]).map((f) => JSON.stringify(f));

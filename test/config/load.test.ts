@@ -34,6 +34,9 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ overrides: { capture: { retention: { bytes: 1000 } } } })).toThrow(/capture\.retention\.bytes/);
     expect(() => loadConfig({ overrides: { capture: { enabled: 'yes' } } })).toThrow(/capture\.enabled/);
     expect(() => loadConfig({ overrides: { capture: { checkpointIntervalMs: 10 } } })).toThrow(/capture\.checkpointIntervalMs/);
+    expect(() => loadConfig({ overrides: { capture: { replayCache: 'off' } } })).toThrow(/capture\.replayCache: .*expected boolean/);
+    expect(loadConfig({ env: {} }).capture?.replayCache).toBe(false);
+    expect(loadConfig({ env: { CROSSBOOK__capture__replayCache: 'true' } }).capture?.replayCache).toBe(true);
     expect(loadConfig({ env: { CROSSBOOK__persistence__minuteCandleRetentionDays: '30' } }).persistence.minuteCandleRetentionDays).toBe(30);
   });
 
