@@ -133,12 +133,12 @@ export class Topics {
     for (const [t, s] of entries) this.cell(t).n = s;
   }
 
-  /** Whether a topic has subscribers in either dialect (a cluster core exports every update: always). */
   /** Connections holding `topic` here (0: none). */
   holders(topic: string): number {
     return this.held.get(topic)?.conns ?? 0;
   }
 
+  /** Whether a topic has subscribers in either dialect (a cluster core exports every update: always). */
   listeners(topic: string): number {
     if (this.exportAll) return 1;
     return this.subs(topic) === undefined ? 0 : 1;
