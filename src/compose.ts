@@ -214,9 +214,10 @@ export function buildHttp(core: Core, domain?: Domain, opts: HttpOptions = {}): 
     history: core.bookHistory && (() => core.bookHistory!.status()),
   });
   const ctx = new ApiContext(config, state, persistence, core.venues, core.clock);
-  ctx.history = core.bookHistory && { index: core.bookHistory, settings: captureSettings(config), store: core.capture!.store };
+  const captureCfg = captureSettings(config);
+  ctx.history = core.bookHistory && { index: core.bookHistory, settings: captureCfg, store: core.capture!.store };
   registerDataRoutes(api, ctx);
-  const replaySource = { capture: core.capture, settings: captureSettings(config), now: realClock.now, log, norm: core.normCache };
+  const replaySource = { capture: core.capture, settings: captureCfg, now: realClock.now, log, norm: core.normCache };
   registerReplay(api, ctx, replaySource);
   let ws: WsHub | undefined;
   let metrics: Registry | undefined;
