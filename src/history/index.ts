@@ -5,7 +5,7 @@ import type { Logger } from '../core/log.js';
 import type { NormalizedEvent, VenueLabel } from '../core/types.js';
 import { applyEvent, EngineState } from '../state/engine.js';
 import type { QuoteRecord } from '../state/quotes.js';
-import { CaptureTail, type TailStart } from './tail.js';
+import { CaptureTail, SerialSync, type TailStart } from './tail.js';
 import { partKey, pruneSlices, SliceFile, sliceStarts, SliceWriter, type BookStart, type MarketPart, type SeqEvent, type SliceEntry } from './slice.js';
 
 export { partKey, type Slice } from './slice.js';
@@ -97,8 +97,10 @@ export class HistoryIndex {
   private readonly dir: string;
   private readonly sliceMs: number;
   private readonly tail: CaptureTail;
-  private chain: Promise<void> = Promise.resolve();
-  private queued: Promise<void> | undefined;
+  private readonly syncs = new SerialSync(
+    () => this.syncOnce(),
+    (e) => this.opts.log?.error({ err: (e as Error).message }, 'history index: reading the capture failed'),
+  );
   /** The furthest sequence number a sync asked for. */
   private want = 0;
   private lastSeq: number;
@@ -141,18 +143,16 @@ export class HistoryIndex {
    */
   sync(upTo: number): Promise<void> {
     if (upTo > this.want) this.want = upTo;
-    if (this.queued) return this.queued;
-    const run = this.chain.then(async () => {
-      this.queued = undefined;
-      const upTo = this.want;
-      if (this.stopped !== undefined) return;
-      if (upTo - this.lastSeq > HISTORY_LIMITS.behind)
-        return this.stop(`it fell ${upTo - this.lastSeq} records behind the capture (bound ${HISTORY_LIMITS.behind})`);
-      await this.catchUp(upTo);
-    });
-    this.queued = run;
-    this.chain = run.catch((e: unknown) => this.opts.log?.error({ err: (e as Error).message }, 'history index: reading the capture failed'));
-    return run;
+    return this.syncs.run();
+  }
+
+  /** One run of `sync`: up to the furthest sequence number asked for when it starts. */
+  private async syncOnce(): Promise<void> {
+    const upTo = this.want;
+    if (this.stopped !== undefined) return;
+    if (upTo - this.lastSeq > HISTORY_LIMITS.behind)
+      return this.stop(`it fell ${upTo - this.lastSeq} records behind the capture (bound ${HISTORY_LIMITS.behind})`);
+    await this.catchUp(upTo);
   }
 
   /** The starts of the slices on disk, oldest first. */
@@ -202,7 +202,7 @@ export class HistoryIndex {
   /** Indexes every record up to `upTo` and writes the open slice (the service closes it after its feeds stop). */
   async close(upTo: number): Promise<void> {
     await this.sync(upTo);
-    await this.chain;
+    await this.syncs.settled();
     const cur = this.cur;
     this.cur = undefined;
     if (cur && this.stopped === undefined) await this.seal(cur);

@@ -94,4 +94,9 @@ export class SerialSync {
     this.chain = run.catch(this.failed);
     return run;
   }
+
+  /** Resolves when the runs begun so far have ended (a failed one included, handed to `failed`). */
+  settled(): Promise<void> {
+    return this.chain;
+  }
 }
