@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
 import { captureDir, CaptureStore, readBatches, ReplayFeed, replayItems, type ReadRange } from '../capture/index.js';
-import { readItemsFile, type ReplayItem } from '../replay/input.js';
+import { itemTime, readItemsFile, type ReplayItem } from '../replay/input.js';
 import { replay, type ReplayInput, type ReplayResult } from '../replay/run.js';
 
 export interface ReplayCliOptions {
@@ -63,11 +63,10 @@ export function replayRequest(config: Config, o: ReplayCliOptions): ReplayReques
 /** The items of the window [from, to) of the venues asked for (flush markers of the window are kept), in the input's shape. */
 async function* windowOf(items: ReplayInput, r: ReplayRequest): AsyncGenerator<ReplayItem | readonly ReplayItem[]> {
   const keep = (item: ReplayItem): boolean => {
-    const t = item.type === 'event' ? item.event.localTimestamp : item.at;
-    if (r.from !== undefined && t < r.from) return false;
+    if (r.from !== undefined && itemTime(item) < r.from) return false;
     return !(item.type === 'event' && r.venues !== undefined && !r.venues.has(item.event.venue));
   };
-  const past = (item: ReplayItem): boolean => r.to !== undefined && (item.type === 'event' ? item.event.localTimestamp : item.at) >= r.to;
+  const past = (item: ReplayItem): boolean => r.to !== undefined && itemTime(item) >= r.to;
   for await (const v of items) {
     const batch: readonly ReplayItem[] = Array.isArray(v) ? (v as readonly ReplayItem[]) : [v as ReplayItem];
     const cut = batch.findIndex(past);

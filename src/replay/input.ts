@@ -11,6 +11,11 @@ import type { NormalizedEvent } from '../core/types.js';
 export type ReplayItem =
   { readonly type: 'event'; readonly seq: number; readonly event: NormalizedEvent } | { readonly type: 'flush'; readonly seq: number; readonly at: number };
 
+/** An item's time: an event's receive time, a flush marker's `at`. */
+export function itemTime(item: ReplayItem): number {
+  return item.type === 'event' ? item.event.localTimestamp : item.at;
+}
+
 /** What a live run tells a recorder: each event as it is applied, and each time the turn flushes. */
 export interface ReplayTap {
   event(ev: NormalizedEvent): void;

@@ -16,7 +16,7 @@ import { recordJson, type OpportunityRecord } from '../signals/lifecycle/record.
 import type { OpenRecord } from '../signals/lifecycle/tracker.js';
 import type { EngineState } from '../state/engine.js';
 import type { FanoutTarget } from '../ws/route.js';
-import type { ReplayItem } from './input.js';
+import { itemTime, type ReplayItem } from './input.js';
 
 export interface ReplayOptions {
   readonly config: Config;
@@ -87,7 +87,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
   const it = opts.items[Symbol.asyncIterator]();
   let next = await it.next();
   const first = next.done ? undefined : firstOf(next.value);
-  const clock = new VirtualClock(opts.start ?? (first ? timeOf(first) : 0));
+  const clock = new VirtualClock(opts.start ?? (first ? itemTime(first) : 0));
   const dir = mkdtempSync(join(tmpdir(), 'crossbook-replay-'));
   const log = opts.log ?? rootLog;
   // A replay captures nothing (its input is the capture) and so keeps no history index either.
@@ -128,7 +128,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
     }),
   );
   opts.onWired?.({ clock, core, domain });
-  const pace = pacer(opts.speed, first && timeOf(first));
+  const pace = pacer(opts.speed, first && itemTime(first));
   const paced = opts.speed !== undefined && opts.speed !== 'max';
   try {
     const apply = (item: ReplayItem): void => {
@@ -142,13 +142,13 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
     for (; !next.done; next = await it.next()) {
       const v = next.value;
       if (!isBatch(v)) {
-        await pace(timeOf(v));
+        await pace(itemTime(v));
         apply(v);
         continue;
       }
       for (let i = 0; i < v.length; i++) {
         const item = v[i]!;
-        if (paced) await pace(timeOf(item));
+        if (paced) await pace(itemTime(item));
         apply(item);
       }
     }
@@ -178,10 +178,6 @@ function isBatch(v: ReplayItem | readonly ReplayItem[]): v is readonly ReplayIte
 /** The first item of an input's first value (an empty batch: none). */
 function firstOf(v: ReplayItem | readonly ReplayItem[]): ReplayItem | undefined {
   return isBatch(v) ? v[0] : v;
-}
-
-function timeOf(item: ReplayItem): number {
-  return item.type === 'event' ? item.event.localTimestamp : item.at;
 }
 
 /** Waits, at `speed`× the recorded pace, until an item of time `t` is due (wall time: the replay's reader, not the engine). */

@@ -5,6 +5,7 @@ import { readBatches, replayItems, type ReplayItem } from '../capture/index.js';
 import type { Config, VenueConfig } from '../config/schema.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
+import { itemTime } from '../replay/input.js';
 import { replay, type ReplayRooms } from '../replay/run.js';
 import type { VenueDirectory } from '../venues/directory.js';
 import { Retained } from './backpressure.js';
@@ -322,7 +323,7 @@ export class ReplaySessions {
     let first = true;
     for await (const item of replayItems(readBatches(store, { from: 0, to: s.to, flushes: true }), this.d.config.venues, this.d.log)) {
       if (s.gen !== gen || s.stopped || s.c.closed) return;
-      const t = item.type === 'event' ? item.event.localTimestamp : item.at;
+      const t = itemTime(item);
       if (t > s.to) break;
       if (first) {
         first = false;
