@@ -141,6 +141,7 @@ class Table {
     private readonly specs: readonly Spec[],
     fh: FileHandle,
     private readonly groupRows: number,
+    private readonly onGroup: (() => void) | undefined,
   ) {
     this.cols = specs.map(() => []);
     const schema: SchemaElement[] = [{ name: 'root', num_children: specs.length }, ...specs.map(element)];
@@ -162,6 +163,7 @@ class Table {
 
   /** Writes the rows gathered as one row group (the file handle's write awaited before the next rows). */
   async writeGroup(): Promise<void> {
+    this.onGroup?.();
     const n = this.cols[0]!.length;
     // Frame texts and event JSON are mostly distinct: a dictionary or min/max statistics of them cost
     // time and buy nothing.
@@ -183,11 +185,13 @@ const str = (s: string | undefined): string | null => (s === undefined ? null : 
 export interface ParquetExportOptions {
   /** Rows per row group (default ROW_GROUP_ROWS). */
   readonly rowGroupRows?: number | undefined;
+  /** Called as each row group is about to be written, its rows all held (where an export's memory peaks: the export bench samples it). */
+  readonly onRowGroup?: (() => void) | undefined;
 }
 
 /** The capture records of a window as the frames table; returns the number of rows. */
 export async function writeFramesParquet(batches: AsyncIterable<readonly CaptureRecord[]>, fh: FileHandle, opts: ParquetExportOptions = {}): Promise<number> {
-  const t = new Table(FRAME_COLUMNS, fh, opts.rowGroupRows ?? ROW_GROUP_ROWS);
+  const t = new Table(FRAME_COLUMNS, fh, opts.rowGroupRows ?? ROW_GROUP_ROWS, opts.onRowGroup);
   for await (const batch of batches) for (const r of batch) if (t.push([BIG(r.seq), r.t, r.venue, r.conn, r.kind, frameText(r)])) await t.writeGroup();
   await t.finish();
   return t.rows;
@@ -208,7 +212,7 @@ export async function writeEventsParquet(
   fh: FileHandle,
   opts: ParquetExportOptions = {},
 ): Promise<number> {
-  const t = new Table(EVENT_COLUMNS, fh, opts.rowGroupRows ?? ROW_GROUP_ROWS);
+  const t = new Table(EVENT_COLUMNS, fh, opts.rowGroupRows ?? ROW_GROUP_ROWS, opts.onRowGroup);
   const byLabel = new Map(venues.map((v) => [v.label, v]));
   let n = 0;
   for await (const batch of items)

@@ -170,6 +170,8 @@ export interface FileExportOptions extends ExportOptions {
   readonly out: string;
   /** Parquet rows per row group (default ROW_GROUP_ROWS). */
   readonly rowGroupRows?: number | undefined;
+  /** Parquet: called as each row group is about to be written (ParquetExportOptions.onRowGroup). */
+  readonly onRowGroup?: (() => void) | undefined;
 }
 
 /**
