@@ -116,6 +116,7 @@ export class HistoryClient {
    * is gone or was started without the cache.
    */
   async normSync(): Promise<NormView> {
+    if (this.closing) throw new Error('the history index is closing');
     const upTo = this.capture.lastSeq;
     await this.capture.flush();
     const a = await this.request({ type: 'norm', id: 0, upTo, limits: { ...HISTORY_LIMITS } });
