@@ -735,7 +735,7 @@ function report(o: Outcome): void {
     ['a', '(a) feed runtime → ingest pipeline → all consumers (the path that runs)', false],
     ['b', '(b) plain loop: mapper → applyEvent → the same consumer calls', true],
     ['cap', '(a) with capture on: every frame appended to the capture log, compressed and written', false],
-    ['capnorm', '(a) with capture on and the normalized cache behind /replay following it', false],
+    ['capnorm', '(a) with capture on and the history thread following it, writing the normalized cache behind /replay', false],
     ['old', 'mapFrames + applyToState into a state without consumers (the old figure)', false],
     ['map', 'the mapper only (frames read in place by mapText; parse + map for any other)', false],
     ['parse', 'JSON.parse only', false],
@@ -904,7 +904,14 @@ function captureReport(o: Outcome): void {
       row('(a) capture on, written and flushed', 'cap', c, false),
       ...(o.m.get('caponly') ? [row("the capture's work alone, per frame (append, seal, compress, write)", 'caponly', o.m.get('caponly')!, false)] : []),
       ...(o.m.get('capnorm')
-        ? [row('(a) capture on with the normalized cache behind /replay (capture.replayCache)', 'capnorm', o.m.get('capnorm')!, false)]
+        ? [
+            row(
+              '(a) capture on with the history thread writing the normalized cache behind /replay (capture.replayCache)',
+              'capnorm',
+              o.m.get('capnorm')!,
+              false,
+            ),
+          ]
         : []),
     ],
   );
