@@ -40,10 +40,14 @@ afterEach(async () => {
 });
 
 /** A recorded session captured with the history index writing the cache following it (syncs as the capture flow runs them); `t` its last receive time. */
-async function session(opts: { version?: string } = {}): Promise<{ cap: Capture; norm: NormCache; index: HistoryIndex; t: number }> {
+async function session(
+  opts: { version?: string; before?: (cap: Capture) => Promise<void> } = {},
+): Promise<{ cap: Capture; norm: NormCache; index: HistoryIndex; t: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'cb-normcache-'));
   dirs.push(dir);
   const cap = new Capture(new CaptureStore(dir), { clock: new VirtualClock(T0), log, blockBytes: 16 * 1024 });
+  // What an earlier process captured: before the cache's run, so not in it.
+  await opts.before?.(cap);
   // Small blocks, so the session spans many of them and the merge crosses block ends.
   const lines = new NormLines(cap.store, cap.lastSeq, venues, { log, blockBytes: 4 * 1024, version: opts.version ?? normalizerVersion(venues) });
   const index = new HistoryIndex(cap.store, venues, { sliceMs: 300_000, after: cap.lastSeq, from: T0, log, lines });
@@ -158,6 +162,19 @@ describe('the normalized cache', () => {
       const fm = await both(s, from, s.t, filter);
       expect(body(fm.cached)).toEqual(fw);
     }
+  });
+
+  it("does not serve a window that reaches an earlier process's records (they are not in this run)", async () => {
+    const s = await session({
+      before: async (cap) => {
+        for (let i = 0; i < 5; i++) cap.venue(kalshi.label).frame('{"type":"ticker","sid":1,"msg":{}}', 1, T0 - 1000 + i);
+        await cap.flush();
+      },
+    });
+    expect(s.norm.serves([kalshi.label], T0 - 1000)).toBe(false);
+    expect(s.norm.serves([kalshi.label], T0 - 996)).toBe(false);
+    expect(s.norm.serves([kalshi.label], T0 - 995)).toBe(true);
+    expect(s.norm.serves([kalshi.label], T0 + 41)).toBe(true);
   });
 
   it('stops with the history index it is written from: then it serves nothing', async () => {
