@@ -9,7 +9,6 @@ import { clockSchedule, Turn } from '../src/pipeline/turn.js';
 import type { WsHub } from '../src/ws/hub.js';
 import type { FanoutTarget } from '../src/ws/route.js';
 import { captureFlow, flushRecorder } from './capture.js';
-import type { NormCache } from '../src/capture/normcache.js';
 import type { HistoryClient } from '../src/history/client.js';
 import { fanoutFlow, feedEventsFlush, keyFlow, webhookFlow } from './fanout.js';
 import type { Ingest } from './ingest.js';
@@ -30,9 +29,7 @@ export interface Flows {
   /** The per-turn flush of the conflated fan-out and arb/EV (default: one of its own, on setImmediate, as a unit of `clock`). */
   readonly turn?: Turn | undefined;
   /** The capture log the feeds append to: its flush markers, writes and retention (absent: capture off). */
-  readonly capture?:
-    | { readonly capture: Capture; readonly settings: CaptureSettings; readonly history?: HistoryClient | undefined; readonly norm?: NormCache | undefined }
-    | undefined;
+  readonly capture?: { readonly capture: Capture; readonly settings: CaptureSettings; readonly history?: HistoryClient | undefined } | undefined;
   /** The one clock every timer and time read of the flows takes (default: wall time). */
   readonly clock?: Clock | undefined;
   /** Told where the default turn flushes (a recorder: the replay flushes at the same places and times). */
@@ -89,7 +86,7 @@ export function wireFlows(
   const turn = f.turn ?? new Turn(clockSchedule(clock, flushRecorder(f.capture?.capture, f.flushed)));
   // One unit of the clock: every timer of the flows counts from the same time.
   clock.run(clock.now(), () => {
-    if (f.capture) sub.add(captureFlow(f.capture.capture, f.capture.settings, clock, f.state.books, f.capture.history, f.capture.norm));
+    if (f.capture) sub.add(captureFlow(f.capture.capture, f.capture.settings, clock, f.state.books, f.capture.history));
     if (f.persist !== false) sub.add(persistenceFlow(f.state, f.persistence, f.persistenceOptions, clock));
     if (f.hub) sub.add(fanoutFlow(f.ingest?.events$ ?? EMPTY, f.state, f.hub, f.rooms.signals, f.rooms.alerts, turn));
     // Without a hub (a replay) a feed-health event still flushes the turn first, as the fan-out does before its warning.

@@ -14,6 +14,7 @@ import { registerFills } from './api/fills.js';
 import { captureSettings, captureStatus, openCapture, type Capture } from './capture/index.js';
 import { registerCaptureMetrics } from './capture/metrics.js';
 import { NormCache } from './capture/normcache.js';
+import { normalizerVersion } from './capture/normblock.js';
 import { HistoryClient } from './history/client.js';
 import type { Config } from './config/schema.js';
 import { realClock, type Clock } from './core/clock.js';
@@ -69,7 +70,7 @@ export interface Core {
   readonly clock: Clock;
   /** The history index behind `as_of` reads, following the capture on its own thread (undefined with capture or capture.history off). */
   readonly bookHistory: HistoryClient | undefined;
-  /** The normalized cache behind GET /replay, following the capture (undefined with capture off or without capture.replayCache, off by default). */
+  /** The normalized cache behind GET /replay, written on the history index's thread (undefined with capture, capture.history or capture.replayCache off). */
   readonly normCache: NormCache | undefined;
 }
 
@@ -87,6 +88,17 @@ export function buildCore(config: Config, opts: { log?: Logger; persistence?: Pe
   // In core + edges mode the core captures; an edge has no feeds of its own.
   const capture = config.cluster?.role === 'edge' ? undefined : openCapture(config, persistence.dir, clock, log);
   const settings = captureSettings(config);
+  // The normalized cache behind /replay is written on the history index's thread, from the events it maps.
+  if (capture && settings.replayCache && !settings.history)
+    log.warn('capture.replayCache needs capture.history (the cache is written on its thread): /replay maps every window from the frames');
+  const bookHistory =
+    capture && settings.history
+      ? new HistoryClient(capture, config.venues, {
+          sliceMs: settings.checkpointIntervalMs,
+          log: log.child({ component: 'history' }),
+          lines: settings.replayCache ? { version: normalizerVersion(config.venues), maxBytes: settings.retentionBytes / 4 } : undefined,
+        })
+      : undefined;
   return {
     config,
     log,
@@ -99,14 +111,8 @@ export function buildCore(config: Config, opts: { log?: Logger; persistence?: Pe
     quota: new QuotaLedger(persistence.db('quota')),
     capture,
     clock,
-    bookHistory:
-      capture && settings.history
-        ? new HistoryClient(capture, config.venues, { sliceMs: settings.checkpointIntervalMs, log: log.child({ component: 'history' }) })
-        : undefined,
-    normCache:
-      capture && settings.replayCache
-        ? new NormCache(capture, config.venues, { log: log.child({ component: 'normcache' }), maxBytes: settings.retentionBytes / 4 })
-        : undefined,
+    bookHistory,
+    normCache: bookHistory && settings.replayCache ? new NormCache(() => bookHistory.normSync(), capture!.store) : undefined,
   };
 }
 

@@ -115,7 +115,7 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
     hub: ws,
     keys: core.keys,
     log: core.log,
-    capture: core.capture && { capture: core.capture, settings: captureSettings(config), history: core.bookHistory, norm: core.normCache },
+    capture: core.capture && { capture: core.capture, settings: captureSettings(config), history: core.bookHistory },
     clock,
     flushed: opts.tap && ((at) => opts.tap!.flush(at)),
     wired: opts.tap?.start && ((at) => opts.tap!.start!(at)),
@@ -149,9 +149,8 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
       flows.unsubscribe();
       tapped?.unsubscribe();
       published?.subscription.unsubscribe();
-      // The feeds are stopped: what they captured is written (and indexed) and the segments closed.
+      // The feeds are stopped: what they captured is written (and indexed, its /replay lines too) and the segments closed.
       await core.bookHistory?.close();
-      await core.normCache?.close();
       await core.capture?.close();
       await access?.close();
       await link?.close().catch(() => undefined);

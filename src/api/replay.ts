@@ -22,9 +22,9 @@ export interface ReplaySource {
 /**
  * GET /api/v2/replay: the normalized events of a window of the capture log as NDJSON, in receive
  * order, as the live frame path and mappers make them of the captured frames (so a mapper fixed later
- * serves its fix on old frames). Served from the normalized cache (src/capture/normcache.ts) when it
- * gives the same bytes (a window from this process's capture start), keyed by the normalizer
- * version, else mapped from the frames. Streams with backpressure (src/server/http.ts `pipe`): the
+ * serves its fix on old frames). Served from the normalized cache (src/capture/normcache.ts) when the
+ * window lies in this process's capture run (the run's lines from `from` on), keyed by the normalizer
+ * version, else mapped from the frames (fresh mappers at `from`). Streams with backpressure (src/server/http.ts `pipe`): the
  * reader holds one decompressed block per venue (two from the cache: one read ahead) and one chunk,
  * however long the window.
  */
@@ -44,7 +44,7 @@ export function registerReplay(api: Api, ctx: ApiContext, src: ReplaySource): vo
     path: '/replay',
     summary: 'Replay the normalized events of a window (NDJSON)',
     description:
-      'Streams the normalized events of [from, to] as NDJSON in receive order, built again from the captured venue frames by the live mappers: one JSON object per line with seq (capture order), recv_ts (receive time, ms), platform and market_id, then the event (type, venue timestamp, fields). The last line is {"type":"end","count":N}; a line {"type":"error",...} instead means the capture could not be read further. A window outside what capture retains is a 400 (capture.retention in days and bytes). The last second of capture may not be written yet. A window that starts mid-session starts with fresh mappers, as a new connection would: a book appears with its next snapshot. With capture.replayCache on, a window from the start of the server\'s capture run is served from a normalized cache the server keeps of what the mappers made of its frames (the same bytes), keyed by the version of the mapper code: a mapper fixed later has another version, so the old cache is not used and the fix is served.',
+      'Streams the normalized events of [from, to] as NDJSON in receive order, built again from the captured venue frames by the live mappers: one JSON object per line with seq (capture order), recv_ts (receive time, ms), platform and market_id, then the event (type, venue timestamp, fields). The last line is {"type":"end","count":N}; a line {"type":"error",...} instead means the capture could not be read further. A window outside what capture retains is a 400 (capture.retention in days and bytes). The last second of capture may not be written yet. A window inside the server\'s current capture run is served from a normalized cache the server keeps of what the mappers made of its frames as the run went (capture.replayCache, on by default): the run\'s events from `from` on, as live made them (a window that starts mid-run gets the book deltas from `from` on, the same lines a window from the run\'s start has there), keyed by the version of the mapper code: a mapper fixed later has another version, so the old cache is not used and the fix is served. Other windows (before the run, or with the cache off) are mapped from the frames with fresh mappers at `from`, as a new connection would: a book appears with its next snapshot.',
     tags: ['replay'],
     endpoint: 'replay',
     query,
@@ -76,8 +76,8 @@ export function registerReplay(api: Api, ctx: ApiContext, src: ReplaySource): vo
 }
 
 /**
- * The answer's chunks: from the normalized cache when it gives the frames path's bytes for this
- * window (brought up to the capture first), else from the frames.
+ * The answer's chunks: from the normalized cache when the window lies in its run (brought up to the
+ * capture first), else from the frames.
  */
 async function* replayChunks(
   src: ReplaySource,
@@ -93,7 +93,14 @@ async function* replayChunks(
     );
     if (synced && norm.serves(labels, w.from)) {
       norm.counts.served++;
-      yield* cachedLines(norm.snapshot(labels), { to: w.to, filter: w.filter, fallback: frames, log: src.log, onFallback: () => norm.counts.fellBack++ });
+      yield* cachedLines(norm.snapshot(labels), {
+        from: w.from,
+        to: w.to,
+        filter: w.filter,
+        fallback: frames,
+        log: src.log,
+        onFallback: () => norm.counts.fellBack++,
+      });
       return;
     }
   }

@@ -42,8 +42,8 @@ export function captureSettings(config: Config): CaptureSettings {
     retentionBytes: c?.retention.bytes ?? 10 * 1024 ** 3,
     checkpointIntervalMs: c?.checkpointIntervalMs ?? 300_000,
     history: c?.history ?? true,
-    // Off unless asked for: it costs ingest a third of its main-thread CPU (BENCHMARKS.md "Replay from the capture").
-    replayCache: c?.replayCache ?? false,
+    // On: it is written on the history index's thread from the events that maps anyway (BENCHMARKS.md "Replay from the capture").
+    replayCache: c?.replayCache ?? true,
   };
 }
 

@@ -162,6 +162,9 @@ export interface NormBlockRef {
   readonly lastSeq: number;
   /** Bytes of the block body once decompressed. */
   readonly raw: number;
+  /** Receive times of its first and last events (kept by the writer, not on disk: a read seeks by them). */
+  readonly firstT: number;
+  readonly lastT: number;
 }
 
 /** Block header on disk: magic, compressed length, crc32 of the compressed bytes, event count, first and last seq, body length. */

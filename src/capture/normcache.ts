@@ -1,36 +1,51 @@
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { VenueConfig } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
 import type { NormalizedEvent } from '../core/types.js';
-import { CaptureTail, SerialSync } from '../history/tail.js';
 import { apiMarketId } from '../venues/protocol.js';
-import type { Capture } from './capture.js';
 import { eventLineWriter } from './ndjson.js';
-import { decodeNormBlock, NORM_BLOCK_HEAD, NormBlockBuilder, normBlockHeader, normalizerVersion, type NormBlock, type NormBlockRef } from './normblock.js';
+import { NORM_BLOCK_HEAD, NormBlockBuilder, normBlockHeader, type NormBlockRef } from './normblock.js';
 import type { CaptureRecord } from './record.js';
-import { HOUR_MS } from './store.js';
-import { ReplayFeed, type ReplayItem } from './replay.js';
+import type { ReplayItem } from './replay.js';
+import { HOUR_MS, type CaptureStore } from './store.js';
 
-export interface NormCacheOptions {
+export interface NormLinesOptions {
   readonly log?: Logger | undefined;
   /** Bytes of lines per block (default 1 MiB). */
-  readonly blockBytes?: number;
+  readonly blockBytes?: number | undefined;
   /** Bytes on disk past which the cache stops following the capture (default 2 GiB); /replay then maps frames. */
-  readonly maxBytes?: number;
-  /** The normalizer version the cache writes and serves (default: `normalizerVersion(venues)`). */
-  readonly version?: string;
+  readonly maxBytes?: number | undefined;
+  /** The normalizer version the cache writes (`normalizerVersion(venues)`, taken on the main thread). */
+  readonly version: string;
 }
 
-/** What a reader of one venue's part of the cache holds: the file, its blocks on disk, and blocks still in memory. */
+/** One venue's run of the cache as a reader sees it: its file, its blocks on disk, and its records' receive times. */
+export interface NormVenueView {
+  readonly venue: string;
+  readonly file: string;
+  readonly blocks: readonly NormBlockRef[];
+  /** The first receive time of its records in this run. */
+  readonly minT: number;
+  /** Whether its records' receive times never went back (a reader then seeks and cuts by time). */
+  readonly monotone: boolean;
+}
+
+/** Where the cache stands (it crosses from the history thread to the main thread): everything in it is on disk. */
+export interface NormView {
+  readonly version: string;
+  readonly anchor: number;
+  readonly stopped: string | undefined;
+  readonly venues: readonly NormVenueView[];
+}
+
+/** What a reader of one venue's part of the cache holds: the file, its version, its blocks on disk. */
 export interface NormVenueSnapshot {
   readonly venue: string;
   readonly file: string;
   readonly version: string;
   readonly blocks: readonly NormBlockRef[];
-  readonly memory: readonly NormBlock[];
 }
 
 /** One venue's run of the cache: its file, blocks, and the open block. */
@@ -45,171 +60,60 @@ interface VenueRun {
   monotone: boolean;
   readonly builder: NormBlockBuilder;
   readonly blocks: NormBlockRef[];
-  readonly sealing: NormBlock[];
   chain: Promise<void>;
 }
 
-/** Records mapped between two yields to the event loop. */
-const SLICE = 2048;
 /** The head of a cache file: magic, then the version's length and text. */
 const FILE_MAGIC = Buffer.from('CBNORM1\n');
 
 /**
- * The normalized cache behind GET /api/v2/replay: the events the live mappers make of this
- * process's captured records, kept once as finished NDJSON lines (src/capture/normblock.ts) so a
- * replay copies bytes instead of mapping frames and stringifying events again.
+ * The writer of the normalized cache behind GET /api/v2/replay, run on the history index's thread
+ * (src/history/index.ts hands it each record with the events its `ReplayFeed` made of it): each
+ * event kept once as its finished NDJSON line (src/capture/normblock.ts), so a replay copies
+ * bytes instead of mapping frames and stringifying events again. The main thread pays nothing for
+ * it: the mapping is the index's, done anyway, and the lines, the blocks and their Brotli are the
+ * thread's (the compression on libuv's pool).
  *
- * It follows the capture like the history index does (`sync()` after each of the capture flow's
- * writes: `CaptureTail` reads the blocks written since, in seq order) through its own `ReplayFeed`
- * (one fresh mapper per venue from the first record this process captured, the frame path and
- * mappers of live), writes each venue's events to `DATA_DIR/capture/_norm/<anchor>/<venue>.nc`
- * in Brotli blocks as the capture's (on libuv's pool), and keys every file by the normalizer
- * version: code that changed since the file was written is not served from it.
- *
- * Why one run from this process's start: the frames path starts each venue's mappers fresh at the
- * window's start, so the cache gives the same bytes exactly for windows that start at or before
- * the run's first record of each venue (`serves`): a whole session, the case a backtest reads.
- * Other windows are mapped from the frames as before. Runs of earlier processes are removed at
- * the first sync (they never serve a window of this design).
+ * One run per process, from the first record after `anchor` (the capture's last seq when the
+ * service opened it), with the index's mappers: one per venue per feed session, as live, so the
+ * lines of any window inside the run are the live run's events. Each venue's events go to
+ * `DATA_DIR/capture/_norm/<anchor>/<venue>.nc`, each file headed by the normalizer version: code
+ * that changed since the file was written is not served from it. Earlier processes' runs are
+ * removed at the first record (their windows are mapped from the frames).
  */
-export class NormCache {
+export class NormLines {
   readonly dir: string;
-  readonly version: string;
-  /** The last seq captured before this process: the run starts after it. */
-  readonly anchor: number;
   /** Why the cache stopped following the capture (undefined while it runs). */
   stopped: string | undefined;
-  /** Windows served from the cache, and those of them that went on from the frames (an entry did not read back). */
-  readonly counts = { served: 0, fellBack: 0 };
-  private readonly feed: ReplayFeed;
   private readonly line: (seq: number, e: NormalizedEvent) => string | undefined;
   private readonly idOf = new Map<string, (id: string) => string>();
-  private readonly tail: CaptureTail;
   private readonly runs = new Map<string, VenueRun>();
   private readonly blockBytes: number;
   private readonly maxBytes: number;
-  private lastSeq: number;
+  private started = false;
   private bytes = 0;
-  private readonly syncs = new SerialSync(
-    () => this.syncOnce(),
-    (e) => this.stop(`reading the capture failed (${e instanceof Error ? e.message : String(e)})`),
-  );
-  private readonly items: ReplayItem[] = [];
 
   constructor(
-    private readonly capture: Capture,
+    private readonly store: CaptureStore,
+    readonly anchor: number,
     venues: readonly VenueConfig[],
-    private readonly opts: NormCacheOptions = {},
+    private readonly opts: NormLinesOptions,
   ) {
-    this.version = opts.version ?? normalizerVersion(venues);
     this.blockBytes = opts.blockBytes ?? 1024 * 1024;
     this.maxBytes = opts.maxBytes ?? 2 * 1024 ** 3;
-    this.anchor = capture.lastSeq;
-    this.lastSeq = this.anchor;
-    this.feed = new ReplayFeed(venues, opts.log);
     this.line = eventLineWriter(venues);
     for (const v of venues) this.idOf.set(v.label, (id) => apiMarketId(v, id));
-    this.tail = new CaptureTail(capture.store, this.anchor);
-    this.dir = join(capture.store.dir, '_norm', String(this.anchor));
+    this.dir = join(store.dir, '_norm', String(anchor));
   }
 
-  /**
-   * Writes what the capture buffers, then maps every record up to it into the cache. Runs never
-   * overlap; calls made while one waits share it. Maps in slices, yielding to the event loop between.
-   */
-  sync(): Promise<void> {
-    return this.syncs.run();
-  }
-
-  private async syncOnce(): Promise<void> {
-    const upTo = this.capture.lastSeq;
-    await this.capture.flush();
-    if (this.stopped !== undefined || upTo <= this.lastSeq) return;
-    if (this.lastSeq === this.anchor) this.makeDir();
-    const recs = await this.tail.read(upTo);
-    for (let i = 0; i < recs.length; i++) {
-      this.record(recs[i]!);
-      if (i % SLICE === SLICE - 1) await nextTurn();
-    }
-    if (this.bytes > this.maxBytes) this.stop(`it passed its bound of ${this.maxBytes} bytes on disk`);
-  }
-
-  /**
-   * Whether the cache gives the frames path's exact answer for `venues` from `from`: it runs, each
-   * venue's records since this process started never went back in time and start at or after
-   * `from`, and no record of an earlier process falls at or after `from`.
-   */
-  serves(venues: readonly string[], from: number): boolean {
-    if (this.stopped !== undefined) return false;
-    for (const v of venues) {
-      const run = this.runs.get(v);
-      if (run !== undefined && (!run.monotone || from > run.minT)) return false;
-      // Earlier processes' segments that may hold a record at or after `from` (a block runs at most a little past its file's hour).
-      for (const seg of this.capture.store.segments(v))
-        if (seg.firstSeq <= this.anchor && seg.hour + 2 * HOUR_MS > from && this.laterThan(seg.file, from)) return false;
-    }
-    return true;
-  }
-
-  /** Whether a segment holds a block reaching `from` (a damaged one counts as yes: the frames path reports it). */
-  private laterThan(file: string, from: number): boolean {
-    try {
-      return this.capture.store.headers(file).some((b) => b.maxT >= from);
-    } catch {
-      return true;
-    }
-  }
-
-  /** Each venue's blocks as they stand: the open blocks are sealed first, so everything synced is in them. */
-  snapshot(venues: readonly string[]): NormVenueSnapshot[] {
-    const out: NormVenueSnapshot[] = [];
-    for (const v of venues) {
-      const run = this.runs.get(v);
-      if (run === undefined) continue;
-      this.seal(run);
-      out.push({ venue: v, file: run.file, version: this.version, blocks: [...run.blocks], memory: [...run.sealing] });
-    }
-    return out;
-  }
-
-  /** Maps what is left and writes the open blocks. */
-  async close(): Promise<void> {
-    await this.sync().catch(() => undefined);
-    for (const run of this.runs.values()) this.seal(run);
-    for (const run of this.runs.values()) {
-      await run.chain;
-      await run.fh?.close();
-      run.fh = undefined;
-    }
-  }
-
-  /**
-   * The run's directory, made when this process first has something to cache (a command that only
-   * opens the capture never syncs, so never touches a running service's run); earlier runs removed.
-   */
-  private makeDir(): void {
-    const root = join(this.capture.store.dir, '_norm');
-    for (const name of dirNames(root)) if (name !== String(this.anchor)) rmSync(join(root, name), { recursive: true, force: true });
-    mkdirSync(this.dir, { recursive: true });
-  }
-
-  private stop(why: string): void {
-    if (this.stopped !== undefined) return;
-    this.stopped = `the normalized cache stopped: ${why}; /replay maps the captured frames`;
-    this.opts.log?.warn({ reason: this.stopped }, 'normalized cache stopped');
-  }
-
-  /** One record: its events appended to its venue's open block (sealed once full, at a record's end). */
-  private record(r: CaptureRecord): void {
-    this.lastSeq = r.seq;
-    if (r.kind === 'flush') return;
+  /** One record and the items the replay feed made of it: its events appended to its venue's open block (sealed once full). */
+  record(r: CaptureRecord, items: readonly ReplayItem[]): void {
+    if (this.stopped !== undefined || r.kind === 'flush') return;
+    if (!this.started) this.makeDir();
     const run = this.runOf(r.venue);
     if (r.t < run.lastT) run.monotone = false;
     if (r.t < run.minT) run.minT = r.t;
-    run.lastT = Math.max(run.lastT, r.t);
-    const items = this.items;
-    items.length = 0;
-    this.feed.apply(r, items);
+    if (r.t > run.lastT) run.lastT = r.t;
     const idOf = this.idOf.get(r.venue);
     for (let i = 0; i < items.length; i++) {
       const it = items[i]!;
@@ -220,6 +124,43 @@ export class NormCache {
       run.builder.push(it.seq, r.t, e.type, 'marketId' in e && idOf !== undefined ? idOf(e.marketId) : undefined, l);
     }
     if (run.builder.size >= this.blockBytes) this.seal(run);
+    if (this.bytes > this.maxBytes) this.stop(`it passed its bound of ${this.maxBytes} bytes on disk`);
+  }
+
+  /** Seals the open blocks and waits until every block is on disk (a reader then reads them all from the files). */
+  async flush(): Promise<void> {
+    for (const run of this.runs.values()) this.seal(run);
+    for (const run of this.runs.values()) await run.chain;
+  }
+
+  /** Where the cache stands: call after `flush` for a view of everything recorded. */
+  view(): NormView {
+    const venues: NormVenueView[] = [];
+    for (const r of this.runs.values()) venues.push({ venue: r.venue, file: r.file, blocks: [...r.blocks], minT: r.minT, monotone: r.monotone });
+    return { version: this.opts.version, anchor: this.anchor, stopped: this.stopped, venues };
+  }
+
+  /** Writes the open blocks and closes the files. */
+  async close(): Promise<void> {
+    await this.flush();
+    for (const run of this.runs.values()) {
+      await run.fh?.close();
+      run.fh = undefined;
+    }
+  }
+
+  stop(why: string): void {
+    if (this.stopped !== undefined) return;
+    this.stopped = `the normalized cache stopped: ${why}; /replay maps the captured frames`;
+    this.opts.log?.warn({ reason: this.stopped }, 'normalized cache stopped');
+  }
+
+  /** The run's directory, made at its first record; earlier processes' runs removed. */
+  private makeDir(): void {
+    this.started = true;
+    const root = join(this.store.dir, '_norm');
+    for (const name of dirNames(root)) if (name !== String(this.anchor)) rmSync(join(root, name), { recursive: true, force: true });
+    mkdirSync(this.dir, { recursive: true });
   }
 
   private runOf(venue: string): VenueRun {
@@ -235,7 +176,6 @@ export class NormCache {
         monotone: true,
         builder: new NormBlockBuilder(),
         blocks: [],
-        sealing: [],
         chain: Promise.resolve(),
       };
       this.runs.set(venue, run);
@@ -243,35 +183,102 @@ export class NormCache {
     return run;
   }
 
-  /** Ends the open block: kept in memory (served from there) until written behind the venue's earlier blocks. */
+  /** Ends the open block: compressed and written behind the venue's earlier blocks, in order. */
   private seal(run: VenueRun): void {
     const count = run.builder.count;
     if (count === 0) return;
     const firstSeq = run.builder.seq[0]!;
     const lastSeq = run.builder.seq[count - 1]!;
+    const firstT = run.builder.t[0]!;
+    const lastT = run.builder.t[count - 1]!;
     const body = run.builder.finish();
-    const block = decodeNormBlock(body, run.file, run.size);
-    run.sealing.push(block);
     run.chain = run.chain.then(async () => {
+      if (this.stopped !== undefined) return;
       try {
-        const compressed = await this.capture.store.seal(body);
+        const compressed = await this.store.seal(body);
         if (run.fh === undefined) {
           run.fh = await open(run.file, 'w');
-          const head = Buffer.concat([FILE_MAGIC, u32(Buffer.byteLength(this.version)), Buffer.from(this.version)]);
+          const head = Buffer.concat([FILE_MAGIC, u32(Buffer.byteLength(this.opts.version)), Buffer.from(this.opts.version)]);
           await run.fh.write(head, 0, head.length, 0);
           run.size = head.length;
         }
         const h = normBlockHeader(compressed, count, firstSeq, lastSeq, body.length);
         await run.fh.writev([h, compressed], run.size);
-        run.blocks.push({ offset: run.size, length: compressed.length, crc: h.readUInt32LE(8), count, firstSeq, lastSeq, raw: body.length });
+        run.blocks.push({ offset: run.size, length: compressed.length, crc: h.readUInt32LE(8), count, firstSeq, lastSeq, raw: body.length, firstT, lastT });
         run.size += NORM_BLOCK_HEAD + compressed.length;
         this.bytes += NORM_BLOCK_HEAD + compressed.length;
       } catch (e) {
         this.stop(`writing ${run.file} failed (${e instanceof Error ? e.message : String(e)})`);
-      } finally {
-        run.sealing.splice(run.sealing.indexOf(block), 1);
       }
     });
+  }
+}
+
+/**
+ * The normalized cache as GET /replay sees it, on the main thread: `sync()` asks the cache's
+ * writer (on the history thread: `HistoryClient.normSync`) to take in every record captured so far
+ * and write its blocks, and keeps the view it answers; `serves` says whether a window reads from
+ * it, `snapshot` gives the blocks a read copies from (src/capture/normread.ts).
+ */
+export class NormCache {
+  /** Windows served from the cache, and those of them that went on from the frames (an entry did not read back). */
+  readonly counts = { served: 0, fellBack: 0 };
+  private view: NormView | undefined;
+
+  /** `source`: brings the writer up to the capture and answers its view (rejects when its thread is gone). */
+  constructor(
+    private readonly source: () => Promise<NormView>,
+    private readonly store: CaptureStore,
+  ) {}
+
+  /** Brings the cache up to what was captured (the last second may still sit in the writer's buffers: it is flushed first). */
+  async sync(): Promise<void> {
+    this.view = await this.source();
+  }
+
+  /** Why the cache does not serve (undefined while it runs and has synced). */
+  get stopped(): string | undefined {
+    return this.view === undefined ? 'the normalized cache has not synced yet' : this.view.stopped;
+  }
+
+  /**
+   * Whether the cache holds every event of `venues` in [from, …): it runs, each venue's records of
+   * this run never went back in time (a read seeks and cuts by receive time), and no record of an
+   * earlier process falls at or after `from` (those are not in this run). A window that starts
+   * mid-run is served too: the run's events from `from` on, as live made them.
+   */
+  serves(venues: readonly string[], from: number): boolean {
+    const view = this.view;
+    if (view === undefined || view.stopped !== undefined) return false;
+    for (const v of venues) {
+      const run = view.venues.find((r) => r.venue === v);
+      if (run !== undefined && !run.monotone) return false;
+      // Earlier processes' segments that may hold a record at or after `from` (a block runs at most a little past its file's hour).
+      for (const seg of this.store.segments(v))
+        if (seg.firstSeq <= view.anchor && seg.hour + 2 * HOUR_MS > from && this.laterThan(seg.file, from)) return false;
+    }
+    return true;
+  }
+
+  /** Each venue's blocks as of the last sync. */
+  snapshot(venues: readonly string[]): NormVenueSnapshot[] {
+    const view = this.view;
+    if (view === undefined) return [];
+    const out: NormVenueSnapshot[] = [];
+    for (const v of venues) {
+      const run = view.venues.find((r) => r.venue === v);
+      if (run !== undefined) out.push({ venue: v, file: run.file, version: view.version, blocks: run.blocks });
+    }
+    return out;
+  }
+
+  /** Whether a segment holds a block reaching `from` (a damaged one counts as yes: the frames path reports it). */
+  private laterThan(file: string, from: number): boolean {
+    try {
+      return this.store.headers(file).some((b) => b.maxT >= from);
+    } catch {
+      return true;
+    }
   }
 }
 

@@ -10,15 +10,17 @@ const decompress = promisify(brotliDecompress);
 
 /**
  * Bytes of NDJSON gathered before a chunk is handed on (one chunk in memory: the stream's backpressure
- * bound). 64 KiB as the frames path: with 256 KiB chunks a node:http client in the server's process
- * saw broken chunk framing about once in four 100 MB answers (uWS streaming; not seen at 64 KiB).
+ * bound). 256 KiB: the HTTP stream's cost is per chunk (a turn of the pump); it writes a chunk in
+ * pieces that fit uWS's cork buffer (src/server/http.ts STREAM_PIECE), which is what once broke the
+ * chunk framing of larger chunks.
  */
-const CHUNK = 64 * 1024;
+const CHUNK = 256 * 1024;
 /** Blocks per venue read and decompressed ahead of the merge (each at most about 1 MiB of lines). */
 const AHEAD = 3;
 
-/** What a cached replay serves: the window's end, the filter, and where to go when the cache fails. */
+/** What a cached replay serves: the window, the filter, and where to go when the cache fails. */
 export interface CachedReplay {
+  readonly from: number;
   readonly to: number;
   readonly filter: EventFilter;
   /** The frames path for the rest of the window: events of records after `afterSeq`, lines counted from `count`, then the end line. */
@@ -30,7 +32,9 @@ export interface CachedReplay {
 
 /**
  * The lines of a window from the normalized cache (snapshots of NormCache), merged across venues
- * by seq, copied into 64 KiB chunks, then `{"type":"end","count":N}`. Reads AHEAD blocks per
+ * by seq, copied into 256 KiB chunks, then `{"type":"end","count":N}`. Each venue's part starts at
+ * its first event received at or after `from` (blocks before it are not read: their receive times
+ * are in the snapshot) and ends at its last at or before `to`. Reads AHEAD blocks per
  * venue ahead (decompressed in parallel on libuv's pool while the merge copies). An entry that does not read back
  * (wrong version, checksum, truncated) is logged and the rest of the window comes from the frames
  * path, from the first record not yet served: the answer is whole and the same either way.
@@ -42,7 +46,7 @@ export async function* cachedLines(snaps: readonly NormVenueSnapshot[], req: Cac
   const sel = { types, markets: req.filter.markets, plain: all && req.filter.markets === undefined };
   const out = new Out();
   let last = -Infinity;
-  const cursors = snaps.map((s) => new Cursor(s, req.to));
+  const cursors = snaps.map((s) => new Cursor(s, req.from, req.to));
   try {
     let live: Cursor[];
     try {
@@ -140,6 +144,8 @@ interface Selection {
 class Cursor {
   private fh: FileHandle | undefined;
   private next = 0;
+  /** The first block loaded starts at its first event at or after `from`. */
+  private seek = true;
   private block: NormBlock | undefined;
   private readonly ahead: Promise<NormBlock | undefined>[] = [];
   private i = 0;
@@ -151,12 +157,23 @@ class Cursor {
 
   constructor(
     private readonly snap: NormVenueSnapshot,
+    private readonly from: number,
     private readonly to: number,
   ) {}
 
-  /** Opens the file (checking its version) and loads the first block. */
+  /** Opens the file (checking its version) and loads the first block that reaches `from`. */
   async start(): Promise<void> {
-    if (this.snap.blocks.length > 0) {
+    const blocks = this.snap.blocks;
+    // Receive times never go back within a run (NormCache.serves): the blocks ending before `from` are skipped unread.
+    let lo = 0;
+    let hi = blocks.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (blocks[mid]!.lastT < this.from) lo = mid + 1;
+      else hi = mid;
+    }
+    this.next = lo;
+    if (lo < blocks.length) {
       this.fh = await open(this.snap.file, 'r');
       const v = await fileVersion(this.fh);
       if (v !== this.snap.version)
@@ -183,13 +200,14 @@ class Cursor {
       const b = this.ended ? undefined : await (this.ahead.shift() ?? this.load());
       this.block = b;
       if (b === undefined) return;
-      while (this.ahead.length < AHEAD && this.next < this.snap.blocks.length + this.snap.memory.length) {
+      while (this.ahead.length < AHEAD && this.next < this.snap.blocks.length) {
         const p = this.load();
         // A read ahead may fail; it is awaited (and its error thrown) when its turn comes.
         p.catch(() => undefined);
         this.ahead.push(p);
       }
-      this.i = 0;
+      this.i = this.seek ? firstAtOrAfter(b.t, b.count, this.from) : 0;
+      this.seek = false;
       this.n = b.count;
       // Receive times never go back within a run (NormCache.serves): the window ends at the first past `to`.
       if (b.count > 0 && b.t[b.count - 1]! > this.to) {
@@ -203,7 +221,7 @@ class Cursor {
         this.n = lo;
         this.ended = true;
       }
-      if (this.n > 0) return;
+      if (this.n > this.i) return;
     }
   }
 
@@ -250,11 +268,11 @@ class Cursor {
     return this.marketOk;
   }
 
-  /** The next block: from the file while there are written ones, then those still in memory. */
+  /** The next block from the file (undefined past the last). */
   private async load(): Promise<NormBlock | undefined> {
     const k = this.next++;
     const blocks = this.snap.blocks;
-    if (k >= blocks.length) return this.snap.memory[k - blocks.length];
+    if (k >= blocks.length) return undefined;
     const ref = blocks[k]!;
     const buf = Buffer.allocUnsafe(NORM_BLOCK_HEAD + ref.length);
     const { bytesRead } = await this.fh!.read(buf, 0, buf.length, ref.offset);
@@ -275,4 +293,16 @@ class Cursor {
       throw new NormCacheCorruptError(this.snap.file, ref.offset, 'the block holds other events than written');
     return b;
   }
+}
+
+/** The index of the first of `n` ascending times at or after `from` (n when none is). */
+function firstAtOrAfter(t: Float64Array, n: number, from: number): number {
+  let lo = 0;
+  let hi = n;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (t[mid]! < from) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

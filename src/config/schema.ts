@@ -218,7 +218,7 @@ export const appConfig = z
         checkpointIntervalMs: z.number().int().min(1000),
         /** The history index behind `as_of` reads (src/history/): false saves its second pass over every frame. */
         history: z.boolean().optional(),
-        /** The normalized cache behind GET /replay (src/capture/normcache.ts), off by default: it maps every frame a second time on the main thread (BENCHMARKS.md "Replay from the capture"); off, /replay maps every window from the frames (the same bytes). */
+        /** The normalized cache behind GET /replay (src/capture/normcache.ts), on by default: written on the history index's thread from the events it maps (needs `history`); off, /replay maps every window from the frames. */
         replayCache: z.boolean().optional(),
       })
       .strict()

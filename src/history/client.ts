@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Capture } from '../capture/index.js';
+import type { NormView } from '../capture/normcache.js';
 import type { VenueConfig } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
 import { workerScript } from '../core/script.js';
@@ -41,7 +42,12 @@ export class HistoryClient {
   constructor(
     private readonly capture: Capture,
     private readonly venues: readonly VenueConfig[],
-    private readonly opts: { readonly sliceMs: number; readonly log?: Logger | undefined },
+    private readonly opts: {
+      readonly sliceMs: number;
+      readonly log?: Logger | undefined;
+      /** The normalized cache behind /replay, written on the thread (absent: off): its normalizer version and bound on disk. */
+      readonly lines?: { readonly version: string; readonly maxBytes: number } | undefined;
+    },
   ) {
     const from = capture.now();
     this.progress = { indexedTo: from, first: undefined, slicesOnDisk: [], inMemory: [], stopped: undefined, written: 0, gaps: 0 };
@@ -55,6 +61,7 @@ export class HistoryClient {
       tail: tailStart(capture.store),
       from,
       logLevel: opts.log?.level ?? 'info',
+      lines: opts.lines,
     };
     const w = workerScript(import.meta.url, 'worker');
     this.thread = new Worker(w.script, { eval: w.evaluate, workerData: data, name: 'history' });
@@ -101,6 +108,20 @@ export class HistoryClient {
     if (this.stopped !== undefined || this.closing) return;
     // A failed catch-up was logged by the thread, a dead thread by `died`: the capture flow goes on either way.
     await this.request({ type: 'sync', id: 0, upTo, limits: { ...HISTORY_LIMITS } }).catch(() => undefined);
+  }
+
+  /**
+   * Writes what the capture buffers, has the thread index it and write the normalized cache's open
+   * blocks, and answers the cache's view (what a /replay read copies from). Rejects when the thread
+   * is gone or was started without the cache.
+   */
+  async normSync(): Promise<NormView> {
+    if (this.closing) throw new Error('the history index is closing');
+    const upTo = this.capture.lastSeq;
+    await this.capture.flush();
+    const a = await this.request({ type: 'norm', id: 0, upTo, limits: { ...HISTORY_LIMITS } });
+    if (a.norm === undefined) throw new Error('the history thread keeps no normalized cache (capture.replayCache off)');
+    return a.norm;
   }
 
   /** What `as_of` may ask for: from the first slice kept (and not before `retainedFrom`) to now; undefined: nothing indexed yet. */

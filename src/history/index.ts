@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { ReplayFeed, type CaptureStore, type ReplayItem } from '../capture/index.js';
+import type { NormLines, NormView } from '../capture/normcache.js';
 import type { VenueConfig } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
 import type { NormalizedEvent, VenueLabel } from '../core/types.js';
@@ -77,6 +78,8 @@ export interface HistoryStart {
   /** Where its tail starts reading, taken with `after` (default: the segments' ends now). */
   readonly tail?: TailStart | undefined;
   readonly log?: Logger | undefined;
+  /** The normalized cache behind /replay, written from the events this index maps (absent: capture.replayCache off). */
+  readonly lines?: NormLines | undefined;
 }
 
 /** A book of a rebuilt state, as it crosses threads: venue, then a slice file's book start. */
@@ -199,18 +202,32 @@ export class HistoryIndex {
     return { books, quotes: [...s.quotes.all()] };
   }
 
-  /** Indexes every record up to `upTo` and writes the open slice (the service closes it after its feeds stop). */
+  /** Indexes every record up to `upTo` and writes the open slice and the normalized cache's open blocks (the service closes it after its feeds stop). */
   async close(upTo: number): Promise<void> {
     await this.sync(upTo);
     await this.syncs.settled();
     const cur = this.cur;
     this.cur = undefined;
     if (cur && this.stopped === undefined) await this.seal(cur);
+    await this.opts.lines?.close();
   }
 
-  /** Stops following the capture and lets go of the open slice; slices already written stay readable. */
+  /**
+   * Indexes every record up to `upTo`, then writes the normalized cache's open blocks and answers
+   * where it stands (undefined without a cache): what a /replay read copies from.
+   */
+  async normView(upTo: number): Promise<NormView | undefined> {
+    const lines = this.opts.lines;
+    if (lines === undefined) return undefined;
+    await this.sync(upTo);
+    await lines.flush();
+    return lines.view();
+  }
+
+  /** Stops following the capture and lets go of the open slice; slices already written stay readable. The normalized cache, fed by it, stops too. */
   private stop(why: string): void {
     this.stopped = `the history index stopped: ${why}; as_of reads need capture.history on a machine that keeps up, or fewer markets`;
+    this.opts.lines?.stop(`the history index it is written from stopped (${why})`);
     this.cur = undefined;
     this.opts.log?.warn({ reason: this.stopped }, 'history index stopped');
   }
@@ -224,6 +241,7 @@ export class HistoryIndex {
       if (r.t > this.lastT) this.lastT = r.t;
       items.length = 0;
       this.feed.apply(r, items);
+      this.opts.lines?.record(r, items);
       for (const it of items) {
         if (it.type !== 'event' || this.stopped !== undefined) continue;
         const t = it.event.localTimestamp;

@@ -1,3 +1,4 @@
+import type { NormView } from '../capture/normcache.js';
 import type { VenueConfig } from '../config/schema.js';
 import type { HISTORY_LIMITS, MarketRef, Rebuilt } from './index.js';
 import type { TailStart } from './tail.js';
@@ -15,13 +16,17 @@ export interface HistoryWorkerData {
   /** Where its tail starts, taken with `after` on the writer's thread. */
   readonly tail: TailStart;
   readonly logLevel: string;
+  /** The normalized cache behind /replay, written on the thread from the events it maps (absent: capture.replayCache off). */
+  readonly lines?: { readonly version: string; readonly maxBytes: number } | undefined;
 }
 
 /** A request of the main thread (`client.ts`); each is answered once, with its `id`. */
 export type HistoryRequest =
   | { readonly type: 'sync'; readonly id: number; readonly upTo: number; readonly limits: typeof HISTORY_LIMITS }
   | { readonly type: 'rebuild'; readonly id: number; readonly t: number; readonly markets: readonly MarketRef[] }
-  | { readonly type: 'close'; readonly id: number; readonly upTo: number };
+  | { readonly type: 'close'; readonly id: number; readonly upTo: number }
+  /** Index up to `upTo`, write the normalized cache's open blocks, answer its view. */
+  | { readonly type: 'norm'; readonly id: number; readonly upTo: number; readonly limits: typeof HISTORY_LIMITS };
 
 /** Where the index stands, sent with every answer. */
 export interface HistoryProgress {
@@ -38,5 +43,11 @@ export interface HistoryProgress {
 
 /** An answer of the index's thread. */
 export type HistoryAnswer =
-  | { readonly type: 'done'; readonly id: number; readonly progress: HistoryProgress; readonly rebuilt?: Rebuilt | undefined }
+  | {
+      readonly type: 'done';
+      readonly id: number;
+      readonly progress: HistoryProgress;
+      readonly rebuilt?: Rebuilt | undefined;
+      readonly norm?: NormView | undefined;
+    }
   | { readonly type: 'failed'; readonly id: number; readonly progress: HistoryProgress; readonly error: string };

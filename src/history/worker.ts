@@ -1,11 +1,14 @@
 /**
  * The history index's thread (`client.ts` starts it): opens the capture store on DATA_DIR itself,
  * follows what the main thread's writer wrote (`sync` with the last sequence number written),
- * writes its slices, answers `rebuild` (the markets of an `as_of` read at a moment) and, on
+ * writes its slices and, with capture.replayCache, the normalized cache's lines (`NormLines`, from
+ * the events it maps anyway), answers `rebuild` (the markets of an `as_of` read at a moment),
+ * `norm` (the cache written up to a seq, for a /replay read) and, on
  * `close`, indexes the rest, writes its open slice and ends.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { CaptureStore } from '../capture/index.js';
+import { NormLines } from '../capture/normcache.js';
 import { createLogger } from '../core/log.js';
 import { HISTORY_LIMITS, HistoryIndex } from './index.js';
 import type { HistoryAnswer, HistoryProgress, HistoryRequest, HistoryWorkerData } from './protocol.js';
@@ -13,7 +16,11 @@ import type { HistoryAnswer, HistoryProgress, HistoryRequest, HistoryWorkerData 
 const data = workerData as HistoryWorkerData;
 const port = parentPort!;
 const log = createLogger(data.logLevel).child({ component: 'history', thread: 'history' });
-const index = new HistoryIndex(new CaptureStore(data.dir), data.venues, { sliceMs: data.sliceMs, after: data.after, from: data.from, tail: data.tail, log });
+const store = new CaptureStore(data.dir);
+const lines =
+  data.lines &&
+  new NormLines(store, data.after, data.venues, { log: log.child({ component: 'normcache' }), version: data.lines.version, maxBytes: data.lines.maxBytes });
+const index = new HistoryIndex(store, data.venues, { sliceMs: data.sliceMs, after: data.after, from: data.from, tail: data.tail, log, lines });
 
 function progress(): HistoryProgress {
   return {
@@ -35,6 +42,9 @@ async function answer(m: HistoryRequest): Promise<HistoryAnswer> {
       return { type: 'done', id: m.id, progress: progress() };
     case 'rebuild':
       return { type: 'done', id: m.id, progress: progress(), rebuilt: index.rebuild(m.t, m.markets) };
+    case 'norm':
+      Object.assign(HISTORY_LIMITS, m.limits);
+      return { type: 'done', id: m.id, progress: progress(), norm: await index.normView(m.upTo) };
     case 'close':
       await index.close(m.upTo);
       return { type: 'done', id: m.id, progress: progress() };

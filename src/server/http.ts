@@ -8,6 +8,17 @@ import { redactPath, redactQuery } from './redact.js';
 import { requestId } from './request-id.js';
 import { loadUws } from './uws.js';
 
+/**
+ * Bytes of a streamed answer written per cork: what uWS's cork buffer (16 KiB) holds with the chunk's
+ * head. The uWS build in use (20.30) loses a chunk's data when a write does not fit in the cork
+ * buffer and the corked bytes before it do not all go out at once (`AsyncSocket::uncork` returns
+ * early when writing the cork buffer fails, before buffering the data passed to it; fixed upstream
+ * by returning early only for optional writes): a client then sees a chunk head with no data behind
+ * it ("Expected LF after chunk data"). A piece that fits is copied into the cork buffer and sent at
+ * the cork's end by a write that buffers what the socket does not take, so nothing is lost.
+ */
+const STREAM_PIECE = 16 * 1024 - 512;
+
 export { redactQuery } from './redact.js';
 
 /** A response: a pre-serialized body (serialize once per state change, not per request). */
@@ -374,8 +385,9 @@ export class HttpServer {
 
   /**
    * A streamed answer, as the uWS streaming examples do it: `onAborted` first, the head now, then
-   * each chunk corked; when `write` reports backpressure (false: uWS kept what it could not send)
-   * the next chunk waits for `onWritable`, so a slow reader never grows memory past one chunk. A
+   * each chunk corked, in pieces of at most STREAM_PIECE bytes; when `write` reports backpressure
+   * (false: uWS kept what it could not send) the next piece waits for `onWritable`, so a slow reader
+   * never grows memory past one chunk. A
    * client gone ends the iterator (its readers close their files); an iterator that throws ends
    * the answer where it is (the route writes its own error line first).
    */
@@ -404,12 +416,18 @@ export class HttpServer {
         const n = await it.next();
         if (st.aborted) return;
         if (n.done === true) return void res.cork(() => res.end());
-        let ok = true;
-        res.cork(() => {
-          ok = res.write(n.value);
-        });
-        if (!ok) await drained();
-        if (st.aborted) return;
+        const bytes = typeof n.value === 'string' ? Buffer.from(n.value) : n.value;
+        // One piece per cork, each small enough for uWS's cork buffer (see STREAM_PIECE).
+        for (let off = 0; off < bytes.length;) {
+          const piece = bytes.subarray(off, Math.min(bytes.length, off + STREAM_PIECE));
+          off += piece.length;
+          let ok = true;
+          res.cork(() => {
+            ok = res.write(piece);
+          });
+          if (!ok) await drained();
+          if (st.aborted) return;
+        }
       }
     };
     pump().then(

@@ -6,19 +6,22 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Capture, CaptureStore, readBatches, ReplayFeed } from '../../src/capture/index.js';
 import { eventLineWriter, itemLine, ndjsonChunks, type EventFilter } from '../../src/capture/ndjson.js';
 import { NORM_BLOCK_HEAD, normalizerVersion } from '../../src/capture/normblock.js';
-import { NormCache, type NormVenueSnapshot } from '../../src/capture/normcache.js';
+import { NormCache, NormLines, type NormVenueSnapshot } from '../../src/capture/normcache.js';
 import { cachedLines } from '../../src/capture/normread.js';
 import { loadConfig } from '../../src/config/load.js';
 import { VirtualClock } from '../../src/core/clock.js';
 import { createLogger, log } from '../../src/core/log.js';
+import { HISTORY_LIMITS, HistoryIndex } from '../../src/history/index.js';
 
 /**
  * The normalized cache behind GET /replay (src/capture/normcache.ts, normread.ts): on a session of
  * recorded venue frames (test/fixtures: Kalshi and Polymarket WebSocket captures) written through the
- * real capture writer, the cache's answer is byte for byte the frames path's (fresh mappers from the
- * window's start, the live frame path, the /replay line writer), for the whole window, a window cut
- * mid-block and every filter; a corrupt, truncated or other-version entry is logged and the answer
- * goes on from the frames, still byte for byte the same.
+ * real capture writer and followed by the history index that writes the cache (in this process here;
+ * on its thread in the service), the cache's answer for a window from the run's start is byte for
+ * byte the frames path's (fresh mappers from the window's start, the live frame path, the /replay line
+ * writer), for the whole window, a window cut mid-block and every filter; a window that starts
+ * mid-run is the whole run's lines from its start on; a corrupt, truncated or other-version entry is
+ * logged and the answer goes on from the frames, still byte for byte the same.
  */
 
 const config = loadConfig({ env: {} });
@@ -29,17 +32,32 @@ const T0 = 1_800_000_000_000;
 const fixture = (path: string): string[] => (JSON.parse(readFileSync(join(__dirname, '../fixtures', path), 'utf8')) as unknown[]).map((f) => JSON.stringify(f));
 
 const dirs: string[] = [];
-afterEach(() => {
+const open: { cap: Capture; index: HistoryIndex }[] = [];
+afterEach(async () => {
+  // The index closes the cache's files.
+  for (const s of open.splice(0)) await s.index.close(s.cap.lastSeq);
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-/** A recorded session captured with the cache following it (syncs as the capture flow runs them); `t` its last receive time. */
-async function session(opts: { version?: string } = {}): Promise<{ cap: Capture; norm: NormCache; t: number }> {
+/** A recorded session captured with the history index writing the cache following it (syncs as the capture flow runs them); `t` its last receive time. */
+async function session(
+  opts: { version?: string; before?: (cap: Capture) => Promise<void> } = {},
+): Promise<{ cap: Capture; norm: NormCache; index: HistoryIndex; t: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'cb-normcache-'));
   dirs.push(dir);
   const cap = new Capture(new CaptureStore(dir), { clock: new VirtualClock(T0), log, blockBytes: 16 * 1024 });
+  // What an earlier process captured: before the cache's run, so not in it.
+  await opts.before?.(cap);
   // Small blocks, so the session spans many of them and the merge crosses block ends.
-  const norm = new NormCache(cap, venues, { log, blockBytes: 4 * 1024, version: opts.version });
+  const lines = new NormLines(cap.store, cap.lastSeq, venues, { log, blockBytes: 4 * 1024, version: opts.version ?? normalizerVersion(venues) });
+  const index = new HistoryIndex(cap.store, venues, { sliceMs: 300_000, after: cap.lastSeq, from: T0, log, lines });
+  open.push({ cap, index });
+  // What HistoryClient.normSync does across the thread: the writer's flush, then the index (and the cache) up to it.
+  const norm = new NormCache(async () => {
+    const upTo = cap.lastSeq;
+    await cap.flush();
+    return (await index.normView(upTo))!;
+  }, cap.store);
   const k = [...fixture('kalshi/ws_orderbook_snapshot_then_delta_spec_example.json'), ...fixture('kalshi/ws_ticker_capture_2026-02-12.json')];
   const pm = [...fixture('polymarket/ws_book_captures_2026-02-12.json'), ...fixture('polymarket/ws_price_change_burst_capture_2026-09-29.json')];
   const a = cap.venue(kalshi.label);
@@ -51,7 +69,7 @@ async function session(opts: { version?: string } = {}): Promise<{ cap: Capture;
     if (i % 40 === 39) await norm.sync();
   }
   await norm.sync();
-  return { cap, norm, t };
+  return { cap, norm, index, t };
 }
 
 /** The frames path of GET /replay for a window, after `after` and counted from `count`: what the cache must equal. */
@@ -94,7 +112,7 @@ async function both(
   const f = frames(s.cap, from, to, filter, only);
   const { logger, lines } = logLines();
   let fellBack = false;
-  const cached = await text(cachedLines(snaps ?? s.norm.snapshot(only), { to, filter, fallback: f, log: logger, onFallback: () => (fellBack = true) }));
+  const cached = await text(cachedLines(snaps ?? s.norm.snapshot(only), { from, to, filter, fallback: f, log: logger, onFallback: () => (fellBack = true) }));
   return { cached, frames: await text(f(-Infinity, 0)), fellBack, lines };
 }
 
@@ -103,7 +121,7 @@ describe('the normalized cache', () => {
     const s = await session();
     expect(s.norm.serves([kalshi.label, poly.label], T0)).toBe(true);
     const snap = s.norm.snapshot([kalshi.label, poly.label]);
-    expect(snap.reduce((n, v) => n + v.blocks.length + v.memory.length, 0)).toBeGreaterThan(6);
+    expect(snap.reduce((n, v) => n + v.blocks.length, 0)).toBeGreaterThan(6);
     const whole = await both(s, T0, s.t);
     expect(whole.fellBack).toBe(false);
     expect(whole.cached.split('\n').length).toBeGreaterThan(100);
@@ -122,17 +140,63 @@ describe('the normalized cache', () => {
     expect(one.cached).not.toContain(`"platform":"${kalshi.slug}"`);
   });
 
-  it('does not serve a window that starts after the run began (the frames path starts fresh mappers there)', async () => {
+  it('serves a window that starts mid-run: the lines a window from the run start has from there on, filtered or not', async () => {
     const s = await session();
-    expect(s.norm.serves([kalshi.label], T0 + 10)).toBe(false);
-    expect(s.norm.serves([kalshi.label], T0 - 1)).toBe(true);
+    const whole = await both(s, T0, s.t);
+    const body = (x: string): string[] => x.split('\n').filter((l) => l !== '' && !l.startsWith('{"type":"end"'));
+    for (const from of [T0 + 41, T0 + Math.floor((s.t - T0) / 2) + 1, s.t - 3]) {
+      expect(s.norm.serves([kalshi.label, poly.label], from)).toBe(true);
+      const to = s.t - 2;
+      const want = body(whole.cached).filter((l) => {
+        const r = JSON.parse(l) as { recv_ts: number };
+        return r.recv_ts >= from && r.recv_ts <= to;
+      });
+      const mid = await both(s, from, to);
+      expect(mid.fellBack).toBe(false);
+      expect(want.length).toBeGreaterThan(0);
+      expect(body(mid.cached)).toEqual(want);
+      expect(mid.cached.endsWith(`{"type":"end","count":${want.length}}\n`)).toBe(true);
+      // Filtered: the same lines the filtered whole-run answer has from `from` on.
+      const filter = { types: ['book' as const], markets: new Set(['FED-23DEC-T3.00']) };
+      const fw = body((await both(s, T0, s.t, filter)).cached).filter((l) => (JSON.parse(l) as { recv_ts: number }).recv_ts >= from);
+      const fm = await both(s, from, s.t, filter);
+      expect(body(fm.cached)).toEqual(fw);
+    }
+  });
+
+  it("does not serve a window that reaches an earlier process's records (they are not in this run)", async () => {
+    const s = await session({
+      before: async (cap) => {
+        for (let i = 0; i < 5; i++) cap.venue(kalshi.label).frame('{"type":"ticker","sid":1,"msg":{}}', 1, T0 - 1000 + i);
+        await cap.flush();
+      },
+    });
+    expect(s.norm.serves([kalshi.label], T0 - 1000)).toBe(false);
+    expect(s.norm.serves([kalshi.label], T0 - 996)).toBe(false);
+    expect(s.norm.serves([kalshi.label], T0 - 995)).toBe(true);
+    expect(s.norm.serves([kalshi.label], T0 + 41)).toBe(true);
+  });
+
+  it('stops with the history index it is written from: then it serves nothing', async () => {
+    const s = await session();
+    expect(s.norm.serves([kalshi.label], T0)).toBe(true);
+    const a = s.cap.venue(kalshi.label);
+    for (let i = 0; i < 30; i++) a.frame('{"type":"ticker","sid":1,"msg":{}}', 1, s.t + 10 + i);
+    // The index falls further behind than its bound allows: it stops, and the cache with it.
+    const limits = { ...HISTORY_LIMITS };
+    HISTORY_LIMITS.behind = 10;
+    try {
+      await s.norm.sync();
+    } finally {
+      Object.assign(HISTORY_LIMITS, limits);
+    }
+    expect(s.norm.stopped).toContain('the history index it is written from stopped');
+    expect(s.norm.serves([kalshi.label], T0)).toBe(false);
   });
 
   it('a corrupt block is logged and the rest of the window comes from the frames: the same bytes', async () => {
     const s = await session();
-    await s.norm.close();
     const snap = s.norm.snapshot([kalshi.label, poly.label]);
-    expect(snap.every((v) => v.memory.length === 0)).toBe(true);
     const v = snap.find((x) => x.blocks.length >= 3)!;
     // Flip a byte inside the third block's compressed bytes: served blocks before it, frames after.
     const ref = v.blocks[2]!;
@@ -153,9 +217,7 @@ describe('the normalized cache', () => {
 
   it('a truncated file is logged and served from the frames: the same bytes', async () => {
     const s = await session();
-    await s.norm.close();
     const snap = s.norm.snapshot([kalshi.label, poly.label]);
-    expect(snap.every((v) => v.memory.length === 0)).toBe(true);
     const v = snap.find((x) => x.blocks.length >= 2)!;
     truncateSync(v.file, v.blocks[1]!.offset + 10);
     const r = await both(s, T0, s.t, { types: ['book'] }, undefined, snap);
@@ -166,9 +228,7 @@ describe('the normalized cache', () => {
 
   it('a garbled head or a file emptied is a clear log line and the frames, never a crash', async () => {
     const s = await session();
-    await s.norm.close();
     const snap = s.norm.snapshot([kalshi.label, poly.label]);
-    expect(snap.every((v) => v.memory.length === 0)).toBe(true);
     writeFileSync(snap[0]!.file, 'not a cache');
     const r = await both(s, T0, s.t, {}, undefined, snap);
     expect(r.fellBack).toBe(true);
@@ -178,7 +238,6 @@ describe('the normalized cache', () => {
 
   it('a changed normalizer version ignores the old cache: logged, and the frames (with the fix) are served', async () => {
     const s = await session({ version: 'mappers-as-they-were' });
-    await s.norm.close();
     const old = s.norm.snapshot([kalshi.label, poly.label]);
     expect(statSync(old[0]!.file).size).toBeGreaterThan(0);
     // The code changed since the files were written: the process now runs another version.

@@ -35,8 +35,8 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ overrides: { capture: { enabled: 'yes' } } })).toThrow(/capture\.enabled/);
     expect(() => loadConfig({ overrides: { capture: { checkpointIntervalMs: 10 } } })).toThrow(/capture\.checkpointIntervalMs/);
     expect(() => loadConfig({ overrides: { capture: { replayCache: 'off' } } })).toThrow(/capture\.replayCache: .*expected boolean/);
-    expect(loadConfig({ env: {} }).capture?.replayCache).toBe(false);
-    expect(loadConfig({ env: { CROSSBOOK__capture__replayCache: 'true' } }).capture?.replayCache).toBe(true);
+    expect(loadConfig({ env: {} }).capture?.replayCache).toBe(true);
+    expect(loadConfig({ env: { CROSSBOOK__capture__replayCache: 'false' } }).capture?.replayCache).toBe(false);
     expect(loadConfig({ env: { CROSSBOOK__persistence__minuteCandleRetentionDays: '30' } }).persistence.minuteCandleRetentionDays).toBe(30);
   });
 
