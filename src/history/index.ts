@@ -5,6 +5,7 @@ import type { Logger } from '../core/log.js';
 import type { NormalizedEvent, VenueLabel } from '../core/types.js';
 import { applyEvent, EngineState } from '../state/engine.js';
 import type { QuoteRecord } from '../state/quotes.js';
+import { PackedLog } from './packed.js';
 import { CaptureTail, SerialSync, type TailStart } from './tail.js';
 import { partKey, pruneSlices, SliceFile, sliceStarts, SliceWriter, type BookStart, type MarketPart, type SeqEvent, type SliceEntry } from './slice.js';
 
@@ -29,14 +30,25 @@ export interface HistoryWindow {
   readonly to: number;
 }
 
-/** The slice being filled: each market's state when it began (taken lazily) and its events. */
+/**
+ * The slice being filled: each market's state when it began (taken lazily) and its events, kept
+ * packed in `log` (msgpack bytes, as the slice file will hold them: at 108k markets the objects
+ * cost far more than their bytes) and found by address; the venues' few feed events as objects.
+ */
 interface OpenSlice {
   readonly start: number;
   /** Where its slice of `sliceMs` ends (a slice closed early by size passes its end on to the next). */
   readonly end: number;
-  readonly starts: Map<string, MarketPart>;
-  readonly events: Map<string, SeqEvent[]>;
+  /** market → address in `log` of its state as the slice began (a `MarketPart` without events). */
+  readonly starts: Map<string, number>;
+  /** market → address in `log` of its last event (a `SeqEvent`, linked back to the one before it). */
+  readonly events: Map<string, number>;
   readonly venues: Map<VenueLabel, SeqEvent[]>;
+  readonly log: PackedLog;
+}
+
+function openSlice(start: number, end: number): OpenSlice {
+  return { start, end, starts: new Map(), events: new Map(), venues: new Map(), log: new PackedLog() };
 }
 
 /**
@@ -245,8 +257,8 @@ export class HistoryIndex {
     else {
       const key = partKey(e.venue, e.marketId);
       // The market's state before its first event of the slice is its start (a market without events is taken when the slice is written).
-      if (!cur.starts.has(key)) cur.starts.set(key, this.startOf(e.venue, e.marketId));
-      push(cur.events, key, [seq, e]);
+      if (!cur.starts.has(key)) cur.starts.set(key, cur.log.add(this.startOf(e.venue, e.marketId), -1));
+      cur.events.set(key, cur.log.add([seq, e] satisfies SeqEvent, cur.events.get(key) ?? -1));
       if (e.type === 'book_snapshot') this.bookOf(e.venue, e.instrument, e.marketId, key);
     }
     applyEvent(this.state, e);
@@ -259,10 +271,7 @@ export class HistoryIndex {
     if (cur !== undefined) await this.seal(cur);
     this.openEvents = 0;
     const aligned = Math.floor(t / this.sliceMs) * this.sliceMs;
-    this.cur =
-      cur !== undefined && t < cur.end
-        ? { start: t, end: cur.end, starts: new Map(), events: new Map(), venues: new Map() }
-        : { start: Math.max(aligned, cur?.start ?? aligned), end: aligned + this.sliceMs, starts: new Map(), events: new Map(), venues: new Map() };
+    this.cur = cur !== undefined && t < cur.end ? openSlice(t, cur.end) : openSlice(Math.max(aligned, cur?.start ?? aligned), aligned + this.sliceMs);
   }
 
   /** Writes a slice as it goes: every market the state holds (its start) and its events, then the venues' feed events. */
@@ -304,8 +313,9 @@ export class HistoryIndex {
 
   /** A market's part of a slice: its start (taken now when it had no event: the state then is its start) and its events. */
   private partOf(cur: OpenSlice, key: string): MarketPart {
-    const st = cur.starts.get(key) ?? this.startOf(...splitKey(key));
-    return { books: st.books, quote: st.quote, events: cur.events.get(key) ?? [] };
+    const at = cur.starts.get(key);
+    const st = at === undefined ? this.startOf(...splitKey(key)) : (cur.log.read(at) as MarketPart);
+    return { books: st.books, quote: st.quote, events: cur.log.chain(cur.events.get(key)) as SeqEvent[] };
   }
 
   /** A market's state now, copied (the state goes on changing). */
