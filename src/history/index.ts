@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { ReplayFeed, type CaptureStore, type ReplayItem } from '../capture/index.js';
 import type { VenueConfig } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
-import type { NormalizedEvent, VenueLabel } from '../core/types.js';
+import type { MarketUpsert, NormalizedEvent, VenueLabel } from '../core/types.js';
 import { applyEvent, EngineState } from '../state/engine.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import { PackedLog } from './packed.js';
@@ -261,7 +261,7 @@ export class HistoryIndex {
       cur.events.set(key, cur.log.add([seq, e] satisfies SeqEvent, cur.events.get(key) ?? -1));
       if (e.type === 'book_snapshot') this.bookOf(e.venue, e.instrument, e.marketId, key);
     }
-    applyEvent(this.state, e);
+    applyEvent(this.state, e.type === 'market' ? bookFields(e) : e);
   }
 
   /** Writes the open slice (if any) and opens the next for an event at `t`: on its time's boundary, or at `t` when the last closed by size. */
@@ -450,6 +450,18 @@ function applyUpTo(s: EngineState, e: NormalizedEvent, t: number): void {
 }
 
 const NONE: readonly string[] = [];
+
+/**
+ * What the index's own state reads of a market's upsert: its books' instruments (which book is the
+ * YES, which the NO) and its settlement, the parts `applyEvent` turns into books and quotes. The
+ * state is read only for books and quotes (a slice's starts), so its catalog keeps no titles, tags,
+ * URLs or venue extras: at 108k markets those were a second copy of the main thread's catalog on
+ * the index's thread. The slice keeps the whole event, for reads that apply it.
+ */
+function bookFields(e: MarketUpsert): MarketUpsert {
+  const { type, venue, timestamp, localTimestamp, marketId, status, yesInstrument, noInstrument, settlementValue } = e;
+  return { type, venue, timestamp, localTimestamp, marketId, title: '', status, yesInstrument, noInstrument, settlementValue };
+}
 
 function push<K>(m: Map<K, SeqEvent[]>, k: K, e: SeqEvent): void {
   const l = m.get(k);
