@@ -49,12 +49,12 @@ if (file && process.argv.includes('serve')) {
     if (n++ % 3 === 0) row.smaps = smaps();
     if (process.env.PORT) {
       try {
-        const s = await (await fetch(`http://127.0.0.1:${process.env.PORT}/api/v2/status`)).json();
+        const s = await (await fetch(`http://127.0.0.1:${process.env.PORT}/api/v2/status`, { signal: AbortSignal.timeout(5000) })).json();
         row.live = Object.values(s.platforms ?? {}).filter((p) => p.feed_status === 'ok').length;
         row.markets = Object.values(s.platforms ?? {}).reduce((a, p) => a + p.active_markets, 0);
         if (s.capture) row.capture = { lag: s.capture.lag, drops: s.capture.drops, mib: mib(s.capture.bytes) };
       } catch {
-        // not listening yet
+        // not listening yet, or /status not answering within 5 s (a starved machine): the line is written without it
       }
     }
     appendFileSync(file, JSON.stringify(row) + '\n');

@@ -3,9 +3,10 @@ import { ReplayFeed, type CaptureStore, type ReplayItem } from '../capture/index
 import type { NormLines, NormView } from '../capture/normcache.js';
 import type { VenueConfig } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
-import type { NormalizedEvent, VenueLabel } from '../core/types.js';
+import type { MarketUpsert, NormalizedEvent, VenueLabel } from '../core/types.js';
 import { applyEvent, EngineState } from '../state/engine.js';
 import type { QuoteRecord } from '../state/quotes.js';
+import { PackedLog } from './packed.js';
 import { CaptureTail, SerialSync, type TailStart } from './tail.js';
 import { partKey, pruneSlices, SliceFile, sliceStarts, SliceWriter, type BookStart, type MarketPart, type SeqEvent, type SliceEntry } from './slice.js';
 
@@ -30,14 +31,25 @@ export interface HistoryWindow {
   readonly to: number;
 }
 
-/** The slice being filled: each market's state when it began (taken lazily) and its events. */
+/**
+ * The slice being filled: each market's state when it began (taken lazily) and its events, kept
+ * packed in `log` (msgpack bytes, as the slice file will hold them: at 108k markets the objects
+ * cost far more than their bytes) and found by address; the venues' few feed events as objects.
+ */
 interface OpenSlice {
   readonly start: number;
   /** Where its slice of `sliceMs` ends (a slice closed early by size passes its end on to the next). */
   readonly end: number;
-  readonly starts: Map<string, MarketPart>;
-  readonly events: Map<string, SeqEvent[]>;
+  /** market → address in `log` of its state as the slice began (a `MarketPart` without events). */
+  readonly starts: Map<string, number>;
+  /** market → address in `log` of its last event (a `SeqEvent`, linked back to the one before it). */
+  readonly events: Map<string, number>;
   readonly venues: Map<VenueLabel, SeqEvent[]>;
+  readonly log: PackedLog;
+}
+
+function openSlice(start: number, end: number): OpenSlice {
+  return { start, end, starts: new Map(), events: new Map(), venues: new Map(), log: new PackedLog() };
 }
 
 /**
@@ -113,10 +125,14 @@ export class HistoryIndex {
   private sealing: OpenSlice | undefined;
   private starts: number[];
   private readonly files: SliceFiles;
-  /** instrument → market, per venue: which market a book belongs to when a slice's start states are taken. */
-  private readonly marketOf = new Map<string, string>();
-  /** market (partKey) → the instruments of its books. */
-  private readonly instruments = new Map<string, string[]>();
+  /**
+   * venue → instrument → market: which market a book belongs to when a slice's start states are
+   * taken, and venue → market → the instruments of its books. A book keyed by its own market's id
+   * (one book a market: most venues) is in neither: at 108k markets the two maps held 38 MiB of
+   * `venue\0id` key strings and one-element lists.
+   */
+  private readonly marketOf = new Map<VenueLabel, Map<string, string>>();
+  private readonly instruments = new Map<VenueLabel, Map<string, string[]>>();
   /** Records whose sequence number did not follow the previous one (dropped by the writer or read past). */
   gaps = 0;
   /** Slices written by this process. */
@@ -263,11 +279,11 @@ export class HistoryIndex {
     else {
       const key = partKey(e.venue, e.marketId);
       // The market's state before its first event of the slice is its start (a market without events is taken when the slice is written).
-      if (!cur.starts.has(key)) cur.starts.set(key, this.startOf(e.venue, e.marketId));
-      push(cur.events, key, [seq, e]);
-      if (e.type === 'book_snapshot') this.bookOf(e.venue, e.instrument, e.marketId, key);
+      if (!cur.starts.has(key)) cur.starts.set(key, cur.log.add(this.startOf(e.venue, e.marketId), -1));
+      cur.events.set(key, cur.log.add([seq, e] satisfies SeqEvent, cur.events.get(key) ?? -1));
+      if (e.type === 'book_snapshot') this.bookOf(e.venue, e.instrument, e.marketId);
     }
-    applyEvent(this.state, e);
+    applyEvent(this.state, e.type === 'market' ? bookFields(e) : e);
   }
 
   /** Writes the open slice (if any) and opens the next for an event at `t`: on its time's boundary, or at `t` when the last closed by size. */
@@ -277,10 +293,7 @@ export class HistoryIndex {
     if (cur !== undefined) await this.seal(cur);
     this.openEvents = 0;
     const aligned = Math.floor(t / this.sliceMs) * this.sliceMs;
-    this.cur =
-      cur !== undefined && t < cur.end
-        ? { start: t, end: cur.end, starts: new Map(), events: new Map(), venues: new Map() }
-        : { start: Math.max(aligned, cur?.start ?? aligned), end: aligned + this.sliceMs, starts: new Map(), events: new Map(), venues: new Map() };
+    this.cur = cur !== undefined && t < cur.end ? openSlice(t, cur.end) : openSlice(Math.max(aligned, cur?.start ?? aligned), aligned + this.sliceMs);
   }
 
   /** Writes a slice as it goes: every market the state holds (its start) and its events, then the venues' feed events. */
@@ -316,14 +329,15 @@ export class HistoryIndex {
   /** Every market a slice holds: those with a quote or a book in the state, and those with events. */
   private *keysOf(cur: OpenSlice): Generator<string> {
     for (const q of this.state.quotes.all()) yield partKey(q.venue, q.marketId);
-    for (const [venue, ins] of this.state.books.entries()) yield partKey(venue, this.marketOf.get(`${venue}\u0000${ins}`) ?? ins);
+    for (const [venue, ins] of this.state.books.entries()) yield partKey(venue, this.marketOf.get(venue)?.get(ins) ?? ins);
     yield* cur.starts.keys();
   }
 
   /** A market's part of a slice: its start (taken now when it had no event: the state then is its start) and its events. */
   private partOf(cur: OpenSlice, key: string): MarketPart {
-    const st = cur.starts.get(key) ?? this.startOf(...splitKey(key));
-    return { books: st.books, quote: st.quote, events: cur.events.get(key) ?? [] };
+    const at = cur.starts.get(key);
+    const st = at === undefined ? this.startOf(...splitKey(key)) : (cur.log.read(at) as MarketPart);
+    return { books: st.books, quote: st.quote, events: cur.log.chain(cur.events.get(key)) as SeqEvent[] };
   }
 
   /** A market's state now, copied (the state goes on changing). */
@@ -337,19 +351,29 @@ export class HistoryIndex {
     return { books, quote: q && ({ ...q } as QuoteRecord), events: [] };
   }
 
-  /** Notes that `instrument`'s book belongs to the market `key` (a book is created by its snapshot). */
-  private bookOf(venue: VenueLabel, instrument: string, marketId: string, key: string): void {
-    const ik = `${venue}\u0000${instrument}`;
-    if (this.marketOf.get(ik) === marketId) return;
-    this.marketOf.set(ik, marketId);
-    const l = this.instruments.get(key);
+  /** Notes that `instrument`'s book belongs to `marketId` (a book is created by its snapshot). */
+  private bookOf(venue: VenueLabel, instrument: string, marketId: string): void {
+    let of = this.marketOf.get(venue);
+    if (of === undefined) this.marketOf.set(venue, (of = new Map()));
+    // A book keyed by its market's id belongs to it unless another market claimed it: nothing stored.
+    if (instrument === marketId) {
+      of.delete(instrument);
+      return;
+    }
+    if (of.get(instrument) === marketId) return;
+    of.set(instrument, marketId);
+    let ins = this.instruments.get(venue);
+    if (ins === undefined) this.instruments.set(venue, (ins = new Map()));
+    const l = ins.get(marketId);
     if (l) l.push(instrument);
-    else this.instruments.set(key, [instrument]);
+    else ins.set(marketId, [instrument]);
   }
 
-  /** The instruments whose books belong to a market (as the books' snapshots named them). */
+  /** The instruments whose books belong to a market (as the books' snapshots named them): its own id's book, then the others. */
   private instrumentsOf(venue: VenueLabel, marketId: string): readonly string[] {
-    return this.instruments.get(partKey(venue, marketId)) ?? NONE;
+    const others = this.instruments.get(venue)?.get(marketId) ?? NONE;
+    const own = this.state.books.instrument(venue, marketId) !== undefined && this.marketOf.get(venue)?.has(marketId) !== true;
+    return own ? [marketId, ...others] : others;
   }
 
   /** The start of the slice holding `t` (the latest slice starting at or before it). */
@@ -458,6 +482,18 @@ function applyUpTo(s: EngineState, e: NormalizedEvent, t: number): void {
 }
 
 const NONE: readonly string[] = [];
+
+/**
+ * What the index's own state reads of a market's upsert: its books' instruments (which book is the
+ * YES, which the NO) and its settlement, the parts `applyEvent` turns into books and quotes. The
+ * state is read only for books and quotes (a slice's starts), so its catalog keeps no titles, tags,
+ * URLs or venue extras: at 108k markets those were a second copy of the main thread's catalog on
+ * the index's thread. The slice keeps the whole event, for reads that apply it.
+ */
+function bookFields(e: MarketUpsert): MarketUpsert {
+  const { type, venue, timestamp, localTimestamp, marketId, status, yesInstrument, noInstrument, settlementValue } = e;
+  return { type, venue, timestamp, localTimestamp, marketId, title: '', status, yesInstrument, noInstrument, settlementValue };
+}
 
 function push<K>(m: Map<K, SeqEvent[]>, k: K, e: SeqEvent): void {
   const l = m.get(k);
