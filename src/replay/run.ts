@@ -102,8 +102,10 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
   const closed: OpportunityRecord[] = [];
   const sub = new Subscription();
   sub.add(domain.lifecycle.events$.subscribe((e) => e.type === 'expired' && closed.push(e.record)));
-  const rooms = { ...domain, webhooks: undefined };
   const hub = opts.fanout?.({ clock, core, domain });
+  // Without a fan-out nothing the replay writes (events, books, opportunities, a backtest's fills)
+  // reads the wallet ledger or its alerts, and neither feeds the state or the signals: not followed.
+  const rooms = { ...domain, webhooks: undefined, ledger: hub === undefined ? undefined : domain.ledger };
   sub.add(
     wireFlows({
       state: core.state,
