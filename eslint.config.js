@@ -13,6 +13,8 @@ const program = (files, project) => ({
   rules: {
     '@typescript-eslint/no-floating-promises': 'error',
     '@typescript-eslint/no-misused-promises': 'error',
+    // `await` on a value that is not a promise is a mistake (an awaited boolean once hid a row-group write).
+    '@typescript-eslint/await-thenable': 'error',
     // `_`-prefixed names mark what is unused on purpose (a callback's leading parameters, a rest sibling).
     '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
   },

@@ -30,6 +30,7 @@ const integration = [
   'test/sim/child.test.ts',
   'test/web/dashboard.test.ts',
   'test/replay/determinism.test.ts',
+  'test/replay/capture-window.test.ts',
   'test/backtest/fills.test.ts',
 ];
 const faults = ['test/faults/**/*.test.ts'];

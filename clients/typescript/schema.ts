@@ -781,7 +781,7 @@ export interface paths {
      *
      *     Resume (cluster edges, README "Scaling out"): a subscribe may carry "resume":{"<market_id>":<last seq seen>}; the edge sends the messages after that seq in order from the stream's window, then the live ones, with no snapshot; when the window no longer holds them, the snapshot and a RESYNC warning. A single process answers with the snapshot as usual.
      *
-     *     Replay (plans with replay; README "Capture and replay"): {"type":"replay","channels":["prices","orderbook","arb","ev"],"market_ids":[…],"from":T,"to":T,"speed":N|"max"} (T: ms since the epoch or ISO 8601) is answered replay_started {replay_id, epoch}, then each market's snapshot at from, then the messages the live channels sent in the window (the same bodies, their recorded venue_ts, recv_ts and ts), then replay_completed {messages, counts, events}. {"type":"replay_pause"|"replay_resume"|"replay_stop","replay_id"} and {"type":"replay_seek","replay_id","at":T} are acknowledged replay_paused, replay_resumed, replay_stopped, replay_seeked (a new epoch from there). A client that does not read pauses its replay. Errors: NOT_ENTITLED, BAD_REQUEST, REPLAY_OUTSIDE_RETENTION (retained_from, retained_to), REPLAY_UNKNOWN, REPLAY_LIMIT (replays at once per key: the plan's ws.replays; per server: websocket.replayMaxConcurrent).
+     *     Replay (plans with replay; README "Capture and replay"): {"type":"replay","channels":["prices","orderbook","arb","ev"],"market_ids":[…],"from":T,"to":T,"speed":N|"max"} (T: ms since the epoch or ISO 8601; live_games takes "event_ids") is answered replay_started {replay_id, epoch}, then each market's snapshot at from, then the messages the live channels sent in the window (the same bodies, their recorded venue_ts, recv_ts and ts), then replay_completed {messages, counts, events}. {"type":"replay_pause"|"replay_resume"|"replay_stop","replay_id"} and {"type":"replay_seek","replay_id","at":T} are acknowledged replay_paused, replay_resumed, replay_stopped, replay_seeked (a new epoch from there). A client that does not read pauses its replay. Errors: NOT_ENTITLED, BAD_REQUEST, REPLAY_OUTSIDE_RETENTION (retained_from, retained_to), REPLAY_UNKNOWN, REPLAY_LIMIT (replays at once per key: the plan's ws.replays; per server: websocket.replayMaxConcurrent).
      *
      *     Message schemas: components.schemas.WsClientMessage (client to server) and components.schemas.Ws* (server to client, by type), listed in x-websocket-messages.
      *
@@ -860,10 +860,12 @@ export interface components {
       | {
           /** @constant */
           type: 'replay';
-          /** @description prices, orderbook, the ticker channel, arb, ev */
+          /** @description prices, orderbook, the ticker channel, arb, ev, live_games */
           channels: string[];
           /** @description markets of prices, orderbook and the ticker channel */
           market_ids?: string[];
+          /** @description live_games: the game event ids (as the window knew them) */
+          event_ids?: string[];
           /** @description start of the window (receive time): ms since the epoch or ISO 8601 */
           from: number | string;
           /** @description end of the window, inclusive: ms since the epoch or ISO 8601 */
@@ -2314,6 +2316,8 @@ export interface components {
       channels: string[];
       /** @description the accepted market ids (unknown ones get an UNKNOWN_ID warning) */
       market_ids: string[];
+      /** @description live_games: the event ids replayed */
+      event_ids?: string[];
       /** @description the epoch of the replay's messages (a seek starts another, with seqs from 1 again) */
       epoch: number;
       /** @description server send time, ms since epoch */

@@ -188,7 +188,7 @@ export interface ParquetExportOptions {
 /** The capture records of a window as the frames table; returns the number of rows. */
 export async function writeFramesParquet(batches: AsyncIterable<readonly CaptureRecord[]>, fh: FileHandle, opts: ParquetExportOptions = {}): Promise<number> {
   const t = new Table(FRAME_COLUMNS, fh, opts.rowGroupRows ?? ROW_GROUP_ROWS);
-  for await (const batch of batches) for (const r of batch) await t.push([BIG(r.seq), r.t, r.venue, r.conn, r.kind, frameText(r)]);
+  for await (const batch of batches) for (const r of batch) if (t.push([BIG(r.seq), r.t, r.venue, r.conn, r.kind, frameText(r)])) await t.writeGroup();
   await t.finish();
   return t.rows;
 }

@@ -60,12 +60,13 @@ export function replayRequest(config: Config, o: ReplayCliOptions): ReplayReques
   return { input: o.input, out: o.out, from, to, venues, speed };
 }
 
-/** The items of the window [from, to) of the venues asked for (flush markers of the window are kept), in the input's shape. */
+/**
+ * The items before `to` of the venues asked for (flush markers kept), in the input's shape. Items
+ * before `from` stay: they warm the replay up (books, groups, open opportunities as live had them at
+ * `from`), and the replay writes only what comes from `from` on (`emitFrom`).
+ */
 async function* windowOf(items: ReplayInput, r: ReplayRequest): AsyncGenerator<ReplayItem | readonly ReplayItem[]> {
-  const keep = (item: ReplayItem): boolean => {
-    if (r.from !== undefined && itemTime(item) < r.from) return false;
-    return !(item.type === 'event' && r.venues !== undefined && !r.venues.has(item.event.venue));
-  };
+  const keep = (item: ReplayItem): boolean => !(item.type === 'event' && r.venues !== undefined && !r.venues.has(item.event.venue));
   const past = (item: ReplayItem): boolean => r.to !== undefined && itemTime(item) >= r.to;
   for await (const v of items) {
     const batch: readonly ReplayItem[] = Array.isArray(v) ? (v as readonly ReplayItem[]) : [v as ReplayItem];
@@ -77,13 +78,18 @@ async function* windowOf(items: ReplayInput, r: ReplayRequest): AsyncGenerator<R
 }
 
 /**
- * `crossbook replay`: the recorded items of a window through the pipelines on a virtual clock
- * (src/replay/run.ts), written to --out as events.ndjson, opportunities.ndjson and books.ndjson.
- * The clock starts at --from when given, else at the first item.
+ * `crossbook replay`: the recorded items up to --to through the pipelines on a virtual clock
+ * (src/replay/run.ts), from the start of the recording or capture log (the clock starts at its first
+ * item, as live's did), writing to --out what the window [--from, --to) produced: its events in
+ * events.ndjson, the opportunities that closed in it and those open at its end in
+ * opportunities.ndjson, and the books at its end in books.ndjson.
  */
 export async function replayCommand(config: Config, o: ReplayCliOptions, log: Logger): Promise<ReplayResult> {
   const r = replayRequest(config, o);
-  return replay({ config, items: windowOf(itemsOf(config, r, log), r), start: r.from, speed: r.speed, out: r.out, log });
+  // A window cut at --to ends between two of live's flushes: the state is live's at --to, whose next
+  // flush (after --to) is not the window's. A whole recording ends with its turn flushed, as live's did.
+  const flushAtEnd = r.to === undefined;
+  return replay({ config, items: windowOf(itemsOf(config, r, log), r), emitFrom: r.from, flushAtEnd, speed: r.speed, out: r.out, log });
 }
 
 /**
@@ -93,7 +99,7 @@ export async function replayCommand(config: Config, o: ReplayCliOptions, log: Lo
  */
 function itemsOf(config: Config, r: ReplayRequest, log: Logger): ReplayInput {
   if (r.input !== undefined) return readItemsFile(r.input);
-  return captureBatches(config, { from: r.from!, to: r.to!, venues: r.venues === undefined ? undefined : [...r.venues] }, log);
+  return captureBatches(config, { from: 0, to: r.to!, venues: r.venues === undefined ? undefined : [...r.venues] }, log);
 }
 
 /** The capture log of DATA_DIR over `range` as replay items (throws a clear Error where there is none). */

@@ -27,6 +27,12 @@ export interface ReplayOptions {
   readonly items: ReplayInput;
   /** Where the virtual clock starts: the time the live flows were wired (default: the first item's time). */
   readonly start?: number | undefined;
+  /**
+   * The window's start, when the items begin earlier (a warm-up from the start of the capture, as
+   * live built its books, groups and open opportunities): events before it are applied but not
+   * written or counted, and opportunities that closed before it are left out. Default: every item.
+   */
+  readonly emitFrom?: number | undefined;
   /** Flush the turn once more after the last item, as live would have at the end of its turn (default true). */
   readonly flushAtEnd?: boolean | undefined;
   /** Replay at N× the recorded pace (wall time between items), or as fast as it goes (`max`, the default). */
@@ -101,7 +107,8 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
   const turn = new Turn(onMarkers);
   const closed: OpportunityRecord[] = [];
   const sub = new Subscription();
-  sub.add(domain.lifecycle.events$.subscribe((e) => e.type === 'expired' && closed.push(e.record)));
+  const emitFrom = opts.emitFrom ?? -Infinity;
+  sub.add(domain.lifecycle.events$.subscribe((e) => e.type === 'expired' && e.record.closed_at >= emitFrom && closed.push(e.record)));
   const hub = opts.fanout?.({ clock, core, domain });
   // Without a fan-out nothing the replay writes (events, books, opportunities, a backtest's fills)
   // reads the wallet ledger or its alerts, and neither feeds the state or the signals: not followed.
@@ -125,12 +132,13 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
   let flushes = 0;
   sub.add(
     events$.subscribe((ev) => {
+      if (ev.localTimestamp < emitFrom) return;
       events++;
       writer?.line(JSON.stringify(ev));
     }),
   );
   opts.onWired?.({ clock, core, domain });
-  const pace = pacer(opts.speed, first && itemTime(first));
+  const pace = pacer(opts.speed, emitFrom);
   const paced = opts.speed !== undefined && opts.speed !== 'max';
   try {
     const apply = (item: ReplayItem): void => {
@@ -182,11 +190,21 @@ function firstOf(v: ReplayItem | readonly ReplayItem[]): ReplayItem | undefined 
   return isBatch(v) ? v[0] : v;
 }
 
-/** Waits, at `speed`× the recorded pace, until an item of time `t` is due (wall time: the replay's reader, not the engine). */
-function pacer(speed: number | 'max' | undefined, t0: number | undefined): (t: number) => Promise<void> {
-  if (speed === undefined || speed === 'max' || t0 === undefined) return () => Promise.resolve();
-  const wall0 = performance.now();
+/**
+ * Waits, at `speed`× the recorded pace, until an item of time `t` is due (wall time: the replay's
+ * reader, not the engine). The pace starts at the first item from `from` on: a warm-up before the
+ * window runs as fast as it goes.
+ */
+function pacer(speed: number | 'max' | undefined, from: number): (t: number) => Promise<void> {
+  if (speed === undefined || speed === 'max') return () => Promise.resolve();
+  let t0: number | undefined;
+  let wall0 = 0;
   return async (t) => {
+    if (t < from) return;
+    if (t0 === undefined) {
+      t0 = t;
+      wall0 = performance.now();
+    }
     const wait = wall0 + (t - t0) / speed - performance.now();
     if (wait > 1) await sleep(wait);
   };

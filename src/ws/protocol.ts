@@ -42,8 +42,9 @@ export const clientMessage = z.discriminatedUnion('type', [
   /** A WebSocket replay (replay-session.ts): the messages the channels sent over a past window of the capture log. */
   z.object({
     type: z.literal('replay'),
-    channels: z.array(z.string().min(1).max(64)).min(1).max(8).describe('prices, orderbook, the ticker channel, arb, ev'),
+    channels: z.array(z.string().min(1).max(64)).min(1).max(8).describe('prices, orderbook, the ticker channel, arb, ev, live_games'),
     market_ids: z.array(z.string().min(1).max(300)).max(1_000).optional().describe('markets of prices, orderbook and the ticker channel'),
+    event_ids: z.array(z.string().min(1).max(300)).max(1_000).optional().describe('live_games: the game event ids (as the window knew them)'),
     from: replayTime.describe('start of the window (receive time): ms since the epoch or ISO 8601'),
     to: replayTime.describe('end of the window, inclusive: ms since the epoch or ISO 8601'),
     speed: z
@@ -219,7 +220,7 @@ export function wsPathItem(ticker: string, limits: readonly string[]): Record<st
     '',
     'Resume (cluster edges, README "Scaling out"): a subscribe may carry "resume":{"<market_id>":<last seq seen>}; the edge sends the messages after that seq in order from the stream\'s window, then the live ones, with no snapshot; when the window no longer holds them, the snapshot and a RESYNC warning. A single process answers with the snapshot as usual.',
     '',
-    'Replay (plans with replay; README "Capture and replay"): {"type":"replay","channels":["prices","orderbook","arb","ev"],"market_ids":[…],"from":T,"to":T,"speed":N|"max"} (T: ms since the epoch or ISO 8601) is answered replay_started {replay_id, epoch}, then each market\'s snapshot at from, then the messages the live channels sent in the window (the same bodies, their recorded venue_ts, recv_ts and ts), then replay_completed {messages, counts, events}. {"type":"replay_pause"|"replay_resume"|"replay_stop","replay_id"} and {"type":"replay_seek","replay_id","at":T} are acknowledged replay_paused, replay_resumed, replay_stopped, replay_seeked (a new epoch from there). A client that does not read pauses its replay. Errors: NOT_ENTITLED, BAD_REQUEST, REPLAY_OUTSIDE_RETENTION (retained_from, retained_to), REPLAY_UNKNOWN, REPLAY_LIMIT (replays at once per key: the plan\'s ws.replays; per server: websocket.replayMaxConcurrent).',
+    'Replay (plans with replay; README "Capture and replay"): {"type":"replay","channels":["prices","orderbook","arb","ev"],"market_ids":[…],"from":T,"to":T,"speed":N|"max"} (T: ms since the epoch or ISO 8601; live_games takes "event_ids") is answered replay_started {replay_id, epoch}, then each market\'s snapshot at from, then the messages the live channels sent in the window (the same bodies, their recorded venue_ts, recv_ts and ts), then replay_completed {messages, counts, events}. {"type":"replay_pause"|"replay_resume"|"replay_stop","replay_id"} and {"type":"replay_seek","replay_id","at":T} are acknowledged replay_paused, replay_resumed, replay_stopped, replay_seeked (a new epoch from there). A client that does not read pauses its replay. Errors: NOT_ENTITLED, BAD_REQUEST, REPLAY_OUTSIDE_RETENTION (retained_from, retained_to), REPLAY_UNKNOWN, REPLAY_LIMIT (replays at once per key: the plan\'s ws.replays; per server: websocket.replayMaxConcurrent).',
     '',
     'Message schemas: components.schemas.WsClientMessage (client to server) and components.schemas.Ws* (server to client, by type), listed in x-websocket-messages.',
     '',
@@ -481,6 +482,7 @@ export const SERVER_MESSAGES = {
       speed: z.union([z.number(), z.literal('max')]),
       channels: z.array(z.string()),
       market_ids: z.array(z.string()).describe('the accepted market ids (unknown ones get an UNKNOWN_ID warning)'),
+      event_ids: z.array(z.string()).optional().describe('live_games: the event ids replayed'),
       epoch: stream.epoch.describe("the epoch of the replay's messages (a seek starts another, with seqs from 1 again)"),
       ts: stream.ts,
     })

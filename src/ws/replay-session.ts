@@ -38,7 +38,7 @@ export interface ReplayServerDeps {
   channelsOf(plan: Plan): string[];
 }
 
-/** A topic a replay sends: a market's (with its venue and id) or a channel's (arb, ev) or a venue's status. */
+/** A topic a replay sends: a market's (with its venue and id), a channel's (arb, ev), a game's (live_games) or a venue's status. */
 interface ReplayTopic {
   readonly topic: string;
   readonly ch: string;
@@ -89,7 +89,7 @@ interface Session {
   events: number;
 }
 
-const REPLAYABLE = ['prices', 'orderbook', 'arb', 'ev'] as const;
+const REPLAYABLE = ['prices', 'orderbook', 'arb', 'ev', 'live_games'] as const;
 /** Items a replay at `max` runs between two yields to the event loop, so live clients are served meanwhile. */
 const SLICE = 64;
 
@@ -190,7 +190,7 @@ export class ReplaySessions {
     if (from > to) return this.error(ws, CODES.BAD_REQUEST, `replay: from (${iso(from)}) is after to (${iso(to)})`);
     const refused = windowRefusal(this.d.source, from, to);
     if (refused) return this.d.send(ws, { type: 'error', code: CODES.REPLAY_OUTSIDE_RETENTION, message: refused.message, ...refused.retained });
-    const topics = this.topicsOf(ws, c, m.channels, m.market_ids ?? []);
+    const topics = this.topicsOf(ws, c, m);
     if (!topics) return;
     const keyCap = c.plan.ws.replays;
     const ofKey = this.perKey.get(c.key.id) ?? 0;
@@ -214,7 +214,12 @@ export class ReplaySessions {
     this.perKey.set(c.key.id, ofKey + 1);
     this.running++;
     const ids = topics.filter((t) => t.id !== undefined && t.ch !== 'status').map((t) => `${t.v!.slug}:${t.id!}`);
-    this.d.send(ws, { type: 'replay_started', replay_id: s.id, from, to, speed: s.speed, channels: m.channels, market_ids: [...new Set(ids)], epoch: from });
+    const games = topics.filter((t) => t.ch === 'live_games').map((t) => t.topic.slice('live_games:'.length));
+    this.d.send(ws, {
+      ...{ type: 'replay_started', replay_id: s.id, from, to, speed: s.speed, channels: m.channels, market_ids: [...new Set(ids)] },
+      ...(games.length > 0 ? { event_ids: games } : {}),
+      epoch: from,
+    });
     this.run(s).then(
       () => this.finish(s),
       (e: unknown) => {
@@ -226,18 +231,26 @@ export class ReplaySessions {
   }
 
   /** The topics of a replay request, or undefined with the client answered (channel, plan, ids). */
-  private topicsOf(ws: Socket, c: Authed, channels: readonly string[], ids: readonly string[]): ReplayTopic[] | undefined {
+  private topicsOf(ws: Socket, c: Authed, m: Extract<ReplayMessage, { type: 'replay' }>): ReplayTopic[] | undefined {
     const plan = this.d.channelsOf(c.plan);
+    const ids = m.market_ids ?? [];
     const out = new Map<string, ReplayTopic>();
     const unknown = new Set<string>();
-    for (const ch of channels) {
+    for (const ch of m.channels) {
       if (!(REPLAYABLE as readonly string[]).includes(ch) && ch !== this.tickerChannel) {
         const can = [...REPLAYABLE, ...(this.tickerChannel ? [this.tickerChannel] : [])].join(', ');
         return void this.error(ws, CODES.BAD_REQUEST, `replay: channel "${ch}" cannot be replayed (channels: ${can})`);
       }
       if (!plan.includes(ch)) return void this.error(ws, CODES.NOT_ENTITLED, `the ${c.plan.name} plan does not include the ${ch} channel`);
+      // Channels of every group: one topic each, as a live subscription to all of it.
       if (ch === 'arb' || ch === 'ev') {
         out.set(`${ch}:*`, { topic: `${ch}:*`, ch });
+        continue;
+      }
+      if (ch === 'live_games') {
+        // A game's event id as the window knew it: a past game need not be one the service knows now.
+        if (!m.event_ids?.length) return void this.error(ws, CODES.BAD_REQUEST, 'replay: event_ids is required for the live_games channel (a non-empty list)');
+        for (const id of m.event_ids) out.set(`live_games:${id}`, { topic: `live_games:${id}`, ch });
         continue;
       }
       if (ids.length === 0) return void this.error(ws, CODES.BAD_REQUEST, `replay: market_ids is required for the ${ch} channel (a non-empty list)`);

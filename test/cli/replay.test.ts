@@ -58,6 +58,39 @@ describe('crossbook replay', () => {
     expect(r.endedAt).toBe(T0 + 2000);
   });
 
+  it('a window that starts after a book began: the book is warmed up from the recording start, only the window is written', async () => {
+    const input = join(dir, 'rec-mid.ndjson');
+    writeFileSync(input, recording());
+    const out = join(dir, 'out-mid');
+    // venue_b's snapshot (T0 + 1000) is before the window, its delta (T0 + 2000) in it.
+    const r = await replayCommand(config, { input, out, from: String(T0 + 1200), to: String(T0 + 3000), venues: 'venue_b' }, log);
+    expect(r.events).toBe(1);
+    expect(readFileSync(join(out, 'events.ndjson'), 'utf8')).toBe(`${JSON.stringify(events[4])}\n`);
+    expect(r.books).toEqual([
+      {
+        venue: 'venue_b',
+        instrument: 'B1',
+        ready: true,
+        timestamp: T0 + 2000,
+        bids: [
+          [5100, 3],
+          [5000, 10],
+        ],
+        asks: [[5200, 5]],
+      },
+    ]);
+  });
+
+  it('--from before the recording starts runs it from its first item: the clock does not start at --from', async () => {
+    const input = join(dir, 'rec-zero.ndjson');
+    writeFileSync(input, recording());
+    const whole = await replayCommand(config, { input, out: join(dir, 'out-whole') }, log);
+    // From 1970: a clock started there would run every periodic timer for 56 years before the first item.
+    const zero = await replayCommand(config, { input, out: join(dir, 'out-zero'), from: '0', to: String(T0 + 3000) }, log);
+    expect(zero).toEqual(whole);
+    expect(readFileSync(join(dir, 'out-zero', 'events.ndjson'), 'utf8')).toBe(readFileSync(join(dir, 'out-whole', 'events.ndjson'), 'utf8'));
+  });
+
   it('refuses a bad line of the recording with its line number', async () => {
     const input = join(dir, 'bad.ndjson');
     const good = recording().split('\n');

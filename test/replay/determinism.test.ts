@@ -4,11 +4,10 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { wallClock } from '../../src/core/clock.js';
-import { parseItem, Recording, type ReplayItem } from '../../src/replay/input.js';
-import { bookLines, opportunityLines, replay, type BookLine } from '../../src/replay/run.js';
+import { parseItem, type ReplayItem } from '../../src/replay/input.js';
+import { opportunityLines, replay } from '../../src/replay/run.js';
 import { startService, type Service } from '../../src/service.js';
-import type { OpportunityRecord } from '../../src/signals/lifecycle/record.js';
-import type { OpenRecord } from '../../src/signals/lifecycle/tracker.js';
+import { CuttingRecording } from '../support/cut.js';
 
 /**
  * SIMULATOR DATA. The one-clock claim, end to end: the service runs live on the embedded simulator
@@ -30,39 +29,6 @@ const config = loadConfig({
     ingest: { pollMs: 300 },
   },
 });
-
-interface Cut {
-  readonly lines: readonly string[];
-  readonly closed: readonly OpportunityRecord[];
-  readonly open: readonly OpenRecord[];
-  readonly books: readonly BookLine[];
-}
-
-/** A recorder that, once asked, cuts the live run right after the next flush (nothing runs between). */
-class CuttingRecording extends Recording {
-  private want: ((cut: Cut) => void) | undefined;
-  private svc: Service | undefined;
-  readonly closed: OpportunityRecord[] = [];
-
-  attach(svc: Service): void {
-    this.svc = svc;
-    svc.lifecycle.events$.subscribe((e) => e.type === 'expired' && this.closed.push(e.record));
-  }
-
-  cutAfterNextFlush(): Promise<Cut> {
-    return new Promise((resolve) => (this.want = resolve));
-  }
-
-  override flush(at: number): void {
-    super.flush(at);
-    const done = this.want;
-    if (!done || !this.svc) return;
-    this.want = undefined;
-    const svc = this.svc;
-    // The flush runs synchronously after this call; a microtask runs right after it, before any timer or I/O.
-    queueMicrotask(() => done({ lines: [...this.lines], closed: [...this.closed], open: svc.lifecycle.openRecords(), books: bookLines(svc.state) }));
-  }
-}
 
 async function* items(lines: readonly string[]): AsyncGenerator<ReplayItem> {
   for (let i = 0; i < lines.length; i++) yield parseItem(lines[i]!, i + 1);

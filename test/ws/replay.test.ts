@@ -218,6 +218,42 @@ describe('WebSocket replay', () => {
     expect(problems).toEqual([]);
   });
 
+  it('replays live_games: the live_game and trade messages of the games asked for, as a live subscriber got them', async () => {
+    const res = await fetch(`${svc.url}/api/v2/events?event_type=sports&limit=100`, { headers: { 'x-api-key': keys['enterprise']! } });
+    const games = ((await res.json()) as { events: { event_id: string }[] }).events.map((e) => e.event_id);
+    expect(games.length).toBeGreaterThan(3);
+    const g = await connect(keys['enterprise']!);
+    g.send({ type: 'subscribe', channel: 'live_games', event_ids: games });
+    const subscribed = await g.next((m) => m['type'] === 'subscribed' && m['channel'] === 'live_games');
+    const ids = subscribed['event_ids'] as string[];
+    const GAME = new Set(['live_game', 'trade']);
+    const first = await g.next((m) => GAME.has(m['type'] as string));
+    const gFrom = (first['ts'] as number) + 1;
+    const inWindow = (m: Msg, a: number, b: number): boolean => GAME.has(m['type'] as string) && (m['ts'] as number) >= a && (m['ts'] as number) <= b;
+    await vi.waitFor(() => expect(g.all.filter((m) => inWindow(m, gFrom, Infinity)).length).toBeGreaterThanOrEqual(5), { timeout: 60_000, interval: 50 });
+    const gTo = Math.max(gFrom + 2000, ...g.all.filter((m) => inWindow(m, gFrom, Infinity)).map((m) => m['ts'] as number));
+    await vi.waitFor(() => expect(g.all.some((m) => GAME.has(m['type'] as string) && (m['ts'] as number) > gTo + 200)).toBe(true), {
+      timeout: 30_000,
+      interval: 50,
+    });
+    await svc.capture!.flush();
+    const expected = g.all.filter((m) => inWindow(m, gFrom, gTo)).map(comparable);
+    expect(expected.length).toBeGreaterThanOrEqual(5);
+
+    const c = await connect(keys['enterprise']!);
+    c.send({ type: 'replay', channels: ['live_games'], event_ids: ids, from: gFrom, to: gTo, speed: 'max' });
+    const started = await c.next((m) => m['type'] === 'replay_started');
+    expect(started).toMatchObject({ channels: ['live_games'], market_ids: [], event_ids: ids });
+    const done = await c.next((m) => m['type'] === 'replay_completed');
+    const got = c.all.filter((m) => order.get(m)! < order.get(done)! && GAME.has(m['type'] as string));
+    expect(got.map(comparable)).toEqual(expected);
+    expect(got.every((m) => m['epoch'] === gFrom && m['channel'] === 'live_games')).toBe(true);
+    expect((done['counts'] as Record<string, number>)['live_games']).toBe(got.length);
+    expect(problems).toEqual([]);
+    g.ws.close();
+    c.ws.close();
+  });
+
   it('refuses bad input, a plan without replay, and replays past the cap, each with a clear error', async () => {
     const dev = await connect(keys['dev']!);
     const refused = async (m: unknown, code: string, text: RegExp): Promise<Msg> => {
@@ -231,7 +267,12 @@ describe('WebSocket replay', () => {
     await refused({ ...ok, from: 'yesterday' }, 'BAD_REQUEST', /from must be ms since the epoch or an ISO 8601 time/);
     await refused({ ...ok, from: to, to: from }, 'BAD_REQUEST', /is after to/);
     await refused({ ...ok, speed: -2 }, 'BAD_REQUEST', /speed/);
-    await refused({ ...ok, channels: ['live_games'] }, 'BAD_REQUEST', /cannot be replayed/);
+    await refused(
+      { ...ok, channels: ['whale_watch'] },
+      'BAD_REQUEST',
+      /cannot be replayed \(channels: prices, orderbook, arb, ev, live_games, smart_money, fade_finder/,
+    );
+    await refused({ ...ok, channels: ['live_games'] }, 'BAD_REQUEST', /event_ids is required for the live_games channel/);
     await refused({ ...ok, market_ids: [] }, 'BAD_REQUEST', /market_ids is required/);
     const outside = await refused({ ...ok, from: 1_000, to: 2_000 }, 'REPLAY_OUTSIDE_RETENTION', /outside what capture retains/);
     expect(outside['retained_from']).toBeGreaterThan(2_000);
