@@ -33,7 +33,11 @@ export function reindexAfterMs(groups: number): number {
 export interface SignalRooms {
   readonly matching: MatchingService;
   readonly signals: SignalEngine;
-  readonly ledger: WalletLedger;
+  /**
+   * Absent: trades and settlements are not followed into wallets and alerts (a replay that
+   * publishes nothing: none of what it writes reads them, and they feed nothing it does write).
+   */
+  readonly ledger?: WalletLedger | undefined;
   readonly alerts: AlertEngine;
   /** The closed-opportunity history, pruned past its retention here. */
   readonly history?: OpportunityLog;
@@ -59,7 +63,7 @@ export function signalFlow(state: EngineState, rooms: SignalRooms, turn?: Turn, 
   const sub = new Subscription();
   sub.add(matchingFlow(state, rooms.matching, rooms.signals, clock));
   sub.add(arbFlow(state, rooms.signals, turn));
-  sub.add(walletFlow(state, rooms.ledger, rooms.alerts, clock));
+  if (rooms.ledger) sub.add(walletFlow(state, rooms.ledger, rooms.alerts, clock));
   if (rooms.history) sub.add(historyFlow(rooms.history, clock));
   return sub;
 }

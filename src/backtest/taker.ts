@@ -146,6 +146,8 @@ export class Taker {
   /**
    * A market's book now, in its own YES terms: its ready L2 book, else (venues without books) its
    * quoted top of book with the quoted size, as the signal engine reads it; empty when neither.
+   * Each side's levels are copied when first read: a leg walks one side (a whole book copied per
+   * fill was most of the taker's time).
    */
   private book(v: VenueConfig, marketId: string): MarketLadder {
     const s = this.state.books.marketSides(v.label, marketId);
@@ -156,9 +158,14 @@ export class Taker {
         asks: q?.yesAsk !== undefined ? [[q.yesAsk, q.yesAskSize ?? 0]] : [],
       };
     }
-    const bids: Level[] = sideLevels(s.bids, Infinity, s.complement);
-    const asks: Level[] = sideLevels(s.asks, Infinity, s.complement);
-    return { bids, asks };
+    return {
+      get bids(): Level[] {
+        return sideLevels(s.bids, Infinity, s.complement);
+      },
+      get asks(): Level[] {
+        return sideLevels(s.asks, Infinity, s.complement);
+      },
+    };
   }
 
   private fill(plan: Plan, latency: number): void {

@@ -16,8 +16,8 @@ const BATCH = 4096;
 
 /**
  * The records of a window in sequence order (the total receive order across venues), in batches:
- * a k-way merge of the venues' segments, holding at most one decompressed block per stream, so
- * memory stays bounded however long the window. Streaming: nothing is read before it is asked for.
+ * a k-way merge of the venues' segments, holding at most two decompressed blocks per stream (the one merged and the next, read ahead), so
+ * memory stays bounded however long the window. Streaming: nothing is read more than a block ahead of what is asked for.
  */
 export async function* readBatches(store: CaptureStore, range: ReadRange): AsyncGenerator<CaptureRecord[]> {
   const wanted = range.venues === undefined ? undefined : new Set(range.venues);
@@ -82,18 +82,28 @@ async function* blocksOf(store: CaptureStore, stream: string, range: ReadRange):
     }
 }
 
+/**
+ * One stream of the merge. While its block is being merged, the next one is already asked for, so
+ * its read and decompression (libuv's thread pool) overlap the replay's work on the main thread
+ * instead of the main thread waiting for them: two blocks per stream in memory at most.
+ */
 class Source {
   private recs: CaptureRecord[] = [];
   private i = 0;
+  private next: Promise<IteratorResult<CaptureRecord[]>> | undefined;
 
   constructor(private readonly it: AsyncIterator<CaptureRecord[]>) {}
 
   /** Loads the next block; false when the stream has no more. */
   async fill(): Promise<boolean> {
-    const n = await this.it.next();
+    const n = await (this.next ?? this.it.next());
+    this.next = undefined;
     if (n.done === true) return false;
     this.recs = n.value;
     this.i = 0;
+    this.next = this.it.next();
+    // Its failure is the next fill's to report (or nobody's, once the reader stopped early).
+    this.next.catch(() => undefined);
     return true;
   }
 

@@ -109,8 +109,10 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
   const sub = new Subscription();
   const emitFrom = opts.emitFrom ?? -Infinity;
   sub.add(domain.lifecycle.events$.subscribe((e) => e.type === 'expired' && e.record.closed_at >= emitFrom && closed.push(e.record)));
-  const rooms = { ...domain, webhooks: undefined };
   const hub = opts.fanout?.({ clock, core, domain });
+  // Without a fan-out nothing the replay writes (events, books, opportunities, a backtest's fills)
+  // reads the wallet ledger or its alerts, and neither feeds the state or the signals: not followed.
+  const rooms = { ...domain, webhooks: undefined, ledger: hub === undefined ? undefined : domain.ledger };
   sub.add(
     wireFlows({
       state: core.state,

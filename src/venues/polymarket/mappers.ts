@@ -211,7 +211,21 @@ export class PolymarketMapper implements Mapper {
     }
   }
 
-  *map(raw: unknown, localTimestamp: number): Iterable<NormalizedEvent> {
+  map(raw: unknown, localTimestamp: number): Iterable<NormalizedEvent> {
+    // The market channel's most frequent frame, mapped into an array (the frame path's plain loop)
+    // rather than through the generators below; the same events and counts either way.
+    if (isObject(raw) && raw['event_type'] === 'price_change' && isWsPriceChange(raw)) {
+      this.stats.frames++;
+      this.stats.lastFrameAt = localTimestamp;
+      const out: NormalizedEvent[] = [];
+      this.priceChange(raw.market, raw.price_changes, raw.timestamp, localTimestamp, out);
+      this.stats.events += out.length;
+      return out;
+    }
+    return this.frames(raw, localTimestamp);
+  }
+
+  private *frames(raw: unknown, localTimestamp: number): Iterable<NormalizedEvent> {
     this.stats.frames++;
     this.stats.lastFrameAt = localTimestamp;
     if (Array.isArray(raw)) {
@@ -243,13 +257,14 @@ export class PolymarketMapper implements Mapper {
         else this.stats.malformedFrame('book', 'bad shape', m);
         return;
       case 'price_change':
-        if (isWsPriceChange(m)) yield* this.priceChange(m.market, m.price_changes, m.timestamp, local);
+        if (isWsPriceChange(m)) yield* this.priceChange(m.market, m.price_changes, m.timestamp, local, []);
         else if (isWsLegacyPriceChange(m))
           yield* this.priceChange(
             m.market,
             m.changes.map((c) => ({ asset_id: m.asset_id, price: c.price, size: c.size, side: c.side })),
             m.timestamp,
             local,
+            [],
           );
         else this.stats.malformedFrame('price_change', 'bad shape', m);
         return;
@@ -332,16 +347,18 @@ export class PolymarketMapper implements Mapper {
     }
   }
 
-  private *priceChange(
+  /** A price_change's events appended to `out` (and `out` returned): a delta per asset, or a gap. */
+  private priceChange(
     market: string,
     entries: readonly WsPriceChangeEntry[],
     timestamp: string | number | undefined,
     local: number,
-  ): Iterable<NormalizedEvent> {
+    out: NormalizedEvent[],
+  ): NormalizedEvent[] {
     const ts = parseTimestamp(timestamp, local);
     if (Number.isNaN(ts)) {
       this.stats.malformedFrame('price_change', 'bad timestamp', entries);
-      return;
+      return out;
     }
     // Parse everything first: a frame is applied whole or not at all.
     const byAsset = new Map<string, { changes: [BookSideName, number, number][]; bestBid?: number; bestAsk?: number }>();
@@ -350,7 +367,7 @@ export class PolymarketMapper implements Mapper {
       const size = parseSize(e.size);
       if (Number.isNaN(price) || !(size >= 0)) {
         this.stats.malformedFrame('price_change', `bad level ${e.price} x ${e.size}`, e);
-        return;
+        return out;
       }
       let g = byAsset.get(e.asset_id);
       if (!g) byAsset.set(e.asset_id, (g = { changes: [] }));
@@ -360,7 +377,7 @@ export class PolymarketMapper implements Mapper {
         const ba = e.best_ask === undefined ? undefined : parseProbabilityDollars(e.best_ask);
         if (Number.isNaN(bb) || Number.isNaN(ba)) {
           this.stats.malformedFrame('price_change', 'bad best_bid/best_ask', e);
-          return;
+          return out;
         }
         g.bestBid = bb;
         g.bestAsk = ba;
@@ -368,7 +385,7 @@ export class PolymarketMapper implements Mapper {
     }
     if (byAsset.size === 0) {
       this.ignore('price_change without changes');
-      return;
+      return out;
     }
     const marketId = apiMarketId(this.config, market);
     for (const [asset, g] of byAsset) {
@@ -394,7 +411,7 @@ export class PolymarketMapper implements Mapper {
             instrument: asset,
             detail: gap,
           };
-          yield f;
+          out.push(f);
           continue;
         }
       }
@@ -407,8 +424,9 @@ export class PolymarketMapper implements Mapper {
         instrument: asset,
         changes: g.changes,
       };
-      yield d;
+      out.push(d);
     }
+    return out;
   }
 
   /**

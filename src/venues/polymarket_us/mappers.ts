@@ -79,7 +79,20 @@ export class PolymarketUsMapper implements Mapper {
     this.lastStats.clear();
   }
 
-  *map(raw: unknown, localTimestamp: number): Iterable<NormalizedEvent> {
+  map(raw: unknown, localTimestamp: number): Iterable<NormalizedEvent> {
+    // The market data stream's frame, mapped into an array (the frame path's plain loop) rather
+    // than through the generators below; the same events and counts either way.
+    if (isObject(raw) && 'marketData' in raw && isMarketBook(raw['marketData'])) {
+      this.stats.frames++;
+      this.stats.lastFrameAt = localTimestamp;
+      const out = this.book(raw['marketData'], localTimestamp, []);
+      this.stats.events += out.length;
+      return out;
+    }
+    return this.frames(raw, localTimestamp);
+  }
+
+  private *frames(raw: unknown, localTimestamp: number): Iterable<NormalizedEvent> {
     this.stats.frames++;
     this.stats.lastFrameAt = localTimestamp;
     for (const e of this.one(raw, localTimestamp)) {
@@ -92,7 +105,7 @@ export class PolymarketUsMapper implements Mapper {
     if (!isObject(m)) return this.stats.malformedFrame('frame', 'not an object', m);
     if ('marketData' in m) {
       const b = m['marketData'];
-      if (isMarketBook(b)) yield* this.book(b, local);
+      if (isMarketBook(b)) yield* this.book(b, local, []);
       else this.stats.malformedFrame('marketData', 'bad shape', m);
     } else if ('heartbeat' in m) this.stats.ignored++;
     else if ('marketDataLite' in m) {
@@ -117,12 +130,13 @@ export class PolymarketUsMapper implements Mapper {
     else if (Array.isArray(m['markets']) || Array.isArray(m['events'])) yield* this.rest(m, local);
     else if ('marketSlug' in m && 'bids' in m && 'offers' in m) {
       const r = usMarketBookSchema.safeParse(m);
-      if (r.success) yield* this.book(r.data, local);
+      if (r.success) yield* this.book(r.data, local, []);
       else this.stats.malformedFrame('market_book', r.error.issues[0]?.message ?? 'invalid', m);
     } else this.stats.unknownFrame(Object.keys(m).slice(0, 3).join(',') || 'empty');
   }
 
-  private *book(b: MarketBook, local: number): Iterable<NormalizedEvent> {
+  /** A market data book's events appended to `out` (and `out` returned). */
+  private book(b: MarketBook, local: number, out: NormalizedEvent[]): NormalizedEvent[] {
     const ts = b.transactTime === undefined ? local : Date.parse(b.transactTime);
     const bids = levels(b.bids, true);
     const asks = levels(b.offers, false);
@@ -133,7 +147,7 @@ export class PolymarketUsMapper implements Mapper {
     const oi = st?.openInterest === undefined ? undefined : parseSize(st.openInterest);
     if (Number.isNaN(ts) || !bids || !asks || Number.isNaN(last) || Number.isNaN(volume) || Number.isNaN(oi)) {
       this.stats.malformedFrame('marketData', 'bad price, size or time', b);
-      return;
+      return out;
     }
     if (status === undefined) this.stats.unknownFrame(`state:${b.state}`);
     const slug = b.marketSlug;
@@ -148,19 +162,20 @@ export class PolymarketUsMapper implements Mapper {
       bids,
       asks,
     };
-    yield snap;
+    out.push(snap);
     if (status !== undefined && this.status.get(slug) !== status) {
       this.status.set(slug, status);
-      yield { type: 'market_status', venue: this.venue, timestamp: ts, localTimestamp: local, marketId, status };
+      out.push({ type: 'market_status', venue: this.venue, timestamp: ts, localTimestamp: local, marketId, status });
     }
     if (st !== undefined) {
       const sig = `${last}|${volume}|${oi}`;
       if (this.lastStats.get(slug) !== sig) {
         this.lastStats.set(slug, sig);
         const q: Quote = { type: 'quote', venue: this.venue, timestamp: ts, localTimestamp: local, marketId, lastPrice: last, volume, openInterest: oi };
-        yield q;
+        out.push(q);
       }
     }
+    return out;
   }
 
   private *lite(l: { marketSlug: string; bestBid?: Amount; bestAsk?: Amount; lastTradePx?: Amount }, local: number): Iterable<NormalizedEvent> {

@@ -98,11 +98,32 @@ function easternFields(utcMs: number): [number, number, number, number, number, 
   return [f['year']!, f['month']!, f['day']!, f['hour']!, f['minute']!, f['second']!];
 }
 
-/** Offset of Eastern time from UTC at `utcMs`, in ms (−5 h or −4 h). */
-function easternOffset(utcMs: number): number {
+/** Offset of Eastern time from UTC at `utcMs`, in ms (−5 h or −4 h), asked of Intl. */
+function easternOffsetOf(utcMs: number): number {
   const whole = Math.floor(utcMs / 1000) * 1000;
   const [y, mo, d, h, mi, s] = easternFields(whole);
   return Date.UTC(y, mo - 1, d, h, mi, s) - whole;
+}
+
+const HOUR = 3_600_000;
+/** UTC hour → Eastern offset through it: every PredictIt time of a poll asked Intl twice (a twentieth of a replay's mapping). */
+const offsetByHour = new Map<number, number>();
+
+/**
+ * Offset of Eastern time from UTC at `utcMs` (see `easternOffsetOf`), kept per UTC hour: New York's
+ * changes of offset fall on whole UTC hours (02:00 local), so an hour whose first and last second
+ * have the same offset has it throughout; an hour that does not is asked of Intl each time.
+ */
+function easternOffset(utcMs: number): number {
+  const hour = Math.floor(utcMs / HOUR);
+  let off = offsetByHour.get(hour);
+  if (off === undefined) {
+    const first = easternOffsetOf(hour * HOUR);
+    if (first !== easternOffsetOf(hour * HOUR + HOUR - 1000)) return easternOffsetOf(utcMs);
+    if (offsetByHour.size >= 4096) offsetByHour.clear();
+    offsetByHour.set(hour, (off = first));
+  }
+  return off;
 }
 
 /**

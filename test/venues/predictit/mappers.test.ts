@@ -74,6 +74,20 @@ describe('predictit time', () => {
   it('formats what it parses', () => {
     for (const t of [T, Date.UTC(2022, 6, 4, 16, 0, 0, 5), Date.UTC(2026, 2, 8, 7, 30)]) expect(parsePredictItTime(formatPredictItTime(t))).toBe(t);
   });
+  it('reads the hours around a change of offset right, whichever hour it read before (offsets kept per hour)', () => {
+    // 2026-03-08 07:00 UTC: 02:00 EST becomes 03:00 EDT. Minute by minute from 05:00 to 09:00 UTC, forward then back.
+    const spring = Array.from({ length: 240 }, (_, i) => Date.UTC(2026, 2, 8, 5) + i * 60_000 + 7);
+    for (const t of [...spring, ...[...spring].reverse()]) expect(parsePredictItTime(formatPredictItTime(t))).toBe(t);
+    expect(parsePredictItTime('2026-03-08T01:59:00')).toBe(Date.UTC(2026, 2, 8, 6, 59)); // EST
+    expect(parsePredictItTime('2026-03-08T03:00:00')).toBe(Date.UTC(2026, 2, 8, 7, 0)); // EDT
+    // 2026-11-01 06:00 UTC: 02:00 EDT becomes 01:00 EST; outside the repeated local hour (05:00-07:00 UTC) every minute reads back.
+    const fall = Array.from({ length: 300 }, (_, i) => Date.UTC(2026, 10, 1, 3) + i * 60_000).filter(
+      (t) => t < Date.UTC(2026, 10, 1, 5) || t >= Date.UTC(2026, 10, 1, 7),
+    );
+    for (const t of [...fall].reverse()) expect(parsePredictItTime(formatPredictItTime(t))).toBe(t);
+    expect(parsePredictItTime('2026-11-01T00:30:00')).toBe(Date.UTC(2026, 10, 1, 4, 30)); // EDT
+    expect(parsePredictItTime('2026-11-01T02:30:00')).toBe(Date.UTC(2026, 10, 1, 7, 30)); // EST
+  });
 });
 
 describe('PredictItMapper', () => {
