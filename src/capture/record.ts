@@ -52,7 +52,7 @@ export interface BlockInfo {
   readonly rawBytes: number;
 }
 
-/** Buffers a builder keeps for reuse: a block is compressed (milliseconds) long before the next one fills, so one is enough. */
+/** Buffers a builder keeps for reuse: at ingest's pace a block is compressed (milliseconds) long before the next one fills (tens of milliseconds), so one is enough. */
 const MAX_SPARES = 1;
 
 /** Worst case of UTF-8 bytes per UTF-16 unit (a lone surrogate or a BMP character past U+07FF). */
@@ -65,8 +65,9 @@ const UTF8_MAX = 3;
  * UTF-8 into the block's buffer, after room left free in front for the record count and headers,
  * so nothing per record is kept on the heap (a frame's string dies young instead of being held
  * until its block is sealed). `finish` copies the headers into that room and hands the buffer
- * over as the body: the payloads are written once, never joined or copied again on the event
- * loop. A frame whose received bytes are at hand and plain ASCII is copied as those bytes (the
+ * over as the body, filling a recycled one next: at ingest's pace a block is compressed long
+ * before the next one fills, so the payloads are written once and never copied again on the event
+ * loop, and no block allocates. A frame whose received bytes are at hand and plain ASCII is copied as those bytes (the
  * bytes its text encodes to, without encoding it again). The header's length counts UTF-16 units
  * of the payload text, as the reader slices the decoded text; a binary payload is stored as
  * latin1 characters in UTF-8.
@@ -135,24 +136,30 @@ export class BlockBuilder {
 
   /**
    * The uncompressed block body (record count, headers, payload text) and its summary; the builder
-   * starts the next block empty. The body is the builder's buffer (the next block fills another, one
-   * handed back by `recycle` when there is one): a block with more headers than its buffer has room
-   * for is copied out instead, and later buffers leave room for as many.
+   * starts the next block empty. The body is the builder's buffer when a buffer handed back by
+   * `recycle` is there for the next block to fill; else (the last body is still being compressed,
+   * or there were more headers than the room left for them: later buffers leave room for as many)
+   * the block is copied out into a buffer of its own, which becomes the spare once recycled.
    */
   finish(): { readonly body: Buffer; readonly info: BlockInfo } {
     const heads = this.n * REC_HEAD;
     const front = 4 + heads;
+    const spare = this.spares.at(-1);
     let body: Buffer;
-    if (front <= this.room) {
+    if (front <= this.room && spare !== undefined && spare.length >= this.buf.length) {
       body = this.buf.subarray(this.room - front, this.end);
-      this.take(this.buf.length);
+      this.buf = this.spares.pop()!;
     } else {
-      const old = this.buf;
-      body = Buffer.allocUnsafeSlow(front + this.end - this.room);
-      old.copy(body, front, this.room, this.end);
-      this.wantRoom = ceilPow2(front);
-      this.take(old.length - this.room + this.wantRoom);
+      // No buffer to fill next (the last body is still being compressed) or no room for the
+      // headers: the block is copied out, into a buffer as large as this one, which a later block
+      // fills once it is recycled.
+      const payload = this.end - this.room;
+      if (front > this.room) this.wantRoom = ceilPow2(front);
+      body = Buffer.allocUnsafeSlow(Math.max(this.buf.length, this.wantRoom + payload)).subarray(0, front + payload);
+      this.buf.copy(body, front, this.room, this.end);
     }
+    this.room = this.wantRoom;
+    this.end = this.room;
     body.writeUInt32LE(this.n, 0);
     this.head.copy(body, 4, 0, heads);
     const info = { count: this.n, firstSeq: this.first, lastSeq: this.last, minT: this.minT, maxT: this.maxT, rawBytes: body.length };
@@ -164,15 +171,7 @@ export class BlockBuilder {
 
   /** Hands back a body `finish` gave once nothing reads it any more (it was compressed), for a later block to fill. */
   recycle(body: Buffer): void {
-    if (this.spares.length < MAX_SPARES) this.spares.push(Buffer.from(body.buffer, 0, body.buffer.byteLength));
-  }
-
-  /** A buffer for the next block (the spare when it holds `capacity` bytes, else a new one; a smaller spare is let go), empty. */
-  private take(capacity: number): void {
-    const spare = this.spares.pop();
-    this.buf = spare !== undefined && spare.length >= capacity ? spare : Buffer.allocUnsafeSlow(capacity);
-    this.room = this.wantRoom;
-    this.end = this.room;
+    if (this.spares.length < MAX_SPARES && body.buffer.byteLength >= this.buf.length) this.spares.push(Buffer.from(body.buffer, 0, body.buffer.byteLength));
   }
 
   /** Makes room for `more` payload bytes after `end`. */

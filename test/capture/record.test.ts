@@ -57,25 +57,27 @@ describe('capture block builder', () => {
     expect(decodeRecords(body, 'venue_a', 'f.seg', 8).map((r) => r.payload)).toEqual([ascii, utf8, '{\ufffd}']);
   });
 
-  it('hands out a body nothing later changes: the next block fills another buffer, and a recycled one only once it is given back', () => {
+  it("hands out a body nothing later changes: copied out while no recycled buffer is there, the builder's own once one is", () => {
     const b = new BlockBuilder(64);
-    b.push(KIND.frame, 1, 1, 5, 'first');
-    const one = b.finish();
-    const bytes = Buffer.from(one.body);
-    b.push(KIND.frame, 1, 2, 6, 'second, written while the first is being compressed');
-    const two = b.finish();
-    expect(one.body).toEqual(bytes);
-    b.recycle(one.body);
-    b.push(KIND.frame, 1, 3, 7, 'third');
-    const three = b.finish(); // the next block takes the buffer given back
-    b.push(KIND.frame, 1, 4, 8, "fourth, in the first block's buffer");
-    const four = b.finish();
-    expect(four.body.buffer).toBe(one.body.buffer);
-    expect([two, three, four].map((x) => decodeRecords(x.body, 'venue_a', 'f.seg', 8)[0]!.payload)).toEqual([
-      'second, written while the first is being compressed',
-      'third',
-      "fourth, in the first block's buffer",
-    ]);
+    const texts = ['first', 'second, written while the first is being compressed', 'third', 'fourth'];
+    const bodies: Buffer[] = [];
+    const copies: Buffer[] = [];
+    const finish = (i: number): Buffer => {
+      b.push(KIND.frame, 1, i + 1, 5 + i, texts[i]!);
+      const { body } = b.finish();
+      bodies.push(body);
+      copies.push(Buffer.from(body));
+      return body;
+    };
+    const one = finish(0);
+    const two = finish(1); // the first is still out: copied out again
+    expect(two.buffer).not.toBe(one.buffer);
+    b.recycle(one);
+    const three = finish(2); // handed over in place (after the room left for headers); the next block fills `one`'s buffer
+    expect(three.byteOffset).toBeGreaterThan(0);
+    finish(3);
+    expect(bodies.map((x) => decodeRecords(x, 'venue_a', 'f.seg', 8)[0]!.payload)).toEqual(texts);
+    expect(bodies).toEqual(copies);
   });
 
   it('copies out a block with more headers than its buffer has room for, and leaves room for as many in the next', () => {
@@ -86,9 +88,10 @@ describe('capture block builder', () => {
     const first = b.finish();
     expect(decodeRecords(first.body, '_turn', 'f.seg', 8)).toHaveLength(n + 1);
     expect(first.info).toMatchObject({ count: n + 1, firstSeq: 1, lastSeq: n + 1, rawBytes: first.body.length });
+    b.recycle(first.body);
     for (let i = 0; i < n; i++) b.push(KIND.flush, 0, n + 2 + i, 3000 + i, '');
     const second = b.finish();
-    expect(second.body.byteOffset).toBeGreaterThan(0); // in the builder's buffer, after the room left free
+    expect(second.body.byteOffset).toBeGreaterThan(0); // handed over in place, after the room now left free
     expect(decodeRecords(second.body, '_turn', 'f.seg', 8).map((r) => r.seq)).toEqual(Array.from({ length: n }, (_, i) => n + 2 + i));
   });
 });
