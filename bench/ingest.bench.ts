@@ -31,6 +31,7 @@ import { EventEmitter } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { Session } from 'node:inspector/promises';
+import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Observable, type Subscription } from 'rxjs';
@@ -57,7 +58,7 @@ import { HubConflation } from '../src/ws/conflate.js';
 import type { WsHub } from '../src/ws/hub.js';
 import { Turn } from '../src/pipeline/turn.js';
 import { gammaMarket, kalshiStream, polyBookFrame, polyIds, seedModel, T0, venueOf } from './gen.js';
-import { begin, keep, measureEachAsync, record, rng, type AsyncCandidate, type AsyncStats, type Row } from './lib.js';
+import { begin, keep, mainThreadCpuMs, measureEachAsync, record, rng, type AsyncCandidate, type AsyncStats, type Row } from './lib.js';
 
 const num = (name: string, def: number): number => Number(process.env[name] ?? def);
 const MARKETS = num('INGEST_MARKETS', 10_000);
@@ -84,6 +85,28 @@ const DEADLINE_MS = num('INGEST_DEADLINE_S', 115) * 1000;
 /** No measured round starts that would end after this (ms since the process started). */
 const MEASURE_UNTIL_MS = DEADLINE_MS - 15_000;
 
+/** GC entries seen during the current run (INGEST_DEBUG prints them per run). */
+const gcs: PerformanceEntry[] = [];
+if (process.env['INGEST_DEBUG']) new PerformanceObserver((l) => void gcs.push(...l.getEntries())).observe({ entryTypes: ['gc'] });
+function gcSummary(): string {
+  const by = new Map<string, { n: number; ms: number }>();
+  for (const e of gcs) {
+    const kind = ((e as { readonly detail?: unknown }).detail as { kind?: number } | undefined)?.kind;
+    const name =
+      kind === constants.NODE_PERFORMANCE_GC_MINOR
+        ? 'minor'
+        : kind === constants.NODE_PERFORMANCE_GC_MAJOR
+          ? 'major'
+          : kind === constants.NODE_PERFORMANCE_GC_INCREMENTAL
+            ? 'incremental'
+            : 'weak';
+    const x = by.get(name) ?? { n: 0, ms: 0 };
+    x.n++;
+    x.ms += e.duration;
+    by.set(name, x);
+  }
+  return `gc ${[...by].map(([k, v]) => `${k} ${v.n}×/${v.ms.toFixed(0)} ms`).join(', ') || 'none'}`;
+}
 const debug = (msg: string): void => void (process.env['INGEST_DEBUG'] && console.error(`[ingest ${(performance.now() / 1000).toFixed(1)} s] ${msg}`));
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const immediate = (): Promise<void> => new Promise((r) => setImmediate(r));
@@ -571,7 +594,8 @@ async function run(dir: string, w: World, children: ChildProcess[], servers: Ser
     {
       // The capture's own work alone: the frames' text appended to the venue's writer as the runtime
       // does (a flush marker per batch, as the turn's schedule gives one per turn), then sealed,
-      // compressed and written; the text is decoded before the run, as the socket does it anyway.
+      // compressed and written; the text is decoded before the run, as the socket does it anyway,
+      // and handed over with the bytes it came from, as the socket hands them.
       name: 'caponly',
       setup: () => (texts = w.frames.map((b) => b.toString())),
       run: async () => {
@@ -580,7 +604,7 @@ async function run(dir: string, w: World, children: ChildProcess[], servers: Ser
         for (let i = 0; i < fr.length; i += BATCH) {
           const end = Math.min(fr.length, i + BATCH);
           const t = clock.now();
-          for (let k = i; k < end; k++) vc.frame(fr[k]!, 1, t);
+          for (let k = i; k < end; k++) vc.frame(fr[k]!, 1, t, w.frames[k]);
           capture.markFlush(t);
           await immediate();
         }
@@ -677,9 +701,15 @@ async function run(dir: string, w: World, children: ChildProcess[], servers: Ser
       // Also the whole process's CPU (every thread: compression on libuv's pool, GC helpers, uWS).
       run: async () => {
         const u0 = process.cpuUsage();
+        const m0 = mainThreadCpuMs();
+        const t0 = performance.now();
+        gcs.length = 0;
         const n = await c.run();
         const u = process.cpuUsage(u0);
         processCpu.set(c.name, [...(processCpu.get(c.name) ?? []), n / ((u.user + u.system) / 1e6)]);
+        debug(
+          `${c.name}: ${n} ops, main ${(mainThreadCpuMs() - m0).toFixed(0)} ms, process ${((u.user + u.system) / 1e3).toFixed(0)} ms, wall ${(performance.now() - t0).toFixed(0)} ms, ${gcSummary()}`,
+        );
         return n;
       },
     }));
@@ -797,7 +827,7 @@ function report(o: Outcome): void {
       },
       interpretation: `Per main-thread CPU second, the path that runs costs ${f0(ns('a'))} ns per delta and the plain loop doing the same work ${f0(ns('b'))} ns: the pipeline machinery (feed runtime with its socket events and protocol hooks, RxJS flows, Subjects fanning each change out to the consumers) ${machinery > 0 ? `adds ${f0(machinery)} ns` : `adds nothing measurable (${f0(-machinery)} ns less, within the spread)`}. The consumers are the cost: of the plain loop, reading and mapping the frame takes ${f0(ns('map'))} ns (JSON.parse alone, which the mapper's in-place read skips, would take ${f0(ns('parse'))} ns), applying to state ${f0(ns('old') - ns('map'))} ns, and the consumers (persistence marks, fan-out to the clients, matching and arb/EV of grouped markets) ${f0(ns('b') - ns('old'))} ns. CPU time counts only the main thread while it ran, so it leaves out waiting for a core that other work held (wall time does not); a loaded machine still slows both (shared caches), and on a quiet one they agree.`,
       notes: [
-        `${MARKETS.toLocaleString('en-US')} Kalshi markets over ${SIDS} subscriptions, ${LEVELS} levels per side, ${DELTAS.toLocaleString('en-US')} \`orderbook_delta\` frames per run (one level each, relative \`delta_fp\`) spread uniformly over the markets, handed over ${BATCH} per event-loop turn as Buffers; a run is timed from the first frame to the last one processed (wall, and main-thread CPU from /proc at 10 ms resolution).`,
+        `${MARKETS.toLocaleString('en-US')} Kalshi markets over ${SIDS} subscriptions, ${LEVELS} levels per side, ${DELTAS.toLocaleString('en-US')} \`orderbook_delta\` frames per run (one level each, relative \`delta_fp\`) spread uniformly over the markets, handed over ${BATCH} per event-loop turn as Buffers; a run is timed from the first frame to the last one processed (wall, and main-thread CPU from /proc: the scheduler's nanosecond count).`,
         `Every ${PAIR_EVERY}th Kalshi market has a venue_b (Polymarket protocol) twin with a ${LEVELS}-level book: matching formed ${o.groups.toLocaleString('en-US')} cross-venue groups, and the (a) and (b) runs recomputed arb/EV ${f0(o.signalRecomputes)} times in all.`,
         `WebSocket clients in a child process (src/capacity/ws-load.ts): ${CLIENTS} on orderbook and ${CLIENTS} on prices, ${SUBS} Kalshi markets each (${Math.min(MARKETS, CLIENTS * SUBS).toLocaleString('en-US')} markets watched). Per run (median) they received: (a) ${perRun('a')}; (b) ${perRun('b')}.`,
         `Persistence only marks books and quotes dirty inside a run; its snapshot timer (${o.snapshotIntervalMs / 1000} s) writes them. Writing what one (a) run leaves dirty (${f0(med(o.dirty))} books and quotes) to LMDB took ${med(o.snapshotMs).toFixed(0)} ms (median, after the run, untimed), about ${f0((med(o.snapshotMs) * 1e6) / DELTAS)} ns per delta of that run.`,
@@ -828,15 +858,23 @@ interface CaptureFigures {
   readonly text: string;
 }
 
+/** The median over rounds of `xs[i] / ys[i]` (two workloads' rates of the same rounds). */
+function pairedRatio(xs: readonly number[], ys: readonly number[]): number {
+  const r = xs.map((x, i) => x / ys[i]!).sort((p, q) => p - q);
+  return r.length === 0 ? NaN : r.length % 2 === 1 ? r[r.length >> 1]! : (r[r.length / 2 - 1]! + r[r.length / 2]!) / 2;
+}
+
 /** Capture on vs off from the (a) and cap runs of one bench run, and bytes per frame of the last capture-on run. */
 function captureFigures(o: Outcome): CaptureFigures | undefined {
   const a = o.m.get('a');
   const c = o.m.get('cap');
   const run = o.captured.at(-1);
   if (!a || !c || !run) return undefined;
-  const cpu = 1 - c.opsPerCpuSec / a.opsPerCpuSec;
-  const proc = 1 - processRate(o, 'cap') / processRate(o, 'a');
-  const wall = 1 - c.opsPerSec / a.opsPerSec;
+  // Per round, (a) and cap run back to back: the median of the rounds' ratios leaves out the load's
+  // drift between rounds, which the ratio of the two medians keeps.
+  const cpu = 1 - pairedRatio(c.cpuRates, a.cpuRates);
+  const proc = 1 - pairedRatio((o.processCpu.get('cap') ?? []).slice(1), (o.processCpu.get('a') ?? []).slice(1));
+  const wall = 1 - pairedRatio(c.rates, a.rates);
   // The capture's own main-thread work per frame against (a)'s per delta: the share of ingest it takes.
   const alone = o.m.get('caponly');
   const share = alone ? 1 / alone.opsPerCpuSec / (1 / alone.opsPerCpuSec + 1 / a.opsPerCpuSec) : NaN;
@@ -845,7 +883,7 @@ function captureFigures(o: Outcome): CaptureFigures | undefined {
   const raw = o.frameBytes / DELTAS;
   const drops = run.drops > 0 ? `; ${run.drops} records dropped` : '';
   const text =
-    `Capture on costs ${pct(cpu)} of the deltas per main-thread CPU second (its work measured alone: ${pct(share)}), ${pct(proc)} per CPU second of the whole process (compression included), ${pct(wall)} of the wall rate; ` +
+    `Capture on costs ${pct(cpu)} of the deltas per main-thread CPU second (median of the rounds' on/off ratios; its work measured alone: ${pct(share)}), ${pct(proc)} per CPU second of the whole process (compression included), ${pct(wall)} of the wall rate; ` +
     `${run.records.toLocaleString('en-US')} records, ${perFrame.toFixed(1)} bytes on disk per frame against ${raw.toFixed(1)} raw (${(raw / perFrame).toFixed(1)}× smaller)${drops}`;
   return { cpu, proc, wall, share, perFrame, raw, text };
 }
@@ -894,7 +932,7 @@ function captureReport(o: Outcome): void {
         text: 'capture costs ≤ 10% of ingest throughput (per main-thread CPU second, on vs off and its work alone)',
         met: f.cpu <= 0.1 && f.share <= 0.1,
       },
-      interpretation: `${f.text}.${normFigures(o) ? ` ${normFigures(o)!}.` : ''} The feed runtime appends each frame to its venue's block in the block's byte layout; blocks are Brotli-compressed on libuv's thread pool and written with async file I/O, so the main thread pays the append and one copy per block; the whole-process figure adds the compression, which on a machine whose cores are all taken competes with ingest (and the wall figure waits for the last block's write).`,
+      interpretation: `${f.text}.${normFigures(o) ? ` ${normFigures(o)!}.` : ''} The feed runtime appends each frame to its venue's block in the block's byte layout (the socket's bytes copied once, a 24-byte header); a full block's buffer goes to Brotli on libuv's thread pool as it is and is written with async file I/O, so the main thread pays the append and a few calls per block; the whole-process figure adds the compression, which on a machine whose cores are all taken competes with ingest (and the wall figure waits for the last block's write).`,
       notes: [
         'Capture on is (a) with the same Kalshi feed built with the capture sink and the capture flow wired (per-turn flush markers, the 1 s write interval), as src/service.ts does; each capture-on run is timed until `Capture.flush()` has written every record of it. Whole-process CPU: `process.cpuUsage()` over the run (every thread of the process; the WebSocket clients run in another process).',
       ],

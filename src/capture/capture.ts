@@ -47,8 +47,8 @@ class StreamWriter implements VenueCapture {
     private readonly cap: Capture,
   ) {}
 
-  frame(text: string, conn: number, t: number): void {
-    this.cap.add(this, KIND.frame, conn, t, text);
+  frame(text: string, conn: number, t: number, bytes?: Uint8Array): void {
+    this.cap.add(this, KIND.frame, conn, t, text, bytes);
   }
 
   doc(data: unknown, t: number): void {
@@ -123,14 +123,14 @@ export class Capture implements CaptureSink {
     return this.seq;
   }
 
-  /** Appends one record (see the class comment); the hot path. */
-  add(w: StreamWriter, kind: number, conn: number, t: number, payload: string | Uint8Array): void {
+  /** Appends one record (see the class comment); the hot path. `bytes`: what a text payload was decoded from, when at hand. */
+  add(w: StreamWriter, kind: number, conn: number, t: number, payload: string | Uint8Array, bytes?: Uint8Array): void {
     if (this.pausedFor !== undefined || this.pendingBytes > this.maxPending) {
       this.drops++;
       return;
     }
     const b = w.block;
-    b.push(kind, conn, ++this.seq, t, payload);
+    b.push(kind, conn, ++this.seq, t, payload, bytes);
     this.records++;
     this.pendingRecords++;
     this.pendingBytes += payload.length;
@@ -206,6 +206,7 @@ export class Capture implements CaptureSink {
     w.chain = w.chain.then(async () => {
       try {
         const compressed = await this.store.seal(block.body);
+        w.block.recycle(block.body);
         this.written += await this.store.append(w.name, compressed, block.info);
         this.rawWritten += block.info.rawBytes;
       } catch (e) {

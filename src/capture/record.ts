@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import { crc32 } from 'node:zlib';
 
 /**
@@ -51,21 +52,37 @@ export interface BlockInfo {
   readonly rawBytes: number;
 }
 
+/** Buffers a builder keeps for reuse: at ingest's pace a block is compressed (milliseconds) long before the next one fills (tens of milliseconds), so one is enough. */
+const MAX_SPARES = 1;
+
 /** Worst case of UTF-8 bytes per UTF-16 unit (a lone surrogate or a BMP character past U+07FF). */
 const UTF8_MAX = 3;
 
 /**
  * Records of one stream waiting to be written, already in the block's byte layout (see
- * `decodeRecords`): each append writes its 24-byte header into one buffer and its payload's UTF-8
- * into another, so nothing per record is kept on the heap (a frame's string dies young instead of
- * being held until its block is sealed) and sealing is one concatenation, with no join or
- * re-encoding on the event loop. The header's length counts UTF-16 units of the payload text, as
- * the reader slices the decoded text; a binary payload is stored as latin1 characters in UTF-8.
+ * `decodeRecords`): each append writes its 24-byte header into one buffer (through a DataView: the
+ * Buffer `write*LE` methods cost more than the rest of the append together) and its payload's
+ * UTF-8 into the block's buffer, after room left free in front for the record count and headers,
+ * so nothing per record is kept on the heap (a frame's string dies young instead of being held
+ * until its block is sealed). `finish` copies the headers into that room and hands the buffer
+ * over as the body, filling a recycled one next: at ingest's pace a block is compressed long
+ * before the next one fills, so the payloads are written once and never copied again on the event
+ * loop, and no block allocates. A frame whose received bytes are at hand and plain ASCII is copied as those bytes (the
+ * bytes its text encodes to, without encoding it again). The header's length counts UTF-16 units
+ * of the payload text, as the reader slices the decoded text; a binary payload is stored as
+ * latin1 characters in UTF-8.
  */
 export class BlockBuilder {
   private head: Buffer;
-  private text: Buffer;
-  private textAt = 0;
+  private view: DataView;
+  /** The block's buffer: `room` bytes free for the count and headers, then the payloads up to `end`. */
+  private buf: Buffer;
+  private room: number;
+  private end: number;
+  /** The room a new buffer leaves for headers: grown when a block had more headers than its buffer's room. */
+  private wantRoom: number;
+  /** Buffers handed back by `recycle`, free for the next block. */
+  private readonly spares: Buffer[] = [];
   private n = 0;
   private first = 0;
   private last = 0;
@@ -73,8 +90,12 @@ export class BlockBuilder {
   private maxT = -Infinity;
 
   constructor(textBytes = 64 * 1024) {
-    this.text = Buffer.allocUnsafe(textBytes);
-    this.head = Buffer.allocUnsafe(Math.max(REC_HEAD * 64, Math.ceil(textBytes / 64) * REC_HEAD));
+    this.wantRoom = Math.max(4 + REC_HEAD * 64, ceilPow2(textBytes / 8));
+    this.head = Buffer.allocUnsafe(this.wantRoom);
+    this.view = viewOf(this.head);
+    this.room = this.wantRoom;
+    this.end = this.room;
+    this.buf = Buffer.allocUnsafeSlow(this.room + textBytes);
   }
 
   /** Records appended. */
@@ -84,22 +105,28 @@ export class BlockBuilder {
 
   /** Bytes the block holds so far (headers and payloads, uncompressed). */
   get size(): number {
-    return this.n * REC_HEAD + this.textAt;
+    return this.n * REC_HEAD + this.end - this.room;
   }
 
-  /** Appends one record (the hot path: no allocation unless a buffer must grow). */
-  push(kind: number, conn: number, seq: number, t: number, payload: string | Uint8Array): void {
+  /**
+   * Appends one record (the hot path: no allocation unless a buffer must grow). `bytes`, for a text
+   * payload: the bytes it was decoded from (a socket's frame), copied as they are when they are ASCII.
+   */
+  push(kind: number, conn: number, seq: number, t: number, payload: string | Uint8Array, bytes?: Uint8Array): void {
     const binary = typeof payload !== 'string';
-    if ((this.n + 1) * REC_HEAD > this.head.length) this.head = grown(this.head, this.n * REC_HEAD, (this.n + 1) * REC_HEAD);
-    const units = binary ? this.pushBytes(payload) : this.pushText(payload);
-    const h = this.head;
+    if ((this.n + 1) * REC_HEAD > this.head.length) {
+      this.head = grown(this.head, this.n * REC_HEAD, (this.n + 1) * REC_HEAD);
+      this.view = viewOf(this.head);
+    }
+    const units = binary ? this.pushBytes(payload) : bytes !== undefined && isAscii(bytes) ? this.pushAscii(bytes) : this.pushText(payload);
+    const v = this.view;
     const off = this.n * REC_HEAD;
-    h[off] = kind;
-    h[off + 1] = binary ? 1 : 0;
-    h.writeUInt16LE(conn & 0xffff, off + 2);
-    h.writeUInt32LE(units, off + 4);
-    h.writeDoubleLE(seq, off + 8);
-    h.writeDoubleLE(t, off + 16);
+    v.setUint8(off, kind);
+    v.setUint8(off + 1, binary ? 1 : 0);
+    v.setUint16(off + 2, conn & 0xffff, true);
+    v.setUint32(off + 4, units, true);
+    v.setFloat64(off + 8, seq, true);
+    v.setFloat64(off + 16, t, true);
     if (this.n === 0) this.first = seq;
     this.last = seq;
     if (t < this.minT) this.minT = t;
@@ -107,33 +134,70 @@ export class BlockBuilder {
     this.n++;
   }
 
-  /** The uncompressed block body (record count, headers, payload text) and its summary; the builder starts the next block empty, keeping its buffers. */
+  /**
+   * The uncompressed block body (record count, headers, payload text) and its summary; the builder
+   * starts the next block empty. The body is the builder's buffer when a buffer handed back by
+   * `recycle` is there for the next block to fill; else (the last body is still being compressed,
+   * or there were more headers than the room left for them: later buffers leave room for as many)
+   * the block is copied out into a buffer of its own, which becomes the spare once recycled.
+   */
   finish(): { readonly body: Buffer; readonly info: BlockInfo } {
-    const count = Buffer.allocUnsafe(4);
-    count.writeUInt32LE(this.n, 0);
-    const body = Buffer.concat([count, this.head.subarray(0, this.n * REC_HEAD), this.text.subarray(0, this.textAt)]);
+    const heads = this.n * REC_HEAD;
+    const front = 4 + heads;
+    const spare = this.spares.at(-1);
+    let body: Buffer;
+    if (front <= this.room && spare !== undefined && spare.length >= this.buf.length) {
+      body = this.buf.subarray(this.room - front, this.end);
+      this.buf = this.spares.pop()!;
+    } else {
+      // No buffer to fill next (the last body is still being compressed) or no room for the
+      // headers: the block is copied out, into a buffer as large as this one, which a later block
+      // fills once it is recycled.
+      const payload = this.end - this.room;
+      if (front > this.room) this.wantRoom = ceilPow2(front);
+      body = Buffer.allocUnsafeSlow(Math.max(this.buf.length, this.wantRoom + payload)).subarray(0, front + payload);
+      this.buf.copy(body, front, this.room, this.end);
+    }
+    this.room = this.wantRoom;
+    this.end = this.room;
+    body.writeUInt32LE(this.n, 0);
+    this.head.copy(body, 4, 0, heads);
     const info = { count: this.n, firstSeq: this.first, lastSeq: this.last, minT: this.minT, maxT: this.maxT, rawBytes: body.length };
     this.n = 0;
-    this.textAt = 0;
     this.minT = Infinity;
     this.maxT = -Infinity;
     return { body, info };
   }
 
+  /** Hands back a body `finish` gave once nothing reads it any more (it was compressed), for a later block to fill. */
+  recycle(body: Buffer): void {
+    if (this.spares.length < MAX_SPARES && body.buffer.byteLength >= this.buf.length) this.spares.push(Buffer.from(body.buffer, 0, body.buffer.byteLength));
+  }
+
+  /** Makes room for `more` payload bytes after `end`. */
+  private reserve(more: number): void {
+    if (this.end + more > this.buf.length) this.buf = grown(this.buf, this.end, this.end + more);
+  }
+
   private pushText(s: string): number {
-    if (this.textAt + s.length * UTF8_MAX > this.text.length) {
-      const need = this.textAt + Buffer.byteLength(s, 'utf8');
-      if (need > this.text.length) this.text = grown(this.text, this.textAt, need);
-    }
-    this.textAt += this.text.write(s, this.textAt);
+    if (this.end + s.length * UTF8_MAX > this.buf.length) this.reserve(Buffer.byteLength(s, 'utf8'));
+    this.end += this.buf.write(s, this.end);
     return s.length;
+  }
+
+  /** ASCII bytes: their UTF-8 text is themselves, one UTF-16 unit each. */
+  private pushAscii(b: Uint8Array): number {
+    this.reserve(b.length);
+    this.buf.set(b, this.end);
+    this.end += b.length;
+    return b.length;
   }
 
   /** Bytes as latin1 characters in UTF-8 (what the reader turns back into the same bytes). */
   private pushBytes(b: Uint8Array): number {
-    if (this.textAt + b.length * 2 > this.text.length) this.text = grown(this.text, this.textAt, this.textAt + b.length * 2);
-    const t = this.text;
-    let at = this.textAt;
+    this.reserve(b.length * 2);
+    const t = this.buf;
+    let at = this.end;
     for (let i = 0; i < b.length; i++) {
       const c = b[i]!;
       if (c < 0x80) t[at++] = c;
@@ -142,14 +206,27 @@ export class BlockBuilder {
         t[at++] = 0x80 | (c & 0x3f);
       }
     }
-    this.textAt = at;
+    this.end = at;
     return b.length;
   }
 }
 
-/** A buffer at least `need` bytes long (double the old one when that is more) holding the first `used` bytes of `b`. */
+function viewOf(b: Buffer): DataView {
+  return new DataView(b.buffer, b.byteOffset, b.byteLength);
+}
+
+/** The least power of two at least `x`. */
+function ceilPow2(x: number): number {
+  return 2 ** Math.ceil(Math.log2(Math.max(1, x)));
+}
+
+/**
+ * A buffer at least `need` bytes long (double the old one when that is more) holding the first
+ * `used` bytes of `b`; one of its own (never a slice of Node's shared pool), as `recycle` reuses
+ * a body's whole ArrayBuffer.
+ */
 function grown(b: Buffer, used: number, need: number): Buffer {
-  const out = Buffer.allocUnsafe(Math.max(need, b.length * 2));
+  const out = Buffer.allocUnsafeSlow(Math.max(need, b.length * 2));
   b.copy(out, 0, 0, used);
   return out;
 }

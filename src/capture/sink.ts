@@ -11,8 +11,11 @@ export interface CaptureSink {
 
 /** One venue's capture: each call appends one record, in the order of the calls. */
 export interface VenueCapture {
-  /** A WebSocket message as received, on connection `conn`, at the runtime's receive stamp. */
-  frame(text: string, conn: number, t: number): void;
+  /**
+   * A WebSocket message as received, on connection `conn`, at the runtime's receive stamp; `bytes`,
+   * when the socket gave them: the bytes `text` was decoded from (stored as they are when ASCII).
+   */
+  frame(text: string, conn: number, t: number, bytes?: Uint8Array): void;
   /** A REST document (or text) the runtime pushes through the frame path. */
   doc(data: unknown, t: number): void;
   /** An event built outside the frame path (`FeedRuntime.emit`) or a `feed` event of the runtime. */

@@ -43,4 +43,55 @@ describe('capture block builder', () => {
     expect(info).toMatchObject({ count: 1, firstSeq: 2, lastSeq: 2, minT: 7, maxT: 7 });
     expect(decodeRecords(body, 'venue_a', 'f.seg', 8).map((r) => r.payload)).toEqual(['second']);
   });
+
+  it('stores a frame given with its received bytes as those bytes when ASCII, and as its text otherwise', () => {
+    const b = new BlockBuilder(64);
+    const ascii = '{"type":"orderbook_delta","msg":{"price":42}}';
+    const utf8 = '{"title":"Zürich – “quoted”"}';
+    // Bytes that are not valid UTF-8: the text the socket decoded holds U+FFFD, and that text is what is kept.
+    const bad = Buffer.from([0x7b, 0xe2, 0x7d]);
+    b.push(KIND.frame, 1, 1, 5, ascii, Buffer.from(ascii));
+    b.push(KIND.frame, 1, 2, 5, utf8, Buffer.from(utf8));
+    b.push(KIND.frame, 1, 3, 5, bad.toString(), bad);
+    const { body } = b.finish();
+    expect(decodeRecords(body, 'venue_a', 'f.seg', 8).map((r) => r.payload)).toEqual([ascii, utf8, '{\ufffd}']);
+  });
+
+  it("hands out a body nothing later changes: copied out while no recycled buffer is there, the builder's own once one is", () => {
+    const b = new BlockBuilder(64);
+    const texts = ['first', 'second, written while the first is being compressed', 'third', 'fourth'];
+    const bodies: Buffer[] = [];
+    const copies: Buffer[] = [];
+    const finish = (i: number): Buffer => {
+      b.push(KIND.frame, 1, i + 1, 5 + i, texts[i]!);
+      const { body } = b.finish();
+      bodies.push(body);
+      copies.push(Buffer.from(body));
+      return body;
+    };
+    const one = finish(0);
+    const two = finish(1); // the first is still out: copied out again
+    expect(two.buffer).not.toBe(one.buffer);
+    b.recycle(one);
+    const three = finish(2); // handed over in place (after the room left for headers); the next block fills `one`'s buffer
+    expect(three.byteOffset).toBeGreaterThan(0);
+    finish(3);
+    expect(bodies.map((x) => decodeRecords(x, 'venue_a', 'f.seg', 8)[0]!.payload)).toEqual(texts);
+    expect(bodies).toEqual(copies);
+  });
+
+  it('copies out a block with more headers than its buffer has room for, and leaves room for as many in the next', () => {
+    const b = new BlockBuilder(64);
+    const n = 200; // 24-byte headers: more than the room a 64-byte builder starts with
+    for (let i = 0; i < n; i++) b.push(KIND.flush, 0, i + 1, 1000 + i, '');
+    b.push(KIND.frame, 2, n + 1, 2000, 'after the markers');
+    const first = b.finish();
+    expect(decodeRecords(first.body, '_turn', 'f.seg', 8)).toHaveLength(n + 1);
+    expect(first.info).toMatchObject({ count: n + 1, firstSeq: 1, lastSeq: n + 1, rawBytes: first.body.length });
+    b.recycle(first.body);
+    for (let i = 0; i < n; i++) b.push(KIND.flush, 0, n + 2 + i, 3000 + i, '');
+    const second = b.finish();
+    expect(second.body.byteOffset).toBeGreaterThan(0); // handed over in place, after the room now left free
+    expect(decodeRecords(second.body, '_turn', 'f.seg', 8).map((r) => r.seq)).toEqual(Array.from({ length: n }, (_, i) => n + 2 + i));
+  });
 });

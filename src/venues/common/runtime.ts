@@ -230,7 +230,7 @@ export class FeedRuntime {
     let conn = 0;
     const onSocket = (ev: SocketEvent): void => {
       if (ev.kind === 'message') {
-        if (capture !== undefined) capture.frame(ev.data, conn, ev.localTimestamp);
+        if (capture !== undefined) capture.frame(ev.data, conn, ev.localTimestamp, ev.bytes);
         path.push(ev.data, ev.localTimestamp);
         return;
       }

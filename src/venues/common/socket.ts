@@ -5,7 +5,8 @@ import type { Logger } from '../../core/log.js';
 
 export type SocketEvent =
   | { readonly kind: 'open'; readonly send: (data: string) => void; readonly attempt: number }
-  | { readonly kind: 'message'; readonly data: string; readonly localTimestamp: number }
+  /** `bytes`: what `data` was decoded from, as `ws` delivered it (the capture copies them instead of encoding the text again). */
+  | { readonly kind: 'message'; readonly data: string; readonly localTimestamp: number; readonly bytes?: Buffer | undefined }
   /** stalled: we closed it because nothing (not even a pong) came for 2.5 heartbeats. */
   | { readonly kind: 'close'; readonly code: number; readonly reason: string; readonly retryInMs: number; readonly stalled: boolean };
 
@@ -99,7 +100,7 @@ export function reconnectingSocket(opts: SocketOptions): Observable<SocketEvent>
       sock.on('message', (data, isBinary) => {
         lastSeen = now();
         const text = isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString();
-        sub.next({ kind: 'message', data: text, localTimestamp: lastSeen });
+        sub.next({ kind: 'message', data: text, localTimestamp: lastSeen, bytes: Buffer.isBuffer(data) ? data : undefined });
       });
       sock.on('pong', () => {
         lastSeen = now();

@@ -27,6 +27,17 @@ function open(): { sock: ScriptedSocket; events: SocketEvent[]; clock: { t: numb
 
 afterEach(() => vi.useRealTimers());
 
+describe('venue socket messages', () => {
+  it('hands each text frame on decoded, with the bytes it was decoded from', () => {
+    const s = open();
+    s.sock.frame('{"type":"update","title":"Zürich"}');
+    const m = s.events.find((e) => e.kind === 'message');
+    expect(m).toMatchObject({ kind: 'message', data: '{"type":"update","title":"Zürich"}' });
+    expect(m?.kind === 'message' && m.bytes?.toString()).toBe('{"type":"update","title":"Zürich"}');
+    s.stop();
+  });
+});
+
 describe('venue socket stall check', () => {
   it('a connection silent for 2.5 heartbeats while the process ran its timers on time is stalled', () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'setImmediate', 'clearImmediate', 'setTimeout', 'clearTimeout'] });
