@@ -20,6 +20,19 @@ const events: NormalizedEvent[] = [
   { ...at('venue_h', T0 + 1500), type: 'book_snapshot', marketId: 'H1', instrument: 'H1', bids: [], asks: [[4950, 7]] },
   { ...at('venue_b', T0 + 2000), type: 'book_delta', marketId: 'B1', instrument: 'B1', changes: [['bid', 5100, 3]] },
 ];
+/** venue_b's book at the end of the recording: its snapshot (T0 + 1000) and its delta (T0 + 2000). */
+const B1_AT_END = {
+  venue: 'venue_b',
+  instrument: 'B1',
+  ready: true,
+  timestamp: T0 + 2000,
+  bids: [
+    [5100, 3],
+    [5000, 10],
+  ],
+  asks: [[5200, 5]],
+};
+
 /** A recording as `serve --record` writes it: events with their seq, and where the turn flushed. */
 function recording(): string {
   const lines: string[] = [];
@@ -40,19 +53,7 @@ describe('crossbook replay', () => {
     expect(r.events).toBe(2);
     const lines = readFileSync(join(out, 'events.ndjson'), 'utf8').trim().split('\n');
     expect(lines.map((l) => JSON.parse(l) as NormalizedEvent)).toEqual([events[2], events[4]]);
-    expect(r.books).toEqual([
-      {
-        venue: 'venue_b',
-        instrument: 'B1',
-        ready: true,
-        timestamp: T0 + 2000,
-        bids: [
-          [5100, 3],
-          [5000, 10],
-        ],
-        asks: [[5200, 5]],
-      },
-    ]);
+    expect(r.books).toEqual([B1_AT_END]);
     expect(readFileSync(join(out, 'books.ndjson'), 'utf8')).toBe(`${JSON.stringify(r.books[0])}\n`);
     expect(readFileSync(join(out, 'opportunities.ndjson'), 'utf8')).toBe('');
     expect(r.endedAt).toBe(T0 + 2000);
@@ -66,19 +67,7 @@ describe('crossbook replay', () => {
     const r = await replayCommand(config, { input, out, from: String(T0 + 1200), to: String(T0 + 3000), venues: 'venue_b' }, log);
     expect(r.events).toBe(1);
     expect(readFileSync(join(out, 'events.ndjson'), 'utf8')).toBe(`${JSON.stringify(events[4])}\n`);
-    expect(r.books).toEqual([
-      {
-        venue: 'venue_b',
-        instrument: 'B1',
-        ready: true,
-        timestamp: T0 + 2000,
-        bids: [
-          [5100, 3],
-          [5000, 10],
-        ],
-        asks: [[5200, 5]],
-      },
-    ]);
+    expect(r.books).toEqual([B1_AT_END]);
   });
 
   it('--from before the recording starts runs it from its first item: the clock does not start at --from', async () => {
