@@ -267,11 +267,7 @@ describe('WebSocket replay', () => {
     await refused({ ...ok, from: 'yesterday' }, 'BAD_REQUEST', /from must be ms since the epoch or an ISO 8601 time/);
     await refused({ ...ok, from: to, to: from }, 'BAD_REQUEST', /is after to/);
     await refused({ ...ok, speed: -2 }, 'BAD_REQUEST', /speed/);
-    await refused(
-      { ...ok, channels: ['whale_watch'] },
-      'BAD_REQUEST',
-      /cannot be replayed \(channels: prices, orderbook, arb, ev, live_games, smart_money, fade_finder/,
-    );
+    await refused({ ...ok, channels: ['whale_watch'] }, 'BAD_REQUEST', /cannot be replayed \(channels: prices, orderbook, arb, ev, live_games/);
     await refused({ ...ok, channels: ['live_games'] }, 'BAD_REQUEST', /event_ids is required for the live_games channel/);
     await refused({ ...ok, market_ids: [] }, 'BAD_REQUEST', /market_ids is required/);
     const outside = await refused({ ...ok, from: 1_000, to: 2_000 }, 'REPLAY_OUTSIDE_RETENTION', /outside what capture retains/);

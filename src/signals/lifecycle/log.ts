@@ -57,6 +57,11 @@ export class OpportunityLog implements RecordSink {
     this.db.put([r.kind, r.closed_at, r.opportunity_id] satisfies Key, r).catch((e: unknown) => this.onWriteError(e as Error));
   }
 
+  /** Resolves once every record appended so far is committed, so a history read sees it (writes are batched). */
+  async committed(): Promise<void> {
+    await this.db.committed;
+  }
+
   /**
    * One page of a kind's history, newest first: records matching `f`, after `cursor`. At most
    * `scanLimit` records are read per page; a page that stops there returns what matched with a
