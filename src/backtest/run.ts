@@ -45,6 +45,8 @@ async function runTaker(opts: Omit<BacktestOptions, 'out'>, sink: TradeSink, onC
     // The recording's flush markers say where live recomputed: no extra flush after the last one
     // (it would open signals live never had, with no book left to fill them against).
     flushAtEnd: false,
+    // The report takes each closed opportunity as it closes (`onClosed`): none is kept for the window.
+    keepClosed: false,
     log: opts.log,
     onWired: ({ clock, core, domain }) => {
       const t = new Taker(clock, core.state, core.venues, sink, opts, (id) => domain.matching.servedGroup(id)?.category ?? null);

@@ -33,6 +33,12 @@ export interface ReplayOptions {
    * written or counted, and opportunities that closed before it are left out. Default: every item.
    */
   readonly emitFrom?: number | undefined;
+  /**
+   * Keep the closed opportunities for the result and opportunities.ndjson (default true). A replay
+   * whose consumer takes them from the lifecycle as they close (a backtest, a WebSocket replay)
+   * passes false, so its memory does not grow with the window.
+   */
+  readonly keepClosed?: boolean | undefined;
   /** Flush the turn once more after the last item, as live would have at the end of its turn (default true). */
   readonly flushAtEnd?: boolean | undefined;
   /** Replay at N× the recorded pace (wall time between items), or as fast as it goes (`max`, the default). */
@@ -73,7 +79,7 @@ export interface BookLine {
 export interface ReplayResult {
   readonly events: number;
   readonly flushes: number;
-  /** Closed opportunities in the order they closed. */
+  /** Closed opportunities in the order they closed (none kept with `keepClosed: false`). */
   readonly closed: readonly OpportunityRecord[];
   readonly open: readonly OpenRecord[];
   readonly books: readonly BookLine[];
@@ -108,7 +114,8 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
   const closed: OpportunityRecord[] = [];
   const sub = new Subscription();
   const emitFrom = opts.emitFrom ?? -Infinity;
-  sub.add(domain.lifecycle.events$.subscribe((e) => e.type === 'expired' && e.record.closed_at >= emitFrom && closed.push(e.record)));
+  if (opts.keepClosed !== false)
+    sub.add(domain.lifecycle.events$.subscribe((e) => e.type === 'expired' && e.record.closed_at >= emitFrom && closed.push(e.record)));
   const hub = opts.fanout?.({ clock, core, domain });
   // Without a fan-out nothing the replay writes (events, books, opportunities, a backtest's fills)
   // reads the wallet ledger or its alerts, and neither feeds the state or the signals: not followed.

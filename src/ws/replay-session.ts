@@ -291,6 +291,8 @@ export class ReplaySessions {
         fanout: (rooms) => this.router(s, gen, emitFrom, rooms),
         // What live sent in the window: changes after its last flush went out at a flush past `to`.
         flushAtEnd: false,
+        // The client gets each arb_expired as it happens; the replay keeps none for its result.
+        keepClosed: false,
       });
       s.events += r.events;
       if (s.stopped || s.c.closed || s.restartAt === undefined) return;
