@@ -11,11 +11,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { backtest, until } from '../src/backtest/run.js';
+import { backtest } from '../src/backtest/run.js';
 import { loadConfig } from '../src/config/load.js';
 import { log, setLogLevel } from '../src/core/log.js';
 import { captureBatches } from '../src/cli/replay.js';
-import { readItemsFile } from '../src/replay/input.js';
+import { itemsBefore, itemTime, readItemsFile } from '../src/replay/input.js';
 import { replay, type ReplayInput } from '../src/replay/run.js';
 
 const file = process.argv[2];
@@ -66,7 +66,7 @@ const quiet = log.child({});
 const w = capture ? { from: capture.from, to: capture.to, items: 0 } : await span();
 const minutes = (w.to - w.from) / 60_000;
 const items = (): ReplayInput => (capture ? captureBatches(config, { from: 0, to: w.to }, quiet) : readItemsFile(file));
-const a = await measure(() => replay({ config, items: until(items(), w.to), log: quiet }));
+const a = await measure(() => replay({ config, items: itemsBefore(items(), (it) => itemTime(it) > w.to), log: quiet }));
 const out = mkdtempSync(join(tmpdir(), 'crossbook-bench-backtest-'));
 const b = await measure(() =>
   backtest({

@@ -1,6 +1,6 @@
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
-import type { ReplayItem } from '../replay/input.js';
+import { itemsBefore, itemTime } from '../replay/input.js';
 import { replay, type ReplayInput } from '../replay/run.js';
 import type { OpportunityRecord } from '../signals/lifecycle/record.js';
 import { ReportWriter } from './report.js';
@@ -9,7 +9,7 @@ import { Taker, type TakerOptions, type TradeSink } from './taker.js';
 
 export interface BacktestOptions extends TakerOptions {
   readonly config: Config;
-  /** One item at a time or in batches (src/replay/run.ts `ReplayInput`). */
+  /** One item at a time or in batches (src/replay/input.ts `ReplayInput`). */
   readonly items: ReplayInput;
   /** Items after this time (ms) are not replayed. */
   readonly to: number;
@@ -41,7 +41,7 @@ async function runTaker(opts: Omit<BacktestOptions, 'out'>, sink: TradeSink, onC
   let taker: Taker | undefined;
   const r = await replay({
     config: opts.config,
-    items: until(opts.items, opts.to),
+    items: itemsBefore(opts.items, (it) => itemTime(it) > opts.to),
     // The recording's flush markers say where live recomputed: no extra flush after the last one
     // (it would open signals live never had, with no book left to fill them against).
     flushAtEnd: false,
@@ -103,24 +103,4 @@ export async function backtestOne(
   const r = await runTaker({ ...opts, only: opts.id }, { result: (lat, trade) => void got.set(lat, trade) }, () => undefined);
   const opened = got.size > 0 || [...r.beyondWindow.values()].some((n) => n > 0);
   return { fills: opts.latencies.map((l) => ({ latencyMs: l, evaluated: got.has(l), trade: got.get(l) })), opened, events: r.events };
-}
-
-/** The items up to time `to` (ms), in the input's own shape (a batch is cut at the first item past `to`). */
-export async function* until(items: ReplayInput, to: number): AsyncGenerator<ReplayItem | readonly ReplayItem[]> {
-  const past = (it: ReplayItem): boolean => (it.type === 'event' ? it.event.localTimestamp : it.at) > to;
-  for await (const v of items) {
-    if (!Array.isArray(v)) {
-      const it = v as ReplayItem;
-      if (past(it)) return;
-      yield it;
-      continue;
-    }
-    const batch = v as readonly ReplayItem[];
-    const cut = batch.findIndex(past);
-    if (cut < 0) yield batch;
-    else {
-      if (cut > 0) yield batch.slice(0, cut);
-      return;
-    }
-  }
 }

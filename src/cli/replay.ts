@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
 import { captureDir, CaptureStore, readBatches, ReplayFeed, replayItems, type ReadRange } from '../capture/index.js';
-import { itemTime, readItemsFile, type ReplayItem } from '../replay/input.js';
-import { replay, type ReplayInput, type ReplayResult } from '../replay/run.js';
+import { itemsBefore, itemTime, readItemsFile, type ReplayInput, type ReplayItem } from '../replay/input.js';
+import { replay, type ReplayResult } from '../replay/run.js';
 
 export interface ReplayCliOptions {
   readonly input?: string;
@@ -68,12 +68,9 @@ export function replayRequest(config: Config, o: ReplayCliOptions): ReplayReques
 async function* windowOf(items: ReplayInput, r: ReplayRequest): AsyncGenerator<ReplayItem | readonly ReplayItem[]> {
   const keep = (item: ReplayItem): boolean => !(item.type === 'event' && r.venues !== undefined && !r.venues.has(item.event.venue));
   const past = (item: ReplayItem): boolean => r.to !== undefined && itemTime(item) >= r.to;
-  for await (const v of items) {
-    const batch: readonly ReplayItem[] = Array.isArray(v) ? (v as readonly ReplayItem[]) : [v as ReplayItem];
-    const cut = batch.findIndex(past);
-    const kept = (cut < 0 ? batch : batch.slice(0, cut)).filter(keep);
+  for await (const v of itemsBefore(items, past)) {
+    const kept = (Array.isArray(v) ? (v as readonly ReplayItem[]) : [v as ReplayItem]).filter(keep);
     if (kept.length > 0) yield kept;
-    if (cut >= 0) return;
   }
 }
 

@@ -16,6 +16,31 @@ export function itemTime(item: ReplayItem): number {
   return item.type === 'event' ? item.event.localTimestamp : item.at;
 }
 
+/** A replay's input: items one at a time, or batches of them, in the order live applied them. */
+export type ReplayInput = AsyncIterable<ReplayItem | readonly ReplayItem[]>;
+
+/**
+ * The items of `items` before the first one `past` says lies beyond the window, in the input's own
+ * shape (a batch is cut there; nothing after it is read).
+ */
+export async function* itemsBefore(items: ReplayInput, past: (item: ReplayItem) => boolean): AsyncGenerator<ReplayItem | readonly ReplayItem[]> {
+  for await (const v of items) {
+    if (!Array.isArray(v)) {
+      const item = v as ReplayItem;
+      if (past(item)) return;
+      yield item;
+      continue;
+    }
+    const batch = v as readonly ReplayItem[];
+    const cut = batch.findIndex(past);
+    if (cut < 0) yield batch;
+    else {
+      if (cut > 0) yield batch.slice(0, cut);
+      return;
+    }
+  }
+}
+
 /** What a live run tells a recorder: each event as it is applied, and each time the turn flushes. */
 export interface ReplayTap {
   event(ev: NormalizedEvent): void;

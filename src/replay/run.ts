@@ -16,7 +16,9 @@ import { recordJson, type OpportunityRecord } from '../signals/lifecycle/record.
 import type { OpenRecord } from '../signals/lifecycle/tracker.js';
 import type { EngineState } from '../state/engine.js';
 import type { FanoutTarget } from '../ws/route.js';
-import { itemTime, type ReplayItem } from './input.js';
+import { itemTime, type ReplayInput, type ReplayItem } from './input.js';
+
+export type { ReplayInput } from './input.js';
 
 export interface ReplayOptions {
   readonly config: Config;
@@ -184,9 +186,6 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
     rmSync(dir, { recursive: true, force: true });
   }
 }
-
-/** A replay's input: items one at a time, or batches of them, in the order live applied them. */
-export type ReplayInput = AsyncIterable<ReplayItem | readonly ReplayItem[]>;
 
 function isBatch(v: ReplayItem | readonly ReplayItem[]): v is readonly ReplayItem[] {
   return Array.isArray(v);
