@@ -18,8 +18,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { begin, mib, record, repoRoot, type Row } from './lib.js';
+import { startSim } from './sim-process.js';
 
 const num = (name: string, def: number): number => Number(process.env[name] ?? def);
 const RATE = num('REPLAY_RATE', 4000);
@@ -31,35 +31,10 @@ const bin = join(repoRoot(), 'bin/crossbook.js');
 // Waiting on the wall clock is right here: this is a bench driving processes, not the engine.
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** Lines of a child's stdout until `done` says enough. */
-function readUntil(child: ChildProcess, done: (lines: string[]) => boolean): Promise<string[]> {
-  const lines: string[] = [];
-  const rl = createInterface({ input: child.stdout! });
-  return new Promise((resolve, reject) => {
-    rl.on('line', (l) => {
-      lines.push(l);
-      if (done(lines)) resolve(lines);
-    });
-    child.once('exit', (c) => reject(new Error(`${String(child.spawnargs[1])} exited ${c}: ${lines.join('\n')}`)));
-  });
-}
-
 /** `crossbook sim` at RATE: the venues' connection overrides from its banner. */
-async function startSim(children: ChildProcess[]): Promise<Record<string, unknown>> {
-  const sim = spawn(process.execPath, [bin, 'sim', '--base-port', String(21_000 + Math.floor(Math.random() * 400) * 10), '--rate', String(RATE)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.push(sim);
-  const lines = await readUntil(sim, (ls) => ls.filter((l) => /^\s+venue_/.test(l)).length === 8);
-  const venues: Record<string, unknown> = {};
-  for (const l of lines) {
-    const m = /^\s+(venue_\w) \(\w+\): rest (\S+)(?:\s+ws (\S+))?(?:\s+(\{.*\}))?/.exec(l);
-    if (m)
-      venues[m[1]!] = {
-        connection: { mode: 'live', rest: m[2]!, ...(m[3] ? { ws: m[3] } : {}), ...(m[4] ? { extra: JSON.parse(m[4]) as Record<string, string> } : {}) },
-      };
-  }
-  return venues;
+async function simVenues(children: ChildProcess[]): Promise<Record<string, unknown>> {
+  const eps = await startSim(children, RATE, 21_000 + Math.floor(Math.random() * 400) * 10);
+  return Object.fromEntries(Object.entries(eps).map(([v, ep]) => [v, { connection: { mode: 'live', ...ep } }]));
 }
 
 /** `crossbook serve` on `dir` (its config there); resolves once /health answers. */
@@ -151,7 +126,7 @@ begin(
 const children: ChildProcess[] = [];
 const dir = mkdtempSync(join(tmpdir(), 'cb-replay-bench-'));
 try {
-  const venues = await startSim(children);
+  const venues = await simVenues(children);
   writeFileSync(join(dir, 'live.json'), JSON.stringify({ venues, capture: { replayCache: true } }));
   const key = execFileSync(process.execPath, [bin, 'keys', 'create', '--plan', 'enterprise', '--data-dir', dir], { encoding: 'utf8' })
     .trim()

@@ -22,12 +22,12 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { cpuSeconds } from '../../src/capacity/target.js';
 import { quantile, WsLoad } from '../../src/capacity/ws-load.js';
 import { begin, repoRoot } from '../lib.js';
+import { readUntil, startSim, type SimEndpoints } from '../sim-process.js';
 
 const CLIENTS = Number(process.env['LIVE_CLIENTS'] ?? 1000);
 const SUBS = Number(process.env['LIVE_SUBS'] ?? 100);
@@ -42,12 +42,6 @@ const bin = join(repoRoot(), 'bin/crossbook.js');
 /** Data directories of the service runs, removed at the end. */
 const dirs: string[] = [];
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-interface Endpoints {
-  rest: string;
-  ws?: string;
-  extra?: Record<string, string>;
-}
 
 interface Result {
   perSec: number;
@@ -74,37 +68,6 @@ function threadSeconds(pid: number): Map<string, number> {
     } catch {
       // The thread ended.
     }
-  }
-  return out;
-}
-
-/** Lines of a child's stdout until `done` says enough, or the child exits. */
-async function readUntil(child: ChildProcess, done: (lines: string[]) => boolean): Promise<string[]> {
-  const lines: string[] = [];
-  const rl = createInterface({ input: child.stdout! });
-  return new Promise((resolve, reject) => {
-    rl.on('line', (l) => {
-      lines.push(l);
-      if (done(lines)) {
-        rl.removeAllListeners('line');
-        resolve(lines);
-      }
-    });
-    child.once('exit', (c) => reject(new Error(`${String(child.spawnargs[1])} exited ${c}: ${lines.join('\n')}`)));
-  });
-}
-
-/** `crossbook sim` in its own process: each venue's endpoints from its banner. */
-async function startSim(children: ChildProcess[]): Promise<Record<string, Endpoints>> {
-  const sim = spawn(process.execPath, [bin, 'sim', '--base-port', String(19_000 + Math.floor(Math.random() * 500) * 10), '--rate', String(RATE)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.push(sim);
-  const lines = await readUntil(sim, (ls) => ls.filter((l) => /^\s+venue_/.test(l)).length === 8);
-  const out: Record<string, Endpoints> = {};
-  for (const l of lines) {
-    const m = /^\s+(venue_\w) \(\w+\): rest (\S+)(?:\s+ws (\S+))?(?:\s+(\{.*\}))?/.exec(l);
-    if (m) out[m[1]!] = { rest: m[2]!, ...(m[3] ? { ws: m[3] } : {}), ...(m[4] ? { extra: JSON.parse(m[4]) as Record<string, string> } : {}) };
   }
   return out;
 }
@@ -164,7 +127,7 @@ function accepted(url: string, key: string, ids: string[]): Promise<number> {
   });
 }
 
-async function startBare(ep: Endpoints, children: ChildProcess[]): Promise<{ url: string; key: string; child: ChildProcess }> {
+async function startBare(ep: SimEndpoints, children: ChildProcess[]): Promise<{ url: string; key: string; child: ChildProcess }> {
   const child = spawn(process.execPath, [join(here, 'live-bare.js'), ep.rest, ep.ws!], { stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   const [line] = await readUntil(child, () => true);
@@ -208,7 +171,7 @@ async function stop(child: ChildProcess): Promise<void> {
 async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   try {
-    const eps = await startSim(children);
+    const eps = await startSim(children, RATE, 19_000 + Math.floor(Math.random() * 500) * 10);
     const venues = Object.fromEntries(Object.entries(eps).map(([label, ep]) => [label, { connection: { mode: 'live', ...ep } }]));
     const a = eps['venue_a']!;
     const page = (await (await fetch(`${a.rest}/markets?limit=1000`)).json()) as { markets: { ticker: string; status: string }[] };
