@@ -42,7 +42,7 @@ export class PackedLog {
   /** The value at `at` (an address `add` returned). */
   read(at: number): unknown {
     const [chunk, off] = this.locate(at);
-    return unpack(chunk.subarray(off + HEAD, off + HEAD + chunk.readUInt32LE(off + 6)));
+    return valueAt(chunk, off);
   }
 
   /** The values of the chain ending at `last` (each record's link back), oldest first; empty for undefined or -1. */
@@ -50,7 +50,7 @@ export class PackedLog {
     const out: unknown[] = [];
     for (let at = last ?? -1; at >= 0;) {
       const [chunk, off] = this.locate(at);
-      out.push(unpack(chunk.subarray(off + HEAD, off + HEAD + chunk.readUInt32LE(off + 6))));
+      out.push(valueAt(chunk, off));
       at = chunk.readIntLE(off, 6);
     }
     return out.reverse();
@@ -66,4 +66,9 @@ export class PackedLog {
     if (chunk === undefined) throw new RangeError(`no packed record at ${at}`);
     return [chunk, at % CHUNK];
   }
+}
+
+/** The value of the record at `off` in `chunk`: its packed bytes, after its head. */
+function valueAt(chunk: Buffer, off: number): unknown {
+  return unpack(chunk.subarray(off + HEAD, off + HEAD + chunk.readUInt32LE(off + 6)));
 }
