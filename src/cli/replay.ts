@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
-import { captureDir, CaptureStore, readBatches, ReplayFeed, replayItems, type ReadRange } from '../capture/index.js';
+import { captureDir, CaptureStore, readBatches, ReplayFeed, type ReadRange } from '../capture/index.js';
 import { itemsBefore, itemTime, readItemsFile, type ReplayInput, type ReplayItem } from '../replay/input.js';
 import { replay, type ReplayResult } from '../replay/run.js';
 
@@ -99,12 +99,7 @@ function itemsOf(config: Config, r: ReplayRequest, log: Logger): ReplayInput {
   return captureBatches(config, { from: 0, to: r.to!, venues: r.venues === undefined ? undefined : [...r.venues] }, log);
 }
 
-/** The capture log of DATA_DIR over `range` as replay items (throws a clear Error where there is none). */
-export function captureItems(config: Config, range: ReadRange, log: Logger): AsyncIterable<ReplayItem> {
-  return replayItems(readBatches(captureStore(config), range), config.venues, log);
-}
-
-/** The same items in batches (a pipeline replay takes them so, without an await per item). */
+/** The capture log of DATA_DIR over `range` as replay items, in batches (a pipeline replay takes them so, without an await per item); throws a clear Error where there is none. */
 export function captureBatches(config: Config, range: ReadRange, log: Logger): AsyncIterable<ReplayItem[]> {
   return new ReplayFeed(config.venues, log).items(readBatches(captureStore(config), range));
 }

@@ -4,14 +4,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importRecording } from '../../src/cli/capture.js';
 import { normalizeFrames } from '../../src/cli/normalize.js';
-import { captureItems, replayCommand } from '../../src/cli/replay.js';
+import { captureBatches, replayCommand } from '../../src/cli/replay.js';
 import { buildCore, buildHttp } from '../../src/compose.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config, Protocol } from '../../src/config/schema.js';
 import { log } from '../../src/core/log.js';
 import type { BookSnapshot, NormalizedEvent } from '../../src/core/types.js';
 import { Persistence } from '../../src/persist/store.js';
-import type { ReplayItem } from '../../src/replay/input.js';
+import type { ReplayInput, ReplayItem } from '../../src/replay/input.js';
 import { replay, type BookLine, type ReplayRooms } from '../../src/replay/run.js';
 
 /**
@@ -119,7 +119,7 @@ describe('real recordings in: capture import → replay → REST', () => {
     let rooms: ReplayRooms | undefined;
     const answers: Record<string, { status: number; body: Record<string, unknown> }> = {};
     // After the last item, while the replay's rooms are up: the HTTP layer of the service over them.
-    async function* thenAsk(items: AsyncIterable<ReplayItem>): AsyncGenerator<ReplayItem> {
+    async function* thenAsk(items: ReplayInput): AsyncGenerator<ReplayItem | readonly ReplayItem[]> {
       yield* items;
       const { http } = buildHttp(rooms!.core, rooms!.domain);
       try {
@@ -137,7 +137,7 @@ describe('real recordings in: capture import → replay → REST', () => {
         http.close();
       }
     }
-    await replay({ config, items: thenAsk(captureItems(config, { from: T, to: TO }, log)), onWired: (r) => (rooms = r), log });
+    await replay({ config, items: thenAsk(captureBatches(config, { from: T, to: TO }, log)), onWired: (r) => (rooms = r), log });
     const cents = (ls: readonly (readonly [number, number])[]): { price: number; size: number }[] => ls.map(([p, s]) => ({ price: p / 100, size: s }));
     for (const [name, instrument] of [
       ['kalshi', KALSHI_MARKET],
