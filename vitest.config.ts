@@ -55,11 +55,11 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: [...integration, ...faults],
           // Refuses sockets and child processes, so a test that needs them is moved to `integration`.
-          setupFiles: ['test/support/unit-guard.ts'],
+          setupFiles: ['test/support/temp-cleanup.ts', 'test/support/unit-guard.ts'],
         },
       },
-      { extends: true, test: { name: 'integration', include: integration } },
-      { extends: true, test: { name: 'faults', include: faults } },
+      { extends: true, test: { name: 'integration', include: integration, setupFiles: ['test/support/temp-cleanup.ts'] } },
+      { extends: true, test: { name: 'faults', include: faults, setupFiles: ['test/support/temp-cleanup.ts'] } },
     ],
   },
 });

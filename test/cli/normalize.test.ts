@@ -1,6 +1,6 @@
-import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { tempDir } from '../support/temp.js';
 import { describe, expect, it } from 'vitest';
 import { normalizeFile, readFrames } from '../../src/cli/normalize.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -77,7 +77,7 @@ describe('crossbook normalize --book rebuilds real recorded books exactly', () =
     expect(evs[1]).toMatchObject({ type: 'feed', state: 'gap' });
     expect(r.err.join('\n')).toMatch(/sequence gaps: 1/);
 
-    const dir = mkdtempSync(join(tmpdir(), 'cb-norm-'));
+    const dir = tempDir('cb-norm-');
     const lines = join(dir, 'frames.jsonl');
     writeFileSync(lines, `${readFileSync(fx('kalshi/ws_ticker_spec_example.json'), 'utf8').replace(/\n\s*/g, '')}\n{"type": "ticker", "msg": \n`);
     const j = run('kalshi', lines);

@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { tempDir } from '../support/temp.js';
 import { freePort, until } from './support.js';
 
 const BIN = new URL('../../bin/crossbook.js', import.meta.url).pathname;
@@ -35,7 +36,7 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 /** `crossbook serve --role <role> --nats <url>` on a free port and a new DATA_DIR; resolves once it listens. */
 export async function startCrossbook(role: 'core' | 'edge', natsUrl: string, env: Record<string, string> = {}): Promise<CrossbookProcess> {
   const port = await freePort();
-  const dataDir = mkdtempSync(join(tmpdir(), `cb-${role}-proc-`));
+  const dataDir = tempDir(`cb-${role}-proc-`);
   let child: ChildProcess;
   let stderr = '';
   const start = async (): Promise<void> => {

@@ -1,11 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import WebSocket from 'ws';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
+import { tempDir } from '../support/temp.js';
 
 /** The nats-server binary (Debian package `nats-server`), or undefined when it is not installed. */
 export const NATS_BIN = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'].find((p) => existsSync(p));
@@ -33,7 +32,7 @@ export interface NatsProcess {
 /** nats-server -js on a free loopback port, its store in a temporary directory. */
 export async function startNats(): Promise<NatsProcess> {
   const port = await freePort();
-  const sd = mkdtempSync(join(tmpdir(), 'cb-nats-'));
+  const sd = tempDir('cb-nats-');
   let child: ChildProcess;
   const spawnServer = async (): Promise<void> => {
     child = spawn(NATS_BIN!, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', sd], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -61,7 +60,7 @@ export function clusterConfig(role: 'core' | 'edge', url: string, cluster: Recor
   return loadConfig({
     env: {},
     overrides: {
-      dataDir: mkdtempSync(join(tmpdir(), `cb-${role}-`)),
+      dataDir: tempDir(`cb-${role}-`),
       server: { host: '127.0.0.1', port: 0, baseUrl: null },
       sim: { ticksPerSecond: 400, seed: 7 },
       ingest: { pollMs: 300 },

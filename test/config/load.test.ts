@@ -1,6 +1,6 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { tempDir } from '../support/temp.js';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/load.js';
 
@@ -68,7 +68,7 @@ describe('loadConfig', () => {
   });
 
   it('reads an override file and reports unreadable or invalid files', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'cb-cfg-'));
+    const dir = tempDir('cb-cfg-');
     const good = join(dir, 'good.json');
     writeFileSync(good, JSON.stringify({ server: { port: 1234 }, venues: { venue_h: { slug: 'p2p' } } }));
     const c = loadConfig({ env: { CROSSBOOK_CONFIG: good } });

@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { tempDir } from '../support/temp.js';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
@@ -36,7 +37,7 @@ const WAIT = { timeout: 45_000 };
 describe.skipIf(!have)('web dashboard in Chromium against the live simulator', () => {
   const dir = mkdtempSync(join(tmpdir(), 'cb-web-'));
   const profile = mkdtempSync(join(tmpdir(), 'cb-chromium-'));
-  const shots = process.env['UPDATE_SCREENSHOTS'] === '1' ? join(ROOT, 'docs', 'images') : mkdtempSync(join(tmpdir(), 'cb-shots-'));
+  const shots = process.env['UPDATE_SCREENSHOTS'] === '1' ? join(ROOT, 'docs', 'images') : tempDir('cb-shots-');
   let svc: Service;
   let browser: BrowserContext;
   let page: Page;
