@@ -1,15 +1,13 @@
-import { filter, interval, map, Subscription, type Observable } from 'rxjs';
+import { filter, interval, Subscription, type Observable } from 'rxjs';
 import type { KeyRecord } from '../src/access/keys.js';
 import type { FeedEvent, FrameTimes, NormalizedEvent } from '../src/core/types.js';
-import { FADE_TYPES, type AlertEngine } from '../src/signals/alerts.js';
+import type { AlertEngine } from '../src/signals/alerts.js';
 import type { SignalEngine } from '../src/signals/engine.js';
 import type { Webhooks } from '../src/webhooks/webhooks.js';
 import type { EngineState } from '../src/state/engine.js';
 import { HubConflation } from '../src/ws/conflate.js';
 import type { WsHub } from '../src/ws/hub.js';
-import { alertTopic } from '../src/ws/protocol.js';
-import type { FanoutTarget } from '../src/ws/route.js';
-import { hostedFadeUpdate } from '../src/views/alert.js';
+import { routeAlert, type FanoutTarget } from '../src/ws/route.js';
 import { Turn } from '../src/pipeline/turn.js';
 import { realClock, type Clock } from '../src/core/clock.js';
 
@@ -71,18 +69,8 @@ export function fanoutFlow(
     sub.add(signals.lifecycle$.pipe(filter((ev) => ev.type === 'expired')).subscribe((ev) => hub.onExpired(ev.record)));
     sub.add(signals.changes$.subscribe((g) => hub.onSignals(g)));
   }
-  if (alerts) {
-    sub.add(alerts.alerts$.subscribe((a) => hub.onAlert(a)));
-    // After each fade alert's fade_finder message, the same alert as the hosted API's fade_finder_update.
-    sub.add(
-      alerts.alerts$
-        .pipe(
-          filter((a) => FADE_TYPES.includes(a.type)),
-          map((a) => hostedFadeUpdate(state, a)),
-        )
-        .subscribe((u) => hub.publishHosted(alertTopic('fade_finder'), u.body, u.data)),
-    );
-  }
+  // Each alert's message, and after a fade alert's the same alert as the hosted API's fade_finder_update.
+  if (alerts) sub.add(alerts.alerts$.subscribe((a) => routeAlert(hub, state, a)));
   return sub;
 }
 

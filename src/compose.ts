@@ -265,6 +265,7 @@ function buildHub(core: Core, domain: Domain, http: HttpServer, api: Api, opts: 
         config: core.config,
         source: { capture: core.capture, settings: captureSettings(core.config), now: () => core.clock.now() },
         maxConcurrent: core.config.websocket.replayMaxConcurrent,
+        alerts: domain.alerts,
       },
     },
     {

@@ -781,7 +781,7 @@ export interface paths {
      *
      *     Resume (cluster edges, README "Scaling out"): a subscribe may carry "resume":{"<market_id>":<last seq seen>}; the edge sends the messages after that seq in order from the stream's window, then the live ones, with no snapshot; when the window no longer holds them, the snapshot and a RESYNC warning. A single process answers with the snapshot as usual.
      *
-     *     Replay (plans with replay; README "Capture and replay"): {"type":"replay","channels":["prices","orderbook","arb","ev"],"market_ids":[…],"from":T,"to":T,"speed":N|"max"} (T: ms since the epoch or ISO 8601; live_games takes "event_ids") is answered replay_started {replay_id, epoch}, then each market's snapshot at from, then the messages the live channels sent in the window (the same bodies, their recorded venue_ts, recv_ts and ts), then replay_completed {messages, counts, events}. {"type":"replay_pause"|"replay_resume"|"replay_stop","replay_id"} and {"type":"replay_seek","replay_id","at":T} are acknowledged replay_paused, replay_resumed, replay_stopped, replay_seeked (a new epoch from there). A client that does not read pauses its replay. Errors: NOT_ENTITLED, BAD_REQUEST, REPLAY_OUTSIDE_RETENTION (retained_from, retained_to), REPLAY_UNKNOWN, REPLAY_LIMIT (replays at once per key: the plan's ws.replays; per server: websocket.replayMaxConcurrent).
+     *     Replay (plans with replay; README "Capture and replay"): {"type":"replay","channels":["prices","orderbook","arb","ev"],"market_ids":[…],"from":T,"to":T,"speed":N|"max"} (T: ms since the epoch or ISO 8601; live_games takes "event_ids") is answered replay_started {replay_id, epoch}, then each market's snapshot at from, then the messages the live channels sent in the window (the same bodies, their recorded venue_ts, recv_ts and ts), then replay_completed {messages, counts, events}. smart_money and fade_finder replay the alerts live sent (read back from the alert store; market_ids absent or ["*"] when no market channel is asked for; a replay of only them needs no capture), each in its place by creation time, with ts = that time and seqs of the replay's own from 1 per epoch, the hosted dialect's fade_finder_update after each fade; a window that starts before the oldest alert still stored gets a warning REPLAY_ALERTS_PRUNED (retained_from) after replay_started. {"type":"replay_pause"|"replay_resume"|"replay_stop","replay_id"} and {"type":"replay_seek","replay_id","at":T} are acknowledged replay_paused, replay_resumed, replay_stopped, replay_seeked (a new epoch from there). A client that does not read pauses its replay. Errors: NOT_ENTITLED (the plan lacks replay or a channel: the alert channels with the entitlement of /alerts/smart-money and /alerts/fade-finder), BAD_REQUEST, REPLAY_OUTSIDE_RETENTION (retained_from, retained_to), REPLAY_UNKNOWN, REPLAY_LIMIT (replays at once per key: the plan's ws.replays; per server: websocket.replayMaxConcurrent).
      *
      *     Message schemas: components.schemas.WsClientMessage (client to server) and components.schemas.Ws* (server to client, by type), listed in x-websocket-messages.
      *
@@ -860,9 +860,9 @@ export interface components {
       | {
           /** @constant */
           type: 'replay';
-          /** @description prices, orderbook, the ticker channel, arb, ev, live_games */
+          /** @description prices, orderbook, the ticker channel, arb, ev, live_games, smart_money, fade_finder */
           channels: string[];
-          /** @description markets of prices, orderbook and the ticker channel */
+          /** @description markets of prices, orderbook and the ticker channel; a replay of only alert channels (and arb, ev, live_games) takes none, or ["*"] */
           market_ids?: string[];
           /** @description live_games: the game event ids (as the window knew them) */
           event_ids?: string[];
@@ -2191,7 +2191,8 @@ export interface components {
         | 'PLAN_CHANGED'
         | 'REPLAY_UNKNOWN'
         | 'REPLAY_OUTSIDE_RETENTION'
-        | 'REPLAY_LIMIT';
+        | 'REPLAY_LIMIT'
+        | 'REPLAY_ALERTS_PRUNED';
       /** @description what happened, in words */
       message: string;
       /** @description the channel of the request */
@@ -2208,13 +2209,13 @@ export interface components {
       reason?: string;
       /** @description PLAN_CHANGED: the key's plan now */
       plan?: string;
-      /** @description PLAN_CHANGED: the channels it includes */
+      /** @description PLAN_CHANGED: the channels it includes; REPLAY_ALERTS_PRUNED: the alert channels it is about */
       channels?: string[];
       /** @description PLAN_CHANGED: the subscriptions (topics) it no longer includes, dropped */
       dropped?: string[];
-      /** @description the replay a replay error is about */
+      /** @description the replay a replay error or warning is about */
       replay_id?: string;
-      /** @description REPLAY_OUTSIDE_RETENTION: the oldest receive time the capture holds (ms) */
+      /** @description REPLAY_OUTSIDE_RETENTION: the oldest receive time the capture holds (ms); REPLAY_ALERTS_PRUNED: the creation time of the oldest alert stored (ms) */
       retained_from?: number;
       /** @description REPLAY_OUTSIDE_RETENTION: now (ms) */
       retained_to?: number;
@@ -2255,7 +2256,8 @@ export interface components {
           | 'PLAN_CHANGED'
           | 'REPLAY_UNKNOWN'
           | 'REPLAY_OUTSIDE_RETENTION'
-          | 'REPLAY_LIMIT';
+          | 'REPLAY_LIMIT'
+          | 'REPLAY_ALERTS_PRUNED';
         /** @description what happened, in words */
         message: string;
         /** @description the channel of the request */
@@ -2272,13 +2274,13 @@ export interface components {
         reason?: string;
         /** @description PLAN_CHANGED: the key's plan now */
         plan?: string;
-        /** @description PLAN_CHANGED: the channels it includes */
+        /** @description PLAN_CHANGED: the channels it includes; REPLAY_ALERTS_PRUNED: the alert channels it is about */
         channels?: string[];
         /** @description PLAN_CHANGED: the subscriptions (topics) it no longer includes, dropped */
         dropped?: string[];
-        /** @description the replay a replay error is about */
+        /** @description the replay a replay error or warning is about */
         replay_id?: string;
-        /** @description REPLAY_OUTSIDE_RETENTION: the oldest receive time the capture holds (ms) */
+        /** @description REPLAY_OUTSIDE_RETENTION: the oldest receive time the capture holds (ms); REPLAY_ALERTS_PRUNED: the creation time of the oldest alert stored (ms) */
         retained_from?: number;
         /** @description REPLAY_OUTSIDE_RETENTION: now (ms) */
         retained_to?: number;

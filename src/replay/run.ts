@@ -119,9 +119,11 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
   if (opts.keepClosed !== false)
     sub.add(domain.lifecycle.events$.subscribe((e) => e.type === 'expired' && e.record.closed_at >= emitFrom && closed.push(e.record)));
   const hub = opts.fanout?.({ clock, core, domain });
-  // Without a fan-out nothing the replay writes (events, books, opportunities, a backtest's fills)
-  // reads the wallet ledger or its alerts, and neither feeds the state or the signals: not followed.
-  const rooms = { ...domain, webhooks: undefined, ledger: hub === undefined ? undefined : domain.ledger };
+  // Nothing a replay writes or sends (events, books, opportunities, a backtest's fills, a WebSocket
+  // replay's messages) reads the wallet ledger or its alerts, and neither feeds the state or the
+  // signals: not followed. A WebSocket replay sends the alerts live stored (src/ws/replay-alerts.ts):
+  // the ledger behind them is restored from LMDB, not built from the capture.
+  const rooms = { ...domain, webhooks: undefined, ledger: undefined };
   sub.add(
     wireFlows({
       state: core.state,

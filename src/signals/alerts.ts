@@ -49,7 +49,8 @@ import { wilsonLow, type AppliedTrade, type Outcome, type ScoredEntry, type Wall
  * Repeats are folded: one alert per (type, wallet, market, outcome) per `cooldownMs`.
  *
  * Alerts are kept newest-last in a bounded ring (`memory`) and appended to LMDB `db('wallets')`
- * under ['a', seq] (the last `persistLimit` kept); older pages are read from LMDB.
+ * under ['a', seq] (the last `persistLimit` kept); older pages are read from LMDB, and a window of
+ * them oldest first (`stored`: a WebSocket replay of the alert channels, src/ws/replay-alerts.ts).
  */
 
 export type AlertType = 'smart_money' | 'insider' | 'captain_hook' | 'fade';
@@ -145,6 +146,17 @@ export interface AlertQuery {
   readonly since?: number | undefined;
   /** Only alerts older than this sequence number (the cursor). */
   readonly before?: number | undefined;
+  readonly limit: number;
+}
+
+/** A page of the stored alerts of a window (`AlertEngine.stored`). */
+export interface StoredQuery {
+  /** Created at or after this (ms). */
+  readonly from: number;
+  /** Created at or before this (ms). */
+  readonly to: number;
+  /** Where the page starts: the `cursor` the previous page answered (absent: the window's first alert). */
+  readonly cursor?: number | undefined;
   readonly limit: number;
 }
 
@@ -491,6 +503,54 @@ export class AlertEngine {
   /** Alerts in memory, oldest first. */
   recent(): readonly Alert[] {
     return this.ring;
+  }
+
+  /**
+   * Stored alerts created in [from, to], oldest first, a page of at most `limit`: from the seq
+   * `cursor` on (what the previous page answered), or from the first alert created at or after
+   * `from` (a binary search over the seqs: creation times never go back along them). `cursor` is
+   * undefined once the window has no more. Read from LMDB a page at a time (memory holds one page,
+   * whatever the window), or from memory when there is no store. An alert whose write is still in
+   * flight is not read (`flushed()` first to see them all).
+   */
+  stored(q: StoredQuery): { alerts: Alert[]; cursor: number | undefined } {
+    const out: Alert[] = [];
+    for (const a of this.ascending(q.cursor ?? this.firstCreatedAt(q.from), q.limit + 1)) {
+      if (a.createdAt > q.to) break;
+      if (out.length === q.limit) return { alerts: out, cursor: a.seq };
+      out.push(a);
+    }
+    return { alerts: out, cursor: undefined };
+  }
+
+  /** The oldest alert still stored: a seq above 1 means older ones were pruned (the newest `persistLimit` are kept). */
+  oldestStored(): Alert | undefined {
+    return this.ascending(0, 1)[0];
+  }
+
+  /** Up to `limit` stored alerts from seq `start` on, oldest first. */
+  private ascending(start: number, limit: number): Alert[] {
+    if (!this.db) {
+      // The ring holds consecutive seqs, newest last.
+      const i = Math.max(0, start - (this.ring[0]?.seq ?? 0));
+      return this.ring.slice(i, i + limit);
+    }
+    const out: Alert[] = [];
+    for (const { value } of this.db.getRange({ start: ['a', start], end: A_END, limit })) out.push(value as Alert);
+    return out;
+  }
+
+  /** The seq of the first stored alert created at or after `t` (past the newest when none is). */
+  private firstCreatedAt(t: number): number {
+    let lo = this.oldestStored()?.seq ?? this.seq + 1;
+    let hi = this.seq + 1;
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      const a = this.ascending(mid, 1)[0];
+      if (a === undefined || a.createdAt >= t) hi = mid;
+      else lo = a.seq + 1;
+    }
+    return lo;
   }
 }
 

@@ -19,6 +19,7 @@ import { ClientProtocol, type GameLookup, type SignalReader } from './client-pro
 import { isAuthed, newConn, type Conn, type Socket, type UwsSocket } from './conn.js';
 import { AUTH_TIMEOUT_MS, CLOSE, CODES, MESSAGE_BUDGET, MessageBudget, type ClientMessage } from './protocol.js';
 import { Publisher, type Publication } from './publish.js';
+import type { StoredAlerts } from './replay-alerts.js';
 import { ReplaySessions, type ReplayServerDeps } from './replay-session.js';
 import { HubRouter } from './route.js';
 import type { Replay } from './resume.js';
@@ -48,7 +49,7 @@ export interface HubDeps {
   /** Where the hub reads time (default: wall time). */
   readonly clock?: Clock | undefined;
   /** WebSocket replays of the capture log (replay-session.ts); absent: a replay message is refused. */
-  readonly replay?: Pick<ReplayServerDeps, 'config' | 'source' | 'maxConcurrent'> | undefined;
+  readonly replay?: (Pick<ReplayServerDeps, 'config' | 'source' | 'maxConcurrent'> & { readonly alerts?: StoredAlerts | undefined }) | undefined;
 }
 
 export interface HubOptions {
@@ -150,6 +151,7 @@ export class WsHub {
       deps.replay &&
       new ReplaySessions({
         ...deps.replay,
+        alerts: deps.replay.alerts && { store: deps.replay.alerts, state: this.state },
         venues: this.venues,
         log: this.log,
         clock: this.clock,

@@ -42,8 +42,12 @@ export const clientMessage = z.discriminatedUnion('type', [
   /** A WebSocket replay (replay-session.ts): the messages the channels sent over a past window of the capture log. */
   z.object({
     type: z.literal('replay'),
-    channels: z.array(z.string().min(1).max(64)).min(1).max(8).describe('prices, orderbook, the ticker channel, arb, ev, live_games'),
-    market_ids: z.array(z.string().min(1).max(300)).max(1_000).optional().describe('markets of prices, orderbook and the ticker channel'),
+    channels: z.array(z.string().min(1).max(64)).min(1).max(8).describe('prices, orderbook, the ticker channel, arb, ev, live_games, smart_money, fade_finder'),
+    market_ids: z
+      .array(z.string().min(1).max(300))
+      .max(1_000)
+      .optional()
+      .describe('markets of prices, orderbook and the ticker channel; a replay of only alert channels (and arb, ev, live_games) takes none, or ["*"]'),
     event_ids: z.array(z.string().min(1).max(300)).max(1_000).optional().describe('live_games: the game event ids (as the window knew them)'),
     from: replayTime.describe('start of the window (receive time): ms since the epoch or ISO 8601'),
     to: replayTime.describe('end of the window, inclusive: ms since the epoch or ISO 8601'),
@@ -134,6 +138,8 @@ export const CODES = {
   REPLAY_OUTSIDE_RETENTION: 'REPLAY_OUTSIDE_RETENTION',
   /** More replays at once than the key's plan (ws.replays) or the server (websocket.replayMaxConcurrent) runs. */
   REPLAY_LIMIT: 'REPLAY_LIMIT',
+  /** A replay of smart_money / fade_finder whose window starts before the oldest alert still stored (older ones were pruned): it sends them from `retained_from` on. */
+  REPLAY_ALERTS_PRUNED: 'REPLAY_ALERTS_PRUNED',
 } as const;
 
 /** Close codes (4000–4999 are ours; the others are RFC 6455's). */
@@ -220,7 +226,7 @@ export function wsPathItem(ticker: string, limits: readonly string[]): Record<st
     '',
     'Resume (cluster edges, README "Scaling out"): a subscribe may carry "resume":{"<market_id>":<last seq seen>}; the edge sends the messages after that seq in order from the stream\'s window, then the live ones, with no snapshot; when the window no longer holds them, the snapshot and a RESYNC warning. A single process answers with the snapshot as usual.',
     '',
-    'Replay (plans with replay; README "Capture and replay"): {"type":"replay","channels":["prices","orderbook","arb","ev"],"market_ids":[…],"from":T,"to":T,"speed":N|"max"} (T: ms since the epoch or ISO 8601; live_games takes "event_ids") is answered replay_started {replay_id, epoch}, then each market\'s snapshot at from, then the messages the live channels sent in the window (the same bodies, their recorded venue_ts, recv_ts and ts), then replay_completed {messages, counts, events}. {"type":"replay_pause"|"replay_resume"|"replay_stop","replay_id"} and {"type":"replay_seek","replay_id","at":T} are acknowledged replay_paused, replay_resumed, replay_stopped, replay_seeked (a new epoch from there). A client that does not read pauses its replay. Errors: NOT_ENTITLED, BAD_REQUEST, REPLAY_OUTSIDE_RETENTION (retained_from, retained_to), REPLAY_UNKNOWN, REPLAY_LIMIT (replays at once per key: the plan\'s ws.replays; per server: websocket.replayMaxConcurrent).',
+    'Replay (plans with replay; README "Capture and replay"): {"type":"replay","channels":["prices","orderbook","arb","ev"],"market_ids":[…],"from":T,"to":T,"speed":N|"max"} (T: ms since the epoch or ISO 8601; live_games takes "event_ids") is answered replay_started {replay_id, epoch}, then each market\'s snapshot at from, then the messages the live channels sent in the window (the same bodies, their recorded venue_ts, recv_ts and ts), then replay_completed {messages, counts, events}. smart_money and fade_finder replay the alerts live sent (read back from the alert store; market_ids absent or ["*"] when no market channel is asked for; a replay of only them needs no capture), each in its place by creation time, with ts = that time and seqs of the replay\'s own from 1 per epoch, the hosted dialect\'s fade_finder_update after each fade; a window that starts before the oldest alert still stored gets a warning REPLAY_ALERTS_PRUNED (retained_from) after replay_started. {"type":"replay_pause"|"replay_resume"|"replay_stop","replay_id"} and {"type":"replay_seek","replay_id","at":T} are acknowledged replay_paused, replay_resumed, replay_stopped, replay_seeked (a new epoch from there). A client that does not read pauses its replay. Errors: NOT_ENTITLED (the plan lacks replay or a channel: the alert channels with the entitlement of /alerts/smart-money and /alerts/fade-finder), BAD_REQUEST, REPLAY_OUTSIDE_RETENTION (retained_from, retained_to), REPLAY_UNKNOWN, REPLAY_LIMIT (replays at once per key: the plan\'s ws.replays; per server: websocket.replayMaxConcurrent).',
     '',
     'Message schemas: components.schemas.WsClientMessage (client to server) and components.schemas.Ws* (server to client, by type), listed in x-websocket-messages.',
     '',
@@ -310,10 +316,16 @@ const notice = {
   market_id: z.string().optional().describe('market of a feed notice'),
   reason: z.string().optional().describe('AUTH_FAILED: the refusal code of the upgrade (auth.invalid_key, auth.revoked_key, auth.invalid_token, …)'),
   plan: z.string().optional().describe("PLAN_CHANGED: the key's plan now"),
-  channels: z.array(z.string()).optional().describe('PLAN_CHANGED: the channels it includes'),
+  channels: z.array(z.string()).optional().describe('PLAN_CHANGED: the channels it includes; REPLAY_ALERTS_PRUNED: the alert channels it is about'),
   dropped: z.array(z.string()).optional().describe('PLAN_CHANGED: the subscriptions (topics) it no longer includes, dropped'),
-  replay_id: z.string().optional().describe('the replay a replay error is about'),
-  retained_from: z.number().int().optional().describe('REPLAY_OUTSIDE_RETENTION: the oldest receive time the capture holds (ms)'),
+  replay_id: z.string().optional().describe('the replay a replay error or warning is about'),
+  retained_from: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      'REPLAY_OUTSIDE_RETENTION: the oldest receive time the capture holds (ms); REPLAY_ALERTS_PRUNED: the creation time of the oldest alert stored (ms)',
+    ),
   retained_to: z.number().int().optional().describe('REPLAY_OUTSIDE_RETENTION: now (ms)'),
 };
 

@@ -5,14 +5,16 @@ import { readBatches, replayItems, type ReplayItem } from '../capture/index.js';
 import type { Config, VenueConfig } from '../config/schema.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
+import type { EngineState } from '../state/engine.js';
 import { itemTime } from '../replay/input.js';
 import { replay, type ReplayRooms } from '../replay/run.js';
 import type { VenueDirectory } from '../venues/directory.js';
 import { Retained } from './backpressure.js';
 import { snapshotBody } from './bodies.js';
 import { wire, type Authed, type Socket } from './conn.js';
-import { CODES, type ReplayMessage } from './protocol.js';
+import { ALERT_CHANNELS, CODES, type AlertChannel, type ReplayMessage } from './protocol.js';
 import { Publisher } from './publish.js';
+import { AlertReplay, type StoredAlerts } from './replay-alerts.js';
 import { gameLookup, HubRouter } from './route.js';
 import { Topics } from './topics.js';
 
@@ -22,6 +24,11 @@ export interface ReplayServerDeps {
   /** The capture log and its retention (the window check of GET /replay). */
   readonly source: Pick<ReplaySource, 'capture' | 'settings' | 'now'>;
   readonly venues: VenueDirectory;
+  /**
+   * The alerts the alert engine stored, which a replay of smart_money / fade_finder sends, and the
+   * service's state, whose catalog names their markets as live did (absent: those channels are not replayed).
+   */
+  readonly alerts?: { readonly store: StoredAlerts; readonly state: EngineState } | undefined;
   readonly log: Logger;
   /** Wall time of the server: the pace of a replay at `speed` (the replay's own engine runs on a virtual clock). */
   readonly clock: Clock;
@@ -69,6 +76,8 @@ interface Session {
   readonly to: number;
   readonly speed: number | 'max';
   readonly topics: readonly ReplayTopic[];
+  /** The stored alerts it sends (smart_money / fade_finder asked for), interleaved with the pipeline's items by time. */
+  alerts: AlertReplay | undefined;
   /** Bumped by a seek and a stop: a run of an older generation sends nothing more and ends. */
   gen: number;
   run: Run | undefined;
@@ -90,6 +99,7 @@ interface Session {
 }
 
 const REPLAYABLE = ['prices', 'orderbook', 'arb', 'ev', 'live_games'] as const;
+const isAlertChannel = (ch: string): ch is AlertChannel => (ALERT_CHANNELS as readonly string[]).includes(ch);
 /** Items a replay at `max` runs between two yields to the event loop, so live clients are served meanwhile. */
 const SLICE = 64;
 
@@ -105,6 +115,9 @@ const SLICE = 64;
  * pauses its replay (uWS's buffered amount past `highWater`; a drain resumes it): nothing is
  * buffered for it. Replays run in the server's process a slice of items at a time, bounded in
  * number per key (the plan's ws.replays) and per server (websocket.replayMaxConcurrent).
+ * smart_money and fade_finder send the alerts live sent, read back from the alert engine's store
+ * (replay-alerts.ts), each before the first item after its creation time and paced like them; a
+ * replay of only those channels runs no pipeline and reads no capture.
  */
 export class ReplaySessions {
   private readonly byConn = new Map<Socket, Map<string, Session>>();
@@ -152,6 +165,7 @@ export class ReplaySessions {
       s.gen++;
       s.restartAt = at;
     }
+    s.alerts?.seek(at);
     this.wake(s);
     this.ack(s, 'replay_seeked', at, at);
   }
@@ -188,7 +202,9 @@ export class ReplaySessions {
     const to = from === undefined ? undefined : this.time(ws, 'to', m.to);
     if (from === undefined || to === undefined) return;
     if (from > to) return this.error(ws, CODES.BAD_REQUEST, `replay: from (${iso(from)}) is after to (${iso(to)})`);
-    const refused = windowRefusal(this.d.source, from, to);
+    // The alert channels read the alert store alone: only a pipeline replay needs the capture to hold the window.
+    const pipeline = m.channels.some((ch) => !isAlertChannel(ch));
+    const refused = pipeline ? windowRefusal(this.d.source, from, to) : undefined;
     if (refused) return this.d.send(ws, { type: 'error', code: CODES.REPLAY_OUTSIDE_RETENTION, message: refused.message, ...refused.retained });
     const topics = this.topicsOf(ws, c, m);
     if (!topics) return;
@@ -204,10 +220,13 @@ export class ReplaySessions {
       );
     if (this.running >= this.d.maxConcurrent)
       return this.error(ws, CODES.REPLAY_LIMIT, `this server runs ${this.d.maxConcurrent} replays at once and all are busy: try again shortly`);
+    const alertChannels = topics.map((t) => t.ch).filter(isAlertChannel);
     const s: Session = {
-      ...{ id: `r${this.nextId++}`, ws, c, from, to, speed: m.speed ?? 1, topics, gen: 0, run: undefined, paused: false, stopped: false, released: false },
-      ...{ restartAt: undefined, position: from, t0: from, wall0: this.d.clock.now(), wake: undefined, messages: 0, counts: {}, events: 0 },
+      ...{ id: `r${this.nextId++}`, ws, c, from, to, speed: m.speed ?? 1, topics, alerts: undefined, gen: 0, run: undefined, paused: false },
+      ...{ stopped: false, released: false, restartAt: undefined, position: from, t0: from, wall0: this.d.clock.now(), wake: undefined, messages: 0 },
+      ...{ counts: {}, events: 0 },
     };
+    if (alertChannels.length > 0) s.alerts = this.alertReplay(s, alertChannels);
     let mine = this.byConn.get(ws);
     if (!mine) this.byConn.set(ws, (mine = new Map()));
     mine.set(s.id, s);
@@ -220,7 +239,8 @@ export class ReplaySessions {
       ...(games.length > 0 ? { event_ids: games } : {}),
       epoch: from,
     });
-    this.run(s).then(
+    if (s.alerts) this.prunedWarning(s, alertChannels);
+    (pipeline ? this.run(s) : this.runAlerts(s)).then(
       () => this.finish(s),
       (e: unknown) => {
         this.d.log.error({ err: String(e), replay: s.id }, 'websocket replay failed');
@@ -236,14 +256,16 @@ export class ReplaySessions {
     const ids = m.market_ids ?? [];
     const out = new Map<string, ReplayTopic>();
     const unknown = new Set<string>();
+    const can = [...REPLAYABLE, ...(this.d.alerts ? ALERT_CHANNELS : []), ...(this.tickerChannel ? [this.tickerChannel] : [])];
+    const alertCh = m.channels.find(isAlertChannel);
+    // As live: an alert channel streams every alert of its feed. With a market channel beside it, market_ids are that channel's.
+    if (alertCh !== undefined && ids.length > 0 && !(ids.length === 1 && ids[0] === '*') && !m.channels.some((ch) => this.marketChannel(ch)))
+      return void this.error(ws, CODES.BAD_REQUEST, `replay: ${alertCh} streams every alert of its feed: send no market_ids (or ["*"])`);
     for (const ch of m.channels) {
-      if (!(REPLAYABLE as readonly string[]).includes(ch) && ch !== this.tickerChannel) {
-        const can = [...REPLAYABLE, ...(this.tickerChannel ? [this.tickerChannel] : [])].join(', ');
-        return void this.error(ws, CODES.BAD_REQUEST, `replay: channel "${ch}" cannot be replayed (channels: ${can})`);
-      }
+      if (!can.includes(ch)) return void this.error(ws, CODES.BAD_REQUEST, `replay: channel "${ch}" cannot be replayed (channels: ${can.join(', ')})`);
       if (!plan.includes(ch)) return void this.error(ws, CODES.NOT_ENTITLED, `the ${c.plan.name} plan does not include the ${ch} channel`);
-      // Channels of every group: one topic each, as a live subscription to all of it.
-      if (ch === 'arb' || ch === 'ev') {
+      // Channels of every group, or of every alert: one topic each, as a live subscription to all of it.
+      if (ch === 'arb' || ch === 'ev' || isAlertChannel(ch)) {
         out.set(`${ch}:*`, { topic: `${ch}:*`, ch });
         continue;
       }
@@ -279,6 +301,11 @@ export class ReplaySessions {
     return [...out.values()];
   }
 
+  /** A channel whose topics are markets' (its market_ids name them). */
+  private marketChannel(ch: string): boolean {
+    return ch === 'prices' || ch === 'orderbook' || ch === this.tickerChannel;
+  }
+
   /** Passes of the pipeline replay until the window's end, a stop, or the connection's close (a seek starts another pass). */
   private async run(s: Session): Promise<void> {
     let emitFrom = s.from;
@@ -310,7 +337,9 @@ export class ReplaySessions {
     const run: Run = { gen, from: epoch, held, topics, pub, rooms, begun: false, done: false };
     // Held from the start of the capture and sent from `from` on: what the router remembers per
     // topic (the fields a price_update last showed) is then what it was for a live subscriber.
+    // The alert channels are not the pipeline's: their stored alerts go out through the session's AlertReplay.
     for (const t of s.topics) {
+      if (isAlertChannel(t.ch)) continue;
       topics.hold(t.topic);
       held.add(wire(s.c, t.topic));
     }
@@ -345,13 +374,19 @@ export class ReplaySessions {
         yield { type: 'flush', seq: -1, at: t };
       }
       const run = s.run;
-      if (run && t >= run.from) {
+      // A seek forward to this item's time or before it, landing while it waited, begins the new epoch
+      // before it is applied, as a replay started there does (hence the loop).
+      while (run && t >= run.from && !this.stale(s, gen)) {
         if (!run.begun) this.begin(s, run, run.from);
+        // The alerts live raised before this item's time go first.
+        if (!(await this.alertsUpTo(s, gen, t))) return;
         await this.gate(s, gen, t);
-        if (s.gen !== gen || s.stopped || s.c.closed) return;
+        if (this.stale(s, gen)) return;
+        if (!run.begun && t >= run.from) continue;
         // The position is the last item let through: a pause acknowledged while this one waits,
         // or while the next is read, says the same position as the resume after it.
         if (t >= run.from) s.position = t;
+        break;
       }
       if (++n % SLICE === 0) await yieldToLoop();
       yield item;
@@ -359,6 +394,77 @@ export class ReplaySessions {
     const run = s.run;
     if (run) run.done = true;
     if (run && !run.begun && s.gen === gen) this.begin(s, run, run.from);
+    if (run && s.gen === gen) await this.alertsUpTo(s, gen, s.to);
+  }
+
+  /** A replay of only the alert channels: the stored alerts of the window, paced, and again from each seek's position. */
+  private async runAlerts(s: Session): Promise<void> {
+    for (;;) {
+      const gen = s.gen;
+      if (await this.alertsUpTo(s, gen, s.to)) return;
+      if (s.stopped || s.c.closed || s.restartAt === undefined) return;
+      s.position = s.restartAt;
+      this.repace(s, s.restartAt);
+      s.restartAt = undefined;
+    }
+  }
+
+  /**
+   * Sends the stored alerts created up to `t`, each when its time comes at the replay's pace (as an
+   * item waits: pause, speed, the client reading). False when the pass went stale meanwhile (a seek
+   * back, a stop, the client gone).
+   */
+  private async alertsUpTo(s: Session, gen: number, t: number): Promise<boolean> {
+    const alerts = s.alerts;
+    if (alerts === undefined) return true;
+    for (let n = 1; ; n++) {
+      const seeks = alerts.seeks;
+      const at = await alerts.next();
+      if (this.stale(s, gen)) return false;
+      // A seek forward (the pass rides on) while it waited: the alerts from there go out after its snapshots, at the next item.
+      if (alerts.seeks !== seeks) return true;
+      if (at === undefined || at > t) return true;
+      await this.gate(s, gen, at);
+      if (this.stale(s, gen)) return false;
+      if (alerts.seeks !== seeks) return true;
+      s.position = at;
+      alerts.send();
+      if (n % SLICE === 0) await yieldToLoop();
+    }
+  }
+
+  private stale(s: Session, gen: number): boolean {
+    return s.gen !== gen || s.stopped || s.c.closed;
+  }
+
+  /** The alert part of a replay: the stored alerts of its window on the channels asked for, sent to its client. */
+  private alertReplay(s: Session, channels: readonly AlertChannel[]): AlertReplay {
+    return new AlertReplay(
+      {
+        ...{ ...this.d.alerts!, venues: this.d.venues, channels, conn: s.c, to: s.to, yieldToLoop },
+        send: (topic, msg) => this.deliver(s, s.gen, topic, msg),
+      },
+      s.from,
+    );
+  }
+
+  /**
+   * A window that starts before the oldest alert the store still holds, when older ones were pruned
+   * (the store keeps the newest `persistLimit`): a warning after replay_started that the alert
+   * channels are replayed from that alert's time on (`retained_from`).
+   */
+  private prunedWarning(s: Session, channels: readonly AlertChannel[]): void {
+    const store = this.d.alerts!.store;
+    const oldest = store.oldestStored();
+    if (oldest === undefined || oldest.seq <= 1 || s.from >= oldest.createdAt) return;
+    this.d.send(s.ws, {
+      type: 'warning',
+      code: CODES.REPLAY_ALERTS_PRUNED,
+      replay_id: s.id,
+      channels,
+      retained_from: oldest.createdAt,
+      message: `alerts raised before ${iso(oldest.createdAt)} are no longer stored (the service keeps the newest ${store.options.persistLimit}): ${channels.join(' and ')} are replayed from then on`,
+    });
   }
 
   /** The replay reaches its window (or a seek's position): each market's snapshot, then what its topics publish, goes to the client. */

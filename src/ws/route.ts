@@ -11,11 +11,12 @@ import type { EngineState } from '../state/engine.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import type { StoredTrade } from '../state/trades.js';
 import type { VenueDirectory } from '../venues/directory.js';
+import { hostedFadeUpdate } from '../views/alert.js';
 import { quotePrices } from '../views/market.js';
 import { alertBody, bookBody, expiredBody, feedNotice, priceBody, ShownQuotes, signalBody, tickerBody, tradeBody } from './bodies.js';
 import { bookBytes, bookJson, priceBytes } from './booktext.js';
 import type { GameLookup } from './client-protocol.js';
-import type { AlertChannel } from './protocol.js';
+import { alertTopic, type AlertChannel } from './protocol.js';
 import type { Publisher } from './publish.js';
 import type { Topics } from './topics.js';
 
@@ -198,6 +199,19 @@ export class HubRouter implements FanoutTarget {
       pub.sendBytes(topic, subs, at);
     } else pub.publish(topic, bookJson(marketId, v.slug, sides, depth, v.capabilities.yesOnlyBook), subs, at);
   }
+}
+
+/**
+ * An alert to its channel as live sends it: its smart_money or fade_finder message
+ * (`HubRouter.onAlert`), and after a fade alert the same alert as the hosted API's
+ * fade_finder_update (on the topic's hosted twin, with its seq). The fan-out flow calls it for each
+ * alert the engine raises, a WebSocket replay (replay-alerts.ts) for each stored alert of its window.
+ */
+export function routeAlert(target: Pick<FanoutTarget, 'onAlert' | 'publishHosted'>, state: EngineState, a: Alert): void {
+  target.onAlert(a);
+  if (!FADE_TYPES.includes(a.type)) return;
+  const u = hostedFadeUpdate(state, a);
+  target.publishHosted(alertTopic('fade_finder'), u.body, u.data);
 }
 
 /**

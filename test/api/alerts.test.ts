@@ -4,7 +4,7 @@ import { registerAlerts } from '../../src/api/alerts.js';
 import type { NormalizedEvent } from '../../src/core/types.js';
 import { AlertEngine } from '../../src/signals/alerts.js';
 import { WalletLedger } from '../../src/signals/wallets.js';
-import { addr, book, buy, cond, market, VA, yesTok } from '../signals/events.js';
+import { addr, book, buy, cond, entry, market, VA, yesTok } from '../signals/events.js';
 import { apiHarness, type ApiHarness } from './harness.js';
 
 let h: ApiHarness;
@@ -32,8 +32,7 @@ const newMarket = (): { id: string; k: number } => {
 const train = (wallet: string, n: number, good: boolean): void => {
   for (let i = 0; i < n; i++) {
     const m = newMarket();
-    apply(buy({ marketId: m.id, n: m.k, wallet, outcome: 'yes', cents: 41, size: 100, ts: clock + 1_000 }));
-    apply(good ? book(m.id, yesTok(m.k), 49, 51, clock + 30_000) : book(m.id, yesTok(m.k), 31, 33, clock + 30_000));
+    apply(...entry(m.id, m.k, wallet, good, clock));
     clock += H;
     ledger.advance(clock);
   }

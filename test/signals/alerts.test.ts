@@ -311,6 +311,43 @@ describe('alert storage', () => {
   });
 });
 
+describe('a window of the stored alerts (what a WebSocket replay of the alert channels reads)', () => {
+  it('reads [from, to] oldest first in pages chained by their cursor, from LMDB and from memory alike', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cb-alerts-window-'));
+    dirs.push(dir);
+    for (const s of [setup({ persist: dir, alerts: { memory: 3 } }), setup()]) {
+      s.train(addr('7'), 5, 'good');
+      for (let i = 0; i < 9; i++) {
+        const m = s.newMarket();
+        s.at(s.now() + 1_000);
+        s.apply(buy({ marketId: m.id, n: m.k, wallet: addr('7'), outcome: 'yes', cents: 41, size: 100, ts: s.now() }));
+      }
+      await s.alerts.flushed();
+      const all = s.alerts.page({ types: new Set<AlertType>(['smart_money', 'insider']), limit: 100 }).alerts.reverse();
+      expect(all).toHaveLength(11);
+      const window = (from: number, to: number, limit: number): number[] => {
+        const seqs: number[] = [];
+        let cursor: number | undefined;
+        do {
+          const p = s.alerts.stored({ from, to, cursor, limit });
+          expect(p.alerts.length).toBeLessThanOrEqual(limit);
+          seqs.push(...p.alerts.map((a) => a.seq));
+          cursor = p.cursor;
+        } while (cursor !== undefined);
+        return seqs;
+      };
+      const between = (from: number, to: number): number[] => all.filter((a) => a.createdAt >= from && a.createdAt <= to).map((a) => a.seq);
+      expect(window(0, Number.MAX_SAFE_INTEGER, 4)).toEqual(all.map((a) => a.seq));
+      const [from, to] = [all[3]!.createdAt, all[8]!.createdAt];
+      expect(window(from, to, 2)).toEqual(between(from, to));
+      expect(window(from + 1, to - 1, 100)).toEqual(between(from + 1, to - 1));
+      expect(window(all[10]!.createdAt + 1, Number.MAX_SAFE_INTEGER, 5)).toEqual([]);
+      expect(window(0, all[0]!.createdAt - 1, 5)).toEqual([]);
+      expect(s.alerts.oldestStored()).toEqual(all[0]);
+    }
+  });
+});
+
 /**
  * SIMULATOR DATA: a seeded world's venue_b trades (taker wallets only, as the data-api gives them)
  * and books, 1 000 000 ticks at 5 ms = 83 simulated minutes. The world's informed wallets trade

@@ -83,6 +83,17 @@ export function buy(o: {
 }
 
 /** A taker sale of `outcome` shares at that outcome's price (cents). */
+/**
+ * A wallet's entry the ledger scores: 100 YES of market `n` bought at 41¢ a second after `at`, and
+ * the YES book moved 9¢ its way (`good`) or against it 30 s after `at`, within the horizon.
+ */
+export function entry(marketId: string, n: number, wallet: string, good: boolean, at: number): [Trade, BookSnapshot] {
+  return [
+    buy({ marketId, n, wallet, outcome: 'yes', cents: 41, size: 100, ts: at + 1_000 }),
+    good ? book(marketId, yesTok(n), 49, 51, at + 30_000) : book(marketId, yesTok(n), 31, 33, at + 30_000),
+  ];
+}
+
 export function sell(o: { marketId: string; n: number; wallet: string; outcome: 'yes' | 'no'; cents: number; size: number; ts: number }): Trade {
   const price = o.cents * 100;
   return {

@@ -2,11 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import WebSocket from 'ws';
 import { loadConfig } from '../../src/config/load.js';
 import { startService, type Service } from '../../src/service.js';
 import { checkServerMessage } from '../contract/ws.js';
-import { takeMessage } from '../support/messages.js';
+import { connectWs, movingMarkets as movingMarketsOf, refusals, type Msg, type WsClient } from '../support/ws-client.js';
 
 /**
  * SIMULATOR DATA. The WebSocket replay on the real service: the embedded simulator feeds it, capture
@@ -27,16 +26,7 @@ const config = loadConfig({
   },
 });
 
-type Msg = Record<string, unknown>;
-interface Client {
-  readonly ws: WebSocket;
-  /** Every message received, in order (never taken from). */
-  readonly all: Msg[];
-  /** Messages not yet taken by `next`. */
-  readonly msgs: Msg[];
-  next(pred: (m: Msg) => boolean): Promise<Msg>;
-  send(m: unknown): void;
-}
+type Client = WsClient;
 
 let svc: Service;
 const keys: Record<string, string> = {};
@@ -55,25 +45,11 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function connect(key: string): Promise<Client> {
-  const ws = new WebSocket(`${svc.url.replace('http', 'ws')}/api/v2/ws`, { headers: { 'x-api-key': key } });
-  const all: Msg[] = [];
-  const msgs: Msg[] = [];
-  ws.on('message', (d: Buffer) => {
-    const m = JSON.parse(d.toString()) as Msg;
+const connect = (key: string): Promise<Client> =>
+  connectWs(`${svc.url.replace('http', 'ws')}/api/v2/ws`, key, (m) => {
     order.set(m, received++);
     problems.push(...checkServerMessage(m));
-    all.push(m);
-    msgs.push(m);
   });
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-  });
-  const c: Client = { ws, all, msgs, next: (pred) => takeMessage(msgs, pred), send: (m) => ws.send(JSON.stringify(m)) };
-  await c.next((m) => m['type'] === 'welcome');
-  return c;
-}
 
 const STREAMED = new Set(['price_update', 'orderbook_update', 'arb', 'ev', 'arb_expired', 'ev_expired']);
 /** A streamed message without what differs between two subscriptions of it (its topic's seq, the epoch). */
@@ -83,21 +59,7 @@ const comparable = (m: Msg): Msg => {
 };
 const isUpdate = (m: Msg): boolean => STREAMED.has(m['type'] as string) && m['snapshot'] !== true;
 
-/** Markets whose order books move now (after the feeds' first snapshots): `slug:market_id`, the busiest `n`. */
-async function movingMarkets(n: number): Promise<string[]> {
-  await vi.waitFor(() => expect(svc.state.books.size).toBeGreaterThan(100), { timeout: 30_000, interval: 50 });
-  const seen = new Map<string, number>();
-  const sub = svc.state.books.changes$.subscribe((b) => {
-    const v = svc.venues.byLabel.get(b.venue);
-    if (v) seen.set(`${v.slug}:${b.marketId}`, (seen.get(`${v.slug}:${b.marketId}`) ?? 0) + 1);
-  });
-  await vi.waitFor(() => expect([...seen.values()].filter((k) => k >= 3).length).toBeGreaterThanOrEqual(n), { timeout: 30_000, interval: 50 });
-  sub.unsubscribe();
-  return [...seen.entries()]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, n)
-    .map(([id]) => id);
-}
+const movingMarkets = (n: number): Promise<string[]> => movingMarketsOf(svc, n);
 
 let ids: string[] = [];
 let live: Client;
@@ -256,13 +218,7 @@ describe('WebSocket replay', () => {
 
   it('refuses bad input, a plan without replay, and replays past the cap, each with a clear error', async () => {
     const dev = await connect(keys['dev']!);
-    const refused = async (m: unknown, code: string, text: RegExp): Promise<Msg> => {
-      dev.send(m);
-      const e = await dev.next((x) => x['type'] === 'error');
-      expect(e['code']).toBe(code);
-      expect(e['message']).toMatch(text);
-      return e;
-    };
+    const refused = refusals(dev);
     const ok = { type: 'replay', channels: ['orderbook'], market_ids: ids, from, to };
     await refused({ ...ok, from: 'yesterday' }, 'BAD_REQUEST', /from must be ms since the epoch or an ISO 8601 time/);
     await refused({ ...ok, from: to, to: from }, 'BAD_REQUEST', /is after to/);
