@@ -6,7 +6,7 @@ import type { Logger } from '../core/log.js';
 import type { NormalizedEvent } from '../core/types.js';
 import { apiMarketId } from '../venues/protocol.js';
 import { eventLineWriter } from './ndjson.js';
-import { NORM_BLOCK_HEAD, NormBlockBuilder, normBlockHeader, type NormBlockRef } from './normblock.js';
+import { NORM_BLOCK_HEAD, NormBlockBuilder, normBlockHeader, packNormBlock, type NormBlockRef } from './normblock.js';
 import type { CaptureRecord } from './record.js';
 import type { ReplayItem } from './replay.js';
 import { HOUR_MS, type CaptureStore } from './store.js';
@@ -71,7 +71,7 @@ const FILE_MAGIC = Buffer.from('CBNORM1\n');
  * (src/history/index.ts hands it each record with the events its `ReplayFeed` made of it): each
  * event kept once as its finished NDJSON line (src/capture/normblock.ts), so a replay copies
  * bytes instead of mapping frames and stringifying events again. The main thread pays nothing for
- * it: the mapping is the index's, done anyway, and the lines, the blocks and their Brotli are the
+ * it: the mapping is the index's, done anyway, and the lines, the blocks and their LZ4 are the
  * thread's (the compression on libuv's pool).
  *
  * One run per process, from the first record after `anchor` (the capture's last seq when the
@@ -195,7 +195,7 @@ export class NormLines {
     run.chain = run.chain.then(async () => {
       if (this.stopped !== undefined) return;
       try {
-        const compressed = await this.store.seal(body);
+        const compressed = await packNormBlock(body);
         if (run.fh === undefined) {
           run.fh = await open(run.file, 'w');
           const head = Buffer.concat([FILE_MAGIC, u32(Buffer.byteLength(this.opts.version)), Buffer.from(this.opts.version)]);

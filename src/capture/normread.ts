@@ -1,12 +1,17 @@
 import { open, type FileHandle } from 'node:fs/promises';
-import { promisify } from 'node:util';
-import { brotliDecompress } from 'node:zlib';
 import type { Logger } from '../core/log.js';
 import { endLine, TYPE_GROUPS, type EventFilter, TYPE_GROUP_NAMES } from './ndjson.js';
-import { checkNormBlock, decodeNormBlock, NORM_BLOCK_HEAD, normBlockIntact, NormCacheCorruptError, typeCode, type NormBlock } from './normblock.js';
+import {
+  checkNormBlock,
+  decodeNormBlock,
+  NORM_BLOCK_HEAD,
+  normBlockIntact,
+  NormCacheCorruptError,
+  typeCode,
+  unpackNormBlock,
+  type NormBlock,
+} from './normblock.js';
 import { fileVersion, type NormVenueSnapshot } from './normcache.js';
-
-const decompress = promisify(brotliDecompress);
 
 /**
  * Bytes of NDJSON gathered before a chunk is handed on (one chunk in memory: the stream's backpressure
@@ -282,9 +287,7 @@ class Cursor {
     if (!normBlockIntact(ref, compressed)) throw new NormCacheCorruptError(this.snap.file, ref.offset, 'block checksum does not match');
     let body: Buffer;
     try {
-      // One output buffer of the body's size: zlib's default 16 KiB chunks cost a main-thread callback,
-      // an allocation and a final concatenation per 16 KiB, which was most of the cached path's time.
-      body = await decompress(compressed, { chunkSize: Math.max(ref.raw, 1024) });
+      body = await unpackNormBlock(compressed, ref.raw);
     } catch (e) {
       throw new NormCacheCorruptError(this.snap.file, ref.offset, `block does not decompress (${(e as Error).message})`);
     }

@@ -2,10 +2,11 @@ import { mkdtempSync, openSync, readFileSync, rmSync, statSync, truncateSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { brotliCompressSync, crc32 } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Capture, CaptureStore, readBatches, ReplayFeed } from '../../src/capture/index.js';
 import { eventLineWriter, itemLine, ndjsonChunks, type EventFilter } from '../../src/capture/ndjson.js';
-import { NORM_BLOCK_HEAD, normalizerVersion } from '../../src/capture/normblock.js';
+import { NORM_BLOCK_HEAD, NORM_FORMAT, normalizerVersion, normBlockHeader, unpackNormBlock } from '../../src/capture/normblock.js';
 import { NormCache, NormLines, type NormVenueSnapshot } from '../../src/capture/normcache.js';
 import { cachedLines } from '../../src/capture/normread.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -246,6 +247,50 @@ describe('the normalized cache', () => {
     expect(r.fellBack).toBe(true);
     expect(r.cached).toBe(r.frames);
     expect(r.lines.find((l) => l.includes('normalized cache could not be read'))).toContain('written by normalizer version mappers-as-they-were');
+  });
+
+  it('a cache written in an earlier block format (Brotli blocks, format 2) is not read: logged, and the frames are served', async () => {
+    const v2 = normalizerVersion(venues, undefined, 2);
+    expect(NORM_FORMAT).toBeGreaterThan(2);
+    expect(v2).not.toBe(normalizerVersion(venues));
+    // What the code before LZ4 wrote: its version at the head of each file, Brotli-compressed block bodies.
+    const s = await session({ version: v2 });
+    const snap = s.norm.snapshot([kalshi.label, poly.label]);
+    for (const v of snap) {
+      const file = readFileSync(v.file);
+      const parts: Buffer[] = [file.subarray(0, v.blocks[0]!.offset)];
+      for (const ref of v.blocks) {
+        const body = await unpackNormBlock(file.subarray(ref.offset + NORM_BLOCK_HEAD, ref.offset + NORM_BLOCK_HEAD + ref.length), ref.raw);
+        const old = brotliCompressSync(body);
+        parts.push(normBlockHeader(old, ref.count, ref.firstSeq, ref.lastSeq, ref.raw), old);
+      }
+      writeFileSync(v.file, Buffer.concat(parts));
+    }
+    // This code reads the files as its own (its version), with its block list: the head says otherwise.
+    const now = snap.map((v) => ({ ...v, version: normalizerVersion(venues) }));
+    const r = await both(s, T0, s.t, {}, undefined, now);
+    expect(r.fellBack).toBe(true);
+    expect(r.cached).toBe(r.frames);
+    expect(r.lines.find((l) => l.includes('normalized cache could not be read'))).toContain(`written by normalizer version ${v2}`);
+    // Even under this code's version, a Brotli block is refused (it does not decompress as LZ4 to its length), never served.
+    const s2 = await session();
+    const snap2 = s2.norm.snapshot([kalshi.label, poly.label]);
+    const v = snap2.find((x) => x.blocks.length >= 2)!;
+    const ref = v.blocks[0]!;
+    const fd = openSync(v.file, 'r+');
+    const body = Buffer.alloc(ref.length);
+    readSync(fd, body, 0, ref.length, ref.offset + NORM_BLOCK_HEAD);
+    const brotli = brotliCompressSync(await unpackNormBlock(body, ref.raw));
+    // Same length as the LZ4 bytes (padded or cut) and a matching checksum, so only the codec can refuse it.
+    const same = Buffer.alloc(ref.length);
+    brotli.copy(same, 0, 0, Math.min(brotli.length, ref.length));
+    writeSync(fd, same, 0, ref.length, ref.offset + NORM_BLOCK_HEAD);
+    closeSync(fd);
+    const fixed = snap2.map((x) => (x === v ? { ...x, blocks: [{ ...ref, crc: crc32(same) }, ...x.blocks.slice(1)] } : x));
+    const r2 = await both(s2, T0, s2.t, {}, undefined, fixed);
+    expect(r2.fellBack).toBe(true);
+    expect(r2.cached).toBe(r2.frames);
+    expect(r2.lines.find((l) => l.includes('normalized cache could not be read'))).toContain('does not decompress');
   });
 
   it('the version follows the mapper code and the venue configuration', () => {
