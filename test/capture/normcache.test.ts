@@ -293,6 +293,49 @@ describe('the normalized cache', () => {
     expect(r2.lines.find((l) => l.includes('normalized cache could not be read'))).toContain('does not decompress');
   });
 
+  it('read on its thread (NormCache.lines): the same bytes, each filter, a corrupt block served from the frames, a read left early', async () => {
+    const s = await session();
+    const all = [kalshi.label, poly.label];
+    const onThread = async (from: number, to: number, filter: EventFilter = {}): Promise<{ text: string; fellBack: boolean }> => {
+      let fellBack = false;
+      const text0 = await text(
+        s.norm.lines(all, { from, to, filter, fallback: frames(s.cap, from, to, filter, all), log, onFallback: () => (fellBack = true) }),
+      );
+      return { text: text0, fellBack };
+    };
+    try {
+      for (const filter of [{}, { types: ['book' as const] }, { markets: new Set(['FED-23DEC-T3.00']) }]) {
+        const r = await onThread(T0, s.t, filter);
+        expect(r.fellBack).toBe(false);
+        expect(r.text).toBe(await text(frames(s.cap, T0, s.t, filter, all)(-Infinity, 0)));
+      }
+      // A read left after its first chunk: the thread drops it, and the next read is whole.
+      const it = s.norm.lines(all, { from: T0, to: s.t, filter: {}, fallback: frames(s.cap, T0, s.t, {}, all), log });
+      expect((await it.next()).done).toBe(false);
+      await it.return(undefined);
+      const again = await onThread(T0, s.t);
+      expect(again.text).toBe(await text(frames(s.cap, T0, s.t, {}, all)(-Infinity, 0)));
+      // A corrupt block: the thread logs it, the rest comes from the frames, the same bytes.
+      const v = s.norm.snapshot(all).find((x) => x.blocks.length >= 3)!;
+      const fd = openSync(v.file, 'r+');
+      const b = Buffer.alloc(1);
+      readSync(fd, b, 0, 1, v.blocks[2]!.offset + NORM_BLOCK_HEAD + 5);
+      b[0] = b[0]! ^ 0xff;
+      writeSync(fd, b, 0, 1, v.blocks[2]!.offset + NORM_BLOCK_HEAD + 5);
+      closeSync(fd);
+      const r = await onThread(T0, s.t);
+      expect(r.fellBack).toBe(true);
+      expect(r.text).toBe(await text(frames(s.cap, T0, s.t, {}, all)(-Infinity, 0)));
+      // The thread gone before a read's first chunk: that read is served from the frames, whole.
+      const pending = onThread(T0, s.t);
+      await s.norm.close();
+      const gone = await pending;
+      expect(gone.text).toBe(await text(frames(s.cap, T0, s.t, {}, all)(-Infinity, 0)));
+    } finally {
+      await s.norm.close();
+    }
+  });
+
   it('the version follows the mapper code and the venue configuration', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cb-normversion-'));
     dirs.push(dir);
