@@ -36,6 +36,8 @@ const bin = join(repoRoot(), 'bin/crossbook.js');
 /** The root of another built checkout (e.g. main's) whose service captures the same session beside this one's: the before of a before/after. */
 const BASE = process.env['REPLAY_BASE'];
 const baseBin = join(BASE ?? '.', 'bin/crossbook.js');
+/** What to call the other build in the report (default: its path). */
+const BASE_LABEL = process.env['REPLAY_BASE_LABEL'] ?? BASE;
 // Waiting on the wall clock is right here: this is a bench driving processes, not the engine.
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -257,7 +259,7 @@ const perEvent = (r: Read): Row => ({
 
 begin(
   'Replay from the capture',
-  `GET /api/v2/replay over HTTP on the real service, on a session it captured from the simulator in its own process (all eight venues live, ${RATE.toLocaleString('en-US')} book changes per second, ${SECONDS} s): the window mapped again from the captured frames (a restarted service) against the same window from the normalized cache (src/capture/normcache.ts), in one run${BASE ? `; and the cache of another build (${BASE}), a service that captured the same simulator session beside it, read in alternation with this build's` : ''}.`,
+  `GET /api/v2/replay over HTTP on the real service, on a session it captured from the simulator in its own process (all eight venues live, ${RATE.toLocaleString('en-US')} book changes per second, ${SECONDS} s): the window mapped again from the captured frames (a restarted service) against the same window from the normalized cache (src/capture/normcache.ts), in one run${BASE ? `; and the cache of another build (${BASE_LABEL}), a service that captured the same simulator session beside it, read in alternation with this build's` : ''}.`,
 );
 const children: ChildProcess[] = [];
 const dirs: string[] = [];
@@ -325,7 +327,7 @@ try {
       interpretation: `The normalized cache streams ${Math.round(rate).toLocaleString('en-US')} events/s (${(mib(best.bytes) / best.sec).toFixed(0)} MiB/s of NDJSON), ${(rate / (frames.events / frames.sec)).toFixed(1)}× the frames path's ${Math.round(frames.events / frames.sec).toLocaleString('en-US')} events/s over the same window${baseBest ? ` and ${(rate / (baseBest.events / baseBest.sec)).toFixed(2)}× the other build's cache (${Math.round(baseBest.events / baseBest.sec).toLocaleString('en-US')} events/s)` : ''}; the two bodies of this build are ${same ? 'byte for byte the same (SHA-256)' : 'NOT the same'}. Timed reads of the cache: ${cached.map((c) => `${Math.round(c.events / c.sec).toLocaleString('en-US')}`).join(', ')} events/s${baseBest ? `; of the other build's: ${based.map((c) => `${Math.round(c.events / c.sec).toLocaleString('en-US')}`).join(', ')}` : ''}. The second half of the window, which starts mid-run, is served from the cache too (the run's lines from its start on): ${Math.round(mid.events / mid.sec).toLocaleString('en-US')} events/s. The cache on disk: ${onDisk.toLocaleString('en-US')} bytes, ${bpe(onDisk, checked.events)} bytes per event (${bpe(checked.bytes, checked.events)} of NDJSON)${baseOnDisk !== undefined && baseBest ? `; the other build's ${baseOnDisk.toLocaleString('en-US')} bytes, ${bpe(baseOnDisk, baseBest.events)} per event` : ''}.`,
       notes: [
         "The client (a raw socket in the bench process) parses the chunked framing and counts the body's bytes only; the cache reads it was timed on were not hashed, an untimed one was.",
-        "CPU per event: the service's threads from /proc during the read (ticks of 10 ms): its main thread (the merge, the pump, uWS's writes and the kernel's send path) and the others (libuv's pool decompressing blocks, GC helpers); the client's from process.cpuUsage. Events per CPU s: the read's events over the CPU of all the service's threads, a figure the machine's load moves less than the wall rate.",
+        "CPU per event: the service's threads from /proc during the read (ticks of 10 ms): its main thread (the pump, uWS's writes and the kernel's send path; where the cache is read on the main thread, as before branch `replay1m`, also the block reads, decompression's buffers and the merge) and the others (the cache's read thread where there is one: blocks read, checksums, the merge, the ring; libuv's pool: decompression; V8's GC helpers); the client's from process.cpuUsage. Events per CPU s: the read's events over the CPU of all the service's threads, a figure the machine's load moves less than the wall rate.",
         `The service captured with its background work on (the history index following the capture on its thread, writing the normalized cache there); after the simulator stopped, the reads waited until the service used under 10% of a core (${settled.toFixed(0)} s), and the restarted one likewise.`,
       ],
     },
