@@ -66,7 +66,7 @@ class Inbox {
  * Reads of the normalized cache on a thread of their own (`normthread.ts`): the thread reads the
  * blocks, decompresses them, merges the venues and writes each chunk into a ring of NORM_RING
  * shared slots; the main thread only hands each slot to the socket and gives it back. Why: on the
- * main thread the read's buffers (a decompressed block per MiB of lines, a chunk per 256 KiB) were
+ * main thread the read's buffers (a decompressed block per MiB of lines, a chunk buffer per chunk) were
  * external memory that set off the main heap's collections ("external memory pressure", a scavenge
  * every few MiB and mark-compacts), which cost more CPU than the decompression itself
  * (BENCHMARKS.md "Replay from the capture"); on the thread they are a small heap's. A slow reader
