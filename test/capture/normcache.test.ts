@@ -309,6 +309,10 @@ describe('the normalized cache', () => {
         expect(r.fellBack).toBe(false);
         expect(r.text).toBe(await text(frames(s.cap, T0, s.t, filter, all)(-Infinity, 0)));
       }
+      // Two reads at once share the thread: each is whole.
+      const [x, y] = await Promise.all([onThread(T0, s.t), onThread(T0, s.t, { types: ['book'] })]);
+      expect(x.text).toBe(await text(frames(s.cap, T0, s.t, {}, all)(-Infinity, 0)));
+      expect(y.text).toBe(await text(frames(s.cap, T0, s.t, { types: ['book'] }, all)(-Infinity, 0)));
       // A read left after its first chunk: the thread drops it, and the next read is whole.
       const it = s.norm.lines(all, { from: T0, to: s.t, filter: {}, fallback: frames(s.cap, T0, s.t, {}, all), log });
       expect((await it.next()).done).toBe(false);
