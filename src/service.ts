@@ -151,6 +151,7 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
       published?.subscription.unsubscribe();
       // The feeds are stopped: what they captured is written (and indexed, its /replay lines too) and the segments closed.
       await core.bookHistory?.close();
+      await core.normCache?.close();
       await core.capture?.close();
       await access?.close();
       await link?.close().catch(() => undefined);

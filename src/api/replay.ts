@@ -4,7 +4,6 @@ import { p } from '../access/params.js';
 import { eventLineWriter, itemLine, ndjsonChunks, TYPE_GROUP_NAMES, type EventFilter } from '../capture/ndjson.js';
 import { readBatches, ReplayFeed, type Capture, type CaptureSettings } from '../capture/index.js';
 import type { NormCache } from '../capture/normcache.js';
-import { cachedLines } from '../capture/normread.js';
 import type { Logger } from '../core/log.js';
 import { errorReply, type Reply } from '../server/http.js';
 import type { ApiContext } from './context.js';
@@ -93,7 +92,7 @@ async function* replayChunks(
     );
     if (synced && norm.serves(labels, w.from)) {
       norm.counts.served++;
-      yield* cachedLines(norm.snapshot(labels), {
+      yield* norm.lines(labels, {
         from: w.from,
         to: w.to,
         filter: w.filter,

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { crc32 } from 'node:zlib';
+import { compress as lz4Compress, uncompress as lz4Uncompress } from 'lz4-napi';
 import type { VenueConfig } from '../config/schema.js';
 import type { NormalizedType } from '../core/types.js';
 import { TYPE_GROUPS } from './ndjson.js';
@@ -12,6 +13,10 @@ import { TYPE_GROUPS } from './ndjson.js';
  * normalized events as /replay writes them, each event its finished NDJSON line plus what the
  * route filters on (record seq and receive time, type, market), so serving a window is copying
  * bytes, with no mapper and no JSON.stringify.
+ *
+ * A block on disk is its body compressed with LZ4 (`packNormBlock`): a read decompresses every
+ * byte it serves, so the codec is chosen for decompression speed (bench/replay.bench.ts; Brotli,
+ * which the capture log itself keeps for its ratio, was most of a read's CPU).
  *
  * A block body (uncompressed; 8-byte aligned columns): a 16-byte head (event count, bytes of the
  * market table, bytes of the lines), then seq (f64), receive time of the event's record (f64), the
@@ -127,10 +132,13 @@ export function decodeNormBlock(body: Buffer, file: string, offset: number): Nor
   const lBytes = body.readUInt32LE(8);
   const colBytes = pad8(HEAD + 25 * n);
   if (colBytes + mBytes + lBytes !== body.length) throw new NormCacheCorruptError(file, offset, 'the block body does not have the length its head says');
-  // Typed arrays need aligned memory: one copy of the columns into a fresh buffer.
-  const cols = new ArrayBuffer(colBytes);
-  new Uint8Array(cols).set(body.subarray(0, colBytes));
-  const end = new Uint32Array(cols, HEAD + 16 * n, n);
+  // Typed arrays need aligned memory: the columns in place when the body is aligned (a fresh
+  // decompressed buffer is), else one copy into a fresh buffer.
+  const aligned = body.byteOffset % 8 === 0;
+  const cols = aligned ? body.buffer : new ArrayBuffer(colBytes);
+  const at = aligned ? body.byteOffset : 0;
+  if (!aligned) new Uint8Array(cols).set(body.subarray(0, colBytes));
+  const end = new Uint32Array(cols, at + HEAD + 16 * n, n);
   if (n > 0 && end[n - 1] !== lBytes) throw new NormCacheCorruptError(file, offset, 'the lines do not end where the block says');
   let markets: unknown;
   try {
@@ -142,11 +150,11 @@ export function decodeNormBlock(body: Buffer, file: string, offset: number): Nor
     throw new NormCacheCorruptError(file, offset, 'the market table does not read back');
   return {
     count: n,
-    seq: new Float64Array(cols, HEAD, n),
-    t: new Float64Array(cols, HEAD + 8 * n, n),
+    seq: new Float64Array(cols, at + HEAD, n),
+    t: new Float64Array(cols, at + HEAD + 8 * n, n),
     end,
-    market: new Int32Array(cols, HEAD + 20 * n, n),
-    type: new Uint8Array(cols, HEAD + 24 * n, n),
+    market: new Int32Array(cols, at + HEAD + 20 * n, n),
+    type: new Uint8Array(cols, at + HEAD + 24 * n, n),
     markets: markets as string[],
     lines: body.subarray(colBytes + mBytes),
   };
@@ -196,8 +204,23 @@ export function normBlockIntact(ref: NormBlockRef, compressed: Buffer): boolean 
   return compressed.length === ref.length && crc32(compressed) === ref.crc;
 }
 
-/** Bumped when the block layout changes. */
-const NORM_FORMAT = 2;
+/**
+ * A block body compressed for disk (LZ4, on libuv's thread pool). LZ4 keeps a body in about a
+ * fifth of its bytes where Brotli kept a tenth, and decompresses several times faster.
+ */
+export function packNormBlock(body: Buffer): Promise<Buffer> {
+  return lz4Compress(body);
+}
+
+/** A block body back from its compressed bytes (on the pool); throws when they do not give `raw` bytes. */
+export async function unpackNormBlock(compressed: Buffer, raw: number): Promise<Buffer> {
+  const body = await lz4Uncompress(compressed);
+  if (body.length !== raw) throw new Error(`it gives ${body.length} bytes, not the ${raw} written`);
+  return body;
+}
+
+/** Bumped when the block layout or codec changes (3: LZ4 blocks; 2: Brotli). */
+export const NORM_FORMAT = 3;
 
 /**
  * The version a cache entry is keyed by: a hash of the code that makes the lines (every protocol's
@@ -206,9 +229,9 @@ const NORM_FORMAT = 2;
  * gives a new version, so a cache written before it is not served: the route maps the frames again
  * and serves the fix.
  */
-export function normalizerVersion(venues: readonly VenueConfig[], code: readonly string[] = normalizerSources()): string {
+export function normalizerVersion(venues: readonly VenueConfig[], code: readonly string[] = normalizerSources(), format = NORM_FORMAT): string {
   const h = createHash('sha256');
-  h.update(`format ${NORM_FORMAT}\n`);
+  h.update(`format ${format}\n`);
   h.update(JSON.stringify(venues));
   for (const file of code) {
     h.update(`\n${file.slice(file.lastIndexOf('src'))}\n`);

@@ -6,7 +6,9 @@ import type { Logger } from '../core/log.js';
 import type { NormalizedEvent } from '../core/types.js';
 import { apiMarketId } from '../venues/protocol.js';
 import { eventLineWriter } from './ndjson.js';
-import { NORM_BLOCK_HEAD, NormBlockBuilder, normBlockHeader, type NormBlockRef } from './normblock.js';
+import { NORM_BLOCK_HEAD, NormBlockBuilder, normBlockHeader, packNormBlock, type NormBlockRef } from './normblock.js';
+import { NormReader } from './normreader.js';
+import type { CachedReplay } from './normread.js';
 import type { CaptureRecord } from './record.js';
 import type { ReplayItem } from './replay.js';
 import { HOUR_MS, type CaptureStore } from './store.js';
@@ -71,7 +73,7 @@ const FILE_MAGIC = Buffer.from('CBNORM1\n');
  * (src/history/index.ts hands it each record with the events its `ReplayFeed` made of it): each
  * event kept once as its finished NDJSON line (src/capture/normblock.ts), so a replay copies
  * bytes instead of mapping frames and stringifying events again. The main thread pays nothing for
- * it: the mapping is the index's, done anyway, and the lines, the blocks and their Brotli are the
+ * it: the mapping is the index's, done anyway, and the lines, the blocks and their LZ4 are the
  * thread's (the compression on libuv's pool).
  *
  * One run per process, from the first record after `anchor` (the capture's last seq when the
@@ -195,7 +197,7 @@ export class NormLines {
     run.chain = run.chain.then(async () => {
       if (this.stopped !== undefined) return;
       try {
-        const compressed = await this.store.seal(body);
+        const compressed = await packNormBlock(body);
         if (run.fh === undefined) {
           run.fh = await open(run.file, 'w');
           const head = Buffer.concat([FILE_MAGIC, u32(Buffer.byteLength(this.opts.version)), Buffer.from(this.opts.version)]);
@@ -224,6 +226,7 @@ export class NormCache {
   /** Windows served from the cache, and those of them that went on from the frames (an entry did not read back). */
   readonly counts = { served: 0, fellBack: 0 };
   private view: NormView | undefined;
+  private reader: NormReader | undefined;
 
   /** `source`: brings the writer up to the capture and answers its view (rejects when its thread is gone). */
   constructor(
@@ -258,6 +261,21 @@ export class NormCache {
         if (seg.firstSeq <= view.anchor && seg.hour + 2 * HOUR_MS > from && this.laterThan(seg.file, from)) return false;
     }
     return true;
+  }
+
+  /**
+   * The lines of a window from the cache, read on the cache's read thread (`NormReader`: the same
+   * bytes as `cachedLines`, off the main thread); `serves` said yes for its venues.
+   */
+  lines(venues: readonly string[], req: CachedReplay): AsyncGenerator<Uint8Array | string> {
+    this.reader ??= new NormReader(req.log);
+    return this.reader.lines(this.snapshot(venues), req);
+  }
+
+  /** Ends the read thread (the service closes it after its HTTP server). */
+  async close(): Promise<void> {
+    await this.reader?.close();
+    this.reader = undefined;
   }
 
   /** Each venue's blocks as of the last sync. */

@@ -1,20 +1,27 @@
 import { open, type FileHandle } from 'node:fs/promises';
-import { promisify } from 'node:util';
-import { brotliDecompress } from 'node:zlib';
 import type { Logger } from '../core/log.js';
 import { endLine, TYPE_GROUPS, type EventFilter, TYPE_GROUP_NAMES } from './ndjson.js';
-import { checkNormBlock, decodeNormBlock, NORM_BLOCK_HEAD, normBlockIntact, NormCacheCorruptError, typeCode, type NormBlock } from './normblock.js';
+import {
+  checkNormBlock,
+  decodeNormBlock,
+  NORM_BLOCK_HEAD,
+  normBlockIntact,
+  NormCacheCorruptError,
+  typeCode,
+  unpackNormBlock,
+  type NormBlock,
+} from './normblock.js';
 import { fileVersion, type NormVenueSnapshot } from './normcache.js';
 
-const decompress = promisify(brotliDecompress);
-
 /**
- * Bytes of NDJSON gathered before a chunk is handed on (one chunk in memory: the stream's backpressure
- * bound). 256 KiB: the HTTP stream's cost is per chunk (a turn of the pump); it writes a chunk in
- * pieces that fit uWS's cork buffer (src/server/http.ts STREAM_PIECE), which is what once broke the
- * chunk framing of larger chunks.
+ * Bytes of NDJSON gathered before a chunk is handed on (a few chunks in memory: the stream's
+ * backpressure bound). 1 MiB: each chunk costs a turn of the pump and two messages between the read
+ * thread and the main thread (src/capture/normreader.ts); the pump writes it in pieces that fit
+ * uWS's cork buffer (src/server/http.ts STREAM_PIECE), which is what once broke the chunk framing
+ * of larger chunks.
  */
-const CHUNK = 256 * 1024;
+export const NORM_CHUNK = 1024 * 1024;
+const CHUNK = NORM_CHUNK;
 /** Blocks per venue read and decompressed ahead of the merge (each at most about 1 MiB of lines). */
 const AHEAD = 3;
 
@@ -32,7 +39,8 @@ export interface CachedReplay {
 
 /**
  * The lines of a window from the normalized cache (snapshots of NormCache), merged across venues
- * by seq, copied into 256 KiB chunks, then `{"type":"end","count":N}`. Each venue's part starts at
+ * by seq, copied into chunks of NORM_CHUNK bytes (each the consumer's until it asks for the next: its
+ * buffer is filled again then), then `{"type":"end","count":N}`. Each venue's part starts at
  * its first event received at or after `from` (blocks before it are not read: their receive times
  * are in the snapshot) and ends at its last at or before `to`. Reads AHEAD blocks per
  * venue ahead (decompressed in parallel on libuv's pool while the merge copies). An entry that does not read back
@@ -64,7 +72,11 @@ export async function* cachedLines(snaps: readonly NormVenueSnapshot[], req: Cac
       for (let i = 0; i < live.length; i++) if (i !== best) limit = Math.min(limit, live[i]!.head());
       const c = live[best]!;
       last = c.take(limit, sel, out);
-      for (const chunk of out.full()) yield chunk;
+      for (const chunk of out.full()) {
+        yield chunk;
+        // The consumer is done with a chunk when it asks for the next: its buffer is filled again.
+        out.recycle(chunk);
+      }
       if (c.empty()) {
         try {
           await c.advance();
@@ -93,12 +105,18 @@ async function* fallBack(req: CachedReplay, e: unknown, out: Out, last: number):
   yield* req.fallback(last, out.count);
 }
 
-/** The output chunks being filled. */
+/** The output chunks being filled (their buffers used again once handed on: a read allocates a few). */
 class Out {
   count = 0;
-  private buf = Buffer.allocUnsafe(CHUNK);
+  private buf: Buffer = Buffer.allocUnsafe(CHUNK);
   private pos = 0;
   private ready: Buffer[] = [];
+  private readonly spare: Buffer[] = [];
+
+  /** A chunk handed on and written (or copied) by the consumer: its buffer takes the next lines. */
+  recycle(chunk: Buffer): void {
+    if (this.spare.length < 2 && chunk.byteOffset === 0 && chunk.buffer.byteLength === CHUNK) this.spare.push(Buffer.from(chunk.buffer, 0, CHUNK));
+  }
 
   /** Copies lines[from, to) (whole lines) in. */
   copy(lines: Buffer, from: number, to: number): void {
@@ -127,7 +145,7 @@ class Out {
 
   private cut(): void {
     this.ready.push(this.buf.subarray(0, this.pos));
-    this.buf = Buffer.allocUnsafe(CHUNK);
+    this.buf = this.spare.pop() ?? Buffer.allocUnsafe(CHUNK);
     this.pos = 0;
   }
 }
@@ -154,6 +172,8 @@ class Cursor {
   private ended = false;
   private marketOk: Uint8Array = new Uint8Array(0);
   private marketsFor: readonly string[] | undefined;
+  /** Read buffers free for the next block's compressed bytes. */
+  private readonly spare: Buffer[] = [];
 
   constructor(
     private readonly snap: NormVenueSnapshot,
@@ -274,19 +294,23 @@ class Cursor {
     const blocks = this.snap.blocks;
     if (k >= blocks.length) return undefined;
     const ref = blocks[k]!;
-    const buf = Buffer.allocUnsafe(NORM_BLOCK_HEAD + ref.length);
-    const { bytesRead } = await this.fh!.read(buf, 0, buf.length, ref.offset);
-    if (bytesRead < buf.length) throw new NormCacheCorruptError(this.snap.file, ref.offset, 'the file ends inside the block (truncated)');
-    checkNormBlock(buf.subarray(0, NORM_BLOCK_HEAD), ref, this.snap.file);
-    const compressed = buf.subarray(NORM_BLOCK_HEAD);
-    if (!normBlockIntact(ref, compressed)) throw new NormCacheCorruptError(this.snap.file, ref.offset, 'block checksum does not match');
+    // The compressed bytes are read into a buffer kept for the next block once decompressed.
+    const whole = this.spare.pop();
+    const buf = whole !== undefined && whole.length >= NORM_BLOCK_HEAD + ref.length ? whole : Buffer.allocUnsafe(NORM_BLOCK_HEAD + ref.length);
     let body: Buffer;
     try {
-      // One output buffer of the body's size: zlib's default 16 KiB chunks cost a main-thread callback,
-      // an allocation and a final concatenation per 16 KiB, which was most of the cached path's time.
-      body = await decompress(compressed, { chunkSize: Math.max(ref.raw, 1024) });
-    } catch (e) {
-      throw new NormCacheCorruptError(this.snap.file, ref.offset, `block does not decompress (${(e as Error).message})`);
+      const { bytesRead } = await this.fh!.read(buf, 0, NORM_BLOCK_HEAD + ref.length, ref.offset);
+      if (bytesRead < NORM_BLOCK_HEAD + ref.length) throw new NormCacheCorruptError(this.snap.file, ref.offset, 'the file ends inside the block (truncated)');
+      checkNormBlock(buf.subarray(0, NORM_BLOCK_HEAD), ref, this.snap.file);
+      const compressed = buf.subarray(NORM_BLOCK_HEAD, NORM_BLOCK_HEAD + ref.length);
+      if (!normBlockIntact(ref, compressed)) throw new NormCacheCorruptError(this.snap.file, ref.offset, 'block checksum does not match');
+      try {
+        body = await unpackNormBlock(compressed, ref.raw);
+      } catch (e) {
+        throw new NormCacheCorruptError(this.snap.file, ref.offset, `block does not decompress (${(e as Error).message})`);
+      }
+    } finally {
+      if (this.spare.length < AHEAD + 1) this.spare.push(buf);
     }
     const b = decodeNormBlock(body, this.snap.file, ref.offset);
     if (b.count !== ref.count || (b.count > 0 && b.seq[0] !== ref.firstSeq))

@@ -29,7 +29,9 @@ export interface Reply {
   readonly contentType?: string | undefined;
   /**
    * A streamed body instead of `body` (chunked): each chunk is written once the socket took the
-   * one before, so a slow reader holds one chunk in memory; a client gone stops the iterator.
+   * one before, so a slow reader holds one chunk in memory; a client gone stops the iterator. A
+   * chunk is the iterator's again once the next is asked for (the normalized cache's reader fills
+   * its buffer anew): `pipe` has written it whole by then.
    */
   readonly stream?: AsyncIterable<string | Uint8Array> | undefined;
 }

@@ -2,10 +2,11 @@ import { mkdtempSync, openSync, readFileSync, rmSync, statSync, truncateSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { brotliCompressSync, crc32 } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Capture, CaptureStore, readBatches, ReplayFeed } from '../../src/capture/index.js';
 import { eventLineWriter, itemLine, ndjsonChunks, type EventFilter } from '../../src/capture/ndjson.js';
-import { NORM_BLOCK_HEAD, normalizerVersion } from '../../src/capture/normblock.js';
+import { NORM_BLOCK_HEAD, NORM_FORMAT, normalizerVersion, normBlockHeader, unpackNormBlock } from '../../src/capture/normblock.js';
 import { NormCache, NormLines, type NormVenueSnapshot } from '../../src/capture/normcache.js';
 import { cachedLines } from '../../src/capture/normread.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -246,6 +247,97 @@ describe('the normalized cache', () => {
     expect(r.fellBack).toBe(true);
     expect(r.cached).toBe(r.frames);
     expect(r.lines.find((l) => l.includes('normalized cache could not be read'))).toContain('written by normalizer version mappers-as-they-were');
+  });
+
+  it('a cache written in an earlier block format (Brotli blocks, format 2) is not read: logged, and the frames are served', async () => {
+    const v2 = normalizerVersion(venues, undefined, 2);
+    expect(NORM_FORMAT).toBeGreaterThan(2);
+    expect(v2).not.toBe(normalizerVersion(venues));
+    // What the code before LZ4 wrote: its version at the head of each file, Brotli-compressed block bodies.
+    const s = await session({ version: v2 });
+    const snap = s.norm.snapshot([kalshi.label, poly.label]);
+    for (const v of snap) {
+      const file = readFileSync(v.file);
+      const parts: Buffer[] = [file.subarray(0, v.blocks[0]!.offset)];
+      for (const ref of v.blocks) {
+        const body = await unpackNormBlock(file.subarray(ref.offset + NORM_BLOCK_HEAD, ref.offset + NORM_BLOCK_HEAD + ref.length), ref.raw);
+        const old = brotliCompressSync(body);
+        parts.push(normBlockHeader(old, ref.count, ref.firstSeq, ref.lastSeq, ref.raw), old);
+      }
+      writeFileSync(v.file, Buffer.concat(parts));
+    }
+    // This code reads the files as its own (its version), with its block list: the head says otherwise.
+    const now = snap.map((v) => ({ ...v, version: normalizerVersion(venues) }));
+    const r = await both(s, T0, s.t, {}, undefined, now);
+    expect(r.fellBack).toBe(true);
+    expect(r.cached).toBe(r.frames);
+    expect(r.lines.find((l) => l.includes('normalized cache could not be read'))).toContain(`written by normalizer version ${v2}`);
+    // Even under this code's version, a Brotli block is refused (it does not decompress as LZ4 to its length), never served.
+    const s2 = await session();
+    const snap2 = s2.norm.snapshot([kalshi.label, poly.label]);
+    const v = snap2.find((x) => x.blocks.length >= 2)!;
+    const ref = v.blocks[0]!;
+    const fd = openSync(v.file, 'r+');
+    const body = Buffer.alloc(ref.length);
+    readSync(fd, body, 0, ref.length, ref.offset + NORM_BLOCK_HEAD);
+    const brotli = brotliCompressSync(await unpackNormBlock(body, ref.raw));
+    // Same length as the LZ4 bytes (padded or cut) and a matching checksum, so only the codec can refuse it.
+    const same = Buffer.alloc(ref.length);
+    brotli.copy(same, 0, 0, Math.min(brotli.length, ref.length));
+    writeSync(fd, same, 0, ref.length, ref.offset + NORM_BLOCK_HEAD);
+    closeSync(fd);
+    const fixed = snap2.map((x) => (x === v ? { ...x, blocks: [{ ...ref, crc: crc32(same) }, ...x.blocks.slice(1)] } : x));
+    const r2 = await both(s2, T0, s2.t, {}, undefined, fixed);
+    expect(r2.fellBack).toBe(true);
+    expect(r2.cached).toBe(r2.frames);
+    expect(r2.lines.find((l) => l.includes('normalized cache could not be read'))).toContain('does not decompress');
+  });
+
+  it('read on its thread (NormCache.lines): the same bytes, each filter, a corrupt block served from the frames, a read left early', async () => {
+    const s = await session();
+    const all = [kalshi.label, poly.label];
+    const onThread = async (from: number, to: number, filter: EventFilter = {}): Promise<{ text: string; fellBack: boolean }> => {
+      let fellBack = false;
+      const text0 = await text(
+        s.norm.lines(all, { from, to, filter, fallback: frames(s.cap, from, to, filter, all), log, onFallback: () => (fellBack = true) }),
+      );
+      return { text: text0, fellBack };
+    };
+    try {
+      for (const filter of [{}, { types: ['book' as const] }, { markets: new Set(['FED-23DEC-T3.00']) }]) {
+        const r = await onThread(T0, s.t, filter);
+        expect(r.fellBack).toBe(false);
+        expect(r.text).toBe(await text(frames(s.cap, T0, s.t, filter, all)(-Infinity, 0)));
+      }
+      // Two reads at once share the thread: each is whole.
+      const [x, y] = await Promise.all([onThread(T0, s.t), onThread(T0, s.t, { types: ['book'] })]);
+      expect(x.text).toBe(await text(frames(s.cap, T0, s.t, {}, all)(-Infinity, 0)));
+      expect(y.text).toBe(await text(frames(s.cap, T0, s.t, { types: ['book'] }, all)(-Infinity, 0)));
+      // A read left after its first chunk: the thread drops it, and the next read is whole.
+      const it = s.norm.lines(all, { from: T0, to: s.t, filter: {}, fallback: frames(s.cap, T0, s.t, {}, all), log });
+      expect((await it.next()).done).toBe(false);
+      await it.return(undefined);
+      const again = await onThread(T0, s.t);
+      expect(again.text).toBe(await text(frames(s.cap, T0, s.t, {}, all)(-Infinity, 0)));
+      // A corrupt block: the thread logs it, the rest comes from the frames, the same bytes.
+      const v = s.norm.snapshot(all).find((x) => x.blocks.length >= 3)!;
+      const fd = openSync(v.file, 'r+');
+      const b = Buffer.alloc(1);
+      readSync(fd, b, 0, 1, v.blocks[2]!.offset + NORM_BLOCK_HEAD + 5);
+      b[0] = b[0]! ^ 0xff;
+      writeSync(fd, b, 0, 1, v.blocks[2]!.offset + NORM_BLOCK_HEAD + 5);
+      closeSync(fd);
+      const r = await onThread(T0, s.t);
+      expect(r.fellBack).toBe(true);
+      expect(r.text).toBe(await text(frames(s.cap, T0, s.t, {}, all)(-Infinity, 0)));
+      // The thread gone before a read's first chunk: that read is served from the frames, whole.
+      const pending = onThread(T0, s.t);
+      await s.norm.close();
+      const gone = await pending;
+      expect(gone.text).toBe(await text(frames(s.cap, T0, s.t, {}, all)(-Infinity, 0)));
+    } finally {
+      await s.norm.close();
+    }
   });
 
   it('the version follows the mapper code and the venue configuration', () => {
