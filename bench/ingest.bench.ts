@@ -705,11 +705,12 @@ async function run(dir: string, w: World, children: ChildProcess[], servers: Ser
         const m0 = mainThreadCpuMs();
         const t0 = performance.now();
         gcs.length = 0;
+        const sig0 = [domain.signals.recomputed, domain.signals.refreshed];
         const n = await c.run();
         const u = process.cpuUsage(u0);
         processCpu.set(c.name, [...(processCpu.get(c.name) ?? []), n / ((u.user + u.system) / 1e6)]);
         debug(
-          `${c.name}: ${n} ops, main ${(mainThreadCpuMs() - m0).toFixed(0)} ms, process ${((u.user + u.system) / 1e3).toFixed(0)} ms, wall ${(performance.now() - t0).toFixed(0)} ms, ${gcSummary()}`,
+          `${c.name}: ${n} ops, main ${(mainThreadCpuMs() - m0).toFixed(0)} ms, process ${((u.user + u.system) / 1e3).toFixed(0)} ms, wall ${(performance.now() - t0).toFixed(0)} ms, ${gcSummary()}, arb/EV ${domain.signals.recomputed - sig0[0]!} recomputes, ${domain.signals.refreshed - sig0[1]!} refreshes`,
         );
         return n;
       },
