@@ -710,7 +710,7 @@ async function run(dir: string, w: World, children: ChildProcess[], servers: Ser
         const u = process.cpuUsage(u0);
         processCpu.set(c.name, [...(processCpu.get(c.name) ?? []), n / ((u.user + u.system) / 1e6)]);
         debug(
-          `${c.name}: ${n} ops, main ${(mainThreadCpuMs() - m0).toFixed(0)} ms, process ${((u.user + u.system) / 1e3).toFixed(0)} ms, wall ${(performance.now() - t0).toFixed(0)} ms, ${gcSummary()}, arb/EV ${domain.signals.recomputed - sig0[0]!} recomputes, ${domain.signals.refreshed - sig0[1]!} refreshes`,
+          `${c.name}: ${n} ops, main ${(mainThreadCpuMs() - m0).toFixed(0)} ms, process ${((u.user + u.system) / 1e3).toFixed(0)} ms, wall ${(performance.now() - t0).toFixed(0)} ms, ${gcSummary()}, arb/EV ${domain.signals.recomputed - sig0[0]!} recomputes, ${domain.signals.refreshed - sig0[1]!} refreshes, ${[...domain.signals.all()].filter((g) => g.arbs.length > 0).length} groups with an arb`,
         );
         return n;
       },
