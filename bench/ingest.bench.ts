@@ -235,31 +235,19 @@ class VenueSocket extends EventEmitter {
  * One normalized event applied to the state and handed to every consumer the pipelines wire, in
  * their order (pipelines/index.ts), by direct calls and with the same conflation: for a book change
  * persistence marks at once, the market is marked dirty for the fan-out (HubConflation, as
- * pipelines/fanout.ts) and its groups for arb/EV; for the quote change it moves persistence,
- * the fan-out's dirty set, matching, and arb/EV (when not from a book). Once per event-loop turn
- * (a Turn, as the pipelines') the fan-out publishes each dirty market once, then each dirty group
- * is recomputed once and a group whose signals changed is published as the fan-out flow does.
+ * pipelines/fanout.ts) and its groups for arb/EV (`SignalEngine.markBook`, as pipelines/signals.ts);
+ * for the quote change it moves persistence, the fan-out's dirty set, matching, and arb/EV (when not
+ * from a book). Once per event-loop turn (a Turn, as the pipelines') the fan-out publishes each
+ * dirty market once, then each dirty group is recomputed once (`SignalEngine.flush`), and a group
+ * whose signals changed is published as the fan-out flow does (`publishSignals`, while (b) runs).
  */
 function plainConsumers(core: Core, domain: Domain, hub: WsHub): (ev: NormalizedEvent) => void {
   const { state, persistence } = core;
   const { matching, signals } = domain;
   const turn = new Turn();
   const fanout = new HubConflation(hub);
-  const groups = new Set<number>();
   turn.add(() => fanout.flush());
-  turn.add(() => {
-    const ids = [...groups];
-    groups.clear();
-    for (let i = 0; i < ids.length; i++) {
-      const v = signals.version;
-      const g = signals.recompute(ids[i]!);
-      if (g !== undefined && signals.version !== v) hub.onSignals(g);
-    }
-  });
-  const onMarket = (venue: string, marketId: string): void => {
-    const ids = matching.groupsOfMarket(venue, marketId);
-    for (let i = 0; i < ids.length; i++) groups.add(ids[i]!);
-  };
+  turn.add(() => signals.flush());
   return (ev) => {
     if (ev.type !== 'book_delta') {
       applyEvent(state, ev);
@@ -277,14 +265,14 @@ function plainConsumers(core: Core, domain: Domain, hub: WsHub): (ev: Normalized
     if (state.books.integrityErrors === errors && b?.ready === true) {
       persistence.markBook(ev.venue, ev.instrument, b);
       fanout.markBook(ev.venue, ev.marketId, ev, b);
-      onMarket(ev.venue, ev.marketId);
+      signals.markBook(ev.venue, ev.marketId, b);
     }
     const q = state.quotes.get(ev.venue, ev.marketId);
     if (q !== undefined && (q !== q0 || q.version !== v0)) {
       persistence.markQuote(q.venue, q.marketId);
       fanout.markQuote(q, ev);
       matching.onQuote(q);
-      if (!q.fromBook) onMarket(q.venue, q.marketId);
+      if (!q.fromBook) signals.mark(q.venue, q.marketId);
     }
     turn.touch();
   };
@@ -381,6 +369,7 @@ interface Outcome {
   readonly dirty: number[];
   readonly groups: number;
   readonly signalRecomputes: number;
+  readonly signalRefreshes: number;
   readonly snapshotIntervalMs: number;
   /** Per capture-on run: records appended, compressed bytes written, the raw bytes they hold, drops so far. */
   readonly captured: CaptureRun[];
@@ -538,9 +527,12 @@ async function run(dir: string, w: World, children: ChildProcess[], servers: Ser
       setup: async () => {
         await wire();
         await ask(child, 'reset');
-        if (profiler && PROFILE_OF === 'a') await profiler.post('Profiler.start');
       },
-      run: () => push((b) => sock!.frame(b)),
+      // The profile starts inside the run, after the full GC the bench forces before each run.
+      run: async () => {
+        if (profiler && PROFILE_OF === 'a') await profiler.post('Profiler.start');
+        return push((b) => sock!.frame(b));
+      },
       teardown: async () => {
         if (profiler && PROFILE_OF === 'a') writeFileSync(PROFILE!, JSON.stringify((await profiler.post('Profiler.stop')).profile));
         unwire();
@@ -618,7 +610,16 @@ async function run(dir: string, w: World, children: ChildProcess[], servers: Ser
       setup: async () => {
         const mapper = new KalshiMapper(kv);
         for (const text of w.snapshotOf.values()) for (const ev of mapper.map(JSON.parse(text), Date.now())) applyEvent(core.state, ev);
-        plain = { mapper, stop: plainTimers(core, domain, feed) };
+        // The engine's changes reach the hub as the fan-out flow hands them (unwired while (b) runs).
+        const published = domain.signals.changes$.subscribe((g) => hub.onSignals(g));
+        const timers = plainTimers(core, domain, feed);
+        plain = {
+          mapper,
+          stop: () => {
+            timers();
+            published.unsubscribe();
+          },
+        };
         await ask(child, 'reset');
       },
       run: () => {
@@ -704,11 +705,12 @@ async function run(dir: string, w: World, children: ChildProcess[], servers: Ser
         const m0 = mainThreadCpuMs();
         const t0 = performance.now();
         gcs.length = 0;
+        const sig0 = [domain.signals.recomputed, domain.signals.refreshed];
         const n = await c.run();
         const u = process.cpuUsage(u0);
         processCpu.set(c.name, [...(processCpu.get(c.name) ?? []), n / ((u.user + u.system) / 1e6)]);
         debug(
-          `${c.name}: ${n} ops, main ${(mainThreadCpuMs() - m0).toFixed(0)} ms, process ${((u.user + u.system) / 1e3).toFixed(0)} ms, wall ${(performance.now() - t0).toFixed(0)} ms, ${gcSummary()}`,
+          `${c.name}: ${n} ops, main ${(mainThreadCpuMs() - m0).toFixed(0)} ms, process ${((u.user + u.system) / 1e3).toFixed(0)} ms, wall ${(performance.now() - t0).toFixed(0)} ms, ${gcSummary()}, arb/EV ${domain.signals.recomputed - sig0[0]!} recomputes, ${domain.signals.refreshed - sig0[1]!} refreshes, ${[...domain.signals.all()].filter((g) => g.arbs.length > 0).length} groups with an arb`,
         );
         return n;
       },
@@ -722,10 +724,12 @@ async function run(dir: string, w: World, children: ChildProcess[], servers: Ser
     await profiler.post('Profiler.setSamplingInterval', { interval: 100 });
   }
   const recomputed0 = domain.signals.recomputed;
+  const refreshed0 = domain.signals.refreshed;
   const m = await measureEachAsync(cands, { warmup: 1, runs: ROUNDS, deadline: MEASURE_UNTIL_MS });
   const want = digests.get('b') ?? digests.get('a');
   for (const [name, d] of digests) if (d !== want) throw new Error(`path ${name} ended with different books than the plain loop`);
   const signalRecomputes = domain.signals.recomputed - recomputed0;
+  const signalRefreshes = domain.signals.refreshed - refreshed0;
 
   profiler?.disconnect();
   await new Promise((resolve) => {
@@ -748,6 +752,7 @@ async function run(dir: string, w: World, children: ChildProcess[], servers: Ser
     dirty,
     groups,
     signalRecomputes,
+    signalRefreshes,
     snapshotIntervalMs: config.persistence.snapshotIntervalMs,
     captured,
     frameBytes,
@@ -828,7 +833,7 @@ function report(o: Outcome): void {
       interpretation: `Per main-thread CPU second, the path that runs costs ${f0(ns('a'))} ns per delta and the plain loop doing the same work ${f0(ns('b'))} ns: the pipeline machinery (feed runtime with its socket events and protocol hooks, RxJS flows, Subjects fanning each change out to the consumers) ${machinery > 0 ? `adds ${f0(machinery)} ns` : `adds nothing measurable (${f0(-machinery)} ns less, within the spread)`}. The consumers are the cost: of the plain loop, reading and mapping the frame takes ${f0(ns('map'))} ns (JSON.parse alone, which the mapper's in-place read skips, would take ${f0(ns('parse'))} ns), applying to state ${f0(ns('old') - ns('map'))} ns, and the consumers (persistence marks, fan-out to the clients, matching and arb/EV of grouped markets) ${f0(ns('b') - ns('old'))} ns. CPU time counts only the main thread while it ran, so it leaves out waiting for a core that other work held (wall time does not); a loaded machine still slows both (shared caches), and on a quiet one they agree.`,
       notes: [
         `${MARKETS.toLocaleString('en-US')} Kalshi markets over ${SIDS} subscriptions, ${LEVELS} levels per side, ${DELTAS.toLocaleString('en-US')} \`orderbook_delta\` frames per run (one level each, relative \`delta_fp\`) spread uniformly over the markets, handed over ${BATCH} per event-loop turn as Buffers; a run is timed from the first frame to the last one processed (wall, and main-thread CPU from /proc: the scheduler's nanosecond count).`,
-        `Every ${PAIR_EVERY}th Kalshi market has a venue_b (Polymarket protocol) twin with a ${LEVELS}-level book: matching formed ${o.groups.toLocaleString('en-US')} cross-venue groups, and the (a) and (b) runs recomputed arb/EV ${f0(o.signalRecomputes)} times in all.`,
+        `Every ${PAIR_EVERY}th Kalshi market has a venue_b (Polymarket protocol) twin with a ${LEVELS}-level book: matching formed ${o.groups.toLocaleString('en-US')} cross-venue groups, and the (a) and (b) runs recomputed arb/EV ${f0(o.signalRecomputes)} times in all (and refreshed a group without recomputing it ${f0(o.signalRefreshes)} times: every change since its last recompute was to levels it did not read).`,
         `WebSocket clients in a child process (src/capacity/ws-load.ts): ${CLIENTS} on orderbook and ${CLIENTS} on prices, ${SUBS} Kalshi markets each (${Math.min(MARKETS, CLIENTS * SUBS).toLocaleString('en-US')} markets watched). Per run (median) they received: (a) ${perRun('a')}; (b) ${perRun('b')}.`,
         `Persistence only marks books and quotes dirty inside a run; its snapshot timer (${o.snapshotIntervalMs / 1000} s) writes them. Writing what one (a) run leaves dirty (${f0(med(o.dirty))} books and quotes) to LMDB took ${med(o.snapshotMs).toFixed(0)} ms (median, after the run, untimed), about ${f0((med(o.snapshotMs) * 1e6) / DELTAS)} ns per delta of that run.`,
         `(b) runs on the same state, hub, clients and persistence with the pipelines unwired; its timers (minute clock, ledger, malformed rule) run as plain intervals. It skips the Kalshi protocol's per-frame hooks (resync inspection, subscription book-keeping), which count as feed runtime in (a). The old-figure, mapper and parse rows start from the same Buffers (toString included) and use the generated receive times.`,

@@ -2,7 +2,7 @@ import { audit, interval, Subscription, tap, timer } from 'rxjs';
 import { realClock, type Clock } from '../src/core/clock.js';
 import type { MatchingService } from '../src/matching/service.js';
 import type { AlertEngine } from '../src/signals/alerts.js';
-import type { HeldGroups, SignalEngine } from '../src/signals/engine.js';
+import type { SignalEngine } from '../src/signals/engine.js';
 import type { OpportunityLog } from '../src/signals/lifecycle/log.js';
 import type { Webhooks } from '../src/webhooks/webhooks.js';
 import type { WalletLedger } from '../src/signals/wallets.js';
@@ -100,16 +100,22 @@ export function matchingFlow(state: EngineState, matching: MatchingService, sign
 /**
  * A member's book, quote (not from a book) or record changed → its group's arb/EV (step 2 above),
  * conflated: a change marks the market's groups dirty, and the turn's flush (after the fan-out's,
- * as `turn` runs flushers in the order they were added) recomputes each dirty group once.
+ * as `turn` runs flushers in the order they were added) recomputes each dirty group once. A book
+ * change that reached none of the levels its group's last recompute read (below the best, past
+ * what a pair could take) only refreshes the group's time (`SignalEngine.markBook`).
  */
 export function arbFlow(state: EngineState, signals: SignalEngine, turn: Turn = new Turn()): Subscription {
   const sub = new Subscription();
-  const mark = (venue: string, marketId: string, held?: HeldGroups): void => {
-    if (signals.mark(venue, marketId, held)) turn.touch();
+  const mark = (venue: string, marketId: string): void => {
+    if (signals.mark(venue, marketId)) turn.touch();
   };
   sub.add(turn.add(() => signals.flush()));
   sub.add(() => turn.stop());
-  sub.add(state.books.changes$.subscribe((b) => mark(b.venue, b.marketId, b.book)));
+  sub.add(
+    state.books.changes$.subscribe((b) => {
+      if (signals.markBook(b.venue, b.marketId, b.book)) turn.touch();
+    }),
+  );
   sub.add(
     state.quotes.changes$.subscribe((q) => {
       if (!q.fromBook) mark(q.venue, q.marketId);

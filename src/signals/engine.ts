@@ -7,6 +7,7 @@ import { nativeId } from '../views/market.js';
 import type { BookSide, OrderBook } from '../core/book.js';
 import { PAYOUT } from '../core/price.js';
 import type { Level } from '../core/types.js';
+import type { StateBook } from '../state/books.js';
 import type { EngineState } from '../state/engine.js';
 import { groupArbs, ladders, type ArbOpportunity, type GroupMember, type MemberLadders } from './arb.js';
 import type { FeeContext } from './fees.js';
@@ -53,6 +54,28 @@ export interface HeldGroups {
 }
 
 /**
+ * A book as a change of it reaches the engine (the state's book, StateBook): how far into each side
+ * the change reached, and the engine's slots for what its last read of the book covered.
+ */
+export interface HeldRead extends HeldGroups {
+  /** The highest bid price and the lowest ask price the book's last update changed (see StateBook). */
+  readonly changedBid: number;
+  readonly changedAsk: number;
+  /**
+   * The group (the engine's own record of it) whose recompute read the book last, and which
+   * recompute that was: what it read stands for the group while that is still its latest.
+   */
+  readBy: object | undefined;
+  readSerial: number;
+  /**
+   * A change of the bids at this price or above, or of the asks at this price or below, may change
+   * what that recompute read of the book; one further down cannot (see `readBound`).
+   */
+  readBid: number;
+  readAsk: number;
+}
+
+/**
  * What every published opportunity carries about its group, under the names clients of the hosted
  * API read (README "Clients of the hosted API").
  */
@@ -91,8 +114,8 @@ class MemberSlot implements GroupMember {
   record: MarketRecord | undefined = undefined;
   inserts = -1;
   /** The member's YES and NO books (either may be missing), as of the book store's `layout`. */
-  yesBook: OrderBook | undefined = undefined;
-  noBook: OrderBook | undefined = undefined;
+  yesBook: StateBook | undefined = undefined;
+  noBook: StateBook | undefined = undefined;
   layout = -1;
   /** The record, URL and extra fields `fee` and the link were read from (a record is updated in place). */
   private rec: MarketRecord | undefined = undefined;
@@ -177,6 +200,9 @@ interface GroupContext {
   group: SignalGroup;
   slots: readonly (MemberSlot | null)[];
   signals: GroupSignals | undefined;
+  /** The serial of its latest recompute (`HeldRead.readSerial` of the books that one read), and the book store's resets then. */
+  serial: number;
+  resets: number;
 }
 
 /** Levels of each member's book a recompute reads. */
@@ -280,6 +306,50 @@ function detectedAt(now: number, taken: Set<string>): string {
   return out;
 }
 
+/**
+ * How far a change of `side` may reach before it could change what `fillLevels` read of it (`read`
+ * levels, those after the best only while priced below `below` as read, a bids side read as its
+ * complement 100 − p): for bids, a price at or above the bound; for asks, at or below. The best
+ * level always counts (EV and the pairs' bests read it). When the depth cut the side, a change past
+ * the last level read cannot move it; else a new level is read when it is below `below`.
+ */
+function readBound(side: BookSide, read: number, below: number): number {
+  const bids = side.descending;
+  // An empty side: any level a change adds is its best (prices lie in 0..PAYOUT).
+  if (read === 0) return bids ? 0 : PAYOUT;
+  if (read === LADDER_DEPTH) return side.price(read - 1);
+  const best = side.price(0);
+  return bids ? Math.min(best, PAYOUT - below + 1) : Math.max(best, below - 1);
+}
+
+/**
+ * Keeps on `b` what a recompute (`serial`) of group `groupId` read of it: `bids` levels of its bids
+ * against `bidBelow`, `asks` of its asks against `askBelow`. A book read twice in one recompute keeps
+ * the wider of the two reads.
+ */
+function noteRead(b: HeldRead & OrderBook, c: GroupContext, serial: number, bids: number, bidBelow: number, asks: number, askBelow: number): void {
+  const bid = readBound(b.bids, bids, bidBelow);
+  const ask = readBound(b.asks, asks, askBelow);
+  if (b.readSerial === serial) {
+    b.readBid = Math.min(b.readBid, bid);
+    b.readAsk = Math.max(b.readAsk, ask);
+    return;
+  }
+  b.readBy = c;
+  b.readSerial = serial;
+  b.readBid = bid;
+  b.readAsk = ask;
+}
+
+/**
+ * Whether the last change of `b` left what group `groupId` reads of it as it was: the group's
+ * latest recompute read the book, and the change reached none of what it read.
+ */
+function outsideRead(b: HeldRead, groupId: number): boolean {
+  const c = b.readBy as GroupContext | undefined;
+  return c !== undefined && c.serial === b.readSerial && c.group.groupId === groupId && b.changedBid < b.readBid && b.changedAsk > b.readAsk;
+}
+
 /** A side not yet copied. */
 const NO_LEVELS: readonly Level[] = Object.freeze([]);
 
@@ -353,9 +423,17 @@ export class SignalEngine implements LegLookup {
   private curGroup: SignalGroup | undefined = undefined;
   private curLadders: readonly MemberLadders[] = NO_LADDERS;
 
-  /** Groups marked dirty since the last `flush` (conflation), and an empty set for the marks made while one flushes (none while it runs). */
-  private dirty = new Set<number>();
-  private spare: Set<number> | undefined = new Set<number>();
+  /**
+   * Groups marked since the last `flush` (conflation), in the order first marked: true to
+   * recompute, false when every change since was one their last recompute did not read (`markBook`);
+   * and an empty map for the marks made while one flushes (none while it runs).
+   */
+  private dirty = new Map<number, boolean>();
+  private spare: Map<number, boolean> | undefined = new Map<number, boolean>();
+  /** Recomputes started (each read of a book is stamped with its serial: `HeldRead.readSerial`). */
+  private reads = 0;
+  /** Flushes that refreshed a group instead of recomputing it (`refresh`). */
+  refreshed = 0;
 
   /** The context of `g`, its slots built again when the group source hands out a different group. */
   private contextOf(g: SignalGroup): GroupContext {
@@ -368,7 +446,7 @@ export class SignalEngine implements LegLookup {
     if (c) {
       c.group = g;
       c.slots = slots;
-    } else this.contexts.set(g.groupId, (c = { group: g, slots, signals: undefined }));
+    } else this.contexts.set(g.groupId, (c = { group: g, slots, signals: undefined, serial: 0, resets: -1 }));
     return c;
   }
 
@@ -388,7 +466,7 @@ export class SignalEngine implements LegLookup {
   }
 
   /** The ready book a member's ladders read, as `BookStore.marketSides` picks it: its YES book, else its NO book. */
-  private bookOf(m: MemberSlot): OrderBook | undefined {
+  private bookOf(m: MemberSlot): StateBook | undefined {
     const books = this.state.books;
     if (m.layout !== books.layout) {
       const [yes, , no] = books.marketBookSource(m.venue.label, m.marketId);
@@ -413,7 +491,23 @@ export class SignalEngine implements LegLookup {
    */
   mark(venue: string, marketId: string, held?: HeldGroups): boolean {
     const ids = held === undefined ? this.groups.groupsOfMarket(venue, marketId) : this.heldGroups(venue, marketId, held);
-    for (let i = 0; i < ids.length; i++) this.dirty.add(ids[i]!);
+    for (let i = 0; i < ids.length; i++) this.dirty.set(ids[i]!, true);
+    return ids.length > 0;
+  }
+
+  /**
+   * `mark` for a change of a member's book: when the book's market is in one group and the change
+   * did not reach what that group's last recompute read of the book (levels past those a pair could
+   * take, below the best), the group is only marked to be refreshed, which gives what a recompute
+   * would: the same lists, stamped with the flush's time (`refresh`). Returns whether any was marked.
+   */
+  markBook(venue: string, marketId: string, book: HeldRead): boolean {
+    const ids = this.heldGroups(venue, marketId, book);
+    if (ids.length === 1 && outsideRead(book, ids[0]!)) {
+      if (!this.dirty.has(ids[0]!)) this.dirty.set(ids[0]!, false);
+      return true;
+    }
+    for (let i = 0; i < ids.length; i++) this.dirty.set(ids[i]!, true);
     return ids.length > 0;
   }
 
@@ -433,11 +527,33 @@ export class SignalEngine implements LegLookup {
     if (this.dirty.size === 0) return;
     // Groups marked by a recompute's subscribers go to the next flush.
     const ids = this.dirty;
-    this.dirty = this.spare ?? new Set();
+    this.dirty = this.spare ?? new Map();
     this.spare = undefined;
-    for (const id of ids) this.recompute(id);
+    for (const [id, recompute] of ids) if (recompute || !this.refresh(id)) this.recompute(id);
     ids.clear();
     this.spare = ids;
+  }
+
+  /**
+   * What a recompute of a group gives when none of what it reads changed since the last one: the
+   * same lists (so nothing is published), stamped with the time now (`at`), and each of its open
+   * opportunities seen now. False, and nothing done, when the group or its members' slots are not
+   * the ones last computed, a book was reset since (a reset changes what a recompute finds without
+   * a change to mark), or a listed opportunity went untracked (a recompute might open it now).
+   */
+  private refresh(groupId: number): boolean {
+    const c = this.contexts.get(groupId);
+    const prev = c?.signals;
+    if (c === undefined || prev === undefined || c.resets !== this.state.books.resets || this.groups.group(groupId) !== c.group) return false;
+    if (this.lifecycle) {
+      for (let i = 0; i < prev.arbs.length; i++) if (prev.arbs[i]!.opportunity_id === undefined) return false;
+      for (let i = 0; i < prev.evs.length; i++) if (prev.evs[i]!.opportunity_id === undefined) return false;
+    }
+    const now = this.clock.now();
+    this.lifecycle?.seen(groupId, now);
+    c.signals = { groupId, title: prev.title, arbs: prev.arbs, evs: prev.evs, at: now };
+    this.refreshed++;
+    return true;
   }
 
   /** Recomputes one group now. */
@@ -474,7 +590,10 @@ export class SignalEngine implements LegLookup {
   private laddersOf(c: GroupContext, reuse: boolean): MemberLadders[] {
     // Written by position and cut to length at the end: emptying an array drops its storage.
     const ls: MemberLadders[] = reuse ? this.scratch.ls : [];
-    const books: (OrderBook | undefined)[] = reuse ? this.scratch.books : [];
+    const books: (StateBook | undefined)[] = reuse ? this.scratch.books : [];
+    const serial = ++this.reads;
+    c.serial = serial;
+    c.resets = this.state.books.resets;
     let n = 0;
     let minYes = Infinity;
     let minNo = Infinity;
@@ -521,22 +640,34 @@ export class SignalEngine implements LegLookup {
       const complement = book !== m.yesBook;
       const yesBelow = PAYOUT - minNo;
       const noBelow = PAYOUT - minYes;
+      // A NO book's bids are the YES asks, so the bids are always the side read as 100 − p.
+      const yesBelowOwn = m.inverted ? noBelow : yesBelow;
+      const noBelowOwn = m.inverted ? yesBelow : noBelow;
       const ownYes = fillLevels(
         reuse ? (this.scratch.levels[2 * k] ??= newBuffer()) : newBuffer(),
         complement ? book.bids : book.asks,
         LADDER_DEPTH,
         complement,
-        m.inverted ? noBelow : yesBelow,
+        yesBelowOwn,
       );
       const ownNo = fillLevels(
         reuse ? (this.scratch.levels[2 * k + 1] ??= newBuffer()) : newBuffer(),
         complement ? book.asks : book.bids,
         LADDER_DEPTH,
         !complement,
-        m.inverted ? yesBelow : noBelow,
+        noBelowOwn,
       );
       l.yesAsks = m.inverted ? ownNo : ownYes;
       l.noAsks = m.inverted ? ownYes : ownNo;
+      noteRead(
+        book,
+        c,
+        serial,
+        complement ? ownYes.length : ownNo.length,
+        complement ? yesBelowOwn : noBelowOwn,
+        complement ? ownNo.length : ownYes.length,
+        complement ? noBelowOwn : yesBelowOwn,
+      );
     }
     return ls;
   }
@@ -548,7 +679,7 @@ export class SignalEngine implements LegLookup {
    */
   private readonly scratch: {
     readonly ls: MemberLadders[];
-    readonly books: (OrderBook | undefined)[];
+    readonly books: (StateBook | undefined)[];
     readonly ladders: Ladders[];
     readonly levels: LevelBuffer[];
   } = { ls: [], books: [], ladders: [], levels: [] };

@@ -28,6 +28,19 @@ export class StateBook extends OrderBook implements HeldQuote {
   groupsIndex: object | undefined = undefined;
   groupsMarket: string | undefined = undefined;
   groups: readonly number[] = NO_GROUPS;
+  /**
+   * How far into each side the last update of this book reached: the highest bid price and the
+   * lowest ask price it changed (a snapshot: Infinity and -Infinity, the whole book; a side it left
+   * alone: -Infinity for the bids, Infinity for the asks). What a consumer that read only the top
+   * of a side needs to know whether the update could change what it read.
+   */
+  changedBid = Infinity;
+  changedAsk = -Infinity;
+  /** What the signal engine's last read of this book covered (HeldRead, src/signals/engine.ts). */
+  readBy: object | undefined = undefined;
+  readSerial = 0;
+  readBid = 0;
+  readAsk = 0;
   /** Its market's orderbook topic as the fan-out last found it (SubsSlot, src/ws/topics.ts). */
   subsOf: object | undefined = undefined;
   subsLayout = 0;
@@ -87,6 +100,8 @@ export class BookStore {
   };
   private announcing = false;
   integrityErrors = 0;
+  /** Books reset (integrity errors, gaps, disconnects): a reset changes what a reader of the book finds without a change on `changes$`. */
+  resets = 0;
   /** Bumped when a book is created or a market's instruments change: books a reader found for a market (`marketBookSource`) stay its books while it stands. */
   layout = 0;
 
@@ -151,11 +166,14 @@ export class BookStore {
   applySnapshot(ev: BookSnapshot): StateBook | undefined {
     const b = this.getOrCreate(ev.venue, ev.instrument);
     b.recvTs = ev.localTimestamp;
+    b.changedBid = Infinity;
+    b.changedAsk = -Infinity;
     try {
       b.snapshot(ev.bids, ev.asks, ev.timestamp);
     } catch (e) {
       if (!(e instanceof BookIntegrityError)) throw e;
       this.integrityErrors++;
+      this.resets++;
       b.reset();
       return undefined;
     }
@@ -172,9 +190,21 @@ export class BookStore {
     } catch (e) {
       if (!(e instanceof BookIntegrityError)) throw e;
       this.integrityErrors++;
+      this.resets++;
       b.reset();
       return undefined;
     }
+    let bid = -Infinity;
+    let ask = Infinity;
+    const cs = ev.changes;
+    for (let i = 0; i < cs.length; i++) {
+      const c = cs[i]!;
+      if (c[0] === 'bid') {
+        if (c[1] > bid) bid = c[1];
+      } else if (c[1] < ask) ask = c[1];
+    }
+    b.changedBid = bid;
+    b.changedAsk = ask;
     if (this.changes$.observed) this.announce(ev, b);
     return b;
   }
@@ -204,6 +234,7 @@ export class BookStore {
     if (!v) return;
     const one = (b: StateBook | undefined): void => {
       if (!b) return;
+      this.resets++;
       b.reset();
       if (at !== undefined) b.recvTs = at;
     };
@@ -253,7 +284,7 @@ export class BookStore {
    * versions. A reader that cached a view holds the pair: the same objects at the same versions
    * read the same view.
    */
-  marketBookSource(venue: VenueLabel, marketId: string): readonly [OrderBook | undefined, number, OrderBook | undefined, number] {
+  marketBookSource(venue: VenueLabel, marketId: string): readonly [StateBook | undefined, number, StateBook | undefined, number] {
     const ins = this.instrumentsOf.get(venue)?.get(marketId);
     const books = this.books.get(venue);
     const yes = books?.get(ins?.[0] ?? marketId);

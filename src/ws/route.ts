@@ -150,7 +150,9 @@ export class HubRouter implements FanoutTarget {
     const { venues, topics, pub, games } = this.d;
     const v = venues.byLabel.get(q.venue);
     if (!v) return;
-    const subs = topics.marketSubs('prices', v.slug, q.marketId);
+    // The market's held topics, looked up once for its prices and ticker topics.
+    const held = topics.heldOf(q.marketId);
+    const subs = topics.marketSubsIn(held, 'prices', v.slug, q.marketId);
     if (!subs) this.shown.forget(q);
     else if (this.shown.changed(q)) {
       const topic = subs.topic || `prices:${v.slug}:${q.marketId}`;
@@ -166,8 +168,8 @@ export class HubRouter implements FanoutTarget {
       if (subs) pub.publish(`live_games:${eid}`, { ...priceBody(v, q, false), type: 'live_game', channel: 'live_games', event_id: eid }, subs, at);
     }
     const ticker = this.tickerChannel;
-    if (ticker && v === this.catalogVenue && topics.mayHold(q.marketId)) {
-      const one = topics.marketSubs(ticker, v.slug, q.marketId);
+    if (ticker && v === this.catalogVenue && topics.mayHoldIn(held)) {
+      const one = topics.marketSubsIn(held, ticker, v.slug, q.marketId);
       const every = topics.marketSubs(ticker, v.slug, '*');
       if (one || every) {
         const body = tickerBody(ticker, v, q);

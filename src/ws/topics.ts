@@ -253,14 +253,22 @@ export class Topics {
   }
 
   private findHeld(ch: string, slug: string, id: string): Held | undefined {
-    const r = this.heldIds.get(id);
-    if (r === undefined) return undefined;
-    const ts = r.topics;
-    for (let i = 0; i < ts.length; i++) {
-      const h = ts[i]!;
-      if (h.ch === ch && h.slug === slug) return h;
-    }
-    return undefined;
+    return heldIn(this.heldIds.get(id)?.topics, ch, slug);
+  }
+
+  /**
+   * The held records of market `id`'s topics, every channel and venue (undefined: no connection
+   * holds one), for several `marketSubsIn` with one lookup of the id.
+   */
+  heldOf(id: string): readonly Held[] | undefined {
+    return this.heldIds.get(id)?.topics;
+  }
+
+  /** `marketSubs` of `<ch>:<slug>:<id>`, found among `held` (what `heldOf(id)` gave). */
+  marketSubsIn(held: readonly Held[] | undefined, ch: string, slug: string, id: string): Held | undefined {
+    if (this.exportAll) return this.subs(`${ch}:${slug}:${id}`);
+    const h = heldIn(held, ch, slug);
+    return h === undefined ? undefined : this.answer(h);
   }
 
   /** Whether some `live_games:` topic may have subscribers (always on a cluster core, which exports every topic). */
@@ -270,6 +278,21 @@ export class Topics {
 
   /** Whether a connection may hold a topic of market `id` (false: certainly none does). */
   mayHold(id: string): boolean {
-    return this.exportAll || this.heldIds.has(id) || this.heldIds.has('*');
+    return this.mayHoldIn(this.heldOf(id));
   }
+
+  /** `mayHold` of the market whose held records `heldOf` gave as `held`. */
+  mayHoldIn(held: readonly Held[] | undefined): boolean {
+    return this.exportAll || held !== undefined || this.heldIds.has('*');
+  }
+}
+
+/** The record of channel `ch` on venue `slug` among a market's held records. */
+function heldIn(held: readonly Held[] | undefined, ch: string, slug: string): Held | undefined {
+  if (held === undefined) return undefined;
+  for (let i = 0; i < held.length; i++) {
+    const h = held[i]!;
+    if (h.ch === ch && h.slug === slug) return h;
+  }
+  return undefined;
 }

@@ -161,6 +161,15 @@ export class LifecycleTracker {
     return { arbs, evs };
   }
 
+  /**
+   * A recompute of the group listed what it listed last (the engine's `refresh`, when none of what
+   * it reads changed): its open opportunities were seen `now`, as `track` would note them.
+   */
+  seen(groupId: number, now: number): void {
+    const open = this.byGroup.get(groupId);
+    if (open !== undefined) for (let i = 0; i < open.length; i++) open[i]!.lastSeen = now;
+  }
+
   /** The group is gone (or was rebuilt without them): every open opportunity of it closes as group_changed. */
   closeGroup(groupId: number, now: number): void {
     const open = this.byGroup.get(groupId);
