@@ -38,17 +38,30 @@ export function checkpointOf(books: Iterable<readonly [VenueLabel, string, Order
  * keeps the size of the largest value it ever packed for good.
  */
 export function packCheckpoint(books: Iterable<readonly [VenueLabel, string, OrderBook]>, seq: number, t: number): Buffer {
-  const parts: Buffer[] = [];
+  // Each book's bytes copied at once into 1 MiB chunks: msgpackr's buffer is reused for the next book, not kept by a part.
+  const chunks: Buffer[] = [];
+  let chunk = Buffer.allocUnsafe(0);
+  let pos = 0;
   let n = 0;
   for (const [venue, instrument, b] of books)
     if (b.ready) {
-      parts.push(pack({ venue, instrument, bids: b.bids.levels(), asks: b.asks.levels(), ts: b.timestamp } satisfies CheckpointBook));
+      const p = pack({ venue, instrument, bids: b.bids.levels(), asks: b.asks.levels(), ts: b.timestamp } satisfies CheckpointBook);
+      if (pos + p.length > chunk.length) {
+        if (pos > 0) chunks.push(chunk.subarray(0, pos));
+        chunk = Buffer.allocUnsafe(Math.max(CHUNK, p.length));
+        pos = 0;
+      }
+      pos += p.copy(chunk, pos);
       n++;
     }
+  if (pos > 0) chunks.push(chunk.subarray(0, pos));
   // `{ seq, t, books: [] }` ends with the empty array's one-byte head: the head of n books replaces it.
   const head = pack({ seq, t, books: [] } satisfies Checkpoint);
-  return Buffer.concat([head.subarray(0, head.length - 1), arrayHead(n), ...parts]);
+  return Buffer.concat([head.subarray(0, head.length - 1), arrayHead(n), ...chunks]);
 }
+
+/** Bytes of the chunks `packCheckpoint` copies the books into. */
+const CHUNK = 1 << 20;
 
 /** A msgpack array's head for `n` elements (fixarray, array 16, array 32). */
 function arrayHead(n: number): Buffer {
