@@ -3,7 +3,7 @@ import type { OrderBook } from '../core/book.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import type { NormalizedEvent, VenueLabel } from '../core/types.js';
-import { checkpointOf } from './checkpoint.js';
+import { packCheckpoint } from './checkpoint.js';
 import { BlockBuilder, FLUSH_STREAM, KIND } from './record.js';
 import type { CaptureSink, VenueCapture } from './sink.js';
 import { CaptureDiskFullError, type CaptureStore } from './store.js';
@@ -153,9 +153,11 @@ export class Capture implements CaptureSink {
    * apply each frame as it arrives, so the state holds every record appended before this call.
    */
   async checkpoint(books: Iterable<readonly [VenueLabel, string, OrderBook]>): Promise<void> {
-    const cp = checkpointOf(books, this.seq, this.now());
+    const seq = this.seq;
+    const t = this.now();
+    const packed = packCheckpoint(books, seq, t);
     try {
-      this.written += await this.store.writeCheckpoint(cp);
+      this.written += await this.store.writeCheckpoint({ seq, t, packed });
     } catch (e) {
       this.failed(e);
     }

@@ -55,6 +55,17 @@ export interface BlockInfo {
 /** Buffers a builder keeps for reuse: at ingest's pace a block is compressed (milliseconds) long before the next one fills (tens of milliseconds), so one is enough. */
 const MAX_SPARES = 1;
 
+/**
+ * A block buffer larger than this is let go once its block is finished instead of kept for the
+ * next one. A block that held one large document (a venue's catalog page of several MB) grew its
+ * stream's buffer to fit, and the buffer and its spare then stayed that size for good: at 108k
+ * markets 18 + 8 MB a stream (heap snapshot of the service). Blocks of the usual 1 MiB fit well under it.
+ */
+const KEEP_BYTES = 4 * 1024 * 1024;
+
+/** Payload bytes a fresh buffer holds (grown as records need). */
+const TEXT_BYTES = 64 * 1024;
+
 /** Worst case of UTF-8 bytes per UTF-16 unit (a lone surrogate or a BMP character past U+07FF). */
 const UTF8_MAX = 3;
 
@@ -89,7 +100,7 @@ export class BlockBuilder {
   private minT = Infinity;
   private maxT = -Infinity;
 
-  constructor(textBytes = 64 * 1024) {
+  constructor(private readonly textBytes = TEXT_BYTES) {
     this.wantRoom = Math.max(4 + REC_HEAD * 64, ceilPow2(textBytes / 8));
     this.head = Buffer.allocUnsafe(this.wantRoom);
     this.view = viewOf(this.head);
@@ -155,8 +166,11 @@ export class BlockBuilder {
       // fills once it is recycled.
       const payload = this.end - this.room;
       if (front > this.room) this.wantRoom = ceilPow2(front);
-      body = Buffer.allocUnsafeSlow(Math.max(this.buf.length, this.wantRoom + payload)).subarray(0, front + payload);
+      // An oversized buffer's block gets a body of its own size, and the builder a fresh buffer.
+      const big = this.buf.length > KEEP_BYTES;
+      body = Buffer.allocUnsafeSlow(big ? front + payload : Math.max(this.buf.length, this.wantRoom + payload)).subarray(0, front + payload);
       this.buf.copy(body, front, this.room, this.end);
+      if (big) this.buf = Buffer.allocUnsafeSlow(this.wantRoom + this.textBytes);
     }
     this.room = this.wantRoom;
     this.end = this.room;
@@ -171,7 +185,8 @@ export class BlockBuilder {
 
   /** Hands back a body `finish` gave once nothing reads it any more (it was compressed), for a later block to fill. */
   recycle(body: Buffer): void {
-    if (this.spares.length < MAX_SPARES && body.buffer.byteLength >= this.buf.length) this.spares.push(Buffer.from(body.buffer, 0, body.buffer.byteLength));
+    const bytes = body.buffer.byteLength;
+    if (this.spares.length < MAX_SPARES && bytes >= this.buf.length && bytes <= KEEP_BYTES) this.spares.push(Buffer.from(body.buffer, 0, bytes));
   }
 
   /** Makes room for `more` payload bytes after `end`. */

@@ -313,9 +313,12 @@ export class CaptureStore {
     }
   }
 
-  /** Writes a checkpoint (refused like `append` when the disk is nearly full); a reader never sees half of one. */
-  async writeCheckpoint(cp: Checkpoint): Promise<number> {
-    const packed = pack(cp);
+  /**
+   * Writes a checkpoint (refused like `append` when the disk is nearly full); a reader never sees
+   * half of one. `cp`: a checkpoint, or its msgpack bytes (`packCheckpoint`) with its `seq` and `t`.
+   */
+  async writeCheckpoint(cp: Checkpoint | { readonly seq: number; readonly t: number; readonly packed: Buffer }): Promise<number> {
+    const packed = 'packed' in cp ? cp.packed : pack(cp);
     const bytes = await compress(packed, brotliOptions(packed.length));
     const free = this.freeOf(this.dir);
     if (free - bytes.length < this.minFree) throw new CaptureDiskFullError(`disk nearly full: ${free} bytes free in ${this.dir}; checkpoint not written`);

@@ -11,6 +11,14 @@ import { HISTORY_LIMITS, restoreRebuilt, SliceFiles, stateFrom, type HistoryWind
 import { tailStart } from './tail.js';
 import type { HistoryAnswer, HistoryProgress, HistoryRequest, HistoryWorkerData } from './protocol.js';
 
+/**
+ * The index thread's young generation: V8's default (two 16 MiB semi-spaces and the space
+ * beside them) kept 32+ MiB of pages resident for a thread whose short-lived objects are one
+ * record's frames and events at a time. 6 MiB is 2 MiB semi-spaces, as the simulator's child runs
+ * (`--max-semi-space-size=2`); the old generation is not limited (a thread out of memory stops the index).
+ */
+const HISTORY_THREAD_LIMITS = { maxYoungGenerationSizeMb: 6 };
+
 interface Pending {
   readonly resolve: (a: HistoryAnswer & { type: 'done' }) => void;
   readonly reject: (e: Error) => void;
@@ -64,7 +72,7 @@ export class HistoryClient {
       lines: opts.lines,
     };
     const w = workerScript(import.meta.url, 'worker');
-    this.thread = new Worker(w.script, { eval: w.evaluate, workerData: data, name: 'history' });
+    this.thread = new Worker(w.script, { eval: w.evaluate, workerData: data, name: 'history', resourceLimits: HISTORY_THREAD_LIMITS });
     // Held only while an answer is awaited: an idle index never keeps the process alive.
     this.thread.unref();
     this.thread.on('message', (a: HistoryAnswer) => this.answered(a));

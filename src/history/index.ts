@@ -1,3 +1,4 @@
+import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ReplayFeed, type CaptureStore, type ReplayItem } from '../capture/index.js';
 import type { NormLines, NormView } from '../capture/normcache.js';
@@ -6,7 +7,7 @@ import type { Logger } from '../core/log.js';
 import type { MarketUpsert, NormalizedEvent, VenueLabel } from '../core/types.js';
 import { applyEvent, EngineState } from '../state/engine.js';
 import type { QuoteRecord } from '../state/quotes.js';
-import { PackedLog } from './packed.js';
+import { PACKED_CHUNK, PackedLog } from './packed.js';
 import { CaptureTail, SerialSync, type TailStart } from './tail.js';
 import { partKey, pruneSlices, SliceFile, sliceStarts, SliceWriter, type BookStart, type MarketPart, type SeqEvent, type SliceEntry } from './slice.js';
 
@@ -48,8 +49,30 @@ interface OpenSlice {
   readonly log: PackedLog;
 }
 
-function openSlice(start: number, end: number): OpenSlice {
-  return { start, end, starts: new Map(), events: new Map(), venues: new Map(), log: new PackedLog() };
+/** A new open slice; its full chunks go to `DIR/<start>.open` (`PackedLog`), removed once it is written or dropped. */
+function openSlice(dir: string, start: number, end: number): OpenSlice {
+  return {
+    start,
+    end,
+    starts: new Map(),
+    events: new Map(),
+    venues: new Map(),
+    log: new PackedLog(join(dir, `${start}${OPEN_EXT}`), HISTORY_LIMITS.chunkBytes),
+  };
+}
+
+/** The open slice's packed chunks on disk (`openSlice`). */
+const OPEN_EXT = '.open';
+
+/** Removes the open slices' files an earlier process left (it ended before writing them as slices). */
+function removeOpenFiles(dir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const n of names) if (n.endsWith(OPEN_EXT)) rmSync(join(dir, n), { force: true });
 }
 
 /**
@@ -76,9 +99,10 @@ function openSlice(start: number, end: number): OpenSlice {
  * events all at one moment). `behind`: the records one sync may have to catch up; past it the index
  * stops (with a log line, and `as_of` reads say why) rather than grow without bound: at 108k
  * markets on 2 cores it once fell behind the capture and took the process past 19 GiB in minutes.
+ * `chunkBytes`: the open slice's packed chunks (`PackedLog`), each written to disk once full.
  * The main thread sends these with each sync (a test may lower one).
  */
-export const HISTORY_LIMITS = { sliceEvents: 200_000, openEvents: 1_000_000, behind: 500_000 };
+export const HISTORY_LIMITS = { sliceEvents: 200_000, openEvents: 1_000_000, behind: 500_000, chunkBytes: PACKED_CHUNK };
 
 /** Where the index follows the capture from. */
 export interface HistoryStart {
@@ -144,8 +168,8 @@ export class HistoryIndex {
     private readonly opts: HistoryStart,
   ) {
     this.feed = new ReplayFeed(venues, opts.log);
-    // Trades and candles are not read back from here: the smallest trade ring.
-    this.state = new EngineState(venues, { tradeCapacity: 1 });
+    // Trades and candles are not read back from here: the smallest trade ring, and no candles.
+    this.state = new EngineState(venues, { tradeCapacity: 1, candles: false });
     this.dir = join(store.dir, '_history');
     this.sliceMs = opts.sliceMs;
     this.lastSeq = opts.after;
@@ -153,6 +177,7 @@ export class HistoryIndex {
     this.tail = new CaptureTail(store, this.lastSeq, opts.tail);
     this.starts = sliceStarts(this.dir);
     this.files = new SliceFiles(this.dir);
+    removeOpenFiles(this.dir);
   }
 
   /**
@@ -225,6 +250,7 @@ export class HistoryIndex {
     const cur = this.cur;
     this.cur = undefined;
     if (cur && this.stopped === undefined) await this.seal(cur);
+    else cur?.log.dispose();
     await this.opts.lines?.close();
   }
 
@@ -244,6 +270,7 @@ export class HistoryIndex {
   private stop(why: string): void {
     this.stopped = `the history index stopped: ${why}; as_of reads need capture.history on a machine that keeps up, or fewer markets`;
     this.opts.lines?.stop(`the history index it is written from stopped (${why})`);
+    this.cur?.log.dispose();
     this.cur = undefined;
     this.opts.log?.warn({ reason: this.stopped }, 'history index stopped');
   }
@@ -293,7 +320,10 @@ export class HistoryIndex {
     if (cur !== undefined) await this.seal(cur);
     this.openEvents = 0;
     const aligned = Math.floor(t / this.sliceMs) * this.sliceMs;
-    this.cur = cur !== undefined && t < cur.end ? openSlice(t, cur.end) : openSlice(Math.max(aligned, cur?.start ?? aligned), aligned + this.sliceMs);
+    this.cur =
+      cur !== undefined && t < cur.end
+        ? openSlice(this.dir, t, cur.end)
+        : openSlice(this.dir, Math.max(aligned, cur?.start ?? aligned), aligned + this.sliceMs);
   }
 
   /** Writes a slice as it goes: every market the state holds (its start) and its events, then the venues' feed events. */
@@ -323,6 +353,7 @@ export class HistoryIndex {
       this.opts.log?.error({ err: (e as Error).message, slice: cur.start }, 'history slice not written; as_of reads in it fall back to the slice before');
     } finally {
       this.sealing = undefined;
+      cur.log.dispose();
     }
   }
 

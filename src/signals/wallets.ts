@@ -8,6 +8,7 @@ import type { Persistence } from '../persist/store.js';
 import { marketKey, type CatalogChange, type MarketRecord } from '../state/catalog.js';
 import type { EngineState } from '../state/engine.js';
 import type { StoredTrade } from '../state/trades.js';
+import { PriceRings } from './price-rings.js';
 
 /**
  * The wallet ledger (issue 6): every wallet seen on a trade (maker and taker, lower-cased), its
@@ -266,18 +267,6 @@ export interface TokenVolume {
 }
 
 const MINUTE = 60_000;
-/** Minutes of YES price kept per market for spike detection (a power of two ≥ the longest window). */
-const RING = 64;
-
-/**
- * Per-market minute lows and highs of the YES price over the last RING minutes, in one buffer:
- * RING minutes, RING lows, RING highs, then the newest minute seen (`NEWEST`). One typed array a
- * traded market instead of three (two typed arrays, their two buffers and an object fewer a market).
- */
-type PriceRing = Float64Array;
-const LOW = RING;
-const HIGH = 2 * RING;
-const NEWEST = 3 * RING;
 
 /** A smart wallet's entry, for Smart Activity. */
 export interface SmartFlow {
@@ -350,7 +339,8 @@ export class WalletLedger {
   private qHead = 0;
   private readonly flow: SmartFlow[] = [];
   private flowHead = 0;
-  private readonly rings = new Map<string, PriceRing>();
+  /** Per-market minute lows and highs of the YES price (captain_hook's window low). */
+  private readonly rings = new PriceRings();
   /** venue → token → the token's market, outcome and one-minute volume (walletData venues). */
   private readonly tokenIndex = new Map<VenueLabel, Map<string, TokenVolume>>();
   /** market key → its tokens' volumes (at most one per outcome). */
@@ -572,7 +562,7 @@ export class WalletLedger {
     if (this.firstTradeAt === 0 || t.timestamp < this.firstTradeAt) this.firstTradeAt = t.timestamp;
     if (t.timestamp > (this.watermark.get(t.venue) ?? 0)) this.watermark.set(t.venue, t.timestamp);
     const mk = marketKey(t.venue, t.marketId);
-    this.observe(mk, t.yesPrice, t.timestamp);
+    this.rings.observe(mk, t.yesPrice, t.timestamp);
     if (this.volumeVenues.has(t.venue)) this.addVolume(t);
     const d = takerDirection(t);
     const notional = t.price * t.size;
@@ -833,7 +823,7 @@ export class WalletLedger {
       this.lastPrune = now;
       this.pruneVolume(now - this.o.volumeRetentionMs);
       this.pruneFlow(now);
-      this.pruneRings(now);
+      this.rings.prune(now);
     }
     return n;
   }
@@ -924,51 +914,17 @@ export class WalletLedger {
 
   // ---- price rings (captain_hook spikes) ------------------------------------------------------
 
-  private observe(mk: string, yes: number, ts: number): void {
-    let r = this.rings.get(mk);
-    if (!r) this.rings.set(mk, (r = new Float64Array(NEWEST + 1).fill(-1, 0, RING).fill(-1, NEWEST)));
-    const minute = Math.floor(ts / MINUTE);
-    const i = minute & (RING - 1);
-    if (r[i] !== minute) {
-      if (r[i]! > minute) return; // older than the ring
-      r[i] = minute;
-      r[LOW + i] = yes;
-      r[HIGH + i] = yes;
-      if (minute > r[NEWEST]!) r[NEWEST] = minute;
-    } else {
-      if (yes < r[LOW + i]!) r[LOW + i] = yes;
-      if (yes > r[HIGH + i]!) r[HIGH + i] = yes;
-    }
-  }
-
-  /** Markets holding a price ring (a trade in the last RING minutes, up to the next prune). */
+  /** Markets holding a price ring (a trade in the last 64 minutes, up to the next prune). */
   get priceRings(): number {
     return this.rings.size;
   }
 
-  /** Drops the rings of markets with no trade in the last RING minutes: `windowLow` reads none of their minutes. */
-  private pruneRings(now: number): void {
-    const oldest = Math.floor(now / MINUTE) - (RING - 1);
-    for (const [mk, r] of this.rings) if (r[NEWEST]! < oldest) this.rings.delete(mk);
-  }
-
   /**
    * The lowest price of `outcome` seen in trades of the market within `windowMs` before `now`
-   * (at most RING minutes), units; undefined when none.
+   * (at most 64 minutes), units; undefined when none.
    */
   windowLow(venue: VenueLabel, marketId: string, outcome: Outcome, now: number, windowMs: number): number | undefined {
-    const r = this.rings.get(marketKey(venue, marketId));
-    if (!r) return undefined;
-    const to = Math.floor(now / MINUTE);
-    const from = to - Math.min(RING - 1, Math.ceil(windowMs / MINUTE));
-    let out: number | undefined;
-    for (let i = 0; i < RING; i++) {
-      const m = r[i]!;
-      if (m < from || m > to) continue;
-      const v = outcome === 'yes' ? r[LOW + i]! : PAYOUT - r[HIGH + i]!;
-      if (out === undefined || v < out) out = v;
-    }
-    return out;
+    return this.rings.windowLow(marketKey(venue, marketId), outcome, now, windowMs);
   }
 
   // ---- volume ---------------------------------------------------------------------------------

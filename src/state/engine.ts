@@ -13,7 +13,7 @@ export class EngineState {
   readonly catalog = new MarketCatalog();
   readonly books = new BookStore();
   readonly quotes = new QuoteStore((venue, marketId) => this.catalog.get(venue, marketId)?.marketId ?? marketId);
-  readonly candles = new CandleStore();
+  readonly candles: CandleStore;
   readonly trades: TradeStore;
   readonly health: HealthStore;
   /** Events applied since start. */
@@ -23,8 +23,13 @@ export class EngineState {
 
   constructor(
     readonly venues: readonly VenueConfig[],
-    opts: { tradeCapacity?: number } = {},
+    opts: {
+      tradeCapacity?: number;
+      /** False: no one-minute candles are built (a state read only for books and quotes). */
+      candles?: boolean;
+    } = {},
   ) {
+    this.candles = new CandleStore(opts.candles !== false);
     this.health = new HealthStore(venues.map((v) => v.label));
     this.trades = new TradeStore(opts.tradeCapacity);
   }

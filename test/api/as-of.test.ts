@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -24,6 +24,10 @@ const config = loadConfig({
     capture: { enabled: true, retention: { days: 7, bytes: 1024 ** 3 }, checkpointIntervalMs: SLICE_MS },
   },
 });
+
+// The open slice's packed chunks small, so they go to disk within a 2-second slice and the reads
+// of the open slice below come from its file (at 1 MiB, a slice of this world never fills one).
+HISTORY_LIMITS.chunkBytes = 4096;
 
 let svc: Service;
 let key: string;
@@ -173,6 +177,8 @@ describe('the history index has bounds (last: it stops the index of this service
     expect(r.status).toBe(503);
     expect(r.json['code']).toBe('as_of.index_stopped');
     expect(r.json['error']).toMatch(/history index stopped/);
+    // The dropped open slice's file went with it.
+    expect(readdirSync(join(dir, 'capture', '_history')).filter((n) => n.endsWith('.open'))).toEqual([]);
   });
 });
 

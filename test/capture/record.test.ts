@@ -94,4 +94,23 @@ describe('capture block builder', () => {
     expect(second.body.byteOffset).toBeGreaterThan(0); // handed over in place, after the room now left free
     expect(decodeRecords(second.body, '_turn', 'f.seg', 8).map((r) => r.seq)).toEqual(Array.from({ length: n }, (_, i) => n + 2 + i));
   });
+
+  it('lets go of a buffer grown past 4 MiB for one large document once its block is finished, and the blocks after it read back', () => {
+    const b = new BlockBuilder(64);
+    const doc = `{"events":[${'"x",'.repeat(2_000_000)}"y"]}`; // an 8 MB catalog page
+    b.push(KIND.doc, 0, 1, 5, doc);
+    const first = b.finish();
+    expect(decodeRecords(first.body, 'venue_b', 'f.seg', 8)[0]!.payload).toBe(doc);
+    b.recycle(first.body);
+    const bodies: Buffer[] = [];
+    for (let i = 0; i < 3; i++) {
+      b.push(KIND.frame, 1, 2 + i, 6 + i, `frame ${i}`);
+      const { body } = b.finish();
+      bodies.push(body);
+      b.recycle(body);
+    }
+    // Neither the grown buffer nor the large body came back as the next blocks' buffer.
+    for (const body of bodies) expect(body.buffer.byteLength).toBeLessThan(4 * 1024 * 1024);
+    expect(bodies.map((x) => decodeRecords(x, 'venue_b', 'f.seg', 8)[0]!.payload)).toEqual(['frame 0', 'frame 1', 'frame 2']);
+  });
 });

@@ -1,9 +1,18 @@
-import { describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { PackedLog } from '../../src/history/packed.js';
 
+const dir = mkdtempSync(join(tmpdir(), 'crossbook-packed-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
 describe('PackedLog (the open slice kept as bytes)', () => {
-  it('reads back each value and each market chain in order, across chunks and with a record larger than a chunk', () => {
-    const log = new PackedLog();
+  it.each([
+    ['in memory', undefined],
+    ['its full chunks on disk', join(dir, 'sub', '1.open')],
+  ])('reads back each value and each market chain in order, across chunks and with a record larger than a chunk (%s)', (_, file) => {
+    const log = new PackedLog(file);
     const last = new Map<string, number>();
     const want = new Map<string, unknown[]>();
     // 30,000 events over 7 markets: more than one 1 MiB chunk of records.
@@ -37,5 +46,11 @@ describe('PackedLog (the open slice kept as bytes)', () => {
     const start = log.add({ books: [['YES', [[5000, 10]], [], 1, 2, true]], quote: undefined, events: [] }, -1);
     expect(log.read(start)).toEqual({ books: [['YES', [[5000, 10]], [], 1, 2, true]], quote: undefined, events: [] });
     expect(() => log.read(1e12)).toThrow(RangeError);
+    if (file !== undefined) {
+      // Every chunk but the one being filled went to the file (the 100,000-level snapshot's among them), and the reads above came from it.
+      expect(statSync(file).size).toBeGreaterThan(2 << 20);
+      log.dispose();
+      expect(existsSync(file)).toBe(false);
+    }
   });
 });
