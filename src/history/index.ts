@@ -1,6 +1,6 @@
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { ReplayFeed, type CaptureStore, type ReplayItem } from '../capture/index.js';
+import { ReplayFeed, type CaptureRecord, type CaptureStore, type ReplayItem } from '../capture/index.js';
 import type { NormLines, NormView } from '../capture/normcache.js';
 import type { VenueConfig } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
@@ -100,9 +100,10 @@ function removeOpenFiles(dir: string): void {
  * stops (with a log line, and `as_of` reads say why) rather than grow without bound: at 108k
  * markets on 2 cores it once fell behind the capture and took the process past 19 GiB in minutes.
  * `chunkBytes`: the open slice's packed chunks (`PackedLog`), each written to disk once full.
+ * `readBatch`: the records a catch-up reads from the capture at a time (`CaptureTail.read`).
  * The main thread sends these with each sync (a test may lower one).
  */
-export const HISTORY_LIMITS = { sliceEvents: 200_000, openEvents: 1_000_000, behind: 500_000, chunkBytes: PACKED_CHUNK };
+export const HISTORY_LIMITS = { sliceEvents: 200_000, openEvents: 1_000_000, behind: 500_000, chunkBytes: PACKED_CHUNK, readBatch: 4_096 };
 
 /** Where the index follows the capture from. */
 export interface HistoryStart {
@@ -275,10 +276,18 @@ export class HistoryIndex {
     this.opts.log?.warn({ reason: this.stopped }, 'history index stopped');
   }
 
+  /** Indexes the records up to `upTo`, a bounded batch at a time (`HISTORY_LIMITS.readBatch`): behind by a slice write's worth, it holds a batch of them, not all. */
   private async catchUp(upTo: number): Promise<void> {
-    if (upTo <= this.lastSeq) return;
+    while (upTo > this.lastSeq && this.stopped === undefined) {
+      const batch = await this.tail.read(upTo, HISTORY_LIMITS.readBatch);
+      if (batch.length === 0) return;
+      await this.index(batch);
+    }
+  }
+
+  private async index(batch: readonly CaptureRecord[]): Promise<void> {
     const items: ReplayItem[] = [];
-    for (const r of await this.tail.read(upTo)) {
+    for (const r of batch) {
       if (r.seq !== this.lastSeq + 1) this.gaps++;
       this.lastSeq = r.seq;
       if (r.t > this.lastT) this.lastT = r.t;
