@@ -179,23 +179,39 @@ describe.skipIf(!have)('web dashboard in Chromium against the live simulator', (
   }, 300_000);
 
   it('draws a market page: ladder, candles, trades and the match group side by side', async () => {
-    // A leg on a venue with an order book, opened from the board (in-page navigation keeps the key).
-    const link = page.locator('tr[data-id]:not([data-closed]) .leg a:not(.ext)', { hasText: /venue_[ab]/ }).first();
-    await link.waitFor(WAIT);
-    // The chart needs a candle: a young service may have none for this market yet, so wait for one over REST.
-    const href = new URL((await link.getAttribute('href'))!, svc.url);
-    const historyUrl = `${svc.url}/api/v2/prices/history?platform=${href.searchParams.get('platform')}&market_id=${encodeURIComponent(href.searchParams.get('id')!)}&interval=1m`;
+    // A leg on a venue with an order book and a trade feed, opened from the board (in-page navigation keeps the key).
+    const links = page.locator('tr[data-id]:not([data-closed]) .leg a:not(.ext)', { hasText: /venue_[ab]/ });
+    await links.first().waitFor(WAIT);
+    // The page draws a candle chart and a trade tape: a young service may have neither for a given
+    // market yet (most of the simulator's markets trade seldom), so take one of the board's markets
+    // that has both over REST, waiting until one does.
+    const count = async (path: string, field: 'candles' | 'trades'): Promise<number> => {
+      const r = await fetch(`${svc.url}/api/v2${path}`, { headers: { 'X-API-Key': svc.demoKey! } });
+      return r.ok ? ((await r.json()) as Record<string, unknown[]>)[field]!.length : 0;
+    };
+    let href: URL | undefined;
     await expect
-      .poll(async () => ((await (await fetch(historyUrl, { headers: { 'X-API-Key': svc.demoKey! } })).json()) as { candles: unknown[] }).candles.length, {
-        timeout: 120_000,
-        interval: 1_000,
-      })
-      .toBeGreaterThan(0);
+      .poll(
+        async () => {
+          const hrefs = [...new Set(await links.evaluateAll((as) => as.map((a) => a.getAttribute('href') ?? '')))].slice(0, 8);
+          for (const h of hrefs) {
+            const u = new URL(h, svc.url);
+            const q = `platform=${u.searchParams.get('platform')}&market_id=${encodeURIComponent(u.searchParams.get('id')!)}`;
+            if ((await count(`/trades?${q}&limit=1`, 'trades')) > 0 && (await count(`/prices/history?${q}&interval=1m`, 'candles')) > 0) {
+              href = u;
+              return true;
+            }
+          }
+          return false;
+        },
+        { timeout: 180_000, interval: 1_000 },
+      )
+      .toBe(true);
     // That very market (the board may have re-ranked meanwhile), as a click on its link navigates: in the page.
     await page.evaluate((to) => {
       history.pushState(null, '', to);
       dispatchEvent(new PopStateEvent('popstate'));
-    }, `${href.pathname}${href.search}`);
+    }, `${href!.pathname}${href!.search}`);
     await page.waitForURL(/\/app\/market\?/, WAIT);
     await page.waitForSelector('[data-testid=ladder] tr.lvl[data-price]', WAIT);
     await page.waitForSelector('.chart canvas', WAIT).catch(async (e: unknown) => {
