@@ -40,13 +40,19 @@ async function drain(tail: CaptureTail, upTo: number, max: number): Promise<Capt
   }
 }
 
+/** A capture with `n` records written and flushed, and a tail that follows it from its start. */
+async function started(n: number): Promise<{ dir: string; cap: Capture; tail: CaptureTail }> {
+  const dir = tempDir('cb-tail-');
+  const cap = open(dir);
+  const tail = new CaptureTail(new CaptureStore(dir), 0, tailStart(new CaptureStore(dir)));
+  write(cap, 0, n);
+  await cap.flush();
+  return { dir, cap, tail };
+}
+
 describe('CaptureTail', () => {
   it('hands out every record once, in sequence order, a bounded batch at a time', async () => {
-    const dir = tempDir('cb-tail-');
-    const cap = open(dir);
-    const tail = new CaptureTail(new CaptureStore(dir), 0, tailStart(new CaptureStore(dir)));
-    write(cap, 0, 600);
-    await cap.flush();
+    const { dir, cap, tail } = await started(600);
     const batches = await drain(tail, cap.lastSeq, 50);
     const got = batches.flat();
     expect(got.map((r) => r.seq)).toEqual(Array.from({ length: cap.lastSeq }, (_, i) => i + 1));
@@ -59,11 +65,7 @@ describe('CaptureTail', () => {
   });
 
   it('goes on where it stopped as the capture grows, and never hands out a record past upTo', async () => {
-    const dir = tempDir('cb-tail-');
-    const cap = open(dir);
-    const tail = new CaptureTail(new CaptureStore(dir), 0, tailStart(new CaptureStore(dir)));
-    write(cap, 0, 300);
-    await cap.flush();
+    const { dir, cap, tail } = await started(300);
     const upTo = Math.floor(cap.lastSeq / 2);
     const first = (await drain(tail, upTo, 30)).flat();
     expect(first.map((r) => r.seq)).toEqual(Array.from({ length: upTo }, (_, i) => i + 1));
@@ -75,11 +77,7 @@ describe('CaptureTail', () => {
   });
 
   it('gives at least one record a call while any is due, even with a batch of one', async () => {
-    const dir = tempDir('cb-tail-');
-    const cap = open(dir);
-    const tail = new CaptureTail(new CaptureStore(dir), 0, tailStart(new CaptureStore(dir)));
-    write(cap, 0, 120);
-    await cap.flush();
+    const { cap, tail } = await started(120);
     const batches = await drain(tail, cap.lastSeq, 1);
     expect(batches.flat().map((r) => r.seq)).toEqual(Array.from({ length: cap.lastSeq }, (_, i) => i + 1));
     expect(batches.every((b) => b.length >= 1)).toBe(true);
@@ -87,11 +85,7 @@ describe('CaptureTail', () => {
   });
 
   it('unbounded, one call hands out everything due, as before batches', async () => {
-    const dir = tempDir('cb-tail-');
-    const cap = open(dir);
-    const tail = new CaptureTail(new CaptureStore(dir), 0, tailStart(new CaptureStore(dir)));
-    write(cap, 0, 400);
-    await cap.flush();
+    const { dir, cap, tail } = await started(400);
     expect(await tail.read(cap.lastSeq)).toEqual(await everything(new CaptureStore(dir)));
     expect(await tail.read(cap.lastSeq)).toEqual([]);
     await cap.close();
