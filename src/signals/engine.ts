@@ -323,7 +323,7 @@ function readBound(side: BookSide, read: number, below: number): number {
 }
 
 /**
- * Keeps on `b` what a recompute (`serial`) of group `groupId` read of it: `bids` levels of its bids
+ * Keeps on `b` what a recompute (`serial`) of the group `c` read of it: `bids` levels of its bids
  * against `bidBelow`, `asks` of its asks against `askBelow`. A book read twice in one recompute keeps
  * the wider of the two reads.
  */
@@ -489,10 +489,8 @@ export class SignalEngine implements LegLookup {
    * Marks the groups a market belongs to for the next `flush` (conflation: a burst of changes to a
    * group's members recomputes it once, on the state as it stands). Returns whether any was marked.
    */
-  mark(venue: string, marketId: string, held?: HeldGroups): boolean {
-    const ids = held === undefined ? this.groups.groupsOfMarket(venue, marketId) : this.heldGroups(venue, marketId, held);
-    for (let i = 0; i < ids.length; i++) this.dirty.set(ids[i]!, true);
-    return ids.length > 0;
+  mark(venue: string, marketId: string): boolean {
+    return this.markRecompute(this.groups.groupsOfMarket(venue, marketId));
   }
 
   /**
@@ -507,6 +505,11 @@ export class SignalEngine implements LegLookup {
       if (!this.dirty.has(ids[0]!)) this.dirty.set(ids[0]!, false);
       return true;
     }
+    return this.markRecompute(ids);
+  }
+
+  /** Marks `ids` to be recomputed at the next flush; whether there were any. */
+  private markRecompute(ids: readonly number[]): boolean {
     for (let i = 0; i < ids.length; i++) this.dirty.set(ids[i]!, true);
     return ids.length > 0;
   }
