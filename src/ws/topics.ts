@@ -229,9 +229,7 @@ export class Topics {
    * the name (undefined: none). A cluster core, which exports what nobody holds, asks by name.
    */
   marketSubs(ch: string, slug: string, id: string): Held | undefined {
-    if (this.exportAll) return this.subs(`${ch}:${slug}:${id}`);
-    const h = this.findHeld(ch, slug, id);
-    return h === undefined ? undefined : this.answer(h);
+    return this.marketSubsIn(this.heldOf(id), ch, slug, id);
   }
 
   /**
