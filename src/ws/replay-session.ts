@@ -366,7 +366,7 @@ export class ReplaySessions {
     let n = 0;
     let first = true;
     for await (const item of replayItems(readBatches(store, { from: 0, to: s.to, flushes: true }), this.d.config.venues, this.d.log)) {
-      if (s.gen !== gen || s.stopped || s.c.closed) return;
+      if (this.stale(s, gen)) return;
       const t = itemTime(item);
       if (t > s.to) break;
       if (first) {
@@ -433,6 +433,7 @@ export class ReplaySessions {
     }
   }
 
+  /** Whether pass `gen` of `s` may send no more: a seek back started another, the replay stopped, or the client is gone. */
   private stale(s: Session, gen: number): boolean {
     return s.gen !== gen || s.stopped || s.c.closed;
   }
@@ -490,7 +491,7 @@ export class ReplaySessions {
 
   /** One message of the replay to its client (nothing once the pass is stale, stopped or the client gone). */
   private deliver(s: Session, gen: number, topic: string, msg: string | Uint8Array): void {
-    if (s.gen !== gen || s.stopped || s.c.closed) return;
+    if (this.stale(s, gen)) return;
     s.ws.send(msg);
     s.messages++;
     const ch = topic.slice(0, topic.indexOf(':'));
@@ -500,7 +501,7 @@ export class ReplaySessions {
   /** Waits until the item of time `t` may go: not paused, the client reading, and its time come at `speed`. */
   private async gate(s: Session, gen: number, t: number): Promise<void> {
     for (;;) {
-      if (s.gen !== gen || s.stopped || s.c.closed) return;
+      if (this.stale(s, gen)) return;
       // A seek forward past this item: it is applied without being sent, so it waits for nothing.
       if (s.run !== undefined && t < s.run.from) return;
       if (s.paused || s.ws.getBufferedAmount() > this.d.highWater) {
