@@ -27,8 +27,13 @@ export interface Checkpoint {
 /** The ready books of `books` (a BookStore's `entries()`), copied: the state goes on changing them. The object `packCheckpoint` writes. */
 export function checkpointOf(books: Iterable<readonly [VenueLabel, string, OrderBook]>, seq: number, t: number): Checkpoint {
   const out: CheckpointBook[] = [];
-  for (const [venue, instrument, b] of books) if (b.ready) out.push({ venue, instrument, bids: b.bids.levels(), asks: b.asks.levels(), ts: b.timestamp });
+  for (const [venue, instrument, b] of books) if (b.ready) out.push(checkpointBook(venue, instrument, b));
   return { seq, t, books: out };
+}
+
+/** A ready book as a checkpoint holds it, its levels copied. */
+function checkpointBook(venue: VenueLabel, instrument: string, b: OrderBook): CheckpointBook {
+  return { venue, instrument, bids: b.bids.levels(), asks: b.asks.levels(), ts: b.timestamp };
 }
 
 /**
@@ -45,7 +50,7 @@ export function packCheckpoint(books: Iterable<readonly [VenueLabel, string, Ord
   let n = 0;
   for (const [venue, instrument, b] of books)
     if (b.ready) {
-      const p = pack({ venue, instrument, bids: b.bids.levels(), asks: b.asks.levels(), ts: b.timestamp } satisfies CheckpointBook);
+      const p = pack(checkpointBook(venue, instrument, b));
       if (pos + p.length > chunk.length) {
         if (pos > 0) chunks.push(chunk.subarray(0, pos));
         chunk = Buffer.allocUnsafe(Math.max(CHUNK, p.length));

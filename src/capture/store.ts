@@ -2,7 +2,7 @@ import { closeSync, mkdirSync, openSync, readdirSync, readSync, rmSync, statSync
 import { open, readFile, rename, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { pack, unpack } from 'msgpackr';
+import { unpack } from 'msgpackr';
 import { brotliCompress, brotliDecompress, brotliDecompressSync, constants } from 'node:zlib';
 import {
   BLOCK_HEAD,
@@ -315,10 +315,10 @@ export class CaptureStore {
 
   /**
    * Writes a checkpoint (refused like `append` when the disk is nearly full); a reader never sees
-   * half of one. `cp`: a checkpoint, or its msgpack bytes (`packCheckpoint`) with its `seq` and `t`.
+   * half of one. `cp`: its msgpack bytes (`packCheckpoint`) with its `seq` and `t`.
    */
-  async writeCheckpoint(cp: Checkpoint | { readonly seq: number; readonly t: number; readonly packed: Buffer }): Promise<number> {
-    const packed = 'packed' in cp ? cp.packed : pack(cp);
+  async writeCheckpoint(cp: { readonly seq: number; readonly t: number; readonly packed: Buffer }): Promise<number> {
+    const packed = cp.packed;
     const bytes = await compress(packed, brotliOptions(packed.length));
     const free = this.freeOf(this.dir);
     if (free - bytes.length < this.minFree) throw new CaptureDiskFullError(`disk nearly full: ${free} bytes free in ${this.dir}; checkpoint not written`);
