@@ -22,6 +22,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { join, resolve } from 'node:path';
 import { open, type Database, type Key, type RootDatabase } from 'lmdb';
 import type { Logger } from '../core/log.js';
+import { WriteBarrier } from './barrier.js';
 import { DiskGuard, type GuardOptions } from './guard.js';
 import type { Level, VenueLabel } from '../core/types.js';
 import type { Candle } from '../state/candles.js';
@@ -122,7 +123,8 @@ export class Persistence {
   readonly root: RootDatabase;
   private readonly dbs = new Map<DbName, Database>();
   private readonly dirty = { catalog: new DirtyKeys(), quotes: new DirtyKeys(), books: new DirtyKeys() };
-  private pending = new Set<Promise<unknown>>();
+  /** Every write issued (puts, removals): what `flushed()` and the chunked writers wait for. */
+  private readonly writes = new WriteBarrier();
   /**
    * Bumped whenever a one-minute candle older than HISTORY_STABLE_MS is written (backfills, clock
    * skew): history older than that horizon is otherwise immutable, which is what lets
@@ -377,7 +379,7 @@ export class Persistence {
         this.track(r);
         // Wait for the commits and let the guard check its reserve, as a snapshot does per chunk.
         if (++removals % PRUNE_CHUNK !== 0) continue;
-        await Promise.all([...this.pending]);
+        await this.writes.settled();
         this.guard?.check();
         await nextTurn();
       }
@@ -494,7 +496,7 @@ export class Persistence {
     for (let more = true; more;) {
       for (let k = 0; k < SNAPSHOT_CHUNK && more; k++) more = !writes.next().done;
       if (!more) break;
-      await Promise.all([...this.pending]);
+      await this.writes.settled();
       this.guard?.check();
     }
     await this.flushed();
@@ -530,17 +532,12 @@ export class Persistence {
 
   /** Resolves when every write issued so far is durable (or failed and was counted). */
   async flushed(): Promise<void> {
-    await Promise.all([...this.pending]);
+    await this.writes.settled();
     await this.root.flushed;
   }
 
   private track(p: Promise<unknown>): void {
-    const q = p.then(
-      () => undefined,
-      (e: Error) => this.noteWriteError(e),
-    );
-    this.pending.add(q);
-    void q.finally(() => this.pending.delete(q));
+    this.writes.track(p, (e) => this.noteWriteError(e));
   }
 
   /**
