@@ -79,7 +79,17 @@ export function createPolymarketFeed(ctx: FeedContext): VenueFeed {
 
 const isOpen = (u: MarketUpsert): boolean => u.status === 'active' || u.status === 'initialized';
 
-/** The Gamma catalog walk, and which markets were open at the last one (to follow them to their end). */
+/**
+ * The Gamma catalog walk, and which markets were open at the last one (to follow them to their end).
+ *
+ * Page by page: a walk of 100k markets is hundreds of pages, and holding them all (events with
+ * their markets, then the market list, then an upsert for each) before publishing anything made
+ * the walk the largest thing in the heap while catalogs arrive. Each `/markets` page is published
+ * as it arrives and let go. What the walk must still know at its end is kept small: each event's
+ * fields without its markets (the parent of the list's markets), the condition ids seen, and the
+ * events' own markets that the list has not shown yet, as JSON text (published after the list,
+ * as before, when the list never shows them: closed markets of an open event).
+ */
 class GammaCatalog {
   /** conditionId → whether it was still open when last seen. */
   private readonly open = new Map<string, boolean>();
@@ -91,68 +101,38 @@ class GammaCatalog {
 
   /** One walk: every market published; returns the tokens of the open two-outcome markets. */
   async refresh(): Promise<string[]> {
-    const ups = await this.discover();
-    const current = new Set<string>();
-    const assets: string[] = [];
-    for (const u of ups) {
-      const cid = this.conditionIdOf(u);
-      current.add(cid);
-      this.publish(u, cid);
-      if (isOpen(u) && u.yesInstrument && u.noInstrument) assets.push(u.yesInstrument, u.noInstrument);
-    }
-    const gone = [...this.open].filter(([cid, open]) => open && !current.has(cid)).map(([cid]) => cid);
+    const walk = new GammaWalk(this.rt, (u) => this.publish(u));
+    await this.pages('/events', gammaEventsResponseSchema, 100, (events) => walk.events(events));
+    await this.pages('/markets', gammaMarketsResponseSchema, 500, (markets) => walk.markets(markets, this.rt.now()));
+    if (this.rt.stopped) return walk.assets;
+    // Stamped when the answers are in, right before the upserts go out (a replay applies them at this time).
+    walk.rest(this.rt.now());
+    const gone = [...this.open].filter(([cid, open]) => open && !walk.current.has(cid)).map(([cid]) => cid);
     if (gone.length) {
       const ended = await this.vanished(gone);
       const now = this.rt.now();
       for (const m of ended) {
         const u = gammaMarketToUpsert(this.rt.venue, m, m.events?.[0] ?? undefined, now);
-        if (u) this.publish(u, this.conditionIdOf(u));
+        if (u) this.publish(u);
       }
     }
-    return assets;
+    return walk.assets;
   }
 
   /** One upsert out (the frame path shows it to the mapper, which learns its tokens). */
-  private publish(u: MarketUpsert, conditionId: string): void {
-    this.open.set(conditionId, isOpen(u));
+  private publish(u: MarketUpsert): void {
+    this.open.set(venueMarketId(this.rt.venue, u.marketId) ?? u.marketId, isOpen(u));
     this.rt.emit(u);
   }
 
-  private conditionIdOf(u: MarketUpsert): string {
-    return venueMarketId(this.rt.venue, u.marketId) ?? u.marketId;
-  }
-
-  private async pages<T>(path: string, schema: z.ZodType<T[]>, limit: number): Promise<T[]> {
-    const out: T[] = [];
-    for (let page = 0; page < 200 && !this.rt.stopped; page++) {
-      const rows = await getJson(url(this.gamma, path, { active: true, closed: false, limit, offset: page * limit }), schema);
-      out.push(...rows);
+  /** Walks `path` a page at a time, handing each page to `page` before the next is asked for. */
+  private async pages<T>(path: string, schema: z.ZodType<T[]>, limit: number, page: (rows: T[]) => void): Promise<void> {
+    for (let n = 0; n < 200 && !this.rt.stopped; n++) {
+      const rows = await getJson(url(this.gamma, path, { active: true, closed: false, limit, offset: n * limit }), schema);
+      if (this.rt.stopped) return;
+      page(rows);
       if (rows.length < limit) break;
     }
-    return out;
-  }
-
-  private async discover(): Promise<MarketUpsert[]> {
-    const events: GammaEvent[] = await this.pages('/events', gammaEventsResponseSchema, 100);
-    const markets: GammaMarket[] = await this.pages('/markets', gammaMarketsResponseSchema, 500);
-    // Stamped when the answers are in, right before the upserts go out (a replay applies them at this time).
-    const now = this.rt.now();
-    const eventById = new Map<string, GammaEvent>(events.map((e) => [e.id, e]));
-    const out: MarketUpsert[] = [];
-    const seen = new Set<string>();
-    const add = (m: GammaMarket, parent: GammaEventRef | undefined): void => {
-      if (seen.has(m.conditionId)) return;
-      seen.add(m.conditionId);
-      const u = gammaMarketToUpsert(this.rt.venue, m, parent, now);
-      if (u) out.push(u);
-      else this.rt.stats.malformedFrame('gamma_market', 'not a two-outcome market', m.conditionId);
-    };
-    for (const m of markets) {
-      const ref = m.events?.[0] ?? undefined;
-      add(m, (ref && eventById.get(ref.id)) ?? ref);
-    }
-    for (const e of events) for (const m of e.markets ?? []) add(m, e);
-    return out;
   }
 
   /** Markets that left the open list: fetch them by condition id to learn how they ended. */
@@ -164,6 +144,73 @@ class GammaCatalog {
       out.push(...(await getJson(u.toString(), gammaMarketsResponseSchema)));
     }
     return out;
+  }
+}
+
+/** An event's market waiting for the list: its record as JSON text and the event it came in. */
+interface Nested {
+  readonly json: string;
+  readonly parent: GammaEventRef;
+}
+
+/**
+ * One Gamma walk's state: events first (kept without their markets), then the market list
+ * published a page at a time, then the events' markets the list did not have. A market is
+ * published once per walk, from the list when the list has it (with the list's event looked up
+ * among the events), else from its first event.
+ */
+class GammaWalk {
+  /** Condition ids published by this walk (markets that left the catalog are the open ones not in it). */
+  readonly current = new Set<string>();
+  /** Tokens of the open two-outcome markets. */
+  readonly assets: string[] = [];
+  /** Event id → the event without its markets (the last page that had it wins, as a Map of every event did). */
+  private readonly eventById = new Map<string, GammaEventRef>();
+  /** Condition ids already mapped (published or counted malformed). */
+  private readonly seen = new Set<string>();
+  /** The events' markets not yet seen in the list, in the order the events gave them. */
+  private readonly nested = new Map<string, Nested>();
+
+  constructor(
+    private readonly rt: FeedRuntime,
+    private readonly publish: (u: MarketUpsert) => void,
+  ) {}
+
+  /** One `/events` page: the events kept without their markets, their markets held until the list is walked. */
+  events(page: readonly GammaEvent[]): void {
+    for (const e of page) {
+      const { markets, ...parent } = e;
+      this.eventById.set(e.id, parent);
+      for (const m of markets ?? []) if (!this.nested.has(m.conditionId)) this.nested.set(m.conditionId, { json: JSON.stringify(m), parent });
+    }
+  }
+
+  /** One `/markets` page, published now; its markets are no longer waited for from the events. */
+  markets(page: readonly GammaMarket[], now: number): void {
+    for (const m of page) {
+      const ref = m.events?.[0] ?? undefined;
+      this.add(m, (ref && this.eventById.get(ref.id)) ?? ref, now);
+      this.nested.delete(m.conditionId);
+    }
+  }
+
+  /** After the list: the events' markets it did not have. */
+  rest(now: number): void {
+    for (const { json, parent } of this.nested.values()) this.add(JSON.parse(json) as GammaMarket, parent, now);
+    this.nested.clear();
+  }
+
+  private add(m: GammaMarket, parent: GammaEventRef | undefined, now: number): void {
+    if (this.seen.has(m.conditionId)) return;
+    this.seen.add(m.conditionId);
+    const u = gammaMarketToUpsert(this.rt.venue, m, parent, now);
+    if (!u) {
+      this.rt.stats.malformedFrame('gamma_market', 'not a two-outcome market', m.conditionId);
+      return;
+    }
+    this.current.add(venueMarketId(this.rt.venue, u.marketId) ?? u.marketId);
+    this.publish(u);
+    if (isOpen(u) && u.yesInstrument && u.noInstrument) this.assets.push(u.yesInstrument, u.noInstrument);
   }
 }
 

@@ -52,7 +52,12 @@ export function createPolymarketUsFeed(ctx: FeedContext): VenueFeed {
 
 const isOpen = (u: MarketUpsert): boolean => u.status === 'active' || u.status === 'initialized';
 
-/** The REST catalog walk, and which markets were open at the last one (to follow them to their end). */
+/**
+ * The REST catalog walk, and which markets were open at the last one (to follow them to their end).
+ * Page by page: the events are kept without their markets (the parents of the list's markets),
+ * each `/v1/markets` page is published as it arrives and let go; only the slugs seen stay to the
+ * end of the walk.
+ */
 class UsCatalog {
   /** slug → whether it was still open when last seen. */
   private readonly open = new Map<string, boolean>();
@@ -61,19 +66,28 @@ class UsCatalog {
 
   /** One walk: every market published; returns the open slugs that `wanted` accepts. */
   async refresh(wanted: (slug: string) => boolean): Promise<string[]> {
-    const evs: UsEvent[] = await this.pages('/v1/events', usEventsResponseSchema, (b) => b.events);
-    const mks: UsMarket[] = await this.pages('/v1/markets', usMarketsResponseSchema, (b) => b.markets);
-    const bySlug = new Map<string, UsEvent>(evs.map((e) => [e.slug, e]));
+    const bySlug = new Map<string, UsEvent>();
+    await this.pages('/v1/events', usEventsResponseSchema, (b) => {
+      for (const e of b.events) {
+        const { markets: _markets, ...parent } = e;
+        bySlug.set(e.slug, parent);
+      }
+      return b.events.length;
+    });
     // Stamped as each upsert goes out, after the answer it comes from (a replay applies it at this time).
     const upsert = (m: UsMarket): MarketUpsert => usMarketToUpsert(this.rt.venue, m, m.eventSlug ? bySlug.get(m.eventSlug) : undefined, this.rt.now());
     const current = new Set<string>();
     const fresh: string[] = [];
-    for (const m of mks) {
-      current.add(m.slug);
-      const u = upsert(m);
-      this.publish(u);
-      if (wanted(m.slug) && isOpen(u)) fresh.push(m.slug);
-    }
+    await this.pages('/v1/markets', usMarketsResponseSchema, (b) => {
+      for (const m of b.markets) {
+        current.add(m.slug);
+        const u = upsert(m);
+        this.publish(u);
+        if (wanted(m.slug) && isOpen(u)) fresh.push(m.slug);
+      }
+      return b.markets.length;
+    });
+    if (this.rt.stopped) return fresh;
     const gone = [...this.open].filter(([s, open]) => open && !current.has(s)).map(([s]) => s);
     for (let i = 0; i < gone.length && !this.rt.stopped; i += 50) {
       const u = new URL(url(this.rt.endpoints.rest, '/v1/markets', { limit: 50 }));
@@ -90,15 +104,13 @@ class UsCatalog {
     this.rt.emit(u);
   }
 
-  private async pages<B, T>(path: string, schema: z.ZodType<B>, pick: (b: B) => T[]): Promise<T[]> {
+  /** Walks `path` a page at a time; `page` takes each body before the next is asked for and says how many rows it had. */
+  private async pages<B>(path: string, schema: z.ZodType<B>, page: (b: B) => number): Promise<void> {
     const limit = 100;
-    const out: T[] = [];
-    for (let page = 0; page < 500 && !this.rt.stopped; page++) {
-      const rows = pick(await getJson(url(this.rt.endpoints.rest, path, { active: true, closed: false, limit, offset: page * limit }), schema));
-      out.push(...rows);
-      if (rows.length < limit) break;
+    for (let n = 0; n < 500 && !this.rt.stopped; n++) {
+      const body = await getJson(url(this.rt.endpoints.rest, path, { active: true, closed: false, limit, offset: n * limit }), schema);
+      if (this.rt.stopped || page(body) < limit) return;
     }
-    return out;
   }
 }
 
