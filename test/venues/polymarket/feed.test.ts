@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -12,7 +12,8 @@ import { serve } from '../../../src/sim/protocols/polymarket.js';
 import type { SimListing } from '../../../src/sim/types.js';
 import { createWorld } from '../../../src/sim/world.js';
 import { createPolymarketFeed } from '../../../src/venues/polymarket/feed.js';
-import { SUSPECT_FRAMES } from '../../../src/venues/polymarket/mappers.js';
+import { gammaMarketToUpsert, SUSPECT_FRAMES } from '../../../src/venues/polymarket/mappers.js';
+import { gammaEventsResponseSchema, gammaMarketSchema } from '../../../src/venues/polymarket/raw.js';
 
 const cfg = loadConfig({ env: {} });
 const venue = cfg.venues.find((v) => v.protocol === 'polymarket')!;
@@ -313,5 +314,70 @@ describe('crossbook normalize of a recorded market channel', () => {
     // The same frames without the list: the same trades, side unknown.
     const bare = run().out.filter((t) => t['type'] === 'trade');
     expect(bare.map((t) => [t['takerSide'], t['yesPrice']])).toEqual(traded.map(() => ['unknown', null]));
+  });
+});
+
+describe('Gamma catalog walk, page by page', () => {
+  /** Real Gamma documents (test/fixtures/SOURCES.md) served from a loopback server; `list` says what `/markets` lists. */
+  async function gammaServer(list: () => unknown[], byCondition: (id: string) => unknown): Promise<{ gamma: string; close: () => Promise<void> }> {
+    const { createServer } = await import('node:http');
+    const events = JSON.parse(readFileSync(join(fixtures, 'gamma_events_democratic_nominee_2028.json'), 'utf8')) as unknown[];
+    const srv = createServer((req, res) => {
+      const u = new URL(req.url ?? '/', 'http://x');
+      const first = (u.searchParams.get('offset') ?? '0') === '0';
+      const cids = u.searchParams.getAll('condition_ids');
+      const body = u.pathname === '/gamma/events' ? (first ? events : []) : cids.length ? cids.map(byCondition) : first ? list() : [];
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    });
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+    const { port } = srv.address() as { port: number };
+    return { gamma: `http://127.0.0.1:${port}/gamma`, close: () => new Promise((r) => srv.close(() => r())) };
+  }
+  const fixtures = join(import.meta.dirname, '../../fixtures/polymarket');
+  const read = (f: string): Record<string, unknown> => JSON.parse(readFileSync(join(fixtures, f), 'utf8')) as Record<string, unknown>;
+  const untimed = (u: MarketUpsert): Omit<MarketUpsert, 'timestamp' | 'localTimestamp'> => {
+    const { timestamp: _t, localTimestamp: _l, ...rest } = u;
+    return rest;
+  };
+
+  it('publishes the list first (with its events looked up), then the events’ markets the list lacked; a market that leaves is fetched to its end', async () => {
+    const raw = JSON.parse(readFileSync(join(fixtures, 'gamma_events_democratic_nominee_2028.json'), 'utf8')) as { markets: Record<string, unknown>[] }[];
+    const [event] = gammaEventsResponseSchema.parse(raw);
+    const nested0 = event!.markets![0]!;
+    const btc = read('gamma_market_btc_updown_5m.json');
+    // The list carries the event's second market in its own version (another question text, the event as a ref).
+    const rawNested1 = raw[0]!.markets[1]!;
+    const listed1 = {
+      ...rawNested1,
+      question: `${String(rawNested1['question'])} (as listed)`,
+      events: [{ id: event!.id, slug: event!.slug, title: event!.title }],
+    };
+    let withBtc = true;
+    const server = await gammaServer(
+      () => (withBtc ? [listed1, btc] : [listed1]),
+      (id) => (id === btc['conditionId'] ? { ...btc, closed: true, active: true, umaResolutionStatus: 'resolved', outcomePrices: '["1", "0"]' } : undefined),
+    );
+    cleanups.push(server.close);
+    const endpoints = { rest: server.gamma, ws: 'ws://127.0.0.1:9/ws/market', extra: { gamma: server.gamma } };
+    const feed = createPolymarketFeed({ venue, endpoints, ingest: { ...ingest, catalogRefreshMs: 50, reconnectMinMs: 60_000 }, log });
+    const markets: MarketUpsert[] = [];
+    let walks = 0;
+    const sub = feed.events$.subscribe((e) => {
+      if (e.type === 'market') markets.push(e);
+      else if (e.type === 'feed' && e.state === 'catalog' && ++walks === 1) withBtc = false;
+    });
+    cleanups.push(() => sub.unsubscribe());
+    await until('two walks', () => walks >= 2);
+
+    const parent = { ...event! };
+    const expected = [
+      gammaMarketToUpsert(venue, gammaMarketSchema.parse(listed1), parent, 0)!,
+      gammaMarketToUpsert(venue, gammaMarketSchema.parse(btc), undefined, 0)!,
+      gammaMarketToUpsert(venue, nested0, parent, 0)!,
+    ].map(untimed);
+    // First walk: each market once, the list's version where the list has it; the runtime passes only changes after.
+    expect(markets.slice(0, 3).map(untimed)).toEqual(expected);
+    const ended = markets.slice(3);
+    expect(ended.map((u) => [u.marketId, u.status, u.result])).toEqual([[expected[1]!.marketId, 'finalized', 'yes']]);
   });
 });
