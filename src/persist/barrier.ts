@@ -6,7 +6,7 @@
  * (the first listing of 100k markets on a starved machine), hundreds of thousands of writes are in
  * flight and a wait starts before the last one ended, so the reactions piled up at O(writes ×
  * waits): 10 MiB a second of the main heap at 108k markets, 450 MiB → 2.4 GiB live in four
- * minutes (BENCHMARKS.md, "The catalog flush's waits"). Here a write is a number and a wait is
+ * minutes (BENCHMARKS.md, "The main heap's peak at 108k"). Here a write is a number and a wait is
  * a number: writes are numbered as issued, `floor` is the highest number below which every
  * write has settled, and a wait resolves once `floor` reaches the last number issued before it.
  */
