@@ -2,6 +2,7 @@ import type { Database } from 'lmdb';
 import { Subject } from 'rxjs';
 import type { Logger } from '../core/log.js';
 import type { VenueLabel } from '../core/types.js';
+import { WriteBarrier } from '../persist/barrier.js';
 import type { Persistence } from '../persist/store.js';
 import { marketKey } from '../state/catalog.js';
 import { wilsonLow, type AppliedTrade, type Outcome, type ScoredEntry, type WalletFill, type WalletLedger } from './wallets.js';
@@ -174,7 +175,8 @@ export class AlertEngine {
   private ring: Alert[] = [];
   private readonly cooldown = new Map<string, number>();
   private readonly anonymousVenues: ReadonlySet<VenueLabel>;
-  private readonly pending = new Set<Promise<unknown>>();
+  /** Writes in flight, waited for by flush/close without a copy of them per wait (persist/barrier.ts). */
+  private readonly writes = new WriteBarrier();
   private prunedTo = 0;
   seq = 0;
   private lastCreated = 0;
@@ -218,12 +220,12 @@ export class AlertEngine {
 
   /** Waits for every appended alert to be durable; the pipeline that feeds the engine has stopped by then. */
   async close(): Promise<void> {
-    await Promise.all([...this.pending]);
+    await this.writes.settled();
   }
 
   /** Resolves when every appended alert is durable. */
   async flushed(): Promise<void> {
-    await Promise.all([...this.pending]);
+    await this.writes.settled();
   }
 
   // ---- detection ------------------------------------------------------------------------------
@@ -460,14 +462,9 @@ export class AlertEngine {
   }
 
   private track(p: Promise<unknown>): void {
-    const q = p.then(
-      () => undefined,
-      (e: Error) => {
-        if (this.writeErrors++ === 0) this.log?.error({ err: e.message }, 'alert write failed; serving from memory');
-      },
-    );
-    this.pending.add(q);
-    void q.finally(() => this.pending.delete(q));
+    this.writes.track(p, (e) => {
+      if (this.writeErrors++ === 0) this.log?.error({ err: e.message }, 'alert write failed; serving from memory');
+    });
   }
 
   // ---- reads ----------------------------------------------------------------------------------

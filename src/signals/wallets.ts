@@ -4,6 +4,7 @@ import { Subject } from 'rxjs';
 import type { Logger } from '../core/log.js';
 import { PAYOUT, roundSize } from '../core/price.js';
 import type { Trade, VenueLabel } from '../core/types.js';
+import { WriteBarrier } from '../persist/barrier.js';
 import type { Persistence } from '../persist/store.js';
 import { marketKey, type CatalogChange, type MarketRecord } from '../state/catalog.js';
 import type { EngineState } from '../state/engine.js';
@@ -354,7 +355,8 @@ export class WalletLedger {
   private readonly lru = new Map<PositionRecord, WalletRecord>();
   /** Positions evicted over the process's life. */
   evictedPositions = 0;
-  private readonly pending = new Set<Promise<unknown>>();
+  /** Writes in flight, waited for by flush/close without a copy of them per wait (persist/barrier.ts). */
+  private readonly writes = new WriteBarrier();
   private lastPrune = 0;
   /** Sequence of the newest trade in the volume (applied, or replayed at load). */
   private volumeSeq = 0;
@@ -534,7 +536,7 @@ export class WalletLedger {
       this.dirty.clear();
       this.track(this.db.put(META_KEY, { scoredTotal: this.scoredTotal, firstTradeAt: this.firstTradeAt } satisfies LedgerMeta));
     }
-    await Promise.all([...this.pending]);
+    await this.writes.settled();
   }
 
   /** Writes what is dirty; the pipeline that feeds the ledger has stopped by then. */
@@ -543,14 +545,9 @@ export class WalletLedger {
   }
 
   private track(p: Promise<unknown>): void {
-    const q = p.then(
-      () => undefined,
-      (e: Error) => {
-        if (this.writeErrors++ === 0) this.log?.error({ err: e.message }, 'wallet ledger write failed; serving from memory');
-      },
-    );
-    this.pending.add(q);
-    void q.finally(() => this.pending.delete(q));
+    this.writes.track(p, (e) => {
+      if (this.writeErrors++ === 0) this.log?.error({ err: e.message }, 'wallet ledger write failed; serving from memory');
+    });
   }
 
   // ---- ingest ---------------------------------------------------------------------------------
