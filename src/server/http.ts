@@ -54,6 +54,15 @@ export interface RequestCtx {
    */
   rateSecond: string;
   rateMonth: string;
+  /**
+   * What the access layer fills in (its ApiCtx: the validated query, decoded path parameters, key
+   * and plan), declared on every context so each has one shape: added after the context is made,
+   * they would cost it a property store of its own on every request.
+   */
+  readonly query?: unknown;
+  readonly path_?: Readonly<Record<string, string>>;
+  readonly key?: unknown;
+  readonly plan?: unknown;
   readonly log: Logger;
 }
 
@@ -272,6 +281,10 @@ export class HttpServer {
       responseHeaders: {},
       rateSecond: '',
       rateMonth: '',
+      query: undefined,
+      path_: NO_PARAMS,
+      key: undefined,
+      plan: undefined,
       log: this.log,
     };
     if (framing) {
