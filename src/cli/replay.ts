@@ -69,7 +69,8 @@ async function* windowOf(items: ReplayInput, r: ReplayRequest): AsyncGenerator<R
   const keep = (item: ReplayItem): boolean => !(item.type === 'event' && r.venues !== undefined && !r.venues.has(item.event.venue));
   const past = (item: ReplayItem): boolean => r.to !== undefined && itemTime(item) >= r.to;
   for await (const v of itemsBefore(items, past)) {
-    const kept = (Array.isArray(v) ? (v as readonly ReplayItem[]) : [v as ReplayItem]).filter(keep);
+    const batch = Array.isArray(v) ? (v as readonly ReplayItem[]) : [v as ReplayItem];
+    const kept = r.venues === undefined ? batch : batch.filter(keep);
     if (kept.length > 0) yield kept;
   }
 }
