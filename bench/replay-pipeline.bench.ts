@@ -19,10 +19,11 @@
  *
  * Env: INGEST_DELTAS, INGEST_MARKETS, INGEST_CLIENTS (the ingest bench's), REPLAY_PIPE_ROUNDS (timed
  * rounds after one warm-up round, default 3), REPLAY_PIPE_PROFILE=<file>: a CPU profile of the last
- * round's replay window (V8 inspector), for `.cpuprofile` viewers.
+ * round's replay window (V8 inspector), for `.cpuprofile` viewers; REPLAY_PIPE_KEEP=<dir>: the last
+ * round's capture log copied there, its window in window.json (to replay it with another build).
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
@@ -38,6 +39,8 @@ import { begin, gc, mainThreadCpuMs, record, type Row } from './lib.js';
 
 const ROUNDS = Number(process.env['REPLAY_PIPE_ROUNDS'] ?? 3);
 const PROFILE = process.env['REPLAY_PIPE_PROFILE'];
+/** A directory to copy the last round's capture log to (with its window in window.json). */
+const KEEP = process.env['REPLAY_PIPE_KEEP'];
 /** The whole bench stops by itself after this long, whatever happens. */
 const DEADLINE_MS = Number(process.env['REPLAY_PIPE_DEADLINE_S'] ?? 240) * 1000;
 
@@ -162,6 +165,12 @@ async function captureAndReplay(live: Live, profiler: Session | undefined): Prom
     const cap = await liveRun(live, capture);
     await capture.close();
     const rp = await replayRun(live.config, dir, cap.from, cap.to, profiler);
+    if (KEEP !== undefined) {
+      // The last round's wins: a capture to time two builds' replays on (a before/after).
+      rmSync(KEEP, { recursive: true, force: true });
+      cpSync(dir, KEEP, { recursive: true });
+      writeFileSync(join(KEEP, 'window.json'), JSON.stringify({ from: cap.from, to: cap.to }));
+    }
     return { cap, rp };
   } finally {
     rmSync(dir, { recursive: true, force: true });
