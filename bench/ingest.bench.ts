@@ -64,7 +64,7 @@ import {
   type World,
   world,
 } from './ingest-workload.js';
-import { begin, keep, mainThreadCpuMs, measureEachAsync, record, type AsyncCandidate, type AsyncStats, type Row } from './lib.js';
+import { begin, keep, mainThreadCpuMs, measureEachAsync, pairedRatio, record, type AsyncCandidate, type AsyncStats, type Row } from './lib.js';
 
 const num = (name: string, def: number): number => Number(process.env[name] ?? def);
 const ROUNDS = num('INGEST_ROUNDS', 3);
@@ -579,12 +579,6 @@ interface CaptureFigures {
   readonly perFrame: number;
   readonly raw: number;
   readonly text: string;
-}
-
-/** The median over rounds of `xs[i] / ys[i]` (two workloads' rates of the same rounds). */
-function pairedRatio(xs: readonly number[], ys: readonly number[]): number {
-  const r = xs.map((x, i) => x / ys[i]!).sort((p, q) => p - q);
-  return r.length === 0 ? NaN : r.length % 2 === 1 ? r[r.length >> 1]! : (r[r.length / 2 - 1]! + r[r.length / 2]!) / 2;
 }
 
 /** Capture on vs off from the (a) and cap runs of one bench run, and bytes per frame of the last capture-on run. */

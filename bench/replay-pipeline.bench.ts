@@ -35,7 +35,7 @@ import { log } from '../src/core/log.js';
 import { itemTime, type ReplayInput, type ReplayItem } from '../src/replay/input.js';
 import { replay, type BookLine, type ReplayResult } from '../src/replay/run.js';
 import { ask, CLIENTS, DELTAS, digest, MARKETS, startLive, SUBS, type Live, type World, world } from './ingest-workload.js';
-import { begin, gc, mainThreadCpuMs, record, type Row } from './lib.js';
+import { begin, gc, mainThreadCpuMs, median, pairedRatio, record, type Row } from './lib.js';
 
 const ROUNDS = Number(process.env['REPLAY_PIPE_ROUNDS'] ?? 3);
 const PROFILE = process.env['REPLAY_PIPE_PROFILE'];
@@ -214,13 +214,6 @@ async function rounds(live: Live, w: World): Promise<Rounds> {
   return r;
 }
 
-const median = (xs: readonly number[]): number => {
-  const s = [...xs].sort((p, q) => p - q);
-  return s.length === 0 ? NaN : s.length % 2 === 1 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
-/** The median over rounds of each round's `x / y` (runs of the same round side by side: the load's drift between rounds left out). */
-const paired = (xs: readonly number[], ys: readonly number[]): number => median(xs.map((x, i) => x / ys[i]!));
-
 function report(r: Rounds, groups: number): void {
   const cpu = (x: Run): number => x.ops / (x.cpuMs / 1e3);
   const proc = (x: Run): number => x.ops / (x.procMs / 1e3);
@@ -237,9 +230,9 @@ function report(r: Rounds, groups: number): void {
     wall: median(runs.map(wall)),
     runs: runs.length,
   });
-  const vsA = paired(r.replay.map(cpu), r.a.map(cpu));
-  const vsCap = paired(r.replay.map(cpu), r.cap.map(cpu));
-  const procVsA = paired(r.replay.map(proc), r.a.map(proc));
+  const vsA = pairedRatio(r.replay.map(cpu), r.a.map(cpu));
+  const vsCap = pairedRatio(r.replay.map(cpu), r.cap.map(cpu));
+  const procVsA = pairedRatio(r.replay.map(proc), r.a.map(proc));
   const events = median(r.replay.map((x) => x.events));
   const flushes = median(r.replay.map((x) => x.flushes));
   const whole = median(r.replay.map((x) => x.wholeMs));
@@ -256,7 +249,7 @@ function report(r: Rounds, groups: number): void {
       ],
       ratio: { metric: 'cpu', title: 'vs (a)' },
       target: {
-        text: `full-pipeline replay at --speed max ≥ the ingest bench's rate (like for like; measured: replay ${paired(r.replay.map(cpu), r.a.map(cpu)).toFixed(2)}× live ingest per main-thread CPU second, median of the rounds' ratios)`,
+        text: `full-pipeline replay at --speed max ≥ the ingest bench's rate (like for like; measured: replay ${vsA.toFixed(2)}× live ingest per main-thread CPU second, median of the rounds' ratios)`,
         met: vsA >= 1,
       },
       interpretation: `Per main-thread CPU second the replay of the captured window runs ${vsA.toFixed(2)}× the rate of live ingest with capture off (the ingest bench's path (a)) and ${vsCap.toFixed(2)}× live ingest with capture on (the run that wrote the window), the median of each round's ratio; per CPU second of the whole process ${procVsA.toFixed(2)}× (a). The replay wrote ${f0(events)} events of the window to events.ndjson and ran ${f0(flushes)} recorded flushes in all (the live turn's flush markers, the warm-up's included); the whole command, warm-up from the capture's start and output files included, took ${f0(whole)} ms of main-thread CPU (median).`,
