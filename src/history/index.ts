@@ -291,8 +291,12 @@ export class HistoryIndex {
         if (it.type !== 'event' || this.stopped !== undefined) continue;
         const t = it.event.localTimestamp;
         const cur = this.cur;
-        // A slice past its time or its size is written before the event (the state waits for it).
-        if (cur === undefined || t >= cur.end || (this.openEvents >= HISTORY_LIMITS.sliceEvents && t > cur.start)) await this.roll(t);
+        // A slice past its time or its size is written before the event (the records behind wait for it).
+        if (cur === undefined || t >= cur.end || (this.openEvents >= HISTORY_LIMITS.sliceEvents && t > cur.start)) {
+          await this.roll(t);
+          // Taking the next slice's starts may have stopped the index.
+          if (this.stopped !== undefined) continue;
+        }
         if (++this.openEvents > HISTORY_LIMITS.openEvents) {
           this.stop(`its open slice passed ${HISTORY_LIMITS.openEvents} events (shorten capture.checkpointIntervalMs)`);
           continue;
