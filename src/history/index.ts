@@ -83,9 +83,10 @@ function removeOpenFiles(dir: string): void {
  * capture flow's writes: the records the writer has written up to `upTo`), runs its records
  * through the SAME replay path as `/replay` and `crossbook replay` (`ReplayFeed`: the live frame
  * path and mappers, one mapper per venue per feed session, as live, so relative deltas keep their
- * book) and applies the events to its own `EngineState` with the live `applyEvent`. Every
- * `sliceMs`, and sooner once its open slice holds `HISTORY_LIMITS.sliceEvents` events, it writes a
- * slice file: each market's state as the slice began and its events in it (`slice.ts`). A read of
+ * book) and keeps the events in its open slice. Every `sliceMs`, and sooner once its open slice
+ * holds `HISTORY_LIMITS.sliceEvents` events, it writes a slice file: each market's state as the
+ * slice began and its events in it (`slice.ts`). It keeps no state of its own: each market's start
+ * in the next slice is its start in this one with its events applied (`seal`, `foldRuns`). A read of
  * a market at a moment T is then: the slice holding T, the market's start state, and its events up
  * to T, applied with `applyEvent` to a scratch `EngineState` (the same book and quote code as
  * live), at most one slice of one market's events.
@@ -148,7 +149,7 @@ export class HistoryIndex {
   private lastSeq: number;
   private lastT: number;
   private cur: OpenSlice | undefined;
-  /** The slice being written (read from memory until it is on disk: the state waits for it). */
+  /** The slice being written (read from memory until it is on disk: the records behind wait for it). */
   private sealing: OpenSlice | undefined;
   private starts: number[];
   private readonly files: SliceFiles;
@@ -410,7 +411,7 @@ export class HistoryIndex {
   }
 
   private sliceSource(start: number): SliceSource {
-    // The open slice, or the one being written (the state waits for it): starts and events in memory.
+    // The open slice, or the one being written (the records behind wait for it): starts and events in memory.
     const mem = this.cur?.start === start ? this.cur : this.sealing?.start === start ? this.sealing : undefined;
     if (mem)
       return {
@@ -454,8 +455,8 @@ export class SliceFiles {
 
 /**
  * The state of `markets` at receive time `t` from the slice holding it: each market's start (its
- * books and quote as the slice began), then its events and its venue's feed events up to `t`,
- * merged by seq, through `applyEvent` on a scratch `EngineState`. Markets the slice does not hold
+ * books and quote as the slice began), then the markets' events and their venues' feed events up
+ * to `t`, merged by seq, through `applyEvent` on a scratch `EngineState` (`applyRuns`). Markets the slice does not hold
  * come back without books or quotes.
  */
 export function stateFrom(venues: readonly VenueConfig[], src: SliceSource | undefined, t: number, markets: readonly MarketRef[]): EngineState {
