@@ -73,7 +73,15 @@ console.log(
     records: index.lastSeq,
     secs: Number(secs.toFixed(1)),
     followCpuSecs: Number(followCpu.toFixed(1)),
-    ...(sliced ? { slicesWritten: seals.n, sealCpuSecs: Number(seals.cpu.toFixed(1)), sealWallSecs: Number(seals.wall.toFixed(1)), heapMaxAfterSealMiB: seals.heapMaxMiB, closing } : {}),
+    ...(sliced
+      ? {
+          slicesWritten: seals.n,
+          sealCpuSecs: Number(seals.cpu.toFixed(1)),
+          sealWallSecs: Number(seals.wall.toFixed(1)),
+          heapMaxAfterSealMiB: seals.heapMaxMiB,
+          closing,
+        }
+      : {}),
     marketsWithEvents,
     booksAndQuotesInState: marketsInState,
     openEvents: events,

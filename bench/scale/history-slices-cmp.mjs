@@ -29,7 +29,10 @@ function open(file) {
   return { buf, dir, part };
 }
 
-const names = (d) => readdirSync(d).filter((n) => n.endsWith('.hist')).sort();
+const names = (d) =>
+  readdirSync(d)
+    .filter((n) => n.endsWith('.hist'))
+    .sort();
 const na = names(a);
 const nb = names(b);
 if (na.join() !== nb.join()) console.log(JSON.stringify({ onlyA: na.filter((n) => !nb.includes(n)), onlyB: nb.filter((n) => !na.includes(n)) }));
@@ -38,7 +41,16 @@ const total = { files: 0, identicalFiles: 0, parts: 0, sameParts: 0 };
 for (const n of na.filter((x) => nb.includes(x))) {
   const fa = open(join(a, n));
   const fb = open(join(b, n));
-  const r = { slice: n, bytes: [fa.buf.length, fb.buf.length], identical: fa.buf.equals(fb.buf), markets: [0, 0], onlyA: 0, onlyB: 0, sameParts: 0, diffParts: [] };
+  const r = {
+    slice: n,
+    bytes: [fa.buf.length, fb.buf.length],
+    identical: fa.buf.equals(fb.buf),
+    markets: [0, 0],
+    onlyA: 0,
+    onlyB: 0,
+    sameParts: 0,
+    diffParts: [],
+  };
   for (const kind of ['m', 'v']) {
     const ka = Object.keys(fa.dir[kind]);
     const kb = new Set(Object.keys(fb.dir[kind]));
