@@ -66,11 +66,22 @@ function percentile(sorted: readonly number[], q: number): number {
   return sorted[i]!;
 }
 
-function median(xs: readonly number[]): number {
+/** The median of `xs` (of an even count, the lower of the middle two); NaN when empty. */
+export function median(xs: readonly number[]): number {
   return percentile(
     [...xs].sort((a, b) => a - b),
     0.5,
   );
+}
+
+/**
+ * The median over rounds of `xs[i] / ys[i]`: two workloads' rates of the same rounds, run side by
+ * side, so the load's drift between rounds is left out (the ratio of the two medians keeps it).
+ * Of an even count, the mean of the middle two.
+ */
+export function pairedRatio(xs: readonly number[], ys: readonly number[]): number {
+  const r = xs.map((x, i) => x / ys[i]!).sort((p, q) => p - q);
+  return r.length === 0 ? NaN : r.length % 2 === 1 ? r[r.length >> 1]! : (r[r.length / 2 - 1]! + r[r.length / 2]!) / 2;
 }
 
 /**

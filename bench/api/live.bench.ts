@@ -215,10 +215,24 @@ async function main(): Promise<void> {
     }
     console.log(`load average (1 min) over the run: ${Math.min(...load).toFixed(1)}–${Math.max(...load).toFixed(1)}`);
   } finally {
-    for (const c of children) c.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 1000));
+    // Each service writes what it holds as it stops: its data directory goes once it has exited
+    // (removed under a running service, its disk check failed with ENOENT).
+    await Promise.all(children.map((c) => exited(c)));
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   }
+}
+
+/** Sends SIGTERM and resolves when the process has exited (SIGKILL after 60 s: a bench must end). */
+function exited(c: ChildProcess): Promise<void> {
+  if (c.exitCode !== null || c.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const hard = setTimeout(() => c.kill('SIGKILL'), 60_000);
+    c.once('exit', () => {
+      clearTimeout(hard);
+      resolve();
+    });
+    c.kill('SIGTERM');
+  });
 }
 
 await main();

@@ -5,7 +5,7 @@ import { errorReply, jsonReply } from '../server/http.js';
 import type { KeyRecord, KeyStore } from './keys.js';
 import { decodePathSegment, docOf, ParamError, parseQuery, validate } from './params.js';
 import type { Plan, PlanName, QuotaGroup } from './plans.js';
-import type { QuotaLedger } from './quota.js';
+import type { QuotaLedger, RateLimitLines } from './quota.js';
 
 /** What a route handler sees: the request plus its validated query, path params and caller. */
 export interface ApiCtx<Q> extends RequestCtx {
@@ -205,7 +205,8 @@ export class Api {
   private run<Q>(spec: RouteSpec<Q>, auth: boolean, hasParams: boolean, ctx: RequestCtx, cache: QueryCache<Q>): Reply | Promise<Reply> {
     let keyRecord: KeyRecord | undefined;
     let plan: Plan | undefined;
-    const h = ctx.responseHeaders;
+    // The rate-limit header lines go on the context itself (RequestCtx carries them for the head).
+    const h = ctx;
     const parsed = this.parse(spec, ctx.rawQuery, cache);
     const queryKey = parsed.apiKey;
     if (auth) {
@@ -251,14 +252,7 @@ export class Api {
   }
 
   /** A 400 before the request is counted: with the month headers of a keyed caller all the same. */
-  private refuse(
-    key: KeyRecord | undefined,
-    plan: Plan | undefined,
-    group: QuotaGroup | undefined,
-    h: Record<string, string>,
-    status: number,
-    e: ParamError,
-  ): Reply {
+  private refuse(key: KeyRecord | undefined, plan: Plan | undefined, group: QuotaGroup | undefined, h: RateLimitLines, status: number, e: ParamError): Reply {
     if (key && plan) this.quota.peek(key.id, plan, group, h);
     return errorReply(status, e.code, e.message);
   }

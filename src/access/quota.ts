@@ -28,10 +28,36 @@ export type QuotaVerdict = { readonly ok: true } | { readonly ok: false; readonl
 /** The verdict of a request let through (one object for all of them). */
 const OK: QuotaVerdict = Object.freeze({ ok: true });
 
-/** The names of each group's month headers, built once rather than per request. */
-const GROUP_HEADERS = Object.fromEntries(
-  Object.entries(GROUP_HEADER).map(([g, h]) => [g, { limit: `X-RateLimit-Limit-${h}-Month`, remaining: `X-RateLimit-Remaining-${h}-Month` }]),
-) as Readonly<Record<QuotaGroup, { readonly limit: string; readonly remaining: string }>>;
+/**
+ * Where the ledger writes a response's rate-limit headers (spec 8): each field holds its header
+ * lines, "\r\nName: value" joined, as the HTTP head takes them (one string per response rather
+ * than an object of headers walked and joined per request). `rateSecond` empty or unset: the
+ * per-second bucket has not been consulted for this request.
+ */
+export interface RateLimitLines {
+  rateSecond?: string;
+  rateMonth?: string;
+}
+
+/** Each group's month header lines, up to their values, built once rather than per request. */
+const GROUP_LINES = Object.fromEntries(
+  Object.entries(GROUP_HEADER).map(([g, h]) => [
+    g,
+    {
+      limit: `\r\nX-RateLimit-Limit-${h}-Month: `,
+      remaining: `\r\nX-RateLimit-Remaining-${h}-Month: `,
+      unlimited: `\r\nX-RateLimit-Limit-${h}-Month: unlimited\r\nX-RateLimit-Remaining-${h}-Month: unlimited`,
+    },
+  ]),
+) as Readonly<Record<QuotaGroup, { readonly limit: string; readonly remaining: string; readonly unlimited: string }>>;
+
+/** The second lines of a plan without a per-second limit. */
+const UNLIMITED_SECOND = '\r\nX-RateLimit-Limit-Second: unlimited\r\nX-RateLimit-Remaining-Second: unlimited';
+/** The month lines of a plan without a monthly limit. */
+const UNLIMITED_MONTH = '\r\nX-RateLimit-Limit-Month: unlimited\r\nX-RateLimit-Remaining-Month: unlimited';
+
+/** The per-second lines of a limited plan. */
+const secondLines = (limit: number, remaining: number): string => `\r\nX-RateLimit-Limit-Second: ${limit}\r\nX-RateLimit-Remaining-Second: ${remaining}`;
 
 let cachedMonth = '';
 let cachedFrom = 0;
@@ -60,8 +86,6 @@ export function secondsToNextMonth(ms: number): number {
  * window stays under one second as long as the event loop lags less than about 700 ms.
  */
 export const QUOTA_FLUSH_MS = 250;
-
-const show = (limit: number, used: number): string => (limit === 0 ? 'unlimited' : String(Math.max(0, limit - used)));
 
 /**
  * Per-key rate limits (spec 5.6, 8): a per-second token bucket and monthly counters, overall and
@@ -106,11 +130,10 @@ export class QuotaLedger {
   }
 
   /** The per-second bucket: takes a token or says when one will be there. Sets the second headers. */
-  rate(keyId: string, plan: Plan, headers: Record<string, string>): QuotaVerdict {
+  rate(keyId: string, plan: Plan, headers: RateLimitLines): QuotaVerdict {
     const lim = plan.perSecond;
     if (lim === 0) {
-      headers['X-RateLimit-Limit-Second'] = 'unlimited';
-      headers['X-RateLimit-Remaining-Second'] = 'unlimited';
+      headers.rateSecond = UNLIMITED_SECOND;
       return OK;
     }
     const now = this.now();
@@ -118,18 +141,17 @@ export class QuotaLedger {
     if (!b) this.buckets.set(keyId, (b = { tokens: lim, at: now }));
     b.tokens = Math.min(lim, b.tokens + ((now - b.at) / 1000) * lim);
     b.at = now;
-    headers['X-RateLimit-Limit-Second'] = String(lim);
     if (b.tokens < 1) {
-      headers['X-RateLimit-Remaining-Second'] = '0';
+      headers.rateSecond = secondLines(lim, 0);
       return { ok: false, retryAfterSec: Math.max(1, Math.ceil((1 - b.tokens) / lim)), message: `per-second limit of ${lim} requests exceeded` };
     }
     b.tokens -= 1;
-    headers['X-RateLimit-Remaining-Second'] = String(Math.floor(b.tokens));
+    headers.rateSecond = secondLines(lim, Math.floor(b.tokens));
     return OK;
   }
 
   /** Counts one request against the month (and its group). Sets the month headers. */
-  consume(keyId: string, plan: Plan, group: QuotaGroup | undefined, headers: Record<string, string>): QuotaVerdict {
+  consume(keyId: string, plan: Plan, group: QuotaGroup | undefined, headers: RateLimitLines): QuotaVerdict {
     const now = this.now();
     const c = this.counts(keyId, monthOf(now));
     const gLimit = group ? plan.groups[group] : 0;
@@ -142,7 +164,7 @@ export class QuotaLedger {
       this.dirty.add(keyId);
       if (this.sharing) addTo(this.pending, keyId, c.month, 1, group);
     }
-    monthHeaders(plan, group, c, headers);
+    headers.rateMonth = monthLines(plan, group, c);
     if (monthOver) return { ok: false, retryAfterSec: secondsToNextMonth(now), message: `monthly limit of ${plan.monthly} requests exceeded` };
     if (groupOver)
       return { ok: false, retryAfterSec: secondsToNextMonth(now), message: `monthly ${group!.replace('_', '-')} quota of ${gLimit} requests exceeded` };
@@ -153,14 +175,13 @@ export class QuotaLedger {
    * Sets every rate-limit header of a request refused before it is counted (403, a per-second
    * 429, a 400), without taking a token or counting it: spec 8 reports them on every keyed response.
    */
-  peek(keyId: string, plan: Plan, group: QuotaGroup | undefined, headers: Record<string, string>): void {
-    if (headers['X-RateLimit-Limit-Second'] === undefined) {
+  peek(keyId: string, plan: Plan, group: QuotaGroup | undefined, headers: RateLimitLines): void {
+    if (!headers.rateSecond) {
       const b = this.buckets.get(keyId);
       const tokens = b ? Math.min(plan.perSecond, b.tokens + ((this.now() - b.at) / 1000) * plan.perSecond) : plan.perSecond;
-      headers['X-RateLimit-Limit-Second'] = plan.perSecond === 0 ? 'unlimited' : String(plan.perSecond);
-      headers['X-RateLimit-Remaining-Second'] = plan.perSecond === 0 ? 'unlimited' : String(Math.floor(tokens));
+      headers.rateSecond = plan.perSecond === 0 ? UNLIMITED_SECOND : secondLines(plan.perSecond, Math.floor(tokens));
     }
-    monthHeaders(plan, group, this.months.get(keyId)?.month === monthOf(this.now()) ? this.months.get(keyId) : undefined, headers);
+    headers.rateMonth = monthLines(plan, group, this.months.get(keyId)?.month === monthOf(this.now()) ? this.months.get(keyId) : undefined);
   }
 
   /** Used counts of a key this month (for tests and `crossbook keys list`). */
@@ -289,14 +310,14 @@ function addTo(map: Map<string, MonthCounts>, keyId: string, month: string, n: n
   if (group) d.groups[group] = (d.groups[group] ?? 0) + n;
 }
 
-/** The month headers, and the group's on a group route, from this month's counts (none yet: undefined). */
-function monthHeaders(plan: Plan, group: QuotaGroup | undefined, c: MonthCounts | undefined, headers: Record<string, string>): void {
-  headers['X-RateLimit-Limit-Month'] = plan.monthly === 0 ? 'unlimited' : String(plan.monthly);
-  headers['X-RateLimit-Remaining-Month'] = show(plan.monthly, c?.count ?? 0);
-  if (group) {
-    const gLimit = plan.groups[group];
-    const h = GROUP_HEADERS[group];
-    headers[h.limit] = gLimit === 0 ? 'unlimited' : String(gLimit);
-    headers[h.remaining] = show(gLimit, c?.groups[group] ?? 0);
-  }
+/** The month header lines, and the group's on a group route, from this month's counts (none yet: undefined). */
+function monthLines(plan: Plan, group: QuotaGroup | undefined, c: MonthCounts | undefined): string {
+  const month =
+    plan.monthly === 0
+      ? UNLIMITED_MONTH
+      : `\r\nX-RateLimit-Limit-Month: ${plan.monthly}\r\nX-RateLimit-Remaining-Month: ${Math.max(0, plan.monthly - (c?.count ?? 0))}`;
+  if (!group) return month;
+  const gLimit = plan.groups[group];
+  const g = GROUP_LINES[group];
+  return gLimit === 0 ? month + g.unlimited : `${month}${g.limit}${gLimit}${g.remaining}${Math.max(0, gLimit - (c?.groups[group] ?? 0))}`;
 }

@@ -39,7 +39,7 @@ interface VenuePath {
  */
 export class ReplayFeed {
   private readonly paths = new Map<string, VenuePath | null>();
-  private out: NormalizedEvent[] = [];
+  private readonly out: NormalizedEvent[] = [];
   private readonly sink = { next: (e: NormalizedEvent): void => void this.out.push(e) };
 
   constructor(
@@ -68,7 +68,8 @@ export class ReplayFeed {
     }
     const vp = this.pathOf(r.venue);
     if (vp === undefined) return;
-    this.out = [];
+    // One array for every record's events (they are handed on as items at once): none to collect per record.
+    this.out.length = 0;
     switch (r.kind) {
       case 'frame':
         vp.path.push(r.payload as string, r.t);

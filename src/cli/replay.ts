@@ -3,7 +3,7 @@ import type { Config } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
 import { captureDir, CaptureStore, readBatches, ReplayFeed, type ReadRange } from '../capture/index.js';
 import { itemsBefore, itemTime, readItemsFile, type ReplayInput, type ReplayItem } from '../replay/input.js';
-import { replay, type ReplayResult } from '../replay/run.js';
+import { replay, type ReplayOptions, type ReplayResult } from '../replay/run.js';
 
 export interface ReplayCliOptions {
   readonly input?: string;
@@ -69,7 +69,8 @@ async function* windowOf(items: ReplayInput, r: ReplayRequest): AsyncGenerator<R
   const keep = (item: ReplayItem): boolean => !(item.type === 'event' && r.venues !== undefined && !r.venues.has(item.event.venue));
   const past = (item: ReplayItem): boolean => r.to !== undefined && itemTime(item) >= r.to;
   for await (const v of itemsBefore(items, past)) {
-    const kept = (Array.isArray(v) ? (v as readonly ReplayItem[]) : [v as ReplayItem]).filter(keep);
+    const batch = Array.isArray(v) ? (v as readonly ReplayItem[]) : [v as ReplayItem];
+    const kept = r.venues === undefined ? batch : batch.filter(keep);
     if (kept.length > 0) yield kept;
   }
 }
@@ -82,11 +83,19 @@ async function* windowOf(items: ReplayInput, r: ReplayRequest): AsyncGenerator<R
  * opportunities.ndjson, and the books at its end in books.ndjson.
  */
 export async function replayCommand(config: Config, o: ReplayCliOptions, log: Logger): Promise<ReplayResult> {
+  return replay(replayCommandOptions(config, o, log));
+}
+
+/**
+ * What `crossbook replay` hands `replay()` for these options (bench/replay-pipeline.bench.ts wraps
+ * its input to time the window); throws an Error whose message says what is wrong.
+ */
+export function replayCommandOptions(config: Config, o: ReplayCliOptions, log: Logger): ReplayOptions {
   const r = replayRequest(config, o);
   // A window cut at --to ends between two of live's flushes: the state is live's at --to, whose next
   // flush (after --to) is not the window's. A whole recording ends with its turn flushed, as live's did.
   const flushAtEnd = r.to === undefined;
-  return replay({ config, items: windowOf(itemsOf(config, r, log), r), emitFrom: r.from, flushAtEnd, speed: r.speed, out: r.out, log });
+  return { config, items: windowOf(itemsOf(config, r, log), r), emitFrom: r.from, flushAtEnd, speed: r.speed, out: r.out, log };
 }
 
 /**

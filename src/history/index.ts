@@ -4,9 +4,11 @@ import { ReplayFeed, type CaptureRecord, type CaptureStore, type ReplayItem } fr
 import type { NormLines, NormView } from '../capture/normcache.js';
 import type { VenueConfig } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
-import type { MarketUpsert, NormalizedEvent, VenueLabel } from '../core/types.js';
-import { applyEvent, EngineState } from '../state/engine.js';
+import type { NormalizedEvent, VenueLabel } from '../core/types.js';
+import { EngineState } from '../state/engine.js';
+import { unpack } from 'msgpackr';
 import type { QuoteRecord } from '../state/quotes.js';
+import { EMPTY_START, applyRuns, foldRuns, type MarketRun, type StartRecord } from './fold.js';
 import { PACKED_CHUNK, PackedLog } from './packed.js';
 import { CaptureTail, SerialSync, type TailStart } from './tail.js';
 import { partKey, pruneSlices, SliceFile, sliceStarts, SliceWriter, type BookStart, type MarketPart, type SeqEvent, type SliceEntry } from './slice.js';
@@ -81,9 +83,10 @@ function removeOpenFiles(dir: string): void {
  * capture flow's writes: the records the writer has written up to `upTo`), runs its records
  * through the SAME replay path as `/replay` and `crossbook replay` (`ReplayFeed`: the live frame
  * path and mappers, one mapper per venue per feed session, as live, so relative deltas keep their
- * book) and applies the events to its own `EngineState` with the live `applyEvent`. Every
- * `sliceMs`, and sooner once its open slice holds `HISTORY_LIMITS.sliceEvents` events, it writes a
- * slice file: each market's state as the slice began and its events in it (`slice.ts`). A read of
+ * book) and keeps the events in its open slice. Every `sliceMs`, and sooner once its open slice
+ * holds `HISTORY_LIMITS.sliceEvents` events, it writes a slice file: each market's state as the
+ * slice began and its events in it (`slice.ts`). It keeps no state of its own: each market's start
+ * in the next slice is its start in this one with its events applied (`seal`, `foldRuns`). A read of
  * a market at a moment T is then: the slice holding T, the market's start state, and its events up
  * to T, applied with `applyEvent` to a scratch `EngineState` (the same book and quote code as
  * live), at most one slice of one market's events.
@@ -133,7 +136,7 @@ export class HistoryIndex {
   /** Why the index stopped following the capture (a bound was passed); undefined while it runs. */
   stopped: string | undefined;
   private openEvents = 0;
-  private readonly state: EngineState;
+  private readonly venues: readonly VenueConfig[];
   private readonly dir: string;
   private readonly sliceMs: number;
   private readonly tail: CaptureTail;
@@ -146,18 +149,10 @@ export class HistoryIndex {
   private lastSeq: number;
   private lastT: number;
   private cur: OpenSlice | undefined;
-  /** The slice being written (read from memory until it is on disk: the state waits for it). */
+  /** The slice being written (read from memory until it is on disk: the records behind wait for it). */
   private sealing: OpenSlice | undefined;
   private starts: number[];
   private readonly files: SliceFiles;
-  /**
-   * venue → instrument → market: which market a book belongs to when a slice's start states are
-   * taken, and venue → market → the instruments of its books. A book keyed by its own market's id
-   * (one book a market: most venues) is in neither: at 108k markets the two maps held 38 MiB of
-   * `venue\0id` key strings and one-element lists.
-   */
-  private readonly marketOf = new Map<VenueLabel, Map<string, string>>();
-  private readonly instruments = new Map<VenueLabel, Map<string, string[]>>();
   /** Records whose sequence number did not follow the previous one (dropped by the writer or read past). */
   gaps = 0;
   /** Slices written by this process. */
@@ -169,8 +164,7 @@ export class HistoryIndex {
     private readonly opts: HistoryStart,
   ) {
     this.feed = new ReplayFeed(venues, opts.log);
-    // Trades and candles are not read back from here: the smallest trade ring, and no candles.
-    this.state = new EngineState(venues, { tradeCapacity: 1, candles: false });
+    this.venues = venues;
     this.dir = join(store.dir, '_history');
     this.sliceMs = opts.sliceMs;
     this.lastSeq = opts.after;
@@ -222,7 +216,7 @@ export class HistoryIndex {
    */
   stateAt(t: number, markets: readonly MarketRef[]): EngineState {
     const start = this.sliceAt(t);
-    return stateFrom(this.state.venues, start === undefined ? undefined : this.sliceSource(start), t, markets);
+    return stateFrom(this.venues, start === undefined ? undefined : this.sliceSource(start), t, markets);
   }
 
   /** The starts of the slices held in memory: the one being written and the open one. */
@@ -298,8 +292,12 @@ export class HistoryIndex {
         if (it.type !== 'event' || this.stopped !== undefined) continue;
         const t = it.event.localTimestamp;
         const cur = this.cur;
-        // A slice past its time or its size is written before the event (the state waits for it).
-        if (cur === undefined || t >= cur.end || (this.openEvents >= HISTORY_LIMITS.sliceEvents && t > cur.start)) await this.roll(t);
+        // A slice past its time or its size is written before the event (the records behind wait for it).
+        if (cur === undefined || t >= cur.end || (this.openEvents >= HISTORY_LIMITS.sliceEvents && t > cur.start)) {
+          await this.roll(t);
+          // Taking the next slice's starts may have stopped the index.
+          if (this.stopped !== undefined) continue;
+        }
         if (++this.openEvents > HISTORY_LIMITS.openEvents) {
           this.stop(`its open slice passed ${HISTORY_LIMITS.openEvents} events (shorten capture.checkpointIntervalMs)`);
           continue;
@@ -309,111 +307,98 @@ export class HistoryIndex {
     }
   }
 
-  /** One event into the open slice and the state. */
+  /** One event into the open slice. */
   private record(cur: OpenSlice, seq: number, e: NormalizedEvent): void {
-    if (e.type === 'feed') push(cur.venues, e.venue, [seq, e]);
-    else {
-      const key = partKey(e.venue, e.marketId);
-      // The market's state before its first event of the slice is its start (a market without events is taken when the slice is written).
-      if (!cur.starts.has(key)) cur.starts.set(key, cur.log.add(this.startOf(e.venue, e.marketId), -1));
-      cur.events.set(key, cur.log.add([seq, e] satisfies SeqEvent, cur.events.get(key) ?? -1));
-      if (e.type === 'book_snapshot') this.bookOf(e.venue, e.instrument, e.marketId);
-    }
-    applyEvent(this.state, e.type === 'market' ? bookFields(e) : e);
+    if (e.type === 'feed') return push(cur.venues, e.venue, [seq, e]);
+    const key = partKey(e.venue, e.marketId);
+    // A market with state has its start from the slice before (`seal`); one first seen now had none.
+    if (!cur.starts.has(key)) cur.starts.set(key, cur.log.add(EMPTY_START, -1));
+    cur.events.set(key, cur.log.add([seq, e] satisfies SeqEvent, cur.events.get(key) ?? -1));
   }
 
   /** Writes the open slice (if any) and opens the next for an event at `t`: on its time's boundary, or at `t` when the last closed by size. */
   private async roll(t: number): Promise<void> {
     const cur = this.cur;
     this.cur = undefined;
-    if (cur !== undefined) await this.seal(cur);
     this.openEvents = 0;
     const aligned = Math.floor(t / this.sliceMs) * this.sliceMs;
-    this.cur =
+    const next =
       cur !== undefined && t < cur.end
         ? openSlice(this.dir, t, cur.end)
         : openSlice(this.dir, Math.max(aligned, cur?.start ?? aligned), aligned + this.sliceMs);
+    // The next slice is filled with its starts while this one is written, and read once it is open.
+    if (cur !== undefined) await this.seal(cur, next);
+    if (this.stopped !== undefined) next.log.dispose();
+    else this.cur = next;
   }
 
-  /** Writes a slice as it goes: every market the state holds (its start) and its events, then the venues' feed events. */
-  private async seal(cur: OpenSlice): Promise<void> {
+  /**
+   * Writes a slice as it goes (each market's start and events, then the venues' feed events) and,
+   * given the next slice, puts there each market's start: its start here with its events and its
+   * venue's feed events applied (`foldRuns`), or, for a market without either, its start's bytes
+   * as they are. A fold that fails stops the index (the next slice's starts would be wrong); a
+   * write that fails loses this slice only.
+   */
+  private async seal(cur: OpenSlice, next?: OpenSlice): Promise<void> {
     this.sealing = cur;
-    let w: SliceWriter | undefined;
+    const out = await SliceOut.open(this.dir, cur.start, this.opts.log);
     try {
-      w = await SliceWriter.open(this.dir, cur.start);
-      let batch: SliceEntry[] = [];
-      for (const key of this.keysOf(cur)) {
-        if (w.has('m', key)) continue;
-        batch.push(['m', key, this.partOf(cur, key)]);
-        if (batch.length < WRITE_BATCH) continue;
-        await w.add(batch);
-        batch = [];
+      const resets = resetVenues(cur.venues);
+      let keys: string[] = [];
+      for (const key of cur.starts.keys()) {
+        keys.push(key);
+        if (keys.length < WRITE_BATCH) continue;
+        await this.sealBatch(cur, next, keys, resets, out);
+        keys = [];
       }
-      for (const [v, events] of cur.venues) batch.push(['v', v, events]);
-      await w.add(batch);
-      await w.finish();
-      this.written++;
-      if (!this.starts.includes(cur.start)) this.starts.push(cur.start);
-      this.files.delete(cur.start);
-      const oldest = this.store.oldest();
-      if (oldest !== undefined && pruneSlices(this.dir, oldest - this.sliceMs) > 0) this.starts = sliceStarts(this.dir);
+      await this.sealBatch(cur, next, keys, resets, out);
+      await out.add([...cur.venues].map(([v, events]) => ['v', v, events] as const));
+      if (await out.finish()) this.sealed(cur.start);
     } catch (e) {
-      await w?.abort();
-      this.opts.log?.error({ err: (e as Error).message, slice: cur.start }, 'history slice not written; as_of reads in it fall back to the slice before');
+      await out.abort();
+      this.stop(`taking the next slice's starts failed (${(e as Error).message})`);
     } finally {
       this.sealing = undefined;
       cur.log.dispose();
     }
   }
 
-  /** Every market a slice holds: those with a quote or a book in the state, and those with events. */
-  private *keysOf(cur: OpenSlice): Generator<string> {
-    for (const q of this.state.quotes.all()) yield partKey(q.venue, q.marketId);
-    for (const [venue, ins] of this.state.books.entries()) yield partKey(venue, this.marketOf.get(venue)?.get(ins) ?? ins);
-    yield* cur.starts.keys();
+  /** A batch of a slice's markets: their parts written, their starts of the next slice taken. */
+  private async sealBatch(cur: OpenSlice, next: OpenSlice | undefined, keys: readonly string[], resets: ReadonlySet<VenueLabel>, out: SliceOut): Promise<void> {
+    const entries: SliceEntry[] = [];
+    const runs: MarketRun[] = [];
+    for (const key of keys) {
+      const at = cur.starts.get(key)!;
+      const bytes = cur.log.packedAt(at);
+      const start = unpack(bytes) as StartRecord;
+      const events = cur.log.chain(cur.events.get(key)) as SeqEvent[];
+      if (events.length > 0 || start.books.length > 0 || start.quote !== undefined)
+        entries.push(['m', key, { books: start.books, quote: start.quote, events }]);
+      if (next === undefined) continue;
+      const [venue, marketId] = splitKey(key);
+      if (events.length > 0 || resets.has(venue)) runs.push({ key, venue, marketId, start, events });
+      else next.starts.set(key, next.log.addPacked(bytes, -1));
+    }
+    await out.add(entries);
+    if (next === undefined || runs.length === 0) return;
+    const ends = foldRuns(this.venues, runs, (v) => cur.venues.get(v) ?? NO_EVENTS);
+    for (let i = 0; i < runs.length; i++) if (ends[i] !== undefined) next.starts.set(runs[i]!.key, next.log.add(ends[i], -1));
   }
 
-  /** A market's part of a slice: its start (taken now when it had no event: the state then is its start) and its events. */
+  /** A slice written whole: listed, and the slices past retention pruned. */
+  private sealed(start: number): void {
+    this.written++;
+    if (!this.starts.includes(start)) this.starts.push(start);
+    this.files.delete(start);
+    const oldest = this.store.oldest();
+    if (oldest !== undefined && pruneSlices(this.dir, oldest - this.sliceMs) > 0) this.starts = sliceStarts(this.dir);
+  }
+
+  /** A market's part of a slice held in memory: its start and its events. */
   private partOf(cur: OpenSlice, key: string): MarketPart {
     const at = cur.starts.get(key);
-    const st = at === undefined ? this.startOf(...splitKey(key)) : (cur.log.read(at) as MarketPart);
+    const st = at === undefined ? EMPTY_START : (cur.log.read(at) as StartRecord);
     return { books: st.books, quote: st.quote, events: cur.log.chain(cur.events.get(key)) as SeqEvent[] };
-  }
-
-  /** A market's state now, copied (the state goes on changing). */
-  private startOf(venue: VenueLabel, marketId: string): MarketPart {
-    const books: BookStart[] = [];
-    for (const ins of this.instrumentsOf(venue, marketId)) {
-      const b = this.state.books.instrument(venue, ins);
-      if (b) books.push([ins, b.bids.levels(), b.asks.levels(), b.timestamp, b.recvTs, b.ready]);
-    }
-    const q = this.state.quotes.get(venue, marketId);
-    return { books, quote: q && ({ ...q } as QuoteRecord), events: [] };
-  }
-
-  /** Notes that `instrument`'s book belongs to `marketId` (a book is created by its snapshot). */
-  private bookOf(venue: VenueLabel, instrument: string, marketId: string): void {
-    let of = this.marketOf.get(venue);
-    if (of === undefined) this.marketOf.set(venue, (of = new Map()));
-    // A book keyed by its market's id belongs to it unless another market claimed it: nothing stored.
-    if (instrument === marketId) {
-      of.delete(instrument);
-      return;
-    }
-    if (of.get(instrument) === marketId) return;
-    of.set(instrument, marketId);
-    let ins = this.instruments.get(venue);
-    if (ins === undefined) this.instruments.set(venue, (ins = new Map()));
-    const l = ins.get(marketId);
-    if (l) l.push(instrument);
-    else ins.set(marketId, [instrument]);
-  }
-
-  /** The instruments whose books belong to a market (as the books' snapshots named them): its own id's book, then the others. */
-  private instrumentsOf(venue: VenueLabel, marketId: string): readonly string[] {
-    const others = this.instruments.get(venue)?.get(marketId) ?? NONE;
-    const own = this.state.books.instrument(venue, marketId) !== undefined && this.marketOf.get(venue)?.has(marketId) !== true;
-    return own ? [marketId, ...others] : others;
   }
 
   /** The start of the slice holding `t` (the latest slice starting at or before it). */
@@ -426,7 +411,7 @@ export class HistoryIndex {
   }
 
   private sliceSource(start: number): SliceSource {
-    // The open slice, or the one being written (the state waits for it): starts and events in memory.
+    // The open slice, or the one being written (the records behind wait for it): starts and events in memory.
     const mem = this.cur?.start === start ? this.cur : this.sealing?.start === start ? this.sealing : undefined;
     if (mem)
       return {
@@ -470,27 +455,21 @@ export class SliceFiles {
 
 /**
  * The state of `markets` at receive time `t` from the slice holding it: each market's start (its
- * books and quote as the slice began), then its events and its venue's feed events up to `t`,
- * merged by seq, through `applyEvent` on a scratch `EngineState`. Markets the slice does not hold
+ * books and quote as the slice began), then the markets' events and their venues' feed events up
+ * to `t`, merged by seq, through `applyEvent` on a scratch `EngineState` (`applyRuns`). Markets the slice does not hold
  * come back without books or quotes.
  */
 export function stateFrom(venues: readonly VenueConfig[], src: SliceSource | undefined, t: number, markets: readonly MarketRef[]): EngineState {
   const s = new EngineState(venues, { tradeCapacity: 1 });
   if (src === undefined) return s;
-  const venueEvents = new Map<VenueLabel, readonly SeqEvent[]>();
+  const runs: MarketRun[] = [];
   for (const m of markets) {
     s.books.link(m.venue, m.marketId, m.yes, m.no);
-    const part = src.market(partKey(m.venue, m.marketId));
-    if (part === undefined) continue;
-    let ve = venueEvents.get(m.venue);
-    if (ve === undefined) venueEvents.set(m.venue, (ve = src.venue(m.venue)));
-    for (const [ins, bids, asks, ts, recvTs, ready] of part.books) {
-      const b = s.books.restore(m.venue, ins, bids, asks, ts, recvTs);
-      if (!ready) b.reset();
-    }
-    if (part.quote) s.quotes.restore({ ...part.quote });
-    applyMerged(s, part.events, ve, t);
+    const key = partKey(m.venue, m.marketId);
+    const part = src.market(key);
+    if (part !== undefined) runs.push({ key, venue: m.venue, marketId: m.marketId, start: part, events: part.events });
   }
+  applyRuns(s, runs, (v) => src.venue(v), t);
   return s;
 }
 
@@ -506,33 +485,60 @@ export function restoreRebuilt(venues: readonly VenueConfig[], markets: readonly
   return s;
 }
 
-/** Applies a market's events and its venue's feed events up to `t`, merged by sequence number. */
-function applyMerged(s: EngineState, events: readonly SeqEvent[], venue: readonly SeqEvent[], t: number): void {
-  let j = 0;
-  for (let i = 0; i < events.length; i++) {
-    const [seq, e] = events[i]!;
-    while (j < venue.length && venue[j]![0] < seq) applyUpTo(s, venue[j++]![1], t);
-    applyUpTo(s, e, t);
-  }
-  while (j < venue.length) applyUpTo(s, venue[j++]![1], t);
-}
+const NO_EVENTS: readonly SeqEvent[] = [];
 
-function applyUpTo(s: EngineState, e: NormalizedEvent, t: number): void {
-  if (e.localTimestamp <= t) applyEvent(s, e);
+/** The venues whose books a feed event of the slice reset (a disconnect, a stall, a gap): each of their markets' starts is folded. */
+function resetVenues(venues: ReadonlyMap<VenueLabel, readonly SeqEvent[]>): Set<VenueLabel> {
+  const out = new Set<VenueLabel>();
+  for (const [v, events] of venues)
+    if (events.some(([, e]) => e.type === 'feed' && (e.state === 'disconnected' || e.state === 'stalled' || e.state === 'gap'))) out.add(v);
+  return out;
 }
-
-const NONE: readonly string[] = [];
 
 /**
- * What the index's own state reads of a market's upsert: its books' instruments (which book is the
- * YES, which the NO) and its settlement, the parts `applyEvent` turns into books and quotes. The
- * state is read only for books and quotes (a slice's starts), so its catalog keeps no titles, tags,
- * URLs or venue extras: at 108k markets those were a second copy of the main thread's catalog on
- * the index's thread. The slice keeps the whole event, for reads that apply it.
+ * A slice file being written, whose failure loses the file only: the first error is logged, the
+ * file dropped, and the rest of the slice's writes skipped (the next slice's starts are taken all
+ * the same).
  */
-function bookFields(e: MarketUpsert): MarketUpsert {
-  const { type, venue, timestamp, localTimestamp, marketId, status, yesInstrument, noInstrument, settlementValue } = e;
-  return { type, venue, timestamp, localTimestamp, marketId, title: '', status, yesInstrument, noInstrument, settlementValue };
+class SliceOut {
+  private constructor(
+    private w: SliceWriter | undefined,
+    private readonly start: number,
+    private readonly log: Logger | undefined,
+  ) {}
+
+  static async open(dir: string, start: number, log: Logger | undefined): Promise<SliceOut> {
+    const out = new SliceOut(undefined, start, log);
+    await out.guard(async () => void (out.w = await SliceWriter.open(dir, start)));
+    return out;
+  }
+
+  add(entries: readonly SliceEntry[]): Promise<void> {
+    const w = this.w;
+    return w === undefined ? Promise.resolve() : this.guard(() => w.add(entries));
+  }
+
+  /** Writes the directory; whether the slice is now on disk. */
+  async finish(): Promise<boolean> {
+    const w = this.w;
+    if (w === undefined) return false;
+    await this.guard(async () => void (await w.finish()));
+    return this.w !== undefined;
+  }
+
+  async abort(): Promise<void> {
+    await this.w?.abort();
+    this.w = undefined;
+  }
+
+  private async guard(f: () => Promise<void>): Promise<void> {
+    try {
+      await f();
+    } catch (e) {
+      this.log?.error({ err: (e as Error).message, slice: this.start }, 'history slice not written; as_of reads in it fall back to the slice before');
+      await this.abort();
+    }
+  }
 }
 
 function push<K>(m: Map<K, SeqEvent[]>, k: K, e: SeqEvent): void {

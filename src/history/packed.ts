@@ -47,7 +47,11 @@ export class PackedLog {
 
   /** Packs `value` and appends it, linked back to the record at `prev` (-1: none). Returns its address. */
   add(value: unknown, prev: number): number {
-    const bytes = pack(value);
+    return this.addPacked(pack(value), prev);
+  }
+
+  /** Appends a value's packed bytes as they are (`packedAt` of a record, of this log or another), linked back to `prev`. Returns its address. */
+  addPacked(bytes: Uint8Array, prev: number): number {
     const need = HEAD + bytes.length;
     let chunk = this.chunks[this.chunks.length - 1];
     if (chunk === undefined || this.pos + need > chunk.length) {
@@ -59,7 +63,7 @@ export class PackedLog {
     const at = (this.chunks.length - 1) * this.chunk + this.pos;
     chunk.writeIntLE(prev, this.pos, 6);
     chunk.writeUInt32LE(bytes.length, this.pos + 6);
-    bytes.copy(chunk, this.pos + HEAD);
+    chunk.set(bytes, this.pos + HEAD);
     this.pos += need;
     this.total += need;
     return at;
@@ -69,6 +73,12 @@ export class PackedLog {
   read(at: number): unknown {
     const [chunk, off] = this.locate(at);
     return valueAt(chunk, off);
+  }
+
+  /** The packed bytes of the value at `at` (a view: copy them, or add them to a log, before the next read). */
+  packedAt(at: number): Uint8Array {
+    const [chunk, off] = this.locate(at);
+    return chunk.subarray(off + HEAD, off + HEAD + chunk.readUInt32LE(off + 6));
   }
 
   /** The values of the chain ending at `last` (each record's link back), oldest first; empty for undefined or -1. */

@@ -247,10 +247,15 @@ function writeResult(out: string, r: ReplayResult): void {
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-/** NDJSON to a file, written a block of lines at a time. */
-class LineWriter {
+/**
+ * NDJSON to a file: each line encoded as UTF-8 straight into one reused buffer, written when it is
+ * full. A replay writes a line per event of its window: an array of lines joined into one string
+ * and written as text encoded every line a second time and left the joined copy to the collector.
+ */
+export class LineWriter {
   private fd: number | undefined;
-  private buf: string[] = [];
+  private readonly buf = Buffer.allocUnsafe(1 << 20);
+  private pos = 0;
 
   constructor(file: string, mkdir: boolean) {
     if (mkdir) mkdirSync(join(file, '..'), { recursive: true });
@@ -258,8 +263,17 @@ class LineWriter {
   }
 
   line(s: string): void {
-    this.buf.push(s);
-    if (this.buf.length >= 1024) this.drain();
+    // At most 3 bytes of UTF-8 per UTF-16 unit (a surrogate pair: 4 for 2), and the newline.
+    const most = s.length * 3 + 1;
+    if (this.pos + most > this.buf.length) {
+      this.drain();
+      if (most > this.buf.length) {
+        this.write(Buffer.from(`${s}\n`));
+        return;
+      }
+    }
+    this.pos += this.buf.write(s, this.pos);
+    this.buf[this.pos++] = 10;
   }
 
   close(): void {
@@ -270,8 +284,12 @@ class LineWriter {
   }
 
   private drain(): void {
-    if (this.buf.length === 0 || this.fd === undefined) return;
-    writeSync(this.fd, this.buf.join('\n') + '\n');
-    this.buf = [];
+    this.write(this.buf.subarray(0, this.pos));
+    this.pos = 0;
+  }
+
+  private write(b: Buffer): void {
+    if (this.fd === undefined) return;
+    for (let at = 0; at < b.length;) at += writeSync(this.fd, b, at, b.length - at);
   }
 }

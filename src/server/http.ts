@@ -46,8 +46,23 @@ export interface RequestCtx {
   readonly headers: RequestHeaders;
   readonly requestId: string;
   readonly startedAt: number;
-  /** Response headers the request pipeline adds (rate-limit headers, …). */
+  /** Response headers the request pipeline adds (CORS, Allow, connection, …). */
   readonly responseHeaders: Record<string, string>;
+  /**
+   * The rate-limit headers the access layer sets (spec 8), per second and per month: each its
+   * header lines, "\r\nName: value" joined ('' when none), written after the request id.
+   */
+  rateSecond: string;
+  rateMonth: string;
+  /**
+   * What the access layer fills in (its ApiCtx: the validated query, decoded path parameters, key
+   * and plan), declared on every context so each has one shape: added after the context is made,
+   * they would cost it a property store of its own on every request.
+   */
+  readonly query?: unknown;
+  readonly path_?: Readonly<Record<string, string>>;
+  readonly key?: unknown;
+  readonly plan?: unknown;
   readonly log: Logger;
 }
 
@@ -140,6 +155,8 @@ export class HttpServer {
   /** The key and match of the last request routed (undefined: none since the routes changed). */
   private lastKey: string | undefined;
   private lastMatch: Matched;
+  /** The last path that passed every check of the path alone (`refusal`). */
+  private soundPath: string | undefined;
   private listenSocket: UWS.us_listen_socket | undefined;
   private guard: HttpGuard | undefined;
   /** Front off: the router checks request framing (see `framingRefusal`). */
@@ -262,6 +279,12 @@ export class HttpServer {
       requestId: given !== undefined && UUID.test(given) ? given : requestId(),
       startedAt,
       responseHeaders: {},
+      rateSecond: '',
+      rateMonth: '',
+      query: undefined,
+      path_: NO_PARAMS,
+      key: undefined,
+      plan: undefined,
       log: this.log,
     };
     if (framing) {
@@ -334,14 +357,17 @@ export class HttpServer {
       if (refused.status === 405) ctx.responseHeaders['Allow'] = ALLOW;
       return errorReply(refused.status, refused.code, refused.message);
     }
+    // The previous sound path again (clients poll the same few): only its query is left to check.
+    if (ctx.path === this.soundPath) return ctx.rawQuery.includes('\uFFFD') ? MALFORMED_QUERY() : undefined;
     // uWS 20.30 answers no absolute-form target itself; should one reach the router, it is refused.
     if (ctx.path.charCodeAt(0) !== 47 /* / */) return errorReply(400, 'bad_request', 'the request target must be a path (origin-form: "/api/v2/…")');
     if (ctx.path.includes('\uFFFD')) return errorReply(400, 'validation.malformed_path', 'the path is not valid UTF-8');
-    if (ctx.rawQuery.includes('\uFFFD')) return errorReply(400, 'validation.malformed_query', 'the query string is not valid UTF-8');
+    if (ctx.rawQuery.includes('\uFFFD')) return MALFORMED_QUERY();
     if (ctx.path.includes('//') || (ctx.path.length > 1 && ctx.path.endsWith('/'))) {
       const canonical = `/${ctx.path.split('/').filter(Boolean).join('/')}`;
       return errorReply(404, 'not_found', `no route ${redactPath(ctx.path)}; paths have no empty segments (${redactPath(canonical)})`);
     }
+    this.soundPath = ctx.path;
     return undefined;
   }
 
@@ -520,21 +546,40 @@ let lengths = 0;
 let hosts = 0;
 let fieldBytes = 0;
 let refused: string | undefined;
+/** Whether a header the pipeline reads came empty (then dropped after the walk, as getHeader's '' is). */
+let empty = false;
 
 function walk(k: string, v: string): void {
   // "name: value\r\n" (uWS gives names lowercased and values without the spaces around them).
   fieldBytes += k.length + v.length + 4;
+  // The first field of a name the pipeline reads, as getHeader would give it (kept when empty,
+  // dropped after the walk). Each name stored as a constant: a name from uWS is a fresh string,
+  // which as a computed key would be looked up in V8's string table on every store.
+  if (v === '') empty = true;
   switch (k) {
     case 'x-api-key':
+      walked['x-api-key'] ??= v;
+      break;
     case 'x-request-id':
+      walked['x-request-id'] ??= v;
+      break;
     case 'accept':
+      walked.accept ??= v;
+      break;
     case 'user-agent':
+      walked['user-agent'] ??= v;
+      break;
     case 'x-forwarded-for':
+      walked['x-forwarded-for'] ??= v;
+      break;
     case 'x-real-ip':
+      walked['x-real-ip'] ??= v;
+      break;
     case 'connection':
+      walked.connection ??= v;
+      break;
     case 'origin':
-      // The first field of a name, as getHeader would give it (kept when empty, dropped after the walk).
-      walked[k] ??= v;
+      walked.origin ??= v;
       break;
     case 'transfer-encoding':
       refused ??= 'Transfer-Encoding is not accepted (every endpoint is GET and takes no body)';
@@ -564,14 +609,18 @@ function framingRefusal(req: UWS.HttpRequest, headers: MutableHeaders, targetByt
   hosts = 0;
   fieldBytes = 0;
   refused = undefined;
+  empty = false;
   req.forEach(walk);
   if (hosts === 0) refused ??= 'HTTP/1.1 requests need a Host header field';
-  for (const h of READ_HEADERS) if (headers[h] === '') headers[h] = undefined;
+  if (empty) for (const h of READ_HEADERS) if (headers[h] === '') headers[h] = undefined;
   // "METHOD target HTTP/1.1\r\n" with a method of up to 7 bytes, and the blank line.
   if (refused === undefined && targetBytes + fieldBytes + 21 > MAX_HEAD_BYTES)
     return { status: 431, code: 'headers_too_large', message: `request head over ${MAX_HEAD_BYTES} bytes` };
   return refused === undefined ? undefined : { status: 400, code: 'bad_request', message: refused };
 }
+
+/** A query string holding bytes that are not UTF-8 (uWS turns them into U+FFFD). */
+const MALFORMED_QUERY = (): Reply => errorReply(400, 'validation.malformed_query', 'the query string is not valid UTF-8');
 
 /** The status line and headers of an answer, up to the request id's value. */
 function headOf(reply: Reply): string {
@@ -582,7 +631,7 @@ function headOf(reply: Reply): string {
 function fullHead(reply: Reply, ctx: RequestCtx): string {
   const extra = ctx.responseHeaders;
   let head = (reply.contentType === undefined ? JSON_HEAD[reply.status] : undefined) ?? headOf(reply);
-  head += ctx.requestId;
+  head += ctx.requestId + ctx.rateSecond + ctx.rateMonth;
   for (const k in extra) head += `\r\n${k}: ${extra[k]}`;
   if (reply.headers) for (const k in reply.headers) head += `\r\n${k}: ${reply.headers[k]}`;
   return head;
@@ -593,7 +642,8 @@ const JSON_HEAD: Readonly<Record<number, string>> = Object.fromEntries(Object.ke
 
 /** An answer a header at a time: a HEAD's (its Content-Length written here), and one that closes the connection. */
 function writeEach(res: UWS.HttpResponse, ctx: RequestCtx, reply: Reply, close: boolean): void {
-  res.writeStatus(STATUS_TEXT[reply.status] ?? String(reply.status));
+  // The rate-limit lines ride on the status (uWS writes it as given, then "\r\n").
+  res.writeStatus((STATUS_TEXT[reply.status] ?? String(reply.status)) + ctx.rateSecond + ctx.rateMonth);
   res.writeHeader('content-type', reply.contentType ?? 'application/json');
   res.writeHeader('x-request-id', ctx.requestId);
   for (const k in ctx.responseHeaders) if (k !== 'connection') res.writeHeader(k, ctx.responseHeaders[k]!);

@@ -36,7 +36,11 @@ const dirs: string[] = [];
 const open: { cap: Capture; index: HistoryIndex }[] = [];
 afterEach(async () => {
   // The index closes the cache's files.
-  for (const s of open.splice(0)) await s.index.close(s.cap.lastSeq);
+  for (const s of open.splice(0)) {
+    await s.index.close(s.cap.lastSeq);
+    // The capture's segment files too: left open, they were closed by the collector (a warning each).
+    await s.cap.close();
+  }
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 

@@ -19,6 +19,9 @@ beforeAll(async () => {
   expect(config.server.front).toBe('off');
   http = new HttpServer(createLogger('debug', { write: (s: string) => void lines.push(s) }), { trustProxy: config.server.trustProxy });
   http.get('/api/v2/status', () => jsonReply({ status: 'ok' }));
+  http.get('/api/v2/echo', (ctx) =>
+    jsonReply({ key: ctx.headers['x-api-key'] ?? null, accept: ctx.headers.accept ?? null, origin: ctx.headers.origin ?? null }),
+  );
   port = await http.listen('127.0.0.1', 0, config.server.front);
 });
 afterAll(() => http.close());
@@ -66,6 +69,28 @@ describe('the default public port refuses what uWS would let through', () => {
     expect(head(240).length).toBeGreaterThan(16 * 1024);
     expect([over.closed, statuses(over.text)]).toEqual([true, [431]]);
     expect(bodyOf(over.text)).toEqual({ success: false, code: 'headers_too_large', error: 'request head over 16384 bytes' });
+  });
+
+  it('checks each request on a connection afresh: a bad query or path after a sound request on the same path', async () => {
+    const get = (target: string): string => `GET ${target} HTTP/1.1\r\nHost: x\r\n\r\n`;
+    const r = await ask(
+      get('/api/v2/status') +
+        get('/api/v2/status?a=\xff') +
+        get('/api/v2/status') +
+        get('/api/v2/status/') +
+        get('/api/v2//status') +
+        'GET /api/v2/status?b=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+    );
+    expect(statuses(r.text)).toEqual([200, 400, 200, 404, 404, 200]);
+    expect(r.text).toContain('"code":"validation.malformed_query"');
+  });
+
+  it('reads the first field of each header the pipeline uses, an empty one as absent, as getHeader does', async () => {
+    const echo = async (fields: string): Promise<unknown> =>
+      bodyOf((await ask(`GET /api/v2/echo HTTP/1.1\r\nHost: x\r\n${fields}Connection: close\r\n\r\n`)).text);
+    expect(await echo('X-API-Key: pmx_first\r\nX-API-Key: pmx_second\r\nAccept: text/csv\r\n')).toEqual({ key: 'pmx_first', accept: 'text/csv', origin: null });
+    expect(await echo('X-API-Key:\r\nX-API-Key: pmx_second\r\nOrigin: http://a.example\r\n')).toEqual({ key: null, accept: null, origin: 'http://a.example' });
+    expect(await echo('Accept:\r\nX-API-Key: pmx_only\r\n')).toEqual({ key: 'pmx_only', accept: null, origin: null });
   });
 
   it('never answers a head without Host, nor a lowercase or unknown method: uWS 20.30 closes those itself, at once (README: Deployment)', async () => {

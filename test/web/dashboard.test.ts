@@ -48,7 +48,17 @@ describe.skipIf(!have)('web dashboard in Chromium against the live simulator', (
     svc = await startService(
       loadConfig({
         env: {},
-        overrides: { dataDir: dir, logLevel: 'warn', server: { host: '127.0.0.1', port: 0, baseUrl: null }, sim: { ticksPerSecond: 400 } },
+        overrides: {
+          dataDir: dir,
+          logLevel: 'warn',
+          server: { host: '127.0.0.1', port: 0, baseUrl: null },
+          sim: { ticksPerSecond: 400 },
+          // Alerts within seconds of trading (a one-second horizon, one scored entry), for the replay page's alert channels.
+          signals: {
+            wallets: { horizonMs: 1_000, goodMoveUnits: 100, smartMinEntries: 1, smartMinHitRate: 0, fadeMinEntries: 1, fadeMinMissRate: 0 },
+            alerts: { smartMinUsd: 0, fadeMinUsd: 0 },
+          },
+        },
       }),
     );
     browser = await launchChromium(profile);
@@ -285,6 +295,40 @@ describe.skipIf(!have)('web dashboard in Chromium against the live simulator', (
     expect(await page.locator('table[aria-label="replayed prices"] tbody tr[data-market]').count()).toBeGreaterThan(0);
     await page.waitForSelector('table.ladder tr.lvl[data-price]', WAIT);
     await page.screenshot({ path: join(shots, 'replay.png'), fullPage: true });
+  }, 120_000);
+
+  it('replays the alerts live raised in a window beside its markets: the alert channels read back from the store', async () => {
+    // An alert the service raised (the lowered thresholds above raise them within seconds of trading).
+    const newest = async (): Promise<{ alert_id: string; created_at: string } | undefined> => {
+      const r = await fetch(`${svc.url}/api/v2/alerts/smart-money?limit=1`, { headers: { 'x-api-key': svc.demoKey! } });
+      return ((await r.json()) as { alerts: { alert_id: string; created_at: string }[] }).alerts[0];
+    };
+    await expect.poll(newest, { timeout: WAIT.timeout, interval: 100 }).toBeDefined();
+    const alert = (await newest())!;
+    const at = Date.parse(alert.created_at);
+    await svc.capture!.flush();
+    await page.getByRole('link', { name: 'Replay' }).click();
+    await page.waitForSelector('form.replay', WAIT);
+    await page.fill('input[name=from]', String(at - 2_000));
+    await page.fill('input[name=to]', String(at));
+    await page.selectOption('select[name=speed]', 'max');
+    await page.check('input[name=alerts]');
+    await page.getByRole('button', { name: 'Start' }).click();
+    const status = page.locator('[data-testid=replay-status]');
+    await page.waitForSelector('[data-testid=replay-status][data-state=completed]', WAIT).catch(async (e: unknown) => {
+      throw new Error(
+        `the replay did not complete; the page reads: ${await status.innerText()} ${await page.locator('[data-testid=replay-error]').allInnerTexts()}`,
+        {
+          cause: e,
+        },
+      );
+    });
+    // The alert is in the table as the feed gave it: its kind, the trade and what it was worth.
+    const row = page.locator(`table[aria-label="replayed alerts"] tr[data-alert="${alert.alert_id}"]`);
+    await row.waitFor(WAIT);
+    expect(await row.getAttribute('data-kind')).toMatch(/^(smart_money|insider|captain_hook)$/);
+    expect(await row.locator('td').nth(2).innerText()).toMatch(/^(buy|sell) (YES|NO) at \d+(\.\d)?¢$/);
+    await page.screenshot({ path: join(shots, 'replay-alerts.png'), fullPage: true });
   }, 120_000);
 
   it('is usable with the keyboard: skip link first, then the page links', async () => {

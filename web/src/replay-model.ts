@@ -1,5 +1,5 @@
 import type { components } from 'crossbook/client';
-import type { Book } from './components/Ladder.js';
+import type { Book } from './book.js';
 
 type S = components['schemas'];
 
@@ -25,6 +25,25 @@ export interface ReplayArb {
   readonly bestRoi: number | null;
 }
 
+/** One alert the smart-money or fade-finder feed sent in the window (as /alerts/* give it). */
+export interface ReplayAlert {
+  readonly id: string;
+  readonly kind: S['WsSmartMoney']['alert_type'] | 'fade';
+  readonly market: string;
+  readonly source: string;
+  readonly title: string | null;
+  readonly side: 'buy' | 'sell';
+  readonly outcome: 'yes' | 'no';
+  readonly price: number;
+  readonly amountUsd: number;
+  readonly reason: string;
+  /** When the alert was raised, as it was recorded (ms). */
+  readonly createdAt: number;
+}
+
+/** Alerts the page keeps, newest first (a long window raises many). */
+export const REPLAY_ALERTS_SHOWN = 50;
+
 /**
  * The state a WebSocket replay shows: the messages the live channels sent over the window, applied
  * as a live page would apply them (prices, books, arbitrage by group), plus the replay's own
@@ -41,6 +60,10 @@ export class ReplayModel {
   readonly prices = new Map<string, ReplayPrice>();
   readonly books = new Map<string, Book>();
   readonly arbs = new Map<number, ReplayArb>();
+  /** The alert channels' messages, newest first (at most REPLAY_ALERTS_SHOWN). */
+  alerts: ReplayAlert[] = [];
+  /** Warnings the replay gave (an alert window reaching past what the store keeps, …). */
+  readonly warnings: string[] = [];
 
   /** Applies one server message; true when it changed what the page shows. */
   apply(m: Record<string, unknown>): boolean {
@@ -59,6 +82,10 @@ export class ReplayModel {
       else if (type === 'replay_stopped') this.state = 'stopped';
       else if (type === 'replay_resumed' || this.state !== 'paused') this.state = 'running';
       if (type === 'replay_seeked') this.clear();
+      return true;
+    }
+    if (type === 'warning') {
+      this.warnings.push(String(m['message']));
       return true;
     }
     if (type === 'error') {
@@ -80,6 +107,7 @@ export class ReplayModel {
   /** A replayed message of a live channel. */
   private stream(m: Record<string, unknown>): boolean {
     const type = m['type'];
+    if (type === 'smart_money' || type === 'fade_finder') return this.alert(m as unknown as S['WsSmartMoney'] | S['WsFadeFinder']);
     if (type !== 'price_update' && type !== 'orderbook_update' && type !== 'arb' && type !== 'arb_expired') return false;
     this.messages++;
     if (typeof m['recv_ts'] === 'number') this.position = m['recv_ts'];
@@ -104,11 +132,34 @@ export class ReplayModel {
     return true;
   }
 
+  /** An alert message: the replay's position is when it was raised (alerts carry no recv_ts). */
+  private alert(a: S['WsSmartMoney'] | S['WsFadeFinder']): boolean {
+    this.messages++;
+    const createdAt = Date.parse(a.created_at);
+    if (Number.isFinite(createdAt)) this.position = createdAt;
+    const row: ReplayAlert = {
+      id: a.alert_id,
+      kind: a.alert_type,
+      market: a.market_id,
+      source: a.platform,
+      title: a.title,
+      side: a.side,
+      outcome: a.outcome,
+      price: a.price,
+      amountUsd: a.amount_usd,
+      reason: a.reason,
+      createdAt,
+    };
+    this.alerts = [row, ...this.alerts.slice(0, REPLAY_ALERTS_SHOWN - 1)];
+    return true;
+  }
+
   /** A seek: what the page showed is from another moment; the snapshots that follow fill it again. */
   clear(): void {
     this.prices.clear();
     this.books.clear();
     this.arbs.clear();
+    this.alerts = [];
   }
 
   /** A new replay from scratch. */
@@ -120,5 +171,6 @@ export class ReplayModel {
     this.messages = 0;
     this.error = undefined;
     this.completed = undefined;
+    this.warnings.length = 0;
   }
 }

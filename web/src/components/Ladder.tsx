@@ -1,13 +1,9 @@
 import { cents, size } from '../format.js';
 import { NumTh } from './NumTh.js';
 
-/** A price level: [cents, size]. */
-export type Level = readonly [number, number];
+import type { Book, Level } from '../book.js';
 
-export interface Book {
-  readonly bids: readonly Level[];
-  readonly asks: readonly Level[];
-}
+export type { Book, Level } from '../book.js';
 
 /** Levels drawn per side: a fixed count, so the ladder keeps its height as the book moves. */
 const DEPTH = 10;

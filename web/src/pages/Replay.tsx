@@ -1,13 +1,16 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { Ladder } from '../components/Ladder.js';
 import { NumTh } from '../components/NumTh.js';
-import { cents, pct } from '../format.js';
+import { cents, pct, usd } from '../format.js';
 import { Frame } from '../frame.js';
-import { ReplayModel } from '../replay-model.js';
+import { ReplayModel, type ReplayAlert } from '../replay-model.js';
 import { useSession } from '../session.js';
 import { wsConnector } from '../ws-auth.js';
 
 const SPEEDS = ['1', '10', '100', 'max'] as const;
+const MARKET_CHANNELS = ['prices', 'orderbook', 'arb'];
+/** The alerts live sent (smart money, insiders, fades), read back from the alert store. */
+const ALERT_CHANNELS = ['smart_money', 'fade_finder'];
 
 /** A time for the form: ISO 8601 to the second. */
 const isoOf = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -25,6 +28,7 @@ export function Replay() {
   const [from, setFrom] = useState(() => isoOf(Date.now() - 120_000));
   const [to, setTo] = useState(() => isoOf(Date.now() - 5_000));
   const [speed, setSpeed] = useState<(typeof SPEEDS)[number]>('10');
+  const [alerts, setAlerts] = useState(false);
   const [seekTo, setSeekTo] = useState('');
   const [, setTick] = useState(0);
   const model = useRef(new ReplayModel()).current;
@@ -54,7 +58,8 @@ export function Replay() {
         sock.send(
           JSON.stringify({
             type: 'replay',
-            channels: ['prices', 'orderbook', 'arb'],
+            // The alert channels stream every alert of their feeds; market_ids are the market channels'.
+            channels: alerts ? [...MARKET_CHANNELS, ...ALERT_CHANNELS] : MARKET_CHANNELS,
             market_ids: ids,
             from: timeOf(from),
             to: timeOf(to),
@@ -95,6 +100,9 @@ export function Replay() {
             ))}
           </select>
         </label>
+        <label>
+          <input type="checkbox" name="alerts" checked={alerts} onChange={(e) => setAlerts(e.currentTarget.checked)} /> Alerts
+        </label>
         <button type="submit">Start</button>
       </form>
       <p class="meta controls">
@@ -119,6 +127,11 @@ export function Replay() {
         {model.position !== undefined ? ` · at ${new Date(model.position).toISOString()}` : ''} · {model.messages} messages
         {model.completed ? ` · completed: ${model.completed.messages} messages sent` : ''}
       </p>
+      {model.warnings.map((w, i) => (
+        <p class="meta" key={i} data-testid="replay-warning">
+          {w}
+        </p>
+      ))}
       {model.error ? (
         <p class="error" role="alert" data-testid="replay-error">
           {model.error}
@@ -169,6 +182,41 @@ export function Replay() {
           ))}
         </tbody>
       </table>
+      {alerts || model.alerts.length > 0 ? <AlertTable alerts={model.alerts} /> : null}
     </section>
+  );
+}
+
+/** The alerts the replay sent, newest first, as the alert feeds gave them. */
+function AlertTable({ alerts }: { alerts: readonly ReplayAlert[] }) {
+  return (
+    <table aria-label="replayed alerts">
+      <thead>
+        <tr>
+          <th scope="col">Raised</th>
+          <th scope="col">Alert</th>
+          <th scope="col">Market</th>
+          <th scope="col">Trade</th>
+          <NumTh>USD</NumTh>
+          <th scope="col">Why</th>
+        </tr>
+      </thead>
+      <tbody>
+        {alerts.map((a) => (
+          <tr key={a.id} data-alert={a.id} data-kind={a.kind}>
+            <td>{Number.isFinite(a.createdAt) ? new Date(a.createdAt).toISOString().slice(11, 23) : ''}</td>
+            <td>{a.kind.replace('_', ' ')}</td>
+            <th scope="row">
+              {a.source}:{a.title ?? a.market}
+            </th>
+            <td>
+              {a.side} {a.outcome.toUpperCase()} at {cents(a.price)}
+            </td>
+            <td class="num">{usd(a.amountUsd)}</td>
+            <td>{a.reason}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
