@@ -5,7 +5,7 @@ import type { NormLines, NormView } from '../capture/normcache.js';
 import type { VenueConfig } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
 import type { NormalizedEvent, VenueLabel } from '../core/types.js';
-import { EngineState } from '../state/engine.js';
+import { EngineState, resetsBooks } from '../state/engine.js';
 import { unpack } from 'msgpackr';
 import type { QuoteRecord } from '../state/quotes.js';
 import { EMPTY_START, applyRuns, foldRuns, type MarketRun, type StartRecord } from './fold.js';
@@ -487,11 +487,10 @@ export function restoreRebuilt(venues: readonly VenueConfig[], markets: readonly
 
 const NO_EVENTS: readonly SeqEvent[] = [];
 
-/** The venues whose books a feed event of the slice reset (a disconnect, a stall, a gap): each of their markets' starts is folded. */
+/** The venues whose books a feed event of the slice reset (`resetsBooks`, as `applyEvent` does): each of their markets' starts is folded. */
 function resetVenues(venues: ReadonlyMap<VenueLabel, readonly SeqEvent[]>): Set<VenueLabel> {
   const out = new Set<VenueLabel>();
-  for (const [v, events] of venues)
-    if (events.some(([, e]) => e.type === 'feed' && (e.state === 'disconnected' || e.state === 'stalled' || e.state === 'gap'))) out.add(v);
+  for (const [v, events] of venues) if (events.some(([, e]) => e.type === 'feed' && resetsBooks(e))) out.add(v);
   return out;
 }
 

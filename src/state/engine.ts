@@ -1,6 +1,6 @@
 import type { VenueConfig } from '../config/schema.js';
 import { PAYOUT } from '../core/price.js';
-import type { NormalizedEvent, VenueLabel } from '../core/types.js';
+import type { FeedEvent, NormalizedEvent, VenueLabel } from '../core/types.js';
 import { BookStore, type StateBook } from './books.js';
 import { CandleStore } from './candles.js';
 import { MarketCatalog } from './catalog.js';
@@ -121,9 +121,12 @@ export function applyEvent(s: EngineState, ev: NormalizedEvent): void {
       return;
     case 'feed':
       s.health.feed(ev);
-      if (ev.state === 'disconnected' || ev.state === 'stalled' || ev.state === 'gap') {
-        s.books.reset(ev.venue, ev.state === 'gap' ? ev.instrument : undefined, ev.localTimestamp);
-      }
+      if (resetsBooks(ev)) s.books.reset(ev.venue, ev.state === 'gap' ? ev.instrument : undefined, ev.localTimestamp);
       return;
   }
+}
+
+/** Whether `applyEvent` resets books on this feed event (a disconnect, a stall, or a gap: the venue's, or one instrument's). */
+export function resetsBooks(ev: FeedEvent): boolean {
+  return ev.state === 'disconnected' || ev.state === 'stalled' || ev.state === 'gap';
 }
