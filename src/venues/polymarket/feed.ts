@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { VenueConfig } from '../../config/schema.js';
 import type { MarketUpsert, NormalizedEvent } from '../../core/types.js';
 import { getJson, url } from '../common/http.js';
 import { createVenueFeed, type FeedRuntime, type FeedSession, type Stream } from '../common/runtime.js';
@@ -78,6 +79,8 @@ export function createPolymarketFeed(ctx: FeedContext): VenueFeed {
 }
 
 const isOpen = (u: MarketUpsert): boolean => u.status === 'active' || u.status === 'initialized';
+/** The condition id an upsert is for (its market id without the venue's prefix). */
+const conditionIdOf = (venue: VenueConfig, u: MarketUpsert): string => venueMarketId(venue, u.marketId) ?? u.marketId;
 
 /**
  * The Gamma catalog walk, and which markets were open at the last one (to follow them to their end).
@@ -101,7 +104,7 @@ class GammaCatalog {
 
   /** One walk: every market published; returns the tokens of the open two-outcome markets. */
   async refresh(): Promise<string[]> {
-    const walk = new GammaWalk(this.rt, (u) => this.publish(u));
+    const walk = new GammaWalk(this.rt, (u, cid) => this.publish(u, cid));
     await this.pages('/events', gammaEventsResponseSchema, 100, (events) => walk.events(events));
     await this.pages('/markets', gammaMarketsResponseSchema, 500, (markets) => walk.markets(markets, this.rt.now()));
     if (this.rt.stopped) return walk.assets;
@@ -120,8 +123,8 @@ class GammaCatalog {
   }
 
   /** One upsert out (the frame path shows it to the mapper, which learns its tokens). */
-  private publish(u: MarketUpsert): void {
-    this.open.set(venueMarketId(this.rt.venue, u.marketId) ?? u.marketId, isOpen(u));
+  private publish(u: MarketUpsert, conditionId = conditionIdOf(this.rt.venue, u)): void {
+    this.open.set(conditionId, isOpen(u));
     this.rt.emit(u);
   }
 
@@ -173,7 +176,7 @@ class GammaWalk {
 
   constructor(
     private readonly rt: FeedRuntime,
-    private readonly publish: (u: MarketUpsert) => void,
+    private readonly publish: (u: MarketUpsert, conditionId: string) => void,
   ) {}
 
   /** One `/events` page: the events kept without their markets, their markets held until the list is walked. */
@@ -208,8 +211,9 @@ class GammaWalk {
       this.rt.stats.malformedFrame('gamma_market', 'not a two-outcome market', m.conditionId);
       return;
     }
-    this.current.add(venueMarketId(this.rt.venue, u.marketId) ?? u.marketId);
-    this.publish(u);
+    const cid = conditionIdOf(this.rt.venue, u);
+    this.current.add(cid);
+    this.publish(u, cid);
     if (isOpen(u) && u.yesInstrument && u.noInstrument) this.assets.push(u.yesInstrument, u.noInstrument);
   }
 }
