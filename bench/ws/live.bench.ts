@@ -16,11 +16,18 @@
  * tell the front's relay from the hub's share), LIVE_BASE_BIN (another build's bin/crossbook.js: that
  * build's service runs in every pair too, as `base`, a before/after in one run). Besides the
  * process's CPU, each service run reports its front thread's (the busiest thread other than the
- * main one: the HTTP front's worker), from Linux /proc.
+ * main one: the HTTP front's worker), from Linux /proc, and its main thread's time waiting for a
+ * core and its involuntary context switches (/proc schedstat and status: how often another thread
+ * took the core from it). LIVE_PROBE=1 preloads bench/ws/loop-probe.ts into the service (event-loop
+ * delay, utilization, GC pauses by kind over each window; LIVE_PROBE_DIR keeps its output, and
+ * LOOP_PROBE_PROF=<µs> a CPU profile of each window's main thread); LIVE_CONFIG (JSON merged over
+ * the service's configuration, e.g. `{"capture":{…,"enabled":false}}`) and LIVE_NODE_ARGS (node
+ * flags for the service) tell a component's share. The summary gives each target's p99 over the
+ * bare loop's per pair, their median and spread, and the p99 of every run's samples pooled.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
@@ -37,10 +44,20 @@ const SECONDS = Number(process.env['LIVE_SECONDS'] ?? 10);
 const PROF = process.env['LIVE_PROF'];
 const DIRECT = process.env['LIVE_DIRECT'] === '1';
 const BASE_BIN = process.env['LIVE_BASE_BIN'];
+/** 1: the service runs with bench/ws/loop-probe.ts preloaded, and each run prints its main thread's figures. */
+const PROBE = process.env['LIVE_PROBE'] === '1';
+/** Where the probe writes (its figures, and with LOOP_PROBE_PROF its CPU profiles); default each run's data directory, removed at the end. */
+const PROBE_DIR = process.env['LIVE_PROBE_DIR'];
+/** More node flags for the service (space-separated), e.g. `--trace-gc`. */
+const NODE_ARGS = (process.env['LIVE_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+/** JSON merged over the service's configuration, e.g. `{"capture":{"enabled":false}}`, to tell a component's share. */
+const CONFIG = JSON.parse(process.env['LIVE_CONFIG'] ?? '{}') as Record<string, unknown>;
 const here = dirname(fileURLToPath(import.meta.url));
 const bin = join(repoRoot(), 'bin/crossbook.js');
 /** Data directories of the service runs, removed at the end. */
 const dirs: string[] = [];
+/** The probe's output file of each service run, by pid. */
+const probes = new Map<number, string>();
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 interface Result {
@@ -54,6 +71,21 @@ interface Result {
   cpuPct: number;
   /** Its busiest thread other than the main one over the window (the front's worker), % of one core. */
   threadPct: number;
+  /** The main thread's time waiting for a core (runnable, not running) over the window, ms per second (Linux schedstat). */
+  waitMsPerSec: number;
+  /** The main thread's involuntary context switches per second (preempted while runnable). */
+  preemptPerSec: number;
+  /** The 1-minute load average as the run began. */
+  load: number;
+  /** Its latency samples, sorted (for the p99 of every run of a target pooled). */
+  samples: number[];
+}
+
+/** The main thread of `pid`: ns waited on a run queue, and involuntary context switches so far. */
+function mainSched(pid: number): { waitNs: number; preempted: number } {
+  const stat = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ');
+  const status = readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8');
+  return { waitNs: Number(stat[1]), preempted: Number(/nonvoluntary_ctxt_switches:\s*(\d+)/.exec(status)?.[1] ?? NaN) };
 }
 
 /** CPU time (s) of each thread of `pid` other than the main one, by thread id (Linux /proc; ticks of 10 ms). */
@@ -82,16 +114,20 @@ async function startHub(venues: unknown, ids: string[], children: ChildProcess[]
   // The bench's clients share one key: the per-key subscription budget (websocket.keyIdsPerSecond,
   // 2,000 ids a second) would spread their 100,000 subscriptions over 50 s, and they wait 15 s for
   // their replies. The bench measures the fan-out, so the budget is set out of its reach.
-  writeFileSync(join(dir, 'live.json'), JSON.stringify({ venues, websocket: { keyIdsPerSecond: 1e9, keyIdsBurst: 1e9 } }));
+  writeFileSync(join(dir, 'live.json'), JSON.stringify({ venues, websocket: { keyIdsPerSecond: 1e9, keyIdsBurst: 1e9 }, ...CONFIG }));
   const key = execFileSync(process.execPath, [bin, 'keys', 'create', '--plan', 'enterprise', '--data-dir', dir], { encoding: 'utf8' })
     .trim()
     .split('\n')
     .pop()!;
   const port = 18_000 + Math.floor(Math.random() * 1000);
-  const child = spawn(process.execPath, [...(PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROF}`] : []), bin, 'serve', '--port', String(port), '--data-dir', dir], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, LOG_LEVEL: 'warn', CROSSBOOK_CONFIG: join(dir, 'live.json') },
+  const probe = PROBE ? ['--import', join(here, 'loop-probe.js')] : [];
+  const args = [...NODE_ARGS, ...probe, ...(PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROF}`] : []), bin, 'serve', '--port', String(port), '--data-dir', dir];
+  const probeOut = join(PROBE_DIR ?? dir, `probe-${dirs.length}.jsonl`);
+  const child = spawn(process.execPath, args, {
+    stdio: ['ignore', NODE_ARGS.includes('--trace-gc') ? 'inherit' : 'ignore', 'inherit'],
+    env: { ...process.env, LOG_LEVEL: 'warn', CROSSBOOK_CONFIG: join(dir, 'live.json'), LOOP_PROBE_OUT: probeOut },
   });
+  probes.set(child.pid!, probeOut);
   children.push(child);
   const url = `ws://127.0.0.1:${port}/api/v2/ws`;
   for (let i = 0; ; i++) {
@@ -147,19 +183,70 @@ async function measure(url: string, key: string, ids: string[], pid: number): Pr
     load.reset();
     const cpu0 = cpuSeconds(pid);
     const threads0 = threadSeconds(pid);
+    const sched0 = mainSched(pid);
+    const load1 = loadavg()[0]!;
+    const probe = PROBE ? probes.get(pid) : undefined;
+    if (probe) process.kill(pid, 'SIGUSR2');
     const t0 = Date.now();
     await sleep(SECONDS * 1000);
+    if (probe) {
+      process.kill(pid, 'SIGUSR2');
+      for (let i = 0; i < 50 && !existsSync(probe); i++) await sleep(100);
+      console.log(`  probe: ${readFileSync(probe, 'utf8').trim().split('\n').pop()}`);
+    }
     const secs = (Date.now() - t0) / 1000;
     const cpuPct = ((cpuSeconds(pid) - cpu0) / secs) * 100;
+    const sched = mainSched(pid);
+    const waitMsPerSec = (sched.waitNs - sched0.waitNs) / 1e6 / secs;
+    const preemptPerSec = (sched.preempted - sched0.preempted) / secs;
     let thread = 0;
     for (const [tid, s] of threadSeconds(pid)) thread = Math.max(thread, s - (threads0.get(tid) ?? 0));
     const { delivered, lost, failed, latencies } = load;
     const p99 = quantile(latencies, 0.99);
     const threadPct = (thread / secs) * 100;
-    return { perSec: delivered / secs, p50: quantile(latencies, 0.5), p99, max: latencies[latencies.length - 1] ?? NaN, lost, failed, cpuPct, threadPct };
+    return {
+      perSec: delivered / secs,
+      p50: quantile(latencies, 0.5),
+      p99,
+      max: latencies[latencies.length - 1] ?? NaN,
+      lost,
+      failed,
+      cpuPct,
+      threadPct,
+      waitMsPerSec,
+      preemptPerSec,
+      load: load1,
+      samples: latencies,
+    };
   } finally {
     load.close();
   }
+}
+
+/** The median of `xs` (the mean of the middle two for an even count). */
+function median(xs: number[]): number {
+  const s = [...xs].sort((x, y) => x - y);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/**
+ * A target's p99 against the bare loop's: per pair, their median and spread (one pair's p99 moves
+ * by a third between rounds, so one pair says little), and the p99 of every run's samples pooled.
+ */
+function summary(mode: string, rs: Result[], bare: Result[]): string {
+  const ratios = rs.map((r, i) => r.p99 / bare[i]!.p99);
+  const pooled = (xs: Result[]): number =>
+    quantile(
+      xs.flatMap((r) => r.samples),
+      0.99,
+    );
+  return (
+    `${mode}/bare p99 per pair: ${ratios.map((r) => `${r.toFixed(2)}×`).join(', ')}; median ${median(ratios).toFixed(2)}× ` +
+    `(spread ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}×; median p99 ${mode} ${median(rs.map((r) => r.p99))} ms, bare ${median(bare.map((r) => r.p99))} ms); ` +
+    `pooled p99 ${mode} ${pooled(rs)} ms / bare ${pooled(bare)} ms = ${(pooled(rs) / pooled(bare)).toFixed(2)}×; lost: ${mode} ${rs.reduce((s, r) => s + r.lost, 0)}, bare ${bare.reduce((s, r) => s + r.lost, 0)}; ` +
+    `main thread preempted (median) ${median(rs.map((r) => r.preemptPerSec)).toFixed(0)}/s, waiting for a core ${median(rs.map((r) => r.waitMsPerSec)).toFixed(0)} ms/s`
+  );
 }
 
 /** CPU of the busiest thread other than the main one per delivered message, µs. */
@@ -188,7 +275,8 @@ async function main(): Promise<void> {
     const report = (i: number, mode: string, r: Result): void =>
       console.log(
         `pair ${i + 1} ${mode}: ${Math.round(r.perSec).toLocaleString('en-US')} msgs/s, p50 ${r.p50} ms, p99 ${r.p99} ms, max ${r.max} ms, lost ${r.lost}, ` +
-          `failed ${r.failed}, CPU ${Math.round(r.cpuPct)}% (busiest other thread ${r.threadPct.toFixed(1)}%, ${perMsg(r).toFixed(1)} µs per message)`,
+          `failed ${r.failed}, CPU ${Math.round(r.cpuPct)}% (busiest other thread ${r.threadPct.toFixed(1)}%, ${perMsg(r).toFixed(1)} µs per message), ` +
+          `main thread waiting for a core ${r.waitMsPerSec.toFixed(0)} ms/s, preempted ${r.preemptPerSec.toFixed(0)}/s, load ${r.load.toFixed(1)}`,
       );
     for (let i = 0; i < PAIRS; i++)
       for (const mode of i % 2 === 0 ? modes : [...modes].reverse()) {
@@ -204,9 +292,6 @@ async function main(): Promise<void> {
         }
         await stop(t.child);
       }
-    const med = (xs: number[]): number => [...xs].sort((x, y) => x - y)[xs.length >> 1] ?? NaN;
-    const ratios = runs.hub.map((h, i) => h.p99 / runs.bare[i]!.p99);
-    const direct = runs.direct.map((d, i) => d.p99 / runs.bare[i]!.p99);
     console.log(
       `\n|  | msgs/s | p50 ms | p99 ms | max ms | lost | target CPU % | busiest other thread, µs per message |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |`,
     );
@@ -218,16 +303,8 @@ async function main(): Promise<void> {
         `| ${mode} | ${col((r) => r.perSec)} | ${col((r) => r.p50)} | ${col((r) => r.p99)} | ${col((r) => r.max)} | ${col((r) => r.lost)} | ${col((r) => r.cpuPct)} | ${rs.map((r) => perMsg(r).toFixed(1)).join(' / ')} |`,
       );
     }
-    console.log(
-      `\nhub/bare p99 per pair: ${ratios.map((r) => `${r.toFixed(2)}×`).join(', ')}; median ${med(ratios).toFixed(2)}× ` +
-        `(median p99 hub ${med(runs.hub.map((r) => r.p99))} ms, bare ${med(runs.bare.map((r) => r.p99))} ms); lost: hub ${runs.hub.reduce((s, r) => s + r.lost, 0)}, bare ${runs.bare.reduce((s, r) => s + r.lost, 0)}`,
-    );
-    if (runs.base.length) {
-      const base = runs.base.map((b, i) => b.p99 / runs.bare[i]!.p99);
-      console.log(`base (LIVE_BASE_BIN)/bare p99 per pair: ${base.map((r) => `${r.toFixed(2)}×`).join(', ')}; median ${med(base).toFixed(2)}×`);
-    }
-    if (direct.length)
-      console.log(`direct (behind the front)/bare p99 per pair: ${direct.map((r) => `${r.toFixed(2)}×`).join(', ')}; median ${med(direct).toFixed(2)}×`);
+    console.log(`\nload average at each pair's start: ${runs.bare.map((r) => r.load.toFixed(1)).join(', ')}`);
+    for (const mode of ['hub', 'base', 'direct'] as const) if (runs[mode].length) console.log(summary(mode, runs[mode], runs.bare));
   } finally {
     for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
     await sleep(300);

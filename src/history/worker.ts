@@ -10,10 +10,14 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { CaptureStore } from '../capture/index.js';
 import { NormLines } from '../capture/normcache.js';
 import { createLogger } from '../core/log.js';
+import { BACKGROUND_NICE, lowerThreadPriority } from '../core/priority.js';
 import { HISTORY_LIMITS, HistoryIndex } from './index.js';
 import type { HistoryAnswer, HistoryProgress, HistoryRequest, HistoryWorkerData } from './protocol.js';
 
 const data = workerData as HistoryWorkerData;
+// Its second pass over every frame wakes once a second for the second's records: at the main
+// thread's priority it took the core the event loop was about to run on (issue 34's fan-out tail).
+lowerThreadPriority(BACKGROUND_NICE);
 const port = parentPort!;
 const log = createLogger(data.logLevel).child({ component: 'history', thread: 'history' });
 const store = new CaptureStore(data.dir);

@@ -1,6 +1,8 @@
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { brotliDecompressSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Capture, CaptureCorruptError, CaptureStore, HOUR_MS, read, type CaptureRecord, type StoreOptions } from '../../src/capture/index.js';
 import { StepClock, type Clock } from '../../src/core/clock.js';
@@ -38,6 +40,20 @@ async function all(store: CaptureStore, from = 0, to = Number.MAX_SAFE_INTEGER, 
 }
 
 describe('capture store', () => {
+  it('compresses one block at a time, in the order asked: a small block waits for a large one before it', async () => {
+    const store = new CaptureStore(tempDir());
+    const large = randomBytes(8 * 1024 * 1024);
+    const small = Buffer.from('{"type":"orderbook_delta"}');
+    const done: string[] = [];
+    const a = store.seal(large).then((b) => (done.push('large'), b));
+    const b = store.seal(small).then((b) => (done.push('small'), b));
+    const [ca, cb] = await Promise.all([a, b]);
+    // On the pool together, the small block's few bytes finish long before 8 MiB do.
+    expect(done).toEqual(['large', 'small']);
+    expect(brotliDecompressSync(ca).equals(large)).toBe(true);
+    expect(brotliDecompressSync(cb).equals(small)).toBe(true);
+  });
+
   it('keeps every record with its venue, receive time, kind, connection and payload, in one global order across venues', async () => {
     const dir = tempDir();
     const cap = open(dir, {}, 2_000);

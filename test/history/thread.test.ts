@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -6,6 +6,7 @@ import { Capture, CaptureStore } from '../../src/capture/index.js';
 import { loadConfig } from '../../src/config/load.js';
 import { VirtualClock } from '../../src/core/clock.js';
 import { log } from '../../src/core/log.js';
+import { BACKGROUND_NICE, currentThreadId } from '../../src/core/priority.js';
 import { HistoryClient } from '../../src/history/client.js';
 import { HistoryIndex } from '../../src/history/index.js';
 import { sliceStarts } from '../../src/history/slice.js';
@@ -66,5 +67,34 @@ describe('the history index thread', () => {
     expect((await client.stateAt(T0 + 100, market)).books.marketBook(kalshi.label, 'FED-23DEC-T3.00')).toEqual(before);
     await here.close();
     await there.close();
+  });
+
+  /** The nice value of each thread of this process (Linux /proc), by thread id. */
+  function nices(): Map<number, number> {
+    const out = new Map<number, number>();
+    for (const tid of readdirSync('/proc/self/task')) {
+      try {
+        const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+        out.set(Number(tid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+      } catch {
+        // The thread ended.
+      }
+    }
+    return out;
+  }
+
+  it.runIf(process.platform === 'linux')('runs at the background priority, and the thread that started it as it was', async () => {
+    const before = nices();
+    const main = currentThreadId()!;
+    const cap = new Capture(new CaptureStore(join(dir, 'nice')), { clock: new VirtualClock(T0), log });
+    const client = new HistoryClient(cap, config.venues, { sliceMs: 300_000, log });
+    write(cap);
+    // Answered: the thread is up and has run its start.
+    await client.sync();
+    const lowered = [...nices()].filter(([tid, nice]) => !before.has(tid) && nice === BACKGROUND_NICE);
+    expect(lowered.length).toBeGreaterThanOrEqual(1);
+    expect(nices().get(main)).toBe(before.get(main));
+    await client.close();
+    await cap.close();
   });
 });
