@@ -173,6 +173,8 @@ export class HttpServer {
   /** Runs before every routed handler (the access layer installs itself here). */
   before: ((ctx: RequestCtx) => Reply | undefined) | undefined;
   private readonly clients: ClientAddresses;
+  /** The answer heads that repeat, as bytes (see HeadBytes). */
+  private readonly heads = new HeadBytes();
 
   /** `trustProxy`: the proxies whose X-Forwarded-For / X-Real-IP are believed (`server.trustProxy`). */
   constructor(
@@ -385,7 +387,12 @@ export class HttpServer {
       writeEach(res, ctx, reply, close);
       void reply.stream?.[Symbol.asyncIterator]().return?.();
     } else {
-      res.writeStatus(fullHead(reply, ctx));
+      const head = this.heads.of(reply, ctx);
+      if (head === undefined) res.writeStatus(fullHead(reply, ctx));
+      else {
+        if (reply.status !== 200) res.writeStatus(STATUS_BYTES[reply.status]!);
+        res.writeHeader(head, ctx.requestId);
+      }
       res.end(reply.body);
     }
   }
@@ -635,6 +642,50 @@ function fullHead(reply: Reply, ctx: RequestCtx): string {
   for (const k in extra) head += `\r\n${k}: ${extra[k]}`;
   if (reply.headers) for (const k in reply.headers) head += `\r\n${k}: ${reply.headers[k]}`;
   return head;
+}
+
+/**
+ * The headers of a JSON answer as bytes, when they are those of the answer before it but for the
+ * request id: no header but the rate-limit lines, and those the same (a plan without limits:
+ * always; a limited plan's count down, and those heads go as strings). The bytes are the name of
+ * one `writeHeader` whose value is the request id: "content-type: application/json", the
+ * rate-limit lines and "x-request-id", to which uWS adds ": ", the id and "\r\n". A head passed as
+ * a string is flattened, measured and encoded to UTF-8 on every call; these bytes are made once,
+ * and the id (36 characters) is the only string uWS encodes.
+ */
+class HeadBytes {
+  private second = '';
+  private month = '';
+  private bytes: Buffer | undefined;
+  /** The last lines that missed: their bytes are made when the next answer repeats them. */
+  private missSecond = '';
+  private missMonth = '';
+
+  /** The header bytes of `reply` up to the request id's name, or undefined: write the head as a string. */
+  of(reply: Reply, ctx: RequestCtx): Buffer | undefined {
+    if (reply.contentType !== undefined || reply.headers !== undefined || STATUS_BYTES[reply.status] === undefined || !isEmpty(ctx.responseHeaders))
+      return undefined;
+    const rateSecond = ctx.rateSecond;
+    const rateMonth = ctx.rateMonth;
+    if (rateSecond === this.second && rateMonth === this.month && this.bytes !== undefined) return this.bytes;
+    if (rateSecond !== this.missSecond || rateMonth !== this.missMonth) {
+      this.missSecond = rateSecond;
+      this.missMonth = rateMonth;
+      return undefined;
+    }
+    this.second = rateSecond;
+    this.month = rateMonth;
+    return (this.bytes = Buffer.from(`content-type: application/json${rateSecond}${rateMonth}\r\nx-request-id`, 'latin1'));
+  }
+}
+
+/** Each status line uWS can be given as bytes ("200 OK": uWS writes that one itself before the first header). */
+const STATUS_BYTES: Readonly<Record<number, Buffer>> = Object.fromEntries(Object.entries(STATUS_TEXT).map(([s, t]) => [s, Buffer.from(t, 'latin1')]));
+
+/** Whether an object has no own enumerable property. */
+function isEmpty(o: object): boolean {
+  for (const _ in o) return false;
+  return true;
 }
 
 /** `headOf` a JSON answer, by status. */
