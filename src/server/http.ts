@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type * as UWS from 'uWebSockets.js';
 import type { ServerFront } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
@@ -259,6 +260,7 @@ export class HttpServer {
   }
 
   private dispatch(res: UWS.HttpResponse, req: UWS.HttpRequest, method: string): void {
+    // From perf_hooks: the global `performance` is a lazy getter Node runs on every read.
     const startedAt = performance.now();
     const path = req.getUrl();
     const rawQuery = req.getQuery() ?? '';
