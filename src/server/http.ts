@@ -647,39 +647,43 @@ function fullHead(reply: Reply, ctx: RequestCtx): string {
 }
 
 /**
- * The headers of a JSON answer as bytes, when they are those of the answer before it but for the
- * request id: no header but the rate-limit lines, and those the same (a plan without limits:
- * always; a limited plan's count down, and those heads go as strings). The bytes are the name of
+ * The headers of a JSON answer as bytes, when they are those of a recent answer but for the
+ * request id: no header but the rate-limit lines, and those lines seen before (a plan without
+ * limits and a keyless answer: always; a limited plan's count down, and those heads go as strings). The bytes are the name of
  * one `writeHeader` whose value is the request id: "content-type: application/json", the
  * rate-limit lines and "x-request-id", to which uWS adds ": ", the id and "\r\n". A head passed as
  * a string is flattened, measured and encoded to UTF-8 on every call; these bytes are made once,
  * and the id (36 characters) is the only string uWS encodes.
  */
 class HeadBytes {
-  private second = '';
-  private month = '';
-  private bytes: Buffer | undefined;
-  /** The last lines that missed: their bytes are made when the next answer repeats them. */
-  private missSecond = '';
-  private missMonth = '';
+  /** The lines whose bytes are made, most recent first. */
+  private readonly made: { readonly second: string; readonly month: string; readonly bytes: Buffer }[] = [];
+  /** The lines of the last heads that had none: bytes are made for lines seen again among them. */
+  private readonly missed: { readonly second: string; readonly month: string }[] = [];
 
   /** The header bytes of `reply` up to the request id's name, or undefined: write the head as a string. */
   of(reply: Reply, ctx: RequestCtx): Buffer | undefined {
     if (reply.contentType !== undefined || reply.headers !== undefined || STATUS_BYTES[reply.status] === undefined || !isEmpty(ctx.responseHeaders))
       return undefined;
-    const rateSecond = ctx.rateSecond;
-    const rateMonth = ctx.rateMonth;
-    if (rateSecond === this.second && rateMonth === this.month && this.bytes !== undefined) return this.bytes;
-    if (rateSecond !== this.missSecond || rateMonth !== this.missMonth) {
-      this.missSecond = rateSecond;
-      this.missMonth = rateMonth;
+    const second = ctx.rateSecond;
+    const month = ctx.rateMonth;
+    for (const h of this.made) if (h.second === second && h.month === month) return h.bytes;
+    let seen = false;
+    for (const m of this.missed) if (m.second === second && m.month === month) seen = true;
+    if (!seen) {
+      this.missed.unshift({ second, month });
+      if (this.missed.length > HEADS_KEPT) this.missed.pop();
       return undefined;
     }
-    this.second = rateSecond;
-    this.month = rateMonth;
-    return (this.bytes = Buffer.from(`content-type: application/json${rateSecond}${rateMonth}\r\nx-request-id`, 'latin1'));
+    const bytes = Buffer.from(`content-type: application/json${second}${month}\r\nx-request-id`, 'latin1');
+    this.made.unshift({ second, month, bytes });
+    if (this.made.length > HEADS_KEPT) this.made.pop();
+    return bytes;
   }
 }
+
+/** Heads kept as bytes (and misses remembered): the plans without limits, keyless answers, a few more. */
+const HEADS_KEPT = 4;
 
 /** Each status line uWS can be given as bytes ("200 OK": uWS writes that one itself before the first header). */
 const STATUS_BYTES: Readonly<Record<number, Buffer>> = Object.fromEntries(Object.entries(STATUS_TEXT).map(([s, t]) => [s, Buffer.from(t, 'latin1')]));
