@@ -123,9 +123,18 @@ export class QuotaLedger {
     }
   }
 
+  /** The key whose counts were read last, and those counts (a key's entry is only ever replaced by `counts`). */
+  private lastKey: string | undefined;
+  private lastCounts: MonthCounts | undefined;
+  /** A key known to be in `dirty` since the last flush (requests of one key in a row add it once). */
+  private lastDirty: string | undefined;
+
   private counts(keyId: string, month: string): MonthCounts {
-    let c = this.months.get(keyId);
+    // The previous request's key first: comparing it is cheaper than a map lookup.
+    let c = keyId === this.lastKey ? this.lastCounts : this.months.get(keyId);
     if (!c || c.month !== month) this.months.set(keyId, (c = { month, count: 0, groups: {} }));
+    this.lastKey = keyId;
+    this.lastCounts = c;
     return c;
   }
 
@@ -161,7 +170,10 @@ export class QuotaLedger {
     if (!monthOver && !groupOver) {
       c.count++;
       if (group) c.groups[group] = gUsed + 1;
-      this.dirty.add(keyId);
+      if (keyId !== this.lastDirty) {
+        this.dirty.add(keyId);
+        this.lastDirty = keyId;
+      }
       if (this.sharing) addTo(this.pending, keyId, c.month, 1, group);
     }
     headers.rateMonth = monthLines(plan, group, c);
@@ -271,6 +283,7 @@ export class QuotaLedger {
     if (this.dirty.size > 0) {
       const ids = [...this.dirty];
       this.dirty.clear();
+      this.lastDirty = undefined;
       const w = Promise.all(ids.map((id) => this.db!.put(`m:${id}`, { ...this.months.get(id)! })));
       this.writing.add(w);
       const done = (): void => void this.writing.delete(w);

@@ -131,7 +131,7 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
       // The same books at the same versions and the same title (catalog records change in place) answer the same bytes.
       const src = ctx.state.books.marketBookSource(v.label, marketId);
       const hit = bookPages.get(c.query);
-      if (hit && hit.record === m && hit.title === m?.title && hit.src.every((x, i) => x === src[i])) return hit.reply;
+      if (hit && hit.record === m && hit.title === m?.title && sameSource(hit.src, src)) return hit.reply;
       const reply = orderbookReply(ctx.state.books, v, marketId, m, c.query.depth);
       if (reply.status !== 200) return reply;
       bookPages.set(c.query, { record: m, title: m?.title, src, reply });
@@ -168,6 +168,12 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
     // Bytes, so a cached reply is not encoded again on every send.
     return { ...reply, body: Buffer.from(reply.body) };
   }
+}
+
+/** The same books at the same versions (a loop: `every` would make a closure per request). */
+function sameSource(a: readonly unknown[], b: readonly unknown[]): boolean {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** No quote moved since its version was taken. */

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type * as UWS from 'uWebSockets.js';
 import type { ServerFront } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
@@ -173,6 +174,8 @@ export class HttpServer {
   /** Runs before every routed handler (the access layer installs itself here). */
   before: ((ctx: RequestCtx) => Reply | undefined) | undefined;
   private readonly clients: ClientAddresses;
+  /** The answer heads that repeat, as bytes (see HeadBytes). */
+  private readonly heads = new HeadBytes();
 
   /** `trustProxy`: the proxies whose X-Forwarded-For / X-Real-IP are believed (`server.trustProxy`). */
   constructor(
@@ -257,6 +260,7 @@ export class HttpServer {
   }
 
   private dispatch(res: UWS.HttpResponse, req: UWS.HttpRequest, method: string): void {
+    // From perf_hooks: the global `performance` is a lazy getter Node runs on every read.
     const startedAt = performance.now();
     const path = req.getUrl();
     const rawQuery = req.getQuery() ?? '';
@@ -385,7 +389,12 @@ export class HttpServer {
       writeEach(res, ctx, reply, close);
       void reply.stream?.[Symbol.asyncIterator]().return?.();
     } else {
-      res.writeStatus(fullHead(reply, ctx));
+      const head = this.heads.of(reply, ctx);
+      if (head === undefined) res.writeStatus(fullHead(reply, ctx));
+      else {
+        if (reply.status !== 200) res.writeStatus(STATUS_BYTES[reply.status]!);
+        res.writeHeader(head, ctx.requestId);
+      }
       res.end(reply.body);
     }
   }
@@ -635,6 +644,54 @@ function fullHead(reply: Reply, ctx: RequestCtx): string {
   for (const k in extra) head += `\r\n${k}: ${extra[k]}`;
   if (reply.headers) for (const k in reply.headers) head += `\r\n${k}: ${reply.headers[k]}`;
   return head;
+}
+
+/**
+ * The headers of a JSON answer as bytes, when they are those of a recent answer but for the
+ * request id: no header but the rate-limit lines, and those lines seen before (a plan without
+ * limits and a keyless answer: always; a limited plan's count down, and those heads go as strings). The bytes are the name of
+ * one `writeHeader` whose value is the request id: "content-type: application/json", the
+ * rate-limit lines and "x-request-id", to which uWS adds ": ", the id and "\r\n". A head passed as
+ * a string is flattened, measured and encoded to UTF-8 on every call; these bytes are made once,
+ * and the id (36 characters) is the only string uWS encodes.
+ */
+class HeadBytes {
+  /** The lines whose bytes are made, most recent first. */
+  private readonly made: { readonly second: string; readonly month: string; readonly bytes: Buffer }[] = [];
+  /** The lines of the last heads that had none: bytes are made for lines seen again among them. */
+  private readonly missed: { readonly second: string; readonly month: string }[] = [];
+
+  /** The header bytes of `reply` up to the request id's name, or undefined: write the head as a string. */
+  of(reply: Reply, ctx: RequestCtx): Buffer | undefined {
+    if (reply.contentType !== undefined || reply.headers !== undefined || STATUS_BYTES[reply.status] === undefined || !isEmpty(ctx.responseHeaders))
+      return undefined;
+    const second = ctx.rateSecond;
+    const month = ctx.rateMonth;
+    for (const h of this.made) if (h.second === second && h.month === month) return h.bytes;
+    let seen = false;
+    for (const m of this.missed) if (m.second === second && m.month === month) seen = true;
+    if (!seen) {
+      this.missed.unshift({ second, month });
+      if (this.missed.length > HEADS_KEPT) this.missed.pop();
+      return undefined;
+    }
+    const bytes = Buffer.from(`content-type: application/json${second}${month}\r\nx-request-id`, 'latin1');
+    this.made.unshift({ second, month, bytes });
+    if (this.made.length > HEADS_KEPT) this.made.pop();
+    return bytes;
+  }
+}
+
+/** Heads kept as bytes (and misses remembered): the plans without limits, keyless answers, a few more. */
+const HEADS_KEPT = 4;
+
+/** Each status line uWS can be given as bytes ("200 OK": uWS writes that one itself before the first header). */
+const STATUS_BYTES: Readonly<Record<number, Buffer>> = Object.fromEntries(Object.entries(STATUS_TEXT).map(([s, t]) => [s, Buffer.from(t, 'latin1')]));
+
+/** Whether an object has no own enumerable property. */
+function isEmpty(o: object): boolean {
+  for (const _ in o) return false;
+  return true;
 }
 
 /** `headOf` a JSON answer, by status. */

@@ -90,4 +90,55 @@ describe('rate-limit headers on every keyed response (spec 8)', () => {
     expect(anon.status).toBe(401);
     expect(Object.values(headers(anon)).every((v) => v === null)).toBe(true);
   });
+
+  it('each answer carries its own headers and request id when heads repeat, change and interleave', async () => {
+    // The router writes a head that repeats the one before (but for the request id) from bytes it
+    // keeps: an unlimited key's heads repeat, a limited key's count down; interleaved, each must
+    // still get its own lines, and a head with other headers (a 429's Retry-After) its own too.
+    const unlimited = keys.create('enterprise', 'heads-e').key;
+    const limited = keys.create('pro', 'heads-p').key;
+    const none = {
+      'x-ratelimit-limit-second': 'unlimited',
+      'x-ratelimit-remaining-second': 'unlimited',
+      'x-ratelimit-limit-month': 'unlimited',
+      'x-ratelimit-remaining-month': 'unlimited',
+    };
+    const pro = (second: number, month: number): Record<string, string> => ({
+      'x-ratelimit-limit-second': '100',
+      'x-ratelimit-remaining-second': String(second),
+      'x-ratelimit-limit-month': '5000000',
+      'x-ratelimit-remaining-month': String(month),
+    });
+    const ids = new Set<string>();
+    const expectHead = (r: Response, status: number, lines: Record<string, string>): void => {
+      expect(r.status).toBe(status);
+      expect(headers(r)).toEqual(lines);
+      expect(r.headers.get('content-type')).toBe('application/json');
+      const id = r.headers.get('x-request-id')!;
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(ids.has(id)).toBe(false);
+      ids.add(id);
+    };
+    for (let i = 0; i < 3; i++) expectHead(await get('/things', unlimited), 200, none);
+    expectHead(await get('/things', limited), 200, pro(99, 4_999_999));
+    expectHead(await get('/things', unlimited), 200, none);
+    expectHead(await get('/things', limited), 200, pro(98, 4_999_998));
+    expectHead(await get('/things', limited), 200, pro(97, 4_999_997));
+    expectHead(await get('/things?limit=99', unlimited), 400, none);
+    expectHead(await get('/things?limit=99', unlimited), 400, none);
+    expectHead(await get('/things', unlimited), 200, none);
+    const echoed = await fetch(`${base}/things`, { headers: { 'x-api-key': unlimited, 'x-request-id': '3F2C1D4E-5A6B-4C7D-8E9F-0A1B2C3D4E5F' } });
+    expect([echoed.status, echoed.headers.get('x-request-id'), headers(echoed)]).toEqual([200, '3F2C1D4E-5A6B-4C7D-8E9F-0A1B2C3D4E5F', none]);
+    const arb = await get('/arb', unlimited);
+    expectHead(arb, 200, none);
+    expect([arb.headers.get('x-ratelimit-limit-arb-month'), arb.headers.get('x-ratelimit-remaining-arb-month')]).toEqual(['unlimited', 'unlimited']);
+    const free = keys.create('free', 'heads-f').key;
+    expectHead(await get('/things', free), 200, { ...FREE, 'x-ratelimit-remaining-second': '0', 'x-ratelimit-remaining-month': '999' });
+    const refused = await get('/things', free);
+    expectHead(refused, 429, { ...FREE, 'x-ratelimit-remaining-second': '0', 'x-ratelimit-remaining-month': '999' });
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expectHead(await get('/things', unlimited), 200, none);
+  });
 });
+
+const FREE = { 'x-ratelimit-limit-second': '1', 'x-ratelimit-limit-month': '1000' };
