@@ -25,7 +25,7 @@ export class StateBook extends OrderBook implements HeldQuote {
   /** Persistence's dirty-mark generation that last took this book (Persistence.markBook): marking it again in that generation is a no-op without a set lookup. */
   persistMark = 0;
   /** Its market's arb/EV groups as the signal engine last looked them up (HeldGroups, src/signals/engine.ts). */
-  groupsIndex: object | undefined = undefined;
+  groupsIndex = -1;
   groupsMarket: string | undefined = undefined;
   groups: readonly number[] = NO_GROUPS;
   /**
