@@ -522,7 +522,9 @@ export class SignalEngine implements LegLookup {
     if (index !== undefined && held.groupsIndex === index && held.groupsMarket === marketId) return held.groups;
     const ids = this.groups.groupsOfMarket(venue, marketId);
     held.groupsIndex = index ?? -1;
-    held.groupsMarket = marketId;
+    // The catalog's copy of the id, not the event's: a book kept the string of the event that last
+    // looked it up (one copy per book, ~7.8 MiB at 108k markets).
+    if (held.groupsMarket !== marketId) held.groupsMarket = this.state.catalog.get(venue, marketId)?.marketId ?? marketId;
     held.groups = ids;
     return ids;
   }
