@@ -22,7 +22,7 @@ export type { ReplayItem };
  * `value` (an unpacked event: plain objects, arrays, strings, numbers) with every string in a string
  * of its own. msgpackr's native reader decodes all the strings of a record into one and hands out
  * slices of it, so one id a mapper kept from an event (Polymarket's token and market ids learnt from
- * a catalog upsert, Polymarket US's status keys) held every string of that event alive: ~61 MiB at
+ * a catalog upsert, Polymarket US's status keys) held every string of that event alive: ~49 MiB at
  * 108k markets in the history index's thread (heap snapshot of its mappers). Flattening a
  * concatenation copies the characters, and the slice of it that comes back holds only them.
  */
