@@ -18,6 +18,27 @@ export type { ReplayItem };
  * where live did. The clock branch's full-pipeline replay consumes exactly this.
  */
 
+/**
+ * `value` (an unpacked event: plain objects, arrays, strings, numbers) with every string in a string
+ * of its own. msgpackr's native reader decodes all the strings of a record into one and hands out
+ * slices of it, so one id a mapper kept from an event (Polymarket's token and market ids learnt from
+ * a catalog upsert, Polymarket US's status keys) held every string of that event alive: ~49 MiB at
+ * 108k markets in the history index's thread (heap snapshot of its mappers). Flattening a
+ * concatenation copies the characters, and the slice of it that comes back holds only them.
+ */
+function ownStrings(value: unknown): unknown {
+  if (typeof value === 'string') return ` ${value}`.slice(1);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = ownStrings(value[i]);
+    return value;
+  }
+  if (typeof value === 'object' && value !== null) {
+    const o = value as Record<string, unknown>;
+    for (const k of Object.keys(o)) o[k] = ownStrings(o[k]);
+  }
+  return value;
+}
+
 /** One venue's mapper and frame path, built as the live feed builds them. */
 interface VenuePath {
   readonly mapper: Mapper;
@@ -78,7 +99,7 @@ export class ReplayFeed {
         vp.path.push(JSON.parse(r.payload as string) as unknown, r.t);
         break;
       case 'event':
-        vp.path.emit(unpack(r.payload as Uint8Array) as NormalizedEvent);
+        vp.path.emit(ownStrings(unpack(r.payload as Uint8Array)) as NormalizedEvent);
         break;
       case 'reset': {
         const instruments = r.payload === '' ? undefined : (JSON.parse(r.payload as string) as string[]);

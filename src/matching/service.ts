@@ -108,6 +108,8 @@ export class MatchingService implements GroupSource {
   private byId = new Map<number, ServedGroup>();
   /** venue → market id → [its group id] (nested, and one array per group: the per-change lookups build no key or array). */
   private byMarket = new Map<string, Map<string, readonly number[]>>();
+  /** Counts the replacements of `byMarket` (index()). */
+  private byMarketSerial = 0;
   private suspects = new Map<number, string>();
   /** Markets that settled (or may have unsettled) since the last re-index: their groups are audited. */
   private readonly settling = new Set<string>();
@@ -235,6 +237,7 @@ export class MatchingService implements GroupSource {
       }
     this.byId = byId;
     this.byMarket = byMarket;
+    this.byMarketSerial++;
     this.suspects = suspects;
     if (changed.length) {
       this.version++;
@@ -341,9 +344,9 @@ export class MatchingService implements GroupSource {
     return t;
   }
 
-  /** The market → groups index: replaced whole by each reindex, never changed in place. */
-  index(): object {
-    return this.byMarket;
+  /** The serial of the market → groups index: it is replaced whole by each reindex, never changed in place. */
+  index(): number {
+    return this.byMarketSerial;
   }
 
   groupsOfMarket(venue: string, marketId: string): readonly number[] {

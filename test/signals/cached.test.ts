@@ -13,6 +13,7 @@ import { LifecycleTracker } from '../../src/signals/lifecycle/tracker.js';
 import { applyEvent, EngineState } from '../../src/state/engine.js';
 import { marketUrl, VenueDirectory } from '../../src/venues/directory.js';
 import { HandGroups } from '../support/groups.js';
+import { MatchingService } from '../../src/matching/service.js';
 import { Rng } from '../../src/sim/rng.js';
 
 /**
@@ -236,5 +237,31 @@ describe('signal engine caches', () => {
     expect(recomputes(delta('A-0', 7))).toBe(0);
     groups.groups.delete(1);
     expect(recomputes(delta('A-1', 8))).toBe(0);
+  });
+
+  it("a book holds the serial of the matching service's market → groups index it looked up, not the index each regroup replaces", () => {
+    const matching = new MatchingService(state, directory, undefined);
+    const eng = new SignalEngine(state, directory, matching, new LifecycleTracker(undefined));
+    applyEvent(state, {
+      timestamp: T0,
+      localTimestamp: T0,
+      venue: 'venue_a',
+      type: 'book_snapshot',
+      marketId: 'A-0',
+      instrument: 'A-0',
+      bids: [[4000, 5]],
+      asks: [[6000, 5]],
+    });
+    const book = state.books.instrument('venue_a', 'A-0')!;
+    eng.markBook('venue_a', 'A-0', book);
+    const first = matching.index();
+    expect(book.groupsIndex).toBe(first);
+    matching.reindex();
+    expect(matching.index()).toBe(first + 1);
+    eng.markBook('venue_a', 'A-0', book);
+    expect(book.groupsIndex).toBe(first + 1);
+    // A book no change reaches after a regroup keeps what it held: a number, no replaced index (a Map per venue) with it.
+    expect(Object.values(book).some((v) => v instanceof Map)).toBe(false);
+    matching.close();
   });
 });

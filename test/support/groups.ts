@@ -1,18 +1,18 @@
 import type { GroupSource, SignalGroup } from '../../src/signals/engine.js';
 
-/** The groups by id: every change replaces `token`, the index a caller's held copy of a market's groups is checked against. */
+/** The groups by id: every change counts `token` up, the index a caller's held copy of a market's groups is checked against. */
 class IndexedGroups extends Map<number, SignalGroup> {
-  token: object = {};
+  token = 0;
   override set(id: number, g: SignalGroup): this {
-    this.token = {};
+    this.token++;
     return super.set(id, g);
   }
   override delete(id: number): boolean {
-    this.token = {};
+    this.token++;
     return super.delete(id);
   }
   override clear(): void {
-    this.token = {};
+    this.token++;
     super.clear();
   }
 }
@@ -29,7 +29,7 @@ export class HandGroups implements GroupSource {
   allGroups(): Iterable<SignalGroup> {
     return this.groups.values();
   }
-  index(): object {
+  index(): number {
     return (this.groups as IndexedGroups).token;
   }
 }
