@@ -37,6 +37,11 @@ const ALL_VENUES = [...BOOK_VENUES, 'venue_c'] as const;
 
 const idOf = (venue: string, i: number): string => `${venue.slice(-1).toUpperCase()}-${i}`;
 
+/** A venue_a book of one bid and one ask, its market's own instrument, at T0. */
+function snapshot(id: string): NormalizedEvent {
+  return { timestamp: T0, localTimestamp: T0, venue: 'venue_a', type: 'book_snapshot', marketId: id, instrument: id, bids: [[4000, 5]], asks: [[6000, 5]] };
+}
+
 /** The fee context of a record, as the engine reads it from the record's extra fields. */
 function feeOf(extra: Readonly<Record<string, unknown>> | undefined): FeeContext {
   if (extra === undefined) return { live: false, league: undefined, futures: false };
@@ -196,15 +201,6 @@ describe('signal engine caches', () => {
 
   it('a book change marks the groups its market is in as they stand after a regroup, though each book keeps its market groups between changes', () => {
     const at = { timestamp: T0, localTimestamp: T0 };
-    const snapshot = (id: string): NormalizedEvent => ({
-      ...at,
-      venue: 'venue_a',
-      type: 'book_snapshot',
-      marketId: id,
-      instrument: id,
-      bids: [[4000, 5]],
-      asks: [[6000, 5]],
-    });
     const delta = (id: string, size: number): NormalizedEvent => ({
       ...at,
       venue: 'venue_a',
@@ -242,16 +238,7 @@ describe('signal engine caches', () => {
   it("a book holds the serial of the matching service's market → groups index it looked up, not the index each regroup replaces", () => {
     const matching = new MatchingService(state, directory, undefined);
     const eng = new SignalEngine(state, directory, matching, new LifecycleTracker(undefined));
-    applyEvent(state, {
-      timestamp: T0,
-      localTimestamp: T0,
-      venue: 'venue_a',
-      type: 'book_snapshot',
-      marketId: 'A-0',
-      instrument: 'A-0',
-      bids: [[4000, 5]],
-      asks: [[6000, 5]],
-    });
+    applyEvent(state, snapshot('A-0'));
     const book = state.books.instrument('venue_a', 'A-0')!;
     eng.markBook('venue_a', 'A-0', book);
     const first = matching.index();
