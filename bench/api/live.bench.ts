@@ -13,11 +13,11 @@
  * shares the machine with two live ingests.
  *
  * Env: LIVE_PAIRS (3), LIVE_SECONDS (5), LIVE_WARM_MS (5000, the simulator's start-up), LIVE_FRONTS
- * (`default`: the fronts to start, any of default, guard, off), LIVE_ONLY (a substring of the endpoint names to measure; all by default).
+ * (`default`: the fronts to start, any of default, guard, off), LIVE_ONLY (substrings of the endpoint names to measure, comma-separated; all by default).
  * Besides req/s and p99, each run reports the serving process's CPU time per request (Linux /proc),
  * net of what the service spends in the 2 s before the endpoint's rounds with no request (its live
  * ingest): a figure that depends less on how loaded the shared machine is than req/s does.
- * LIVE_BASE_BIN (another build's bin/crossbook.js) adds that build with the front off to the rounds.
+ * LIVE_BASE_BIN (other builds' bin/crossbook.js, comma-separated) adds each build with the front off to the rounds.
  * Results are printed, not written: BENCHMARKS.md quotes them.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -32,10 +32,10 @@ const PAIRS = Number(process.env['LIVE_PAIRS'] ?? 3);
 const SECONDS = Number(process.env['LIVE_SECONDS'] ?? 5);
 const WARM_MS = Number(process.env['LIVE_WARM_MS'] ?? 5000);
 const FRONTS = (process.env['LIVE_FRONTS'] ?? 'default').split(',').filter((f): f is Front => f === 'default' || f === 'guard' || f === 'off');
-const ONLY = process.env['LIVE_ONLY'] ?? '';
+const ONLY = (process.env['LIVE_ONLY'] ?? '').split(',');
 const IDLE_MS = 2000;
-/** Another build's bin/crossbook.js, started with the front off beside this one (a before/after in one run). */
-const BASE_BIN = process.env['LIVE_BASE_BIN'];
+/** Other builds' bin/crossbook.js, each started with the front off beside this one (a before/after in one run). */
+const BASE_BINS = (process.env['LIVE_BASE_BIN'] ?? '').split(',').filter(Boolean);
 const bin = join(repoRoot(), 'bin/crossbook.js');
 
 type Front = 'default' | 'guard' | 'off';
@@ -167,11 +167,12 @@ async function main(): Promise<void> {
   try {
     const services = new Map<string, Service>();
     for (const f of FRONTS) services.set(f, await startService(f, children, dirs, bin));
-    if (BASE_BIN) services.set('off (base)', await startService('off', children, dirs, BASE_BIN));
+    for (const [i, b] of BASE_BINS.entries())
+      services.set(BASE_BINS.length > 1 ? `off (base ${i + 1})` : 'off (base)', await startService('off', children, dirs, b));
     const first = services.values().next().value;
     if (!first) throw new Error('LIVE_FRONTS names no front (default, guard, off)');
     await new Promise((r) => setTimeout(r, WARM_MS));
-    const endpoints = Object.entries(await paths(first)).filter(([name]) => name.includes(ONLY));
+    const endpoints = Object.entries(await paths(first)).filter(([name]) => ONLY.some((o) => name.includes(o)));
     const load = [loadavg()[0]!];
     // Every body before the first wrk run: an idle keep-alive connection would be closed under fetch.
     const bodies = new Map<string, Buffer>();

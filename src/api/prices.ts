@@ -2,8 +2,10 @@ import { z } from 'zod';
 import { typedReply, type Api, type ApiCtx } from '../access/api.js';
 import { p } from '../access/params.js';
 import { PAYOUT, toCents } from '../core/price.js';
+import type { VenueLabel } from '../core/types.js';
 import { errorReply, type Reply } from '../server/http.js';
 import type { BookStore } from '../state/books.js';
+import type { MarketCatalog, MarketRecord } from '../state/catalog.js';
 import type { EngineState } from '../state/engine.js';
 import type { QuoteRecord, QuoteStore } from '../state/quotes.js';
 import { AS_OF_DOC, AS_OF_STOPPED, asOfParam, isReply, marketRef, stateAsOf } from './as-of.js';
@@ -54,7 +56,7 @@ export const OrderBook = z.object({
 /** GET /prices/bulk (spec 4.9, 2.7) and GET /orderbook (spec 4.10, 2.8). */
 export function registerPrices(api: Api, ctx: ApiContext): void {
   const priceFragments: PriceFragments = new WeakMap();
-  const bulkCache = new Map<string, { body: Buffer; quotes: QuoteRecord[]; versions: number[]; unresolvedKnown: number }>();
+  const bulkCache = new Map<string, BulkEntry>();
   api.route({
     path: '/prices/bulk',
     summary: 'Current prices of up to 100 markets by platform:market_id',
@@ -75,15 +77,25 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
     handler: (c) => {
       if (c.query.as_of !== undefined) return bulkAsOf(c, c.query.ids!, c.query.as_of);
       // Whole responses are cached per ids list and served while none of their quotes moved.
+      const store = ctx.state.quotes;
       const cached = bulkCache.get(c.query.ids!);
-      if (cached && cached.unresolvedKnown === ctx.state.quotes.size && unmoved(cached.quotes, cached.versions)) return { status: 200, body: cached.body };
+      if (cached && cached.unresolvedKnown === store.size) {
+        // No quote changed since the entry's last check: its quotes are as they were, unwalked.
+        if (cached.checkedAt === store.changes) return cached.reply;
+        if (unmoved(cached.quotes, cached.versions)) {
+          cached.checkedAt = store.changes;
+          return cached.reply;
+        }
+      }
       const ids = splitIds(c.query.ids!);
       if (typeof ids === 'object' && !Array.isArray(ids)) return ids;
+      const checkedAt = store.changes;
       const { body, quotes, versions } = bulkBody(ctx, ctx.state, ids, priceFragments);
       if (bulkCache.size >= 1_000) bulkCache.clear();
       // An unresolved id may resolve once new quotes appear: the cache entry also keys on the quote count.
-      bulkCache.set(c.query.ids!, { body, quotes, versions, unresolvedKnown: ctx.state.quotes.size });
-      return { status: 200, body };
+      const reply: Reply = { status: 200, body };
+      bulkCache.set(c.query.ids!, { reply, quotes, versions, unresolvedKnown: store.size, checkedAt });
+      return reply;
     },
   });
 
@@ -104,7 +116,7 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
 
   const bookVenues = ctx.venues.slugs((v) => v.capabilities.orderbook);
   // Keyed by the parsed query, which the access layer keeps (one object per distinct query string).
-  const bookPages = new WeakMap<object, { record: unknown; title: string | undefined; src: readonly unknown[]; reply: Reply }>();
+  const bookPages = new WeakMap<object, BookPage>();
   api.route({
     path: '/orderbook',
     summary: 'Order book depth of one market, cents',
@@ -122,19 +134,23 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
     handler: (c) => {
       const v = ctx.venues.bySlug.get(c.query.platform!)!;
       const marketId = c.query.market_id!;
-      const m = ctx.state.catalog.get(v.label, marketId);
+      const { books, catalog } = ctx.state;
       if (c.query.as_of !== undefined) {
         const t = c.query.as_of;
         const depth = c.query.depth;
+        const m = catalog.get(v.label, marketId);
         return stateAsOf(ctx, c, t, [marketRef(ctx, v.label, marketId)]).then((s) => (isReply(s) ? s : orderbookReply(s.books, v, marketId, m, depth)));
       }
-      // The same books at the same versions and the same title (catalog records change in place) answer the same bytes.
-      const src = ctx.state.books.marketBookSource(v.label, marketId);
+      // The same record and books at the same versions, and the same title (catalog records change in place), answer the same bytes.
       const hit = bookPages.get(c.query);
-      if (hit && hit.record === m && hit.title === m?.title && sameSource(hit.src, src)) return hit.reply;
-      const reply = orderbookReply(ctx.state.books, v, marketId, m, c.query.depth);
+      if (hit && bookPageCurrent(hit, books, catalog, v.label, marketId)) return hit.reply;
+      const layout = books.layout;
+      const inserts = catalog.inserts;
+      const m = catalog.get(v.label, marketId);
+      const src = books.marketBookSource(v.label, marketId);
+      const reply = orderbookReply(books, v, marketId, m, c.query.depth);
       if (reply.status !== 200) return reply;
-      bookPages.set(c.query, { record: m, title: m?.title, src, reply });
+      bookPages.set(c.query, { record: m, title: m?.title, src, reply, layout, inserts });
       return reply;
     },
   });
@@ -170,10 +186,47 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
   }
 }
 
-/** The same books at the same versions (a loop: `every` would make a closure per request). */
-function sameSource(a: readonly unknown[], b: readonly unknown[]): boolean {
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
+/** A /prices/bulk answer kept for one ids list: the quotes it read at their versions. */
+interface BulkEntry {
+  readonly reply: Reply;
+  readonly quotes: QuoteRecord[];
+  readonly versions: number[];
+  /** QuoteStore.size when built (an unresolved id may resolve once a new quote appears). */
+  readonly unresolvedKnown: number;
+  /** QuoteStore.changes when the versions were last found current. */
+  checkedAt: number;
+}
+
+/** An /orderbook answer kept for one parsed query: the record and books it read, and what it found them at. */
+interface BookPage {
+  readonly record: MarketRecord | undefined;
+  readonly title: string | undefined;
+  /** `marketBookSource` when built: the YES book, its version, the NO book, its version. */
+  readonly src: ReturnType<BookStore['marketBookSource']>;
+  readonly reply: Reply;
+  /** BookStore.layout and MarketCatalog.inserts when the record and books were last found the market's. */
+  layout: number;
+  inserts: number;
+}
+
+/** Whether a kept /orderbook page still answers for the market (refreshing what it found the stores at). */
+function bookPageCurrent(hit: BookPage, books: BookStore, catalog: MarketCatalog, venue: VenueLabel, marketId: string): boolean {
+  // While no record was added or replaced and no book created or relinked, the page's record and books are still the market's.
+  if (hit.inserts !== catalog.inserts || hit.layout !== books.layout) {
+    if (hit.record !== catalog.get(venue, marketId) || !sameSource(hit.src, books.marketBookSource(venue, marketId))) return false;
+    hit.inserts = catalog.inserts;
+    hit.layout = books.layout;
+  }
+  return hit.title === hit.record?.title && sameSource(hit.src);
+}
+
+/**
+ * The same books at the same versions: `src` against the versions its books have now, or against
+ * another source read for the market (a loop: `every` would make a closure per request).
+ */
+function sameSource(src: ReturnType<BookStore['marketBookSource']>, now?: ReturnType<BookStore['marketBookSource']>): boolean {
+  if (now !== undefined) return src[0] === now[0] && src[1] === now[1] && src[2] === now[2] && src[3] === now[3];
+  return (src[0]?.version ?? -1) === src[1] && (src[2]?.version ?? -1) === src[3];
 }
 
 /** No quote moved since its version was taken. */

@@ -50,6 +50,11 @@ export class QuoteStore {
   lastUpdate = 0;
   /** Bumped when `restore` replaces a record: a record held (HeldQuote) before is no longer the store's. */
   replaced = 0;
+  /**
+   * Bumped on every change to any quote (and every restore): a reader that checked its quotes'
+   * versions at one value need not check them again while it stands (/prices/bulk's cache).
+   */
+  changes = 0;
 
   /**
    * @param canonicalId the copy of a market's id that other records already hold (the catalog's),
@@ -163,11 +168,13 @@ export class QuoteStore {
     if (!v) this.quotes.set(q.venue, (v = new Map()));
     v.set(q.marketId, q);
     if (q.updatedAt > this.lastUpdate) this.lastUpdate = q.updatedAt;
+    this.changes++;
   }
 
   private touch(q: QuoteRecord, ts: number): void {
     q.updatedAt = ts;
     q.version++;
+    this.changes++;
     if (ts > this.lastUpdate) this.lastUpdate = ts;
     if (this.changes$.observed) this.changes$.next(q);
   }

@@ -225,6 +225,37 @@ describe('GET /prices/bulk (spec 4.9)', () => {
     });
   });
 
+  it('sees a listed quote move after a request that found the list current past an unlisted quote change', async () => {
+    const url = '/prices/bulk?ids=venue_b:0xabc,venue_a:KXTEST-26NOV22-T01';
+    const first = (await h.get(url)).body;
+    // A quote not on the list moves: the next answer walks the list's quotes, finds them current and is the same.
+    h.apply({
+      ...ev,
+      localTimestamp: T + 20,
+      venue: 'venue_h',
+      type: 'book_delta',
+      marketId: 'venue_h_123456789',
+      instrument: '123456789',
+      changes: [['ask', 5900, 2]],
+    });
+    expect((await h.get(url)).body).toEqual(first);
+    expect((await h.get(url)).body).toEqual(first);
+    h.apply({ ...ev, localTimestamp: T + 21, venue: 'venue_b', type: 'book_delta', marketId: '0xabc', instrument: 'Y1', changes: [['bid', 4300, 5]] });
+    const moved = (await h.get(url)).body;
+    expect(moved.prices['venue_b:0xabc'].yes_bid).toBe(43);
+    expect(moved.prices['venue_a:KXTEST-26NOV22-T01']).toEqual(first.prices['venue_a:KXTEST-26NOV22-T01']);
+    h.apply({ ...ev, localTimestamp: T + 22, venue: 'venue_b', type: 'book_delta', marketId: '0xabc', instrument: 'Y1', changes: [['bid', 4300, 0]] });
+    h.apply({
+      ...ev,
+      localTimestamp: T + 23,
+      venue: 'venue_h',
+      type: 'book_delta',
+      marketId: 'venue_h_123456789',
+      instrument: '123456789',
+      changes: [['ask', 5900, 0]],
+    });
+  });
+
   it('400 for a missing list, empty items or more than 100 ids', async () => {
     expect((await h.get('/prices/bulk')).status).toBe(400);
     expect((await h.get('/prices/bulk?ids=a,,b')).status).toBe(400);
@@ -267,6 +298,29 @@ describe('GET /orderbook (spec 4.10, 2.8)', () => {
     expect((await h.get(url)).body.yes).toEqual({ bids: [{ price: 50, size: 1 }], asks: [{ price: 60, size: 2 }] });
     h.apply({ ...ev, localTimestamp: T + 12, venue: 'venue_h', type: 'market', marketId: 'venue_h_123456789', title: 'Renamed', status: 'active' });
     expect((await h.get(url)).body.title).toBe('Renamed');
+  });
+
+  it('answers a market whose book appears after its first answer, and a record replaced in the catalog', async () => {
+    const url = '/orderbook?platform=venue_a&market_id=KXTEST-26NOV22-T22';
+    const before = (await h.get(url)).body;
+    expect(before).toMatchObject({ ready: false, yes: { bids: [], asks: [] }, title: 'Test market 22?' });
+    expect((await h.get(url)).body).toEqual(before);
+    // A book created for the market (none was there when the answer was kept) is read.
+    const book = { ...ev, venue: 'venue_a' as const, marketId: 'KXTEST-26NOV22-T22', instrument: 'KXTEST-26NOV22-T22' };
+    h.apply({ ...book, localTimestamp: T + 30, type: 'book_snapshot', bids: [[4000, 3]], asks: [[4100, 4]] });
+    expect((await h.get(url)).body).toMatchObject({ ready: true, yes: { bids: [{ price: 40, size: 3 }], asks: [{ price: 41, size: 4 }] } });
+    h.apply({
+      ...ev,
+      localTimestamp: T + 31,
+      venue: 'venue_a',
+      type: 'market',
+      marketId: 'KXTEST-26NOV22-T22',
+      title: 'Test market 22, renamed?',
+      status: 'active',
+    });
+    expect((await h.get(url)).body.title).toBe('Test market 22, renamed?');
+    h.apply({ ...book, localTimestamp: T + 32, type: 'book_delta', changes: [['bid', 4000, 0]] });
+    expect((await h.get(url)).body.yes.bids).toEqual([]);
   });
 
   it('400 for venues without books and missing params; 404 for unknown markets', async () => {
