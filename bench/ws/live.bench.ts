@@ -18,7 +18,8 @@
  * process's CPU, each service run reports its front thread's (the busiest thread other than the
  * main one: the HTTP front's worker), from Linux /proc, and its main thread's time waiting for a
  * core and its involuntary context switches (/proc schedstat and status: how often another thread
- * took the core from it). LIVE_PROBE=1 preloads bench/ws/loop-probe.ts into the service (event-loop
+ * took the core from it), and this process's CPU (the clients: near a full core, the load generator
+ * rather than the target sets the latencies). Receive times are read finer than a ms (fineEpochNow). LIVE_PROBE=1 preloads bench/ws/loop-probe.ts into the service (event-loop
  * delay, utilization, GC pauses by kind over each window; LIVE_PROBE_DIR keeps its output, and
  * LOOP_PROBE_PROF=<µs> a CPU profile of each window's main thread); LIVE_CONFIG (JSON merged over
  * the service's configuration, e.g. `{"capture":{…,"enabled":false}}`) and LIVE_NODE_ARGS (node
@@ -97,6 +98,8 @@ interface Result {
   waitMsPerSec: number;
   /** The main thread's involuntary context switches per second (preempted while runnable). */
   preemptPerSec: number;
+  /** The clients' process (this one) over the window, % of one core: near 100 the load generator, not the target, sets the latencies. */
+  clientsCpuPct: number;
   /** The 1-minute load average as the run began. */
   load: number;
   /** Its latency samples, sorted (for the p99 of every run of a target pooled). */
@@ -233,6 +236,7 @@ async function measure(url: string, key: string, ids: string[], pid: number): Pr
     const threads0 = threadSeconds(pid);
     const sched0 = mainSched(pid);
     const load1 = loadavg()[0]!;
+    const own0 = process.cpuUsage();
     const probe = PROBE ? probes.get(pid) : undefined;
     if (probe) process.kill(pid, 'SIGUSR2');
     const t0 = Date.now();
@@ -244,6 +248,8 @@ async function measure(url: string, key: string, ids: string[], pid: number): Pr
     }
     const secs = (Date.now() - t0) / 1000;
     const cpuPct = ((cpuSeconds(pid) - cpu0) / secs) * 100;
+    const own = process.cpuUsage(own0);
+    const clientsCpuPct = (own.user + own.system) / 1e4 / secs;
     const sched = mainSched(pid);
     const waitMsPerSec = (sched.waitNs - sched0.waitNs) / 1e6 / secs;
     const preemptPerSec = (sched.preempted - sched0.preempted) / secs;
@@ -263,6 +269,7 @@ async function measure(url: string, key: string, ids: string[], pid: number): Pr
       threadPct,
       waitMsPerSec,
       preemptPerSec,
+      clientsCpuPct,
       load: load1,
       samples: latencies,
     };
@@ -330,7 +337,7 @@ async function main(): Promise<void> {
       console.log(
         `pair ${i + 1} ${mode}: ${Math.round(r.perSec).toLocaleString('en-US')} msgs/s, p50 ${ms(r.p50)} ms, p99 ${ms(r.p99)} ms, max ${ms(r.max)} ms, lost ${r.lost}, ` +
           `failed ${r.failed}, CPU ${Math.round(r.cpuPct)}% (busiest other thread ${r.threadPct.toFixed(1)}%, ${perMsg(r).toFixed(1)} µs per message), ` +
-          `main thread waiting for a core ${r.waitMsPerSec.toFixed(0)} ms/s, preempted ${r.preemptPerSec.toFixed(0)}/s, load ${r.load.toFixed(1)}`,
+          `main thread waiting for a core ${r.waitMsPerSec.toFixed(0)} ms/s, preempted ${r.preemptPerSec.toFixed(0)}/s, clients' CPU ${Math.round(r.clientsCpuPct)}%, load ${r.load.toFixed(1)}`,
       );
     for (let i = 0; i < PAIRS; i++)
       for (const mode of i % 2 === 0 ? modes : [...modes].reverse()) {
