@@ -19,7 +19,8 @@
  * main one: the HTTP front's worker), from Linux /proc, and its main thread's time waiting for a
  * core and its involuntary context switches (/proc schedstat and status: how often another thread
  * took the core from it), and this process's CPU (the clients: near a full core, the load generator
- * rather than the target sets the latencies). Receive times are read finer than a ms (fineEpochNow). LIVE_PROBE=1 preloads bench/ws/loop-probe.ts into the service (event-loop
+ * rather than the target sets the latencies). Receive times are read finer than a ms (fineEpochNow).
+ * LIVE_PROBE=1 preloads bench/ws/loop-probe.ts into the service (event-loop
  * delay, utilization, GC pauses by kind over each window; LIVE_PROBE_DIR keeps its output, and
  * LOOP_PROBE_PROF=<µs> a CPU profile of each window's main thread); LIVE_CONFIG (JSON merged over
  * the service's configuration, e.g. `{"capture":{…,"enabled":false}}`) and LIVE_NODE_ARGS (node
