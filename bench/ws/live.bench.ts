@@ -18,7 +18,9 @@
  * process's CPU, each service run reports its front thread's (the busiest thread other than the
  * main one: the HTTP front's worker), from Linux /proc, and its main thread's time waiting for a
  * core and its involuntary context switches (/proc schedstat and status: how often another thread
- * took the core from it). LIVE_PROBE=1 preloads bench/ws/loop-probe.ts into the service (event-loop
+ * took the core from it), and this process's CPU (the clients: near a full core, the load generator
+ * rather than the target sets the latencies). Receive times are read finer than a ms (fineEpochNow).
+ * LIVE_PROBE=1 preloads bench/ws/loop-probe.ts into the service (event-loop
  * delay, utilization, GC pauses by kind over each window; LIVE_PROBE_DIR keeps its output, and
  * LOOP_PROBE_PROF=<µs> a CPU profile of each window's main thread); LIVE_CONFIG (JSON merged over
  * the service's configuration, e.g. `{"capture":{…,"enabled":false}}`) and LIVE_NODE_ARGS (node
@@ -97,6 +99,8 @@ interface Result {
   waitMsPerSec: number;
   /** The main thread's involuntary context switches per second (preempted while runnable). */
   preemptPerSec: number;
+  /** The clients' process (this one) over the window, % of one core: near 100 the load generator, not the target, sets the latencies. */
+  clientsCpuPct: number;
   /** The 1-minute load average as the run began. */
   load: number;
   /** Its latency samples, sorted (for the p99 of every run of a target pooled). */
@@ -206,9 +210,24 @@ async function startBare(ep: SimEndpoints, children: ChildProcess[]): Promise<{ 
   return { url: `ws://127.0.0.1:${(JSON.parse(line!) as { port: number }).port}/api/v2/ws`, key: 'none', child };
 }
 
+/**
+ * The clients' receive time, ms since the epoch, finer than `Date.now`'s whole ms: `performance.now()`
+ * anchored at the instant `Date.now()` turns to its next ms. The stamp it is compared with (`recv_ts`)
+ * is the server's `Date.now()`, the whole ms below the frame's arrival, so a latency read against it is
+ * the true one plus that fraction, half a ms on average: half a ms is taken off, and p99 is read to a
+ * tenth of a ms rather than to a whole one (at the bare loop's 9–10 ms, a whole ms was 0.1× of the ratio).
+ */
+function fineEpochNow(): () => number {
+  const d0 = Date.now();
+  let d = d0;
+  while (d === d0) d = Date.now();
+  const anchor = d - performance.now() - 0.5;
+  return () => anchor + performance.now();
+}
+
 /** C clients × S markets on `url`, settled, then measured for SECONDS. */
 async function measure(url: string, key: string, ids: string[], pid: number): Promise<Result> {
-  const load = new WsLoad(url, key, 'prices', 'recv_ts');
+  const load = new WsLoad(url, key, 'prices', 'recv_ts', fineEpochNow());
   try {
     await load.grow(CLIENTS, (c) => Array.from({ length: SUBS }, (_, k) => ids[(c * 7 + k) % ids.length]!));
     if (load.failed > 0) throw new Error(`${load.failed} clients failed to subscribe: ${load.lastFailure}`);
@@ -218,6 +237,7 @@ async function measure(url: string, key: string, ids: string[], pid: number): Pr
     const threads0 = threadSeconds(pid);
     const sched0 = mainSched(pid);
     const load1 = loadavg()[0]!;
+    const own0 = process.cpuUsage();
     const probe = PROBE ? probes.get(pid) : undefined;
     if (probe) process.kill(pid, 'SIGUSR2');
     const t0 = Date.now();
@@ -229,6 +249,8 @@ async function measure(url: string, key: string, ids: string[], pid: number): Pr
     }
     const secs = (Date.now() - t0) / 1000;
     const cpuPct = ((cpuSeconds(pid) - cpu0) / secs) * 100;
+    const own = process.cpuUsage(own0);
+    const clientsCpuPct = (own.user + own.system) / 1e4 / secs;
     const sched = mainSched(pid);
     const waitMsPerSec = (sched.waitNs - sched0.waitNs) / 1e6 / secs;
     const preemptPerSec = (sched.preempted - sched0.preempted) / secs;
@@ -248,6 +270,7 @@ async function measure(url: string, key: string, ids: string[], pid: number): Pr
       threadPct,
       waitMsPerSec,
       preemptPerSec,
+      clientsCpuPct,
       load: load1,
       samples: latencies,
     };
@@ -276,11 +299,14 @@ function summary(mode: string, rs: Result[], bare: Result[]): string {
     );
   return (
     `${mode}/bare p99 per pair: ${ratios.map((r) => `${r.toFixed(2)}×`).join(', ')}; median ${median(ratios).toFixed(2)}× ` +
-    `(spread ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}×; median p99 ${mode} ${median(rs.map((r) => r.p99))} ms, bare ${median(bare.map((r) => r.p99))} ms); ` +
-    `pooled p99 ${mode} ${pooled(rs)} ms / bare ${pooled(bare)} ms = ${(pooled(rs) / pooled(bare)).toFixed(2)}×; lost: ${mode} ${rs.reduce((s, r) => s + r.lost, 0)}, bare ${bare.reduce((s, r) => s + r.lost, 0)}; ` +
+    `(spread ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}×; median p99 ${mode} ${ms(median(rs.map((r) => r.p99)))} ms, bare ${ms(median(bare.map((r) => r.p99)))} ms); ` +
+    `pooled p99 ${mode} ${ms(pooled(rs))} ms / bare ${ms(pooled(bare))} ms = ${(pooled(rs) / pooled(bare)).toFixed(2)}×; lost: ${mode} ${rs.reduce((s, r) => s + r.lost, 0)}, bare ${bare.reduce((s, r) => s + r.lost, 0)}; ` +
     `main thread preempted (median) ${median(rs.map((r) => r.preemptPerSec)).toFixed(0)}/s, waiting for a core ${median(rs.map((r) => r.waitMsPerSec)).toFixed(0)} ms/s`
   );
 }
+
+/** A latency in ms as printed: to a hundredth (the clients read receive times finer than a ms). */
+const ms = (x: number): string => x.toFixed(2);
 
 /** CPU of the busiest thread other than the main one per delivered message, µs. */
 const perMsg = (r: Result): number => (r.threadPct * 1e4) / r.perSec;
@@ -310,9 +336,9 @@ async function main(): Promise<void> {
     const modes = BASE_BIN ? (['bare', 'hub', 'base'] as const) : (['bare', 'hub'] as const);
     const report = (i: number, mode: string, r: Result): void =>
       console.log(
-        `pair ${i + 1} ${mode}: ${Math.round(r.perSec).toLocaleString('en-US')} msgs/s, p50 ${r.p50} ms, p99 ${r.p99} ms, max ${r.max} ms, lost ${r.lost}, ` +
+        `pair ${i + 1} ${mode}: ${Math.round(r.perSec).toLocaleString('en-US')} msgs/s, p50 ${ms(r.p50)} ms, p99 ${ms(r.p99)} ms, max ${ms(r.max)} ms, lost ${r.lost}, ` +
           `failed ${r.failed}, CPU ${Math.round(r.cpuPct)}% (busiest other thread ${r.threadPct.toFixed(1)}%, ${perMsg(r).toFixed(1)} µs per message), ` +
-          `main thread waiting for a core ${r.waitMsPerSec.toFixed(0)} ms/s, preempted ${r.preemptPerSec.toFixed(0)}/s, load ${r.load.toFixed(1)}`,
+          `main thread waiting for a core ${r.waitMsPerSec.toFixed(0)} ms/s, preempted ${r.preemptPerSec.toFixed(0)}/s, clients' CPU ${Math.round(r.clientsCpuPct)}%, load ${r.load.toFixed(1)}`,
       );
     for (let i = 0; i < PAIRS; i++)
       for (const mode of i % 2 === 0 ? modes : [...modes].reverse()) {
@@ -335,8 +361,9 @@ async function main(): Promise<void> {
       const rs = runs[mode];
       if (rs.length === 0) continue;
       const col = (f: (r: Result) => number): string => rs.map((r) => Math.round(f(r)).toLocaleString('en-US')).join(' / ');
+      const lat = (f: (r: Result) => number): string => rs.map((r) => ms(f(r))).join(' / ');
       console.log(
-        `| ${mode} | ${col((r) => r.perSec)} | ${col((r) => r.p50)} | ${col((r) => r.p99)} | ${col((r) => r.max)} | ${col((r) => r.lost)} | ${col((r) => r.cpuPct)} | ${rs.map((r) => perMsg(r).toFixed(1)).join(' / ')} |`,
+        `| ${mode} | ${col((r) => r.perSec)} | ${lat((r) => r.p50)} | ${lat((r) => r.p99)} | ${lat((r) => r.max)} | ${col((r) => r.lost)} | ${col((r) => r.cpuPct)} | ${rs.map((r) => perMsg(r).toFixed(1)).join(' / ')} |`,
       );
     }
     const loads = runs.bare.map((r) => r.load);

@@ -44,6 +44,8 @@ export class WsLoad {
     private readonly key: string,
     private readonly channel = 'prices',
     private readonly stamp: keyof typeof STAMPS = 'ts',
+    /** The receive time, ms since the epoch (a bench may pass one finer than `Date.now`'s whole ms). */
+    private readonly now: () => number = Date.now,
   ) {}
 
   get size(): number {
@@ -102,7 +104,7 @@ export class WsLoad {
           this.delivered++;
           if (prev !== undefined && seq > prev + 1) this.lost += seq - prev - 1;
           // A message without the stamp (recv_ts: no venue frame behind it) counts for seq, not latency.
-          if ((++this.n & 3) === 0 && ti >= 0) this.latencies.push(Date.now() - digits(m, ti + TS.length));
+          if ((++this.n & 3) === 0 && ti >= 0) this.latencies.push(this.now() - digits(m, ti + TS.length));
         },
         () => ws.send(JSON.stringify({ type: 'subscribe', channel: this.channel, market_ids: ids })),
         (reason) => {
