@@ -48,11 +48,14 @@ export class StateBook extends OrderBook implements HeldQuote {
   readSerial = 0;
   readBid = 0;
   readAsk = 0;
-  /** Its market's orderbook topic as the fan-out last found it (SubsSlot, src/ws/topics.ts). */
+  /** Its market's held WebSocket topics as the fan-out last found them (SubsSlot, src/ws/topics.ts). */
   subsOf: object | undefined = undefined;
   subsLayout = 0;
   subsId: string | undefined = undefined;
-  subsHeld: object | undefined = undefined;
+  subsHeld: readonly object[] | undefined = undefined;
+  /** The market this book was last found to be the YES book of (`marketSides`), while the store's `layout` is `yesLayout`. */
+  yesOf: string | undefined = undefined;
+  yesLayout = -1;
 }
 
 const NO_GROUPS: readonly number[] = [];
@@ -306,9 +309,17 @@ export class BookStore {
    * used as it is, without looking it up (a book is never replaced in the store).
    */
   marketSides(venue: VenueLabel, marketId: string, held?: OrderBook): MarketSides | undefined {
+    // A held book found to be the market's YES book under this layout still is: no lookup.
+    if (held instanceof StateBook && held.yesOf === marketId && held.yesLayout === this.layout && held.ready)
+      return { bids: held.bids, asks: held.asks, complement: false, timestamp: held.timestamp };
     const ins = this.instrumentsOf.get(venue)?.get(marketId);
     const key = ins?.[0] ?? marketId;
-    const yes = held !== undefined && held.instrument === key ? held : this.books.get(venue)?.get(key);
+    const isHeld = held !== undefined && held.instrument === key;
+    if (isHeld && held instanceof StateBook) {
+      held.yesOf = marketId;
+      held.yesLayout = this.layout;
+    }
+    const yes = isHeld ? held : this.books.get(venue)?.get(key);
     if (yes && yes.ready) return { bids: yes.bids, asks: yes.asks, complement: false, timestamp: yes.timestamp };
     const no = ins?.[1] ? this.books.get(venue)?.get(ins[1]) : undefined;
     if (no && no.ready) return { bids: no.asks, asks: no.bids, complement: true, timestamp: no.timestamp };
