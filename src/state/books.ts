@@ -2,6 +2,7 @@ import { Subject } from 'rxjs';
 import { BookIntegrityError, OrderBook, type BookSide } from '../core/book.js';
 import type { BookDelta, BookSnapshot, Level, VenueLabel } from '../core/types.js';
 import { PAYOUT } from '../core/price.js';
+import type { Candle, HeldCandle } from './candles.js';
 import type { HeldQuote, QuoteRecord } from './quotes.js';
 
 /**
@@ -23,10 +24,14 @@ export const ABOVE_ANY_PRICE = 0x3fffffff;
 export const BELOW_ANY_PRICE = -0x40000000;
 
 /** A book of the store: an OrderBook with slots the state and its change's consumers keep per book. */
-export class StateBook extends OrderBook implements HeldQuote {
+export class StateBook extends OrderBook implements HeldQuote, HeldCandle {
   /** Its market's quote record (EngineState's top of book), held so that a delta does not look it up. */
   quote: QuoteRecord | undefined = undefined;
   quoteEpoch = 0;
+  /** Its market's open candle as the state last found it (HeldCandle, src/state/candles.ts). */
+  candle: Candle | undefined = undefined;
+  candleOf: object | undefined = undefined;
+  candleEpoch = 0;
   /** Receive time (ms, the event's localTimestamp) of the last event that changed this book: what a read of it says as `as_of`. */
   recvTs = 0;
   /** Persistence's dirty-mark generation that last took this book (Persistence.markBook): marking it again in that generation is a no-op without a set lookup. */

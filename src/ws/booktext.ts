@@ -307,8 +307,8 @@ function writeSide(t: SideText, side: BookSide, depth: number, plain: boolean, f
   const n = Math.min(depth, side.length);
   // Room for a typical level to start with (kept per side, so sized near its text), grown when a level might not fit.
   const room = 2 + n * TYPICAL_LEVEL;
-  let a = plain && t.plain.length < room ? (t.plain = new Uint8Array(room)) : t.plain;
-  let b = flipped && t.flipped.length < room ? (t.flipped = new Uint8Array(room)) : t.flipped;
+  let a = plain && t.plain.length < room ? (t.plain = Buffer.allocUnsafe(room)) : t.plain;
+  let b = flipped && t.flipped.length < room ? (t.flipped = Buffer.allocUnsafe(room)) : t.flipped;
   let i = 0;
   let j = 0;
   a[i++] = 91; // [
@@ -346,20 +346,20 @@ function writeSide(t: SideText, side: BookSide, depth: number, plain: boolean, f
   b[j++] = 93;
   if (plain) {
     t.plainLength = i;
-    if (a !== t.plainOf || t.plainView.length !== i) t.plainView = a.subarray(0, i);
+    if (a !== t.plainOf || t.plainView.length !== i) t.plainView = new Uint8Array(a.buffer, a.byteOffset, i);
     t.plainOf = a;
   }
   if (flipped) {
     t.flippedLength = j;
-    if (b !== t.flippedOf || t.flippedView.length !== j) t.flippedView = b.subarray(0, j);
+    if (b !== t.flippedOf || t.flippedView.length !== j) t.flippedView = new Uint8Array(b.buffer, b.byteOffset, j);
     t.flippedOf = b;
   }
 }
 
 /** An array of twice the room (at least room for another level) holding the first `used` bytes of `buf`. */
 function grown(buf: Uint8Array, used: number): Uint8Array {
-  const next = new Uint8Array(Math.max(2 * buf.length, used + 2 * LEVEL_ROOM));
-  next.set(buf.subarray(0, used));
+  const next = Buffer.allocUnsafe(Math.max(2 * buf.length, used + 2 * LEVEL_ROOM));
+  next.set(new Uint8Array(buf.buffer, buf.byteOffset, used));
   return next;
 }
 
