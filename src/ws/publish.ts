@@ -129,7 +129,7 @@ export class Publisher {
     const seq = subs.seq !== undefined ? ++subs.seq.n : this.topics.next(topic);
     this.tailBytes(seq, this.clock.now(), at);
     this.published++;
-    this.sink(topic, this.bytes.bytes());
+    this.sink(topic, this.bytes.view());
   }
 
   /** The envelope `emit` appends (`,` then seq, epoch, ts and the frame's times, and `}`), into `bytes`. */
