@@ -2,6 +2,7 @@ import { Subject } from 'rxjs';
 import { BookIntegrityError, OrderBook, type BookSide } from '../core/book.js';
 import type { BookDelta, BookSnapshot, Level, VenueLabel } from '../core/types.js';
 import { PAYOUT } from '../core/price.js';
+import type { Candle, HeldCandle } from './candles.js';
 import type { HeldQuote, QuoteRecord } from './quotes.js';
 
 /**
@@ -23,10 +24,14 @@ export const ABOVE_ANY_PRICE = 0x3fffffff;
 export const BELOW_ANY_PRICE = -0x40000000;
 
 /** A book of the store: an OrderBook with slots the state and its change's consumers keep per book. */
-export class StateBook extends OrderBook implements HeldQuote {
+export class StateBook extends OrderBook implements HeldQuote, HeldCandle {
   /** Its market's quote record (EngineState's top of book), held so that a delta does not look it up. */
   quote: QuoteRecord | undefined = undefined;
   quoteEpoch = 0;
+  /** Its market's open candle as the state last found it (HeldCandle, src/state/candles.ts). */
+  candle: Candle | undefined = undefined;
+  candleOf: object | undefined = undefined;
+  candleEpoch = 0;
   /** Receive time (ms, the event's localTimestamp) of the last event that changed this book: what a read of it says as `as_of`. */
   recvTs = 0;
   /** Persistence's dirty-mark generation that last took this book (Persistence.markBook): marking it again in that generation is a no-op without a set lookup. */
@@ -48,11 +53,14 @@ export class StateBook extends OrderBook implements HeldQuote {
   readSerial = 0;
   readBid = 0;
   readAsk = 0;
-  /** Its market's orderbook topic as the fan-out last found it (SubsSlot, src/ws/topics.ts). */
+  /** Its market's held WebSocket topics as the fan-out last found them (SubsSlot, src/ws/topics.ts). */
   subsOf: object | undefined = undefined;
   subsLayout = 0;
   subsId: string | undefined = undefined;
-  subsHeld: object | undefined = undefined;
+  subsHeld: readonly object[] | undefined = undefined;
+  /** The market this book was last found to be the YES book of (`marketSides`), while the store's `layout` is `yesLayout`. */
+  yesOf: string | undefined = undefined;
+  yesLayout = -1;
 }
 
 const NO_GROUPS: readonly number[] = [];
@@ -306,9 +314,17 @@ export class BookStore {
    * used as it is, without looking it up (a book is never replaced in the store).
    */
   marketSides(venue: VenueLabel, marketId: string, held?: OrderBook): MarketSides | undefined {
+    // A held book found to be the market's YES book under this layout still is: no lookup.
+    if (held instanceof StateBook && held.yesOf === marketId && held.yesLayout === this.layout && held.ready)
+      return { bids: held.bids, asks: held.asks, complement: false, timestamp: held.timestamp };
     const ins = this.instrumentsOf.get(venue)?.get(marketId);
     const key = ins?.[0] ?? marketId;
-    const yes = held !== undefined && held.instrument === key ? held : this.books.get(venue)?.get(key);
+    const isHeld = held !== undefined && held.instrument === key;
+    if (isHeld && held instanceof StateBook) {
+      held.yesOf = marketId;
+      held.yesLayout = this.layout;
+    }
+    const yes = isHeld ? held : this.books.get(venue)?.get(key);
     if (yes && yes.ready) return { bids: yes.bids, asks: yes.asks, complement: false, timestamp: yes.timestamp };
     const no = ins?.[1] ? this.books.get(venue)?.get(ins[1]) : undefined;
     if (no && no.ready) return { bids: no.asks, asks: no.bids, complement: true, timestamp: no.timestamp };

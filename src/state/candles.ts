@@ -25,6 +25,13 @@ export interface Candle {
   notional?: number | undefined;
 }
 
+/** A caller's slot for a market's open candle (a state book keeps its market's), valid while no open candle was closed since it was taken. */
+export interface HeldCandle {
+  candle: Candle | undefined;
+  candleOf: object | undefined;
+  candleEpoch: number;
+}
+
 /**
  * Builds one-minute candles from price observations (trades, last-price and mid changes). A
  * bucket closes when a later observation arrives or `flush(now)` passes its end; closed candles
@@ -35,6 +42,8 @@ export class CandleStore {
   /** venue → market → open candle (nested: no key strings built on the hot path). */
   private readonly open = new Map<VenueLabel, Map<string, Candle>>();
   readonly closed$ = new Subject<Candle>();
+  /** Bumped whenever an open candle is closed: a HeldCandle taken before is looked up again. */
+  private closes = 0;
 
   /**
    * `keep` false: observations are ignored (no candle is opened or closed). For a state nobody reads
@@ -49,7 +58,8 @@ export class CandleStore {
   /**
    * Records a price (units) at `ts`, with traded `volume` (0 for a quote change), the current
    * mid (undefined when either side of the book is empty), the current YES `bid` and `ask`, and
-   * the money a trade moved (`notional`, units × shares: its own price × size).
+   * the money a trade moved (`notional`, units × shares: its own price × size). `held`: the
+   * caller's slot for the market's open candle, read instead of the lookup while it stands.
    */
   observe(
     venue: VenueLabel,
@@ -61,18 +71,21 @@ export class CandleStore {
     bid?: number,
     ask?: number,
     notional = 0,
+    held?: HeldCandle,
   ): void {
     if (!this.keep) return;
-    let v = this.open.get(venue);
-    if (v === undefined) this.open.set(venue, (v = new Map()));
     const t = ts - (ts % MINUTE);
-    let c = v.get(marketId);
+    let c = held !== undefined && held.candleOf === this && held.candleEpoch === this.closes ? held.candle : undefined;
+    if (c === undefined || c.marketId !== marketId || c.venue !== venue) c = this.open.get(venue)?.get(marketId);
     if (c && c.t !== t) {
       if (t < c.t) return; // late observation for a closed bucket: dropped, buckets are append-only
+      this.closes++;
       this.closed$.next(c);
       c = undefined;
     }
     if (!c) {
+      let v = this.open.get(venue);
+      if (v === undefined) this.open.set(venue, (v = new Map()));
       c = { venue, marketId, t, o: price, h: price, l: price, c: price, mid: mid ?? price, volume: 0, trades: 0, bid, ask, notional: 0 };
       v.set(marketId, c);
     } else {
@@ -88,6 +101,11 @@ export class CandleStore {
       c.trades++;
       c.notional = (c.notional ?? 0) + notional;
     }
+    if (held !== undefined) {
+      held.candle = c;
+      held.candleOf = this;
+      held.candleEpoch = this.closes;
+    }
   }
 
   /** Closes every bucket that ended before `now` (called once a second and at shutdown). */
@@ -96,6 +114,7 @@ export class CandleStore {
       for (const [k, c] of v) {
         if (all || c.t + MINUTE <= now) {
           v.delete(k);
+          this.closes++;
           this.closed$.next(c);
         }
       }

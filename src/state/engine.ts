@@ -65,7 +65,7 @@ function refreshTop(s: EngineState, venue: VenueLabel, marketId: string, book: S
   const mid = bid !== undefined && ask !== undefined ? Math.round((bid + ask) / 2) : undefined;
   const price = q.lastPrice ?? mid;
   // The quote's copy of the id, not the frame's: the open candle keeps it.
-  if (price !== undefined) s.candles.observe(venue, q.marketId, price, mid, 0, ts, bid, ask);
+  if (price !== undefined) s.candles.observe(venue, q.marketId, price, mid, 0, ts, bid, ask, 0, book);
 }
 
 /**

@@ -129,6 +129,30 @@ export class TextBytes {
     else this.ascii(String(x));
   }
 
+  /**
+   * `num(x)` through `slot`, the text of the number last written there: formatted only when it
+   * differs. A message's times (send, venue and receive ms, 13 digits each) repeat over the
+   * messages of a turn and the frames of a millisecond.
+   */
+  numVia(slot: NumText, x: number): void {
+    if (x === slot.x) {
+      const t = slot.text;
+      const n = t.length;
+      if (this.length + n > this.buf.length) this.grow(n);
+      const b = this.buf;
+      let at = this.length;
+      for (let i = 0; i < n; i++) b[at++] = t[i]!;
+      this.length = at;
+      return;
+    }
+    const from = this.length;
+    this.num(x);
+    const t = new Uint8Array(this.length - from);
+    for (let i = 0; i < t.length; i++) t[i] = this.buf[from + i]!;
+    slot.x = x;
+    slot.text = t;
+  }
+
   /** A size as `sizeText` (and so `String`) writes it, integers and millionths without a string. */
   size(size: number): void {
     if (!splitMillionths(size)) return this.num(size);
@@ -141,16 +165,24 @@ export class TextBytes {
 
   /** A non-negative safe integer in decimal. */
   private uint(x: number): void {
-    const n = digitCount(x);
-    if (this.length + n > this.buf.length) this.grow(n);
-    const b = this.buf;
-    let at = this.length + n;
-    this.length = at;
-    do {
-      const q = Math.floor(x / 10);
-      b[--at] = 48 + x - q * 10;
-      x = q;
-    } while (x > 0);
+    if (this.length + 16 > this.buf.length) this.grow(16);
+    // Below 2^31 in 32-bit integer arithmetic; a larger one (a ms timestamp) as its part above 10^8
+    // then its last 8 digits, each in integers, not 13 divisions of a double.
+    if (x < 2147483648) this.length = writeInt(this.buf, this.length, x);
+    else {
+      const hi = Math.floor(x / 1e8);
+      const lo = x - hi * 1e8;
+      // A safe integer is below 2^53, so `hi` below 2^27.
+      this.length = writeInt(this.buf, this.length, hi);
+      const b = this.buf;
+      let at = this.length + 8;
+      this.length = at;
+      for (let i = 0, r = lo; i < 8; i++) {
+        const q = (r / 10) | 0;
+        b[--at] = 48 + r - q * 10;
+        r = q;
+      }
+    }
   }
 
   private grow(n: number): void {
@@ -158,6 +190,12 @@ export class TextBytes {
     this.buf.copy(next, 0, 0, this.length);
     this.buf = next;
   }
+}
+
+/** The number a slot of a message last had and its text (`TextBytes.numVia`). */
+export class NumText {
+  x = Number.NaN;
+  text = new Uint8Array(0);
 }
 
 function digitCount(x: number): number {

@@ -85,7 +85,7 @@ export class HubConflation {
         const p = batch[i]!;
         const at = p.timed ? p : undefined;
         if (p.book) this.hub.onBook(p.venue, p.marketId, at, p.held);
-        if (p.q) this.hub.onQuote(p.q, at);
+        if (p.q) this.hub.onQuote(p.q, at, p.held);
       }
       for (let i = 0; i < batch.length; i++) {
         batch[i]!.q = undefined;

@@ -284,8 +284,8 @@ export class WsHub {
   }
 
   /** A quote change: prices, the ticker channel and live games (route.ts); `at`: the venue frame behind it. */
-  onQuote(q: QuoteRecord, at?: FrameTimes): void {
-    this.router.onQuote(q, at);
+  onQuote(q: QuoteRecord, at?: FrameTimes, book?: OrderBook): void {
+    this.router.onQuote(q, at, book);
   }
 
   /** A book change: orderbook subscribers of the market (route.ts). */

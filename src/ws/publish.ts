@@ -2,7 +2,7 @@ import { Subject } from 'rxjs';
 import type { Clock } from '../core/clock.js';
 import type { FrameTimes } from '../core/types.js';
 import type { Retained } from './backpressure.js';
-import { TextBytes } from './booktext.js';
+import { NumText, TextBytes } from './booktext.js';
 import { DATA } from './conn.js';
 import { NONE, type Held, type Subs, type Topics } from './topics.js';
 
@@ -38,6 +38,11 @@ export class Publisher {
   published = 0;
   /** Where an orderbook_update or price_update that goes out only as the plain message is written. */
   readonly bytes = new TextBytes();
+  /** The envelope's times and epoch as last written into `bytes` (`TextBytes.numVia`). */
+  private readonly venueTs = new NumText();
+  private readonly recvTs = new NumText();
+  private readonly epochText = new NumText();
+  private readonly ts = new NumText();
 
   /** @param epoch announced in every message; a cluster edge takes a new core's (`WsHub.adoptSeqs`) */
   constructor(
@@ -132,16 +137,16 @@ export class Publisher {
     const w = this.bytes;
     if (at !== undefined) {
       w.ascii(',"venue_ts":');
-      w.num(at.timestamp);
+      w.numVia(this.venueTs, at.timestamp);
       w.ascii(',"recv_ts":');
-      w.num(at.localTimestamp);
-      w.ascii(',"seq":');
-    } else w.ascii(',"seq":');
+      w.numVia(this.recvTs, at.localTimestamp);
+    }
+    w.ascii(',"seq":');
     w.num(seq);
     w.ascii(',"epoch":');
-    w.num(this.epoch);
+    w.numVia(this.epochText, this.epoch);
     w.ascii(',"ts":');
-    w.num(ts);
+    w.numVia(this.ts, ts);
     w.char(125);
   }
 }

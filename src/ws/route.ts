@@ -22,7 +22,7 @@ import type { Topics } from './topics.js';
 
 /** What the fan-out flow (pipelines/fanout.ts) hands state and signal changes to: the live hub, or a WebSocket replay session's router. */
 export interface FanoutTarget {
-  onQuote(q: QuoteRecord, at?: FrameTimes): void;
+  onQuote(q: QuoteRecord, at?: FrameTimes, book?: OrderBook): void;
   onBook(label: string, marketId: string, at?: FrameTimes, held?: OrderBook): void;
   onTrade(t: StoredTrade): void;
   onSignals(g: GroupSignals): void;
@@ -144,14 +144,15 @@ export class HubRouter implements FanoutTarget {
 
   /**
    * A quote change: prices, the catalog venue's ticker channel, and live games. `at`: the venue
-   * frame behind the change, whose times the messages carry.
+   * frame behind the change, whose times the messages carry; `book`: a book of the market that
+   * changed with it, when the caller has it (its slot spares looking the market's topics up).
    */
-  onQuote(q: QuoteRecord, at?: FrameTimes): void {
+  onQuote(q: QuoteRecord, at?: FrameTimes, book?: OrderBook): void {
     const { venues, topics, pub, games } = this.d;
     const v = venues.byLabel.get(q.venue);
     if (!v) return;
     // The market's held topics, looked up once for its prices and ticker topics.
-    const held = topics.heldOf(q.marketId);
+    const held = book instanceof StateBook ? topics.heldVia(q.marketId, book) : topics.heldOf(q.marketId);
     const subs = topics.marketSubsIn(held, 'prices', v.slug, q.marketId);
     if (!subs) this.shown.forget(q);
     else if (this.shown.changed(q)) {

@@ -39,15 +39,14 @@ interface HeldId {
 }
 
 /**
- * A caller's slot for one market's held record of one channel (a state book keeps its market's
- * orderbook topic's: `Topics.marketSubsVia`), valid while the topics it was taken from have held
- * or released no market-scoped topic since.
+ * A caller's slot for one market's held records (a state book keeps its market's: `Topics.heldVia`),
+ * valid while the topics it was taken from have held or released no market-scoped topic since.
  */
 export interface SubsSlot {
   subsOf: object | undefined;
   subsLayout: number;
   subsId: string | undefined;
-  subsHeld: object | undefined;
+  subsHeld: readonly object[] | undefined;
 }
 
 /** No subscriber in either dialect: a topic nobody holds (a cluster core still exports the update). */
@@ -204,7 +203,11 @@ export class Topics {
       const i = r.topics.indexOf(h);
       if (i >= 0) r.topics.splice(i, 1);
     }
-    if (--r.n <= 0) this.heldIds.delete(id);
+    if (--r.n <= 0) {
+      // A slot holding this id's records (`heldVia`) looks again.
+      this.heldIds.delete(id);
+      this.layout++;
+    }
   }
 
   /** How many topics some connection holds (tests check it returns to 0). */
@@ -233,25 +236,26 @@ export class Topics {
   }
 
   /**
-   * `marketSubs` through the caller's slot for market `id` on channel `ch` of venue `slug` (always
-   * the same channel and venue for one slot): the held record is looked up again only when the
-   * slot was filled by other topics, for another id, or before a market-scoped topic was held or
-   * released; its subscribers are asked as `marketSubs` asks them.
+   * `marketSubs` through the caller's slot for market `id` (see `heldVia`); its subscribers are
+   * asked as `marketSubs` asks them.
    */
   marketSubsVia(ch: string, slug: string, id: string, slot: SubsSlot): Held | undefined {
-    if (this.exportAll) return this.subs(`${ch}:${slug}:${id}`);
+    return this.marketSubsIn(this.heldVia(id, slot), ch, slug, id);
+  }
+
+  /**
+   * `heldOf(id)` through the caller's slot for market `id`: looked up again only when the slot was
+   * filled by other topics, for another id, or before a market-scoped topic was held or released
+   * (a book keeps its market's, so a book change and the quote change it causes look up nothing).
+   */
+  heldVia(id: string, slot: SubsSlot): readonly Held[] | undefined {
     if (slot.subsOf !== this || slot.subsLayout !== this.layout || slot.subsId !== id) {
       slot.subsOf = this;
       slot.subsLayout = this.layout;
       slot.subsId = id;
-      slot.subsHeld = this.findHeld(ch, slug, id);
+      slot.subsHeld = this.heldOf(id);
     }
-    const h = slot.subsHeld as Held | undefined;
-    return h === undefined ? undefined : this.answer(h);
-  }
-
-  private findHeld(ch: string, slug: string, id: string): Held | undefined {
-    return heldIn(this.heldIds.get(id)?.topics, ch, slug);
+    return slot.subsHeld as readonly Held[] | undefined;
   }
 
   /**

@@ -57,3 +57,39 @@ describe('CandleStore flush (the once-a-second close of one-minute buckets)', ()
     ]);
   });
 });
+
+describe('CandleStore observe through a held slot (a state book keeps its market open candle)', () => {
+  it('builds and closes the same candles as looking each market up, across minutes, flushes and late observations', () => {
+    const held = store();
+    const looked = store();
+    // One slot per market and one shared by two markets, as a YES and a NO book of one market, or a stale one, may be.
+    const slots = new Map<string, { candle: Candle | undefined; candleOf: object | undefined; candleEpoch: number }>();
+    const shared = { candle: undefined, candleOf: undefined, candleEpoch: 0 };
+    let x = 0.61;
+    const next = (): number => (x = (x * 7919 + 0.137) % 1);
+    let ts = T;
+    for (let k = 0; k < 5_000; k++) {
+      const r = next();
+      if (r < 0.01) {
+        held.candles.flush(ts);
+        looked.candles.flush(ts);
+        continue;
+      }
+      // Mostly forward in time (minutes go by), now and then a late observation of an earlier minute.
+      ts += r < 0.05 ? -Math.floor(next() * 2 * MINUTE) : Math.floor(next() * 8_000);
+      const m = `M${Math.floor(next() * 6)}`;
+      const venue = next() < 0.8 ? 'venue_a' : 'venue_b';
+      let slot = slots.get(m);
+      if (slot === undefined) slots.set(m, (slot = { candle: undefined, candleOf: undefined, candleEpoch: 0 }));
+      const price = 1000 + Math.floor(next() * 8000);
+      const volume = next() < 0.2 ? 1 + Math.floor(next() * 10) : 0;
+      const args = [venue, m, price, price + 50, volume, ts, price - 100, price + 100, price * volume] as const;
+      held.candles.observe(...args, m === 'M5' ? shared : slot);
+      looked.candles.observe(...args);
+    }
+    held.candles.flush(ts, true);
+    looked.candles.flush(ts, true);
+    expect(held.closed.length).toBeGreaterThan(100);
+    expect(held.closed).toEqual(looked.closed);
+  });
+});

@@ -4,7 +4,7 @@ import { PAYOUT, roundSize, toCents } from '../../src/core/price.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { QuoteRecord } from '../../src/state/quotes.js';
 import { quotePrices } from '../../src/views/market.js';
-import { bookBytes, bookJson, centsText, levelsJson, plainAscii, priceBytes, sizeText, TextBytes } from '../../src/ws/booktext.js';
+import { bookBytes, bookJson, centsText, levelsJson, NumText, plainAscii, priceBytes, sizeText, TextBytes } from '../../src/ws/booktext.js';
 import { priceBody } from '../../src/ws/hub.js';
 
 describe('orderbook_update text (src/ws/booktext.ts)', () => {
@@ -30,6 +30,35 @@ describe('orderbook_update text (src/ws/booktext.ts)', () => {
       w.reset();
       w.num(s);
       expect(w.view().toString('latin1')).toBe(String(s));
+    }
+  });
+
+  it('writes integers as String does, below and above 2^31 and with zeros inside, and again from a slot as they repeat and change', () => {
+    const w = new TextBytes();
+    const slot = new NumText();
+    const edges = [
+      0,
+      9,
+      10,
+      99_999_999,
+      100_000_000,
+      100_000_005,
+      2 ** 31 - 1,
+      2 ** 31,
+      1_795_953_600_000,
+      1_795_953_600_007,
+      1e15 + 3,
+      Number.MAX_SAFE_INTEGER,
+    ];
+    let x = 0.29;
+    const next = (): number => (x = (x * 7919 + 0.113) % 1);
+    const seeded = Array.from({ length: 2_000 }, () => Math.floor(next() * 10 ** Math.floor(next() * 16)));
+    for (const n of [...edges, ...seeded, ...seeded.slice(0, 50).flatMap((n) => [n, n, n + 1])]) {
+      w.reset();
+      w.num(n);
+      w.char(44);
+      w.numVia(slot, n);
+      expect(w.view().toString('latin1')).toBe(`${n},${n}`);
     }
   });
 
