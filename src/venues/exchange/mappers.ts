@@ -176,12 +176,7 @@ interface Known {
   /** upsertHash of the last record emitted. */
   key: number;
   event: ExchangeEventShell;
-  /**
-   * The market as parsed, kept as its JSON text (parsed again only on a status frame): the parsed
-   * object, its property array, its two times and its books list cost about twice the text, for each
-   * of 38k markets here and again in the history index's mapper.
-   */
-  market: string;
+  market: ExchangeMarket;
 }
 
 /**
@@ -411,7 +406,7 @@ export class ExchangeMapper implements Mapper {
     }
     if (known === undefined) return;
     const event: ExchangeEventShell = { ...known.event, state: f.event_state };
-    const market: ExchangeMarket = { ...(JSON.parse(known.market) as ExchangeMarket), status: f.status, result: f.result };
+    const market: ExchangeMarket = { ...known.market, status: f.status, result: f.result };
     this.remember(event, market, f.ts, local, out);
   }
 
@@ -459,7 +454,7 @@ export class ExchangeMapper implements Mapper {
     const key = upsertHash(upsert);
     const known = this.catalog.get(market.id);
     if (known?.key === key) return;
-    this.catalog.set(market.id, { status: upsert.status, result: upsert.result, key, event, market: JSON.stringify(market) });
+    this.catalog.set(market.id, { status: upsert.status, result: upsert.result, key, event, market });
     out.push(upsert);
   }
 }

@@ -411,37 +411,6 @@ describe('ExchangeMapper: yes-only book stream (venue_f, venue_h)', () => {
   });
 });
 
-describe('ExchangeMapper: the market it keeps for status frames', () => {
-  it('rebuilds a record with null and absent fields (no close time, tags or venue id) as the catalog gave it, status after status', () => {
-    const m = mapper(venueH);
-    m.map(catalog(), L);
-    m.map(snap('223456789', 'yes', 1, [], []), L);
-    const open = { type: 'status', market: '223456789', seq: 2, status: 'open', result: null, event_state: 'live', ts: TS + 1 };
-    expect(m.map(open, L)).toStrictEqual([
-      { type: 'market_status', venue: 'venue_h', timestamp: TS + 1, localTimestamp: L, marketId: 'venue_h_223456789', status: 'active' },
-      { ...OVER_H, timestamp: TS + 1, status: 'active', extra: extra('live', 'Total') },
-    ]);
-    // The record kept from the status frame (its result absent) is the one the next frame starts from.
-    const settled = { type: 'status', market: '223456789', seq: 3, status: 'settled', result: 'no', event_state: 'final', ts: TS + 2 };
-    expect(m.map(settled, L)).toStrictEqual([
-      {
-        type: 'market_status',
-        venue: 'venue_h',
-        timestamp: TS + 2,
-        localTimestamp: L,
-        marketId: 'venue_h_223456789',
-        status: 'finalized',
-        result: 'no',
-        settlementValue: 0,
-      },
-      { ...OVER_H, timestamp: TS + 2, status: 'finalized', result: 'no', settlementValue: 0, extra: extra('final', 'Total') },
-    ]);
-    // The same frame again is a replay (seq), and the catalog walked again with nothing new emits nothing.
-    expect(m.map(settled, L)).toStrictEqual([]);
-    expect(m.map({ ...catalog('final'), events: [{ ...(catalog('final')['events'] as object[])[0], markets: [] }] }, L)).toStrictEqual([]);
-  });
-});
-
 describe('ExchangeMapper: bad input', () => {
   it('counts and drops bad frames without using up a seq or touching the book', () => {
     const m = mapper(venueF);
