@@ -56,6 +56,12 @@ import {
 
 /** What the mapper knows of one outcome token. */
 export interface TokenInfo {
+  /**
+   * The token id as the catalog's upsert named it: the one string the mapper's check book, the
+   * events it maps and so the state's book of the token hold, where each would otherwise keep the
+   * copy its first frame parsed (a 77-digit id, ~100 bytes, per token and per holder: 108k tokens).
+   */
+  readonly asset: string;
   /** The API market id (the condition id, apiMarketId applied). */
   readonly marketId: string;
   /** Whether this token is the market's YES (first outcome) or NO (second outcome). */
@@ -194,8 +200,19 @@ export class PolymarketMapper implements Mapper {
     const outcomes = m.extra?.['outcomes'];
     const labels = Array.isArray(outcomes) ? (outcomes as unknown[]) : [];
     const label = (i: number): string | undefined => (typeof labels[i] === 'string' ? (labels[i] as string) : undefined);
-    if (m.yesInstrument) this.tokens.set(m.yesInstrument, { marketId: m.marketId, side: 'yes', outcome: label(0) });
-    if (m.noInstrument) this.tokens.set(m.noInstrument, { marketId: m.marketId, side: 'no', outcome: label(1) });
+    if (m.yesInstrument) this.learnToken(m.yesInstrument, m.marketId, 'yes', label(0));
+    if (m.noInstrument) this.learnToken(m.noInstrument, m.marketId, 'no', label(1));
+  }
+
+  /**
+   * Records one token. A token known as it is keeps its record (and so the strings first learned,
+   * which the catalog and the state's book hold too: every catalog walk parses fresh copies); one
+   * that changed keeps its first `asset` string.
+   */
+  private learnToken(asset: string, marketId: string, side: 'yes' | 'no', outcome: string | undefined): void {
+    const had = this.tokens.get(asset);
+    if (had !== undefined && had.marketId === marketId && had.side === side && had.outcome === outcome) return;
+    this.tokens.set(asset, { asset: had?.asset ?? asset, marketId, side, outcome });
   }
 
   reset(): void {
@@ -324,17 +341,19 @@ export class PolymarketMapper implements Mapper {
       }
     }
     const marketId = apiMarketId(this.config, m.market);
-    const check = this.books.get(m.asset_id) ?? new BookTops();
+    // The catalog's string of the token when it is known (TokenInfo.asset): the check book's key and the snapshot's instrument, kept by the state's book.
+    const asset = this.tokens.get(m.asset_id)?.asset ?? m.asset_id;
+    const check = this.books.get(asset) ?? new BookTops();
     check.snapshot(bids, asks);
-    this.books.set(m.asset_id, check);
-    this.suspects.delete(m.asset_id);
+    this.books.set(asset, check);
+    this.suspects.delete(asset);
     const snap: BookSnapshot = {
       type: 'book_snapshot',
       venue: this.venue,
       timestamp: ts,
       localTimestamp: local,
       marketId,
-      instrument: m.asset_id,
+      instrument: asset,
       bids,
       asks,
     };
@@ -512,8 +531,8 @@ export class PolymarketMapper implements Mapper {
   private learnFromFrame(m: WsNewMarket | WsMarketResolved): string {
     const marketId = apiMarketId(this.config, m.market);
     const [yes, no] = m.assets_ids;
-    if (yes !== undefined) this.tokens.set(yes, { marketId, side: 'yes', outcome: m.outcomes[0] });
-    if (no !== undefined) this.tokens.set(no, { marketId, side: 'no', outcome: m.outcomes[1] });
+    if (yes !== undefined) this.learnToken(yes, marketId, 'yes', m.outcomes[0]);
+    if (no !== undefined) this.learnToken(no, marketId, 'no', m.outcomes[1]);
     return marketId;
   }
 

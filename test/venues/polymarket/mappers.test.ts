@@ -195,11 +195,41 @@ describe('polymarket WS frames (docs examples)', () => {
     const m = mapper();
     run(m, docs('new_market'));
     expect(m.token('76043073756653678226373981964075571318267289248134717369284518995922789326425')).toEqual({
+      asset: '76043073756653678226373981964075571318267289248134717369284518995922789326425',
       marketId: '0x311d0c4b6671ab54af4970c06fcf58662516f5168997bdda209ec3db5aa6b0c1',
       side: 'yes',
       outcome: 'Yes',
     });
     expect(m.token('31690934263385727664202099278545688007799199447969475608906331829650099442770')?.side).toBe('no');
+  });
+
+  it('keeps a token learned again unchanged as it was (one record, the first strings), and a changed one under its first id', () => {
+    const raw = fixture('ws_book_capture_2026-08-13.json') as { asset_id: string; market: string };
+    const m = mapper();
+    const upsert = (outcomes: string[]): MarketUpsert => ({
+      type: 'market',
+      ...base,
+      timestamp: LOCAL,
+      marketId: raw.market,
+      title: 't',
+      status: 'active',
+      // A fresh string each time, as each catalog walk parses: equal in value, not the same copy.
+      yesInstrument: [...raw.asset_id].join(''),
+      noInstrument: 'n',
+      extra: { outcomes },
+    });
+    m.learn(upsert(['Yes', 'No']));
+    const first = m.token(raw.asset_id);
+    m.learn(upsert(['Yes', 'No']));
+    expect(m.token(raw.asset_id)).toBe(first);
+    m.learn(upsert(['Up', 'Down']));
+    expect(m.token(raw.asset_id)).not.toBe(first);
+    expect(m.token(raw.asset_id)).toEqual({ asset: raw.asset_id, marketId: raw.market, side: 'yes', outcome: 'Up' });
+    // The book of a known token and of an unknown one: the same events as the frame names them.
+    const [snap] = run(m, raw);
+    expect(snap).toMatchObject({ type: 'book_snapshot', instrument: raw.asset_id, marketId: raw.market });
+    const [other] = run(mapper(), raw);
+    expect(other).toEqual(snap);
   });
 
   it('market_resolved with the NO token winning gives result no', () => {
@@ -440,6 +470,7 @@ describe('polymarket REST', () => {
     ]);
     // Mapping them taught the mapper both tokens of each market.
     expect(m.token('76005700027045000587004110133818166617024719626220722682005164003117993034812')).toEqual({
+      asset: '76005700027045000587004110133818166617024719626220722682005164003117993034812',
       marketId: '0xc8f1cf5d4f26e0fd9c8fe89f2a7b3263b902cf14fde7bfccef525753bb492e47',
       side: 'no',
       outcome: 'No',
@@ -696,7 +727,7 @@ describe('polymarket bad input', () => {
     const u = run(mapper(), fixture('gamma_market_btc_updown_5m.json'))[0] as MarketUpsert;
     const m = mapper();
     m.learn(u);
-    expect(m.token(u.noInstrument!)).toEqual({ marketId: u.marketId, side: 'no', outcome: 'Down' });
+    expect(m.token(u.noInstrument!)).toEqual({ asset: u.noInstrument, marketId: u.marketId, side: 'no', outcome: 'Down' });
     expect(isObject(u.extra)).toBe(true);
   });
 });
