@@ -3,8 +3,9 @@ import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { RawWebSocket } from '../../src/capacity/raw-ws.js';
+import { WsLoad } from '../../src/capacity/ws-load.js';
 
-// The load generator's client against an independent implementation of RFC 6455 (the ws library's server).
+// The load generator's client, and its measurements, against an independent implementation of RFC 6455 (the ws library's server).
 let http: Server | undefined;
 let wss: WebSocketServer | undefined;
 
@@ -110,5 +111,28 @@ describe('RawWebSocket (load generator client)', () => {
           () => {},
         ),
     ).toThrow(/ws:\/\/ only/);
+  });
+});
+
+describe('WsLoad (load generator)', () => {
+  it('reads latency against the stamp with the receive clock it is given, and counts seq gaps as lost', async () => {
+    // Answers a subscribe with `subscribed`, a snapshot, then updates of seq 1–9 without 5, recv_ts 1000.
+    const url = await server((ws) =>
+      ws.on('message', () => {
+        ws.send('{"type":"subscribed","market_ids":["M"]}');
+        const msg = (seq: number, extra = ''): string =>
+          `{"type":"price_update","channel":"prices","market_id":"M"${extra},"venue_ts":999,"recv_ts":1000,"seq":${seq},"ts":1001}`;
+        ws.send(msg(0, ',"snapshot":true'));
+        for (const seq of [1, 2, 3, 4, 6, 7, 8, 9]) ws.send(msg(seq));
+      }),
+    );
+    const load = new WsLoad(url, 'k1', 'prices', 'recv_ts', () => 1003.25);
+    await load.grow(1, () => ['M']);
+    await until(() => load.delivered === 8);
+    load.close();
+    expect(load.failed).toBe(0);
+    expect(load.lost).toBe(1);
+    // Every 4th update is sampled; the snapshot is not an update.
+    expect(load.latencies).toEqual([3.25, 3.25]);
   });
 });
