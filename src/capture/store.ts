@@ -111,7 +111,7 @@ export class CaptureStore {
   private readonly freeOf: (dir: string) => number;
   /** Short last blocks met by readers (an unfinished write of a process that died). */
   tornTails = 0;
-  /** The last compression handed to the thread pool (see `compressed`). */
+  /** The last compression handed to the thread pool (see `seal`). */
   private compressing: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -192,20 +192,16 @@ export class CaptureStore {
     return this.freeOf(this.dir) >= 2 * this.minFree;
   }
 
-  /** Compresses a block body (BlockBuilder.finish) on libuv's thread pool, off the event loop. */
-  seal(body: Buffer): Promise<Buffer> {
-    return this.compressed(body);
-  }
-
   /**
-   * `bytes` Brotli-compressed on libuv's thread pool, one compression at a time, in the order asked:
+   * Compresses a block body (BlockBuilder.finish) or a checkpoint with Brotli on libuv's thread
+   * pool, off the event loop, one compression at a time, in the order asked:
    * the capture flow's flush seals every venue's block at once, and four pool threads compressing
    * together beside the event loop on a 2-core host took its core from it for a time slice (issue
    * 34's fan-out tail); one thread at a time leaves a core to the event loop. The throughput is
    * far above the capture's (a MiB block takes milliseconds), and the writer's bound on pending
    * bytes holds as before.
    */
-  private compressed(bytes: Buffer): Promise<Buffer> {
+  seal(bytes: Buffer): Promise<Buffer> {
     const out = this.compressing.then(() => compress(bytes, brotliOptions(bytes.length)));
     this.compressing = out.catch(() => undefined);
     return out;
@@ -335,7 +331,7 @@ export class CaptureStore {
    */
   async writeCheckpoint(cp: { readonly seq: number; readonly t: number; readonly packed: Buffer }): Promise<number> {
     const packed = cp.packed;
-    const bytes = await this.compressed(packed);
+    const bytes = await this.seal(packed);
     const free = this.freeOf(this.dir);
     if (free - bytes.length < this.minFree) throw new CaptureDiskFullError(`disk nearly full: ${free} bytes free in ${this.dir}; checkpoint not written`);
     const dir = join(this.dir, CHECKPOINTS);
