@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CandleStore, MINUTE, type Candle } from '../../src/state/candles.js';
+import { CandleStore, MINUTE, type Candle, type HeldCandle } from '../../src/state/candles.js';
 
 const T = Date.UTC(2026, 10, 24, 12, 0); // a whole minute
 
@@ -63,8 +63,8 @@ describe('CandleStore observe through a held slot (a state book keeps its market
     const held = store();
     const looked = store();
     // One slot per market and one shared by two markets, as a YES and a NO book of one market, or a stale one, may be.
-    const slots = new Map<string, { candle: Candle | undefined; candleOf: object | undefined; candleEpoch: number }>();
-    const shared = { candle: undefined, candleOf: undefined, candleEpoch: 0 };
+    const slots = new Map<string, HeldCandle>();
+    const shared: HeldCandle = { candle: undefined, candleOf: undefined, candleEpoch: 0 };
     let x = 0.61;
     const next = (): number => (x = (x * 7919 + 0.137) % 1);
     let ts = T;
