@@ -164,7 +164,11 @@ export class Backpressure {
   drain(ws: Socket): void {
     const c = ws.getUserData();
     if (c.notice !== undefined) this.sendWhenRoom(ws, c, c.notice);
-    if (c.closing) return this.endWhenRoom(ws, c, c.closing.code, c.closing.reason);
+    if (c.closing) {
+      // uWS drains only once the client read some of its buffer: the stall bound counts from its last read.
+      c.closing = { ...c.closing, since: this.clock.now() };
+      return this.endWhenRoom(ws, c, c.closing.code, c.closing.reason);
+    }
     if (!c.coalescing || c.closed) return;
     if (ws.getBufferedAmount() > this.opts.coalesceBytes / 2) return;
     for (const [t] of c.topics) {

@@ -250,6 +250,26 @@ describe('Backpressure', () => {
     bp.sweep([stuck]);
     expect(stuck.hardClosed).toBe(true);
   });
+
+  it('keeps waiting to close a client that reads, too slowly to make room, and counts stallMs from its last read', () => {
+    const { bp, clock, socket } = rooms();
+    const slow = socket();
+    slow.buffered = bp.maxBackpressure();
+    bp.closeWith(slow, slow.getUserData(), CLOSE.POLICY, 'z');
+    for (let i = 0; i < 3; i++) {
+      clock.t += 400;
+      slow.buffered -= 1; // it read a little: still no room for the close frame
+      bp.drain(slow);
+      clock.t += 400;
+      bp.sweep([slow]);
+      expect(slow.hardClosed).not.toBe(true);
+      expect(slow.ended).toBeUndefined();
+    }
+    // It stops reading: cut stallMs after its last read.
+    clock.t += 101;
+    bp.sweep([slow]);
+    expect(slow.hardClosed).toBe(true);
+  });
 });
 
 describe('WsTokens', () => {
