@@ -8,6 +8,9 @@ import { BlockBuilder, FLUSH_STREAM, KIND } from './record.js';
 import type { CaptureSink, VenueCapture } from './sink.js';
 import { CaptureDiskFullError, type CaptureStore } from './store.js';
 
+/** How often a write failure that keeps repeating is logged again. */
+const FAILURE_LOG_MS = 60_000;
+
 export interface CaptureOptions {
   readonly clock: Clock;
   readonly log: Logger;
@@ -88,6 +91,9 @@ export class Capture implements CaptureSink {
   private pendingBytes = 0;
   private pendingRecords = 0;
   private drops = 0;
+  /** The last write failure logged, and when (repeats within FAILURE_LOG_MS are counted in `drops`, not logged). */
+  private lastFailure: string | undefined;
+  private lastFailureLogged = 0;
   private written = 0;
   private rawWritten = 0;
   private diskBase: number;
@@ -229,6 +235,13 @@ export class Capture implements CaptureSink {
       this.pausedFor = (e as Error).message;
       return;
     }
-    this.opts.log.error({ err: e instanceof Error ? e.message : String(e) }, 'capture write failed; its records were dropped');
+    const err = e instanceof Error ? e.message : String(e);
+    const now = this.opts.clock.now();
+    // A failure that repeats (a removed or unmounted directory fails every block of every stream)
+    // is logged when it first shows and then once a minute with what was dropped meanwhile.
+    if (err === this.lastFailure && now - this.lastFailureLogged < FAILURE_LOG_MS) return;
+    this.opts.log.error({ err, dropped: this.drops }, 'capture write failed; its records were dropped');
+    this.lastFailure = err;
+    this.lastFailureLogged = now;
   }
 }

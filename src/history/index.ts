@@ -131,6 +131,9 @@ export interface Rebuilt {
   readonly quotes: readonly QuoteRecord[];
 }
 
+/** A sync failure that repeats (about one a second) is logged once per this many. */
+const SYNC_FAILURES_PER_LOG = 60;
+
 export class HistoryIndex {
   private readonly feed: ReplayFeed;
   /** Why the index stopped following the capture (a bound was passed); undefined while it runs. */
@@ -142,8 +145,10 @@ export class HistoryIndex {
   private readonly tail: CaptureTail;
   private readonly syncs = new SerialSync(
     () => this.syncOnce(),
-    (e) => this.opts.log?.error({ err: (e as Error).message }, 'history index: reading the capture failed'),
+    (e) => this.syncFailed(e),
   );
+  /** The last sync failure's message and how many times in a row it came (a removed directory fails every sync, about once a second). */
+  private failure: { err: string; times: number } | undefined;
   /** The furthest sequence number a sync asked for. */
   private want = 0;
   private lastSeq: number;
@@ -192,6 +197,15 @@ export class HistoryIndex {
     if (upTo - this.lastSeq > HISTORY_LIMITS.behind)
       return this.stop(`it fell ${upTo - this.lastSeq} records behind the capture (bound ${HISTORY_LIMITS.behind})`);
     await this.catchUp(upTo);
+    this.failure = undefined;
+  }
+
+  /** A failed sync: logged the first time, then every SYNC_FAILURES_PER_LOG-th time it fails the same way in a row. */
+  private syncFailed(e: unknown): void {
+    const err = e instanceof Error ? e.message : String(e);
+    if (this.failure?.err !== err) this.failure = { err, times: 0 };
+    if (this.failure.times++ % SYNC_FAILURES_PER_LOG === 0)
+      this.opts.log?.error({ err, times: this.failure.times }, 'history index: reading the capture failed');
   }
 
   /** The starts of the slices on disk, oldest first. */

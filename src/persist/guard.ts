@@ -117,6 +117,17 @@ export class DiskGuard {
    * paused and, with the tail topped up to the whole reserve, twice the margin is still free.
    */
   check(): void {
+    try {
+      this.checkRoom();
+    } catch (e) {
+      // The file or its directory went away or became unreadable (removed, unmounted): a throw
+      // here would end the process from a timer. Writing stops with the reason instead, and
+      // resumes only once a check can see the room again.
+      this.pause(`cannot check the room left for ${this.file}: ${(e as Error).message}`, true);
+    }
+  }
+
+  private checkRoom(): void {
     if (this.pausedFor === undefined) {
       const low = this.freeProblem();
       if (low) this.pause(low);

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Capture, CaptureCorruptError, CaptureStore, HOUR_MS, read, type CaptureRecord, type StoreOptions } from '../../src/capture/index.js';
 import { StepClock, type Clock } from '../../src/core/clock.js';
 import { OrderBook } from '../../src/core/book.js';
-import { log } from '../../src/core/log.js';
+import { createLogger, log } from '../../src/core/log.js';
 
 /** The capture writer, store and range reader on a temporary directory. */
 
@@ -193,6 +193,38 @@ describe('capture store', () => {
     a.frame('{"kept":3}', 1, T0 + 2);
     await cap.close();
     expect((await all(new CaptureStore(dir))).map((r) => r.payload)).toEqual(['{"kept":3}']);
+  });
+
+  it('a write failure that repeats (its directory removed) is logged once, then once a minute with the drops counted', async () => {
+    const dir = tempDir();
+    const lines: string[] = [];
+    const t = { now: T0 };
+    const gone = (): number => {
+      throw Object.assign(new Error(`ENOENT: no such file or directory, statfs '${dir}'`), { code: 'ENOENT' });
+    };
+    const cap = new Capture(new CaptureStore(dir, { freeBytes: gone }), {
+      clock: clockAt(t),
+      log: createLogger('info', { write: (l: string) => void lines.push(l) }),
+    });
+    const failures = (): { err: string; dropped: number }[] =>
+      lines
+        .map((l) => JSON.parse(l) as { msg: string; err: string; dropped: number })
+        .filter((l) => l.msg.startsWith('capture write failed'))
+        .map(({ err, dropped }) => ({ err, dropped }));
+    for (let i = 0; i < 5; i++) {
+      cap.venue('venue_a').frame(`{"n":${i}}`, 1, t.now);
+      cap.venue('venue_b').frame(`{"n":${i}}`, 1, t.now);
+      await cap.flush();
+      t.now += 1_000;
+    }
+    expect(cap.stats.drops).toBe(10);
+    expect(failures()).toEqual([{ err: expect.stringContaining('ENOENT') as string, dropped: 1 }]);
+    t.now += 60_000;
+    cap.venue('venue_a').frame('{"n":5}', 1, t.now);
+    await cap.flush();
+    expect(failures().map((f) => f.dropped)).toEqual([1, 11]);
+    expect(cap.stats.paused).toBe(false); // not a full disk: the next block is tried again
+    await cap.close();
   });
 
   it('past its buffer bound new records are dropped, not queued', () => {

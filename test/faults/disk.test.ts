@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import WebSocket from 'ws';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
+import { Persistence } from '../../src/persist/store.js';
 import { startService } from '../../src/service.js';
 import { startChild, type Child } from './spawn.js';
 
@@ -180,5 +181,31 @@ describe('a read-only DATA_DIR at start', () => {
     await expect(
       startService(loadConfig({ env: {}, overrides: { dataDir: dir, logLevel: 'silent', server: { host: '127.0.0.1', port: 0, baseUrl: null } } })),
     ).rejects.toThrow(/crossbook\.mdb exists without crossbook\.json/);
+  });
+});
+
+describe('a DATA_DIR removed under a running store', () => {
+  it('pauses writing with the reason instead of throwing from the guard, and keeps what it holds readable', async () => {
+    const dir = tmp('cb-gone-');
+    const p = new Persistence(dir);
+    try {
+      await p.db('meta').put('probe', 'kept');
+      await p.flushed();
+      expect(p.health().status).toBe('ok');
+      rmSync(dir, { recursive: true, force: true });
+      // The guard's timer calls check(); before the fix it threw ENOENT from statfs and ended the process.
+      expect(() => p.guard!.check()).not.toThrow();
+      const h = p.health();
+      expect(h.status).toBe('degraded');
+      expect(h.last_error).toMatch(/writes paused \(cannot check the room left for .*crossbook\.mdb: ENOENT/);
+      // Writes are refused while paused (the store does not write into a file nobody can open again) …
+      await expect(p.db('meta').put('after', 'x')).resolves.toBe(false);
+      // … and what it held is still read from the open environment.
+      expect(p.db('meta').get('probe')).toBe('kept');
+      expect(() => p.guard!.check()).not.toThrow();
+      expect(p.guard!.state.paused).toBe(true);
+    } finally {
+      await p.close();
+    }
   });
 });

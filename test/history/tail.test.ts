@@ -1,7 +1,10 @@
+import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Capture, CaptureStore, HOUR_MS, read, type CaptureRecord } from '../../src/capture/index.js';
 import { StepClock } from '../../src/core/clock.js';
-import { log } from '../../src/core/log.js';
+import { loadConfig } from '../../src/config/load.js';
+import { createLogger, log } from '../../src/core/log.js';
+import { HistoryIndex } from '../../src/history/index.js';
 import { CaptureTail, tailStart } from '../../src/history/tail.js';
 import { tempDir } from '../support/temp.js';
 
@@ -89,5 +92,30 @@ describe('CaptureTail', () => {
     expect(await tail.read(cap.lastSeq)).toEqual(await everything(new CaptureStore(dir)));
     expect(await tail.read(cap.lastSeq)).toEqual([]);
     await cap.close();
+  });
+});
+
+describe('the history index when its capture directory is removed', () => {
+  it('logs a sync failure that repeats once, then once per 60 in a row (with the count), not every second', async () => {
+    const dir = tempDir('cb-tail-gone-');
+    const cap = open(dir);
+    write(cap, 0, 20);
+    await cap.flush();
+    const lines: string[] = [];
+    const index = new HistoryIndex(new CaptureStore(dir), loadConfig({ env: {} }).venues, {
+      sliceMs: 300_000,
+      after: 0,
+      from: T0,
+      log: createLogger('info', { write: (l: string) => void lines.push(l) }),
+    });
+    const failures = (): number[] =>
+      lines
+        .map((l) => JSON.parse(l) as { msg: string; times: number })
+        .flatMap((l) => (l.msg.startsWith('history index: reading the capture failed') ? [l.times] : []));
+    await index.sync(cap.lastSeq);
+    expect(failures()).toEqual([]);
+    rmSync(dir, { recursive: true, force: true });
+    for (let i = 0; i < 125; i++) await expect(index.sync(cap.lastSeq + 1 + i)).rejects.toThrow(/ENOENT/);
+    expect(failures()).toEqual([1, 61, 121]);
   });
 });
