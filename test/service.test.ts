@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import WebSocket from 'ws';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../src/config/load.js';
+import { createLogger } from '../src/core/log.js';
 import { startService, type Service } from '../src/service.js';
 
 /**
@@ -18,6 +19,8 @@ const config = (): ReturnType<typeof loadConfig> =>
     overrides: { dataDir: dir, server: { host: '127.0.0.1', port: 0, baseUrl: null }, sim: { ticksPerSecond: 400, seed: 7 }, ingest: { pollMs: 300 } },
   });
 let svc: Service | undefined;
+/** The first service's log lines (info and up). */
+const lines: string[] = [];
 
 afterAll(async () => {
   await svc?.close();
@@ -34,7 +37,7 @@ describe('crossbook service on the embedded default', () => {
   let counts: Record<string, number> = {};
 
   it('shows all eight venues live on /status', async () => {
-    svc = await startService(config());
+    svc = await startService(config(), { log: createLogger('info', { write: (l: string) => void lines.push(l) }) });
     expect(svc.demoKey).toMatch(/^pmx_/);
     let s: Status | undefined;
     await vi.waitFor(
@@ -181,6 +184,11 @@ describe('crossbook service on the embedded default', () => {
 
   it('a restart on the same DATA_DIR serves the same market counts at once', async () => {
     await svc!.close();
+    // It stopped its parts the state's snapshot first (what a restart restores), the capture's
+    // backlog and the history index's catch-up (which can take minutes at scale) after, and said how long each took.
+    const stopped = lines.map((l) => JSON.parse(l) as { msg: string; ms?: Record<string, number> }).find((l) => l.msg === 'stopped');
+    expect(Object.keys(stopped!.ms!)).toEqual(['state', 'domain', 'history', 'capture', 'outside', 'store']);
+    expect(Object.values(stopped!.ms!).every((ms) => ms >= 0)).toBe(true);
     // Restart with every venue unreachable (live mode at a closed port): what /status shows can
     // only come from disk.
     const c = config();
