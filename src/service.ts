@@ -188,7 +188,7 @@ async function stopParts(core: Core, domain: Domain, clock: Clock, more: { outsi
     await core.quota.stop();
   });
   // The feeds are stopped: what they captured is written (and indexed, its /replay lines too) and the segments closed.
-  await part('history', async () => core.bookHistory?.close());
+  await part('history', async () => core.bookHistory?.close({ withinMs: captureSettings(core.config).historyCloseMs, clock }));
   await part('capture', async () => {
     await core.normCache?.close();
     await core.capture?.close();

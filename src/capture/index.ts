@@ -29,6 +29,8 @@ export interface CaptureSettings {
   readonly checkpointIntervalMs: number;
   /** Whether the history index behind `as_of` reads follows the capture. */
   readonly history: boolean;
+  /** How long the history index may catch up at shutdown before it writes its open slice as it stands. */
+  readonly historyCloseMs: number;
   /** Whether the normalized cache behind GET /replay follows the capture (off: every window is mapped from the frames). */
   readonly replayCache: boolean;
 }
@@ -42,6 +44,7 @@ export function captureSettings(config: Config): CaptureSettings {
     retentionBytes: c?.retention.bytes ?? 10 * 1024 ** 3,
     checkpointIntervalMs: c?.checkpointIntervalMs ?? 300_000,
     history: c?.history ?? true,
+    historyCloseMs: c?.historyCloseMs ?? 10_000,
     // On: it is written on the history index's thread from the events that maps anyway (BENCHMARKS.md "Replay from the capture").
     replayCache: c?.replayCache ?? true,
   };

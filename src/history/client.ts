@@ -3,6 +3,7 @@ import { Worker } from 'node:worker_threads';
 import type { Capture } from '../capture/index.js';
 import type { NormView } from '../capture/normcache.js';
 import type { VenueConfig } from '../config/schema.js';
+import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import { workerScript } from '../core/script.js';
 import type { HistoryStatus } from '../server/routes/status.js';
@@ -164,14 +165,23 @@ export class HistoryClient {
     return { status: reason === null ? 'ok' : 'stopped', reason, indexed_to: this.indexedTo, slices: this.slicesOnDisk.length };
   }
 
-  /** Writes what the capture holds, has the thread index it and write its open slice, and ends the thread. */
-  async close(): Promise<void> {
+  /**
+   * Writes what the capture holds, has the thread index it and write its open slice, and ends the
+   * thread. `withinMs` (on `clock`) bounds the catch-up: when it is up, the thread stops after the
+   * batch it is indexing and writes its open slice as it stands (it logs what it left).
+   */
+  async close(bound?: { readonly withinMs: number; readonly clock: Clock }): Promise<void> {
     if (this.closing) return;
     const upTo = this.capture.lastSeq;
     await this.capture.flush();
+    const hurry = (): void => this.thread.postMessage({ type: 'hurry', id: 0 } satisfies HistoryRequest);
+    // 0: no catch-up at all (posted before the close: the thread reads its port in order).
+    if (this.down === undefined && bound?.withinMs === 0) hurry();
     const closed = this.down === undefined ? this.request({ type: 'close', id: 0, upTo }) : undefined;
     this.closing = true;
+    const cancel = closed && bound && bound.withinMs > 0 ? bound.clock.after(bound.withinMs, hurry) : undefined;
     await closed?.catch((e: unknown) => this.opts.log?.error({ err: (e as Error).message }, 'history index: its open slice was not written at close'));
+    cancel?.();
     await this.thread.terminate();
   }
 

@@ -149,6 +149,8 @@ export class HistoryIndex {
   );
   /** The last sync failure's message and how many times in a row it came (a removed directory fails every sync, about once a second). */
   private failure: { err: string; times: number } | undefined;
+  /** Set by `hurry`: catch-ups stop after the batch they are indexing. */
+  private hurried = false;
   /** The furthest sequence number a sync asked for. */
   private want = 0;
   private lastSeq: number;
@@ -254,13 +256,29 @@ export class HistoryIndex {
 
   /** Indexes every record up to `upTo` and writes the open slice and the normalized cache's open blocks (the service closes it after its feeds stop). */
   async close(upTo: number): Promise<void> {
+    const began = performance.now();
+    const behind = upTo - this.lastSeq;
     await this.sync(upTo);
     await this.syncs.settled();
+    const caughtUp = performance.now();
     const cur = this.cur;
     this.cur = undefined;
     if (cur && this.stopped === undefined) await this.seal(cur);
     else cur?.log.dispose();
     await this.opts.lines?.close();
+    const left = upTo - this.lastSeq;
+    const took = { behind, left, catchUpMs: Math.round(caughtUp - began), sealMs: Math.round(performance.now() - caughtUp) };
+    if (left <= 0 || this.stopped !== undefined) this.opts.log?.info(took, 'history index closed');
+    else
+      this.opts.log?.warn(
+        { ...took, indexedTo: new Date(this.lastT).toISOString() },
+        'history index closed short of the capture (its close was cut short): the records past indexedTo stay in the capture (/replay reads them), and as_of reads of that stretch answer from what was indexed',
+      );
+  }
+
+  /** Ends a close's catch-up after the batch being indexed (the service is stopping and will not wait longer): the open slice is written as it stands. */
+  hurry(): void {
+    this.hurried = true;
   }
 
   /**
@@ -286,7 +304,7 @@ export class HistoryIndex {
 
   /** Indexes the records up to `upTo`, a bounded batch at a time (`HISTORY_LIMITS.readBatch`): behind by a slice write's worth, it holds a batch of them, not all. */
   private async catchUp(upTo: number): Promise<void> {
-    while (upTo > this.lastSeq && this.stopped === undefined) {
+    while (upTo > this.lastSeq && this.stopped === undefined && !this.hurried) {
       const batch = await this.tail.read(upTo, HISTORY_LIMITS.readBatch);
       if (batch.length === 0) return;
       await this.index(batch);

@@ -52,10 +52,15 @@ async function answer(m: HistoryRequest): Promise<HistoryAnswer> {
     case 'close':
       await index.close(m.upTo);
       return { type: 'done', id: m.id, progress: progress() };
+    case 'hurry':
+      index.hurry();
+      return { type: 'done', id: m.id, progress: progress() };
   }
 }
 
 port.on('message', (m: HistoryRequest) => {
+  // Read while a close catches up (the close's own answer follows), so it is not a request of its own.
+  if (m.type === 'hurry') return index.hurry();
   answer(m).then(
     (a) => {
       port.postMessage(a);

@@ -69,6 +69,31 @@ describe('the history index thread', () => {
     await there.close();
   });
 
+  it('a close with no time left writes its open slice as indexed and leaves the rest in the capture; one with time catches up', async () => {
+    const clock = new VirtualClock(T0);
+    const runs: { indexedTo: number; slices: number[] }[] = [];
+    for (const withinMs of [0, 60_000]) {
+      const cap = new Capture(new CaptureStore(join(dir, `close-${withinMs}`)), { clock, log });
+      const client = new HistoryClient(cap, config.venues, { sliceMs: 300_000, log });
+      write(cap);
+      await client.sync();
+      expect(client.indexedTo).toBe(T0 + 500);
+      // Captured after the index's last sync: what a close finds the thread behind by.
+      const w = cap.venue(kalshi.label);
+      for (let i = 1; i <= 20_000; i++) w.frame(frames[1]!, 1, T0 + 500 + i);
+      await client.close({ withinMs, clock });
+      runs.push({ indexedTo: client.indexedTo, slices: sliceStarts(join(cap.store.dir, '_history')) });
+      // Either way the capture holds every frame (the raw record /replay reads).
+      expect(cap.lastSeq).toBe(20_002);
+      await cap.close();
+    }
+    const slice = [Math.floor(T0 / 300_000) * 300_000];
+    expect(runs).toEqual([
+      { indexedTo: T0 + 500, slices: slice },
+      { indexedTo: T0 + 20_500, slices: slice },
+    ]);
+  });
+
   /** The nice value of each thread of this process (Linux /proc), by thread id. */
   function nices(): Map<number, number> {
     const out = new Map<number, number>();
