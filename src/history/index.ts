@@ -348,16 +348,20 @@ export class HistoryIndex {
     cur.events.set(key, cur.log.add([seq, e] satisfies SeqEvent, cur.events.get(key) ?? -1));
   }
 
-  /** Writes the open slice (if any) and opens the next for an event at `t`: on its time's boundary, or at `t` when the last closed by size. */
+  /**
+   * Writes the open slice (if any) and opens the next for an event at `t`: on its time's boundary,
+   * or at `t` when the last closed by size, or when it is the process's first and an earlier
+   * process wrote a slice in this window (the boundary's name would overwrite that run's last slice).
+   */
   private async roll(t: number): Promise<void> {
     const cur = this.cur;
     this.cur = undefined;
     this.openEvents = 0;
     const aligned = Math.floor(t / this.sliceMs) * this.sliceMs;
+    const latest = this.starts.length === 0 ? -Infinity : Math.max(...this.starts);
+    const first = cur === undefined && latest >= aligned ? Math.max(t, latest + 1) : aligned;
     const next =
-      cur !== undefined && t < cur.end
-        ? openSlice(this.dir, t, cur.end)
-        : openSlice(this.dir, Math.max(aligned, cur?.start ?? aligned), aligned + this.sliceMs);
+      cur !== undefined && t < cur.end ? openSlice(this.dir, t, cur.end) : openSlice(this.dir, Math.max(first, cur?.start ?? first), aligned + this.sliceMs);
     // The next slice is filled with its starts while this one is written, and read once it is open.
     if (cur !== undefined) await this.seal(cur, next);
     if (this.stopped !== undefined) next.log.dispose();
