@@ -12,7 +12,7 @@ import type { Api } from './access/api.js';
 import { startEdge } from './cluster/edge.js';
 import { clusterSettings, openLink } from './cluster/link.js';
 import type { KeyStore } from './access/keys.js';
-import { API_BASE, buildCore, buildDomain, buildHttp, type Core, type Domain } from './compose.js';
+import { API_BASE, buildCore, buildDomain, buildHttp, stopBuilt, type Core, type Domain } from './compose.js';
 import type { Config } from './config/schema.js';
 import { wallClock, type Clock } from './core/clock.js';
 import { log as rootLog, type Logger } from './core/log.js';
@@ -149,7 +149,7 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
       flows.unsubscribe();
       tapped?.unsubscribe();
       published?.subscription.unsubscribe();
-      await stopParts(core, domain, clock, {
+      await stopBuilt(core, domain, clock, {
         async outside() {
           await access?.close();
           await link?.close().catch(() => undefined);
@@ -159,43 +159,6 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
       });
     },
   };
-}
-
-/**
- * The service's parts after its input stopped, the state first: its snapshot is what a restart
- * restores, so it is written before the capture's backlog and the history index's catch-up,
- * which can take minutes at 108k markets on a loaded host (and a supervisor's stop timeout may
- * end the process before them). Logs how long each part took.
- */
-async function stopParts(core: Core, domain: Domain, clock: Clock, more: { outside(): Promise<void> }): Promise<void> {
-  const took: Record<string, number> = {};
-  let t = clock.now();
-  const part = async (name: string, run: () => Promise<unknown>): Promise<void> => {
-    await run();
-    const now = clock.now();
-    took[name] = now - t;
-    t = now;
-  };
-  await part('state', async () => {
-    core.state.candles.flush(clock.now(), true);
-    await core.persistence.snapshot(core.state);
-  });
-  await part('domain', async () => {
-    domain.matching.close();
-    await domain.alerts.close();
-    await domain.ledger.close();
-    core.keys.stop();
-    await core.quota.stop();
-  });
-  // The feeds are stopped: what they captured is written (and indexed, its /replay lines too) and the segments closed.
-  await part('history', async () => core.bookHistory?.close({ withinMs: captureSettings(core.config).historyCloseMs, clock }));
-  await part('capture', async () => {
-    await core.normCache?.close();
-    await core.capture?.close();
-  });
-  await part('outside', () => more.outside());
-  await part('store', () => core.persistence.close());
-  core.log.info({ ms: took }, 'stopped');
 }
 
 /** Releases what buildCore and buildDomain opened, when startup fails before anything else started. */

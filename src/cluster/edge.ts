@@ -6,7 +6,7 @@ import { replicateAccess } from '../../pipelines/replicate.js';
 import { openAccessBuckets } from './access.js';
 import { LinkHealth } from './health.js';
 import { registerLinkMetrics } from './metrics.js';
-import { buildCore, buildDomain, buildHttp } from '../compose.js';
+import { buildCore, buildDomain, buildHttp, stopBuilt } from '../compose.js';
 import type { Config } from '../config/schema.js';
 import { wallClock, type Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
@@ -84,16 +84,12 @@ export async function startEdge(config: Config, opts: { log?: Logger; listen?: b
       hub.close();
       http.close();
       flows.unsubscribe();
-      await access.close();
-      await link.close().catch(() => undefined);
-      domain.matching.close();
-      await domain.alerts.close();
-      await domain.ledger.close();
-      core.keys.stop();
-      await core.quota.stop();
-      core.state.candles.flush(clock.now(), true);
-      await core.persistence.snapshot(core.state);
-      await core.persistence.close();
+      await stopBuilt(core, domain, clock, {
+        async outside() {
+          await access.close();
+          await link.close().catch(() => undefined);
+        },
+      });
     },
   };
 }
