@@ -431,6 +431,33 @@ describe('orderbook and venue_a ticker channels', () => {
     e.ws.close();
   });
 
+  it('publishes in a turn only the markets changed in it, after a turn that changed more markets of the same venue', async () => {
+    // The fan-out's dirty lists are reused from turn to turn (not emptied): what an earlier, larger
+    // turn left in them past this turn's markets must not go out again.
+    const ids = ['KXCONFLATE-A', 'KXCONFLATE-B', 'KXCONFLATE-C'];
+    for (const id of ids)
+      apply(
+        { venue: 'venue_a', type: 'market', marketId: id, title: `Conflation ${id}?`, status: 'active', timestamp: T, localTimestamp: T },
+        { venue: 'venue_a', type: 'book_snapshot', marketId: id, instrument: id, bids: [[4000, 5]], asks: [[4200, 5]], timestamp: T, localTimestamp: T },
+      );
+    turn.flush();
+    const o = await connect(keys['dev']);
+    o.send({ type: 'subscribe', channel: 'orderbook', market_ids: ids });
+    for (const id of ids) await o.next((m) => m['snapshot'] === true && m['market_id'] === id);
+    const bid = (id: string, size: number): void =>
+      apply({ venue: 'venue_a', type: 'book_delta', marketId: id, instrument: id, changes: [['bid', 4000, size]], timestamp: T, localTimestamp: T });
+    const published = hub.published;
+    for (const id of ids) bid(id, 6);
+    turn.flush();
+    expect(hub.published).toBe(published + 3);
+    bid('KXCONFLATE-B', 7);
+    turn.flush();
+    expect(hub.published).toBe(published + 4);
+    const last = await o.next((m) => m['type'] === 'orderbook_update' && (m['yes'] as { bids: number[][] }).bids[0]![1] === 7);
+    expect(last).toMatchObject({ market_id: 'KXCONFLATE-B' });
+    o.ws.close();
+  });
+
   it('sends nothing for a market id held only on another venue, and goes on for the venue that holds it', async () => {
     const id = 'KXNFLGAME-26NOV23NESEA-SEA';
     const book = (venue: string, price: number): void =>
