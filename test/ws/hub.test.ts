@@ -479,6 +479,31 @@ describe('orderbook and venue_a ticker channels', () => {
     o.ws.close();
   });
 
+  it('marks no change while nobody holds a market topic, and publishes again from the snapshot once one subscribes', async () => {
+    const id = 'venue_h_987';
+    const delta = (size: number): void =>
+      apply({ venue: 'venue_h', type: 'book_delta', marketId: id, instrument: '987', changes: [['bid', 3000, size]], timestamp: T, localTimestamp: T });
+    // Every client of the tests before has closed (the server sees each close on its own time).
+    await vi.waitFor(() => expect(hub.quiet()).toBe(true), { timeout: 10_000, interval: 20 });
+    const flushes = turn.flushes;
+    const published = hub.published;
+    delta(301);
+    // Nothing marked: no turn was scheduled (the fan-out is this turn's only flusher here).
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(turn.flushes).toBe(flushes);
+    expect(hub.published).toBe(published);
+    const c = await connect(keys['dev']);
+    c.send({ type: 'subscribe', channel: 'prices', market_ids: [id] });
+    c.send({ type: 'subscribe', channel: 'orderbook', market_ids: [id] });
+    const snap = await c.next((m) => m['type'] === 'orderbook_update' && m['snapshot'] === true);
+    expect((snap['yes'] as { bids: number[][] }).bids[0]).toEqual([30, 301]);
+    const price = await c.next((m) => m['type'] === 'price_update');
+    apply({ venue: 'venue_h', type: 'book_delta', marketId: id, instrument: '987', changes: [['bid', 3050, 5]], timestamp: T, localTimestamp: T });
+    expect(await c.next((m) => m['type'] === 'orderbook_update' && m['snapshot'] === undefined)).toMatchObject({ seq: (snap['seq'] as number) + 1 });
+    expect(await c.next((m) => m['type'] === 'price_update' && m !== price)).toMatchObject({ market_id: id, yes_bid: 30.5 });
+    c.ws.close();
+  });
+
   it('warns subscribers when their venue feed is interrupted and when it is ready again', async () => {
     const c = await connect(keys['dev']);
     c.send({ type: 'subscribe', channel: 'prices', market_ids: ['KXNFLGAME-26NOV23NESEA-SEA'] });
