@@ -44,16 +44,21 @@ export function fanoutFlow(
     return ev !== undefined && ev.venue === venue && 'marketId' in ev && ev.marketId === marketId ? ev : undefined;
   };
   const dirty = new HubConflation(hub);
+  // With no subscriber a quote or book change could reach (REST-only use, or nobody connected), a
+  // change is not marked: its flush would have published nothing.
+  const quiet = hub.quiet === undefined ? (): boolean => false : (): boolean => hub.quiet!();
   sub.add(turn.add(() => dirty.flush()));
   sub.add(() => turn.stop());
   sub.add(
     state.quotes.changes$.subscribe((q) => {
+      if (quiet()) return;
       dirty.markQuote(q, at(q.venue, q.marketId));
       turn.touch();
     }),
   );
   sub.add(
     state.books.changes$.subscribe((b) => {
+      if (quiet()) return;
       dirty.markBook(b.venue, b.marketId, at(b.venue, b.marketId), b.book);
       turn.touch();
     }),

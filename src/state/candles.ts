@@ -44,6 +44,12 @@ export class CandleStore {
   readonly closed$ = new Subject<Candle>();
   /** Bumped whenever an open candle is closed: a HeldCandle taken before is looked up again. */
   private closes = 0;
+  /**
+   * No open candle starts before this minute: the once-a-second `flush` walks the open candles only
+   * once one of them can have ended (once a minute, not every second: at 108k markets each walk
+   * visited every market's candle and closed none in 59 of 60).
+   */
+  private oldest = Infinity;
 
   /**
    * `keep` false: observations are ignored (no candle is opened or closed). For a state nobody reads
@@ -88,6 +94,7 @@ export class CandleStore {
       if (v === undefined) this.open.set(venue, (v = new Map()));
       c = { venue, marketId, t, o: price, h: price, l: price, c: price, mid: mid ?? price, volume: 0, trades: 0, bid, ask, notional: 0 };
       v.set(marketId, c);
+      if (t < this.oldest) this.oldest = t;
     } else {
       if (price > c.h) c.h = price;
       if (price < c.l) c.l = price;
@@ -110,14 +117,17 @@ export class CandleStore {
 
   /** Closes every bucket that ended before `now` (called once a second and at shutdown). */
   flush(now: number, all = false): void {
+    if (!all && this.oldest + MINUTE > now) return;
+    let oldest = Infinity;
     for (const v of this.open.values())
-      for (const [k, c] of v) {
+      for (const c of v.values()) {
         if (all || c.t + MINUTE <= now) {
-          v.delete(k);
+          v.delete(c.marketId);
           this.closes++;
           this.closed$.next(c);
-        }
+        } else if (c.t < oldest) oldest = c.t;
       }
+    this.oldest = oldest;
   }
 
   *openCandles(): IterableIterator<Candle> {

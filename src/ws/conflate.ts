@@ -17,12 +17,19 @@ interface Pending {
   timed: boolean;
 }
 
-/** One venue's dirty markets: by id, and in the order they were first marked this turn. */
+/**
+ * One venue's dirty markets: by id, and in the order they were first marked this turn (the first
+ * `n` of `list`). The lists are kept at their size and overwritten by position: emptying an array
+ * (`length = 0`) drops its storage, so every turn grew it again (the flush's largest cost in a
+ * profile of the fan-out under 1,000 clients, BENCHMARKS.md issue 34 `live15`).
+ */
 interface VenueDirty {
   readonly byId: Map<string, Pending>;
   list: Pending[];
-  /** The list of the turn being flushed, then empty for reuse. */
+  n: number;
+  /** The list of the turn being flushed (its first `spareN`), then reused. */
   spare: Pending[];
+  spareN: number;
 }
 
 /**
@@ -37,10 +44,13 @@ interface VenueDirty {
  */
 export class HubConflation {
   private readonly venues = new Map<string, VenueDirty>();
-  /** The venues marked this turn, in order. */
+  /** The venues marked this turn, in order (the first `orderN`). */
   private order: VenueDirty[] = [];
+  private orderN = 0;
   private spareOrder: VenueDirty[] = [];
+  /** Records not in use: the first `freeN` of `free`. */
   private readonly free: Pending[] = [];
+  private freeN = 0;
   private size = 0;
   /** The record marked last this turn: a quote change follows its book's change, so its market is usually this one. */
   private last: Pending | undefined = undefined;
@@ -69,32 +79,38 @@ export class HubConflation {
     if (this.size === 0) return;
     // What is marked while this runs goes into the next turn's lists.
     const order = this.order;
+    const venues = this.orderN;
     this.order = this.spareOrder;
+    this.orderN = 0;
     this.size = 0;
     this.last = undefined;
-    for (let v = 0; v < order.length; v++) {
+    for (let v = 0; v < venues; v++) {
       const d = order[v]!;
       const batch = d.list;
       d.list = d.spare;
       d.spare = batch;
+      d.spareN = d.n;
+      d.n = 0;
       d.byId.clear();
     }
-    for (let v = 0; v < order.length; v++) {
-      const batch = order[v]!.spare;
-      for (let i = 0; i < batch.length; i++) {
+    for (let v = 0; v < venues; v++) {
+      const d = order[v]!;
+      const batch = d.spare;
+      const n = d.spareN;
+      for (let i = 0; i < n; i++) {
         const p = batch[i]!;
         const at = p.timed ? p : undefined;
         if (p.book) this.hub.onBook(p.venue, p.marketId, at, p.held);
         if (p.q) this.hub.onQuote(p.q, at, p.held);
       }
-      for (let i = 0; i < batch.length; i++) {
-        batch[i]!.q = undefined;
-        batch[i]!.held = undefined;
-        this.free.push(batch[i]!);
+      for (let i = 0; i < n; i++) {
+        const p = batch[i]!;
+        p.q = undefined;
+        p.held = undefined;
+        this.free[this.freeN++] = p;
       }
-      batch.length = 0;
+      d.spareN = 0;
     }
-    order.length = 0;
     this.spareOrder = order;
   }
 
@@ -102,20 +118,20 @@ export class HubConflation {
     const last = this.last;
     if (last !== undefined && last.marketId === marketId && last.venue === venue) return this.stamp(last, at);
     let d = this.venues.get(venue);
-    if (d === undefined) this.venues.set(venue, (d = { byId: new Map(), list: [], spare: [] }));
+    if (d === undefined) this.venues.set(venue, (d = { byId: new Map(), list: [], n: 0, spare: [], spareN: 0 }));
     let p = d.byId.get(marketId);
     if (p === undefined) {
-      p = this.free.pop();
-      if (p === undefined) p = { venue, marketId, q: undefined, book: false, held: undefined, timestamp: 0, localTimestamp: 0, timed: false };
+      if (this.freeN === 0) p = { venue, marketId, q: undefined, book: false, held: undefined, timestamp: 0, localTimestamp: 0, timed: false };
       else {
+        p = this.free[--this.freeN]!;
         p.venue = venue;
         p.marketId = marketId;
         p.book = false;
         p.timed = false;
       }
       d.byId.set(marketId, p);
-      if (d.list.length === 0) this.order.push(d);
-      d.list.push(p);
+      if (d.n === 0) this.order[this.orderN++] = d;
+      d.list[d.n++] = p;
       this.size++;
     }
     this.last = p;

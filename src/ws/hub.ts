@@ -288,6 +288,11 @@ export class WsHub {
     this.router.onQuote(q, at, book);
   }
 
+  /** Whether no quote or book change can reach a subscriber now (route.ts). */
+  quiet(): boolean {
+    return this.router.quiet();
+  }
+
   /** A book change: orderbook subscribers of the market (route.ts). */
   onBook(label: string, marketId: string, at?: FrameTimes, held?: OrderBook): void {
     this.router.onBook(label, marketId, at, held);

@@ -24,6 +24,8 @@ import type { Topics } from './topics.js';
 export interface FanoutTarget {
   onQuote(q: QuoteRecord, at?: FrameTimes, book?: OrderBook): void;
   onBook(label: string, marketId: string, at?: FrameTimes, held?: OrderBook): void;
+  /** True while no quote or book change can reach a subscriber (`Topics.quiet`): the fan-out then marks nothing. */
+  quiet?(): boolean;
   onTrade(t: StoredTrade): void;
   onSignals(g: GroupSignals): void;
   onExpired(r: OpportunityRecord): void;
@@ -50,7 +52,9 @@ export interface RouterDeps {
  * live sent.
  */
 export class HubRouter implements FanoutTarget {
-  private readonly shown = new ShownQuotes();
+  private shown = new ShownQuotes();
+  /** `Topics.wakes` when `shown` was last valid (see `quiet`). */
+  private wakes = 0;
   private readonly catalogVenue: VenueConfig | undefined;
   readonly tickerChannel: string | undefined;
 
@@ -139,7 +143,25 @@ export class HubRouter implements FanoutTarget {
    * last shown stands: a change not yet flushed still goes to them).
    */
   snapshotted(q: QuoteRecord): void {
-    this.shown.show(q);
+    this.awake().show(q);
+  }
+
+  /**
+   * Whether no quote or book change can reach a subscriber now (`Topics.quiet`). While quiet the
+   * fan-out hands this router no change, so what `shown` holds was not forgotten as quotes changed
+   * (`onQuote` forgets a market nobody subscribes to): it is dropped whole when quiet ends.
+   */
+  quiet(): boolean {
+    return this.d.topics.quiet;
+  }
+
+  /** `shown`, emptied when quiet ended since it was last read. */
+  private awake(): ShownQuotes {
+    if (this.wakes !== this.d.topics.wakes) {
+      this.wakes = this.d.topics.wakes;
+      this.shown = new ShownQuotes();
+    }
+    return this.shown;
   }
 
   /**
@@ -154,8 +176,9 @@ export class HubRouter implements FanoutTarget {
     // The market's held topics, looked up once for its prices and ticker topics.
     const held = book instanceof StateBook ? topics.heldVia(q.marketId, book) : topics.heldOf(q.marketId);
     const subs = topics.marketSubsIn(held, 'prices', v.slug, q.marketId);
-    if (!subs) this.shown.forget(q);
-    else if (this.shown.changed(q)) {
+    const shown = this.awake();
+    if (!subs) shown.forget(q);
+    else if (shown.changed(q)) {
       const topic = subs.topic || `prices:${v.slug}:${q.marketId}`;
       if (subs.ascii && pub.plainOnly(topic, subs)) {
         pub.bytes.reset();

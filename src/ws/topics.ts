@@ -83,6 +83,8 @@ export class Topics {
   private gamesHeld = 0;
   /** Open connections in the hosted dialect: with none, no `DATA` twin has subscribers to ask about. */
   hostedConns = 0;
+  /** Bumped each time `quiet` ends (a market-scoped or `live_games:` topic held again). */
+  wakes = 0;
 
   /**
    * @param count uWS's subscriber count of a topic
@@ -162,8 +164,23 @@ export class Topics {
     return h.plain || h.data || this.exportAll || this.kept(h.topic) ? h : undefined;
   }
 
+  /**
+   * Whether a market's quote or book change can reach no subscriber at all: no market-scoped
+   * (`prices`, `orderbook`, ticker) or `live_games:` topic is held, and this is not a cluster core
+   * (which exports every update). The fan-out then marks nothing (pipelines/fanout.ts).
+   */
+  get quiet(): boolean {
+    return !this.exportAll && this.heldIds.size === 0 && this.gamesHeld === 0;
+  }
+
   /** A connection now holds `topic`. */
   hold(topic: string): void {
+    const wasQuiet = this.quiet;
+    this.holdTopic(topic);
+    if (wasQuiet && !this.quiet) this.wakes++;
+  }
+
+  private holdTopic(topic: string): void {
     const at = this.marketScope(topic);
     let h = this.held.get(topic);
     if (h) h.conns++;

@@ -65,6 +65,16 @@ function record(b: Built): string[] {
   return calls;
 }
 
+/**
+ * `b`'s hub as when some connection holds a market topic: with none (these tests open no socket)
+ * the fan-out marks nothing (`WsHub.quiet`), and the order of its effects is what is under test.
+ */
+function listened(b: Built): NonNullable<Built['http']['ws']> {
+  const hub = b.http.ws!;
+  vi.spyOn(hub, 'quiet').mockReturnValue(false);
+  return hub;
+}
+
 /** A turn flushed by hand: what one event-loop turn of the service flushes at its end. */
 const manualTurn = (): Turn => new Turn(() => () => {});
 
@@ -83,7 +93,7 @@ describe('order of effects (pipelines/index.ts)', () => {
   it("applies a book change to state, then persistence, then (at the turn's flush) fan-out, then signals", () => {
     const b = build();
     const turn = manualTurn();
-    wire(b, { hub: b.http.ws, turn });
+    wire(b, { hub: listened(b), turn });
     applyEvent(b.core.state, { ...base, type: 'market', marketId: M, title: 'Seattle to win?', status: 'active' });
     const calls = record(b);
     let bidAtPersist: number | undefined;
@@ -105,7 +115,7 @@ describe('order of effects (pipelines/index.ts)', () => {
   it('conflates a turn: each dirty book published once with the latest frame times, each dirty group recomputed once', () => {
     const b = build();
     const turn = manualTurn();
-    wire(b, { hub: b.http.ws, turn });
+    wire(b, { hub: listened(b), turn });
     applyEvent(b.core.state, { ...base, type: 'market', marketId: M, title: 'Seattle to win?', status: 'active' });
     applyEvent(b.core.state, { ...base, type: 'book_snapshot', marketId: M, instrument: M, bids: [[4100, 10]], asks: [[4300, 5]] });
     turn.flush();
@@ -147,7 +157,7 @@ describe('order of effects (pipelines/index.ts)', () => {
   it('publishes each turn venue by venue in the order the turn first marked them, with that turn’s frame times', () => {
     const b = build();
     const turn = manualTurn();
-    wire(b, { hub: b.http.ws, turn });
+    wire(b, { hub: listened(b), turn });
     const H = 'venue_h_987';
     const h = { venue: 'venue_h', timestamp: T, localTimestamp: T } as const;
     applyEvent(b.core.state, { ...base, type: 'market', marketId: M, title: 'Seattle to win?', status: 'active' });

@@ -56,6 +56,29 @@ describe('CandleStore flush (the once-a-second close of one-minute buckets)', ()
       ['B', T + MINUTE],
     ]);
   });
+
+  it('skips the walk only while no open bucket can have ended: a bucket opened for an older minute, and what a partial close leaves', () => {
+    const { candles, closed } = store();
+    candles.observe('venue_a', 'B', 5000, undefined, 0, T + MINUTE + 5_000);
+    // Opened after B, for the minute before B's (a market whose first frame is late): the flush at
+    // that minute's end must see it, though the newest open bucket has not ended.
+    candles.observe('venue_b', 'A', 4000, undefined, 0, T + 30_000);
+    candles.flush(T + MINUTE - 1);
+    expect(closed).toEqual([]);
+    candles.flush(T + MINUTE);
+    expect(closed.map((c) => [c.marketId, c.t])).toEqual([['A', T]]);
+    // What the partial close left (B, a minute later) closes at its own end, not before.
+    candles.flush(T + 2 * MINUTE - 1);
+    expect(closed).toHaveLength(1);
+    candles.observe('venue_a', 'C', 6000, undefined, 0, T + 2 * MINUTE + 1_000);
+    candles.flush(T + 2 * MINUTE);
+    expect(closed.map((c) => [c.marketId, c.t])).toEqual([
+      ['A', T],
+      ['B', T + MINUTE],
+    ]);
+    candles.flush(T + 3 * MINUTE);
+    expect(closed.map((c) => c.marketId)).toEqual(['A', 'B', 'C']);
+  });
 });
 
 describe('CandleStore observe through a held slot (a state book keeps its market open candle)', () => {

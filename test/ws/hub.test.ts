@@ -431,6 +431,33 @@ describe('orderbook and venue_a ticker channels', () => {
     e.ws.close();
   });
 
+  it('publishes in a turn only the markets changed in it, after a turn that changed more markets of the same venue', async () => {
+    // The fan-out's dirty lists are reused from turn to turn (not emptied): what an earlier, larger
+    // turn left in them past this turn's markets must not go out again.
+    const ids = ['KXCONFLATE-A', 'KXCONFLATE-B', 'KXCONFLATE-C'];
+    for (const id of ids)
+      apply(
+        { venue: 'venue_a', type: 'market', marketId: id, title: `Conflation ${id}?`, status: 'active', timestamp: T, localTimestamp: T },
+        { venue: 'venue_a', type: 'book_snapshot', marketId: id, instrument: id, bids: [[4000, 5]], asks: [[4200, 5]], timestamp: T, localTimestamp: T },
+      );
+    turn.flush();
+    const o = await connect(keys['dev']);
+    o.send({ type: 'subscribe', channel: 'orderbook', market_ids: ids });
+    for (const id of ids) await o.next((m) => m['snapshot'] === true && m['market_id'] === id);
+    const bid = (id: string, size: number): void =>
+      apply({ venue: 'venue_a', type: 'book_delta', marketId: id, instrument: id, changes: [['bid', 4000, size]], timestamp: T, localTimestamp: T });
+    const published = hub.published;
+    for (const id of ids) bid(id, 6);
+    turn.flush();
+    expect(hub.published).toBe(published + 3);
+    bid('KXCONFLATE-B', 7);
+    turn.flush();
+    expect(hub.published).toBe(published + 4);
+    const last = await o.next((m) => m['type'] === 'orderbook_update' && (m['yes'] as { bids: number[][] }).bids[0]![1] === 7);
+    expect(last).toMatchObject({ market_id: 'KXCONFLATE-B' });
+    o.ws.close();
+  });
+
   it('sends nothing for a market id held only on another venue, and goes on for the venue that holds it', async () => {
     const id = 'KXNFLGAME-26NOV23NESEA-SEA';
     const book = (venue: string, price: number): void =>
@@ -450,6 +477,31 @@ describe('orderbook and venue_a ticker channels', () => {
       yes: { bids: [[53, 5]] },
     });
     o.ws.close();
+  });
+
+  it('marks no change while nobody holds a market topic, and publishes again from the snapshot once one subscribes', async () => {
+    const id = 'venue_h_987';
+    const delta = (size: number): void =>
+      apply({ venue: 'venue_h', type: 'book_delta', marketId: id, instrument: '987', changes: [['bid', 3000, size]], timestamp: T, localTimestamp: T });
+    // Every client of the tests before has closed (the server sees each close on its own time).
+    await vi.waitFor(() => expect(hub.quiet()).toBe(true), { timeout: 10_000, interval: 20 });
+    const flushes = turn.flushes;
+    const published = hub.published;
+    delta(301);
+    // Nothing marked: no turn was scheduled (the fan-out is this turn's only flusher here).
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(turn.flushes).toBe(flushes);
+    expect(hub.published).toBe(published);
+    const c = await connect(keys['dev']);
+    c.send({ type: 'subscribe', channel: 'prices', market_ids: [id] });
+    c.send({ type: 'subscribe', channel: 'orderbook', market_ids: [id] });
+    const snap = await c.next((m) => m['type'] === 'orderbook_update' && m['snapshot'] === true);
+    expect((snap['yes'] as { bids: number[][] }).bids[0]).toEqual([30, 301]);
+    const price = await c.next((m) => m['type'] === 'price_update');
+    apply({ venue: 'venue_h', type: 'book_delta', marketId: id, instrument: '987', changes: [['bid', 3050, 5]], timestamp: T, localTimestamp: T });
+    expect(await c.next((m) => m['type'] === 'orderbook_update' && m['snapshot'] === undefined)).toMatchObject({ seq: (snap['seq'] as number) + 1 });
+    expect(await c.next((m) => m['type'] === 'price_update' && m !== price)).toMatchObject({ market_id: id, yes_bid: 30.5 });
+    c.ws.close();
   });
 
   it('warns subscribers when their venue feed is interrupted and when it is ready again', async () => {

@@ -152,6 +152,30 @@ describe('Topics', () => {
     expect(topics.gamesListened).toBe(false);
     expect(new Topics(() => 0, undefined, true).gamesListened).toBe(true);
   });
+
+  it('is quiet only while no market-scoped or live_games topic is held (never on a cluster core), and counts each end of quiet', () => {
+    const { topics, subs, socket } = rooms();
+    const ws = socket();
+    const c = ws.getUserData();
+    expect([topics.quiet, topics.wakes]).toEqual([true, 0]);
+    subs.sub(ws, c, 'status:venue_a', 'status');
+    expect(topics.quiet).toBe(true);
+    subs.sub(ws, c, 'prices:venue_a:M1', 'prices');
+    subs.sub(ws, c, 'orderbook:venue_a:M1', 'orderbook');
+    expect([topics.quiet, topics.wakes]).toEqual([false, 1]);
+    subs.unsub(ws, c, 'prices:venue_a:M1');
+    expect(topics.quiet).toBe(false);
+    subs.unsub(ws, c, 'orderbook:venue_a:M1');
+    expect(topics.quiet).toBe(true);
+    subs.sub(ws, c, 'venue_a_prices:venue_a:*', 'venue_a_prices');
+    expect([topics.quiet, topics.wakes]).toEqual([false, 2]);
+    subs.unsub(ws, c, 'venue_a_prices:venue_a:*');
+    subs.sub(ws, c, 'live_games:G1', 'live_games');
+    expect([topics.quiet, topics.wakes]).toEqual([false, 3]);
+    subs.unsub(ws, c, 'live_games:G1');
+    expect(topics.quiet).toBe(true);
+    expect(new Topics(() => 0, undefined, true).quiet).toBe(false);
+  });
 });
 
 describe('Subscriptions', () => {
