@@ -57,13 +57,7 @@ export class NormCacheCorruptError extends Error {
 const HEAD = 16;
 const pad8 = (n: number): number => (n + 7) & ~7;
 
-/**
- * Events of one block being filled: columns as arrays, each line's UTF-8 bytes written as it comes
- * into one byte buffer the builder keeps from block to block. Held as strings until the block was
- * full, the lines of a slow venue lived long enough to be promoted, and the block's one string and
- * its copy were garbage of the size of the block each time (issue 34: the cache cost the history
- * thread ~95 MiB of RSS at 108k markets).
- */
+/** Events of one block being filled: columns as arrays, lines as one string. */
 export class NormBlockBuilder {
   seq: number[] = [];
   t: number[] = [];
@@ -71,8 +65,7 @@ export class NormBlockBuilder {
   market: number[] = [];
   type: number[] = [];
   private marketIdx = new Map<string, number>();
-  /** The lines' bytes of this block in [0, bytes); room past it for the next ones. */
-  private buf: Buffer = Buffer.allocUnsafe(64 * 1024);
+  private lines: string[] = [];
   private bytes = 0;
 
   get count(): number {
@@ -95,27 +88,22 @@ export class NormBlockBuilder {
       if (mi < 0) this.marketIdx.set(market, (mi = this.marketIdx.size));
     }
     this.market.push(mi);
-    // At most 3 UTF-8 bytes per UTF-16 unit (a surrogate pair's two units make 4), and the newline.
-    const room = this.bytes + 3 * line.length + 1;
-    if (room > this.buf.length) {
-      const grown = Buffer.allocUnsafe(Math.max(room, 2 * this.buf.length));
-      this.buf.copy(grown, 0, 0, this.bytes);
-      this.buf = grown;
-    }
-    this.bytes += this.buf.write(line, this.bytes, 'utf8');
-    this.buf[this.bytes++] = 0x0a;
+    const l = `${line}\n`;
+    this.lines.push(l);
+    this.bytes += Buffer.byteLength(l, 'utf8');
     this.end.push(this.bytes);
   }
 
-  /** The block body (a buffer of its own), and the builder emptied for the next block. */
+  /** The block body, and the builder emptied for the next block. */
   finish(): Buffer {
     const n = this.count;
     const markets = Buffer.from(JSON.stringify([...this.marketIdx.keys()]), 'utf8');
+    const lines = Buffer.from(this.lines.join(''), 'utf8');
     const colBytes = pad8(HEAD + 16 * n + 8 * n + n);
-    const body = Buffer.alloc(colBytes + markets.length + this.bytes);
+    const body = Buffer.alloc(colBytes + markets.length + lines.length);
     body.writeUInt32LE(n, 0);
     body.writeUInt32LE(markets.length, 4);
-    body.writeUInt32LE(this.bytes, 8);
+    body.writeUInt32LE(lines.length, 8);
     let off = HEAD;
     for (let i = 0; i < n; i++, off += 8) body.writeDoubleLE(this.seq[i]!, off);
     for (let i = 0; i < n; i++, off += 8) body.writeDoubleLE(this.t[i]!, off);
@@ -123,13 +111,14 @@ export class NormBlockBuilder {
     for (let i = 0; i < n; i++, off += 4) body.writeInt32LE(this.market[i]!, off);
     for (let i = 0; i < n; i++) body[off++] = this.type[i]!;
     markets.copy(body, colBytes);
-    this.buf.copy(body, colBytes + markets.length, 0, this.bytes);
+    lines.copy(body, colBytes + markets.length);
     this.seq = [];
     this.t = [];
     this.end = [];
     this.market = [];
     this.type = [];
     this.marketIdx = new Map();
+    this.lines = [];
     this.bytes = 0;
     return body;
   }
