@@ -218,7 +218,7 @@ export const appConfig = z
         checkpointIntervalMs: z.number().int().min(1000),
         /** The history index behind `as_of` reads (src/history/): false saves its second pass over every frame. */
         history: z.boolean().optional(),
-        /** At shutdown, how long the history index may catch up on what the capture holds beyond it before writing its open slice as it stands (default 10 s: inside the shipped systemd unit's 30 s stop timeout). */
+        /** At shutdown, how long the history index may take to catch up on what the capture holds beyond it and write its open slice (default 10 s: inside the shipped systemd unit's 30 s stop timeout); past it the catch-up stops and an unwritten open slice is dropped. */
         historyCloseMs: z.number().int().min(0).max(3_600_000).optional(),
         /** The normalized cache behind GET /replay (src/capture/normcache.ts), on by default: written on the history index's thread from the events it maps (needs `history`); off, /replay maps every window from the frames. */
         replayCache: z.boolean().optional(),

@@ -167,8 +167,9 @@ export class HistoryClient {
 
   /**
    * Writes what the capture holds, has the thread index it and write its open slice, and ends the
-   * thread. `withinMs` (on `clock`) bounds the catch-up: when it is up, the thread stops after the
-   * batch it is indexing and writes its open slice as it stands (it logs what it left).
+   * thread. `withinMs` (on `clock`) bounds it: when it is up, the thread stops catching up after the
+   * batch it is indexing, and stops writing its open slice after the batch of markets it is at
+   * (the file dropped); it logs what it left.
    */
   async close(bound?: { readonly withinMs: number; readonly clock: Clock }): Promise<void> {
     if (this.closing) return;

@@ -149,8 +149,10 @@ export class HistoryIndex {
   );
   /** The last sync failure's message and how many times in a row it came (a removed directory fails every sync, about once a second). */
   private failure: { err: string; times: number } | undefined;
-  /** Set by `hurry`: catch-ups stop after the batch they are indexing. */
+  /** Set by `hurry`: catch-ups stop after the batch they are indexing, and the close's open slice is not written past the batch it is at. */
   private hurried = false;
+  /** The close's open slice was not written (its time was up). */
+  private dropped = false;
   /** The furthest sequence number a sync asked for. */
   private want = 0;
   private lastSeq: number;
@@ -267,12 +269,12 @@ export class HistoryIndex {
     else cur?.log.dispose();
     await this.opts.lines?.close();
     const left = upTo - this.lastSeq;
-    const took = { behind, left, catchUpMs: Math.round(caughtUp - began), sealMs: Math.round(performance.now() - caughtUp) };
-    if (left <= 0 || this.stopped !== undefined) this.opts.log?.info(took, 'history index closed');
+    const took = { behind, left, catchUpMs: Math.round(caughtUp - began), sealMs: Math.round(performance.now() - caughtUp), openSliceWritten: !this.dropped };
+    if ((left <= 0 && !this.dropped) || this.stopped !== undefined) this.opts.log?.info(took, 'history index closed');
     else
       this.opts.log?.warn(
-        { ...took, indexedTo: new Date(this.lastT).toISOString() },
-        'history index closed short of the capture (its close was cut short): the records past indexedTo stay in the capture (/replay reads them), and as_of reads of that stretch answer from what was indexed',
+        { ...took, indexedTo: new Date(this.lastT).toISOString(), openSliceFrom: cur && new Date(cur.start).toISOString() },
+        'history index closed short (capture.historyCloseMs was up): the records not indexed stay in the capture (/replay reads them); as_of reads of their stretch, and of the open slice when it was not written, answer from what was written before',
       );
   }
 
@@ -384,9 +386,11 @@ export class HistoryIndex {
       for (const key of cur.starts.keys()) {
         keys.push(key);
         if (keys.length < WRITE_BATCH) continue;
+        if (await this.cutShort(next, out)) return;
         await this.sealBatch(cur, next, keys, resets, out);
         keys = [];
       }
+      if (await this.cutShort(next, out)) return;
       await this.sealBatch(cur, next, keys, resets, out);
       await out.add([...cur.venues].map(([v, events]) => ['v', v, events] as const));
       if (await out.finish()) this.sealed(cur.start);
@@ -397,6 +401,17 @@ export class HistoryIndex {
       this.sealing = undefined;
       cur.log.dispose();
     }
+  }
+
+  /**
+   * Whether a close's time is up while its open slice is written (`hurry`; a slice written as the
+   * index rolls on is never cut): the file is dropped, and reads of its stretch answer from the slice before.
+   */
+  private async cutShort(next: OpenSlice | undefined, out: SliceOut): Promise<boolean> {
+    if (next !== undefined || !this.hurried) return false;
+    await out.abort();
+    this.dropped = true;
+    return true;
   }
 
   /** A batch of a slice's markets: their parts written, their starts of the next slice taken. */
