@@ -33,7 +33,6 @@ const BROTLI = { params: { [constants.BROTLI_PARAM_QUALITY]: 3 } };
 /** The directory's packer: a slice of 100k markets has more keys than msgpack's 16-bit map size. */
 const DIR_PACKR = new Packr({ variableMapSize: true });
 
-
 /** A book as a slice begins: absolute levels, venue time, receive time of its last change, ready. */
 export type BookStart = readonly [instrument: string, bids: readonly Level[], asks: readonly Level[], ts: number, recvTs: number, ready: boolean];
 
