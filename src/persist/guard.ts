@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, statfsSync, statSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, statfsSync, statSync, writeSync, type Stats } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Database, RootDatabase } from 'lmdb';
 
@@ -63,6 +63,9 @@ export class WritesPausedError extends Error {
   }
 }
 
+/** Why a file at the store's path is not written: it is not the one LMDB opened. */
+const REPLACED = 'not the file this store opened (removed or replaced under the running service); writing stays paused until a restart';
+
 /** The LMDB write gate of one environment; see the module comment. */
 export class DiskGuard {
   private pausedFor: string | undefined;
@@ -70,6 +73,8 @@ export class DiskGuard {
   private timer: NodeJS.Timeout | undefined;
   private readonly reserve: number;
   private readonly minFree: number;
+  /** The file LMDB opened, by device and inode: a file at the same path later (the directory removed and made again) is not written. */
+  private identity: { readonly dev: number; readonly ino: number } | undefined;
 
   constructor(
     private readonly file: string,
@@ -93,6 +98,8 @@ export class DiskGuard {
    * Tops the tail up to the whole reserve (pausing if it cannot), then checks every `checkMs`.
    */
   start(): void {
+    const s = statSync(this.file);
+    this.identity = { dev: s.dev, ino: s.ino };
     const low = this.freeProblem();
     if (low) this.pause(low);
     else this.failIf(this.topUp(true));
@@ -128,13 +135,14 @@ export class DiskGuard {
   }
 
   private checkRoom(): void {
+    this.sameFile();
     if (this.pausedFor === undefined) {
       const low = this.freeProblem();
       if (low) this.pause(low);
       else this.failIf(this.topUp(false));
       return;
     }
-    const missing = Math.max(0, this.usedEnd() + this.reserve - statSync(this.file).size);
+    const missing = Math.max(0, this.usedEnd() + this.reserve - this.sameFile().size);
     if (freeBytes(this.file) < 2 * this.minFree + missing) return;
     if (this.topUp(true)) return;
     this.pausedFor = undefined;
@@ -162,6 +170,8 @@ export class DiskGuard {
       this.root.transactionSync(() => {
         const fd = openSync(this.file, 'r+');
         try {
+          const f = fstatSync(fd);
+          if (this.identity && (f.ino !== this.identity.ino || f.dev !== this.identity.dev)) throw new Error(REPLACED);
           const usedEnd = this.usedEnd();
           const target = usedEnd + this.reserve;
           for (let pos = Math.max(fstatSync(fd).size, usedEnd); pos < target; pos += CHUNK) writeSync(fd, ZEROS, 0, Math.min(CHUNK, target - pos), pos);
@@ -177,8 +187,15 @@ export class DiskGuard {
 
   /** Whether the allocated tail is below half the reserve (or below all of it, with `full`). */
   private short(full: boolean): boolean {
-    const tail = statSync(this.file).size - this.usedEnd();
+    const tail = this.sameFile().size - this.usedEnd();
     return full ? tail < this.reserve : tail < this.reserve / 2;
+  }
+
+  /** The file at the path, when it is still the one LMDB opened (else it throws: removed or replaced). */
+  private sameFile(): Stats {
+    const s = statSync(this.file);
+    if (this.identity && (s.ino !== this.identity.ino || s.dev !== this.identity.dev)) throw new Error(`${this.file}: ${REPLACED}`);
+    return s;
   }
 
   /** The end of LMDB's last page in the file. */

@@ -204,6 +204,14 @@ describe('a DATA_DIR removed under a running store', () => {
       expect(p.db('meta').get('probe')).toBe('kept');
       expect(() => p.guard!.check()).not.toThrow();
       expect(p.guard!.state.paused).toBe(true);
+      // The directory made again with another file at the path (say, a second service started on
+      // it): the guard neither resumes nor writes its reserve into that file.
+      mkdirSync(dir);
+      const other = join(dir, 'crossbook.mdb');
+      writeFileSync(other, 'another store');
+      expect(() => p.guard!.check()).not.toThrow();
+      expect(p.guard!.state.paused).toBe(true);
+      expect(readFileSync(other, 'utf8')).toBe('another store');
     } finally {
       await p.close();
     }
