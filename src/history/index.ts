@@ -256,7 +256,7 @@ export class HistoryIndex {
     return { books, quotes: [...s.quotes.all()] };
   }
 
-  /** Indexes every record up to `upTo` and writes the open slice and the normalized cache's open blocks (the service closes it after its feeds stop). */
+  /** Indexes every record up to `upTo` and writes the open slice and the normalized cache's open blocks, unless `hurry` cuts it short (the service closes it after its feeds stop). */
   async close(upTo: number): Promise<void> {
     const began = performance.now();
     const behind = upTo - this.lastSeq;
@@ -278,7 +278,7 @@ export class HistoryIndex {
       );
   }
 
-  /** Ends a close's catch-up after the batch being indexed (the service is stopping and will not wait longer): the open slice is written as it stands. */
+  /** The close's time is up (the service is stopping and will not wait longer): its catch-up ends after the batch being indexed, and its open slice, if still being written, is dropped. */
   hurry(): void {
     this.hurried = true;
   }
