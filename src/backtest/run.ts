@@ -1,4 +1,5 @@
 import type { Config } from '../config/schema.js';
+import type { VirtualClock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import { itemsBefore, itemTime } from '../replay/input.js';
 import { replay, type ReplayInput } from '../replay/run.js';
@@ -39,6 +40,7 @@ interface TakerRun {
  */
 async function runTaker(opts: Omit<BacktestOptions, 'out'>, sink: TradeSink, onClosed: (r: OpportunityRecord) => void): Promise<TakerRun> {
   let taker: Taker | undefined;
+  let clock: VirtualClock | undefined;
   const r = await replay({
     config: opts.config,
     items: itemsBefore(opts.items, (it) => itemTime(it) > opts.to),
@@ -48,8 +50,10 @@ async function runTaker(opts: Omit<BacktestOptions, 'out'>, sink: TradeSink, onC
     // The report takes each closed opportunity as it closes (`onClosed`): none is kept for the window.
     keepClosed: false,
     log: opts.log,
-    onWired: ({ clock, core, domain }) => {
-      const t = new Taker(clock, core.state, core.venues, sink, opts, (id) => domain.matching.servedGroup(id)?.category ?? null);
+    onWired: (rooms) => {
+      const { core, domain } = rooms;
+      clock = rooms.clock;
+      const t = new Taker(rooms.clock, core.state, core.venues, sink, opts, (id) => domain.matching.servedGroup(id)?.category ?? null);
       taker = t;
       domain.lifecycle.events$.subscribe((e) => {
         t.onEvent(e);
@@ -57,6 +61,10 @@ async function runTaker(opts: Omit<BacktestOptions, 'out'>, sink: TradeSink, onC
       });
     },
   });
+  // The window ends at `to`, not at its last item: a fill or unwind due between the two runs on the
+  // books as the last item left them (else a broken leg sold back then read as never sold, and a
+  // longer window gave another number for the same opportunity).
+  clock?.advanceTo(opts.to);
   taker?.finish();
   return { events: r.events, flushes: r.flushes, beyondWindow: taker?.beyondWindow ?? new Map() };
 }
