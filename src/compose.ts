@@ -298,9 +298,10 @@ function buildHub(core: Core, domain: Domain, http: HttpServer, api: Api, opts: 
 
 /**
  * Stops what buildCore and buildDomain made, once the input stopped (a service's feeds, an edge's
- * follow), the state first: its snapshot is what a restart restores, so it is written before the capture's backlog and the history index's catch-up,
- * which can take minutes at 108k markets on a loaded host (and a supervisor's stop timeout may
- * end the process before them). `outside` closes what the caller opened beside them (links, simulators). Logs how long each part took.
+ * follow), the state first: its snapshot is what a restart restores, so it is written before the
+ * capture's backlog and the history index's catch-up, which can take minutes at 108k markets on a
+ * loaded host (and a supervisor's stop timeout may end the process before them). `outside` closes
+ * what the caller opened beside them (links, simulators). Logs how long each part took.
  */
 export async function stopBuilt(core: Core, domain: Domain, clock: Clock, more: { outside(): Promise<void> }): Promise<void> {
   const took: Record<string, number> = {};

@@ -29,7 +29,7 @@ export interface CaptureSettings {
   readonly checkpointIntervalMs: number;
   /** Whether the history index behind `as_of` reads follows the capture. */
   readonly history: boolean;
-  /** How long the history index may catch up at shutdown before it writes its open slice as it stands. */
+  /** How long the history index may take at shutdown to catch up and write its open slice (past it: it stops, an unwritten slice dropped). */
   readonly historyCloseMs: number;
   /** Whether the normalized cache behind GET /replay follows the capture (off: every window is mapped from the frames). */
   readonly replayCache: boolean;

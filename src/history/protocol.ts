@@ -25,7 +25,7 @@ export type HistoryRequest =
   | { readonly type: 'sync'; readonly id: number; readonly upTo: number; readonly limits: typeof HISTORY_LIMITS }
   | { readonly type: 'rebuild'; readonly id: number; readonly t: number; readonly markets: readonly MarketRef[] }
   | { readonly type: 'close'; readonly id: number; readonly upTo: number }
-  /** Cuts a close's catch-up short (posted when the close's time is up; answered by the close itself). */
+  /** Cuts a close short (posted when the close's time is up): its catch-up stops, an open slice still being written is dropped. */
   | { readonly type: 'hurry'; readonly id: number }
   /** Index up to `upTo`, write the normalized cache's open blocks, answer its view. */
   | { readonly type: 'norm'; readonly id: number; readonly upTo: number; readonly limits: typeof HISTORY_LIMITS };

@@ -53,14 +53,13 @@ async function answer(m: HistoryRequest): Promise<HistoryAnswer> {
       await index.close(m.upTo);
       return { type: 'done', id: m.id, progress: progress() };
     case 'hurry':
+      // Read while a close catches up (before `answer`'s first await): the client waits for the close's answer, not this one.
       index.hurry();
       return { type: 'done', id: m.id, progress: progress() };
   }
 }
 
 port.on('message', (m: HistoryRequest) => {
-  // Read while a close catches up (the close's own answer follows), so it is not a request of its own.
-  if (m.type === 'hurry') return index.hurry();
   answer(m).then(
     (a) => {
       port.postMessage(a);

@@ -135,14 +135,14 @@ export class DiskGuard {
   }
 
   private checkRoom(): void {
-    this.sameFile();
+    const file = this.sameFile();
     if (this.pausedFor === undefined) {
       const low = this.freeProblem();
       if (low) this.pause(low);
       else this.failIf(this.topUp(false));
       return;
     }
-    const missing = Math.max(0, this.usedEnd() + this.reserve - this.sameFile().size);
+    const missing = Math.max(0, this.usedEnd() + this.reserve - file.size);
     if (freeBytes(this.file) < 2 * this.minFree + missing) return;
     if (this.topUp(true)) return;
     this.pausedFor = undefined;
@@ -170,11 +170,11 @@ export class DiskGuard {
       this.root.transactionSync(() => {
         const fd = openSync(this.file, 'r+');
         try {
-          const f = fstatSync(fd);
-          if (this.identity && (f.ino !== this.identity.ino || f.dev !== this.identity.dev)) throw new Error(REPLACED);
+          // Opened by path: checked again on the descriptor, in case the path changed since the stat.
+          const size = this.opened(fstatSync(fd)).size;
           const usedEnd = this.usedEnd();
           const target = usedEnd + this.reserve;
-          for (let pos = Math.max(fstatSync(fd).size, usedEnd); pos < target; pos += CHUNK) writeSync(fd, ZEROS, 0, Math.min(CHUNK, target - pos), pos);
+          for (let pos = Math.max(size, usedEnd); pos < target; pos += CHUNK) writeSync(fd, ZEROS, 0, Math.min(CHUNK, target - pos), pos);
         } finally {
           closeSync(fd);
         }
@@ -193,7 +193,11 @@ export class DiskGuard {
 
   /** The file at the path, when it is still the one LMDB opened (else it throws: removed or replaced). */
   private sameFile(): Stats {
-    const s = statSync(this.file);
+    return this.opened(statSync(this.file));
+  }
+
+  /** `s`, when it is of the file LMDB opened (else it throws). */
+  private opened(s: Stats): Stats {
     if (this.identity && (s.ino !== this.identity.ino || s.dev !== this.identity.dev)) throw new Error(`${this.file}: ${REPLACED}`);
     return s;
   }
