@@ -2,7 +2,7 @@ import type { ApiCtx } from '../access/api.js';
 import { p } from '../access/params.js';
 import type { CaptureSettings, CaptureStore } from '../capture/index.js';
 import type { HistoryClient } from '../history/client.js';
-import type { MarketRef } from '../history/index.js';
+import { NotIndexedError, type MarketRef } from '../history/index.js';
 import { errorReply, type Reply } from '../server/http.js';
 import type { EngineState } from '../state/engine.js';
 import type { ApiContext } from './context.js';
@@ -21,7 +21,7 @@ export const AS_OF_FEATURE = 'as_of';
 export const asOfParam = (): ReturnType<typeof p.msOrIso> =>
   p.msOrIso({
     description:
-      'the state at this receive time instead of now: ms since the epoch or ISO 8601 (an as_of / as_of_ms an earlier answer carried gives the same body). Within what capture retains (a 400 names the window); rebuilt from the capture log by the live mappers and book code. Plans: dev, pro and enterprise (free: 403 auth.endpoint_blocked); 400 when capture is off.',
+      'the state at this receive time instead of now: ms since the epoch or ISO 8601 (an as_of / as_of_ms an earlier answer carried gives the same body). Within what capture retains (a 400 names the window); rebuilt from the capture log by the live mappers and book code; a moment the history index holds nothing of (the service was stopped then, or its index closed short) is a 400 as_of.not_indexed naming the gap (gap_from, gap_to). Plans: dev, pro and enterprise (free: 403 auth.endpoint_blocked); 400 when capture is off.',
   });
 
 /** Text added to the description of a route that takes `as_of`. */
@@ -35,8 +35,8 @@ export const AS_OF_DOC =
 /**
  * The state of `markets` at `t` for an `as_of` read, or the reply refusing it: 403 for a plan
  * without `as_of`, 400 with capture off or for a moment outside the retained window (named in the
- * message and in `retained_from` / `retained_to`). Indexes what the capture holds up to `t` first
- * when `t` is that recent.
+ * message and in `retained_from` / `retained_to`) or inside it where the index holds nothing (the
+ * gap in `gap_from` / `gap_to`). Indexes what the capture holds up to `t` first when `t` is that recent.
  */
 export async function stateAsOf(ctx: ApiContext, c: ApiCtx<unknown>, t: number, markets: readonly MarketRef[]): Promise<EngineState | Reply> {
   if (c.plan?.blocked.includes(AS_OF_FEATURE))
@@ -63,6 +63,13 @@ export async function stateAsOf(ctx: ApiContext, c: ApiCtx<unknown>, t: number, 
   try {
     return await h.index.stateAt(t, markets);
   } catch (e) {
+    if (e instanceof NotIndexedError)
+      return errorReply(
+        400,
+        'as_of.not_indexed',
+        `as_of ${iso(t)} falls where the history index holds nothing: from ${e.before === undefined ? 'before it' : iso(e.before)} to ${e.after === undefined ? 'now' : iso(e.after)} the service was stopped, or its index was closed short (capture.historyCloseMs); what the capture holds of it /replay reads`,
+        { gap_from: e.before ?? null, gap_to: e.after ?? null },
+      );
     // The index's thread died while the read waited: the same 503 as a read after it.
     if (h.index.stopped !== undefined) return errorReply(503, 'as_of.index_stopped', h.index.stopped);
     throw e;

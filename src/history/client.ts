@@ -8,7 +8,18 @@ import type { Logger } from '../core/log.js';
 import { workerScript } from '../core/script.js';
 import type { HistoryStatus } from '../server/routes/status.js';
 import type { EngineState } from '../state/engine.js';
-import { HISTORY_LIMITS, restoreRebuilt, SliceFiles, stateFrom, type HistoryWindow, type MarketRef, type Rebuilt } from './index.js';
+import {
+  HISTORY_LIMITS,
+  notIndexed,
+  NotIndexedError,
+  restoreRebuilt,
+  SliceFiles,
+  stateFrom,
+  type HistoryWindow,
+  type MarketRef,
+  type Rebuilt,
+} from './index.js';
+import type { Covers, SliceFile } from './slice.js';
 import { tailStart } from './tail.js';
 import type { HistoryAnswer, HistoryProgress, HistoryRequest, HistoryWorkerData } from './protocol.js';
 
@@ -47,6 +58,8 @@ export class HistoryClient {
   private readonly pending = new Map<number, Pending>();
   /** Slice files this thread reads itself (a written slice never changes). */
   private readonly files: SliceFiles;
+  /** When this process's index began: its first slice covers from here (or from its start, if later). */
+  private readonly from: number;
 
   constructor(
     private readonly capture: Capture,
@@ -59,6 +72,7 @@ export class HistoryClient {
     },
   ) {
     const from = capture.now();
+    this.from = from;
     this.progress = { indexedTo: from, first: undefined, slicesOnDisk: [], inMemory: [], stopped: undefined, written: 0, gaps: 0 };
     this.files = new SliceFiles(join(capture.store.dir, '_history'));
     const data: HistoryWorkerData = {
@@ -149,14 +163,34 @@ export class HistoryClient {
     const { slicesOnDisk, inMemory } = this.progress;
     let start: number | undefined;
     for (const s of slicesOnDisk) if (s <= t && (start === undefined || s > start)) start = s;
-    if (start !== undefined && !inMemory.some((s) => s <= t && s >= start!))
+    const file = start !== undefined && !inMemory.some((s) => s <= t && s >= start!) ? this.file(start) : undefined;
+    if (file !== undefined) {
+      const gap = notIndexed(t, start!, [...slicesOnDisk, ...inMemory], (s) => this.coverOf(s));
+      if (gap !== undefined) throw gap;
       try {
-        return stateFrom(this.venues, this.files.get(start), t, markets);
+        return stateFrom(this.venues, file, t, markets);
       } catch {
-        this.files.delete(start);
+        this.files.delete(start!);
       }
+    }
     const a = await this.request({ type: 'rebuild', id: 0, t, markets });
+    if (a.notIndexed) throw new NotIndexedError(t, a.notIndexed[0] ?? undefined, a.notIndexed[1] ?? undefined);
     return restoreRebuilt(this.venues, markets, a.rebuilt as Rebuilt);
+  }
+
+  /** Slice file `start`, opened here (undefined: it does not open; the thread answers instead). */
+  private file(start: number): SliceFile | undefined {
+    try {
+      return this.files.get(start);
+    } catch {
+      this.files.delete(start);
+      return undefined;
+    }
+  }
+
+  /** What slice `start` covers: one the thread holds from its start (or this process's) on, one on disk as its file says. */
+  private coverOf(start: number): Covers | undefined {
+    return this.progress.inMemory.includes(start) ? [Math.max(start, this.from), Infinity] : this.file(start)?.covers;
   }
 
   /** The index on /status. */
@@ -178,7 +212,7 @@ export class HistoryClient {
     const hurry = (): void => this.thread.postMessage({ type: 'hurry', id: 0 } satisfies HistoryRequest);
     // 0: no catch-up at all (posted before the close: the thread reads its port in order).
     if (this.down === undefined && bound?.withinMs === 0) hurry();
-    const closed = this.down === undefined ? this.request({ type: 'close', id: 0, upTo }) : undefined;
+    const closed = this.down === undefined ? this.request({ type: 'close', id: 0, upTo, at: this.capture.now() }) : undefined;
     this.closing = true;
     const cancel = closed && bound && bound.withinMs > 0 ? bound.clock.after(bound.withinMs, hurry) : undefined;
     await closed?.catch((e: unknown) => this.opts.log?.error({ err: (e as Error).message }, 'history index: its open slice was not written at close'));

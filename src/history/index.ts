@@ -11,7 +11,18 @@ import type { QuoteRecord } from '../state/quotes.js';
 import { EMPTY_START, applyRuns, foldRuns, type MarketRun, type StartRecord } from './fold.js';
 import { PACKED_CHUNK, PackedLog } from './packed.js';
 import { CaptureTail, SerialSync, type TailStart } from './tail.js';
-import { partKey, pruneSlices, SliceFile, sliceStarts, SliceWriter, type BookStart, type MarketPart, type SeqEvent, type SliceEntry } from './slice.js';
+import {
+  partKey,
+  pruneSlices,
+  SliceFile,
+  sliceStarts,
+  SliceWriter,
+  type BookStart,
+  type Covers,
+  type MarketPart,
+  type SeqEvent,
+  type SliceEntry,
+} from './slice.js';
 
 export { partKey, type Slice } from './slice.js';
 
@@ -32,6 +43,47 @@ export interface MarketRef {
 export interface HistoryWindow {
   readonly from: number;
   readonly to: number;
+}
+
+/**
+ * A moment inside the window that no slice covers: the service was stopped then, or its index's
+ * close was cut short (`capture.historyCloseMs`), so nothing was indexed between `before` (the end
+ * of what the slice before covers) and `after` (where the next one begins; undefined: not yet).
+ * Answering from the slice before would give its last state as the state at a moment it never saw.
+ */
+export class NotIndexedError extends Error {
+  constructor(
+    readonly t: number,
+    readonly before: number | undefined,
+    readonly after: number | undefined,
+  ) {
+    super(
+      `${isoOf(t)} is not in the history index: nothing was indexed from ${before === undefined ? 'before it' : isoOf(before)} to ${after === undefined ? 'now' : isoOf(after)}`,
+    );
+    this.name = 'NotIndexedError';
+  }
+}
+
+/**
+ * Whether slice `start` (the latest at or before `t`) covers `t`: undefined if it does (or cannot
+ * say: a file written before slices kept it), else the gap `t` falls in, bounded by what the slices
+ * beside it cover. `starts` are every slice's starts (on disk and in memory), `coverOf` what each covers.
+ */
+export function notIndexed(t: number, start: number, starts: readonly number[], coverOf: (start: number) => Covers | undefined): NotIndexedError | undefined {
+  const c = coverOf(start);
+  if (c === undefined || (t >= c[0] && t <= c[1])) return undefined;
+  if (t > c[1]) {
+    let next: number | undefined;
+    for (const s of starts) if (s > start && (next === undefined || s < next)) next = s;
+    return new NotIndexedError(t, c[1], next === undefined ? undefined : (coverOf(next)?.[0] ?? next));
+  }
+  let prev: number | undefined;
+  for (const s of starts) if (s < start && (prev === undefined || s > prev)) prev = s;
+  return new NotIndexedError(t, prev === undefined ? undefined : coverOf(prev)?.[1], c[0]);
+}
+
+function isoOf(t: number): string {
+  return Number.isFinite(t) && Math.abs(t) < 8.64e15 ? new Date(t).toISOString() : String(t);
 }
 
 /**
@@ -157,6 +209,8 @@ export class HistoryIndex {
   private want = 0;
   private lastSeq: number;
   private lastT: number;
+  /** Where this process's first slice begins to cover: when the index started (or its first event, if stamped earlier). */
+  private from: number;
   private cur: OpenSlice | undefined;
   /** The slice being written (read from memory until it is on disk: the records behind wait for it). */
   private sealing: OpenSlice | undefined;
@@ -178,6 +232,7 @@ export class HistoryIndex {
     this.sliceMs = opts.sliceMs;
     this.lastSeq = opts.after;
     this.lastT = opts.from;
+    this.from = opts.from;
     this.tail = new CaptureTail(store, this.lastSeq, opts.tail);
     this.starts = sliceStarts(this.dir);
     this.files = new SliceFiles(this.dir);
@@ -234,6 +289,8 @@ export class HistoryIndex {
    */
   stateAt(t: number, markets: readonly MarketRef[]): EngineState {
     const start = this.sliceAt(t);
+    const gap = start === undefined ? undefined : notIndexed(t, start, [...this.starts, ...this.inMemory], (s) => this.coverOf(s));
+    if (gap !== undefined) throw gap;
     return stateFrom(this.venues, start === undefined ? undefined : this.sliceSource(start), t, markets);
   }
 
@@ -256,8 +313,13 @@ export class HistoryIndex {
     return { books, quotes: [...s.quotes.all()] };
   }
 
-  /** Indexes every record up to `upTo` and writes the open slice and the normalized cache's open blocks, unless `hurry` cuts it short (the service closes it after its feeds stop). */
-  async close(upTo: number): Promise<void> {
+  /**
+   * Indexes every record up to `upTo` and writes the open slice and the normalized cache's open
+   * blocks, unless `hurry` cuts it short (the service closes it after its feeds stop). `at`: the
+   * moment of the close (the open slice covers up to it once every record is indexed; cut short, up
+   * to the last record indexed).
+   */
+  async close(upTo: number, at?: number): Promise<void> {
     const began = performance.now();
     const behind = upTo - this.lastSeq;
     await this.sync(upTo);
@@ -265,7 +327,8 @@ export class HistoryIndex {
     const caughtUp = performance.now();
     const cur = this.cur;
     this.cur = undefined;
-    if (cur && this.stopped === undefined) await this.seal(cur);
+    const to = this.lastSeq >= upTo ? Math.max(this.lastT, at ?? this.lastT) : this.lastT;
+    if (cur && this.stopped === undefined) await this.seal(cur, to);
     else cur?.log.dispose();
     await this.opts.lines?.close();
     const left = upTo - this.lastSeq;
@@ -274,7 +337,7 @@ export class HistoryIndex {
     else
       this.opts.log?.warn(
         { ...took, indexedTo: new Date(this.lastT).toISOString(), openSliceFrom: cur && new Date(cur.start).toISOString() },
-        'history index closed short (capture.historyCloseMs was up): the records not indexed stay in the capture (/replay reads them); as_of reads of their stretch, and of the open slice when it was not written, answer from what was written before',
+        'history index closed short (capture.historyCloseMs was up): the records not indexed stay in the capture (/replay reads them); as_of reads of their stretch, and of the open slice when it was not written, answer as_of.not_indexed',
       );
   }
 
@@ -360,12 +423,13 @@ export class HistoryIndex {
     this.cur = undefined;
     this.openEvents = 0;
     const aligned = Math.floor(t / this.sliceMs) * this.sliceMs;
+    if (cur === undefined && t < this.from) this.from = t;
     const latest = this.starts.length === 0 ? -Infinity : Math.max(...this.starts);
-    const first = cur === undefined && latest >= aligned ? Math.max(t, latest + 1) : aligned;
+    const first = cur === undefined && latest >= aligned ? Math.max(this.from, latest + 1) : aligned;
     const next =
       cur !== undefined && t < cur.end ? openSlice(this.dir, t, cur.end) : openSlice(this.dir, Math.max(first, cur?.start ?? first), aligned + this.sliceMs);
     // The next slice is filled with its starts while this one is written, and read once it is open.
-    if (cur !== undefined) await this.seal(cur, next);
+    if (cur !== undefined) await this.seal(cur, next.start, next);
     if (this.stopped !== undefined) next.log.dispose();
     else this.cur = next;
   }
@@ -377,7 +441,7 @@ export class HistoryIndex {
    * as they are. A fold that fails stops the index (the next slice's starts would be wrong); a
    * write that fails loses this slice only.
    */
-  private async seal(cur: OpenSlice, next?: OpenSlice): Promise<void> {
+  private async seal(cur: OpenSlice, to: number, next?: OpenSlice): Promise<void> {
     this.sealing = cur;
     const out = await SliceOut.open(this.dir, cur.start, this.opts.log);
     try {
@@ -393,7 +457,7 @@ export class HistoryIndex {
       if (await this.cutShort(next, out)) return;
       await this.sealBatch(cur, next, keys, resets, out);
       await out.add([...cur.venues].map(([v, events]) => ['v', v, events] as const));
-      if (await out.finish()) this.sealed(cur.start);
+      if (await out.finish([Math.max(cur.start, this.from), to])) this.sealed(cur.start);
     } catch (e) {
       await out.abort();
       this.stop(`taking the next slice's starts failed (${(e as Error).message})`);
@@ -405,7 +469,7 @@ export class HistoryIndex {
 
   /**
    * Whether a close's time is up while its open slice is written (`hurry`; a slice written as the
-   * index rolls on is never cut): the file is dropped, and reads of its stretch answer from the slice before.
+   * index rolls on is never cut): the file is dropped, and reads of its stretch answer `NotIndexedError`.
    */
   private async cutShort(next: OpenSlice | undefined, out: SliceOut): Promise<boolean> {
     if (next !== undefined || !this.hurried) return false;
@@ -459,6 +523,16 @@ export class HistoryIndex {
     if (this.sealing && this.sealing.start <= t) best = this.sealing.start;
     for (const s of this.starts) if (s <= t && (best === undefined || s > best)) best = s;
     return best;
+  }
+
+  /** What slice `start` covers: one in memory from its start (or the process's) on; one on disk as its file says (undefined: an older file, or one that does not open). */
+  private coverOf(start: number): Covers | undefined {
+    if (this.cur?.start === start || this.sealing?.start === start) return [Math.max(start, this.from), Infinity];
+    try {
+      return this.files.get(start).covers;
+    } catch {
+      return undefined;
+    }
   }
 
   private sliceSource(start: number): SliceSource {
@@ -568,11 +642,11 @@ class SliceOut {
     return w === undefined ? Promise.resolve() : this.guard(() => w.add(entries));
   }
 
-  /** Writes the directory; whether the slice is now on disk. */
-  async finish(): Promise<boolean> {
+  /** Writes the directory (with what the slice covers); whether the slice is now on disk. */
+  async finish(covers: Covers): Promise<boolean> {
     const w = this.w;
     if (w === undefined) return false;
-    await this.guard(async () => void (await w.finish()));
+    await this.guard(async () => void (await w.finish(covers)));
     return this.w !== undefined;
   }
 
@@ -585,7 +659,7 @@ class SliceOut {
     try {
       await f();
     } catch (e) {
-      this.log?.error({ err: (e as Error).message, slice: this.start }, 'history slice not written; as_of reads in it fall back to the slice before');
+      this.log?.error({ err: (e as Error).message, slice: this.start }, 'history slice not written; as_of reads in its stretch answer as_of.not_indexed');
       await this.abort();
     }
   }

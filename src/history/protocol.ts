@@ -24,7 +24,8 @@ export interface HistoryWorkerData {
 export type HistoryRequest =
   | { readonly type: 'sync'; readonly id: number; readonly upTo: number; readonly limits: typeof HISTORY_LIMITS }
   | { readonly type: 'rebuild'; readonly id: number; readonly t: number; readonly markets: readonly MarketRef[] }
-  | { readonly type: 'close'; readonly id: number; readonly upTo: number }
+  /** `at`: the moment of the close, up to which the open slice covers once every record is indexed. */
+  | { readonly type: 'close'; readonly id: number; readonly upTo: number; readonly at: number }
   /** Cuts a close short (posted when the close's time is up): its catch-up stops, an open slice still being written is dropped. */
   | { readonly type: 'hurry'; readonly id: number }
   /** Index up to `upTo`, write the normalized cache's open blocks, answer its view. */
@@ -50,6 +51,8 @@ export type HistoryAnswer =
       readonly id: number;
       readonly progress: HistoryProgress;
       readonly rebuilt?: Rebuilt | undefined;
+      /** A `rebuild` of a moment no slice covers: the gap's ends (`NotIndexedError`), null where unknown. */
+      readonly notIndexed?: readonly [before: number | null, after: number | null] | undefined;
       readonly norm?: NormView | undefined;
     }
   | { readonly type: 'failed'; readonly id: number; readonly progress: HistoryProgress; readonly error: string };

@@ -58,7 +58,21 @@ export function partKey(venue: VenueLabel, marketId: string): string {
   return `${venue}\u0000${marketId}`;
 }
 
-type Dir = { m: Record<string, [number, number]>; v: Record<string, [number, number]> };
+/**
+ * A slice's directory: each market's part (`m`) and venue's feed events (`v`) by key, and what the
+ * slice covers (`c`: from, to, receive times in ms; absent in files written before it was kept, which
+ * are read as covering up to the next slice).
+ */
+type Dir = { m: Record<string, [number, number]>; v: Record<string, [number, number]>; c?: Covers };
+
+/**
+ * The receive times a slice answers for: from when every captured record was being indexed into it
+ * (its start, or for a process's first slice the moment the process started) to the moment up to
+ * which every record was indexed into it (where the next slice took over, or where its process's
+ * index closed). Past `to` and before the next slice's `from` the index holds nothing: the service
+ * was stopped, or its close was cut short.
+ */
+export type Covers = readonly [from: number, to: number];
 
 /** Writes a slice whole (to a temporary name, then renamed: a reader never sees half of one). Returns its bytes. */
 export async function writeSlice(dir: string, s: Slice): Promise<number> {
@@ -122,9 +136,9 @@ export class SliceWriter {
     if (parts.length > 0) await this.fh.writev(parts, at);
   }
 
-  /** Writes the directory behind the parts, closes and renames the file into place. Returns its bytes. */
-  async finish(): Promise<number> {
-    const head = DIR_PACKR.pack(this.d);
+  /** Writes the directory (with what the slice covers) behind the parts, closes and renames the file into place. Returns its bytes. */
+  async finish(covers?: Covers): Promise<number> {
+    const head = DIR_PACKR.pack(covers === undefined ? this.d : { ...this.d, c: covers });
     const tail = Buffer.alloc(4);
     tail.writeUInt32LE(head.length);
     await this.fh.writev([head, tail, MAGIC2], MAGIC2.length + this.off);
@@ -198,6 +212,13 @@ export class SliceFile {
     const d = Buffer.alloc(len);
     readSync(fd, d, 0, len, at);
     return new SliceFile(file, DIR_PACKR.unpack(d) as Dir, MAGIC2.length);
+  }
+
+  /** What the slice covers (undefined: a file written before slices said so). */
+  get covers(): Covers | undefined {
+    const c: unknown = this.dir.c;
+    // A directory that passed its magic and length checks but holds something else here is read as a file without it.
+    return Array.isArray(c) && c.length === 2 && Number.isFinite(c[0]) && Number.isFinite(c[1]) && c[0] <= c[1] ? (c as unknown as Covers) : undefined;
   }
 
   /** A market's part (undefined: the market had no state and no events in the slice). */

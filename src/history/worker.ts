@@ -11,7 +11,7 @@ import { CaptureStore } from '../capture/index.js';
 import { NormLines } from '../capture/normcache.js';
 import { createLogger } from '../core/log.js';
 import { BACKGROUND_NICE, lowerThreadPriority } from '../core/priority.js';
-import { HISTORY_LIMITS, HistoryIndex } from './index.js';
+import { HISTORY_LIMITS, HistoryIndex, NotIndexedError } from './index.js';
 import type { HistoryAnswer, HistoryProgress, HistoryRequest, HistoryWorkerData } from './protocol.js';
 
 const data = workerData as HistoryWorkerData;
@@ -45,12 +45,17 @@ async function answer(m: HistoryRequest): Promise<HistoryAnswer> {
       await index.sync(m.upTo);
       return { type: 'done', id: m.id, progress: progress() };
     case 'rebuild':
-      return { type: 'done', id: m.id, progress: progress(), rebuilt: index.rebuild(m.t, m.markets) };
+      try {
+        return { type: 'done', id: m.id, progress: progress(), rebuilt: index.rebuild(m.t, m.markets) };
+      } catch (e) {
+        if (!(e instanceof NotIndexedError)) throw e;
+        return { type: 'done', id: m.id, progress: progress(), notIndexed: [e.before ?? null, e.after ?? null] };
+      }
     case 'norm':
       Object.assign(HISTORY_LIMITS, m.limits);
       return { type: 'done', id: m.id, progress: progress(), norm: await index.normView(m.upTo) };
     case 'close':
-      await index.close(m.upTo);
+      await index.close(m.upTo, m.at);
       return { type: 'done', id: m.id, progress: progress() };
     case 'hurry':
       // Read while a close catches up (before `answer`'s first await): the client waits for the close's answer, not this one.

@@ -32,6 +32,7 @@ const dead = service('dead', 31);
 const closing = service('close', 37);
 let a: Service;
 let b: Service;
+let c: Service | undefined;
 let key: string;
 
 beforeAll(async () => {
@@ -42,6 +43,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await a?.close();
   await b?.close();
+  await c?.close();
   for (const d of [dead.dir, closing.dir]) rmSync(d, { recursive: true, force: true });
 });
 
@@ -72,7 +74,9 @@ describe('the history index thread', () => {
     expect(live.status).toBe(200);
     const past = await get(`${path}&as_of=${live.json['as_of_ms'] as number}`);
     expect(past.status).toBe(200);
-    expect(past.json['bids']).toEqual(live.json['bids']);
+    // The book's both sides at that moment, as live answered them (the body has no top-level bids: they are under yes and no).
+    expect((live.json['yes'] as { bids: unknown[] }).bids.length).toBeGreaterThan(0);
+    expect([past.json['yes'], past.json['no']]).toEqual([live.json['yes'], live.json['no']]);
     const st = await get('/status');
     expect(st.json['history']).toMatchObject({ status: 'ok', reason: null });
   });
@@ -115,15 +119,50 @@ describe('the history index thread', () => {
     );
     const market = bookMarket(b)!;
     const hist = join(b.capture!.store.dir, '_history');
-    // 5-minute slices: none is on disk before the close.
-    expect(sliceStarts(hist)).toEqual([]);
+    // 5-minute slices: the open one is on disk only after the close (one before it only if the test ran across a 5-minute boundary).
+    const written = sliceStarts(hist);
+    expect(written.length).toBeLessThanOrEqual(1);
     await b.close();
     const starts = sliceStarts(hist);
-    expect(starts).toHaveLength(1);
-    // The market's part: its book's snapshot among its events of the slice (the slice began before the venue connected).
+    expect(starts).toHaveLength(written.length + 1);
+    // The market's part: its book's snapshot among its events of the first slice (it began before the venue connected).
     const part = SliceFile.open(hist, starts[0]!).market(`venue_a\u0000${market}`);
     expect(part?.events.some(([, e]) => e.type === 'book_snapshot')).toBe(true);
     expect(index.stopped).toBeUndefined();
     expect(closing.lines.some((l) => l.includes('history index thread died'))).toBe(false);
+  });
+
+  it('started again on the same DATA_DIR: a moment while it was stopped is a 400 as_of.not_indexed naming the gap, a moment before the stop reads', async () => {
+    const hist = join(closing.dir, 'capture', '_history');
+    // The closed service's last slice: the one its close wrote.
+    const start = sliceStarts(hist).at(-1);
+    const covers = SliceFile.open(hist, start!).covers!;
+    expect(covers[0]).toBeGreaterThanOrEqual(start!);
+    // The stop's moment has passed on this clock before the next process begins (its index covers from then).
+    await vi.waitFor(() => expect(Date.now()).toBeGreaterThan(covers[1] + 1), { timeout: 5_000, interval: 5 });
+    c = await closing.start();
+    const ckey = c.keys.create('pro', 'tests').key;
+    const read = async (path: string): Promise<{ status: number; json: Record<string, unknown> }> => {
+      const r = await fetch(`${c.url}/api/v2${path}`, { headers: { 'x-api-key': ckey } });
+      return { status: r.status, json: (await r.json()) as Record<string, unknown> };
+    };
+    // A market the closed service had a book of (its state is still in memory).
+    const path = `/orderbook?platform=venue_a&market_id=${encodeURIComponent(bookMarket(b)!)}&depth=10`;
+    // Once the new process has indexed its first event, the gap has both ends.
+    let stopped: { status: number; json: Record<string, unknown> } | undefined;
+    await vi.waitFor(
+      async () => {
+        stopped = await read(`${path}&as_of=${covers[1] + 1}`);
+        expect(stopped.json['gap_to']).toEqual(expect.any(Number));
+      },
+      { timeout: 30_000, interval: 100 },
+    );
+    expect(stopped!.status).toBe(400);
+    expect(stopped!.json).toMatchObject({ code: 'as_of.not_indexed', gap_from: covers[1] });
+    expect(stopped!.json['gap_to']).toBeGreaterThan(covers[1] + 1);
+    expect(String(stopped!.json['error'])).toContain(new Date(covers[1]).toISOString());
+    const before = await read(`${path}&as_of=${covers[1]}`);
+    expect((before.json['yes'] as { bids: unknown[] }).bids.length).toBeGreaterThan(0);
+    expect(before.status).toBe(200);
   });
 });

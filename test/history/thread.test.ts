@@ -8,7 +8,7 @@ import { VirtualClock } from '../../src/core/clock.js';
 import { log } from '../../src/core/log.js';
 import { BACKGROUND_NICE, currentThreadId } from '../../src/core/priority.js';
 import { HistoryClient } from '../../src/history/client.js';
-import { HistoryIndex } from '../../src/history/index.js';
+import { HistoryIndex, NotIndexedError } from '../../src/history/index.js';
 import { sliceStarts } from '../../src/history/slice.js';
 
 /**
@@ -93,6 +93,55 @@ describe('the history index thread', () => {
       { indexedTo: T0 + 20_500, slices: slice },
     ]);
   });
+
+  it('a slice dropped by a close cut short is a gap to as_of reads, on the thread and from disk, not the slice before', async () => {
+    const hist = join(dir, 'gap');
+    // First process: its first slice (from T0) is written when the next begins, 5 minutes on; that one is dropped at close.
+    const clock = new VirtualClock(T0);
+    const cap = new Capture(new CaptureStore(hist), { clock, log });
+    const client = new HistoryClient(cap, config.venues, { sliceMs: 300_000, log });
+    write(cap);
+    cap.venue(kalshi.label).frame(frames[1]!, 1, T0 + 300_500);
+    await client.sync();
+    expect(client.slicesOnDisk).toEqual([T0]);
+    await client.close({ withinMs: 0, clock });
+    await cap.close();
+    expect(sliceStarts(join(hist, '_history'))).toEqual([T0]);
+
+    // Next process, a minute into the next window (named for the window, covering from when it began).
+    clock.advanceTo(T0 + 400_000);
+    const next = new Capture(new CaptureStore(hist), { clock, log });
+    const again = new HistoryClient(next, config.venues, { sliceMs: 300_000, log });
+    write2(next, T0 + 410_000);
+    await again.sync();
+    expect(await gapAt(again, T0 + 100)).toBeUndefined();
+    // Before the next process began: the dropped slice's stretch and the stop. Answered by the thread (its open slice is named for the window's start)...
+    for (const t of [T0 + 300_000, T0 + 350_000, T0 + 399_999]) expect(await gapAt(again, t), String(t)).toEqual([T0 + 300_000, T0 + 400_000]);
+    expect(await gapAt(again, T0 + 400_000)).toBeUndefined();
+    await again.close();
+    await next.close();
+    // ...and from the files once it is written.
+    expect(sliceStarts(join(hist, '_history'))).toEqual([T0, T0 + 300_000]);
+    expect(await gapAt(again, T0 + 350_000)).toEqual([T0 + 300_000, T0 + 400_000]);
+    expect(await gapAt(again, T0 + 410_000)).toBeUndefined();
+  });
+
+  /** The gap an as_of read of `t` falls in ([before, after]), or undefined when it reads. */
+  async function gapAt(client: HistoryClient, t: number): Promise<[number | undefined, number | undefined] | undefined> {
+    try {
+      await client.stateAt(t, market);
+      return undefined;
+    } catch (e) {
+      if (e instanceof NotIndexedError) return [e.before, e.after];
+      throw e;
+    }
+  }
+
+  function write2(cap: Capture, at: number): void {
+    const w = cap.venue(kalshi.label);
+    w.frame(frames[0]!, 2, at);
+    w.frame(frames[1]!, 2, at + 500);
+  }
 
   /** The nice value of each thread of this process (Linux /proc), by thread id. */
   function nices(): Map<number, number> {
