@@ -4,6 +4,7 @@ import type { CaptureSettings, CaptureStore } from '../capture/index.js';
 import type { HistoryClient } from '../history/client.js';
 import { NotIndexedError, type MarketRef } from '../history/index.js';
 import { errorReply, type Reply } from '../server/http.js';
+import type { Clock } from '../core/clock.js';
 import type { EngineState } from '../state/engine.js';
 import type { ApiContext } from './context.js';
 
@@ -27,7 +28,7 @@ export const asOfParam = (): ReturnType<typeof p.msOrIso> =>
 /** Text added to the description of a route that takes `as_of`. */
 /** The 503 of an as_of read once the history index has stopped (a memory bound passed). */
 export const AS_OF_STOPPED =
-  'as_of: the history index stopped following the capture (a memory bound passed, or its thread died; code as_of.index_stopped, the message says which)';
+  'as_of: the history index stopped following the capture (a memory bound passed, or its thread died; code as_of.index_stopped, the message says which), or it has not reached the moment asked for within capture.asOfWaitMs (code as_of.index_behind, with indexed_to and Retry-After)';
 
 export const AS_OF_DOC =
   ' With as_of=<ms or ISO 8601> the answer is the state at that receive time, rebuilt from the capture log (see the as_of parameter); the catalog fields (titles, group members) are today’s.';
@@ -51,8 +52,17 @@ export async function stateAsOf(ctx: ApiContext, c: ApiCtx<unknown>, t: number, 
   if (h.index.stopped !== undefined) return errorReply(503, 'as_of.index_stopped', h.index.stopped);
   const now = ctx.clock.now();
   const retainedFrom = Math.max(h.store.oldest() ?? now, now - h.settings.retentionMs);
-  // A moment the index may not have reached: what the capture buffers is written and indexed first.
-  if (t <= now && t > h.index.indexedTo - 1000) await h.index.sync();
+  // A moment the index may not have reached: what the capture buffers is written and indexed first, within the wait's bound.
+  if (t <= now && t > h.index.indexedTo - 1000 && !(await within(h.index.sync(), h.settings.asOfWaitMs, ctx.clock)) && t > h.index.indexedTo) {
+    const behind = h.index.indexedTo;
+    return errorReply(
+      503,
+      'as_of.index_behind',
+      `as_of ${iso(t)}: the history index has not reached it yet (indexed to ${iso(behind)}; it catches up on its own thread, behind the live feeds); retry later, or ask for an earlier moment`,
+      { indexed_to: behind },
+      Math.max(1, Math.ceil(h.settings.asOfWaitMs / 1000)),
+    );
+  }
   const w = h.index.window(now, retainedFrom);
   if (w === undefined) return errorReply(400, 'as_of.outside_retention', 'as_of: nothing has been captured and indexed yet');
   if (t < w.from || t > w.to)
@@ -80,6 +90,19 @@ export async function stateAsOf(ctx: ApiContext, c: ApiCtx<unknown>, t: number, 
 export function marketRef(ctx: ApiContext, venue: string, marketId: string): MarketRef {
   const m = ctx.state.catalog.get(venue, marketId);
   return { venue, marketId, yes: m?.yesInstrument, no: m?.noInstrument };
+}
+
+/** Whether `p` settles within `ms` on `clock` (0: not waited for at all). A rejection counts as settled. */
+function within(p: Promise<unknown>, ms: number, clock: Clock): Promise<boolean> {
+  if (ms <= 0) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const cancel = clock.after(ms, () => resolve(false));
+    const done = (): void => {
+      cancel();
+      resolve(true);
+    };
+    p.then(done, done);
+  });
 }
 
 export function isReply(x: EngineState | Reply): x is Reply {

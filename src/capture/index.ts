@@ -31,6 +31,8 @@ export interface CaptureSettings {
   readonly history: boolean;
   /** How long the history index may take at shutdown to catch up and write its open slice (past it: it stops, an unwritten slice dropped). */
   readonly historyCloseMs: number;
+  /** How long an `as_of` read waits for the history index to reach its moment (past it: 503 `as_of.index_behind`; 0: no wait). */
+  readonly asOfWaitMs: number;
   /** Whether the normalized cache behind GET /replay follows the capture (off: every window is mapped from the frames). */
   readonly replayCache: boolean;
 }
@@ -45,6 +47,7 @@ export function captureSettings(config: Config): CaptureSettings {
     checkpointIntervalMs: c?.checkpointIntervalMs ?? 300_000,
     history: c?.history ?? true,
     historyCloseMs: c?.historyCloseMs ?? 10_000,
+    asOfWaitMs: c?.asOfWaitMs ?? 5_000,
     // On: it is written on the history index's thread from the events that maps anyway (BENCHMARKS.md "Replay from the capture").
     replayCache: c?.replayCache ?? true,
   };

@@ -220,6 +220,8 @@ export const appConfig = z
         history: z.boolean().optional(),
         /** At shutdown, how long the history index may take to catch up on what the capture holds beyond it and write its open slice (default 10 s: inside the shipped systemd unit's 30 s stop timeout); past it the catch-up stops and an unwritten open slice is dropped. */
         historyCloseMs: z.number().int().min(0).max(3_600_000).optional(),
+        /** How long an `as_of` read of a moment the history index may not have reached waits for it to catch up (default 5 s); past it the read answers 503 `as_of.index_behind` with Retry-After. 0: never wait. */
+        asOfWaitMs: z.number().int().min(0).max(600_000).optional(),
         /** The normalized cache behind GET /replay (src/capture/normcache.ts), on by default: written on the history index's thread from the events it maps (needs `history`); off, /replay maps every window from the frames. */
         replayCache: z.boolean().optional(),
       })
