@@ -14,7 +14,7 @@ const rounds = Number(process.argv[4] ?? 4);
 const { CandleStore } = await import(pathToFileURL(join(root, 'dist/src/state/candles.js')).href);
 const T = Date.UTC(2026, 10, 29, 12, 0);
 const venues = Array.from({ length: 8 }, (_, i) => `venue_${String.fromCharCode(97 + i)}`);
-const ids = Array.from({ length: markets }, (_, i) => `MKT-${(i * 2654435761 % 1e9).toString(36)}-${i}`);
+const ids = Array.from({ length: markets }, (_, i) => `MKT-${((i * 2654435761) % 1e9).toString(36)}-${i}`);
 const gcHeap = () => {
   for (let i = 0; i < 4; i++) globalThis.gc();
   return process.memoryUsage();

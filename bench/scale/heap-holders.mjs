@@ -6,6 +6,8 @@
 //    through, or `ctx:name` for a closure or module variable; the holder of what neither names is its parent's;
 //  - the TOP objects by retained size (what freeing them would free), with the path that reached them.
 // For the components of a capacity report see src/capacity/heap-owners.ts; this is the finer view of "other".
+// Cost at 108k (7.9M nodes, 36M edges): 50 s to read, then the dominators in 8 rounds (40 s) on one snapshot and in
+// 95 rounds (13 minutes) on another: the iteration converges slowly on some graphs.
 import { closeSync, openSync, readSync } from 'node:fs';
 
 const file = process.argv[2];
@@ -214,7 +216,11 @@ for (let k = 0; k < reached; k++) {
 const GENERIC = new Set(['Object', 'Array', 'Map', 'Set', 'system', '(object properties)', '(object elements)', 'Function', 'Promise', 'WeakMap', 'Error']);
 const label = (i) => {
   const t = nodeTypes[g.type[i]];
-  return t === 'object' || t === 'closure' || t === 'native' ? `${t} ${g.strings[g.name[i]]}` : t === 'string' || t === 'concatenated string' || t === 'sliced string' ? t : `${t}`;
+  return t === 'object' || t === 'closure' || t === 'native'
+    ? `${t} ${g.strings[g.name[i]]}`
+    : t === 'string' || t === 'concatenated string' || t === 'sliced string'
+      ? t
+      : `${t}`;
 };
 const edgeLabel = (e) => {
   const t = edgeTypes[g.edgeType[e]];
@@ -367,7 +373,11 @@ if (process.env.DETAIL) {
       x[1]++;
       agg.set(l, x);
     }
-    return [...agg].sort((a, b) => b[1][0] - a[1][0]).slice(0, 5).map(([l, [b, k]]) => `${l} ${MiB(b)}/${k}`).join(', ');
+    return [...agg]
+      .sort((a, b) => b[1][0] - a[1][0])
+      .slice(0, 5)
+      .map(([l, [b, k]]) => `${l} ${MiB(b)}/${k}`)
+      .join(', ');
   };
   const perClass = new Map();
   for (let i = 0; i < n; i++) {
