@@ -241,7 +241,6 @@ interface Served {
   readonly toMinute: number;
   /** ceil(min(to, now + 1) / width): the bucket up to which closes carry forward. */
   readonly fillEnd: number;
-  readonly open: Candle | undefined;
   readonly openFields: string;
   from: number;
   to: number;
@@ -251,7 +250,9 @@ interface Served {
 }
 
 /** The open candle's fields that a body shows (it is mutated in place). */
-const openFields = (c: Candle | undefined): string => (c ? `${c.t},${c.o},${c.h},${c.l},${c.c},${c.mid},${c.volume},${c.bid},${c.ask},${c.notional}` : '');
+/** Every field of the open candle: the store hands out a new object on each read, so this, not its identity, tells whether it changed. */
+const openFields = (c: Candle | undefined): string =>
+  c ? `${c.t},${c.o},${c.h},${c.l},${c.c},${c.mid},${c.volume},${c.trades},${c.bid},${c.ask},${c.notional}` : '';
 
 /** The head of a body, up to the candles array's opening bracket, as UTF-8. */
 function headOf(slug: string, marketId: string, interval: Interval, from: number, to: number): Buffer {
@@ -313,7 +314,6 @@ export function registerHistory(api: Api, ctx: ApiContext): void {
         hit.epoch === ctx.persistence.historyEpoch &&
         hit.toMinute === toMinute &&
         hit.fillEnd === fillEnd &&
-        hit.open === open &&
         hit.openFields === openFields(open)
       ) {
         if (hit.from !== from || hit.to !== to) {
@@ -358,7 +358,7 @@ export function registerHistory(api: Api, ctx: ApiContext): void {
       const tailBuf = Buffer.from(rest + ']}');
       const body = prefix ? Buffer.concat([headBuf, prefix.json, tailBuf]) : Buffer.concat([headBuf, tailBuf]);
       const epoch = ctx.persistence.historyEpoch;
-      served.set(q, { start, stable, epoch, commits, toMinute, fillEnd, open, openFields: openFields(open), from, to, body, headLength: headBuf.length });
+      served.set(q, { start, stable, epoch, commits, toMinute, fillEnd, openFields: openFields(open), from, to, body, headLength: headBuf.length });
       return { status: 200, body };
     },
   });

@@ -2,7 +2,7 @@ import { Subject } from 'rxjs';
 import { BookIntegrityError, OrderBook, type BookSide } from '../core/book.js';
 import type { BookDelta, BookSnapshot, Level, VenueLabel } from '../core/types.js';
 import { PAYOUT } from '../core/price.js';
-import type { Candle, HeldCandle } from './candles.js';
+import type { HeldCandle } from './candles.js';
 import type { HeldQuote, QuoteRecord } from './quotes.js';
 
 /**
@@ -28,8 +28,8 @@ export class StateBook extends OrderBook implements HeldQuote, HeldCandle {
   /** Its market's quote record (EngineState's top of book), held so that a delta does not look it up. */
   quote: QuoteRecord | undefined = undefined;
   quoteEpoch = 0;
-  /** Its market's open candle as the state last found it (HeldCandle, src/state/candles.ts). */
-  candle: Candle | undefined = undefined;
+  /** Its market's open candle's slot as the state last found it (HeldCandle, src/state/candles.ts). */
+  candleSlot = -1;
   candleOf: object | undefined = undefined;
   candleEpoch = 0;
   /** Receive time (ms, the event's localTimestamp) of the last event that changed this book: what a read of it says as `as_of`. */
