@@ -1,4 +1,4 @@
-import { createRequire } from 'node:module';
+import { uncompress } from 'lz4-napi';
 
 /**
  * LZ4 for the normalized cache's blocks (src/capture/normblock.ts): blocks are compressed here, in
@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
  * glibc's). Each block's output was a 1.1 MiB allocation made on a pool thread and freed on the
  * history thread when its Buffer was collected; mimalloc keeps freed pages for the thread that owns
  * them and purges them only when that thread allocates again after a delay, so at 108k markets the
- * arena held 37–45 MiB of RSS that no heap figure shows (issue 34, BENCHMARKS.md `mem16`). Purging
+ * arena held 30–58 MiB of RSS that no heap figure shows (issue 34, BENCHMARKS.md `mem16`). Purging
  * at once (`MIMALLOC_PURGE_DELAY=0`) kept 7 MiB but made every /replay decompression 4–5× slower
  * (the pages faulted in again), so the reads keep the addon and only the writer leaves it.
  *
@@ -17,10 +17,8 @@ import { createRequire } from 'node:module';
  * starting within the last 12 bytes), so `lz4Uncompress` reads it and blocks written before read the same.
  */
 
-const lz4 = createRequire(import.meta.url)('lz4-napi') as typeof import('lz4-napi');
-
-/** Decompresses a `lz4Compress` output (or lz4-napi's `compress`), on libuv's pool. */
-export const lz4Uncompress = lz4.uncompress;
+/** Decompresses a `lz4CompressSync` output (or lz4-napi's `compress`), on libuv's pool. */
+export const lz4Uncompress = uncompress;
 
 const MIN_MATCH = 4;
 const LAST_LITERALS = 5;
