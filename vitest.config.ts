@@ -32,6 +32,7 @@ const integration = [
   'test/replay/determinism.test.ts',
   'test/replay/capture-window.test.ts',
   'test/backtest/fills.test.ts',
+  'test/capture/lz4-alloc.test.ts',
 ];
 const faults = ['test/faults/**/*.test.ts'];
 

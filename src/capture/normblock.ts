@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { crc32 } from 'node:zlib';
-import { compress as lz4Compress, uncompress as lz4Uncompress } from 'lz4-napi';
+import { lz4CompressSync, lz4Uncompress } from './lz4.js';
 import type { VenueConfig } from '../config/schema.js';
 import type { NormalizedType } from '../core/types.js';
 import { TYPE_GROUPS } from './ndjson.js';
@@ -205,11 +205,12 @@ export function normBlockIntact(ref: NormBlockRef, compressed: Buffer): boolean 
 }
 
 /**
- * A block body compressed for disk (LZ4, on libuv's thread pool). LZ4 keeps a body in about a
- * fifth of its bytes where Brotli kept a tenth, and decompresses several times faster.
+ * A block body compressed for disk (LZ4 on the calling thread, the history index's: src/capture/lz4.ts
+ * says why not the addon's). LZ4 keeps a body in about a fifth of its bytes where Brotli kept a
+ * tenth, and decompresses several times faster.
  */
-export function packNormBlock(body: Buffer): Promise<Buffer> {
-  return lz4Compress(body);
+export async function packNormBlock(body: Buffer): Promise<Buffer> {
+  return lz4CompressSync(body);
 }
 
 /** A block body back from its compressed bytes (on the pool); throws when they do not give `raw` bytes. */

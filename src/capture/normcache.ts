@@ -74,7 +74,7 @@ const FILE_MAGIC = Buffer.from('CBNORM1\n');
  * event kept once as its finished NDJSON line (src/capture/normblock.ts), so a replay copies
  * bytes instead of mapping frames and stringifying events again. The main thread pays nothing for
  * it: the mapping is the index's, done anyway, and the lines, the blocks and their LZ4 are the
- * thread's (the compression on libuv's pool).
+ * thread's (src/capture/lz4.ts).
  *
  * One run per process, from the first record after `anchor` (the capture's last seq when the
  * service opened it), with the index's mappers: one per venue per feed session, as live, so the

@@ -140,10 +140,10 @@ describe('the history index thread', () => {
     expect(covers[0]).toBeGreaterThanOrEqual(start!);
     // The stop's moment has passed on this clock before the next process begins (its index covers from then).
     await vi.waitFor(() => expect(Date.now()).toBeGreaterThan(covers[1] + 1), { timeout: 5_000, interval: 5 });
-    c = await closing.start();
-    const ckey = c.keys.create('pro', 'tests').key;
+    const again = (c = await closing.start());
+    const ckey = again.keys.create('pro', 'tests').key;
     const read = async (path: string): Promise<{ status: number; json: Record<string, unknown> }> => {
-      const r = await fetch(`${c.url}/api/v2${path}`, { headers: { 'x-api-key': ckey } });
+      const r = await fetch(`${again.url}/api/v2${path}`, { headers: { 'x-api-key': ckey } });
       return { status: r.status, json: (await r.json()) as Record<string, unknown> };
     };
     // A market the closed service had a book of (its state is still in memory).
