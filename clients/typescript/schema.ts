@@ -2803,7 +2803,7 @@ export interface operations {
       query: {
         /** @description comma-separated platform:market_id pairs, at most 100, no empty items */
         ids: string;
-        /** @description the state at this receive time instead of now: ms since the epoch or ISO 8601 (an as_of / as_of_ms an earlier answer carried gives the same body). Within what capture retains (a 400 names the window); rebuilt from the capture log by the live mappers and book code. Plans: dev, pro and enterprise (free: 403 auth.endpoint_blocked); 400 when capture is off. */
+        /** @description the state at this receive time instead of now: ms since the epoch or ISO 8601 (an as_of / as_of_ms an earlier answer carried gives the same body). Within what capture retains (a 400 names the window); rebuilt from the capture log by the live mappers and book code; a moment the history index holds nothing of (the service was stopped then, or its index closed short) is a 400 as_of.not_indexed naming the gap (gap_from, gap_to). Plans: dev, pro and enterprise (free: 403 auth.endpoint_blocked); 400 when capture is off. */
         as_of?: number | string;
       };
       header?: never;
@@ -2865,7 +2865,7 @@ export interface operations {
       429: components['responses']['TooManyRequests'];
       431: components['responses']['HeadTooLarge'];
       500: components['responses']['InternalError'];
-      /** @description as_of: the history index stopped following the capture (a memory bound passed, or its thread died; code as_of.index_stopped, the message says which) */
+      /** @description as_of: the history index stopped following the capture (a memory bound passed, or its thread died; code as_of.index_stopped, the message says which), or it has not reached the moment asked for within capture.asOfWaitMs (code as_of.index_behind, with indexed_to and Retry-After) */
       503: {
         headers: {
           [name: string]: unknown;
@@ -2883,7 +2883,7 @@ export interface operations {
         market_id: string;
         /** @description levels per side */
         depth?: number;
-        /** @description the state at this receive time instead of now: ms since the epoch or ISO 8601 (an as_of / as_of_ms an earlier answer carried gives the same body). Within what capture retains (a 400 names the window); rebuilt from the capture log by the live mappers and book code. Plans: dev, pro and enterprise (free: 403 auth.endpoint_blocked); 400 when capture is off. */
+        /** @description the state at this receive time instead of now: ms since the epoch or ISO 8601 (an as_of / as_of_ms an earlier answer carried gives the same body). Within what capture retains (a 400 names the window); rebuilt from the capture log by the live mappers and book code; a moment the history index holds nothing of (the service was stopped then, or its index closed short) is a 400 as_of.not_indexed naming the gap (gap_from, gap_to). Plans: dev, pro and enterprise (free: 403 auth.endpoint_blocked); 400 when capture is off. */
         as_of?: number | string;
       };
       header?: never;
@@ -2963,7 +2963,7 @@ export interface operations {
       429: components['responses']['TooManyRequests'];
       431: components['responses']['HeadTooLarge'];
       500: components['responses']['InternalError'];
-      /** @description as_of: the history index stopped following the capture (a memory bound passed, or its thread died; code as_of.index_stopped, the message says which) */
+      /** @description as_of: the history index stopped following the capture (a memory bound passed, or its thread died; code as_of.index_stopped, the message says which), or it has not reached the moment asked for within capture.asOfWaitMs (code as_of.index_behind, with indexed_to and Retry-After) */
       503: {
         headers: {
           [name: string]: unknown;
@@ -4531,7 +4531,7 @@ export interface operations {
       query: {
         group_id: number;
         depth?: number;
-        /** @description the state at this receive time instead of now: ms since the epoch or ISO 8601 (an as_of / as_of_ms an earlier answer carried gives the same body). Within what capture retains (a 400 names the window); rebuilt from the capture log by the live mappers and book code. Plans: dev, pro and enterprise (free: 403 auth.endpoint_blocked); 400 when capture is off. */
+        /** @description the state at this receive time instead of now: ms since the epoch or ISO 8601 (an as_of / as_of_ms an earlier answer carried gives the same body). Within what capture retains (a 400 names the window); rebuilt from the capture log by the live mappers and book code; a moment the history index holds nothing of (the service was stopped then, or its index closed short) is a 400 as_of.not_indexed naming the gap (gap_from, gap_to). Plans: dev, pro and enterprise (free: 403 auth.endpoint_blocked); 400 when capture is off. */
         as_of?: number | string;
       };
       header?: never;
@@ -4650,7 +4650,7 @@ export interface operations {
       429: components['responses']['TooManyRequests'];
       431: components['responses']['HeadTooLarge'];
       500: components['responses']['InternalError'];
-      /** @description as_of: the history index stopped following the capture (a memory bound passed, or its thread died; code as_of.index_stopped, the message says which) */
+      /** @description as_of: the history index stopped following the capture (a memory bound passed, or its thread died; code as_of.index_stopped, the message says which), or it has not reached the moment asked for within capture.asOfWaitMs (code as_of.index_behind, with indexed_to and Retry-After) */
       503: {
         headers: {
           [name: string]: unknown;
