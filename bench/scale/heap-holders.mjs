@@ -8,101 +8,16 @@
 // For the components of a capacity report see src/capacity/heap-owners.ts; this is the finer view of "other".
 // Cost at 108k (7.9M nodes, 36M edges): 50 s to read, then the dominators in 8 rounds (40 s) on one snapshot and in
 // 95 rounds (13 minutes) on another: the iteration converges slowly on some graphs.
-import { closeSync, openSync, readSync } from 'node:fs';
+// The snapshot is read by the capacity report's streaming reader (src/capacity/heap-owners.ts, every string kept:
+// its first 80 characters, up to a first escape). Run on a built checkout.
+import { readGraph } from '../../dist/src/capacity/heap-owners.js';
 
 const file = process.argv[2];
 const TOP = Number(process.argv[3] ?? 60);
-const CHUNK = 1 << 24;
-
-function readGraph(path) {
-  const fd = openSync(path, 'r');
-  const buf = Buffer.allocUnsafe(CHUNK);
-  let len = readSync(fd, buf, 0, CHUNK, 0);
-  let filePos = len;
-  const head = buf.toString('latin1', 0, Math.min(len, 1 << 20));
-  const nodesAt = head.indexOf('"nodes":[');
-  const meta = JSON.parse(`${head.slice(0, nodesAt).replace(/,\s*$/, '')}}`).snapshot;
-  const F = meta.meta.node_fields.length;
-  const E = meta.meta.edge_fields.length;
-  const [iType, iName, iSize, iEdges] = ['type', 'name', 'self_size', 'edge_count'].map((f) => meta.meta.node_fields.indexOf(f));
-  const [eType, eName, eTo] = ['type', 'name_or_index', 'to_node'].map((f) => meta.meta.edge_fields.indexOf(f));
-  const g = {
-    meta: meta.meta,
-    type: new Uint8Array(meta.node_count),
-    name: new Uint32Array(meta.node_count),
-    size: new Uint32Array(meta.node_count),
-    edgeCount: new Uint32Array(meta.node_count),
-    edgeType: new Uint8Array(meta.edge_count),
-    edgeTo: new Uint32Array(meta.edge_count),
-    edgeName: new Uint32Array(meta.edge_count),
-    strings: [],
-  };
-  let pos = nodesAt + 9;
-  const next = () => {
-    if (pos >= len) {
-      len = readSync(fd, buf, 0, CHUNK, filePos);
-      filePos += len;
-      pos = 0;
-      if (len === 0) return -1;
-    }
-    return buf[pos++];
-  };
-  const ints = (put) => {
-    let v = 0;
-    let inNum = false;
-    for (let k = 0, c = next(); c !== -1; c = next()) {
-      if (c >= 48 && c <= 57) {
-        v = v * 10 + c - 48;
-        inNum = true;
-      } else if (inNum) {
-        put(k++, v);
-        v = 0;
-        inNum = false;
-      }
-      if (c === 93) return;
-    }
-  };
-  const seek = (marker) => {
-    let m = 0;
-    for (let c = next(); c !== -1; c = next()) {
-      m = c === marker.charCodeAt(m) ? m + 1 : c === marker.charCodeAt(0) ? 1 : 0;
-      if (m === marker.length) return;
-    }
-  };
-  ints((k, v) => {
-    const i = (k / F) | 0;
-    const f = k - i * F;
-    if (f === iType) g.type[i] = v;
-    else if (f === iName) g.name[i] = v;
-    else if (f === iSize) g.size[i] = v;
-    else if (f === iEdges) g.edgeCount[i] = v;
-  });
-  seek('"edges":[');
-  ints((k, v) => {
-    const i = (k / E) | 0;
-    const f = k - i * E;
-    if (f === eType) g.edgeType[i] = v;
-    else if (f === eTo) g.edgeTo[i] = v / F;
-    else if (f === eName) g.edgeName[i] = v;
-  });
-  seek('"strings":[');
-  for (let c = next(); c !== -1 && c !== 93; c = next()) {
-    if (c !== 34) continue;
-    let s = '';
-    for (c = next(); c !== -1 && c !== 34; c = next()) {
-      if (c === 92) {
-        const d = next();
-        if (s.length < 60) s += String.fromCharCode(d);
-      } else if (s.length < 60) s += String.fromCharCode(c);
-    }
-    g.strings.push(s);
-  }
-  closeSync(fd);
-  return g;
-}
+const str = (i) => g.names.get(i) ?? '';
 
 const t0 = performance.now();
-const g = readGraph(file);
+const g = readGraph(file, undefined);
 const n = g.type.length;
 const m = g.edgeTo.length;
 console.error(`read ${n} nodes, ${m} edges in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
@@ -217,14 +132,14 @@ const GENERIC = new Set(['Object', 'Array', 'Map', 'Set', 'system', '(object pro
 const label = (i) => {
   const t = nodeTypes[g.type[i]];
   return t === 'object' || t === 'closure' || t === 'native'
-    ? `${t} ${g.strings[g.name[i]]}`
+    ? `${t} ${str(g.name[i])}`
     : t === 'string' || t === 'concatenated string' || t === 'sliced string'
       ? t
       : `${t}`;
 };
 const edgeLabel = (e) => {
   const t = edgeTypes[g.edgeType[e]];
-  return t === 'element' || t === 'hidden' ? `[${g.edgeName[e]}]` : g.strings[g.edgeName[e]];
+  return t === 'element' || t === 'hidden' ? `[${g.edgeName[e]}]` : str(g.edgeName[e]);
 };
 const via = new Uint32Array(n).fill(NONE);
 const holder = new Int32Array(n).fill(-1);
@@ -248,7 +163,7 @@ const hid = (s) => {
   while (head < tail) {
     const v = queue[head++];
     const vt = nodeTypes[g.type[v]];
-    const vName = g.strings[g.name[v]];
+    const vName = str(g.name[v]);
     const named = vt === 'object' && !GENERIC.has(vName) && !vName.startsWith('(') && !vName.startsWith('system');
     for (let e = first[v]; e < first[v + 1]; e++) {
       if (skip(e)) continue;
@@ -382,7 +297,7 @@ if (process.env.DETAIL) {
   const perClass = new Map();
   for (let i = 0; i < n; i++) {
     if (g.type[i] !== isObj || !post[i]) continue;
-    const c = g.strings[g.name[i]];
+    const c = str(g.name[i]);
     if (!want.has(c)) continue;
     let p = perClass.get(c);
     if (!p) perClass.set(c, (p = { n: 0, self: 0, ret: 0, fields: new Map() }));

@@ -4,7 +4,7 @@ import type { CaptureSettings, CaptureStore } from '../capture/index.js';
 import type { HistoryClient } from '../history/client.js';
 import { NotIndexedError, type MarketRef } from '../history/index.js';
 import { errorReply, type Reply } from '../server/http.js';
-import type { Clock } from '../core/clock.js';
+import { iso, type Clock } from '../core/clock.js';
 import type { EngineState } from '../state/engine.js';
 import type { ApiContext } from './context.js';
 
@@ -107,8 +107,4 @@ function within(p: Promise<unknown>, ms: number, clock: Clock): Promise<boolean>
 
 export function isReply(x: EngineState | Reply): x is Reply {
   return 'status' in x;
-}
-
-function iso(t: number): string {
-  return Number.isFinite(t) && Math.abs(t) < 8.64e15 ? new Date(t).toISOString() : String(t);
 }

@@ -4,6 +4,7 @@ import { p } from '../access/params.js';
 import { eventLineWriter, itemLine, ndjsonChunks, TYPE_GROUP_NAMES, type EventFilter } from '../capture/ndjson.js';
 import { readBatches, ReplayFeed, type Capture, type CaptureSettings } from '../capture/index.js';
 import type { NormCache } from '../capture/normcache.js';
+import { iso } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import { errorReply, type Reply } from '../server/http.js';
 import type { ApiContext } from './context.js';
@@ -137,9 +138,4 @@ export function windowRefusal(src: Pick<ReplaySource, 'capture' | 'settings' | '
 export function outsideRetention(src: ReplaySource, from: number, to: number): Reply | undefined {
   const r = windowRefusal(src, from, to);
   return r && errorReply(400, r.code, r.message, r.retained);
-}
-
-/** A time for a message: ISO 8601 when it is one. */
-export function iso(t: number): string {
-  return Number.isFinite(t) && Math.abs(t) < 8.64e15 ? new Date(t).toISOString() : String(t);
 }

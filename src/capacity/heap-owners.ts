@@ -14,7 +14,7 @@ export const COMPONENTS: Readonly<Record<string, readonly string[]>> = {
   capture: ['Capture', 'CaptureStore'],
 };
 
-interface Meta {
+export interface Meta {
   readonly node_fields: readonly string[];
   readonly node_types: readonly [readonly string[], ...unknown[]];
   readonly edge_fields: readonly string[];
@@ -22,7 +22,7 @@ interface Meta {
 }
 
 /** The parts of a snapshot the attribution reads, field by field (the rest is skipped while reading). */
-interface Graph {
+export interface Graph {
   readonly meta: Meta;
   readonly type: Uint8Array;
   readonly name: Uint32Array;
@@ -43,8 +43,9 @@ const CHUNK = 1 << 24;
  * Reads a `.heapsnapshot` as a stream: its node and edge arrays into typed arrays of the fields
  * used, and from the string table only the entries equal to a name in `wanted`. A snapshot of a
  * heap over about 250 MiB is a JSON text longer than V8's longest string, so it cannot be parsed whole.
+ * (Also bench/scale/heap-holders.mjs's reader, with every string.)
  */
-function readGraph(file: string, wanted: ReadonlySet<string> | undefined): Graph {
+export function readGraph(file: string, wanted: ReadonlySet<string> | undefined): Graph {
   const fd = openSync(file, 'r');
   try {
     const buf = Buffer.allocUnsafe(CHUNK);

@@ -207,3 +207,8 @@ export class VirtualClock extends StepClock {
     super(start);
   }
 }
+
+/** A time for a message: ISO 8601 when it is one (a number outside Date's range is written as it is). */
+export function iso(t: number): string {
+  return Number.isFinite(t) && Math.abs(t) < 8.64e15 ? new Date(t).toISOString() : String(t);
+}

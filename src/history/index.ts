@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { ReplayFeed, type CaptureRecord, type CaptureStore, type ReplayItem } from '../capture/index.js';
 import type { NormLines, NormView } from '../capture/normcache.js';
 import type { VenueConfig } from '../config/schema.js';
+import { iso } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import type { NormalizedEvent, VenueLabel } from '../core/types.js';
 import { EngineState, resetsBooks } from '../state/engine.js';
@@ -58,7 +59,7 @@ export class NotIndexedError extends Error {
     readonly after: number | undefined,
   ) {
     super(
-      `${isoOf(t)} is not in the history index: nothing was indexed from ${before === undefined ? 'before it' : isoOf(before)} to ${after === undefined ? 'now' : isoOf(after)}`,
+      `${iso(t)} is not in the history index: nothing was indexed from ${before === undefined ? 'before it' : iso(before)} to ${after === undefined ? 'now' : iso(after)}`,
     );
     this.name = 'NotIndexedError';
   }
@@ -80,10 +81,6 @@ export function notIndexed(t: number, start: number, starts: readonly number[], 
   let prev: number | undefined;
   for (const s of starts) if (s < start && (prev === undefined || s > prev)) prev = s;
   return new NotIndexedError(t, prev === undefined ? undefined : coverOf(prev)?.[1], c[0]);
-}
-
-function isoOf(t: number): string {
-  return Number.isFinite(t) && Math.abs(t) < 8.64e15 ? new Date(t).toISOString() : String(t);
 }
 
 /**

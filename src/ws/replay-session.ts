@@ -1,6 +1,7 @@
 import type { Plan } from '../access/plans.js';
 import { msOrIsoTime } from '../access/params.js';
-import { iso, windowRefusal, type ReplaySource } from '../api/replay.js';
+import { windowRefusal, type ReplaySource } from '../api/replay.js';
+import { iso } from '../core/clock.js';
 import { readBatches, replayItems, type ReplayItem } from '../capture/index.js';
 import type { Config, VenueConfig } from '../config/schema.js';
 import type { Clock } from '../core/clock.js';
