@@ -4,7 +4,7 @@ import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rea
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { Persistence } from '../../src/persist/store.js';
 import { startService } from '../../src/service.js';
@@ -147,7 +147,8 @@ describe('a read-only DATA_DIR at start', () => {
       });
     const first = await startService(cfg(src));
     const { key } = first.keys.create('pro', 'ro-test');
-    await new Promise((r) => setTimeout(r, 1500));
+    // Some ingest to restore: markets listed on every venue that lists them.
+    await vi.waitFor(() => expect(first.state.catalog.size).toBeGreaterThan(100), { timeout: 30_000, interval: 50 });
     const markets = first.state.catalog.size;
     await first.close();
     const dir = makeReadOnly(src);
@@ -156,6 +157,7 @@ describe('a read-only DATA_DIR at start', () => {
 
     const svc = await startService(cfg(dir));
     try {
+      const copied = hashDir(svc.persistence.dir);
       expect(svc.persistence.fallback?.dataDir).toBe(dir);
       expect(svc.persistence.dir).not.toBe(dir);
       expect(svc.restored.markets).toBe(markets);
@@ -166,7 +168,8 @@ describe('a read-only DATA_DIR at start', () => {
       // keys made before still work; the demo key was restored from the copy
       expect((await fetch(`${svc.url}/api/v2/markets?limit=1`, { headers: { 'x-api-key': key } })).status).toBe(200);
       expect((await fetch(`${svc.url}/api/v2/markets?limit=1`, { headers: { 'x-api-key': svc.demoKey! } })).status).toBe(200);
-      await new Promise((r) => setTimeout(r, 1200)); // a catalog flush and some ingest
+      // The service writes while it runs (to its copy): only then does "never writes to DATA_DIR" say something.
+      await vi.waitFor(() => expect(hashDir(svc.persistence.dir)).not.toBe(copied), { timeout: 30_000, interval: 100 });
     } finally {
       await svc.close();
     }
