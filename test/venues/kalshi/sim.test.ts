@@ -149,7 +149,7 @@ async function client(): Promise<{
       }
     });
   const until = async (pred: () => boolean): Promise<void> => {
-    const end = Date.now() + 2_000;
+    const end = Date.now() + 30_000;
     while (!pred()) {
       if (Date.now() > end) throw new Error(`timeout; got ${texts.slice(-5).join('\n')}`);
       await new Promise((r) => setTimeout(r, 5));
