@@ -7,6 +7,11 @@ import { createLogger } from '../../src/core/log.js';
 import { SliceFile, sliceStarts } from '../../src/history/slice.js';
 import { startService, type Service } from '../../src/service.js';
 
+// A read of a moment the index has not reached waits for it (tests wait for the event they need): on a busy
+// CI machine the index runs more than the shipped 5 s behind. Below vitest's 60 s, so a stuck index still fails
+// as its 503, not as a timeout.
+const AS_OF_WAIT_MS = 45_000;
+
 /**
  * SIMULATOR DATA. The history index runs on its own thread (src/history/client.ts, worker.ts): a
  * thread that dies is said in one log line, `as_of` reads then answer 503 with the reason, /status
@@ -22,7 +27,7 @@ function service(name: string, seed: number): { dir: string; lines: string[]; st
       dataDir: dir,
       server: { host: '127.0.0.1', port: 0, baseUrl: null },
       sim: { ticksPerSecond: 100, seed, process: 'inline' },
-      capture: { enabled: true, retention: { days: 7, bytes: 1024 ** 3 }, checkpointIntervalMs: 300_000 },
+      capture: { enabled: true, retention: { days: 7, bytes: 1024 ** 3 }, checkpointIntervalMs: 300_000, asOfWaitMs: AS_OF_WAIT_MS },
     },
   });
   return { dir, lines, start: () => startService(config, { log: createLogger('info', { write: (l: string) => void lines.push(l) }) }) };

@@ -6,6 +6,11 @@ import { loadConfig } from '../../src/config/load.js';
 import { HISTORY_LIMITS } from '../../src/history/index.js';
 import { startService, type Service } from '../../src/service.js';
 
+// A read of a moment the index has not reached waits for it (tests wait for the event they need): on a busy
+// CI machine the index runs more than the shipped 5 s behind. Below vitest's 60 s, so a stuck index still fails
+// as its 503, not as a timeout.
+const AS_OF_WAIT_MS = 45_000;
+
 /**
  * SIMULATOR DATA. `as_of` over the real service: the simulator's venues on loopback, capture on
  * with 2-second history slices. A live answer carries `as_of`; asking again with that `as_of`
@@ -21,7 +26,7 @@ const config = loadConfig({
     server: { host: '127.0.0.1', port: 0, baseUrl: null },
     sim: { ticksPerSecond: 400, seed: 23, process: 'inline' },
     ingest: { pollMs: 300 },
-    capture: { enabled: true, retention: { days: 7, bytes: 1024 ** 3 }, checkpointIntervalMs: SLICE_MS },
+    capture: { enabled: true, retention: { days: 7, bytes: 1024 ** 3 }, checkpointIntervalMs: SLICE_MS, asOfWaitMs: AS_OF_WAIT_MS },
   },
 });
 
