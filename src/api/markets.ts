@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Api } from '../access/api.js';
 import { p } from '../access/params.js';
-import { errorReply } from '../server/http.js';
+import { errorReply, type Reply } from '../server/http.js';
 import type { MarketRecord } from '../state/catalog.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import { after, decodeCursor, encodeCursor, type ApiContext } from './context.js';
@@ -21,11 +21,13 @@ export const MarketsPage = z.object({
 });
 
 interface PageCache {
-  /** UTF-8 once: uWS writes a Buffer as is, while a string is encoded again on every send. */
-  readonly body: Buffer;
+  /** The page's answer, kept with it: its body UTF-8 once (uWS writes a Buffer as is, while a string is encoded again on every send). */
+  readonly reply: Reply;
   readonly catalogVersion: number;
   /** The number of quotes when the page's markets without one were last seen to have none (quotes are never removed). */
   quoteCount: number;
+  /** QuoteStore.changes when the page's quotes were last found at their versions. */
+  checkedAt: number;
   /** The quotes of the page's markets, and each one's version when the page was built. */
   readonly quotes: readonly QuoteRecord[];
   readonly versions: readonly number[];
@@ -71,7 +73,7 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
       if (cacheKey === undefined) keyOf.set(qy, (cacheKey = JSON.stringify([label, qy.status, qy.category, qy.q, qy.include, qy.limit, startAfter])));
       const catalog = ctx.state.catalog;
       const hit = pages.get(cacheKey);
-      if (hit && hit.catalogVersion === catalog.version && fresh(ctx, hit)) return { status: 200, body: hit.body };
+      if (hit && hit.catalogVersion === catalog.version && fresh(ctx, hit)) return hit.reply;
 
       const cat = qy.category?.toLowerCase();
       const needle = qy.q?.toLowerCase();
@@ -130,8 +132,10 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
         `{"markets":[${parts.join(',')}],"total_count":${total.count},"as_of":"${new Date(asOf).toISOString()}","as_of_ms":${asOf},"cursor":${cursor},"next_cursor":${cursor}}`,
       );
       if (pages.size > 5000) pages.clear();
-      pages.set(cacheKey, { body, catalogVersion: catalog.version, quoteCount: ctx.state.quotes.size, quotes, versions, unquoted });
-      return { status: 200, body };
+      const reply: Reply = { status: 200, body };
+      const store = ctx.state.quotes;
+      pages.set(cacheKey, { reply, catalogVersion: catalog.version, quoteCount: store.size, checkedAt: store.changes, quotes, versions, unquoted });
+      return reply;
     },
   });
 }
@@ -139,15 +143,22 @@ export function registerMarkets(api: Api, ctx: ApiContext): void {
 /**
  * A cached page of the current catalog version (which moves with every change to a market) is
  * fresh while none of its quotes moved and none of its markets without one got one. Those are
- * looked for only when the quote count grew since (quotes are never removed).
+ * looked for only when the quote count grew since (quotes are never removed). While no quote
+ * anywhere changed or appeared since the page was last found fresh (QuoteStore.changes and size
+ * where they stood), it is fresh without walking its quotes (as /prices/bulk's entries are): under
+ * live ingest the requests of one event-loop turn come between the same two socket reads, and the
+ * walk read 50 quote records, scattered over the heap, on every request.
  */
 function fresh(ctx: ApiContext, page: PageCache): boolean {
+  const store = ctx.state.quotes;
+  if (page.checkedAt === store.changes && page.quoteCount === store.size) return true;
   const { quotes, versions, unquoted } = page;
   for (let i = 0; i < quotes.length; i++) if (quotes[i]!.version !== versions[i]) return false;
-  const store = ctx.state.quotes;
-  if (store.size === page.quoteCount) return true;
-  for (const m of unquoted) if (store.get(m.venue, m.marketId) !== undefined) return false;
-  page.quoteCount = store.size;
+  if (store.size !== page.quoteCount) {
+    for (const m of unquoted) if (store.get(m.venue, m.marketId) !== undefined) return false;
+    page.quoteCount = store.size;
+  }
+  page.checkedAt = store.changes;
   return true;
 }
 

@@ -83,7 +83,7 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
   // Trades past the retention boundary are pruned by the persistence flow (pipelines/persistence.ts), on the engine's clock.
   const pages = new TradePages(MAX_CACHED_PAGES);
   ctx.tradePages = pages;
-  // The log is read again only after an LMDB commit: the trades committed since, and the first key of the index.
+  // The log is read again only after a write to it or its index settled (Persistence.tradeLogSettled): the trades committed since, and the first key of the index.
   let logAt = -1;
   let seenSeq = -1;
   let first: TimeKey | undefined;
@@ -138,8 +138,8 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
       // "Now" is the end of the current second, so a page is a function of the query, that second
       // and the committed log: a page is kept for the second, and takes the trades committed into it.
       const now = Math.floor(ctx.clock.now() / 1000) * 1000 + 999;
-      if (ctx.commits() !== logAt) {
-        logAt = ctx.commits();
+      if (ctx.persistence.tradeLogSettled !== logAt) {
+        logAt = ctx.persistence.tradeLogSettled;
         follow();
       }
       const hit = pages.get(c.query, now);

@@ -131,6 +131,14 @@ export class Persistence {
    * `/prices/history` cache its serialized closed buckets under a key that includes this epoch.
    */
   historyEpoch = 0;
+  /**
+   * Writes to the trade log and its time index (appends, prunes) that have settled, committed or
+   * failed. What a reader of either sees changes only when this moves (this process is the store's
+   * only writer; `indexTrades` runs before anything reads), so a reader that keeps what it read
+   * needs to read again only then: /trades did so after every commit of any log (quota counters,
+   * candles, snapshots), half of them without a trade.
+   */
+  tradeLogSettled = 0;
   /** Write failures (full disk, read-only dir): counted and logged once; the service keeps serving. */
   writeErrors = 0;
   lastWriteError: string | undefined;
@@ -398,8 +406,8 @@ export class Persistence {
 
   /** Appends a trade to the log (keyed by seq) and to the time index (keyed [timestamp, seq]). */
   appendTrade(t: StoredTrade): void {
-    this.track(this.db('trades').put(t.seq, { ...t }));
-    this.track(this.db('tradesByTime').put([t.timestamp, t.seq], 1));
+    this.trackTradeLog(this.db('trades').put(t.seq, { ...t }));
+    this.trackTradeLog(this.db('tradesByTime').put([t.timestamp, t.seq], 1));
   }
 
   /** Removes the trades before `cutoff` (ms) from the log and its time index, at most `max` per call. Returns how many. */
@@ -407,8 +415,8 @@ export class Persistence {
     let n = 0;
     for (const key of this.db('tradesByTime').getKeys({ end: [cutoff], limit: max })) {
       const [, seq] = key as unknown as readonly [number, number];
-      this.track(this.db('trades').remove(seq));
-      this.track(this.db('tradesByTime').remove(key));
+      this.trackTradeLog(this.db('trades').remove(seq));
+      this.trackTradeLog(this.db('tradesByTime').remove(key));
       n++;
     }
     return n;
@@ -539,6 +547,16 @@ export class Persistence {
   private track(p: Promise<unknown>): void {
     this.writes.track(p, (e) => this.noteWriteError(e));
   }
+
+  /** `track` for a write to the trade log or its index, counted in `tradeLogSettled` once it settles. */
+  private trackTradeLog(p: Promise<unknown>): void {
+    this.track(p);
+    p.then(this.tradeLogMoved, this.tradeLogMoved);
+  }
+
+  private readonly tradeLogMoved = (): void => {
+    this.tradeLogSettled++;
+  };
 
   /**
    * Candles of a market in [from, to) ms, oldest first: one-minute candles, or the hour (`1h`) or

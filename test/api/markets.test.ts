@@ -162,6 +162,31 @@ describe('GET /markets (spec 4.5)', () => {
     h.apply(snapshot('KXTEST-26NOV22-T03', 3000));
     expect(await bid('KXTEST-26NOV22-T03')).toBe(30);
   });
+
+  it('sees a listed quote move after requests that found the page current past an unlisted quote change, in the bytes a fresh page has', async () => {
+    // The same page under two cache keys: `q` matching every venue_a id gives the same markets and count.
+    const raw = async (query: string): Promise<string> =>
+      (await fetch(`${h.base}/markets?platform=venue_a&limit=5${query}`, { headers: { 'x-api-key': h.key } })).text();
+    const delta = (venue: 'venue_a' | 'venue_h', marketId: string, instrument: string, at: number, side: 'bid' | 'ask', price: number, size: number): void =>
+      h.apply({ ...ev, localTimestamp: T + at, venue, type: 'book_delta', marketId, instrument, changes: [[side, price, size]] });
+    const first = await raw('');
+    // A quote not on the page moves: the next answers walk the page's quotes, find them current and are the same.
+    delta('venue_h', 'venue_h_123456789', '123456789', 30, 'ask', 5800, 3);
+    expect(await raw('')).toBe(first);
+    expect(await raw('')).toBe(first);
+    // A quote on the page moves: the page kept at the last check must not be served.
+    delta('venue_a', 'KXTEST-26NOV22-T01', 'KXTEST-26NOV22-T01', 31, 'bid', 100, 4);
+    const moved = await raw('');
+    expect(moved).not.toBe(first);
+    expect(
+      (JSON.parse(moved) as { markets: { market_id: string; yes_bid: number | null }[] }).markets.find((m) => m.market_id === 'KXTEST-26NOV22-T01')?.yes_bid,
+    ).toBe(1);
+    // Served again from the kept page, byte for byte what a page built now for the same markets is.
+    expect(await raw('')).toBe(moved);
+    expect(await raw('&q=kxtest')).toBe(moved);
+    delta('venue_a', 'KXTEST-26NOV22-T01', 'KXTEST-26NOV22-T01', 32, 'bid', 100, 0);
+    delta('venue_h', 'venue_h_123456789', '123456789', 33, 'ask', 5800, 0);
+  });
 });
 
 describe('GET /prices/bulk (spec 4.9)', () => {
