@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -16,6 +16,19 @@ interface Done {
 }
 
 const dirs: string[] = [];
+
+/** Starts test/faults/open-writer.ts on `dir` and waits for it to be writing. */
+async function startWriter(dir: string): Promise<{ child: ReturnType<typeof spawn>; next: () => Promise<Record<string, unknown>> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'open-writer.ts'), dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const next = async (): Promise<Record<string, unknown>> => {
+    const l = await lines.next();
+    if (l.done) throw new Error(`the writer exited (code ${child.exitCode}) before reporting`);
+    return JSON.parse(l.value as string) as Record<string, unknown>;
+  };
+  expect(await next()).toEqual({ ready: true });
+  return { child, next };
+}
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
@@ -35,14 +48,7 @@ describe('opening the store beside a process that writes to it', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cb-concurrent-open-'));
     dirs.push(dir);
     await new Persistence(dir).close();
-    const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'open-writer.ts'), dir], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-    const next = async (): Promise<Record<string, unknown>> => {
-      const l = await lines.next();
-      if (l.done) throw new Error(`the writer exited (code ${child.exitCode}) before reporting`);
-      return JSON.parse(l.value as string) as Record<string, unknown>;
-    };
-    expect(await next()).toEqual({ ready: true });
+    const { child, next } = await startWriter(dir);
     const links: string[] = [];
     for (let i = 0; i < 300; i++) {
       if (i % 10 === 0) {
@@ -74,5 +80,40 @@ describe('opening the store beside a process that writes to it', () => {
     } finally {
       await p.close();
     }
+  });
+
+  it('refuses with an error naming the writer that does not answer, and leaves the store and the lock as they were', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cb-concurrent-open-'));
+    dirs.push(dir);
+    await new Persistence(dir).close();
+    const { child, next } = await startWriter(dir);
+    child.kill('SIGSTOP');
+    try {
+      expect(() => new Persistence(dir, undefined, { openWaitMs: 300 })).toThrow(
+        new RegExp(`process ${child.pid} has it open and did not pause its writes within 300 ms.*nothing was opened or written`),
+      );
+      expect(existsSync(join(dir, 'crossbook.mdb-opening-lock'))).toBe(false);
+    } finally {
+      child.kill('SIGCONT');
+    }
+    // Once it answers again, an open goes through and the writer carries on unharmed.
+    const p = new Persistence(dir, undefined, { readOnly: true });
+    expect(p.db('quotes').get('counter')).toEqual(expect.any(Number));
+    await p.close();
+    child.kill('SIGTERM');
+    const { done } = (await next()) as unknown as { done: Done };
+    expect(done).toMatchObject({ failed: 0, stale: 0, writeErrors: 0 });
+  });
+
+  it('takes over the opening lock of a process that died while opening', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cb-concurrent-open-'));
+    dirs.push(dir);
+    await new Persistence(dir).close();
+    const dead = spawnSync(process.execPath, ['-e', '']).pid;
+    writeFileSync(join(dir, 'crossbook.mdb-opening-lock'), JSON.stringify({ pid: dead, nonce: `${dead}-left` }));
+    const p = new Persistence(dir, undefined, { openWaitMs: 300 });
+    expect(p.db('meta').get('format')).toBe(2);
+    expect(existsSync(join(dir, 'crossbook.mdb-opening-lock'))).toBe(false);
+    await p.close();
   });
 });
