@@ -242,6 +242,7 @@ export class HolderRegistration {
    * Before the acknowledgement it is safe: the opener is still waiting.
    */
   beforeSyncWrite(waitMs = OPEN_WAIT_MS): void {
+    if (this.answering === undefined) return; // no open acknowledged: nothing to wait for
     const deadline = performance.now() + waitMs;
     for (;;) {
       const lock = readLock(this.file);
