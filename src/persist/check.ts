@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { open, type Database, type Key, type RootDatabase } from 'lmdb';
+import { openAlone } from './opening.js';
 import { scriptArgs } from '../core/script.js';
 import { DB_NAMES, dbOptions, type DbName } from './store.js';
 
@@ -64,7 +65,7 @@ export function damageLines(r: CheckReport): string[] {
  * database is being walked, so a parent knows where a child died.
  */
 export function walkStore(file: string, progress: (name: DbName) => void = () => {}, scope: CheckScope = 'full'): CheckReport {
-  const root = open({ path: file, noSubdir: true, maxDbs: 32, readOnly: true });
+  const root = openAlone(file, () => open({ path: file, noSubdir: true, maxDbs: 32, readOnly: true }));
   try {
     return { file, dbs: scopeNames(scope).map((name) => (progress(name), walkDb(root, name))) };
   } finally {
@@ -190,7 +191,7 @@ export async function copyDb(
 ): Promise<CopyResult> {
   const db = DB_NAMES.find((n) => n === name);
   if (db === undefined) throw new Error(`no database named ${name}`);
-  const src = open({ path: file, noSubdir: true, maxDbs: 32, readOnly: true });
+  const src = openAlone(file, () => open({ path: file, noSubdir: true, maxDbs: 32, readOnly: true }));
   // No fsync per commit (a child that aborts keeps what it committed: the pages are in the page
   // cache); `repair` syncs the finished file once before moving it into place.
   const dst = open({ path: out, noSubdir: true, maxDbs: 32, noSync: true });

@@ -1,6 +1,7 @@
 import { closeSync, fstatSync, openSync, statfsSync, statSync, writeSync, type Stats } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Database, RootDatabase } from 'lmdb';
+import type { HoldableGate } from './opening.js';
 
 /**
  * Why LMDB must never see a failed write: lmdb-js 3.x (`mdb_page_flush` in its patched mdb.c)
@@ -66,9 +67,18 @@ export class WritesPausedError extends Error {
 /** Why a file at the store's path is not written: it is not the one LMDB opened. */
 const REPLACED = 'not the file this store opened (removed or replaced under the running service); writing stays paused until a restart';
 
-/** The LMDB write gate of one environment; see the module comment. */
-export class DiskGuard {
+/**
+ * The LMDB write gate of one environment; see the module comment. It also holds writes while
+ * another process opens the environment (`hold`/`release`, opening.ts).
+ */
+export class DiskGuard implements HoldableGate {
   private pausedFor: string | undefined;
+  /** While another process opens the environment: resolves when writing may go on. */
+  private held: { readonly until: Promise<void>; readonly go: () => void } | undefined;
+  /** The last asynchronous write's promise (lmdb-js hands one promise to every write of a batch). */
+  private lastAsync: Promise<unknown> | undefined;
+  /** Called before every synchronous write (opening.ts: waits while another process opens). */
+  beforeSyncWrite: (() => void) | undefined;
   private droppedWrites = 0;
   private timer: NodeJS.Timeout | undefined;
   private readonly reserve: number;
@@ -110,6 +120,34 @@ export class DiskGuard {
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+  }
+
+  /**
+   * Defers every new asynchronous write until `release()`; resolves once the writes already issued
+   * are committed (then this process commits nothing until released).
+   */
+  async hold(): Promise<void> {
+    if (!this.held) {
+      let go!: () => void;
+      const until = new Promise<void>((r) => (go = r));
+      this.held = { until, go };
+    }
+    // A write issued before the hold may still be queued behind a batch in flight: wait until the
+    // last one seen is the one settled.
+    let last: Promise<unknown> | undefined;
+    do {
+      last = this.lastAsync;
+      // Committed is enough: the fsync that follows a commit (overlappingSync) writes only the
+      // separate "synced" meta, never the shared last-committed id an open overwrites.
+      await Promise.allSettled([last, this.root.committed]);
+    } while (this.lastAsync !== last);
+  }
+
+  /** Lets the deferred writes go, in the order they were issued. */
+  release(): void {
+    const h = this.held;
+    this.held = undefined;
+    h?.go();
   }
 
   /** Stops writing (a failed write, a failed top-up, too little free space). */
@@ -164,7 +202,8 @@ export class DiskGuard {
    */
   private topUp(full: boolean): string | undefined {
     try {
-      if (!this.short(full)) return undefined;
+      // While another process opens the environment this process starts no write transaction.
+      if (this.held || !this.short(full)) return undefined;
       // Inside a synchronous write transaction nobody else writes pages, so the zero fill cannot
       // overwrite a page LMDB is appending. The transaction itself writes nothing.
       this.root.transactionSync(() => {
@@ -213,14 +252,17 @@ export class DiskGuard {
     // One wrapper per method, made on first use: the proxy allocates nothing per call.
     const methods = new Map<string, unknown>();
     const gate = (name: string, fn: (...args: unknown[]) => unknown): unknown => {
-      if (ASYNC_WRITES.has(name))
-        return (...args: unknown[]) => {
-          if (this.pausedFor === undefined) return fn.apply(db, args);
+      if (ASYNC_WRITES.has(name)) {
+        const write = (args: unknown[]): unknown => {
+          if (this.pausedFor === undefined) return (this.lastAsync = fn.apply(db, args) as Promise<unknown>);
           this.droppedWrites++;
           return Promise.resolve(false);
         };
+        return (...args: unknown[]) => (this.held ? this.held.until.then(() => write(args)) : write(args));
+      }
       if (SYNC_WRITES.has(name))
         return (...args: unknown[]) => {
+          this.beforeSyncWrite?.();
           if (this.pausedFor === undefined) return fn.apply(db, args);
           this.droppedWrites++;
           throw new WritesPausedError(this.pausedFor);

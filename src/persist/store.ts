@@ -24,6 +24,7 @@ import { open, type Database, type Key, type RootDatabase } from 'lmdb';
 import type { Logger } from '../core/log.js';
 import { WriteBarrier } from './barrier.js';
 import { DiskGuard, type GuardOptions } from './guard.js';
+import { acquireOpening, HolderRegistration, type OpeningLock } from './opening.js';
 import type { Level, VenueLabel } from '../core/types.js';
 import type { Candle } from '../state/candles.js';
 import type { MarketRecord } from '../state/catalog.js';
@@ -149,6 +150,8 @@ export class Persistence {
    * written while the disk is (nearly) full. Undefined for a read-only store.
    */
   readonly guard: DiskGuard | undefined;
+  /** This process's registration as a writer of the file, which other processes' opens wait for (opening.ts). */
+  private holder: HolderRegistration | undefined;
   /** Set when writing resumed after a pause: the next snapshot writes everything. */
   private resync = false;
   /** The engine's clock (which minutes are still settling into their rollups). */
@@ -157,7 +160,7 @@ export class Persistence {
   constructor(
     dataDir: string,
     private readonly log?: Logger,
-    opts: { readonly readOnly?: boolean; readonly guard?: GuardOptions; readonly clock?: Clock } = {},
+    opts: { readonly readOnly?: boolean; readonly guard?: GuardOptions; readonly clock?: Clock; readonly openWaitMs?: number } = {},
   ) {
     this.clock = opts.clock ?? realClock;
     this.dir = resolve(dataDir);
@@ -195,39 +198,57 @@ export class Persistence {
       }
     }
     if (hasDb) checkLmdbHeader(file);
+    // No other process may commit while LMDB opens the file (opening.ts says why): the lock is held
+    // until this store's own first writes are done.
+    let opening: OpeningLock;
     try {
-      this.root = open({ path: file, noSubdir: true, maxDbs: 32, mapSize: 8 * 1024 ** 3, readOnly: opts.readOnly ?? false });
-      const guard = opts.readOnly ? undefined : new DiskGuard(file, this.root, this.guardEvents(), opts.guard);
-      this.guard = guard;
-      for (const name of DB_NAMES) {
-        const db = this.root.openDB(dbOptions(name));
-        this.dbs.set(name, guard ? guard.wrap(db) : db);
-      }
-      // Reading a key forces LMDB to validate the meta pages: a corrupt file fails here, loudly.
-      this.db('meta').get('format');
+      opening = acquireOpening(file, opts.openWaitMs);
     } catch (e) {
-      throw new PersistenceError(`DATA_DIR ${this.dir}: cannot open ${DB_FILE}: ${(e as Error).message}`);
+      throw new PersistenceError(`DATA_DIR ${this.dir}: ${(e as Error).message}`);
     }
-    openStores.add(this);
-    guardLmdbRejections();
-    this.guard?.start();
-    if (!hasMarker && !opts.readOnly) {
-      if (this.guard && !this.guard.open) {
-        this.guard.stop();
-        void this.root.close();
-        openStores.delete(this);
-        throw new PersistenceError(`DATA_DIR ${this.dir} cannot take a new store: ${this.guard.state.reason}`);
-      }
-      writeFileSync(marker, JSON.stringify({ format: FORMAT, createdAt: new Date().toISOString() } satisfies Marker, null, 2));
-      this.db('meta').putSync('format', FORMAT);
-    } else if (upgrade) {
-      // From here on catalog writes are compressed: a version that reads only format 1 must refuse the store.
+    try {
       try {
-        writeFileSync(marker, JSON.stringify({ ...upgrade, format: FORMAT } satisfies Marker, null, 2));
-        this.db('meta').putSync('format', FORMAT);
+        this.root = open({ path: file, noSubdir: true, maxDbs: 32, mapSize: 8 * 1024 ** 3, readOnly: opts.readOnly ?? false });
+        const guard = opts.readOnly ? undefined : new DiskGuard(file, this.root, this.guardEvents(), opts.guard);
+        this.guard = guard;
+        for (const name of DB_NAMES) {
+          const db = this.root.openDB(dbOptions(name));
+          this.dbs.set(name, guard ? guard.wrap(db) : db);
+        }
+        // Reading a key forces LMDB to validate the meta pages: a corrupt file fails here, loudly.
+        this.db('meta').get('format');
       } catch (e) {
-        this.log?.warn({ dir: this.dir, err: (e as Error).message }, `could not mark DATA_DIR as format ${FORMAT}; it is read and written as before`);
+        throw new PersistenceError(`DATA_DIR ${this.dir}: cannot open ${DB_FILE}: ${(e as Error).message}`);
       }
+      openStores.add(this);
+      guardLmdbRejections();
+      this.guard?.start();
+      if (this.guard) {
+        // From here on this process answers other processes' opens (opening.ts).
+        const holder = new HolderRegistration(file, this.guard);
+        this.holder = holder;
+        this.guard.beforeSyncWrite = () => holder.beforeSyncWrite();
+      }
+      if (!hasMarker && !opts.readOnly) {
+        if (this.guard && !this.guard.open) {
+          this.guard.stop();
+          void this.root.close().finally(() => this.holder?.close());
+          openStores.delete(this);
+          throw new PersistenceError(`DATA_DIR ${this.dir} cannot take a new store: ${this.guard.state.reason}`);
+        }
+        writeFileSync(marker, JSON.stringify({ format: FORMAT, createdAt: new Date().toISOString() } satisfies Marker, null, 2));
+        this.db('meta').putSync('format', FORMAT);
+      } else if (upgrade) {
+        // From here on catalog writes are compressed: a version that reads only format 1 must refuse the store.
+        try {
+          writeFileSync(marker, JSON.stringify({ ...upgrade, format: FORMAT } satisfies Marker, null, 2));
+          this.db('meta').putSync('format', FORMAT);
+        } catch (e) {
+          this.log?.warn({ dir: this.dir, err: (e as Error).message }, `could not mark DATA_DIR as format ${FORMAT}; it is read and written as before`);
+        }
+      }
+    } finally {
+      opening.release();
     }
   }
 
@@ -574,6 +595,7 @@ export class Persistence {
     await Promise.allSettled([...this.inFlight]);
     await this.flushed();
     await this.root.close();
+    this.holder?.close();
     openStores.delete(this);
     if (this.fallback) rmSync(this.dir, { recursive: true, force: true });
   }
