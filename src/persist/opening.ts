@@ -104,11 +104,17 @@ export function acquireOpening(file: string, waitMs = OPEN_WAIT_MS): OpeningLock
       // A directory this process cannot write (a read-only check of a read-only mount) cannot take
       // a writer's holder file either: there is nobody to coordinate with through it.
       if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM') return { release: () => undefined };
+      // A full disk: no other process can commit either (each one's DiskGuard pauses its writes
+      // before LMDB would see ENOSPC), so the open goes on without the lock, as a start on a full
+      // disk always did (it then serves read-only until space returns).
+      if (code === 'ENOSPC') return { release: () => undefined };
       if (code !== 'EEXIST') throw e;
     }
     const other = readLock(file);
-    if (other !== undefined && !alive(other.pid)) {
-      // Left by a process that died while opening: nothing of it runs any more.
+    // Left by a process that died while opening: nothing of it runs any more. A lock naming this
+    // process is one too: the opens of one process are synchronous and never overlap, so it was
+    // left by an earlier process with the same pid (a container's service is pid 1 every start).
+    if (other !== undefined && (other.pid === process.pid || !alive(other.pid))) {
       if (readLock(file)?.nonce === other.nonce) unlinkQuiet(lock);
       continue;
     }

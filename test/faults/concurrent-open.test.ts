@@ -1,10 +1,11 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
 import { OverrideStore } from '../../src/matching/overrides.js';
+import { acquireOpening } from '../../src/persist/opening.js';
 import { Persistence } from '../../src/persist/store.js';
 
 interface Done {
@@ -115,5 +116,16 @@ describe('opening the store beside a process that writes to it', () => {
     expect(p.db('meta').get('format')).toBe(2);
     expect(existsSync(join(dir, 'crossbook.mdb-opening-lock'))).toBe(false);
     await p.close();
+  });
+
+  it('takes over an opening lock naming its own pid: left by an earlier process with that pid (a container restarted)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cb-concurrent-open-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'crossbook.mdb-opening-lock'), JSON.stringify({ pid: process.pid, nonce: `${process.pid}-left` }));
+    const lock = acquireOpening(join(dir, 'crossbook.mdb'), 300);
+    expect(JSON.parse(readFileSync(join(dir, 'crossbook.mdb-opening-lock'), 'utf8'))).toMatchObject({ pid: process.pid });
+    expect(readFileSync(join(dir, 'crossbook.mdb-opening-lock'), 'utf8')).not.toContain('-left');
+    lock.release();
+    expect(existsSync(join(dir, 'crossbook.mdb-opening-lock'))).toBe(false);
   });
 });
