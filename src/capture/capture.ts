@@ -4,7 +4,7 @@ import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import type { NormalizedEvent, VenueLabel } from '../core/types.js';
 import { packCheckpoint } from './checkpoint.js';
-import { BlockBuilder, FLUSH_STREAM, KIND } from './record.js';
+import { BlockBuilder, FLUSH_STREAM, KIND, type BlockInfo } from './record.js';
 import type { CaptureSink, VenueCapture } from './sink.js';
 import { CaptureDiskFullError, type CaptureStore } from './store.js';
 
@@ -37,6 +37,19 @@ export interface CaptureStats {
   readonly reason: string | undefined;
 }
 
+/** A block finished from a stream's buffer, with what it counts against the pending bound. */
+interface Sealed {
+  readonly body: Buffer;
+  readonly info: BlockInfo;
+  readonly records: number;
+  readonly payloadBytes: number;
+}
+
+/** One queued write of a stream: a block finished when it was queued (a full one), or, left empty, whatever the stream buffers by the time the write starts. */
+interface Write {
+  sealed?: Sealed;
+}
+
 /** One stream's buffer and its write chain (writes of a stream never overlap; streams write in parallel). */
 class StreamWriter implements VenueCapture {
   /** The records of the block being filled, in its byte layout; reused after each seal. */
@@ -44,6 +57,8 @@ class StreamWriter implements VenueCapture {
   /** Payload bytes (characters of a text) in `block`, as `maxPendingBytes` counts them. */
   payloadBytes = 0;
   chain: Promise<void> = Promise.resolve();
+  /** The write queued behind the chain that has not started and holds no block yet: it takes every record buffered until it starts. */
+  waiting: Write | undefined;
 
   constructor(
     readonly name: string,
@@ -76,9 +91,10 @@ class StreamWriter implements VenueCapture {
 /**
  * The capture log's writer: every feed runtime appends to it (the `CaptureSink`) and it gives each
  * record the next global sequence number, so the log holds the total receive order across venues.
- * Per call it only pushes into its stream's columns; a stream's buffer becomes one Brotli block
- * (on libuv's thread pool) when it reaches `blockBytes` or at `flush()`, which the capture flow
- * (pipelines/capture.ts) calls on an interval. Bounded: past `maxPendingBytes` waiting to be
+ * Per call it only appends to its stream's block; a stream's buffer becomes one Brotli block
+ * (on libuv's thread pool) when it reaches `blockBytes`, or at `flush()`, which the capture flow
+ * (pipelines/capture.ts) calls on an interval, when its write gets its turn: flushes while a
+ * stream's earlier write waits add to one block (`seal`). Bounded: past `maxPendingBytes` waiting to be
  * written, and while the disk is nearly full, records are dropped and counted, never queued.
  */
 export class Capture implements CaptureSink {
@@ -141,7 +157,7 @@ export class Capture implements CaptureSink {
     this.pendingRecords++;
     this.pendingBytes += payload.length;
     w.payloadBytes += payload.length;
-    if (b.size >= this.blockBytes) this.seal(w);
+    if (b.size >= this.blockBytes) this.sealFull(w);
   }
 
   /** Seals every stream's buffer and waits until all of it is written (or dropped). Resumes a paused capture once there is room. */
@@ -204,25 +220,61 @@ export class Capture implements CaptureSink {
     return w;
   }
 
-  /** Ends the stream's block (one copy into its body, here) and queues its compression and write behind the stream's earlier ones. */
+  /**
+   * Has the stream's buffered records written (a flush): queues a write behind the stream's earlier
+   * ones that ends the block when it starts, unless one already waits, which will take these
+   * records too. A writer behind on its compressions (a loaded host listing 108k markets: a
+   * second's blocks of every stream took seconds each to come back from the thread pool) thus
+   * writes one block per stream per write it gets to, however many flushes came meanwhile, where a
+   * block per stream per flush piled up (500 blocks waiting, each a compression's fixed cost).
+   */
   private seal(w: StreamWriter): void {
-    const count = w.block.length;
-    if (count === 0) return;
-    const bytes = w.payloadBytes;
+    if (w.waiting !== undefined || w.block.length === 0) return;
+    const write: Write = {};
+    w.waiting = write;
+    this.queue(w, write);
+  }
+
+  /** The stream's block is full: ended now (into the write waiting, if one is), so blocks stay near `blockBytes`. */
+  private sealFull(w: StreamWriter): void {
+    const waiting = w.waiting;
+    const write = waiting ?? {};
+    write.sealed = this.finish(w);
+    w.waiting = undefined;
+    if (waiting === undefined) this.queue(w, write);
+  }
+
+  /** Ends the stream's block (one copy into its body at most, here); undefined when it holds no record. */
+  private finish(w: StreamWriter): Sealed | undefined {
+    const records = w.block.length;
+    if (records === 0) return undefined;
+    const payloadBytes = w.payloadBytes;
     w.payloadBytes = 0;
-    const block = w.block.finish();
+    const { body, info } = w.block.finish();
+    return { body, info, records, payloadBytes };
+  }
+
+  /** Queues a block's compression and write behind the stream's earlier ones. */
+  private queue(w: StreamWriter, write: Write): void {
     w.chain = w.chain.then(async () => {
+      if (w.waiting === write) w.waiting = undefined;
+      const block = write.sealed ?? this.finish(w);
+      if (block === undefined) return;
       try {
-        const compressed = await this.store.seal(block.body);
-        w.block.recycle(block.body);
+        let compressed: Buffer;
+        try {
+          compressed = await this.store.seal(block.body);
+        } finally {
+          w.block.recycle(block.body);
+        }
         this.written += await this.store.append(w.name, compressed, block.info);
         this.rawWritten += block.info.rawBytes;
       } catch (e) {
-        this.drops += count;
+        this.drops += block.records;
         this.failed(e);
       } finally {
-        this.pendingBytes -= bytes;
-        this.pendingRecords -= count;
+        this.pendingBytes -= block.payloadBytes;
+        this.pendingRecords -= block.records;
       }
     });
   }

@@ -80,6 +80,30 @@ describe('capture block builder', () => {
     expect(bodies).toEqual(copies);
   });
 
+  it("copies a block finished while an earlier body is still out into a buffer of its own size, not one as large as the builder's", () => {
+    const b = new BlockBuilder();
+    const frame = `{"type":"orderbook_delta","price":0.52,"delta":10,${'"pad":0,'.repeat(30)}"side":"yes"}`;
+    let seq = 0;
+    while (b.size < 1 << 20) b.push(KIND.frame, 1, ++seq, 5, frame); // a full block grows the builder's buffer past 1 MiB
+    const full = b.finish();
+    expect(full.body.buffer.byteLength).toBeGreaterThan(1 << 20);
+    // A writer behind on its compressions: a second's few frames finished while the full block is still out, ten times.
+    const small: Buffer[] = [];
+    for (let i = 0; i < 10; i++) {
+      for (let k = 0; k < 5; k++) b.push(KIND.frame, 1, ++seq, 6 + i, frame);
+      small.push(b.finish().body);
+    }
+    for (const body of small) expect(body.buffer.byteLength).toBe(body.length);
+    expect(small.map((x) => decodeRecords(x, 'venue_a', 'f.seg', 8).length)).toEqual(Array<number>(10).fill(5));
+    // Once they are back, the full block's buffer is the spare: the next block is handed over in place, uncopied.
+    for (const body of small) b.recycle(body);
+    b.recycle(full.body);
+    b.push(KIND.frame, 1, ++seq, 20, frame);
+    const next = b.finish();
+    expect(next.body.byteOffset).toBeGreaterThan(0);
+    expect(next.body.buffer.byteLength).toBe(full.body.buffer.byteLength);
+  });
+
   it('copies out a block with more headers than its buffer has room for, and leaves room for as many in the next', () => {
     const b = new BlockBuilder(64);
     const n = 200; // 24-byte headers: more than the room a 64-byte builder starts with

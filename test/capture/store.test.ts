@@ -227,6 +227,45 @@ describe('capture store', () => {
     await cap.close();
   });
 
+  it("while a stream's write waits for the compression before it, the flushes meanwhile add their records to that write, not a block each", async () => {
+    const dir = tempDir();
+    const store = new CaptureStore(dir);
+    const cap = new Capture(store, { clock: clockAt({ now: T0 }), log });
+    const busy = store.seal(randomBytes(8 * 1024 * 1024)); // the one compression at a time is taken
+    const a = cap.venue('venue_a');
+    const flushes: Promise<void>[] = [];
+    for (let i = 0; i < 10; i++) {
+      a.frame(`{"n":${i}}`, 1, T0 + i);
+      flushes.push(cap.flush());
+    }
+    await Promise.all([busy, ...flushes]);
+    await cap.close();
+    expect(store.segments('venue_a').flatMap((s) => store.headers(s.file).map((b) => b.count))).toEqual([10]);
+    expect((await all(new CaptureStore(dir))).map((r) => r.payload)).toEqual(Array.from({ length: 10 }, (_, i) => `{"n":${i}}`));
+    expect(cap.stats).toMatchObject({ records: 10, pending: 0, drops: 0 });
+  });
+
+  it('a block filled while a write waits goes into that write, and the blocks after it follow in order', async () => {
+    const dir = tempDir();
+    const store = new CaptureStore(dir);
+    const cap = new Capture(store, { clock: clockAt({ now: T0 }), log, blockBytes: 200 });
+    const busy = store.seal(randomBytes(8 * 1024 * 1024));
+    const a = cap.venue('venue_a');
+    const payloads: string[] = [];
+    const flushes: Promise<void>[] = [];
+    for (let i = 0; i < 40; i++) {
+      payloads.push(`{"n":${i},"pad":"${'x'.repeat(i % 7)}"}`);
+      a.frame(payloads[i]!, 1, T0 + i);
+      if (i % 3 === 0) flushes.push(cap.flush());
+    }
+    await Promise.all([busy, ...flushes]);
+    await cap.close();
+    const blocks = store.segments('venue_a').flatMap((s) => store.headers(s.file));
+    for (const b of blocks) expect(b.rawBytes).toBeLessThan(400); // near blockBytes: a waiting write took a full block as it was
+    expect(blocks.map((b) => b.firstSeq)).toEqual([...blocks.map((b) => b.firstSeq)].sort((x, y) => x - y));
+    expect((await all(new CaptureStore(dir))).map((r) => [r.seq, r.payload])).toEqual(payloads.map((p, i) => [i + 1, p]));
+  });
+
   it('past its buffer bound new records are dropped, not queued', () => {
     const dir = tempDir();
     const cap = new Capture(new CaptureStore(dir), { clock: clockAt({ now: T0 }), log, maxPendingBytes: 100, blockBytes: 1 << 30 });
