@@ -54,7 +54,8 @@ function pause(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
-function alive(pid: number): boolean {
+/** Whether a process with this pid runs (EPERM: it runs as another user). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

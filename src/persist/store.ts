@@ -24,7 +24,7 @@ import { open, type Database, type Key, type RootDatabase } from 'lmdb';
 import type { Logger } from '../core/log.js';
 import { WriteBarrier } from './barrier.js';
 import { DiskGuard, type GuardOptions } from './guard.js';
-import { acquireOpening, HolderRegistration, type OpeningLock } from './opening.js';
+import { acquireOpening, alive, HolderRegistration, type OpeningLock } from './opening.js';
 import type { Level, VenueLabel } from '../core/types.js';
 import type { Candle } from '../state/candles.js';
 import type { MarketRecord } from '../state/catalog.js';
@@ -797,15 +797,6 @@ export function serversOnCopies(dataDir: string): { pid: number; copy: string }[
     }
   }
   return out;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** Why `dir` cannot take writes (an errno code and message), or undefined when it can. */
