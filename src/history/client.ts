@@ -9,6 +9,7 @@ import { workerScript } from '../core/script.js';
 import type { HistoryStatus } from '../server/routes/status.js';
 import type { EngineState } from '../state/engine.js';
 import {
+  coversFrom,
   HISTORY_LIMITS,
   notIndexed,
   NotIndexedError,
@@ -190,7 +191,7 @@ export class HistoryClient {
 
   /** What slice `start` covers: one the thread holds from its start (or this process's) on, one on disk as its file says. */
   private coverOf(start: number): Covers | undefined {
-    return this.progress.inMemory.includes(start) ? [Math.max(start, this.from), Infinity] : this.file(start)?.covers;
+    return this.progress.inMemory.includes(start) ? [coversFrom(start, this.from), Infinity] : this.file(start)?.covers;
   }
 
   /** The index on /status. */

@@ -66,6 +66,15 @@ export class NotIndexedError extends Error {
 }
 
 /**
+ * Where slice `start` begins to cover: its start, or, for a process's first slice (named before
+ * the process began, in a window an earlier run wrote), the moment its process's index began (`from`).
+ * A slice still in memory covers from there on (`to` Infinity); a written one to its directory's `to`.
+ */
+export function coversFrom(start: number, from: number): number {
+  return Math.max(start, from);
+}
+
+/**
  * Whether slice `start` (the latest at or before `t`) covers `t`: undefined if it does (or cannot
  * say: a file written before slices kept it), else the gap `t` falls in, bounded by what the slices
  * beside it cover. `starts` are every slice's starts (on disk and in memory), `coverOf` what each covers.
@@ -454,7 +463,7 @@ export class HistoryIndex {
       if (await this.cutShort(next, out)) return;
       await this.sealBatch(cur, next, keys, resets, out);
       await out.add([...cur.venues].map(([v, events]) => ['v', v, events] as const));
-      if (await out.finish([Math.max(cur.start, this.from), to])) this.sealed(cur.start);
+      if (await out.finish([coversFrom(cur.start, this.from), to])) this.sealed(cur.start);
     } catch (e) {
       await out.abort();
       this.stop(`taking the next slice's starts failed (${(e as Error).message})`);
@@ -524,7 +533,7 @@ export class HistoryIndex {
 
   /** What slice `start` covers: one in memory from its start (or the process's) on; one on disk as its file says (undefined: an older file, or one that does not open). */
   private coverOf(start: number): Covers | undefined {
-    if (this.cur?.start === start || this.sealing?.start === start) return [Math.max(start, this.from), Infinity];
+    if (this.cur?.start === start || this.sealing?.start === start) return [coversFrom(start, this.from), Infinity];
     try {
       return this.files.get(start).covers;
     } catch {
