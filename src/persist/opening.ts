@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 /**
@@ -17,14 +17,19 @@ import { dirname, join } from 'node:path';
  *
  * So no process opens the environment while another one can commit:
  * - an opener takes `crossbook.mdb-opening-lock` (created exclusively; holds its pid and a nonce), then
- *   waits until every other process that has the environment open for writing (a file each under
- *   `crossbook.mdb-writers-lock/`) has stopped writing and said so (`<holder>.ack` holding the nonce), or
- *   has closed; it opens, makes its own first writes, registers as a holder and removes the lock;
+ *   waits until every other process that has the environment open for writing (an empty file each
+ *   under `crossbook.mdb-writers-lock/`, named by its pid) has stopped writing and said so (an empty
+ *   `<holder>.ack.<nonce>`), or has closed; it opens, makes its own first writes, registers as a
+ *   holder and removes the lock;
  * - a holder that sees the lock of another process defers its new asynchronous writes, waits for
  *   the ones in flight to commit, acknowledges, and resumes once the lock is gone.
  *   A synchronous write before its acknowledgement is safe (the opener is still waiting for it);
  *   after it, the write waits for the lock to go (see `HolderRegistration.beforeSyncWrite`).
- * A lock or holder file of a process that no longer runs is ignored and removed.
+ * A lock or holder file of a process that no longer runs is ignored and removed, and so is a lock
+ * seen with no note in it for over `UNREADABLE_LOCK_MS` (its writer died between creating and writing it).
+ * On a full disk (ENOSPC) the lock cannot be written: the open goes on without it, and the empty file
+ * is removed, not left to block every later open. Holder and acknowledgement files are empty (what
+ * they say is in their names), so a holder registers and answers on a full disk too.
  */
 
 /** A problem coordinating the open with other processes (the message says which process and what to do). */
@@ -43,8 +48,13 @@ interface LockNote {
 /** How long an opener waits for the lock and for the holders' acknowledgements (ms). */
 export const OPEN_WAIT_MS = 30_000;
 
+/** A lock file seen with no readable note in it for this long (ms) was left by a process that died writing it. */
+export const UNREADABLE_LOCK_MS = 2_000;
+
 const lockPath = (file: string): string => `${file}-opening-lock`;
 const holdersDir = (file: string): string => `${file}-writers-lock`;
+/** A holder's acknowledgement of the lock with `nonce`: an empty file (a full disk takes it too). */
+const ackName = (holder: string, nonce: string): string => `${holder}.ack.${nonce}`;
 
 /**
  * Blocks the thread for `ms` (the opener is synchronous, as LMDB's open is). The waits here are
@@ -65,9 +75,52 @@ export function alive(pid: number): boolean {
 }
 
 function readLock(file: string): LockNote | undefined {
+  return readLockAt(lockPath(file));
+}
+
+function readLockAt(lock: string): LockNote | undefined {
   try {
-    const n = JSON.parse(readFileSync(lockPath(file), 'utf8')) as LockNote;
+    const n = JSON.parse(readFileSync(lock, 'utf8')) as LockNote;
     return typeof n.pid === 'number' && typeof n.nonce === 'string' ? n : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Creates the lock exclusively with `note` in it: 'taken', 'exists' (another's), 'unwritable' (a
+ * read-only directory) or 'full' (ENOSPC, with no empty file left behind). Throws on anything else.
+ */
+function createLock(lock: string, note: string): 'taken' | 'exists' | 'unwritable' | 'full' {
+  let fd: number;
+  try {
+    fd = openSync(lock, 'wx');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return 'exists';
+    if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM') return 'unwritable';
+    if (code === 'ENOSPC') return 'full';
+    throw e;
+  }
+  try {
+    writeSync(fd, note);
+    return 'taken';
+  } catch (e) {
+    // This process created the file: an empty lock would hold off every later open for good.
+    closeSync(fd);
+    fd = -1;
+    unlinkQuiet(lock);
+    if ((e as NodeJS.ErrnoException).code === 'ENOSPC') return 'full';
+    throw e;
+  } finally {
+    if (fd >= 0) closeSync(fd);
+  }
+}
+
+/** The inode of `lock`, undefined when it is gone. */
+function inode(lock: string): number | undefined {
+  try {
+    return statSync(lock).ino;
   } catch {
     return undefined;
   }
@@ -96,21 +149,17 @@ export function acquireOpening(file: string, waitMs = OPEN_WAIT_MS): OpeningLock
   const nonce = `${process.pid}-${randomBytes(6).toString('hex')}`;
   const lock = lockPath(file);
   mkdirSync(dirname(file), { recursive: true });
+  // An unreadable lock seen on this inode since this moment (performance.now).
+  let unreadable: { ino: number; since: number } | undefined;
   for (;;) {
-    try {
-      writeFileSync(lock, JSON.stringify({ pid: process.pid, nonce } satisfies LockNote), { flag: 'wx' });
-      break;
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      // A directory this process cannot write (a read-only check of a read-only mount) cannot take
-      // a writer's holder file either: there is nobody to coordinate with through it.
-      if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM') return { release: () => undefined };
-      // A full disk: no other process can commit either (each one's DiskGuard pauses its writes
-      // before LMDB would see ENOSPC), so the open goes on without the lock, as a start on a full
-      // disk always did (it then serves read-only until space returns).
-      if (code === 'ENOSPC') return { release: () => undefined };
-      if (code !== 'EEXIST') throw e;
-    }
+    const taken = createLock(lock, JSON.stringify({ pid: process.pid, nonce } satisfies LockNote));
+    if (taken === 'taken') break;
+    // A directory this process cannot write (a read-only check of a read-only mount) cannot take
+    // a writer's holder file either: there is nobody to coordinate with through it.
+    // A full disk: no other process can commit either (each one's DiskGuard pauses its writes
+    // before LMDB would see ENOSPC), so the open goes on without the lock, as a start on a full
+    // disk always did (it then serves read-only until space returns).
+    if (taken === 'unwritable' || taken === 'full') return { release: () => undefined };
     const other = readLock(file);
     // Left by a process that died while opening: nothing of it runs any more. A lock naming this
     // process is one too: the opens of one process are synchronous and never overlap, so it was
@@ -119,6 +168,18 @@ export function acquireOpening(file: string, waitMs = OPEN_WAIT_MS): OpeningLock
       if (readLock(file)?.nonce === other.nonce) unlinkQuiet(lock);
       continue;
     }
+    // No note in it: being written this moment, or left by a process that died between creating and
+    // writing it (or by a full disk before this was handled), which nothing else would ever remove.
+    if (other === undefined) {
+      const ino = inode(lock);
+      if (ino === undefined) continue; // gone meanwhile
+      if (unreadable?.ino !== ino) unreadable = { ino, since: performance.now() };
+      else if (performance.now() - unreadable.since > UNREADABLE_LOCK_MS) {
+        if (inode(lock) === ino && readLock(file) === undefined) unlinkQuiet(lock);
+        unreadable = undefined;
+        continue;
+      }
+    } else unreadable = undefined;
     if (performance.now() > deadline)
       throw new OpenCoordinationError(
         `${file}: process ${other?.pid ?? '?'} has been opening it for over ${waitMs} ms (${lock}); try again, or remove that file if no crossbook process runs`,
@@ -149,21 +210,15 @@ function waitForHolders(file: string, nonce: string, deadline: number, waitMs: n
       return; // no holder ever registered
     }
     for (const name of names) {
-      if (name.endsWith('.ack')) continue;
+      if (name.includes('.ack')) continue;
       const pid = Number(name.slice(0, name.indexOf('-')));
       if (pid === process.pid) continue; // lmdb-js shares one environment per process: no second open
       if (!alive(pid)) {
         unlinkQuiet(join(dir, name));
-        unlinkQuiet(join(dir, `${name}.ack`));
+        for (const n of names) if (n.startsWith(`${name}.ack`)) unlinkQuiet(join(dir, n));
         continue;
       }
-      let acked: string | undefined;
-      try {
-        acked = readFileSync(join(dir, `${name}.ack`), 'utf8');
-      } catch {
-        acked = undefined;
-      }
-      if (acked !== nonce && existsSync(join(dir, name))) waiting = pid;
+      if (!existsSync(join(dir, ackName(name, nonce))) && existsSync(join(dir, name))) waiting = pid;
     }
     if (waiting === undefined) return;
     if (performance.now() > deadline)
@@ -208,7 +263,8 @@ export class HolderRegistration {
     this.dir = holdersDir(file);
     this.name = `${process.pid}-${++holders}`;
     mkdirSync(this.dir, { recursive: true });
-    writeFileSync(join(this.dir, this.name), String(process.pid));
+    // Empty (its name says the pid): creating it needs no data block, so a full disk takes it too.
+    writeFileSync(join(this.dir, this.name), '');
     this.timer = setInterval(() => this.check(), pollMs);
     this.timer.unref();
   }
@@ -239,8 +295,16 @@ export class HolderRegistration {
 
   private ack(nonce: string): void {
     if (this.closed || this.answering !== nonce) return;
-    writeFileSync(join(this.dir, `${this.name}.ack`), nonce);
+    const previous = this.acked;
+    try {
+      writeFileSync(join(this.dir, ackName(this.name, nonce)), '');
+    } catch {
+      // Not written (the directory went away or read-only): the opener waits out its bound and says
+      // which process did not answer; this process keeps its writes deferred until the lock goes.
+      return;
+    }
     this.acked = nonce;
+    if (previous !== undefined && previous !== nonce) unlinkQuiet(join(this.dir, ackName(this.name, previous)));
   }
 
   /**
@@ -266,7 +330,7 @@ export class HolderRegistration {
     this.closed = true;
     clearInterval(this.timer);
     unlinkQuiet(join(this.dir, this.name));
-    unlinkQuiet(join(this.dir, `${this.name}.ack`));
+    if (this.acked !== undefined) unlinkQuiet(join(this.dir, ackName(this.name, this.acked)));
     if (this.answering !== undefined) this.gate.release();
   }
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
 import { OverrideStore } from '../../src/matching/overrides.js';
-import { acquireOpening } from '../../src/persist/opening.js';
+import { acquireOpening, UNREADABLE_LOCK_MS } from '../../src/persist/opening.js';
 import { Persistence } from '../../src/persist/store.js';
 
 interface Done {
@@ -125,6 +125,19 @@ describe('opening the store beside a process that writes to it', () => {
     const lock = acquireOpening(join(dir, 'crossbook.mdb'), 300);
     expect(JSON.parse(readFileSync(join(dir, 'crossbook.mdb-opening-lock'), 'utf8'))).toMatchObject({ pid: process.pid });
     expect(readFileSync(join(dir, 'crossbook.mdb-opening-lock'), 'utf8')).not.toContain('-left');
+    lock.release();
+    expect(existsSync(join(dir, 'crossbook.mdb-opening-lock'))).toBe(false);
+  });
+
+  it('removes a lock with no note in it once it has stayed so for UNREADABLE_LOCK_MS (its writer died between creating and writing it)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cb-concurrent-open-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'crossbook.mdb-opening-lock'), '');
+    // Too short a wait to see it stay unreadable: refused, the lock left as it was.
+    expect(() => acquireOpening(join(dir, 'crossbook.mdb'), 300)).toThrow(/has been opening it for over 300 ms/);
+    expect(readFileSync(join(dir, 'crossbook.mdb-opening-lock'), 'utf8')).toBe('');
+    const lock = acquireOpening(join(dir, 'crossbook.mdb'), UNREADABLE_LOCK_MS + 5_000);
+    expect(JSON.parse(readFileSync(join(dir, 'crossbook.mdb-opening-lock'), 'utf8'))).toMatchObject({ pid: process.pid });
     lock.release();
     expect(existsSync(join(dir, 'crossbook.mdb-opening-lock'))).toBe(false);
   });

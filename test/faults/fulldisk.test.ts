@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statfsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { Persistence } from '../../src/persist/store.js';
 import { startChild, type Child } from './spawn.js';
 
 /**
@@ -38,12 +39,12 @@ const stop = async (c: Child): Promise<number | null> => {
   return code;
 };
 
-interface Persistence {
+interface PersistenceStatus {
   status: string;
   last_error: string | null;
 }
-const persistence = async (url: string): Promise<Persistence> =>
-  ((await (await fetch(`${url}/api/v2/status`)).json()) as { persistence: Persistence }).persistence;
+const persistence = async (url: string): Promise<PersistenceStatus> =>
+  ((await (await fetch(`${url}/api/v2/status`)).json()) as { persistence: PersistenceStatus }).persistence;
 const until = async (what: () => Promise<boolean>, ms = 60_000): Promise<void> => {
   const end = Date.now() + ms;
   while (!(await what())) {
@@ -96,4 +97,40 @@ describe('a tmpfs DATA_DIR that fills up while ingesting', () => {
     },
     300_000,
   );
+
+  it.skipIf(!isRoot)('opens its store on a full disk, read-only and for writing, and leaves no opening lock behind for the next start', async (t) => {
+    const dir = mountTmpfs('64m');
+    if (!dir) return t.skip('cannot mount a tmpfs here (needs CAP_SYS_ADMIN)');
+    const lock = join(dir, 'crossbook.mdb-opening-lock');
+    const first = new Persistence(dir);
+    await first.db('quotes').put('kept', 42);
+    await first.close();
+    spawnSync('dd', ['if=/dev/zero', `of=${join(dir, 'fill')}`, 'bs=64k']);
+    expect(statfsSync(dir).bavail).toBe(0);
+
+    // A check (read-only) and a start (for writing) on the full disk: the lock's note cannot be written,
+    // so each opens without it, and leaves no empty lock behind (one would hold off every later open).
+    const check = new Persistence(dir, undefined, { readOnly: true, openWaitMs: 1_000 });
+    expect(check.db('quotes').get('kept')).toBe(42);
+    await check.close();
+    expect(existsSync(lock)).toBe(false);
+    const start = new Persistence(dir, undefined, { openWaitMs: 1_000 });
+    expect(start.db('quotes').get('kept')).toBe(42);
+    // Its disk guard sees the full disk and holds its writes.
+    await vi.waitFor(() => expect(start.health()).toMatchObject({ status: 'degraded', last_error: expect.stringMatching(/writes paused/) }), {
+      timeout: 30_000,
+      interval: 50,
+    });
+    await start.close();
+    expect(existsSync(lock)).toBe(false);
+
+    // Space returns: the next start opens at once (a 1 s bound: a lock left behind would fail it) and writes.
+    rmSync(join(dir, 'fill'));
+    const again = new Persistence(dir, undefined, { openWaitMs: 1_000 });
+    await again.db('quotes').put('kept', 43);
+    await again.close();
+    const read = new Persistence(dir, undefined, { readOnly: true, openWaitMs: 1_000 });
+    expect(read.db('quotes').get('kept')).toBe(43);
+    await read.close();
+  });
 });
