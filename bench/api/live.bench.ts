@@ -18,12 +18,15 @@
  * net of what the service spends in the 2 s before the endpoint's rounds with no request (its live
  * ingest): a figure that depends less on how loaded the shared machine is than req/s does.
  * LIVE_BASE_BIN (other builds' bin/crossbook.js, comma-separated) adds each build with the front off to the rounds.
+ * The bare route's bytes are fetched from the first service as each endpoint's rounds begin, and
+ * the size each service serves after them is printed beside them (`bytes:`).
  * Results are printed, not written: BENCHMARKS.md quotes them.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { request } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { begin, repoRoot } from '../lib.js';
@@ -150,6 +153,23 @@ async function paths(s: Service): Promise<Record<string, string>> {
   };
 }
 
+/**
+ * A service's answer to `path`, on a connection of its own (closed after): a keep-alive connection
+ * kept by fetch's pool sits idle through wrk's rounds and is closed by the server under it.
+ */
+function bytesOf(s: Service, path: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const req = request(s.base + path, { headers: { 'X-API-Key': s.key }, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks)) : reject(new Error(`${path}: status ${res.statusCode}`))));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 /** A bare uWS route answering `body`; resolves with its URL. */
 async function bare(body: Buffer, children: ChildProcess[]): Promise<{ url: string; pid: number }> {
   const p = spawn(process.execPath, [join(repoRoot(), 'dist/bench/api/bare-target.js'), String(body.length)], { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -174,12 +194,11 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, WARM_MS));
     const endpoints = Object.entries(await paths(first)).filter(([name]) => ONLY.some((o) => name.includes(o)));
     const load = [loadavg()[0]!];
-    // Every body before the first wrk run: an idle keep-alive connection would be closed under fetch.
-    const bodies = new Map<string, Buffer>();
-    for (const [name, path] of endpoints)
-      bodies.set(name, Buffer.from(await (await fetch(first.base + path, { headers: { 'X-API-Key': first.key } })).arrayBuffer()));
     for (const [name, path] of endpoints) {
-      const body = bodies.get(name)!;
+      // The bare route's bytes are the service's answer as the endpoint's rounds begin: a live page
+      // grows after the warm-up, and /trades' bytes fetched before the first endpoint's rounds were
+      // 13.5 KB (about 35 trades) while the service served 38 KB (its 100) during its own.
+      const body = await bytesOf(first, path);
       const bareTarget = await bare(body, children);
       // The bare route gets the same request as the services: the query string (uWS routes /bare by
       // its path alone) and the key header, so the request bytes it reads and parses are the same.
@@ -202,6 +221,10 @@ async function main(): Promise<void> {
       const bareP99 = med(bareRuns.map((r) => r.p99));
       const reqCpu = (mode: string, r: Run): number => ((r.cpuMs - idle.get(mode)! * SECONDS * 1000) * 1000) / r.requests;
       const bareCpu = med(bareRuns.map((r) => reqCpu('bare', r)));
+      // What each served after its rounds, beside the bare route's bytes: whether the bytes compared
+      // stayed the size the bare route serves (LIVE_ONLY=trades alone may start before its page is full).
+      const after = await Promise.all([...services].map(async ([f, s]) => `${f} ${(await bytesOf(s, path)).length.toLocaleString('en-US')}`));
+      console.log(`bytes: bare ${body.length.toLocaleString('en-US')}; after the rounds ${after.join(', ')}`);
       for (const [mode, rs] of runs) {
         const rps = med(rs.map((r) => r.rps));
         const p99 = med(rs.map((r) => r.p99));

@@ -53,11 +53,56 @@ const OPEN = Buffer.from('{"trades":[');
 const COMMA = Buffer.from(',');
 const CLOSE = Buffer.from('],');
 
-/** A committed trade as the cache is told of it: the stored trade, its index key and its record. */
-export interface CommittedTrade {
+/** A trade as pages list it: the stored trade (for the filters), its row and the row's notional. */
+export interface KnownTrade {
   readonly trade: StoredTrade;
-  readonly key: TimeKey;
-  readonly record: z.output<typeof Trade>;
+  readonly row: PageRow;
+  /** The record's amount_usd, which min_total is compared with. */
+  readonly amountUsd: number;
+}
+
+/**
+ * The trades pages listed or were told of, by seq, with their row bytes: a page built again at a
+ * new second (its "now" moved) copies them instead of reading each trade from the log, decoding it
+ * and writing its JSON again, and a committed trade's row is written once for every page that
+ * takes it. A trade's row is a function of the stored trade alone, which the log never rewrites
+ * under its seq (appended once, then pruned). Kept for two seconds of pages: a row not listed by a
+ * page built in the second before is let go.
+ */
+export class TradeRows {
+  private current = new Map<number, KnownTrade>();
+  private previous = new Map<number, KnownTrade>();
+  /** Rows written from a stored trade (for tests and benches). */
+  written = 0;
+
+  /** The known trade of `seq`, kept for this second too. */
+  get(seq: number): KnownTrade | undefined {
+    let known = this.current.get(seq);
+    if (known === undefined) {
+      known = this.previous.get(seq);
+      if (known !== undefined) this.current.set(seq, known);
+    }
+    return known;
+  }
+
+  /** Keeps the row of a trade read from the log (`record` is its JSON record). */
+  add(key: TimeKey, trade: StoredTrade, record: z.output<typeof Trade>): KnownTrade {
+    const known: KnownTrade = { trade, row: pageRow(key, record), amountUsd: record.amount_usd };
+    this.written++;
+    this.current.set(key[1], known);
+    return known;
+  }
+
+  /** A new second: what no page listed in the second before goes. */
+  age(): void {
+    this.previous = this.current;
+    this.current = new Map();
+  }
+
+  clear(): void {
+    this.current.clear();
+    this.previous.clear();
+  }
 }
 
 type Meta = z.output<typeof TradesPage>['_meta'];
@@ -87,18 +132,18 @@ export class TradePage {
    * window, past its pagination key, and (when more follow) no further than its last row, beyond
    * which a trade belongs to a later page. Returns whether the page changed.
    */
-  take(t: CommittedTrade): boolean {
+  take(t: KnownTrade): boolean {
     const s = this.scope;
-    const k = t.key;
+    const k = t.row.key;
     if (k[0] < s.startMs || k[0] > s.endMs) return false;
-    if (s.minTotal !== undefined && t.record.amount_usd < s.minTotal) return false;
+    if (s.minTotal !== undefined && t.amountUsd < s.minTotal) return false;
     // In the page's reading order: negative when k comes before the other key.
     const order = (o: TimeKey): number => (s.desc ? compareKeys(o, k) : compareKeys(k, o));
     if (s.after && order(s.after) <= 0) return false;
     if (this.hasMore && order(this.rows[this.rows.length - 1]!.key) > 0) return false;
     let i = this.rows.length;
     while (i > 0 && order(this.rows[i - 1]!.key) < 0) i--;
-    this.rows.splice(i, 0, pageRow(k, t.record));
+    this.rows.splice(i, 0, t.row);
     if (this.rows.length > s.limit) {
       this.rows.pop();
       this.hasMore = true;
@@ -140,11 +185,13 @@ export class TradePage {
  * The /trades pages of the current second, by parsed query (the access layer hands out one object
  * per distinct query string). A committed trade changes only the pages it belongs to, and those
  * take it in place (`commit`); the rest stay as they were. A new second (every page's "now"), a
- * prune or a trade older than the whole log (the retention boundary moves) empties it.
+ * prune or a trade older than the whole log (the retention boundary moves) empties it. Their
+ * trades' rows are kept beside them (`rows`) for the pages of the next second.
  */
 export class TradePages {
   private readonly pages = new Map<object, TradePage>();
   private second = -1;
+  readonly rows = new TradeRows();
   /** Pages built from the log, and pages written again with committed trades (for tests and benches). */
   built = 0;
   patched = 0;
@@ -155,6 +202,7 @@ export class TradePages {
   get(query: object, now: number): TradePage | undefined {
     if (now !== this.second) {
       this.pages.clear();
+      this.rows.age();
       this.second = now;
     }
     return this.pages.get(query);
@@ -167,7 +215,7 @@ export class TradePages {
   }
 
   /** Committed trades (in arrival order): each page they belong to takes them and is written again once. */
-  commit(trades: readonly CommittedTrade[]): void {
+  commit(trades: readonly KnownTrade[]): void {
     for (const page of this.pages.values()) {
       let changed = false;
       for (const t of trades) if (passesFilters(page.scope, t.trade) && page.take(t)) changed = true;
@@ -178,7 +226,9 @@ export class TradePages {
     }
   }
 
+  /** The log moved other than by appends (a prune, a trade older than all): pages and rows go. */
   clear(): void {
     this.pages.clear();
+    this.rows.clear();
   }
 }

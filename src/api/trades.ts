@@ -6,7 +6,17 @@ import { toCents } from '../core/price.js';
 import { errorReply, type Reply } from '../server/http.js';
 import type { StoredTrade } from '../state/trades.js';
 import { decodeCursor, type ApiContext } from './context.js';
-import { compareKeys, pageRow, passesFilters, TradePage, TradePages, type CommittedTrade, type PageRow, type PageScope, type TimeKey } from './trade-pages.js';
+import {
+  compareKeys,
+  passesFilters,
+  TradePage,
+  TradePages,
+  type KnownTrade,
+  type PageRow,
+  type PageScope,
+  type TimeKey,
+  type TradeRows,
+} from './trade-pages.js';
 import { count, ErrorFields, time, Trade } from '../views/schemas.js';
 
 /** The 200 body of /trades. */
@@ -98,13 +108,13 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
       for (const key of trades.getKeys({ limit: 1, reverse: true })) seenSeq = key as number;
       return pages.clear();
     }
-    const fresh: CommittedTrade[] = [];
+    const fresh: KnownTrade[] = [];
     for (const { key, value } of trades.getRange({ start: seenSeq + 1 })) {
       seenSeq = key as number;
       const t = value as StoredTrade;
       const k: TimeKey = [t.timestamp, t.seq];
       // A trade whose index entry was not written (dropped while the disk was full) is not listed.
-      if (byTime.doesExist(k as unknown as Key)) fresh.push({ trade: t, key: k, record: tradeJson(ctx.venues.slugOf(t.venue), t) });
+      if (byTime.doesExist(k as unknown as Key)) fresh.push(pages.rows.add(k, t, tradeJson(ctx.venues.slugOf(t.venue), t)));
     }
     if (fresh.length > 0) pages.commit(fresh);
   };
@@ -175,7 +185,7 @@ export function registerTrades(api: Api, ctx: ApiContext): void {
       endMs: w.endMs,
       after: w.after,
     };
-    const page = scanTrades(ctx, scope);
+    const page = scanTrades(ctx, scope, pages.rows);
     return new TradePage(scope, page.rows, page.hasMore, {
       data_available_from: new Date(from).toISOString(),
       start_time: Math.floor(w.startMs / 1000),
@@ -266,23 +276,35 @@ function keyTime(trades: Database, seq: unknown): number | undefined {
   return (trades.get(seq) as StoredTrade | undefined)?.timestamp;
 }
 
-/** One page of trades in the scope's order: its rows (index key and JSON text) and whether more follow. */
-function scanTrades(ctx: ApiContext, s: PageScope): { rows: PageRow[]; hasMore: boolean } {
+/**
+ * One page of trades in the scope's order: its rows (index key and JSON bytes) and whether more
+ * follow. A trade a page listed lately is taken from `known` with its row; another is read from
+ * the log, and kept there once it is listed: a filtered scan passes over many that it does not
+ * list, and keeping those would hold a window's worth of trades.
+ */
+function scanTrades(ctx: ApiContext, s: PageScope, known: TradeRows): { rows: PageRow[]; hasMore: boolean } {
   const trades = ctx.persistence.db('trades');
   const rows: PageRow[] = [];
   let hasMore = false;
   for (const key of ctx.persistence.db('tradesByTime').getKeys(timeRange(s, s.desc))) {
     const k = timeKey(key);
     if ((s.after && compareKeys(k, s.after) === 0) || k[0] < s.startMs || k[0] > s.endMs) continue;
-    const t = trades.get(k[1]) as StoredTrade | undefined;
-    if (!t || !passesFilters(s, t)) continue;
-    const json = tradeJson(ctx.venues.slugOf(t.venue), t);
-    if (s.minTotal !== undefined && json.amount_usd < s.minTotal) continue;
+    const kept = known.get(k[1]);
+    let stored: StoredTrade | undefined;
+    let record: z.output<typeof Trade> | undefined;
+    if (kept !== undefined) {
+      if (!passesFilters(s, kept.trade) || (s.minTotal !== undefined && kept.amountUsd < s.minTotal)) continue;
+    } else {
+      stored = trades.get(k[1]) as StoredTrade | undefined;
+      if (!stored || !passesFilters(s, stored)) continue;
+      record = tradeJson(ctx.venues.slugOf(stored.venue), stored);
+      if (s.minTotal !== undefined && record.amount_usd < s.minTotal) continue;
+    }
     if (rows.length === s.limit) {
       hasMore = true;
       break;
     }
-    rows.push(pageRow(k, json));
+    rows.push((kept ?? known.add(k, stored!, record!)).row);
   }
   return { rows, hasMore };
 }
