@@ -182,7 +182,7 @@ export interface HistoryStart {
   /**
    * Whether the main thread hands it each record with its live events (`hand`, handoff.ts) rather
    * than it reading the capture and mapping the records again (`ReplayFeed`): both give the same
-   * slices and cache lines (test/history/handoff.test.ts).
+   * slices and cache lines (test/api/as-of-handoff.test.ts).
    */
   readonly handed?: boolean | undefined;
 }
@@ -409,7 +409,13 @@ export class HistoryIndex {
       if (this.opts.handed === true) {
         const b = this.queue.shift();
         if (b === undefined) return;
-        for (const { record, items } of handedRecords(b)) await this.index(record, items);
+        const records = handedRecords(b);
+        for (let i = 0; i < records.length; i++) {
+          // A hurried close ends within a read batch's worth of records, as on the capture-reading path: a handed
+          // batch is all a sync took, which after a stalled main thread is minutes of records.
+          if (i % HISTORY_LIMITS.readBatch === 0 && i > 0 && (this.hurried || this.stopped !== undefined)) return;
+          await this.index(records[i]!.record, records[i]!.items);
+        }
         continue;
       }
       const batch = await this.tail.read(upTo, HISTORY_LIMITS.readBatch);
