@@ -29,6 +29,9 @@ export interface HandedBatch {
 /** Packs a batch at a time, with msgpackr records (each batch defines its own: no table shared by the threads); 0.5 µs an event against 0.8 without (bench/history-handoff.bench.ts). */
 const packr = new Packr({ useRecords: true, moreTypes: true });
 
+/** Past this many bytes, a batch's pack gives msgpackr a fresh buffer of this size (`Handoff.take`). */
+const SMALL_PACK = 1 << 20;
+
 /** A growable column of numbers. */
 class Column<A extends Float64Array | Uint16Array | Uint8Array> {
   n = 0;
@@ -120,7 +123,12 @@ export class Handoff implements CaptureTap {
     this.events = [];
     const packed = packr.pack([this.t.take(), this.kinds.take(), this.streams.take(), this.names, this.eventSeqs.take(), events]);
     // A copy of its own: msgpackr's buffer is shared with the packs that follow, and this one is transferred.
-    return { first, count, bytes: new Uint8Array(packed) };
+    const bytes = new Uint8Array(packed);
+    // msgpackr packs into one buffer of its module (the capture's event records too), grown to 2-4x the largest pack
+    // and kept, then allocated again at that size: a 16 MiB batch (a listing burst's second) left ~60 MiB of array
+    // buffers on the main thread for the rest of the run. After a large batch it gets a small one again.
+    if (packed.byteLength > SMALL_PACK) packr.useBuffer(Buffer.allocUnsafeSlow(SMALL_PACK));
+    return { first, count, bytes };
   }
 
   /** Lets go of everything held and holds nothing more. */

@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Capture, CaptureStore, FLUSH_STREAM, HOUR_MS } from '../../src/capture/index.js';
 import { StepClock } from '../../src/core/clock.js';
@@ -80,6 +82,28 @@ describe('Handoff', () => {
     // The capture itself goes on.
     expect(cap.lastSeq).toBe(50);
     await cap.close();
+  });
+
+  it('a large batch taken leaves no buffer of its size behind on the main thread (msgpackr keeps its largest)', () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const arrayBuffers = (): number => {
+      gc();
+      gc();
+      return process.memoryUsage().arrayBuffers;
+    };
+    const tap = new Handoff(() => 1e9);
+    const before = arrayBuffers();
+    // A listing burst's worth: 30k records, each one `feed` event with a long detail (~500 bytes packed).
+    const detail = 'x'.repeat(500);
+    for (let s = 1; s <= 30_000; s++) {
+      tap.record(s, 'venue_a', 3, T0 + s);
+      tap.event(s, feedEvent('venue_a', 'connected', T0 + s, `${s}${detail}`));
+    }
+    const size = tap.take()!.bytes.byteLength;
+    expect(size).toBeGreaterThan(12 * 2 ** 20);
+    // The batch is gone (transferred, in the service); what is left is the packer's buffer.
+    expect(arrayBuffers() - before).toBeLessThan(size / 2);
   });
 
   it('switched off (its thread stopped, died or closes) drops what it held and holds nothing after', async () => {
