@@ -1,9 +1,8 @@
 // The heap the exchange-protocol mappers hold for status frames (issue 34): ROOT's dist/ world at
 // sim.scale SCALE (default 166, the 108k service's; SYNTHETIC DATA), each exchange-protocol venue's
 // `GET /v1/events` document served by its simulated venue, fetched as the feed fetches it, then every
-// document mapped by one fresh `ExchangeMapper` per venue. The world, the servers and the documents
-// are let go before the mapping; reported: the heap held after a full GC with the mappers (and
-// nothing else) kept, against before. Then one status frame per market (the event going live) is
+// document mapped by one fresh `ExchangeMapper` per venue. The documents' text is let go as each is
+// mapped; reported: the heap held after a full GC with the mappers kept, against before. Then one status frame per market (the event going live) is
 // mapped, and every upsert both passes emit, timestamps dropped, is hashed, so that two builds can
 // be held to the same output (OUT=file writes the lines); then the mappers are let go and what that frees is read.
 //   node --expose-gc bench/scale/exchange-mapper-heap.mjs ROOT [SCALE]
