@@ -93,27 +93,40 @@ export function marketUpsert(
   localTimestamp: number,
   stats?: FeedStats,
 ): MarketUpsert {
-  const twoSided = !venue.capabilities.yesOnlyBook && m.books.includes('no');
-  const time = (s: string | null | undefined): number | undefined => (s ? Date.parse(s) : undefined);
+  const status = statusOf(m.status, m.result, stats);
+  return upsertOf(venue, event, event.state, new Known(venue, m, m.tags, status, event), status, m.result, timestamp, localTimestamp);
+}
+
+/** The record of a known market with its event in `state` and the market in `status` with `result`. */
+function upsertOf(
+  venue: VenueConfig,
+  event: ExchangeEventShell,
+  state: EventState,
+  k: Known,
+  status: MarketStatus,
+  result: 'yes' | 'no' | null | undefined,
+  timestamp: number,
+  localTimestamp: number,
+): MarketUpsert {
   return without<MarketUpsert>({
     type: 'market',
     venue: venue.label,
     timestamp,
     localTimestamp,
-    marketId: apiMarketId(venue, m.id),
-    title: m.name,
+    marketId: k.marketId,
+    title: k.title,
     eventTitle: event.name,
     eventId: event.id,
-    outcome: m.outcome ?? undefined,
+    outcome: k.outcome,
     category: event.category,
-    tags: m.tags,
-    status: statusOf(m.status, m.result, stats),
-    openTime: time(m.open_time),
-    closeTime: time(m.close_time),
-    yesInstrument: m.id,
-    noInstrument: twoSided ? bookKey(m.id, 'no') : undefined,
-    ...settlement(m.result),
-    extra: eventExtra(event, event.state, m.market_name, m.market_id ?? undefined),
+    tags: k.tags,
+    status,
+    openTime: k.openTime,
+    closeTime: k.closeTime,
+    yesInstrument: k.id,
+    noInstrument: k.twoSided ? bookKey(k.id, 'no') : undefined,
+    ...settlement(result),
+    extra: eventExtra(event, state, k.marketName, k.venueMarketId),
   });
 }
 
@@ -166,17 +179,59 @@ export function parseChanges(changes: readonly WireChange[]): [BookSideName, num
   return out;
 }
 
+const time = (s: string | null | undefined): number | undefined => (s ? Date.parse(s) : undefined);
+
 /**
- * What the mapper remembers of a market to rebuild its record on a status frame: the event without
- * its raw markets (each market is kept parsed, once) and the last record's status and result.
+ * What the mapper remembers of a market to rebuild its record on a status frame: one object of fixed
+ * fields a market, holding what a record is made of (the times parsed, the books as a flag), the
+ * event's shell (shared by its markets, without their raw markets) and the state a status frame
+ * gave it, and the last record's status, result and hash. At 108k markets (about 38,000 of them on
+ * the exchange venues) the parsed wire market, its books and tags arrays, its time strings and a
+ * copy of the event per status frame held about 840 B a market on the main thread and the history
+ * thread each (bench/scale/exchange-mapper-heap.mjs).
  */
-interface Known {
-  status: MarketUpsert['status'];
-  result: MarketUpsert['result'];
+class Known {
   /** upsertHash of the last record emitted. */
-  key: number;
-  event: ExchangeEventShell;
-  market: ExchangeMarket;
+  key = 0;
+  /** The event's state: its shell's until a status frame says otherwise. */
+  state: EventState;
+  result: 'yes' | 'no' | undefined;
+  readonly id: string;
+  readonly marketId: string;
+  readonly title: string;
+  readonly outcome: string | undefined;
+  readonly marketName: string;
+  readonly venueMarketId: string | undefined;
+  readonly openTime: number | undefined;
+  readonly closeTime: number | undefined;
+  readonly twoSided: boolean;
+
+  constructor(
+    venue: VenueConfig,
+    m: ExchangeMarket,
+    readonly tags: readonly string[] | undefined,
+    public status: MarketStatus,
+    public event: ExchangeEventShell,
+  ) {
+    this.state = event.state;
+    this.result = m.result ?? undefined;
+    this.id = m.id;
+    this.marketId = apiMarketId(venue, m.id);
+    this.title = m.name;
+    this.outcome = m.outcome ?? undefined;
+    this.marketName = m.market_name;
+    this.venueMarketId = m.market_id ?? undefined;
+    this.openTime = time(m.open_time);
+    this.closeTime = time(m.close_time);
+    this.twoSided = !venue.capabilities.yesOnlyBook && m.books.includes('no');
+  }
+}
+
+/** The same strings in the same order. */
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /**
@@ -405,9 +460,17 @@ export class ExchangeMapper implements Mapper {
       out.push(change);
     }
     if (known === undefined) return;
-    const event: ExchangeEventShell = { ...known.event, state: f.event_state };
-    const market: ExchangeMarket = { ...known.market, status: f.status, result: f.result };
-    this.remember(event, market, f.ts, local, out);
+    // The record again with the new state and status (counted again when unknown, as the record's own).
+    // The event's state is the market's own from here: its shell stays shared with the event's other markets.
+    const again = statusOf(f.status, f.result, this.stats);
+    const upsert = upsertOf(this.venueConfig, known.event, f.event_state, known, again, f.result, f.ts, local);
+    const key = upsertHash(upsert);
+    if (known.key === key) return;
+    known.key = key;
+    known.status = again;
+    known.result = f.result ?? undefined;
+    known.state = f.event_state;
+    out.push(upsert);
   }
 
   private restBook(f: unknown, local: number, out: NormalizedEvent[]): void {
@@ -440,21 +503,37 @@ export class ExchangeMapper implements Mapper {
         continue;
       }
       const shell: ExchangeEventShell = { ...ev.data, markets: [] };
+      // An event's markets mostly carry the same tags: one frozen list for each distinct one (records share it).
+      const lists: (readonly string[])[] = [];
       for (const rawMarket of ev.data.markets) {
         const m = exchangeMarketSchema.safeParse(rawMarket);
-        if (!m.success) this.stats.malformedFrame('market', issue(m.error), rawMarket);
-        else this.remember(shell, m.data, ts, local, out);
+        if (!m.success) {
+          this.stats.malformedFrame('market', issue(m.error), rawMarket);
+          continue;
+        }
+        const own = m.data.tags;
+        let tags = own === undefined ? undefined : lists.find((l) => sameList(l, own));
+        if (own !== undefined && tags === undefined) lists.push((tags = Object.freeze(own)));
+        this.remember(shell, m.data, tags, ts, local, out);
       }
     }
   }
 
   /** Stores and emits a market record when it differs from what we last emitted. */
-  private remember(event: ExchangeEventShell, market: ExchangeMarket, ts: number, local: number, out: NormalizedEvent[]): void {
-    const upsert = marketUpsert(this.venueConfig, event, market, ts, local, this.stats);
+  private remember(
+    event: ExchangeEventShell,
+    market: ExchangeMarket,
+    tags: readonly string[] | undefined,
+    ts: number,
+    local: number,
+    out: NormalizedEvent[],
+  ): void {
+    const k = new Known(this.venueConfig, market, tags, statusOf(market.status, market.result, this.stats), event);
+    const upsert = upsertOf(this.venueConfig, event, event.state, k, k.status, market.result, ts, local);
     const key = upsertHash(upsert);
-    const known = this.catalog.get(market.id);
-    if (known?.key === key) return;
-    this.catalog.set(market.id, { status: upsert.status, result: upsert.result, key, event, market });
+    if (this.catalog.get(market.id)?.key === key) return;
+    k.key = key;
+    this.catalog.set(market.id, k);
     out.push(upsert);
   }
 }

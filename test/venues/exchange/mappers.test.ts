@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/load.js';
 import type { VenueConfig } from '../../../src/config/schema.js';
+import type { MarketUpsert } from '../../../src/core/types.js';
 import { FeedStats } from '../../../src/venues/common/stats.js';
 import { ExchangeMapper } from '../../../src/venues/exchange/mappers.js';
 import { exchangeBookSchema, exchangeEventsSchema } from '../../../src/venues/exchange/raw.js';
@@ -408,6 +409,40 @@ describe('ExchangeMapper: yes-only book stream (venue_f, venue_h)', () => {
     expect(bare.map({ type: 'status', market: '9', seq: 2, status: 'closed', result: null, event_state: 'final', ts: TS }, L)).toStrictEqual([
       { type: 'market_status', venue: 'venue_h', timestamp: TS, localTimestamp: L, marketId: 'venue_h_9', status: 'closed' },
     ]);
+  });
+
+  it("keeps what a status frame needs compactly: an event's markets share one frozen tags list, a live event is the one market's state", () => {
+    const doc = catalog();
+    const [ev] = doc['events'] as { markets: Record<string, unknown>[] }[];
+    ev!.markets.push({
+      ...ev!.markets[0]!,
+      id: '323456789',
+      market_id: null,
+      name: 'New England Patriots',
+      outcome: 'New England Patriots',
+      tags: ['Sports', 'NFL'],
+    });
+    const m = mapper(venueH);
+    const out = m.map(doc, L) as MarketUpsert[];
+    expect(out.map((u) => u.marketId)).toEqual(['venue_h_123456789', 'venue_h_223456789', 'venue_h_323456789']);
+    // One list for the run of markets with the same tags (the wire's arrays are let go), frozen since records share it.
+    expect(out[2]!.tags).toBe(out[0]!.tags);
+    expect(Object.isFrozen(out[0]!.tags)).toBe(true);
+    expect(() => (out[0]!.tags as string[]).push('x')).toThrow(TypeError);
+    expect(out[2]!.tags).toEqual(['Sports', 'NFL']);
+    // The first market's event goes live: the other markets' records, rebuilt by their own frames, still say scheduled.
+    m.map(snap('123456789', 'yes', 1, [], []), L);
+    m.map(snap('323456789', 'yes', 1, [], []), L);
+    const live = m.map({ type: 'status', market: '123456789', seq: 2, status: 'open', result: null, event_state: 'live', ts: TS + 9 }, L) as MarketUpsert[];
+    expect(live).toStrictEqual([{ ...SEAHAWKS_H, timestamp: TS + 9, extra: extra('live', 'Moneyline') }]);
+    const suspended = m.map({ type: 'status', market: '323456789', seq: 2, status: 'suspended', result: null, event_state: 'scheduled', ts: TS + 9 }, L);
+    expect(suspended.map((e) => [e.type, (e as MarketUpsert).status, (e as MarketUpsert).extra?.['eventState']])).toEqual([
+      ['market_status', 'closed', undefined],
+      ['market', 'closed', 'scheduled'],
+    ]);
+    // The same frame again changes nothing; the live market's next frame still knows it is live.
+    expect(m.map({ type: 'status', market: '323456789', seq: 3, status: 'suspended', result: null, event_state: 'scheduled', ts: TS + 10 }, L)).toEqual([]);
+    expect(m.map({ type: 'status', market: '123456789', seq: 3, status: 'open', result: null, event_state: 'live', ts: TS + 10 }, L)).toEqual([]);
   });
 });
 
