@@ -97,8 +97,6 @@ export function buildCore(config: Config, opts: { log?: Logger; persistence?: Pe
           sliceMs: settings.checkpointIntervalMs,
           log: log.child({ component: 'history' }),
           lines: settings.replayCache ? { version: normalizerVersion(config.venues), maxBytes: settings.retentionBytes / 4 } : undefined,
-          // Every record of the service's capture is a feed runtime's: the thread indexes the live events, maps nothing again.
-          handed: true,
         })
       : undefined;
   return {

@@ -65,43 +65,27 @@ class StreamWriter implements VenueCapture {
     private readonly cap: Capture,
   ) {}
 
-  frame(text: string, conn: number, t: number, bytes?: Uint8Array): number {
-    return this.cap.add(this, KIND.frame, conn, t, text, bytes);
+  frame(text: string, conn: number, t: number, bytes?: Uint8Array): void {
+    this.cap.add(this, KIND.frame, conn, t, text, bytes);
   }
 
-  doc(data: unknown, t: number): number {
+  doc(data: unknown, t: number): void {
     // A document handed over as text takes the text path on replay, as it did live.
-    if (typeof data === 'string') return this.cap.add(this, KIND.frame, 0, t, data);
-    return this.cap.add(this, KIND.doc, 0, t, JSON.stringify(data));
+    if (typeof data === 'string') this.cap.add(this, KIND.frame, 0, t, data);
+    else this.cap.add(this, KIND.doc, 0, t, JSON.stringify(data));
   }
 
-  event(e: NormalizedEvent): number {
-    return this.cap.add(this, KIND.event, 0, e.localTimestamp, pack(e));
+  event(e: NormalizedEvent): void {
+    this.cap.add(this, KIND.event, 0, e.localTimestamp, pack(e));
   }
 
-  reset(conn: number, instruments?: readonly string[]): number {
-    return this.cap.add(this, KIND.reset, conn, this.cap.now(), instruments === undefined ? '' : JSON.stringify(instruments));
+  reset(conn: number, instruments?: readonly string[]): void {
+    this.cap.add(this, KIND.reset, conn, this.cap.now(), instruments === undefined ? '' : JSON.stringify(instruments));
   }
 
-  session(options: Readonly<Record<string, unknown>>): number {
-    return this.cap.add(this, KIND.mapper, 0, this.cap.now(), JSON.stringify(options));
+  session(options: Readonly<Record<string, unknown>>): void {
+    this.cap.add(this, KIND.mapper, 0, this.cap.now(), JSON.stringify(options));
   }
-
-  mapped(seq: number, e: NormalizedEvent): void {
-    const tap = this.cap.tap;
-    if (tap !== undefined && seq > 0) tap.event(seq, e);
-  }
-}
-
-/**
- * What sees the capture's records as they are appended and the live frame path's events of each
- * (the history index's handoff, src/history/handoff.ts): `record` for every record kept, in seq
- * order, and `event` for each event the live path made of record `seq` (a record appended while
- * another's events come out, by a protocol's hook, puts its events between them: seq says whose).
- */
-export interface CaptureTap {
-  record(seq: number, stream: string, kind: number, t: number): void;
-  event(seq: number, e: NormalizedEvent): void;
 }
 
 /**
@@ -130,8 +114,6 @@ export class Capture implements CaptureSink {
   private rawWritten = 0;
   private diskBase: number;
   private pausedFor: string | undefined;
-  /** Sees each record kept and its live events (the history index's handoff); absent: nothing extra per record. */
-  tap: CaptureTap | undefined;
 
   constructor(
     readonly store: CaptureStore,
@@ -163,25 +145,19 @@ export class Capture implements CaptureSink {
     return this.seq;
   }
 
-  /**
-   * Appends one record (see the class comment); the hot path. `bytes`: what a text payload was
-   * decoded from, when at hand. Answers its sequence number (0: dropped).
-   */
-  add(w: StreamWriter, kind: number, conn: number, t: number, payload: string | Uint8Array, bytes?: Uint8Array): number {
+  /** Appends one record (see the class comment); the hot path. `bytes`: what a text payload was decoded from, when at hand. */
+  add(w: StreamWriter, kind: number, conn: number, t: number, payload: string | Uint8Array, bytes?: Uint8Array): void {
     if (this.pausedFor !== undefined || this.pendingBytes > this.maxPending) {
       this.drops++;
-      return 0;
+      return;
     }
     const b = w.block;
-    const seq = ++this.seq;
-    b.push(kind, conn, seq, t, payload, bytes);
-    if (this.tap !== undefined) this.tap.record(seq, w.name, kind, t);
+    b.push(kind, conn, ++this.seq, t, payload, bytes);
     this.records++;
     this.pendingRecords++;
     this.pendingBytes += payload.length;
     w.payloadBytes += payload.length;
     if (b.size >= this.blockBytes) this.sealFull(w);
-    return seq;
   }
 
   /** Seals every stream's buffer and waits until all of it is written (or dropped). Resumes a paused capture once there is room. */

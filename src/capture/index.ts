@@ -13,7 +13,7 @@ import type { CaptureStatus } from '../server/routes/status.js';
 import { Capture } from './capture.js';
 import { CaptureStore, type StoreOptions } from './store.js';
 
-export { Capture, type CaptureOptions, type CaptureStats, type CaptureTap } from './capture.js';
+export { Capture, type CaptureOptions, type CaptureStats } from './capture.js';
 export { checkpointOf, type Checkpoint, type CheckpointBook } from './checkpoint.js';
 export { CaptureCorruptError, CAPTURE_KINDS, FLUSH_STREAM, type CaptureKind, type CaptureRecord } from './record.js';
 export { read, readBatches, type ReadRange } from './reader.js';

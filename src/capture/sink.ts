@@ -9,24 +9,19 @@ export interface CaptureSink {
   venue(label: VenueLabel): VenueCapture;
 }
 
-/** One venue's capture: each call appends one record, in the order of the calls, and answers its sequence number (0: not kept). */
+/** One venue's capture: each call appends one record, in the order of the calls. */
 export interface VenueCapture {
   /**
    * A WebSocket message as received, on connection `conn`, at the runtime's receive stamp; `bytes`,
    * when the socket gave them: the bytes `text` was decoded from (stored as they are when ASCII).
    */
-  frame(text: string, conn: number, t: number, bytes?: Uint8Array): number;
+  frame(text: string, conn: number, t: number, bytes?: Uint8Array): void;
   /** A REST document (or text) the runtime pushes through the frame path. */
-  doc(data: unknown, t: number): number;
+  doc(data: unknown, t: number): void;
   /** An event built outside the frame path (`FeedRuntime.emit`) or a `feed` event of the runtime. */
-  event(e: NormalizedEvent): number;
+  event(e: NormalizedEvent): void;
   /** The mapper was reset on a close of `conn`: all of it, or only `instruments`. */
-  reset(conn: number, instruments?: readonly string[]): number;
+  reset(conn: number, instruments?: readonly string[]): void;
   /** The feed session began with a fresh mapper made with `options` (its `replayOptions`). */
-  session(options: Readonly<Record<string, unknown>>): number;
-  /**
-   * An event the live path made of record `seq` (what a replay of that record gives), as it goes
-   * out: handed to the capture's tap (the history index), if any. 0: its record was not kept.
-   */
-  mapped(seq: number, e: NormalizedEvent): void;
+  session(options: Readonly<Record<string, unknown>>): void;
 }

@@ -20,10 +20,9 @@ import {
   type MarketRef,
   type Rebuilt,
 } from './index.js';
-import { Handoff } from './handoff.js';
 import type { Covers, SliceFile } from './slice.js';
 import { tailStart } from './tail.js';
-import type { Handing, HistoryAnswer, HistoryProgress, HistoryRequest, HistoryWorkerData } from './protocol.js';
+import type { HistoryAnswer, HistoryProgress, HistoryRequest, HistoryWorkerData } from './protocol.js';
 
 /**
  * The index thread's young generation: V8's default (two 16 MiB semi-spaces and the space
@@ -62,8 +61,6 @@ export class HistoryClient {
   private readonly files: SliceFiles;
   /** When this process's index began: its first slice covers from here (or from its start, if later). */
   private readonly from: number;
-  /** The capture's tap holding each record and its live events for the thread (`opts.handed`); undefined: the thread reads the capture. */
-  private readonly handoff: Handoff | undefined;
 
   constructor(
     private readonly capture: Capture,
@@ -73,12 +70,6 @@ export class HistoryClient {
       readonly log?: Logger | undefined;
       /** The normalized cache behind /replay, written on the thread (absent: off): its normalizer version and bound on disk. */
       readonly lines?: { readonly version: string; readonly maxBytes: number } | undefined;
-      /**
-       * Hand the thread each record with the events the live feeds made of it (handoff.ts), so it
-       * maps nothing again; only for a capture every record of which is appended by a feed runtime
-       * (records written otherwise have no events handed). Default: the thread reads and maps the capture.
-       */
-      readonly handed?: boolean | undefined;
     },
   ) {
     const from = capture.now();
@@ -95,11 +86,7 @@ export class HistoryClient {
       from,
       logLevel: opts.log?.level ?? 'info',
       lines: opts.lines,
-      handed: opts.handed === true,
     };
-    // Set with `after`: every record after it is held for the thread.
-    this.handoff = opts.handed === true ? new Handoff(() => HISTORY_LIMITS.behind) : undefined;
-    if (this.handoff !== undefined) capture.tap = this.handoff;
     const w = workerScript(import.meta.url, 'worker');
     this.thread = new Worker(w.script, { eval: w.evaluate, workerData: data, name: 'history', resourceLimits: HISTORY_THREAD_LIMITS });
     // Held only while an answer is awaited: an idle index never keeps the process alive.
@@ -144,7 +131,7 @@ export class HistoryClient {
     await this.capture.flush();
     if (this.stopped !== undefined || this.closing) return;
     // A failed catch-up was logged by the thread, a dead thread by `died`: the capture flow goes on either way.
-    await this.request({ type: 'sync', id: 0, upTo, limits: { ...HISTORY_LIMITS }, ...this.handing() }).catch(() => undefined);
+    await this.request({ type: 'sync', id: 0, upTo, limits: { ...HISTORY_LIMITS } }).catch(() => undefined);
   }
 
   /**
@@ -156,7 +143,7 @@ export class HistoryClient {
     if (this.closing) throw new Error('the history index is closing');
     const upTo = this.capture.lastSeq;
     await this.capture.flush();
-    const a = await this.request({ type: 'norm', id: 0, upTo, limits: { ...HISTORY_LIMITS }, ...this.handing() });
+    const a = await this.request({ type: 'norm', id: 0, upTo, limits: { ...HISTORY_LIMITS } });
     if (a.norm === undefined) throw new Error('the history thread keeps no normalized cache (capture.replayCache off)');
     return a.norm;
   }
@@ -226,47 +213,26 @@ export class HistoryClient {
     const hurry = (): void => this.thread.postMessage({ type: 'hurry', id: 0 } satisfies HistoryRequest);
     // 0: no catch-up at all (posted before the close: the thread reads its port in order).
     if (this.down === undefined && bound?.withinMs === 0) hurry();
-    const closed = this.down === undefined ? this.request({ type: 'close', id: 0, upTo, at: this.capture.now(), ...this.handing() }) : undefined;
+    const closed = this.down === undefined ? this.request({ type: 'close', id: 0, upTo, at: this.capture.now() }) : undefined;
     this.closing = true;
-    this.release();
     const cancel = closed && bound && bound.withinMs > 0 ? bound.clock.after(bound.withinMs, hurry) : undefined;
     await closed?.catch((e: unknown) => this.opts.log?.error({ err: (e as Error).message }, 'history index: its open slice was not written at close'));
     cancel?.();
     await this.thread.terminate();
   }
 
-  /**
-   * What the handoff holds, taken for the request about to be posted (taken and posted in one go,
-   * so the batches reach the thread in seq order), or how many records it let go of.
-   */
-  private handing(): Handing {
-    const h = this.handoff;
-    if (h === undefined) return {};
-    const lost = h.overflow;
-    return lost !== undefined ? { lost } : { handed: h.take() };
-  }
-
-  /** The thread takes no more records (it stopped, died or closes): the handoff lets go of what it holds and is taken off the capture. */
-  private release(): void {
-    if (this.handoff === undefined) return;
-    this.handoff.off();
-    if (this.capture.tap === this.handoff) this.capture.tap = undefined;
-  }
-
   private request(m: HistoryRequest): Promise<HistoryAnswer & { type: 'done' }> {
     if (this.down !== undefined) return Promise.reject(new Error(this.down));
     const id = this.nextId++;
-    const handed = 'handed' in m ? m.handed : undefined;
     return new Promise((resolve, reject) => {
       if (this.pending.size === 0) this.thread.ref();
       this.pending.set(id, { resolve, reject });
-      this.thread.postMessage({ ...m, id }, handed === undefined ? [] : [handed.bytes.buffer as ArrayBuffer]);
+      this.thread.postMessage({ ...m, id });
     });
   }
 
   private answered(a: HistoryAnswer): void {
     this.progress = a.progress;
-    if (a.progress.stopped !== undefined) this.release();
     const p = this.pending.get(a.id);
     if (p === undefined) return;
     this.settled(a.id);
@@ -283,7 +249,6 @@ export class HistoryClient {
   private died(why: string): void {
     if (this.down !== undefined) return;
     const reason = `the history index stopped: ${why}; it is not restarted (as_of reads need a restart of the service), the capture goes on`;
-    this.release();
     // A thread that ends after answering `close` ends as it should.
     if (!this.closing) {
       this.down = reason;
