@@ -8,6 +8,7 @@ import { buildCore, buildHttp } from '../../src/compose.js';
 import { loadConfig, type LoadOptions } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import type { Clock } from '../../src/core/clock.js';
+import type { Trade } from '../../src/core/types.js';
 import { log } from '../../src/core/log.js';
 import type { NormalizedEvent } from '../../src/core/types.js';
 import { Persistence } from '../../src/persist/store.js';
@@ -80,4 +81,30 @@ export async function apiHarness(opts: LoadOptions = {}, clock?: Clock): Promise
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A trade of venue_a's market KXA-1 or venue_b's 0xc (token YT, taker 0xAAA) at `t`, 50 cents a contract: what the /trades tests append. */
+export const testTrade = (venue: 'venue_a' | 'venue_b', id: string, t: number, size = 1): Trade => ({
+  type: 'trade',
+  venue,
+  marketId: venue === 'venue_a' ? 'KXA-1' : '0xc',
+  ...(venue === 'venue_b' ? { instrument: 'YT', taker: '0xAAA' } : {}),
+  tradeId: id,
+  price: 5000,
+  yesPrice: 5000,
+  size,
+  side: 'buy',
+  takerSide: 'yes',
+  timestamp: t,
+  localTimestamp: t,
+});
+
+/** A harness on `clock` holding ten trades a venue an hour before `now`: venue_a's a0–a9 a minute apart, venue_b's b0–b9 30 s after each, of size 1–10. */
+export async function tradesHarness(now: number, clock: Clock): Promise<ApiHarness> {
+  const h = await apiHarness({}, clock);
+  const MIN = 60_000;
+  for (let i = 0; i < 10; i++)
+    h.apply(testTrade('venue_a', `a${i}`, now - 60 * MIN + i * MIN), testTrade('venue_b', `b${i}`, now - 60 * MIN + i * MIN + 30_000, i + 1));
+  await h.persistence.flushed();
+  return h;
 }

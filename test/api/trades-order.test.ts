@@ -2,10 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Trade } from '../../src/core/types.js';
 import { Persistence } from '../../src/persist/store.js';
 import type { StoredTrade } from '../../src/state/trades.js';
-import { apiHarness, type ApiHarness } from './harness.js';
+import { apiHarness, testTrade, type ApiHarness } from './harness.js';
 
 interface Row {
   trade_id: string;
@@ -22,20 +21,7 @@ interface Page {
 const NOW = Date.now();
 const T0 = NOW - (NOW % 60_000) - 30 * 60_000;
 
-const trade = (venue: 'venue_a' | 'venue_b', id: string, t: number): Trade => ({
-  type: 'trade',
-  venue,
-  marketId: venue === 'venue_a' ? 'KXA-1' : '0xc',
-  ...(venue === 'venue_b' ? { instrument: 'YT', taker: '0xAAA' } : {}),
-  tradeId: id,
-  price: 5000,
-  yesPrice: 5000,
-  size: 1,
-  side: 'buy',
-  takerSide: 'yes',
-  timestamp: t,
-  localTimestamp: t,
-});
+const trade = testTrade;
 
 /** Milliseconds of a row: executed_at keeps them, timestamp is whole seconds. */
 const ms = (r: Row): number => Date.parse(r.executed_at);

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TradePages } from '../../src/api/trade-pages.js';
 import { VirtualClock } from '../../src/core/clock.js';
-import type { Trade } from '../../src/core/types.js';
-import { apiHarness, type ApiHarness } from './harness.js';
+import { testTrade, tradesHarness, type ApiHarness } from './harness.js';
 
 /**
  * The rows of /trades pages kept by seq across seconds (issue 34): a page built again at a new
@@ -14,20 +13,7 @@ import { apiHarness, type ApiHarness } from './harness.js';
 const NOW = Date.parse('2026-11-28T12:00:00.500Z');
 const MIN = 60_000;
 
-const trade = (venue: 'venue_a' | 'venue_b', id: string, t: number, size = 1): Trade => ({
-  type: 'trade',
-  venue,
-  marketId: venue === 'venue_a' ? 'KXA-1' : '0xc',
-  ...(venue === 'venue_b' ? { instrument: 'YT', taker: '0xAAA' } : {}),
-  tradeId: id,
-  price: 5000,
-  yesPrice: 5000,
-  size,
-  side: 'buy',
-  takerSide: 'yes',
-  timestamp: t,
-  localTimestamp: t,
-});
+const trade = testTrade;
 
 interface Page {
   trades: { trade_id: string; platform: string; amount_usd: number }[];
@@ -40,10 +26,7 @@ let pages: TradePages;
 const clock = new VirtualClock(NOW);
 
 beforeAll(async () => {
-  h = await apiHarness({}, clock);
-  for (let i = 0; i < 10; i++)
-    h.apply(trade('venue_a', `a${i}`, NOW - 60 * MIN + i * MIN), trade('venue_b', `b${i}`, NOW - 60 * MIN + i * MIN + 30_000, i + 1));
-  await h.persistence.flushed();
+  h = await tradesHarness(NOW, clock);
   pages = h.ctx.tradePages!;
 });
 afterAll(() => h.close());
