@@ -75,12 +75,8 @@ export function alive(pid: number): boolean {
 }
 
 function readLock(file: string): LockNote | undefined {
-  return readLockAt(lockPath(file));
-}
-
-function readLockAt(lock: string): LockNote | undefined {
   try {
-    const n = JSON.parse(readFileSync(lock, 'utf8')) as LockNote;
+    const n = JSON.parse(readFileSync(lockPath(file), 'utf8')) as LockNote;
     return typeof n.pid === 'number' && typeof n.nonce === 'string' ? n : undefined;
   } catch {
     return undefined;
@@ -107,13 +103,11 @@ function createLock(lock: string, note: string): 'taken' | 'exists' | 'unwritabl
     return 'taken';
   } catch (e) {
     // This process created the file: an empty lock would hold off every later open for good.
-    closeSync(fd);
-    fd = -1;
     unlinkQuiet(lock);
     if ((e as NodeJS.ErrnoException).code === 'ENOSPC') return 'full';
     throw e;
   } finally {
-    if (fd >= 0) closeSync(fd);
+    closeSync(fd);
   }
 }
 
