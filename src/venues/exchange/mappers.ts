@@ -184,8 +184,8 @@ const time = (s: string | null | undefined): number | undefined => (s ? Date.par
 /**
  * What the mapper remembers of a market to rebuild its record on a status frame: one object of fixed
  * fields a market, holding what a record is made of (the times parsed, the books as a flag), the
- * event's shell (shared by its markets, without their raw markets) and the state a status frame
- * gave it, and the last record's status, result and hash. At 108k markets (about 38,000 of them on
+ * event's shell (shared by its markets, without their raw markets; a status frame carries the
+ * event's state, so none is kept), and the last record's status, result and hash. At 108k markets (about 38,000 of them on
  * the exchange venues) the parsed wire market, its books and tags arrays, its time strings and a
  * copy of the event per status frame held about 840 B a market on the main thread and the history
  * thread each (bench/scale/exchange-mapper-heap.mjs).
@@ -193,8 +193,6 @@ const time = (s: string | null | undefined): number | undefined => (s ? Date.par
 class Known {
   /** upsertHash of the last record emitted. */
   key = 0;
-  /** The event's state: its shell's until a status frame says otherwise. */
-  state: EventState;
   result: 'yes' | 'no' | undefined;
   readonly id: string;
   readonly marketId: string;
@@ -213,7 +211,6 @@ class Known {
     public status: MarketStatus,
     public event: ExchangeEventShell,
   ) {
-    this.state = event.state;
     this.result = m.result ?? undefined;
     this.id = m.id;
     this.marketId = apiMarketId(venue, m.id);
@@ -461,7 +458,7 @@ export class ExchangeMapper implements Mapper {
     }
     if (known === undefined) return;
     // The record again with the new state and status (counted again when unknown, as the record's own).
-    // The event's state is the market's own from here: its shell stays shared with the event's other markets.
+    // The frame's event state goes into this record only: the shell stays shared with the event's other markets.
     const again = statusOf(f.status, f.result, this.stats);
     const upsert = upsertOf(this.venueConfig, known.event, f.event_state, known, again, f.result, f.ts, local);
     const key = upsertHash(upsert);
@@ -469,7 +466,6 @@ export class ExchangeMapper implements Mapper {
     known.key = key;
     known.status = again;
     known.result = f.result ?? undefined;
-    known.state = f.event_state;
     out.push(upsert);
   }
 
