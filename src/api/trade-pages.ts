@@ -45,7 +45,7 @@ export interface PageRow {
 }
 
 /** A row of `record`, keyed `key`. */
-export function pageRow(key: TimeKey, record: z.output<typeof Trade>): PageRow {
+function pageRow(key: TimeKey, record: z.output<typeof Trade>): PageRow {
   return { key, json: Buffer.from(JSON.stringify(record)) };
 }
 
