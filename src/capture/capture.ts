@@ -53,7 +53,7 @@ interface Write {
 /** One stream's buffer and its write chain (writes of a stream never overlap; streams write in parallel). */
 class StreamWriter implements VenueCapture {
   /** The records of the block being filled, in its byte layout; reused after each seal. */
-  readonly block = new BlockBuilder();
+  readonly block: BlockBuilder;
   /** Payload bytes (characters of a text) in `block`, as `maxPendingBytes` counts them. */
   payloadBytes = 0;
   chain: Promise<void> = Promise.resolve();
@@ -63,7 +63,10 @@ class StreamWriter implements VenueCapture {
   constructor(
     readonly name: string,
     private readonly cap: Capture,
-  ) {}
+    blockBytes: number,
+  ) {
+    this.block = new BlockBuilder(undefined, blockBytes);
+  }
 
   frame(text: string, conn: number, t: number, bytes?: Uint8Array): void {
     this.cap.add(this, KIND.frame, conn, t, text, bytes);
@@ -216,7 +219,7 @@ export class Capture implements CaptureSink {
 
   private writer(name: string): StreamWriter {
     let w = this.writers.get(name);
-    if (w === undefined) this.writers.set(name, (w = new StreamWriter(name, this)));
+    if (w === undefined) this.writers.set(name, (w = new StreamWriter(name, this, this.blockBytes)));
     return w;
   }
 

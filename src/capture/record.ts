@@ -56,12 +56,17 @@ export interface BlockInfo {
 const MAX_SPARES = 1;
 
 /**
- * A block buffer larger than this is let go once its block is finished instead of kept for the
- * next one. A block that held one large document (a venue's catalog page of several MB) grew its
- * stream's buffer to fit, and the buffer and its spare then stayed that size for good: at 108k
- * markets 18 + 8 MB a stream (heap snapshot of the service). Blocks of the usual 1 MiB fit well under it.
+ * A block buffer larger than this many blocks is let go once its block is finished instead of kept
+ * for the next one. Grown by doubling from 72 KiB, the buffer of a stream's 1 MiB blocks ends at
+ * 1,152 or 2,304 KiB (a block passes 1 MiB by its last record); anything larger was grown to fit one
+ * large document (a venue's catalog of several MB), and kept, it and the spare copied from its
+ * block stayed that size for good: at 108k markets an exchange venue's stream held 2 × 3.9 MiB
+ * (heap snapshot of the service, branch `buf19`; 18 + 8 MB a stream before a bound of 4 MiB).
  */
-const KEEP_BYTES = 4 * 1024 * 1024;
+const KEEP_BLOCKS = 2.5;
+
+/** The block size a builder's buffers are kept for when none is given (Capture's default `blockBytes`). */
+const BLOCK_BYTES = 1024 * 1024;
 
 /** Payload bytes a fresh buffer holds (grown as records need). */
 const TEXT_BYTES = 64 * 1024;
@@ -102,7 +107,14 @@ export class BlockBuilder {
   private minT = Infinity;
   private maxT = -Infinity;
 
-  constructor(private readonly textBytes = TEXT_BYTES) {
+  /** Buffers larger than this are not kept past their block (see KEEP_BLOCKS). */
+  private readonly keepBytes: number;
+
+  constructor(
+    private readonly textBytes = TEXT_BYTES,
+    blockBytes = BLOCK_BYTES,
+  ) {
+    this.keepBytes = KEEP_BLOCKS * blockBytes;
     this.wantRoom = Math.max(4 + REC_HEAD * 64, ceilPow2(textBytes / 8));
     this.head = Buffer.allocUnsafe(this.wantRoom);
     this.view = viewOf(this.head);
@@ -173,7 +185,7 @@ export class BlockBuilder {
       const payload = this.end - this.room;
       if (front > this.room) this.wantRoom = ceilPow2(front);
       // An oversized buffer's block gets a body of its own size, and the builder a fresh buffer.
-      const big = this.buf.length > KEEP_BYTES;
+      const big = this.buf.length > this.keepBytes;
       const spareSized = !big && this.out === 0;
       body = Buffer.allocUnsafeSlow(spareSized ? Math.max(this.buf.length, this.wantRoom + payload) : front + payload).subarray(0, front + payload);
       this.buf.copy(body, front, this.room, this.end);
@@ -195,7 +207,7 @@ export class BlockBuilder {
   recycle(body: Buffer): void {
     if (this.out > 0) this.out--;
     const bytes = body.buffer.byteLength;
-    if (this.spares.length < MAX_SPARES && bytes >= this.buf.length && bytes <= KEEP_BYTES) this.spares.push(Buffer.from(body.buffer, 0, bytes));
+    if (this.spares.length < MAX_SPARES && bytes >= this.buf.length && bytes <= this.keepBytes) this.spares.push(Buffer.from(body.buffer, 0, bytes));
   }
 
   /** Makes room for `more` payload bytes after `end`. */

@@ -32,7 +32,7 @@ import { marketKey, storedMarket } from '../state/catalog.js';
 import type { EngineState } from '../state/engine.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import type { StoredTrade } from '../state/trades.js';
-import { OpenRollups } from './rollups.js';
+import { OpenRollups, RollupSlots } from './rollups.js';
 import { checkInChild, damageLines, healthy, type CheckScope } from './check.js';
 
 /** A problem with DATA_DIR: the message says which file and what to do. */
@@ -342,8 +342,10 @@ export class Persistence {
     return r ? this.db(db).put([c.venue, c.marketId, t], storedCandle(r)) : Promise.resolve();
   }
 
-  private readonly hourRollups = new OpenRollups();
-  private readonly dayRollups = new OpenRollups();
+  /** The hour and day rollups of a market are folded together, from the same minutes: one slot index for both. */
+  private readonly rollupSlots = new RollupSlots();
+  private readonly hourRollups = new OpenRollups(this.rollupSlots);
+  private readonly dayRollups = new OpenRollups(this.rollupSlots);
 
   /** Folds a minute into its open rollup; false for a late minute of an older bucket (rebuilt from the minute log). */
   private fold(db: 'candles1h' | 'candles1d', open: OpenRollups, c: Candle, width: number): boolean {

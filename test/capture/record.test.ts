@@ -119,6 +119,38 @@ describe('capture block builder', () => {
     expect(decodeRecords(second.body, '_turn', 'f.seg', 8).map((r) => r.seq)).toEqual(Array.from({ length: n }, (_, i) => n + 2 + i));
   });
 
+  it('lets go of a buffer and spare grown to 3.9 MB for one document (past 2.5 blocks), and keeps those of full 1 MiB blocks', () => {
+    // An exchange venue's catalog document of ~3.9 MB, as at 108k markets: under the old 4 MiB bound its stream kept
+    // the grown buffer and the spare copied from its block, 2 × 3.9 MiB for good.
+    const b = new BlockBuilder();
+    const frame = `{"type":"orderbook_delta","price":0.52,"delta":10,${'"pad":0,'.repeat(30)}"side":"yes"}`;
+    let seq = 0;
+    const held = (body: Buffer): number => body.buffer.byteLength;
+    while (b.size < 1 << 20) b.push(KIND.frame, 1, ++seq, 5, frame);
+    const full = b.finish();
+    b.recycle(full.body);
+    expect(held(full.body)).toBeLessThanOrEqual(2.5 * 2 ** 20);
+    const doc = `{"markets":[${'"x",'.repeat(975_000)}"y"]}`;
+    for (let i = 0; i < 3; i++) b.push(KIND.frame, 1, ++seq, 6, frame);
+    b.push(KIND.doc, 0, ++seq, 6, doc);
+    const big = b.finish();
+    expect(held(big.body)).toBeGreaterThan(3.5 * 2 ** 20);
+    expect(decodeRecords(big.body, 'venue_e', 'f.seg', 8)[3]!.payload).toBe(doc);
+    b.recycle(big.body);
+    // The blocks after it: none is built in (or copied into) a buffer as large as the document's.
+    const after: Buffer[] = [];
+    for (let i = 0; i < 4; i++) {
+      while (b.size < 1 << 20) b.push(KIND.frame, 1, ++seq, 7 + i, frame);
+      const { body } = b.finish();
+      after.push(body);
+      b.recycle(body);
+    }
+    for (const body of after) expect(held(body)).toBeLessThanOrEqual(2.5 * 2 ** 20);
+    // Full 1 MiB blocks still reuse their buffers (the case above checks the hand-over in place).
+    expect(held(after[3]!)).toBe(held(after[2]!));
+    expect(decodeRecords(after[3]!, 'venue_e', 'f.seg', 8).at(-1)!.seq).toBe(seq);
+  });
+
   it('lets go of a buffer grown past 4 MiB for one large document once its block is finished, and the blocks after it read back', () => {
     const b = new BlockBuilder(64);
     const doc = `{"events":[${'"x",'.repeat(2_000_000)}"y"]}`; // an 8 MB catalog page
