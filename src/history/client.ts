@@ -57,6 +57,9 @@ export class HistoryClient {
   private closing = false;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
+  /** The sync posted and not answered yet, and the one that follows it, shared by the calls made meanwhile (`syncTo`). */
+  private syncPosted: Promise<void> | undefined;
+  private syncNext: { upTo: number; done: Promise<void> } | undefined;
   /** Slice files this thread reads itself (a written slice never changes). */
   private readonly files: SliceFiles;
   /** When this process's index began: its first slice covers from here (or from its start, if later). */
@@ -129,9 +132,48 @@ export class HistoryClient {
   async sync(): Promise<void> {
     const upTo = this.capture.lastSeq;
     await this.capture.flush();
-    if (this.stopped !== undefined || this.closing) return;
-    // A failed catch-up was logged by the thread, a dead thread by `died`: the capture flow goes on either way.
-    await this.request({ type: 'sync', id: 0, upTo, limits: { ...HISTORY_LIMITS } }).catch(() => undefined);
+    await this.syncTo(upTo);
+  }
+
+  /**
+   * Posts a sync up to `upTo`, or, while one is posted and not answered (the thread busy: a slice
+   * being written, a long catch-up), joins the one sync that follows it, which goes once it is
+   * answered, up to the furthest seq of the calls that joined it. The capture flow syncs every
+   * second without waiting: posting each, a thread held up for minutes had a request queued per
+   * second on its port, and as many entries in `pending` waiting for answers.
+   */
+  private syncTo(upTo: number): Promise<void> {
+    if (this.stopped !== undefined || this.closing) return Promise.resolve();
+    const posted = this.syncPosted;
+    if (posted === undefined) {
+      // A failed catch-up was logged by the thread, a dead thread by `died`: the capture flow goes on either way.
+      const p = this.request({ type: 'sync', id: 0, upTo, limits: { ...HISTORY_LIMITS } }).then(
+        () => undefined,
+        () => undefined,
+      );
+      this.syncPosted = p;
+      void p.then(() => {
+        if (this.syncPosted === p) this.syncPosted = undefined;
+      });
+      return p;
+    }
+    const next = this.syncNext;
+    if (next !== undefined) {
+      next.upTo = Math.max(next.upTo, upTo);
+      return next.done;
+    }
+    const f: { upTo: number; done: Promise<void> } = { upTo, done: Promise.resolve() };
+    f.done = posted.then(() => {
+      this.syncNext = undefined;
+      return this.syncTo(f.upTo);
+    });
+    this.syncNext = f;
+    return f.done;
+  }
+
+  /** Requests posted to the thread and not answered yet (syncs among them: at most one, `syncTo`). */
+  get outstanding(): number {
+    return this.pending.size;
   }
 
   /**
