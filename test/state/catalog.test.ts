@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { MarketUpsert } from '../../src/core/types.js';
-import { MarketCatalog, marketKey } from '../../src/state/catalog.js';
+import { MarketCatalog, keptExtra, marketKey, storedMarket } from '../../src/state/catalog.js';
 
 const up = (marketId: string, over: Partial<MarketUpsert> = {}): MarketUpsert => ({
   type: 'market',
@@ -167,5 +167,69 @@ describe('market catalog: record lists', () => {
     expect(c.inserts).toBe(3);
     expect(c.get('venue_a', 'A')).not.toBe(a);
     expect([...c.all()].map((m) => m.title)).toEqual(['From a snapshot?', 'B?']);
+  });
+});
+
+describe('market catalog: extra cut to the keys something reads', () => {
+  // venue_b's page URL template names {eventSlug} and {slug}; venue_e's only {marketId}.
+  const venues = [
+    { label: 'venue_b', web: { hosts: [], marketUrl: 'https://polymarket.com/event/{eventSlug}/{slug}' } },
+    { label: 'venue_e', web: { hosts: [], marketUrl: 'https://venue-e.example/markets/{marketId}' } },
+  ];
+  const poly = (over: Partial<MarketUpsert> = {}): MarketUpsert =>
+    up('0xabc', {
+      venue: 'venue_b',
+      extra: { slug: 'nba-nyk-mia', eventSlug: 'nba-nyk-mia-day', gammaId: '562638', tickSize: 0.01, outcomes: ['Over', 'Under'] },
+      ...over,
+    });
+
+  it('keeps the keys READ_EXTRA and the venue URL template name, in their order, and every key of a venue it was not told of', () => {
+    const c = new MarketCatalog(venues);
+    const b = c.upsert(poly())!;
+    expect(b.extra).toEqual({ slug: 'nba-nyk-mia', eventSlug: 'nba-nyk-mia-day' });
+    const e = c.upsert(
+      up('E-1', {
+        venue: 'venue_e',
+        extra: { live: true, league: 'NBA', futures: false, sport: 'basketball', eventState: 'live', startTime: 1_802_583_000_000 },
+      }),
+    )!;
+    expect(Object.keys(e.extra!)).toEqual(['live', 'league', 'futures']);
+    const other = c.upsert(up('X', { venue: 'venue_x', extra: { gammaId: '1', sport: 'golf' } }))!;
+    expect(other.extra).toEqual({ gammaId: '1', sport: 'golf' });
+    expect(keptExtra('https://x.example/{creator}/{slug}').has('creator')).toBe(true);
+  });
+
+  it('still counts an upsert that changes only a key it left out, and not one that changes nothing', () => {
+    const c = new MarketCatalog(venues);
+    const b = c.upsert(poly())!;
+    const kept = b.extra;
+    expect(c.upsert(poly({ timestamp: 2, localTimestamp: 2 }))).toBeUndefined();
+    expect(b.updatedAt).toBe(1);
+    const tick = poly({ timestamp: 3, localTimestamp: 3 });
+    tick.extra = { ...tick.extra, tickSize: 0.001 };
+    expect(c.upsert(tick)).toBe(b);
+    expect(b.updatedAt).toBe(3);
+    expect(b.extra).toBe(kept);
+    expect(c.upsert({ ...tick, localTimestamp: 4 })).toBeUndefined();
+  });
+
+  it('restores a record stored with every key as the cut one, knowing what was left out; one stored cut takes the next upsert as it is', () => {
+    const c = new MarketCatalog(venues);
+    const full = poly();
+    c.restore({ ...full, extra: full.extra, firstSeenAt: 1, recordedAt: 1, updatedAt: 1 });
+    const r = c.get('venue_b', '0xabc')!;
+    expect(r.extra).toEqual({ slug: 'nba-nyk-mia', eventSlug: 'nba-nyk-mia-day' });
+    expect(c.upsert(poly({ localTimestamp: 2 }))).toBeUndefined();
+    const tick = poly({ localTimestamp: 3 });
+    tick.extra = { ...tick.extra, tickSize: 0.001 };
+    expect(c.upsert(tick)).toBe(r);
+
+    const d = new MarketCatalog(venues);
+    d.restore({ ...storedMarket(r), marketId: '0xdef' });
+    const s = d.get('venue_b', '0xdef')!;
+    expect(d.upsert({ ...tick, marketId: '0xdef', localTimestamp: 5 })).toBeUndefined();
+    expect(s.updatedAt).toBe(3);
+    expect(d.upsert({ ...poly({ marketId: '0xdef', localTimestamp: 6 }) })).toBe(s);
+    expect(Object.keys(storedMarket(s))).not.toContain('dropped');
   });
 });
