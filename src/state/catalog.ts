@@ -1,6 +1,7 @@
 import { Subject } from 'rxjs';
 import type { VenueConfig } from '../config/schema.js';
 import type { MarketStatus, MarketStatusChange, MarketUpsert, VenueLabel } from '../core/types.js';
+import { marketUrl } from '../venues/directory.js';
 
 /** A market as the catalog holds it: the latest upsert plus our own bookkeeping. */
 export interface MarketRecord {
@@ -324,10 +325,36 @@ export class MarketCatalog {
   inserts = 0;
   /** The keys of `extra` kept per venue (`keptExtra`); a venue not named keeps all of its `extra`. */
   private readonly keep = new Map<VenueLabel, ReadonlySet<string>>();
+  private readonly venues = new Map<VenueLabel, VenueConfig>();
 
-  /** @param venues the venues whose `extra` is cut to what is read (`READ_EXTRA`); without them every key is kept. */
-  constructor(venues: readonly Pick<VenueConfig, 'label' | 'web'>[] = []) {
-    for (const v of venues) this.keep.set(v.label, keptExtra(v.web.marketUrl));
+  /**
+   * @param venues the venues whose `extra` is cut to what is read (`READ_EXTRA`) and whose records
+   * hold no `url` that the venue's template gives again; without them every key and URL is kept.
+   */
+  constructor(venues: readonly VenueConfig[] = []) {
+    for (const v of venues) {
+      this.keep.set(v.label, keptExtra(v.web.marketUrl));
+      this.venues.set(v.label, v);
+    }
+  }
+
+  /**
+   * The page URL every reader falls back to when a record has none (`m.url ?? marketUrl(…)`, views/market.ts
+   * and signals/engine.ts): the venue's template filled from the record's id and `extra`.
+   */
+  private templateUrl(m: MarketRecord): string | undefined {
+    const v = this.venues.get(m.venue);
+    if (v === undefined) return undefined;
+    const p = `${v.slug}_`;
+    return marketUrl(v, v.idPrefix && m.marketId.startsWith(p) ? m.marketId.slice(p.length) : m.marketId, m.extra);
+  }
+
+  /**
+   * Leaves out a record's `url` when the template gives the same (Polymarket's and Polymarket US's: about
+   * 4 MiB at 108k markets), so every reader, the store and a snapshot see the same URL without it.
+   */
+  private dropTemplateUrl(m: MarketRecord): void {
+    if (m.url !== undefined && m.url === this.templateUrl(m)) m.url = undefined;
   }
 
   get size(): number {
@@ -366,6 +393,7 @@ export class MarketCatalog {
         CatalogRecord.setDropped(rec, x.dropped);
       }
       this.shared.record(rec as unknown as Record<string, unknown>);
+      this.dropTemplateUrl(rec);
       this.insert(rec);
       this.changes$.next({ kind: 'added', market: rec });
       return rec;
@@ -373,6 +401,8 @@ export class MarketCatalog {
     let changed = false;
     const prevStatus = cur.status;
     const prevExtra = cur.extra;
+    // The URL the record shows, in place while the upsert merges (compared and kept as any field), left out again after.
+    if (cur.url === undefined) cur.url = this.templateUrl(cur);
     for (const f of FIELDS) {
       const v = f === 'extra' && x !== undefined ? x.kept : ev[f];
       if (v === undefined) continue;
@@ -388,8 +418,12 @@ export class MarketCatalog {
         if (had !== undefined) changed = true;
       }
     }
-    if (!changed) return undefined;
+    if (!changed) {
+      this.dropTemplateUrl(cur);
+      return undefined;
+    }
     this.shared.record(cur as unknown as Record<string, unknown>, cur.extra !== prevExtra);
+    this.dropTemplateUrl(cur);
     cur.updatedAt = ev.localTimestamp;
     this.version++;
     this.changes$.next(prevStatus !== cur.status ? { kind: 'status', market: cur, previous: prevStatus } : { kind: 'updated', market: cur });
@@ -434,6 +468,7 @@ export class MarketCatalog {
       CatalogRecord.setDropped(rec, x.kept === stored.extra ? undefined : x.dropped);
     }
     this.shared.record(rec as unknown as Record<string, unknown>);
+    this.dropTemplateUrl(rec);
     this.insert(rec);
   }
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
 import type { MarketUpsert } from '../../src/core/types.js';
 import { MarketCatalog, keptExtra, marketKey, storedMarket } from '../../src/state/catalog.js';
 
@@ -171,11 +172,8 @@ describe('market catalog: record lists', () => {
 });
 
 describe('market catalog: extra cut to the keys something reads', () => {
-  // venue_b's page URL template names {eventSlug} and {slug}; venue_e's only {marketId}.
-  const venues = [
-    { label: 'venue_b', web: { hosts: [], marketUrl: 'https://polymarket.com/event/{eventSlug}/{slug}' } },
-    { label: 'venue_e', web: { hosts: [], marketUrl: 'https://venue-e.example/markets/{marketId}' } },
-  ];
+  // The registry's venues: venue_b's page URL template names {eventSlug} and {slug}; venue_e's only {marketId}.
+  const venues = loadConfig({ env: {} }).venues;
   const poly = (over: Partial<MarketUpsert> = {}): MarketUpsert =>
     up('0xabc', {
       venue: 'venue_b',
@@ -231,5 +229,45 @@ describe('market catalog: extra cut to the keys something reads', () => {
     expect(s.updatedAt).toBe(3);
     expect(d.upsert({ ...poly({ marketId: '0xdef', localTimestamp: 6 }) })).toBe(s);
     expect(Object.keys(storedMarket(s))).not.toContain('dropped');
+  });
+});
+
+describe('market catalog: a URL the venue template gives again is not held', () => {
+  const venues = loadConfig({ env: {} }).venues;
+  const pageUrl = 'https://polymarket.com/event/nba-nyk-mia-day/nba-nyk-mia';
+  const poly = (over: Partial<MarketUpsert> = {}): MarketUpsert =>
+    up('0xabc', { venue: 'venue_b', url: pageUrl, extra: { slug: 'nba-nyk-mia', eventSlug: 'nba-nyk-mia-day' }, ...over });
+
+  it('leaves out a url the template fills the same from the record, keeps one it does not, and merges as before', () => {
+    const c = new MarketCatalog(venues);
+    const b = c.upsert(poly())!;
+    expect(b.url).toBeUndefined();
+    expect(c.upsert(poly({ localTimestamp: 2 }))).toBeUndefined();
+    // Another URL than the template's is held as sent.
+    const odd = c.upsert(poly({ marketId: '0xdef', url: 'https://polymarket.com/market/nba-nyk-mia' }))!;
+    expect(odd.url).toBe('https://polymarket.com/market/nba-nyk-mia');
+    // An upsert with new slugs and no url keeps the URL the record showed (as a field not sent keeps its value) ...
+    const moved = c.upsert(poly({ url: undefined, extra: { slug: 'nba-nyk-mia-2', eventSlug: 'nba-nyk-mia-day' }, localTimestamp: 3 }))!;
+    expect(moved).toBe(b);
+    expect(b.url).toBe(pageUrl);
+    // ... and one whose url is the template's again leaves it out.
+    expect(
+      c.upsert(
+        poly({
+          url: 'https://polymarket.com/event/nba-nyk-mia-day/nba-nyk-mia-2',
+          extra: { slug: 'nba-nyk-mia-2', eventSlug: 'nba-nyk-mia-day' },
+          localTimestamp: 4,
+        }),
+      ),
+    ).toBe(b);
+    expect(b.url).toBeUndefined();
+    expect(storedMarket(b)).not.toHaveProperty('url');
+  });
+
+  it('restores a record stored with its url as one without, and a venue it was not told of keeps its url', () => {
+    const c = new MarketCatalog(venues);
+    c.restore({ ...poly(), firstSeenAt: 1, recordedAt: 1, updatedAt: 1 });
+    expect(c.get('venue_b', '0xabc')!.url).toBeUndefined();
+    expect(new MarketCatalog().upsert(poly())!.url).toBe(pageUrl);
   });
 });
