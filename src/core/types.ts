@@ -68,7 +68,10 @@ export interface MarketUpsert extends Base {
   readonly volume?: number | undefined;
   readonly openInterest?: number | undefined;
   readonly liquidity?: number | undefined;
-  /** Venue-specific extra fields kept for venue-specific endpoints (rules, fee type, …). */
+  /**
+   * Venue-specific extra fields for venue-specific endpoints (rules, times as the venue wrote them, …). The catalog keeps
+   * only the keys something reads (`READ_EXTRA` in src/state/catalog.ts, and those the venue's `web.marketUrl` names).
+   */
   readonly extra?: Readonly<Record<string, unknown>> | undefined;
 }
 

@@ -1,5 +1,7 @@
 import { Subject } from 'rxjs';
+import type { VenueConfig } from '../config/schema.js';
 import type { MarketStatus, MarketStatusChange, MarketUpsert, VenueLabel } from '../core/types.js';
+import { marketUrl } from '../venues/directory.js';
 
 /** A market as the catalog holds it: the latest upsert plus our own bookkeeping. */
 export interface MarketRecord {
@@ -99,6 +101,21 @@ class CatalogRecord implements MarketRecord {
   firstSeenAt: number;
   recordedAt: number;
   updatedAt: number;
+  /**
+   * A hash of the keys of the last `extra` that the catalog left out (`keptExtra`), so that an upsert
+   * that changes only those still counts as a change, as it did when they were kept; undefined when
+   * unknown (a record restored from a store that held only the kept keys): the next upsert's is
+   * taken without counting. Private: not one of the record's keys (JSON, storage, spreads, tests).
+   */
+  #dropped: number | undefined = undefined;
+
+  static dropped(r: CatalogRecord): number | undefined {
+    return r.#dropped;
+  }
+
+  static setDropped(r: CatalogRecord, h: number | undefined): void {
+    r.#dropped = h;
+  }
 
   /** The record of `src`'s identity and times, with the fields of `src` that are defined. */
   constructor(src: Omit<MarketRecord, 'firstSeenAt' | 'recordedAt' | 'updatedAt'>, firstSeenAt: number, recordedAt: number, updatedAt: number) {
@@ -131,6 +148,78 @@ class CatalogRecord implements MarketRecord {
   }
 }
 
+/**
+ * The keys of a market's `extra` that something reads, and so the only ones the catalog keeps (with
+ * the placeholders of the venue's `web.marketUrl`, `keptExtra`). The mappers put more in `extra` (the
+ * venue's ids, flags and times that nothing serves); those stay in what the mappers emit (/replay,
+ * the capture) and out of the catalog, its store and its snapshots: at 108k markets they were about
+ * 10 MiB of the main heap (BENCHMARKS.md `cat19`). A reader of a new key adds it here.
+ */
+export const READ_EXTRA: readonly string[] = [
+  // venue_a's catalog (src/api/venue-a/: the record it serves, the series' frequency, the combo filter)
+  'combo',
+  'frequency',
+  'rules_primary',
+  'rules_secondary',
+  'settlement_value_dollars',
+  'volume_fp',
+  'open_interest_fp',
+  'volume',
+  'open_interest',
+  'created_time',
+  'open_time',
+  'close_time',
+  'expiration_time',
+  'updated_time',
+  'settlement_ts',
+  // ticker_name (views/market.ts); Polymarket's match id and page URLs (venues/polymarket); /matching-markets by slug
+  'slug',
+  'eventSlug',
+  'venueMarketId',
+  // fee context and live games (signals/engine.ts feeContext, MatchingService.isGameLive)
+  'live',
+  'league',
+  'futures',
+  // the ids a page URL template may take from extra before the market's own (venues/directory.ts marketUrl)
+  'marketId',
+  'outcomeId',
+];
+
+/** The keys of `extra` the catalog keeps for a venue whose page URL template is `marketUrl`: READ_EXTRA and the template's placeholders. */
+export function keptExtra(marketUrl: string): ReadonlySet<string> {
+  const keys = new Set(READ_EXTRA);
+  for (const m of marketUrl.matchAll(/\{(\w+)\}/g)) keys.add(m[1]!);
+  return keys;
+}
+
+/** FNV-1a offset basis: the hash of an `extra` from which nothing was left out. */
+const NOTHING_DROPPED = 0x811c9dc5 | 0;
+
+/**
+ * `x` with only the keys in `keep` (in `x`'s order; `x` itself when it has no other), and a hash
+ * (FNV-1a, 32 bits) of the keys and values left out, as JSON.
+ */
+function splitExtra(x: Readonly<Record<string, unknown>>, keep: ReadonlySet<string>): { kept: Readonly<Record<string, unknown>>; dropped: number } {
+  let out: Record<string, unknown> | undefined;
+  let h = NOTHING_DROPPED;
+  for (const k in x) {
+    if (keep.has(k)) {
+      if (out) out[k] = x[k];
+      continue;
+    }
+    if (!out) {
+      out = {};
+      for (const k2 in x) {
+        if (k2 === k) break;
+        out[k2] = x[k2];
+      }
+    }
+    const text = `${JSON.stringify(k)}:${JSON.stringify(x[k])},`;
+    for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619);
+  }
+  return { kept: out ?? x, dropped: h };
+}
+
 /** Fields that many records share a value of (every market of a venue, a status, an event, a series, a category; an outcome's team). */
 const SHARED = ['venue', 'status', 'eventTitle', 'seriesTitle', 'eventId', 'seriesId', 'category', 'outcome'] as const;
 /**
@@ -139,8 +228,8 @@ const SHARED = ['venue', 'status', 'eventTitle', 'seriesTitle', 'eventId', 'seri
  * Longer strings are left alone: mostly unique, where a table entry would cost more than it saves.
  */
 const SHARED_EXTRA_LENGTH = 32;
-/** Keys of `extra` whose value names one market (Polymarket's Gamma id, a market slug): never shared, so kept out of the table. */
-const OWN_EXTRA = new Set(['gammaId', 'slug']);
+/** Keys of `extra` whose value names one market (Polymarket's Gamma id, a market slug, an exchange venue's own market id): never shared, so kept out of the table. */
+const OWN_EXTRA = new Set(['gammaId', 'slug', 'venueMarketId']);
 const sharedExtra = (key: string, v: string): boolean => (v.length <= SHARED_EXTRA_LENGTH && !OWN_EXTRA.has(key)) || key.startsWith('rules');
 /** Distinct shared values kept before the table starts over (it is a cache: a miss costs a copy, not a wrong value). */
 const MAX_SHARED = 250_000;
@@ -234,6 +323,39 @@ export class MarketCatalog {
   version = 0;
   /** Bumped when a record object is added or replaced (not when one changes in place): lists of records built from the catalog are current while it stands. */
   inserts = 0;
+  /** The keys of `extra` kept per venue (`keptExtra`); a venue not named keeps all of its `extra`. */
+  private readonly keep = new Map<VenueLabel, ReadonlySet<string>>();
+  private readonly venues = new Map<VenueLabel, VenueConfig>();
+
+  /**
+   * @param venues the venues whose `extra` is cut to what is read (`READ_EXTRA`) and whose records
+   * hold no `url` that the venue's template gives again; without them every key and URL is kept.
+   */
+  constructor(venues: readonly VenueConfig[] = []) {
+    for (const v of venues) {
+      this.keep.set(v.label, keptExtra(v.web.marketUrl));
+      this.venues.set(v.label, v);
+    }
+  }
+
+  /**
+   * The page URL every reader falls back to when a record has none (`m.url ?? marketUrl(…)`, views/market.ts
+   * and signals/engine.ts): the venue's template filled from the record's id and `extra`.
+   */
+  private templateUrl(m: MarketRecord): string | undefined {
+    const v = this.venues.get(m.venue);
+    if (v === undefined) return undefined;
+    const p = `${v.slug}_`;
+    return marketUrl(v, v.idPrefix && m.marketId.startsWith(p) ? m.marketId.slice(p.length) : m.marketId, m.extra);
+  }
+
+  /**
+   * Leaves out a record's `url` when the template gives the same (Polymarket's and Polymarket US's: about
+   * 4 MiB at 108k markets), so every reader, the store and a snapshot see the same URL without it.
+   */
+  private dropTemplateUrl(m: MarketRecord): void {
+    if (m.url !== undefined && m.url === this.templateUrl(m)) m.url = undefined;
+  }
 
   get size(): number {
     return this.records.length;
@@ -261,10 +383,17 @@ export class MarketCatalog {
   /** Applies an upsert; returns the record, or undefined when nothing changed. */
   upsert(ev: MarketUpsert): MarketRecord | undefined {
     const cur = this.get(ev.venue, ev.marketId);
+    const keep = this.keep.get(ev.venue);
+    const x = ev.extra !== undefined && keep !== undefined ? splitExtra(ev.extra, keep) : undefined;
     if (!cur) {
       const t = ev.localTimestamp;
       const rec = new CatalogRecord(ev, t, t, t);
+      if (x !== undefined) {
+        rec.extra = x.kept;
+        CatalogRecord.setDropped(rec, x.dropped);
+      }
       this.shared.record(rec as unknown as Record<string, unknown>);
+      this.dropTemplateUrl(rec);
       this.insert(rec);
       this.changes$.next({ kind: 'added', market: rec });
       return rec;
@@ -272,16 +401,29 @@ export class MarketCatalog {
     let changed = false;
     const prevStatus = cur.status;
     const prevExtra = cur.extra;
+    // The URL the record shows, in place while the upsert merges (compared and kept as any field), left out again after.
+    if (cur.url === undefined) cur.url = this.templateUrl(cur);
     for (const f of FIELDS) {
-      const v = ev[f];
+      const v = f === 'extra' && x !== undefined ? x.kept : ev[f];
       if (v === undefined) continue;
       const old = (cur as unknown as Record<string, unknown>)[f];
       if (old === v || (typeof v === 'object' && JSON.stringify(old) === JSON.stringify(v))) continue;
       (cur as unknown as Record<string, unknown>)[f] = v;
       changed = true;
     }
-    if (!changed) return undefined;
+    if (x !== undefined && cur instanceof CatalogRecord) {
+      const had = CatalogRecord.dropped(cur);
+      if (had !== x.dropped) {
+        CatalogRecord.setDropped(cur, x.dropped);
+        if (had !== undefined) changed = true;
+      }
+    }
+    if (!changed) {
+      this.dropTemplateUrl(cur);
+      return undefined;
+    }
     this.shared.record(cur as unknown as Record<string, unknown>, cur.extra !== prevExtra);
+    this.dropTemplateUrl(cur);
     cur.updatedAt = ev.localTimestamp;
     this.version++;
     this.changes$.next(prevStatus !== cur.status ? { kind: 'status', market: cur, previous: prevStatus } : { kind: 'updated', market: cur });
@@ -317,7 +459,16 @@ export class MarketCatalog {
   /** Loads a persisted record at start-up (no change event). */
   restore(stored: MarketRecord): void {
     const rec = new CatalogRecord(stored, stored.firstSeenAt, stored.recordedAt, stored.updatedAt);
+    const keep = this.keep.get(stored.venue);
+    if (stored.extra !== undefined && keep !== undefined) {
+      // A record stored with every key of its extra (before they were cut) gives the hash of the rest;
+      // one stored with the kept keys only leaves it unknown.
+      const x = splitExtra(stored.extra, keep);
+      rec.extra = x.kept;
+      CatalogRecord.setDropped(rec, x.kept === stored.extra ? undefined : x.dropped);
+    }
     this.shared.record(rec as unknown as Record<string, unknown>);
+    this.dropTemplateUrl(rec);
     this.insert(rec);
   }
 

@@ -10,7 +10,7 @@ import { TradeStore } from './trades.js';
 
 /** All in-memory state of the engine: what every reader (REST, WebSocket, signals) serves from. */
 export class EngineState {
-  readonly catalog = new MarketCatalog();
+  readonly catalog: MarketCatalog;
   readonly books = new BookStore();
   readonly quotes = new QuoteStore((venue, marketId) => this.catalog.get(venue, marketId)?.marketId ?? marketId);
   readonly candles: CandleStore;
@@ -29,6 +29,7 @@ export class EngineState {
       candles?: boolean;
     } = {},
   ) {
+    this.catalog = new MarketCatalog(venues);
     this.candles = new CandleStore(opts.candles !== false);
     this.health = new HealthStore(venues.map((v) => v.label));
     this.trades = new TradeStore(opts.tradeCapacity);

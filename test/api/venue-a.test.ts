@@ -122,6 +122,52 @@ describe('GET /venue_a/markets/{ticker} and /venue_a/series', () => {
   });
 });
 
+describe("the venue_a market record: the venue's own fields", () => {
+  it('serves each field it names from what the venue sent (times, fixed-point strings, rules, combo, settlement) after the catalog cut its extra', async () => {
+    const r = await apiHarness();
+    try {
+      load(r);
+      const page = fx('rest_markets_page_first2_2026-09-13.json') as { markets: Record<string, unknown>[] };
+      const listed = (await r.get('/venue_a/markets?limit=1000&include=rules')).body.markets as Record<string, unknown>[];
+      for (const m of page.markets) {
+        const got = listed.find((x) => x['ticker'] === m['ticker'])!;
+        expect(got, String(m['ticker'])).toMatchObject({
+          created_time: m['created_time'],
+          open_time: m['open_time'],
+          close_time: m['close_time'],
+          expiration_time: m['expiration_time'],
+          updated_time: m['updated_time'],
+          volume_fp: m['volume_fp'],
+          open_interest_fp: m['open_interest_fp'],
+          rules: { primary: m['rules_primary'], secondary: m['rules_secondary'] },
+          is_combo: false,
+        });
+      }
+      // The first recorded market again as a settled leg of a multivariate collection (a copy of the real payload
+      // with the fields such a market carries set by hand): what no recorded market here has.
+      const leg = {
+        ...page.markets[0],
+        ticker: `${String(page.markets[0]!['ticker'])}-LEG`,
+        status: 'finalized',
+        result: 'yes',
+        mve_collection_ticker: 'KXMVESPORTSMULTIGAMEEXTENDED-R',
+        settlement_ts: '2026-09-20T16:02:11.123456Z',
+        settlement_value_dollars: '1.0000',
+        volume: 12,
+        open_interest: 3,
+      };
+      const venue = r.config.venues.find((v) => v.protocol === 'kalshi')!;
+      r.apply(...createKalshiMapper(venue).map({ markets: [leg], cursor: '' }, Date.now()));
+      expect((await r.get(`/venue_a/markets?tickers=${leg.ticker}`)).body.markets).toEqual([]);
+      const combo = (await r.get(`/venue_a/markets?tickers=${leg.ticker}&include_combos=true`)).body.markets[0];
+      expect(combo).toMatchObject({ is_combo: true, settlement_ts: leg.settlement_ts, settlement_value_dollars: '1.0000', volume: 12, open_interest: 3 });
+      expect((await r.get('/venue_a/series?category=Politics')).body.series[0].frequency).toBe('custom');
+    } finally {
+      await r.close();
+    }
+  });
+});
+
 describe('slugs rename paths and parameters', () => {
   it('serves the catalog under a renamed slug and /markets?platform= with it', async () => {
     const r = await apiHarness({ venueOverrides: { venue_a: { slug: 'kalshi' } } });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
 import type { MarketUpsert } from '../../src/core/types.js';
-import { MarketCatalog, marketKey } from '../../src/state/catalog.js';
+import { MarketCatalog, keptExtra, marketKey, storedMarket } from '../../src/state/catalog.js';
 
 const up = (marketId: string, over: Partial<MarketUpsert> = {}): MarketUpsert => ({
   type: 'market',
@@ -167,5 +168,106 @@ describe('market catalog: record lists', () => {
     expect(c.inserts).toBe(3);
     expect(c.get('venue_a', 'A')).not.toBe(a);
     expect([...c.all()].map((m) => m.title)).toEqual(['From a snapshot?', 'B?']);
+  });
+});
+
+describe('market catalog: extra cut to the keys something reads', () => {
+  // The registry's venues: venue_b's page URL template names {eventSlug} and {slug}; venue_e's only {marketId}.
+  const venues = loadConfig({ env: {} }).venues;
+  const poly = (over: Partial<MarketUpsert> = {}): MarketUpsert =>
+    up('0xabc', {
+      venue: 'venue_b',
+      extra: { slug: 'nba-nyk-mia', eventSlug: 'nba-nyk-mia-day', gammaId: '562638', tickSize: 0.01, outcomes: ['Over', 'Under'] },
+      ...over,
+    });
+
+  it('keeps the keys READ_EXTRA and the venue URL template name, in their order, and every key of a venue it was not told of', () => {
+    const c = new MarketCatalog(venues);
+    const b = c.upsert(poly())!;
+    expect(b.extra).toEqual({ slug: 'nba-nyk-mia', eventSlug: 'nba-nyk-mia-day' });
+    const e = c.upsert(
+      up('E-1', {
+        venue: 'venue_e',
+        extra: { live: true, league: 'NBA', futures: false, sport: 'basketball', eventState: 'live', startTime: 1_802_583_000_000 },
+      }),
+    )!;
+    expect(Object.keys(e.extra!)).toEqual(['live', 'league', 'futures']);
+    const other = c.upsert(up('X', { venue: 'venue_x', extra: { gammaId: '1', sport: 'golf' } }))!;
+    expect(other.extra).toEqual({ gammaId: '1', sport: 'golf' });
+    expect(keptExtra('https://x.example/{creator}/{slug}').has('creator')).toBe(true);
+  });
+
+  it('still counts an upsert that changes only a key it left out, and not one that changes nothing', () => {
+    const c = new MarketCatalog(venues);
+    const b = c.upsert(poly())!;
+    const kept = b.extra;
+    expect(c.upsert(poly({ timestamp: 2, localTimestamp: 2 }))).toBeUndefined();
+    expect(b.updatedAt).toBe(1);
+    const tick = poly({ timestamp: 3, localTimestamp: 3 });
+    tick.extra = { ...tick.extra, tickSize: 0.001 };
+    expect(c.upsert(tick)).toBe(b);
+    expect(b.updatedAt).toBe(3);
+    expect(b.extra).toBe(kept);
+    expect(c.upsert({ ...tick, localTimestamp: 4 })).toBeUndefined();
+  });
+
+  it('restores a record stored with every key as the cut one, knowing what was left out; one stored cut takes the next upsert as it is', () => {
+    const c = new MarketCatalog(venues);
+    const full = poly();
+    c.restore({ ...full, extra: full.extra, firstSeenAt: 1, recordedAt: 1, updatedAt: 1 });
+    const r = c.get('venue_b', '0xabc')!;
+    expect(r.extra).toEqual({ slug: 'nba-nyk-mia', eventSlug: 'nba-nyk-mia-day' });
+    expect(c.upsert(poly({ localTimestamp: 2 }))).toBeUndefined();
+    const tick = poly({ localTimestamp: 3 });
+    tick.extra = { ...tick.extra, tickSize: 0.001 };
+    expect(c.upsert(tick)).toBe(r);
+
+    const d = new MarketCatalog(venues);
+    d.restore({ ...storedMarket(r), marketId: '0xdef' });
+    const s = d.get('venue_b', '0xdef')!;
+    expect(d.upsert({ ...tick, marketId: '0xdef', localTimestamp: 5 })).toBeUndefined();
+    expect(s.updatedAt).toBe(3);
+    expect(d.upsert({ ...poly({ marketId: '0xdef', localTimestamp: 6 }) })).toBe(s);
+    expect(Object.keys(storedMarket(s))).not.toContain('dropped');
+  });
+});
+
+describe('market catalog: a URL the venue template gives again is not held', () => {
+  const venues = loadConfig({ env: {} }).venues;
+  const pageUrl = 'https://polymarket.com/event/nba-nyk-mia-day/nba-nyk-mia';
+  const poly = (over: Partial<MarketUpsert> = {}): MarketUpsert =>
+    up('0xabc', { venue: 'venue_b', url: pageUrl, extra: { slug: 'nba-nyk-mia', eventSlug: 'nba-nyk-mia-day' }, ...over });
+
+  it('leaves out a url the template fills the same from the record, keeps one it does not, and merges as before', () => {
+    const c = new MarketCatalog(venues);
+    const b = c.upsert(poly())!;
+    expect(b.url).toBeUndefined();
+    expect(c.upsert(poly({ localTimestamp: 2 }))).toBeUndefined();
+    // Another URL than the template's is held as sent.
+    const odd = c.upsert(poly({ marketId: '0xdef', url: 'https://polymarket.com/market/nba-nyk-mia' }))!;
+    expect(odd.url).toBe('https://polymarket.com/market/nba-nyk-mia');
+    // An upsert with new slugs and no url keeps the URL the record showed (as a field not sent keeps its value) ...
+    const moved = c.upsert(poly({ url: undefined, extra: { slug: 'nba-nyk-mia-2', eventSlug: 'nba-nyk-mia-day' }, localTimestamp: 3 }))!;
+    expect(moved).toBe(b);
+    expect(b.url).toBe(pageUrl);
+    // ... and one whose url is the template's again leaves it out.
+    expect(
+      c.upsert(
+        poly({
+          url: 'https://polymarket.com/event/nba-nyk-mia-day/nba-nyk-mia-2',
+          extra: { slug: 'nba-nyk-mia-2', eventSlug: 'nba-nyk-mia-day' },
+          localTimestamp: 4,
+        }),
+      ),
+    ).toBe(b);
+    expect(b.url).toBeUndefined();
+    expect(storedMarket(b)).not.toHaveProperty('url');
+  });
+
+  it('restores a record stored with its url as one without, and a venue it was not told of keeps its url', () => {
+    const c = new MarketCatalog(venues);
+    c.restore({ ...poly(), firstSeenAt: 1, recordedAt: 1, updatedAt: 1 });
+    expect(c.get('venue_b', '0xabc')!.url).toBeUndefined();
+    expect(new MarketCatalog().upsert(poly())!.url).toBe(pageUrl);
   });
 });
