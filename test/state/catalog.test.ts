@@ -203,8 +203,8 @@ describe('market catalog: extra cut to the keys something reads', () => {
     const kept = b.extra;
     expect(c.upsert(poly({ timestamp: 2, localTimestamp: 2 }))).toBeUndefined();
     expect(b.updatedAt).toBe(1);
-    const tick = poly({ timestamp: 3, localTimestamp: 3 });
-    tick.extra = { ...tick.extra, tickSize: 0.001 };
+    const base = poly({ timestamp: 3, localTimestamp: 3 });
+    const tick = { ...base, extra: { ...base.extra, tickSize: 0.001 } };
     expect(c.upsert(tick)).toBe(b);
     expect(b.updatedAt).toBe(3);
     expect(b.extra).toBe(kept);
@@ -218,8 +218,8 @@ describe('market catalog: extra cut to the keys something reads', () => {
     const r = c.get('venue_b', '0xabc')!;
     expect(r.extra).toEqual({ slug: 'nba-nyk-mia', eventSlug: 'nba-nyk-mia-day' });
     expect(c.upsert(poly({ localTimestamp: 2 }))).toBeUndefined();
-    const tick = poly({ localTimestamp: 3 });
-    tick.extra = { ...tick.extra, tickSize: 0.001 };
+    const base = poly({ localTimestamp: 3 });
+    const tick = { ...base, extra: { ...base.extra, tickSize: 0.001 } };
     expect(c.upsert(tick)).toBe(r);
 
     const d = new MarketCatalog(venues);
