@@ -4,7 +4,7 @@ import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import type { NormalizedEvent, VenueLabel } from '../core/types.js';
 import { packCheckpoint } from './checkpoint.js';
-import { BlockBuilder, FLUSH_STREAM, KIND, type BlockInfo } from './record.js';
+import { BLOCK_BYTES, BlockBuilder, FLUSH_STREAM, KIND, type BlockInfo } from './record.js';
 import type { CaptureSink, VenueCapture } from './sink.js';
 import { CaptureDiskFullError, type CaptureStore } from './store.js';
 
@@ -122,7 +122,7 @@ export class Capture implements CaptureSink {
     readonly store: CaptureStore,
     private readonly opts: CaptureOptions,
   ) {
-    this.blockBytes = opts.blockBytes ?? 1024 * 1024;
+    this.blockBytes = opts.blockBytes ?? BLOCK_BYTES;
     this.maxPending = opts.maxPendingBytes ?? 256 * 1024 * 1024;
     this.seq = store.lastSeq();
     this.diskBase = store.bytes();

@@ -65,8 +65,8 @@ const MAX_SPARES = 1;
  */
 const KEEP_BLOCKS = 2.5;
 
-/** The block size a builder's buffers are kept for when none is given (Capture's default `blockBytes`). */
-const BLOCK_BYTES = 1024 * 1024;
+/** A capture block's size when none is given: Capture's default `blockBytes`, and what a builder's buffers are kept for. */
+export const BLOCK_BYTES = 1024 * 1024;
 
 /** Payload bytes a fresh buffer holds (grown as records need). */
 const TEXT_BYTES = 64 * 1024;
