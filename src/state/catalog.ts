@@ -1,7 +1,7 @@
 import { Subject } from 'rxjs';
 import type { VenueConfig } from '../config/schema.js';
 import type { MarketStatus, MarketStatusChange, MarketUpsert, VenueLabel } from '../core/types.js';
-import { marketUrl } from '../venues/directory.js';
+import { marketUrl, nativeId } from '../venues/directory.js';
 
 /** A market as the catalog holds it: the latest upsert plus our own bookkeeping. */
 export interface MarketRecord {
@@ -345,8 +345,7 @@ export class MarketCatalog {
   private templateUrl(m: MarketRecord): string | undefined {
     const v = this.venues.get(m.venue);
     if (v === undefined) return undefined;
-    const p = `${v.slug}_`;
-    return marketUrl(v, v.idPrefix && m.marketId.startsWith(p) ? m.marketId.slice(p.length) : m.marketId, m.extra);
+    return marketUrl(v, nativeId(v, m.marketId), m.extra);
   }
 
   /**
@@ -402,7 +401,8 @@ export class MarketCatalog {
     const prevStatus = cur.status;
     const prevExtra = cur.extra;
     // The URL the record shows, in place while the upsert merges (compared and kept as any field), left out again after.
-    if (cur.url === undefined) cur.url = this.templateUrl(cur);
+    const filled = cur.url === undefined;
+    if (filled) cur.url = this.templateUrl(cur);
     for (const f of FIELDS) {
       const v = f === 'extra' && x !== undefined ? x.kept : ev[f];
       if (v === undefined) continue;
@@ -419,7 +419,9 @@ export class MarketCatalog {
       }
     }
     if (!changed) {
-      this.dropTemplateUrl(cur);
+      // Nothing changed, so neither did the template's URL: the record holds no url again, as before. (A url a
+      // record holds is never its template's: every insert, restore and change leaves that one out.)
+      if (filled) cur.url = undefined;
       return undefined;
     }
     this.shared.record(cur as unknown as Record<string, unknown>, cur.extra !== prevExtra);

@@ -32,6 +32,12 @@ export class VenueDirectory {
   }
 }
 
+/** The venue's own market id behind an API id (prefix stripped for prefixed venues). */
+export function nativeId(v: VenueConfig, marketId: string): string {
+  const p = `${v.slug}_`;
+  return v.idPrefix && marketId.startsWith(p) ? marketId.slice(p.length) : marketId;
+}
+
 /**
  * A market's page URL from the registry template. Placeholders: {marketId} (the venue's own id),
  * and any key of the market's `extra` record ({series}, {event}, {slug}, {eventSlug}, …); a

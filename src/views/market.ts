@@ -2,7 +2,7 @@ import type { VenueConfig } from '../config/schema.js';
 import { PAYOUT, toCents } from '../core/price.js';
 import type { MarketRecord } from '../state/catalog.js';
 import type { QuoteRecord } from '../state/quotes.js';
-import { marketUrl } from '../venues/directory.js';
+import { marketUrl, nativeId } from '../venues/directory.js';
 import { PROTOCOL_MODULES } from '../venues/index.js';
 
 /** cents from units, or null when missing (spec 2.1: a stored zero is 0, missing is null). */
@@ -45,12 +45,6 @@ export function quotePrices(v: VenueConfig, q: QuoteRecord | undefined): QuotePr
 /** The API's simple status of a market: the /markets filter vocabulary (active, closed) plus upcoming. */
 export function apiStatus(m: MarketRecord): 'active' | 'closed' | 'upcoming' {
   return m.status === 'active' ? 'active' : m.status === 'initialized' ? 'upcoming' : 'closed';
-}
-
-/** The venue's own market id behind an API id (prefix stripped for prefixed venues). */
-export function nativeId(v: VenueConfig, marketId: string): string {
-  const p = `${v.slug}_`;
-  return v.idPrefix && marketId.startsWith(p) ? marketId.slice(p.length) : marketId;
 }
 
 /**

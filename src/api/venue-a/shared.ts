@@ -1,7 +1,8 @@
 import type { VenueConfig } from '../../config/schema.js';
 import type { MarketRecord } from '../../state/catalog.js';
 import type { EngineState } from '../../state/engine.js';
-import { cents, nativeId, noCents } from '../../views/market.js';
+import { nativeId } from '../../venues/directory.js';
+import { cents, noCents } from '../../views/market.js';
 import type { ApiContext } from '../context.js';
 import { z } from 'zod';
 import { centsOrNull, strOrNull, time } from '../../views/schemas.js';
