@@ -7,6 +7,7 @@
  */
 import type { Key } from 'lmdb';
 import { copyDb, walkStore } from './check.js';
+import { copyUpgraded } from './migrate.js';
 import { DB_NAMES } from './store.js';
 
 const [mode, file, out, db, chunk, which, after] = process.argv.slice(2);
@@ -18,7 +19,7 @@ try {
     const first = DB_NAMES.findIndex((n) => n === db);
     if (first < 0) throw new Error(`no database named ${db}`);
     const names = which === 'rest' ? DB_NAMES.slice(first) : [DB_NAMES[first]!];
-    const opts = { chunk: Number(chunk ?? 1000) || 1000, after: after ? (JSON.parse(after) as Key) : undefined };
+    const opts = { chunk: Number(chunk ?? 1000) || 1000, after: after ? (JSON.parse(after, bufferReviver) as Key) : undefined };
     for (const name of names) {
       process.stdout.write(`${JSON.stringify({ db: name })}\n`);
       const r = await copyDb(file, out, name, name === names[0] ? opts : { chunk: opts.chunk }, (copied, lastKey) =>
@@ -26,8 +27,11 @@ try {
       );
       process.stdout.write(`${JSON.stringify({ done: r })}\n`);
     }
+  } else if (mode === 'migrate' && file !== undefined && out !== undefined) {
+    const done = await copyUpgraded(file, out, (name, copied) => process.stdout.write(`${JSON.stringify({ db: name, copied })}\n`));
+    process.stdout.write(`${JSON.stringify({ done })}\n`);
   } else {
-    process.stderr.write('usage: check-entry check FILE [full|state] | copy FILE OUT DB CHUNK one|rest [AFTER]\n');
+    process.stderr.write('usage: check-entry check FILE [full|state] | copy FILE OUT DB CHUNK one|rest [AFTER] | migrate FILE OUT\n');
     process.exit(2);
   }
 } catch (e) {
@@ -36,4 +40,10 @@ try {
   if (/EACCES|EPERM|EROFS|EAGAIN|Permission denied|Read-only file system/i.test(message)) process.stdout.write(`${JSON.stringify({ unopened: message })}\n`);
   process.stderr.write(`${message}\n`);
   process.exit(1);
+}
+
+/** A binary key (format 3) comes back through JSON as `{ type: 'Buffer', data }`. */
+function bufferReviver(_key: string, value: unknown): unknown {
+  const v = value as { type?: unknown; data?: unknown } | null;
+  return v !== null && typeof v === 'object' && v.type === 'Buffer' && Array.isArray(v.data) ? Buffer.from(v.data as number[]) : value;
 }

@@ -67,27 +67,44 @@ export function damageLines(r: CheckReport): string[] {
 export function walkStore(file: string, progress: (name: DbName) => void = () => {}, scope: CheckScope = 'full'): CheckReport {
   const root = openAlone(file, () => open({ path: file, noSubdir: true, maxDbs: 32, readOnly: true }));
   try {
-    return { file, dbs: scopeNames(scope).map((name) => (progress(name), walkDb(root, name))) };
+    const format = storedFormat(root);
+    return { file, dbs: scopeNames(scope).map((name) => (progress(name), walkDb(root, name, format))) };
   } finally {
     void root.close();
   }
 }
 
-function walkDb(root: RootDatabase, name: DbName): DbCheck {
-  let db: Database;
+/**
+ * The format the store's own meta database records (how its databases are opened: keys.ts). A store
+ * of format 1 or 2 records it too; 2 when unreadable (the walk of meta then says why).
+ */
+export function storedFormat(root: RootDatabase): number {
   try {
-    db = root.openDB(dbOptions(name));
+    const f = root.openDB(dbOptions('meta')).get('format');
+    return typeof f === 'number' ? f : 2;
+  } catch {
+    return 2;
+  }
+}
+
+function walkDb(root: RootDatabase, name: DbName, format: number): DbCheck {
+  let db: Database | undefined;
+  const opts = dbOptions(name, format);
+  try {
+    db = root.openDB(opts) as Database | undefined;
   } catch (e) {
     // A store of an older version may not have every database yet.
     if (/MDB_NOTFOUND|not found/i.test(messageOf(e))) return { name, entries: 0, read: 0 };
     return { name, entries: 0, read: 0, error: messageOf(e) };
   }
+  // lmdb-js opening read-only answers a database the file lacks with undefined, not MDB_NOTFOUND.
+  if (db === undefined) return { name, entries: 0, read: 0 };
   const header = (db.getStats() as { entryCount?: number }).entryCount ?? 0;
   let read = 0;
   let error: string | undefined;
   let structures = false;
   try {
-    structures = db.get(Symbol.for('structures')) !== undefined;
+    structures = db.get(opts.sharedStructuresKey) !== undefined;
     for (const entry of db.getRange()) if (entry.value !== null || entry.key !== null) read++;
   } catch (e) {
     error = messageOf(e);
@@ -198,8 +215,10 @@ export async function copyDb(
   let copied = 0;
   let stopped: string | undefined;
   try {
-    const from = src.openDB(dbOptions(db));
-    const to = dst.openDB(dbOptions(db));
+    // The copy keeps the store's format (its meta, format included, is copied like the rest).
+    const format = storedFormat(src);
+    const from = src.openDB(dbOptions(db, format));
+    const to = dst.openDB(dbOptions(db, format));
     let batch: { key: Key; value: unknown }[] = [];
     const commit = async (): Promise<void> => {
       const rows = batch;
@@ -234,7 +253,7 @@ function sameKey(a: Key, b: Key): boolean {
 }
 
 /** Runs the entry script with `args`: its JSON lines, and how it died if it did not exit 0. */
-function runEntry(args: string[]): { lines: unknown[]; died?: string } {
+export function runEntry(args: string[]): { lines: unknown[]; died?: string } {
   const r = spawnSync(process.execPath, [...entryCommand(), ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   const lines: unknown[] = [];
   for (const line of (r.stdout ?? '').split('\n')) {

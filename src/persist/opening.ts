@@ -223,6 +223,18 @@ function waitForHolders(file: string, nonce: string, deadline: number, waitMs: n
   }
 }
 
+/** The pids of other live processes registered as writers of `file` (they have it open). */
+export function otherHolders(file: string): number[] {
+  let names: string[];
+  try {
+    names = readdirSync(holdersDir(file));
+  } catch {
+    return [];
+  }
+  const pids = names.filter((n) => !n.includes('.ack')).map((n) => Number(n.slice(0, n.indexOf('-'))));
+  return [...new Set(pids.filter((pid) => pid !== process.pid && alive(pid)))];
+}
+
 /** What a holder's write gate does for the coordination (DiskGuard implements it). */
 export interface HoldableGate {
   /** Defers new asynchronous writes; resolves once those already issued are committed. */

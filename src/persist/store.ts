@@ -25,7 +25,7 @@ import type { Logger } from '../core/log.js';
 import { WriteBarrier } from './barrier.js';
 import { DiskGuard, type GuardOptions } from './guard.js';
 import { acquireOpening, alive, HolderRegistration, type OpeningLock } from './opening.js';
-import type { Level, VenueLabel } from '../core/types.js';
+import type { Level } from '../core/types.js';
 import type { Candle } from '../state/candles.js';
 import type { MarketRecord } from '../state/catalog.js';
 import { marketKey, storedMarket } from '../state/catalog.js';
@@ -34,6 +34,9 @@ import type { QuoteRecord } from '../state/quotes.js';
 import type { StoredTrade } from '../state/trades.js';
 import { OpenRollups, RollupSlots } from './rollups.js';
 import { checkInChild, damageLines, healthy, type CheckScope } from './check.js';
+import { afterMarket, BINARY_KEYS, candleKey, candleRange, codeOf, FIRST_KEY, marketCode, readCandleKey, REKEYED, STRUCTURES_KEY } from './keys.js';
+import { upgradeStore } from './migrate.js';
+import { otherHolders } from './opening.js';
 
 /** A problem with DATA_DIR: the message says which file and what to do. */
 export class PersistenceError extends Error {
@@ -45,12 +48,14 @@ export class PersistenceError extends Error {
 
 /**
  * The store's format. 2: catalog values are LZ4-compressed (lmdb-js `compression`) and candle values
- * leave out what their key holds. A format-1 store is still read (lmdb-js tells a compressed value by
- * its first byte, 254–255, never the first byte of a msgpack record; a whole candle record is taken
- * as it is) and is marked format 2 on its first writable open.
+ * leave out what their key holds (a format-1 candle, a whole record, is still taken as it is). 3: the
+ * market-keyed databases (catalog, quotes, books, candles at three resolutions) are keyed by the
+ * binary codes of keys.ts instead of `venue:id` strings and ordered-binary arrays. A format-1 or -2
+ * store is upgraded to format 3 on its first writable open (migrate.ts); a read-only open of one
+ * can copy it (`crossbook data backup`) but not read its records.
  */
-const FORMAT = 2;
-const READABLE_FORMATS: readonly number[] = [1, 2];
+export const FORMAT = 3;
+const READABLE_FORMATS: readonly number[] = [1, 2, 3];
 /**
  * The catalog's records are mostly text (titles, rules, outcome names): compressed they take about
  * two thirds of the pages, and every page the writer touches stays mapped, in the process's RSS.
@@ -105,9 +110,24 @@ export const DB_NAMES = [
 /** Names of the LMDB sub-databases. */
 export type DbName = (typeof DB_NAMES)[number];
 
-/** How every sub-database is opened (by the service, `crossbook data check` and `repair` alike). */
-export function dbOptions(name: DbName): { name: DbName; encoding: 'msgpack'; sharedStructuresKey: symbol; compression?: { threshold: number } } {
-  return { name, encoding: 'msgpack', sharedStructuresKey: Symbol.for('structures'), ...(name === 'catalog' ? { compression: CATALOG_COMPRESSION } : {}) };
+/** How a sub-database opens. */
+export interface DbOptions {
+  readonly name: DbName;
+  readonly encoding: 'msgpack';
+  readonly keyEncoder?: typeof BINARY_KEYS;
+  readonly sharedStructuresKey: symbol | Buffer;
+  readonly compression?: { threshold: number };
+}
+
+/**
+ * How every sub-database of a store of `format` is opened (by the service, `crossbook data check`,
+ * `repair` and the upgrade alike). Format 3 keys the market-keyed databases with raw bytes
+ * (keys.ts); their shared structures then live under the byte key 0, since a symbol is no binary key.
+ */
+export function dbOptions(name: DbName, format = FORMAT): DbOptions {
+  const compression = name === 'catalog' ? { compression: CATALOG_COMPRESSION } : {};
+  if (format >= 3 && REKEYED.has(name)) return { name, encoding: 'msgpack', keyEncoder: BINARY_KEYS, sharedStructuresKey: STRUCTURES_KEY, ...compression };
+  return { name, encoding: 'msgpack', sharedStructuresKey: Symbol.for('structures'), ...compression };
 }
 
 /**
@@ -177,8 +197,10 @@ export class Persistence {
       throw new PersistenceError(
         `DATA_DIR ${this.dir}: ${DB_FILE} exists without ${MARKER}; refusing to guess whose data this is (move it away or restore ${MARKER})`,
       );
-    /** A marker of an older format this version reads, to be marked with FORMAT once open. */
+    /** A marker of an older format, whose store is upgraded before it opens. */
     let upgrade: Marker | undefined;
+    /** The format the databases are opened in: an older one only read-only. */
+    let format = FORMAT;
     if (hasMarker) {
       let m: Marker;
       try {
@@ -189,6 +211,7 @@ export class Persistence {
       if (!READABLE_FORMATS.includes(m.format))
         throw new PersistenceError(`DATA_DIR ${this.dir}: data format ${m.format} is not supported by this version (reads ${READABLE_FORMATS.join(', ')})`);
       if (m.format !== FORMAT && !opts.readOnly) upgrade = m;
+      else format = m.format;
     } else if (!opts.readOnly) {
       try {
         mkdirSync(this.dir, { recursive: true });
@@ -207,12 +230,13 @@ export class Persistence {
       throw new PersistenceError(`DATA_DIR ${this.dir}: ${(e as Error).message}`);
     }
     try {
+      if (upgrade) this.upgrade(file, marker, upgrade);
       try {
         this.root = open({ path: file, noSubdir: true, maxDbs: 32, mapSize: 8 * 1024 ** 3, readOnly: opts.readOnly ?? false });
         const guard = opts.readOnly ? undefined : new DiskGuard(file, this.root, this.guardEvents(), opts.guard);
         this.guard = guard;
         for (const name of DB_NAMES) {
-          const db = this.root.openDB(dbOptions(name));
+          const db = this.root.openDB(dbOptions(name, format));
           this.dbs.set(name, guard ? guard.wrap(db) : db);
         }
         // Reading a key forces LMDB to validate the meta pages: a corrupt file fails here, loudly.
@@ -238,18 +262,45 @@ export class Persistence {
         }
         writeFileSync(marker, JSON.stringify({ format: FORMAT, createdAt: new Date().toISOString() } satisfies Marker, null, 2));
         this.db('meta').putSync('format', FORMAT);
-      } else if (upgrade) {
-        // From here on catalog writes are compressed: a version that reads only format 1 must refuse the store.
-        try {
-          writeFileSync(marker, JSON.stringify({ ...upgrade, format: FORMAT } satisfies Marker, null, 2));
-          this.db('meta').putSync('format', FORMAT);
-        } catch (e) {
-          this.log?.warn({ dir: this.dir, err: (e as Error).message }, `could not mark DATA_DIR as format ${FORMAT}; it is read and written as before`);
-        }
       }
     } finally {
       opening.release();
     }
+    this.format = format;
+  }
+
+  /** The store's format: FORMAT, or an older one opened read-only (whose records this version does not read). */
+  readonly format: number;
+
+  /**
+   * Upgrades an older store to FORMAT before it opens (migrate.ts), while this process holds the
+   * opening lock. Refused, with the store untouched, while another process has the file open (it
+   * would go on writing the old file) or when the copy cannot be made.
+   */
+  private upgrade(file: string, marker: string, old: Marker): void {
+    const others = otherHolders(file);
+    if ([...openStores].some((s) => s.dir === this.dir)) others.push(process.pid);
+    if (others.length)
+      throw new PersistenceError(
+        `DATA_DIR ${this.dir} holds a format-${old.format} store, which this version upgrades to format ${FORMAT} when it opens it, but process ${others.join(', ')} has it open: stop it and start again`,
+      );
+    try {
+      const r = upgradeStore(file, marker, old);
+      const records = Object.values(r.copied).reduce((a, b) => a + b, 0);
+      this.log?.warn({ dir: this.dir, from: old.format, records, ms: Math.round(r.ms) }, `upgraded DATA_DIR to store format ${FORMAT}`);
+    } catch (e) {
+      throw new PersistenceError(
+        `DATA_DIR ${this.dir}: upgrading ${DB_FILE} from format ${old.format} to ${FORMAT} failed: ${(e as Error).message}. The store is unchanged (format ${old.format}); the previous version still opens it`,
+      );
+    }
+  }
+
+  /** Refuses to read the records of an older format (opened read-only: its keys are not this version's). */
+  private readable(): void {
+    if (this.format !== FORMAT)
+      throw new PersistenceError(
+        `DATA_DIR ${this.dir} holds a format-${this.format} store: start the service on it once to upgrade it to format ${FORMAT} before reading it`,
+      );
   }
 
   db(name: DbName): Database {
@@ -258,6 +309,7 @@ export class Persistence {
 
   /** Restores catalog, quotes, books and the trade sequence into `state`. Returns counts. */
   load(state: EngineState, recentTrades = 10_000): { markets: number; quotes: number; books: number; trades: number } {
+    this.readable();
     let markets = 0;
     for (const { value } of this.db('catalog').getRange()) {
       state.catalog.restore(value as MarketRecord);
@@ -316,7 +368,7 @@ export class Persistence {
    * readable before its batch commits, so read-modify-write through LMDB would lose minutes.
    */
   appendCandle(c: Candle): void {
-    const put = this.db('candles').put([c.venue, c.marketId, c.t], storedCandle(c));
+    const put = this.db('candles').put(candleKey(c.venue, c.marketId, c.t), storedCandle(c));
     const lateHour = !this.fold('candles1h', this.hourRollups, c, 3_600_000);
     const lateDay = !this.fold('candles1d', this.dayRollups, c, 86_400_000);
     if (!lateHour && !lateDay && c.t + 60_000 > this.clock.now() - HISTORY_STABLE_MS) return this.track(put);
@@ -335,11 +387,11 @@ export class Persistence {
   private rebuildRollup(db: 'candles1h' | 'candles1d', c: Candle, width: number): Promise<unknown> {
     const t = c.t - (c.t % width);
     let r: Candle | undefined;
-    for (const { key, value } of this.db('candles').getRange({ start: [c.venue, c.marketId, t], end: [c.venue, c.marketId, t + width] })) {
+    for (const { key, value } of this.db('candles').getRange(candleRange(c.venue, c.marketId, t, t + width))) {
       const m = candleOf(key, value);
       mergeMinute((r ??= { ...m, t, volume: 0, trades: 0, notional: undefined }), m);
     }
-    return r ? this.db(db).put([c.venue, c.marketId, t], storedCandle(r)) : Promise.resolve();
+    return r ? this.db(db).put(candleKey(c.venue, c.marketId, t), storedCandle(r)) : Promise.resolve();
   }
 
   /** The hour and day rollups of a market are folded together, from the same minutes: one slot index for both. */
@@ -354,7 +406,7 @@ export class Persistence {
     if (!r || r.t !== t) {
       if (r && t < r.t) return false;
       // After a restart the bucket may already hold minutes written before: continue from it.
-      const key = [c.venue, c.marketId, t];
+      const key = candleKey(c.venue, c.marketId, t);
       const v: unknown = this.db(db).get(key);
       const stored = v === undefined ? undefined : candleOf(key, v);
       r = stored ?? { ...c, t, volume: 0, trades: 0, notional: undefined };
@@ -365,7 +417,7 @@ export class Persistence {
     }
     mergeMinute(r, c);
     open.set(r);
-    this.track(this.db(db).put([c.venue, c.marketId, t], storedCandle(r)));
+    this.track(this.db(db).put(candleKey(c.venue, c.marketId, t), storedCandle(r)));
     return true;
   }
 
@@ -391,13 +443,14 @@ export class Persistence {
     let removed = 0;
     let seeks = 0;
     let removals = 0;
-    let next: Key | undefined;
+    let next: Key = FIRST_KEY;
     for (;;) {
-      const [first] = log.getKeys(next === undefined ? { limit: 1 } : { start: next, limit: 1 });
+      const [first] = log.getKeys({ start: next, limit: 1 });
       if (first === undefined) break;
-      const [venue, marketId] = first as [string, string, number];
+      const code = codeOf(first as Buffer);
+      const { venue, marketId } = readCandleKey(first as Buffer);
       // Read before the first await: a range is not read across commits.
-      const old = [...log.getKeys({ start: [venue, marketId], end: [venue, marketId, cutoff] })];
+      const old = [...log.getKeys(candleRange(venue, marketId, 0, cutoff))];
       for (const key of old) {
         // Counted when it commits: a removal the paused guard drops resolves false.
         const r = log.remove(key);
@@ -415,7 +468,7 @@ export class Persistence {
         await nextTurn();
       }
       // The next market's first key: past every minute this market can have.
-      next = [venue, marketId, Number.MAX_SAFE_INTEGER];
+      next = afterMarket(code);
       // A seek reads pages (~10 µs): yield the loop often enough that a run never holds it long.
       if (++seeks % PRUNE_SEEKS === 0) await nextTurn();
     }
@@ -481,13 +534,13 @@ export class Persistence {
    */
   async flushCatalog(state: EngineState): Promise<number> {
     const cat = this.db('catalog');
-    const keys = this.dirty.catalog.drain();
-    for (const k of keys) {
-      const m = state.catalog.byKey(k);
-      if (m) this.track(cat.put(k, storedMarket(m)));
+    const marks = this.dirty.catalog.take();
+    for (const [venue, id] of marks.pairs()) {
+      const m = state.catalog.byKey(marketKey(venue, id));
+      if (m) this.track(cat.put(marketCode(venue, id), storedMarket(m)));
     }
     await this.flushed();
-    return keys.length;
+    return marks.size;
   }
 
   /** Writes everything that changed since the last snapshot. Resolves when it is durable. */
@@ -540,23 +593,22 @@ export class Persistence {
     const quo = this.db('quotes');
     const boo = this.db('books');
     for (const [venue, id] of catalog.pairs()) {
-      const k = marketKey(venue, id);
-      const m = state.catalog.byKey(k);
-      if (m) this.track(cat.put(k, storedMarket(m)));
+      const m = state.catalog.byKey(marketKey(venue, id));
+      if (m) this.track(cat.put(marketCode(venue, id), storedMarket(m)));
       yield;
     }
     for (const [venue, id] of quotes.pairs()) {
       const q = state.quotes.get(venue, id);
-      if (q) this.track(quo.put(marketKey(venue, id), { ...q }));
+      if (q) this.track(quo.put(marketCode(venue, id), { ...q }));
       yield;
     }
     for (const [venue, instrument] of books.pairs()) {
       const b = state.books.instrument(venue, instrument);
       if (b?.ready)
         this.track(
-          boo.put(marketKey(venue, instrument), { venue, instrument, bids: b.bids.levels(), asks: b.asks.levels(), ts: b.timestamp } satisfies StoredBook),
+          boo.put(marketCode(venue, instrument), { venue, instrument, bids: b.bids.levels(), asks: b.asks.levels(), ts: b.timestamp } satisfies StoredBook),
         );
-      else if (b) this.track(boo.remove(marketKey(venue, instrument)));
+      else if (b) this.track(boo.remove(marketCode(venue, instrument)));
       yield;
     }
   }
@@ -587,8 +639,9 @@ export class Persistence {
    */
   candles(venue: string, marketId: string, from: number, to: number, resolution: '1m' | '1h' | '1d' = '1m'): Candle[] {
     const db = resolution === '1h' ? 'candles1h' : resolution === '1d' ? 'candles1d' : 'candles';
+    this.readable();
     const out: Candle[] = [];
-    for (const { key, value } of this.db(db).getRange({ start: [venue, marketId, from], end: [venue, marketId, to] })) out.push(candleOf(key, value));
+    for (const { key, value } of this.db(db).getRange(candleRange(venue, marketId, from, to))) out.push(candleOf(key, value));
     return out;
   }
 
@@ -671,11 +724,11 @@ function storedCandle(c: Candle): StoredCandle {
   return { o: c.o, h: c.h, l: c.l, c: c.c, mid: c.mid, volume: c.volume, trades: c.trades, bid: c.bid, ask: c.ask, n: c.notional };
 }
 
-/** The candle under `key`: a stored value completed from its key, or a whole record as format 1 stored it. */
+/** The candle under `key`: a stored value completed from its key, or a whole record as format 1 stored it (copied as it was by the upgrade). */
 function candleOf(key: Key, value: unknown): Candle {
   const v = value as StoredCandle & Partial<Candle>;
   if (v.venue !== undefined) return v as Candle;
-  const [venue, marketId, t] = key as [VenueLabel, string, number];
+  const { venue, marketId, t } = readCandleKey(key as Buffer);
   return { venue, marketId, t, o: v.o, h: v.h, l: v.l, c: v.c, mid: v.mid, volume: v.volume, trades: v.trades, bid: v.bid, ask: v.ask, notional: v.n };
 }
 
@@ -902,15 +955,6 @@ class DirtyKeys {
     let ids = this.byVenue.get(venue);
     if (!ids) this.byVenue.set(venue, (ids = new Set()));
     ids.add(id);
-  }
-
-  /** The marks as `venue:id` keys, in marking order per venue; clears them. */
-  drain(): string[] {
-    const out: string[] = [];
-    for (const [venue, id] of this.pairs()) out.push(marketKey(venue, id));
-    this.byVenue.clear();
-    this.generation = ++generations;
-    return out;
   }
 
   /** The marks so far, as their own set (nothing copied); this set starts empty. */

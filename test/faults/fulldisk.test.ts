@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, rmSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { marketCode } from '../../src/persist/keys.js';
 import { Persistence } from '../../src/persist/store.js';
 import { startChild, type Child } from './spawn.js';
 
@@ -14,6 +15,8 @@ import { startChild, type Child } from './spawn.js';
  * Needs root (mount); skipped otherwise.
  */
 const isRoot = process.getuid?.() === 0;
+/** A record's key, as the store writes it (src/persist/keys.ts). */
+const KEPT = marketCode('venue_a', 'kept');
 const mounts: string[] = [];
 const dirs: string[] = [];
 afterAll(() => {
@@ -103,7 +106,7 @@ describe('a tmpfs DATA_DIR that fills up while ingesting', () => {
     if (!dir) return t.skip('cannot mount a tmpfs here (needs CAP_SYS_ADMIN)');
     const lock = join(dir, 'crossbook.mdb-opening-lock');
     const first = new Persistence(dir);
-    await first.db('quotes').put('kept', 42);
+    await first.db('quotes').put(KEPT, 42);
     await first.close();
     spawnSync('dd', ['if=/dev/zero', `of=${join(dir, 'fill')}`, 'bs=64k']);
     expect(statfsSync(dir).bavail).toBe(0);
@@ -111,11 +114,11 @@ describe('a tmpfs DATA_DIR that fills up while ingesting', () => {
     // A check (read-only) and a start (for writing) on the full disk: the lock's note cannot be written,
     // so each opens without it, and leaves no empty lock behind (one would hold off every later open).
     const check = new Persistence(dir, undefined, { readOnly: true, openWaitMs: 1_000 });
-    expect(check.db('quotes').get('kept')).toBe(42);
+    expect(check.db('quotes').get(KEPT)).toBe(42);
     await check.close();
     expect(existsSync(lock)).toBe(false);
     const start = new Persistence(dir, undefined, { openWaitMs: 1_000 });
-    expect(start.db('quotes').get('kept')).toBe(42);
+    expect(start.db('quotes').get(KEPT)).toBe(42);
     // Its disk guard sees the full disk and holds its writes.
     await vi.waitFor(() => expect(start.health()).toMatchObject({ status: 'degraded', last_error: expect.stringMatching(/writes paused/) }), {
       timeout: 30_000,
@@ -127,10 +130,10 @@ describe('a tmpfs DATA_DIR that fills up while ingesting', () => {
     // Space returns: the next start opens at once (a 1 s bound: a lock left behind would fail it) and writes.
     rmSync(join(dir, 'fill'));
     const again = new Persistence(dir, undefined, { openWaitMs: 1_000 });
-    await again.db('quotes').put('kept', 43);
+    await again.db('quotes').put(KEPT, 43);
     await again.close();
     const read = new Persistence(dir, undefined, { readOnly: true, openWaitMs: 1_000 });
-    expect(read.db('quotes').get('kept')).toBe(43);
+    expect(read.db('quotes').get(KEPT)).toBe(43);
     await read.close();
   });
 });

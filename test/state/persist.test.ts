@@ -1,11 +1,11 @@
 import { persistChanges } from '../../pipelines/persistence.js';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { open } from 'lmdb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import type { NormalizedEvent } from '../../src/core/types.js';
+import { candleKey, marketCode } from '../../src/persist/keys.js';
 import { Persistence, PersistenceError } from '../../src/persist/store.js';
 import { applyEvent, EngineState } from '../../src/state/engine.js';
 
@@ -44,7 +44,7 @@ describe('Persistence', () => {
     expect(counts).toEqual({ markets: 1, quotes: 1, books: 1, trades: 2 });
     expect(s2.catalog.get('venue_a', 'M')!.title).toBe('Will it?');
     // stored with the fields it has, no key for an absent one
-    expect(Object.keys(p2.db('catalog').get('venue_a:M') as object).sort()).toEqual(
+    expect(Object.keys(p2.db('catalog').get(marketCode('venue_a', 'M')) as object).sort()).toEqual(
       ['venue', 'marketId', 'title', 'status', 'closeTime', 'firstSeenAt', 'recordedAt', 'updatedAt'].sort(),
     );
     expect(s2.quotes.get('venue_a', 'M')).toMatchObject({ yesBid: 4000, yesAsk: 4500, lastPrice: 4400 });
@@ -55,57 +55,6 @@ describe('Persistence', () => {
     // a restored trade is not duplicated when the venue re-sends it
     expect(s2.trades.add({ ...base, type: 'trade', marketId: 'M', tradeId: 't2', price: 1, yesPrice: 1, size: 1 })).toBeUndefined();
     await p2.close();
-  });
-
-  it('stores catalog records compressed and candles without their key, and reads a format-1 store, marking it format 2', async () => {
-    const title = 'Will the Seattle Seahawks beat the New England Patriots by more than 7.5 points on Sunday? '.repeat(3);
-    const dir = tmp();
-    const p = new Persistence(dir);
-    const s = new EngineState(venues);
-    applyEvent(s, { ...base, type: 'market', marketId: 'M', title, status: 'active', closeTime: 9e12 });
-    await p.snapshot(s, true);
-    await p.close();
-    // Read as plain bytes: lmdb-js marks a compressed value by a first byte of 254 or 255.
-    const raw = open({ path: join(dir, 'crossbook.mdb'), noSubdir: true, maxDbs: 32, readOnly: true });
-    const stored = raw.openDB({ name: 'catalog', encoding: 'binary' }).getBinary('venue_a:M');
-    expect(stored?.[0]).toBeGreaterThanOrEqual(254);
-    await raw.close();
-
-    // A store as the previous format wrote it: the same databases, the catalog uncompressed.
-    const old = tmp();
-    writeFileSync(join(old, 'crossbook.json'), JSON.stringify({ format: 1, createdAt: 'x' }));
-    const v1 = open({ path: join(old, 'crossbook.mdb'), noSubdir: true, maxDbs: 32 });
-    v1.openDB({ name: 'meta', encoding: 'msgpack', sharedStructuresKey: Symbol.for('structures') }).putSync('format', 1);
-    const cat = v1.openDB({ name: 'catalog', encoding: 'msgpack', sharedStructuresKey: Symbol.for('structures') });
-    cat.putSync('venue_a:M', { ...s.catalog.get('venue_a', 'M')! });
-    expect(cat.getBinary('venue_a:M')![0]).toBeLessThan(250);
-    const minute = { venue: 'venue_a', marketId: 'M', t: 60_000, o: 4000, h: 4100, l: 3900, c: 4050, mid: 4025, volume: 3, trades: 1 };
-    v1.openDB({ name: 'candles', encoding: 'msgpack', sharedStructuresKey: Symbol.for('structures') }).putSync(['venue_a', 'M', 60_000], minute);
-    await v1.close();
-    const p2 = new Persistence(old);
-    const s2 = new EngineState(venues);
-    expect(p2.load(s2).markets).toBe(1);
-    expect(s2.catalog.get('venue_a', 'M')!.title).toBe(title);
-    expect(JSON.parse(readFileSync(join(old, 'crossbook.json'), 'utf8'))).toMatchObject({ format: 2, createdAt: 'x' });
-    expect(p2.candles('venue_a', 'M', 0, Infinity)).toEqual([minute]);
-    // A new minute goes in without the fields its key holds, and both read back whole.
-    p2.appendCandle({ ...minute, t: 120_000, o: 4050, volume: 0, trades: 0, mid: undefined });
-    await p2.flushed();
-    expect(p2.candles('venue_a', 'M', 0, Infinity)).toEqual([minute, { ...minute, t: 120_000, o: 4050, volume: 0, trades: 0, mid: undefined }]);
-    expect(p2.db('candles').get(['venue_a', 'M', 120_000])).toEqual({ o: 4050, h: 4100, l: 3900, c: 4050, mid: undefined, volume: 0, trades: 0 });
-    expect(p2.candles('venue_a', 'M', 0, Infinity, '1h')).toEqual([{ ...minute, t: 0, o: 4050, h: 4100, l: 3900, volume: 0, trades: 0, mid: undefined }]);
-    // New writes go in compressed beside the old record, and both read back.
-    applyEvent(s2, { ...base, type: 'market', marketId: 'N', title: `${title}(2)`, status: 'active', closeTime: 9e12 });
-    await p2.snapshot(s2, true);
-    await p2.close();
-    const s3 = new EngineState(venues);
-    const p3 = new Persistence(old);
-    expect(p3.load(s3).markets).toBe(2);
-    expect(s3.catalog.get('venue_a', 'N')!.title).toBe(`${title}(2)`);
-    await p3.close();
-    // A format this version does not know is refused, with the formats it reads.
-    writeFileSync(join(old, 'crossbook.json'), JSON.stringify({ format: 3, createdAt: 'x' }));
-    expect(() => new Persistence(old)).toThrow(/data format 3 is not supported by this version \(reads 1, 2\)/);
   });
 
   it('folds closed minutes into hour and day rollups, continuing a bucket after a restart', async () => {
@@ -146,7 +95,7 @@ describe('Persistence', () => {
     const dir = tmp();
     const p = new Persistence(dir);
     // A minute as stored before bid, ask and money traded were kept: the stored record has no such keys.
-    p.db('candles').putSync(['venue_a', 'M', 60_000], { o: 4000, h: 4100, l: 3900, c: 4050, mid: 4025, volume: 3, trades: 1 });
+    p.db('candles').putSync(candleKey('venue_a', 'M', 60_000), { o: 4000, h: 4100, l: 3900, c: 4050, mid: 4025, volume: 3, trades: 1 });
     const older = p.candles('venue_a', 'M', 0, Infinity)[0]!;
     expect([older.bid, older.ask, older.notional]).toEqual([undefined, undefined, undefined]);
     const minute = { venue: 'venue_a', marketId: 'M', o: 4050, h: 4200, l: 4000, c: 4200, mid: 4150, volume: 2, trades: 2 };
