@@ -69,28 +69,32 @@ describe('the history index thread', () => {
     await there.close();
   });
 
-  it('posts one sync at a time: the calls made while it waits for its answer share one follow-up, up to the furthest seq they asked for', async () => {
-    const cap = new Capture(new CaptureStore(join(dir, 'coalesce')), { clock: new VirtualClock(T0), log });
-    const client = new HistoryClient(cap, config.venues, { sliceMs: 300_000, log });
-    // What is still outstanding as each answer comes (the client's own listener has taken the answer by then).
-    const outstanding: number[] = [];
-    client.thread.on('message', () => outstanding.push(client.outstanding));
-    const w = cap.venue(kalshi.label);
-    // A hundred syncs before the thread can answer one (the capture flow's, a second apart, while the thread is held up).
-    const calls: Promise<void>[] = [];
-    for (let i = 0; i < 100; i++) {
-      w.frame(frames[i === 0 ? 0 : 1]!, 1, T0 + i);
-      calls.push(client.sync());
-    }
-    await Promise.all(calls);
-    expect(client.indexedTo).toBe(T0 + 99);
-    expect(client.gaps).toBe(0);
-    expect(outstanding.length).toBeGreaterThan(0);
-    expect(Math.max(...outstanding)).toBeLessThanOrEqual(1);
-    expect(client.outstanding).toBe(0);
-    await client.close();
-    await cap.close();
-  });
+  it.each([false, true])(
+    'posts one sync at a time: the calls made while it waits for its answer share one follow-up, up to the furthest seq they asked for (handed %s)',
+    async (handed) => {
+      const cap = new Capture(new CaptureStore(join(dir, `coalesce-${handed}`)), { clock: new VirtualClock(T0), log });
+      // Handed: the records (written here, not by a feed runtime: mapped on the thread) go at each call, unanswered.
+      const client = new HistoryClient(cap, config.venues, { sliceMs: 300_000, log, handed });
+      // What is still outstanding as each answer comes (the client's own listener has taken the answer by then).
+      const outstanding: number[] = [];
+      client.thread.on('message', () => outstanding.push(client.outstanding));
+      const w = cap.venue(kalshi.label);
+      // A hundred syncs before the thread can answer one (the capture flow's, a second apart, while the thread is held up).
+      const calls: Promise<void>[] = [];
+      for (let i = 0; i < 100; i++) {
+        w.frame(frames[i === 0 ? 0 : 1]!, 1, T0 + i);
+        calls.push(client.sync());
+      }
+      await Promise.all(calls);
+      expect(client.indexedTo).toBe(T0 + 99);
+      expect(client.gaps).toBe(0);
+      expect(outstanding.length).toBeGreaterThan(0);
+      expect(Math.max(...outstanding)).toBeLessThanOrEqual(1);
+      expect(client.outstanding).toBe(0);
+      await client.close();
+      await cap.close();
+    },
+  );
 
   it('a close with no time left indexes nothing more and drops its open slice, leaving the rest in the capture; one with time catches up and writes it', async () => {
     const clock = new VirtualClock(T0);
