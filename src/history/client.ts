@@ -101,7 +101,15 @@ export class HistoryClient {
       handed: opts.handed === true,
     };
     // Set with `after`: every record after it is held for the thread.
-    this.handoff = opts.handed === true ? new Handoff(() => HISTORY_LIMITS.behind) : undefined;
+    // Full (`handBatch` records and events), it is handed at once, not held until the next sync.
+    this.handoff =
+      opts.handed === true
+        ? new Handoff(
+            () => HISTORY_LIMITS.behind,
+            () => HISTORY_LIMITS.handBatch,
+            () => this.handOn(),
+          )
+        : undefined;
     if (this.handoff !== undefined) capture.tap = this.handoff;
     const w = workerScript(import.meta.url, 'worker');
     this.thread = new Worker(w.script, { eval: w.evaluate, workerData: data, name: 'history', resourceLimits: HISTORY_THREAD_LIMITS });
@@ -144,6 +152,9 @@ export class HistoryClient {
    */
   async sync(): Promise<void> {
     const upTo = this.capture.lastSeq;
+    // The thread indexes the handed records, not the disk: they go now, whatever the flush takes (a capture writer
+    // behind at a 108k listing has flushes of tens of seconds). After what runs now: a record's events all out.
+    queueMicrotask(() => this.handOn());
     await this.capture.flush();
     await this.syncTo(upTo);
   }
@@ -187,7 +198,7 @@ export class HistoryClient {
     return f.done;
   }
 
-  /** Hands the thread what the handoff holds without asking for an answer (a sync is posted and not answered): it queues it for the next. */
+  /** Hands the thread what the handoff holds without asking for an answer (before a flush, while a sync is posted, or the handoff full): it queues it for the next sync. */
   private handOn(): void {
     if (this.handoff === undefined || this.down !== undefined) return;
     const h = this.handing();

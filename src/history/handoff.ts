@@ -90,8 +90,34 @@ export class Handoff implements CaptureTap {
   /** Records let go of (past `limit`), reported by the next `take`. */
   private overflowed = 0;
   private stopped = false;
+  /** `full` is queued (a microtask) and has not run yet. */
+  private due = false;
 
-  constructor(private readonly limit: () => number) {}
+  /**
+   * `limit`: the records it holds at most (past it, it lets go of them). `batch` and `full`: once
+   * it holds `batch` records and events together, `full` is called (once, in a microtask: after the
+   * frame or document being mapped now has all its events out, so a take never splits a record's
+   * events), for its holder to take them then rather than at its next sync. A take packs its
+   * records and events in one synchronous pass on the main thread, 10-50 µs an event for market
+   * and book events at load 15 (bench/handoff-scale.bench.ts): what a sync took after a capture
+   * flush of 22 s (a 108k listing) was 47k events and a 1.9 s pause, and a flush held up for
+   * minutes would have it pack hundreds of thousands at once.
+   */
+  constructor(
+    private readonly limit: () => number,
+    private readonly batch: () => number = () => Infinity,
+    private readonly full?: () => void,
+  ) {}
+
+  /** Queues `full` once the batch bound is reached (see the constructor). */
+  private filled(): void {
+    if (this.due || this.full === undefined || this.t.n + this.events.length < this.batch()) return;
+    this.due = true;
+    queueMicrotask(() => {
+      this.due = false;
+      if (!this.stopped) this.full!();
+    });
+  }
 
   record(seq: number, stream: string, kind: number, t: number, maps: boolean, conn: number, payload: string | Uint8Array): void {
     if (this.stopped) return;
@@ -116,12 +142,14 @@ export class Handoff implements CaptureTap {
     this.t.push(t);
     this.kinds.push(kind);
     this.streams.push(id);
+    this.filled();
   }
 
   event(seq: number, e: NormalizedEvent): void {
     if (this.stopped) return;
     this.eventSeqs.push(seq);
     this.events.push(e);
+    this.filled();
   }
 
   /** Records held (not yet taken). */

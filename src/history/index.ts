@@ -163,9 +163,18 @@ function removeOpenFiles(dir: string): void {
  * markets on 2 cores it once fell behind the capture and took the process past 19 GiB in minutes.
  * `chunkBytes`: the open slice's packed chunks (`PackedLog`), each written to disk once full.
  * `readBatch`: the records a catch-up reads from the capture at a time (`CaptureTail.read`).
+ * `handBatch`: the records and events the main thread's handoff holds before it hands them to the
+ * thread without waiting for the next sync (`Handoff`: each take is one synchronous pack).
  * The main thread sends these with each sync (a test may lower one).
  */
-export const HISTORY_LIMITS = { sliceEvents: 200_000, openEvents: 1_000_000, behind: 500_000, chunkBytes: PACKED_CHUNK, readBatch: 4_096 };
+export const HISTORY_LIMITS = {
+  sliceEvents: 200_000,
+  openEvents: 1_000_000,
+  behind: 500_000,
+  chunkBytes: PACKED_CHUNK,
+  readBatch: 4_096,
+  handBatch: 8_192,
+};
 
 /** Where the index follows the capture from. */
 export interface HistoryStart {

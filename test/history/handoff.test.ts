@@ -111,6 +111,32 @@ describe('Handoff', () => {
     expect(arrayBuffers() - before).toBeLessThan(size / 2);
   });
 
+  it('once it holds a batch, calls its holder after the record being mapped has its events out, so a take never holds more nor splits a record', async () => {
+    const dir = tempDir('cb-handoff-unit-');
+    const cap = new Capture(new CaptureStore(dir), { clock: new StepClock(-Infinity, () => T0), log });
+    const taken: number[][] = [];
+    let most = 0;
+    const tap: Handoff = new Handoff(
+      () => 1e9,
+      () => 8,
+      () => taken.push(handedRecords(tap.take()!).map((r) => r.items.length)),
+    );
+    cap.tap = tap;
+    const w = cap.mapping('venue_a');
+    // 60 records of 3 events each, one record a turn (a frame mapped into three events).
+    for (let i = 0; i < 60; i++) {
+      const seq = w.event(feedEvent('venue_a', 'connected', T0 + i, `r${i}`));
+      for (let k = 0; k < 3; k++) w.mapped(seq, feedEvent('venue_a', 'connected', T0 + i, `r${i}e${k}`));
+      most = Math.max(most, tap.held);
+      await Promise.resolve();
+    }
+    // Two records (8 records and events passed within the second), each with its three events whole.
+    expect(most).toBeLessThanOrEqual(2);
+    expect(taken.length).toBe(30);
+    expect(taken.every((b) => b.length === 2 && b.every((n) => n === 3))).toBe(true);
+    await cap.close();
+  });
+
   it('switched off (its thread stopped, died or closes) drops what it held and holds nothing after', async () => {
     const dir = tempDir('cb-handoff-unit-');
     const { cap, tap } = open(dir, 100);
