@@ -97,6 +97,8 @@ export function buildCore(config: Config, opts: { log?: Logger; persistence?: Pe
           sliceMs: settings.checkpointIntervalMs,
           log: log.child({ component: 'history' }),
           lines: settings.replayCache ? { version: normalizerVersion(config.venues), maxBytes: settings.retentionBytes / 4 } : undefined,
+          // The thread indexes the feed runtimes' live events; only records written otherwise (tests) are mapped on it.
+          handed: true,
         })
       : undefined;
   return {

@@ -5,7 +5,7 @@ import type { Logger } from '../core/log.js';
 import type { NormalizedEvent, VenueLabel } from '../core/types.js';
 import { packCheckpoint } from './checkpoint.js';
 import { BLOCK_BYTES, BlockBuilder, FLUSH_STREAM, KIND, type BlockInfo } from './record.js';
-import type { CaptureSink, VenueCapture } from './sink.js';
+import type { CaptureSink, MappingCapture, VenueCapture } from './sink.js';
 import { CaptureDiskFullError, type CaptureStore } from './store.js';
 
 /** How often a write failure that keeps repeating is logged again. */
@@ -51,7 +51,7 @@ interface Write {
 }
 
 /** One stream's buffer and its write chain (writes of a stream never overlap; streams write in parallel). */
-class StreamWriter implements VenueCapture {
+class StreamWriter {
   /** The records of the block being filled, in its byte layout; reused after each seal. */
   readonly block: BlockBuilder;
   /** Payload bytes (characters of a text) in `block`, as `maxPendingBytes` counts them. */
@@ -59,36 +59,69 @@ class StreamWriter implements VenueCapture {
   chain: Promise<void> = Promise.resolve();
   /** The write queued behind the chain that has not started and holds no block yet: it takes every record buffered until it starts. */
   waiting: Write | undefined;
+  /** Its writers, made when first asked for: for writers that map nothing (`venue`) and for a feed runtime (`mapping`). */
+  raw: VenueWriter | undefined;
+  mapping: MappingWriter | undefined;
 
   constructor(
     readonly name: string,
-    private readonly cap: Capture,
     blockBytes: number,
   ) {
     this.block = new BlockBuilder(undefined, blockBytes);
   }
+}
 
-  frame(text: string, conn: number, t: number, bytes?: Uint8Array): void {
-    this.cap.add(this, KIND.frame, conn, t, text, bytes);
+/** A writer of one stream's records; `maps`: its caller maps each record through the live frame path and hands the events (`MappingWriter`). */
+class VenueWriter implements VenueCapture {
+  constructor(
+    protected readonly s: StreamWriter,
+    protected readonly cap: Capture,
+    private readonly maps: boolean,
+  ) {}
+
+  frame(text: string, conn: number, t: number, bytes?: Uint8Array): number {
+    return this.cap.add(this.s, KIND.frame, conn, t, text, bytes, this.maps);
   }
 
-  doc(data: unknown, t: number): void {
+  doc(data: unknown, t: number): number {
     // A document handed over as text takes the text path on replay, as it did live.
-    if (typeof data === 'string') this.cap.add(this, KIND.frame, 0, t, data);
-    else this.cap.add(this, KIND.doc, 0, t, JSON.stringify(data));
+    if (typeof data === 'string') return this.cap.add(this.s, KIND.frame, 0, t, data, undefined, this.maps);
+    return this.cap.add(this.s, KIND.doc, 0, t, JSON.stringify(data), undefined, this.maps);
   }
 
-  event(e: NormalizedEvent): void {
-    this.cap.add(this, KIND.event, 0, e.localTimestamp, pack(e));
+  event(e: NormalizedEvent): number {
+    return this.cap.add(this.s, KIND.event, 0, e.localTimestamp, pack(e), undefined, this.maps);
   }
 
-  reset(conn: number, instruments?: readonly string[]): void {
-    this.cap.add(this, KIND.reset, conn, this.cap.now(), instruments === undefined ? '' : JSON.stringify(instruments));
+  reset(conn: number, instruments?: readonly string[]): number {
+    return this.cap.add(this.s, KIND.reset, conn, this.cap.now(), instruments === undefined ? '' : JSON.stringify(instruments), undefined, this.maps);
   }
 
-  session(options: Readonly<Record<string, unknown>>): void {
-    this.cap.add(this, KIND.mapper, 0, this.cap.now(), JSON.stringify(options));
+  session(options: Readonly<Record<string, unknown>>): number {
+    return this.cap.add(this.s, KIND.mapper, 0, this.cap.now(), JSON.stringify(options), undefined, this.maps);
   }
+}
+
+/** A feed runtime's writer (`Capture.mapping`): its records are tapped as mapped by it, and their events come through `mapped`. */
+class MappingWriter extends VenueWriter implements MappingCapture {
+  mapped(seq: number, e: NormalizedEvent): void {
+    const tap = this.cap.tap;
+    if (tap !== undefined && seq > 0) tap.event(seq, e);
+  }
+}
+
+/**
+ * What sees the capture's records as they are appended and the live frame path's events of each
+ * (the history index's handoff, src/history/handoff.ts): `record` for every record kept, in seq
+ * order, and `event` for each event the live path made of record `seq` (a record appended while
+ * another's events come out, by a protocol's hook, puts its events between them: seq says whose).
+ * `maps`: the record's writer maps it and hands its events (a feed runtime's `mapping` writer, or
+ * a flush marker, which has none); otherwise nobody will, and `conn` and `payload` are the record's
+ * as stored (a `Uint8Array` payload is valid only during the call), for the tap to map it.
+ */
+export interface CaptureTap {
+  record(seq: number, stream: string, kind: number, t: number, maps: boolean, conn: number, payload: string | Uint8Array): void;
+  event(seq: number, e: NormalizedEvent): void;
 }
 
 /**
@@ -117,6 +150,8 @@ export class Capture implements CaptureSink {
   private rawWritten = 0;
   private diskBase: number;
   private pausedFor: string | undefined;
+  /** Sees each record kept and its live events (the history index's handoff); absent: nothing extra per record. */
+  tap: CaptureTap | undefined;
 
   constructor(
     readonly store: CaptureStore,
@@ -129,13 +164,20 @@ export class Capture implements CaptureSink {
   }
 
   venue(label: VenueLabel): VenueCapture {
-    return this.writer(label);
+    const s = this.writer(label);
+    return (s.raw ??= new VenueWriter(s, this, false));
+  }
+
+  mapping(label: VenueLabel): MappingCapture {
+    const s = this.writer(label);
+    return (s.mapping ??= new MappingWriter(s, this, true));
   }
 
   /** The live per-turn flush ran at `t`: recorded once per turn that captured something. */
   markFlush(t: number): void {
     if (this.seq === this.lastFlushSeq) return;
-    this.add(this.writer(FLUSH_STREAM), KIND.flush, 0, t, '');
+    // Its record is its event: the flush marker (nothing to map).
+    this.add(this.writer(FLUSH_STREAM), KIND.flush, 0, t, '', undefined, true);
     this.lastFlushSeq = this.seq;
   }
 
@@ -148,19 +190,26 @@ export class Capture implements CaptureSink {
     return this.seq;
   }
 
-  /** Appends one record (see the class comment); the hot path. `bytes`: what a text payload was decoded from, when at hand. */
-  add(w: StreamWriter, kind: number, conn: number, t: number, payload: string | Uint8Array, bytes?: Uint8Array): void {
+  /**
+   * Appends one record (see the class comment); the hot path. `bytes`: what a text payload was
+   * decoded from, when at hand; `maps`: whether its writer maps it (`CaptureTap`). Answers its
+   * sequence number (0: dropped).
+   */
+  add(w: StreamWriter, kind: number, conn: number, t: number, payload: string | Uint8Array, bytes: Uint8Array | undefined, maps: boolean): number {
     if (this.pausedFor !== undefined || this.pendingBytes > this.maxPending) {
       this.drops++;
-      return;
+      return 0;
     }
     const b = w.block;
-    b.push(kind, conn, ++this.seq, t, payload, bytes);
+    const seq = ++this.seq;
+    b.push(kind, conn, seq, t, payload, bytes);
+    if (this.tap !== undefined) this.tap.record(seq, w.name, kind, t, maps, conn, payload);
     this.records++;
     this.pendingRecords++;
     this.pendingBytes += payload.length;
     w.payloadBytes += payload.length;
     if (b.size >= this.blockBytes) this.sealFull(w);
+    return seq;
   }
 
   /** Seals every stream's buffer and waits until all of it is written (or dropped). Resumes a paused capture once there is room. */
@@ -219,7 +268,7 @@ export class Capture implements CaptureSink {
 
   private writer(name: string): StreamWriter {
     let w = this.writers.get(name);
-    if (w === undefined) this.writers.set(name, (w = new StreamWriter(name, this, this.blockBytes)));
+    if (w === undefined) this.writers.set(name, (w = new StreamWriter(name, this.blockBytes)));
     return w;
   }
 

@@ -13,12 +13,12 @@ import type { CaptureStatus } from '../server/routes/status.js';
 import { Capture } from './capture.js';
 import { CaptureStore, type StoreOptions } from './store.js';
 
-export { Capture, type CaptureOptions, type CaptureStats } from './capture.js';
+export { Capture, type CaptureOptions, type CaptureStats, type CaptureTap } from './capture.js';
 export { checkpointOf, type Checkpoint, type CheckpointBook } from './checkpoint.js';
 export { CaptureCorruptError, CAPTURE_KINDS, FLUSH_STREAM, type CaptureKind, type CaptureRecord } from './record.js';
 export { read, readBatches, type ReadRange } from './reader.js';
 export { ReplayFeed, replayItems, type ReplayItem } from './replay.js';
-export type { CaptureSink, VenueCapture } from './sink.js';
+export type { CaptureSink, MappingCapture, VenueCapture } from './sink.js';
 export { CaptureDiskFullError, CaptureStore, HOUR_MS, type SegmentInfo, type StoreOptions } from './store.js';
 
 /** Settings of the capture as the configuration gives them (defaults when the key is absent). */

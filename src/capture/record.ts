@@ -18,7 +18,8 @@ export type CaptureKind = (typeof CAPTURE_KINDS)[number];
 
 /** Kind codes on disk. */
 export const KIND = { frame: 1, doc: 2, event: 3, reset: 4, flush: 5, mapper: 6 } as const satisfies Record<CaptureKind, number>;
-const KIND_NAME: readonly (CaptureKind | undefined)[] = [undefined, 'frame', 'doc', 'event', 'reset', 'flush', 'mapper'];
+/** A record kind's name by its number (`KIND`). */
+export const KIND_NAME: readonly (CaptureKind | undefined)[] = [undefined, 'frame', 'doc', 'event', 'reset', 'flush', 'mapper'];
 
 /** One captured record, read back. */
 export interface CaptureRecord {

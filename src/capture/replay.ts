@@ -26,7 +26,7 @@ export type { ReplayItem };
  * 108k markets in the history index's thread (heap snapshot of its mappers). Flattening a
  * concatenation copies the characters, and the slice of it that comes back holds only them.
  */
-function ownStrings(value: unknown): unknown {
+export function ownStrings(value: unknown): unknown {
   if (typeof value === 'string') return ` ${value}`.slice(1);
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) value[i] = ownStrings(value[i]);

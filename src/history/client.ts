@@ -20,9 +20,10 @@ import {
   type MarketRef,
   type Rebuilt,
 } from './index.js';
+import { Handoff } from './handoff.js';
 import type { Covers, SliceFile } from './slice.js';
 import { tailStart } from './tail.js';
-import type { HistoryAnswer, HistoryProgress, HistoryRequest, HistoryWorkerData } from './protocol.js';
+import type { Handing, HistoryAnswer, HistoryProgress, HistoryRequest, HistoryWorkerData } from './protocol.js';
 
 /**
  * The index thread's young generation: V8's default (two 16 MiB semi-spaces and the space
@@ -64,6 +65,8 @@ export class HistoryClient {
   private readonly files: SliceFiles;
   /** When this process's index began: its first slice covers from here (or from its start, if later). */
   private readonly from: number;
+  /** The capture's tap holding each record and its live events for the thread (`opts.handed`); undefined: the thread reads the capture. */
+  private readonly handoff: Handoff | undefined;
 
   constructor(
     private readonly capture: Capture,
@@ -73,6 +76,12 @@ export class HistoryClient {
       readonly log?: Logger | undefined;
       /** The normalized cache behind /replay, written on the thread (absent: off): its normalizer version and bound on disk. */
       readonly lines?: { readonly version: string; readonly maxBytes: number } | undefined;
+      /**
+       * Hand the thread each record with the events the live feeds made of it (handoff.ts), so it
+       * maps again only the records no feed runtime mapped (`CaptureSink.venue`, carried with their
+       * payloads). Default: the thread reads and maps the capture.
+       */
+      readonly handed?: boolean | undefined;
     },
   ) {
     const from = capture.now();
@@ -89,7 +98,19 @@ export class HistoryClient {
       from,
       logLevel: opts.log?.level ?? 'info',
       lines: opts.lines,
+      handed: opts.handed === true,
     };
+    // Set with `after`: every record after it is held for the thread.
+    // Full (`handBatch` records and events), it is handed at once, not held until the next sync.
+    this.handoff =
+      opts.handed === true
+        ? new Handoff(
+            () => HISTORY_LIMITS.behind,
+            () => HISTORY_LIMITS.handBatch,
+            () => this.handOn(),
+          )
+        : undefined;
+    if (this.handoff !== undefined) capture.tap = this.handoff;
     const w = workerScript(import.meta.url, 'worker');
     this.thread = new Worker(w.script, { eval: w.evaluate, workerData: data, name: 'history', resourceLimits: HISTORY_THREAD_LIMITS });
     // Held only while an answer is awaited: an idle index never keeps the process alive.
@@ -131,6 +152,9 @@ export class HistoryClient {
    */
   async sync(): Promise<void> {
     const upTo = this.capture.lastSeq;
+    // The thread indexes the handed records, not the disk: they go now, whatever the flush takes (a capture writer
+    // behind at a 108k listing has flushes of tens of seconds). After what runs now: a record's events all out.
+    queueMicrotask(() => this.handOn());
     await this.capture.flush();
     await this.syncTo(upTo);
   }
@@ -138,16 +162,17 @@ export class HistoryClient {
   /**
    * Posts a sync up to `upTo`, or, while one is posted and not answered (the thread busy: a slice
    * being written, a long catch-up), joins the one sync that follows it, which goes once it is
-   * answered, up to the furthest seq of the calls that joined it. The capture flow syncs every
-   * second without waiting: posting each, a thread held up for minutes had a request queued per
-   * second on its port, and as many entries in `pending` waiting for answers.
+   * answered, up to the furthest seq of the calls that joined it (the handoff's records still go
+   * at each call, unanswered: `handOn`). The capture flow syncs every second without waiting:
+   * posting a sync each time, a thread held up for minutes had a request queued per second, and
+   * as many entries in `pending` waiting for answers.
    */
   private syncTo(upTo: number): Promise<void> {
     if (this.stopped !== undefined || this.closing) return Promise.resolve();
     const posted = this.syncPosted;
     if (posted === undefined) {
       // A failed catch-up was logged by the thread, a dead thread by `died`: the capture flow goes on either way.
-      const p = this.request({ type: 'sync', id: 0, upTo, limits: { ...HISTORY_LIMITS } }).then(
+      const p = this.request({ type: 'sync', id: 0, upTo, limits: { ...HISTORY_LIMITS }, ...this.handing() }).then(
         () => undefined,
         () => undefined,
       );
@@ -157,6 +182,8 @@ export class HistoryClient {
       });
       return p;
     }
+    // What the handoff holds goes now all the same: held here until the follow-up, a listing's minutes of events would wait as objects on the main heap.
+    this.handOn();
     const next = this.syncNext;
     if (next !== undefined) {
       next.upTo = Math.max(next.upTo, upTo);
@@ -169,6 +196,14 @@ export class HistoryClient {
     });
     this.syncNext = f;
     return f.done;
+  }
+
+  /** Hands the thread what the handoff holds without asking for an answer (before a flush, while a sync is posted, or the handoff full): it queues it for the next sync. */
+  private handOn(): void {
+    if (this.handoff === undefined || this.down !== undefined) return;
+    const h = this.handing();
+    if (h.handed === undefined && h.lost === undefined) return;
+    this.thread.postMessage({ type: 'hand', id: 0, ...h } satisfies HistoryRequest, h.handed === undefined ? [] : [h.handed.bytes.buffer as ArrayBuffer]);
   }
 
   /** Requests posted to the thread and not answered yet (syncs among them: at most one, `syncTo`). */
@@ -185,7 +220,7 @@ export class HistoryClient {
     if (this.closing) throw new Error('the history index is closing');
     const upTo = this.capture.lastSeq;
     await this.capture.flush();
-    const a = await this.request({ type: 'norm', id: 0, upTo, limits: { ...HISTORY_LIMITS } });
+    const a = await this.request({ type: 'norm', id: 0, upTo, limits: { ...HISTORY_LIMITS }, ...this.handing() });
     if (a.norm === undefined) throw new Error('the history thread keeps no normalized cache (capture.replayCache off)');
     return a.norm;
   }
@@ -255,26 +290,47 @@ export class HistoryClient {
     const hurry = (): void => this.thread.postMessage({ type: 'hurry', id: 0 } satisfies HistoryRequest);
     // 0: no catch-up at all (posted before the close: the thread reads its port in order).
     if (this.down === undefined && bound?.withinMs === 0) hurry();
-    const closed = this.down === undefined ? this.request({ type: 'close', id: 0, upTo, at: this.capture.now() }) : undefined;
+    const closed = this.down === undefined ? this.request({ type: 'close', id: 0, upTo, at: this.capture.now(), ...this.handing() }) : undefined;
     this.closing = true;
+    this.release();
     const cancel = closed && bound && bound.withinMs > 0 ? bound.clock.after(bound.withinMs, hurry) : undefined;
     await closed?.catch((e: unknown) => this.opts.log?.error({ err: (e as Error).message }, 'history index: its open slice was not written at close'));
     cancel?.();
     await this.thread.terminate();
   }
 
+  /**
+   * What the handoff holds, taken for the request about to be posted (taken and posted in one go,
+   * so the batches reach the thread in seq order), or how many records it let go of.
+   */
+  private handing(): Handing {
+    const h = this.handoff;
+    if (h === undefined) return {};
+    const lost = h.overflow;
+    return lost !== undefined ? { lost } : { handed: h.take() };
+  }
+
+  /** The thread takes no more records (it stopped, died or closes): the handoff lets go of what it holds and is taken off the capture. */
+  private release(): void {
+    if (this.handoff === undefined) return;
+    this.handoff.off();
+    if (this.capture.tap === this.handoff) this.capture.tap = undefined;
+  }
+
   private request(m: HistoryRequest): Promise<HistoryAnswer & { type: 'done' }> {
     if (this.down !== undefined) return Promise.reject(new Error(this.down));
     const id = this.nextId++;
+    const handed = 'handed' in m ? m.handed : undefined;
     return new Promise((resolve, reject) => {
       if (this.pending.size === 0) this.thread.ref();
       this.pending.set(id, { resolve, reject });
-      this.thread.postMessage({ ...m, id });
+      this.thread.postMessage({ ...m, id }, handed === undefined ? [] : [handed.bytes.buffer as ArrayBuffer]);
     });
   }
 
   private answered(a: HistoryAnswer): void {
     this.progress = a.progress;
+    if (a.progress.stopped !== undefined) this.release();
     const p = this.pending.get(a.id);
     if (p === undefined) return;
     this.settled(a.id);
@@ -291,6 +347,7 @@ export class HistoryClient {
   private died(why: string): void {
     if (this.down !== undefined) return;
     const reason = `the history index stopped: ${why}; it is not restarted (as_of reads need a restart of the service), the capture goes on`;
+    this.release();
     // A thread that ends after answering `close` ends as it should.
     if (!this.closing) {
       this.down = reason;

@@ -11,6 +11,7 @@ import { unpack } from 'msgpackr';
 import type { QuoteRecord } from '../state/quotes.js';
 import { EMPTY_START, applyRuns, foldRuns, type MarketRun, type StartRecord } from './fold.js';
 import { PACKED_CHUNK, PackedLog } from './packed.js';
+import { HandedFeed, handedRecords, type HandedBatch } from './handoff.js';
 import { CaptureTail, SerialSync, type TailStart } from './tail.js';
 import {
   partKey,
@@ -162,9 +163,18 @@ function removeOpenFiles(dir: string): void {
  * markets on 2 cores it once fell behind the capture and took the process past 19 GiB in minutes.
  * `chunkBytes`: the open slice's packed chunks (`PackedLog`), each written to disk once full.
  * `readBatch`: the records a catch-up reads from the capture at a time (`CaptureTail.read`).
+ * `handBatch`: the records and events the main thread's handoff holds before it hands them to the
+ * thread without waiting for the next sync (`Handoff`: each take is one synchronous pack).
  * The main thread sends these with each sync (a test may lower one).
  */
-export const HISTORY_LIMITS = { sliceEvents: 200_000, openEvents: 1_000_000, behind: 500_000, chunkBytes: PACKED_CHUNK, readBatch: 4_096 };
+export const HISTORY_LIMITS = {
+  sliceEvents: 200_000,
+  openEvents: 1_000_000,
+  behind: 500_000,
+  chunkBytes: PACKED_CHUNK,
+  readBatch: 4_096,
+  handBatch: 8_192,
+};
 
 /** Where the index follows the capture from. */
 export interface HistoryStart {
@@ -178,6 +188,12 @@ export interface HistoryStart {
   readonly log?: Logger | undefined;
   /** The normalized cache behind /replay, written from the events this index maps (absent: capture.replayCache off). */
   readonly lines?: NormLines | undefined;
+  /**
+   * Whether the main thread hands it each record with its live events (`hand`, handoff.ts) rather
+   * than it reading the capture and mapping the records again (`ReplayFeed`): both give the same
+   * slices and cache lines (test/api/as-of-handoff.test.ts).
+   */
+  readonly handed?: boolean | undefined;
 }
 
 /** A book of a rebuilt state, as it crosses threads: venue, then a slice file's book start. */
@@ -193,7 +209,12 @@ export interface Rebuilt {
 const SYNC_FAILURES_PER_LOG = 60;
 
 export class HistoryIndex {
-  private readonly feed: ReplayFeed;
+  /** The replay path over the capture (undefined: not needed, the records are handed). */
+  private feed: ReplayFeed | undefined;
+  /** The items of handed records: their events, or, for a record no feed runtime mapped, what a replay makes of it (made when first needed). */
+  private handedFeed: HandedFeed | undefined;
+  /** Batches handed by the main thread, not yet indexed (`opts.handed`). */
+  private queue: HandedBatch[] = [];
   /** Why the index stopped following the capture (a bound was passed); undefined while it runs. */
   stopped: string | undefined;
   private openEvents = 0;
@@ -232,7 +253,6 @@ export class HistoryIndex {
     venues: readonly VenueConfig[],
     private readonly opts: HistoryStart,
   ) {
-    this.feed = new ReplayFeed(venues, opts.log);
     this.venues = venues;
     this.dir = join(store.dir, '_history');
     this.sliceMs = opts.sliceMs;
@@ -253,6 +273,26 @@ export class HistoryIndex {
   sync(upTo: number): Promise<void> {
     if (upTo > this.want) this.want = upTo;
     return this.syncs.run();
+  }
+
+  /**
+   * Takes a batch of records and their live events from the main thread (`opts.handed`), indexed
+   * by the next sync that reaches it. Past `HISTORY_LIMITS.behind` records behind, the index stops
+   * and lets go of every batch it holds, as it stops reading the capture so far behind.
+   */
+  hand(b: HandedBatch): void {
+    if (this.stopped !== undefined) return;
+    const last = b.first + b.count - 1;
+    if (last - this.lastSeq > HISTORY_LIMITS.behind) {
+      this.stop(`it fell ${last - this.lastSeq} records behind the capture (bound ${HISTORY_LIMITS.behind})`);
+      return;
+    }
+    this.queue.push(b);
+  }
+
+  /** The main thread let go of `n` records it held for the index (its bound passed without a sync): the index stops. */
+  lose(n: number): void {
+    if (this.stopped === undefined) this.stop(`the main thread let go of ${n} records held for it without a sync (bound ${HISTORY_LIMITS.behind})`);
   }
 
   /** One run of `sync`: up to the furthest sequence number asked for when it starts. */
@@ -370,43 +410,65 @@ export class HistoryIndex {
     this.opts.lines?.stop(`the history index it is written from stopped (${why})`);
     this.cur?.log.dispose();
     this.cur = undefined;
+    this.queue = [];
     this.opts.log?.warn({ reason: this.stopped }, 'history index stopped');
   }
 
   /** Indexes the records up to `upTo`, a bounded batch at a time (`HISTORY_LIMITS.readBatch`): behind by a slice write's worth, it holds a batch of them, not all. */
   private async catchUp(upTo: number): Promise<void> {
     while (upTo > this.lastSeq && this.stopped === undefined && !this.hurried) {
+      if (this.opts.handed === true) {
+        const b = this.queue.shift();
+        if (b === undefined) return;
+        const records = handedRecords(b);
+        const feed = (this.handedFeed ??= new HandedFeed(this.venues, this.opts.log));
+        const mapped: ReplayItem[] = [];
+        for (let i = 0; i < records.length; i++) {
+          // A hurried close ends within a read batch's worth of records, as on the capture-reading path: a handed
+          // batch is all a sync took, which after a stalled main thread is minutes of records.
+          if (i % HISTORY_LIMITS.readBatch === 0 && i > 0 && (this.hurried || this.stopped !== undefined)) return;
+          const items = feed.apply(records[i]!, mapped);
+          if (typeof items === 'string') {
+            this.stop(items);
+            return;
+          }
+          await this.index(records[i]!.record, items);
+        }
+        continue;
+      }
       const batch = await this.tail.read(upTo, HISTORY_LIMITS.readBatch);
       if (batch.length === 0) return;
-      await this.index(batch);
+      const feed = (this.feed ??= new ReplayFeed(this.venues, this.opts.log));
+      const items: ReplayItem[] = [];
+      for (const r of batch) {
+        items.length = 0;
+        feed.apply(r, items);
+        await this.index(r, items);
+      }
     }
   }
 
-  private async index(batch: readonly CaptureRecord[]): Promise<void> {
-    const items: ReplayItem[] = [];
-    for (const r of batch) {
-      if (r.seq !== this.lastSeq + 1) this.gaps++;
-      this.lastSeq = r.seq;
-      if (r.t > this.lastT) this.lastT = r.t;
-      items.length = 0;
-      this.feed.apply(r, items);
-      this.opts.lines?.record(r, items);
-      for (const it of items) {
-        if (it.type !== 'event' || this.stopped !== undefined) continue;
-        const t = it.event.localTimestamp;
-        const cur = this.cur;
-        // A slice past its time or its size is written before the event (the records behind wait for it).
-        if (cur === undefined || t >= cur.end || (this.openEvents >= HISTORY_LIMITS.sliceEvents && t > cur.start)) {
-          await this.roll(t);
-          // Taking the next slice's starts may have stopped the index.
-          if (this.stopped !== undefined) continue;
-        }
-        if (++this.openEvents > HISTORY_LIMITS.openEvents) {
-          this.stop(`its open slice passed ${HISTORY_LIMITS.openEvents} events (shorten capture.checkpointIntervalMs)`);
-          continue;
-        }
-        this.record(this.cur!, it.seq, it.event);
+  /** One record and its events (as `ReplayFeed` makes them, or as the main thread handed them). */
+  private async index(r: CaptureRecord, items: readonly ReplayItem[]): Promise<void> {
+    if (r.seq !== this.lastSeq + 1) this.gaps++;
+    this.lastSeq = r.seq;
+    if (r.t > this.lastT) this.lastT = r.t;
+    this.opts.lines?.record(r, items);
+    for (const it of items) {
+      if (it.type !== 'event' || this.stopped !== undefined) continue;
+      const t = it.event.localTimestamp;
+      const cur = this.cur;
+      // A slice past its time or its size is written before the event (the records behind wait for it).
+      if (cur === undefined || t >= cur.end || (this.openEvents >= HISTORY_LIMITS.sliceEvents && t > cur.start)) {
+        await this.roll(t);
+        // Taking the next slice's starts may have stopped the index.
+        if (this.stopped !== undefined) continue;
       }
+      if (++this.openEvents > HISTORY_LIMITS.openEvents) {
+        this.stop(`its open slice passed ${HISTORY_LIMITS.openEvents} events (shorten capture.checkpointIntervalMs)`);
+        continue;
+      }
+      this.record(this.cur!, it.seq, it.event);
     }
   }
 

@@ -1,6 +1,7 @@
 import type { NormView } from '../capture/normcache.js';
 import type { VenueConfig } from '../config/schema.js';
 import type { HISTORY_LIMITS, MarketRef, Rebuilt } from './index.js';
+import type { HandedBatch } from './handoff.js';
 import type { TailStart } from './tail.js';
 
 /** What the history index's thread starts from (`worker.ts`). */
@@ -18,18 +19,29 @@ export interface HistoryWorkerData {
   readonly logLevel: string;
   /** The normalized cache behind /replay, written on the thread from the events it maps (absent: capture.replayCache off). */
   readonly lines?: { readonly version: string; readonly maxBytes: number } | undefined;
+  /** Whether the main thread hands it the records with their live events (`handed` of sync, norm and close) instead of it reading the capture. */
+  readonly handed: boolean;
+}
+
+/** What a sync, norm or close request hands over (`handed` workers): the records since the last, or how many the main thread let go of. */
+export interface Handing {
+  readonly handed?: HandedBatch | undefined;
+  /** Records the main thread's handoff let go of past its bound: the index stops. */
+  readonly lost?: number | undefined;
 }
 
 /** A request of the main thread (`client.ts`); each is answered once, with its `id`. */
 export type HistoryRequest =
-  | { readonly type: 'sync'; readonly id: number; readonly upTo: number; readonly limits: typeof HISTORY_LIMITS }
+  | ({ readonly type: 'sync'; readonly id: number; readonly upTo: number; readonly limits: typeof HISTORY_LIMITS } & Handing)
   | { readonly type: 'rebuild'; readonly id: number; readonly t: number; readonly markets: readonly MarketRef[] }
   /** `at`: the moment of the close, up to which the open slice covers once every record is indexed. */
-  | { readonly type: 'close'; readonly id: number; readonly upTo: number; readonly at: number }
+  | ({ readonly type: 'close'; readonly id: number; readonly upTo: number; readonly at: number } & Handing)
   /** Cuts a close short (posted when the close's time is up): its catch-up stops, an open slice still being written is dropped. */
   | { readonly type: 'hurry'; readonly id: number }
+  /** The records since the last request, handed while a sync waits for its answer (`HistoryClient.syncTo`): queued for the next, not answered. */
+  | ({ readonly type: 'hand'; readonly id: number } & Handing)
   /** Index up to `upTo`, write the normalized cache's open blocks, answer its view. */
-  | { readonly type: 'norm'; readonly id: number; readonly upTo: number; readonly limits: typeof HISTORY_LIMITS };
+  | ({ readonly type: 'norm'; readonly id: number; readonly upTo: number; readonly limits: typeof HISTORY_LIMITS } & Handing);
 
 /** Where the index stands, sent with every answer. */
 export interface HistoryProgress {

@@ -6,6 +6,7 @@
  * `norm` (the cache written up to a seq, for a /replay read) and, on
  * `close`, indexes the rest, writes its open slice and ends.
  */
+import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { CaptureStore } from '../capture/index.js';
 import { NormLines } from '../capture/normcache.js';
@@ -24,7 +25,27 @@ const store = new CaptureStore(data.dir);
 const lines =
   data.lines &&
   new NormLines(store, data.after, data.venues, { log: log.child({ component: 'normcache' }), version: data.lines.version, maxBytes: data.lines.maxBytes });
-const index = new HistoryIndex(store, data.venues, { sliceMs: data.sliceMs, after: data.after, from: data.from, tail: data.tail, log, lines });
+const index = new HistoryIndex(store, data.venues, {
+  sliceMs: data.sliceMs,
+  after: data.after,
+  from: data.from,
+  tail: data.tail,
+  log,
+  lines,
+  handed: data.handed,
+});
+
+// A bench's look at the thread's own heap (BENCHMARKS.md, the history index at 108k): every HISTORY_HEAP_SEC seconds, off by default.
+const heapSec = Number(process.env['HISTORY_HEAP_SEC'] ?? 0);
+if (heapSec > 0)
+  setInterval(() => {
+    const h = getHeapStatistics();
+    const mib = (b: number): number => Math.round(b / 2 ** 20);
+    log.warn(
+      { heapUsed: mib(h.used_heap_size), heapTotal: mib(h.total_heap_size), external: mib(h.external_memory), indexedTo: index.indexedTo },
+      'history thread heap',
+    );
+  }, heapSec * 1000).unref();
 
 function progress(): HistoryProgress {
   return {
@@ -38,7 +59,7 @@ function progress(): HistoryProgress {
   };
 }
 
-async function answer(m: HistoryRequest): Promise<HistoryAnswer> {
+async function answer(m: Exclude<HistoryRequest, { type: 'hand' }>): Promise<HistoryAnswer> {
   switch (m.type) {
     case 'sync':
       Object.assign(HISTORY_LIMITS, m.limits);
@@ -65,6 +86,12 @@ async function answer(m: HistoryRequest): Promise<HistoryAnswer> {
 }
 
 port.on('message', (m: HistoryRequest) => {
+  // Taken as the messages come, in order (a catch-up in progress indexes them when it gets to them).
+  if (m.type === 'sync' || m.type === 'norm' || m.type === 'close' || m.type === 'hand') {
+    if (m.lost !== undefined) index.lose(m.lost);
+    if (m.handed !== undefined) index.hand(m.handed);
+  }
+  if (m.type === 'hand') return;
   answer(m).then(
     (a) => {
       port.postMessage(a);

@@ -102,6 +102,8 @@ describe('the history index thread', () => {
     const died = dead.lines.map((l) => JSON.parse(l) as { msg: string; reason?: string }).filter((l) => l.msg === 'history index thread died');
     expect(died).toHaveLength(1);
     expect(died[0]!.reason).toMatch(/not restarted/);
+    // What the capture's tap held for the thread is dropped, and it holds nothing more (no queue growing on the main thread).
+    expect(a.capture!.tap).toBeUndefined();
     const path = `/orderbook?platform=venue_a&market_id=${encodeURIComponent(bookMarket(a)!)}&depth=10`;
     const live = await get(path);
     expect(live.status).toBe(200);
@@ -137,6 +139,7 @@ describe('the history index thread', () => {
     const written = sliceStarts(hist);
     expect(written.length).toBeLessThanOrEqual(1);
     await b.close();
+    expect(b.capture!.tap).toBeUndefined();
     const starts = sliceStarts(hist);
     expect(starts).toHaveLength(written.length + 1);
     // The market's part: its book's snapshot among its events of the first slice holding it (the venue

@@ -176,6 +176,8 @@ describe('the history index has bounds (last: it stops the index of this service
     } finally {
       HISTORY_LIMITS.openEvents = bound;
     }
+    // The capture's tap no longer holds records for the stopped index (nothing queues on the main thread).
+    expect(svc.capture!.tap).toBeUndefined();
     const live = await get(path);
     expect(live.status).toBe(200);
     const r = await get(`${path}&as_of=${live.json['as_of_ms'] as number}`);

@@ -8,7 +8,8 @@ import { VirtualClock } from '../../src/core/clock.js';
 import { log } from '../../src/core/log.js';
 import { BACKGROUND_NICE, currentThreadId } from '../../src/core/priority.js';
 import { HistoryClient } from '../../src/history/client.js';
-import { HistoryIndex, NotIndexedError } from '../../src/history/index.js';
+import type { Handoff } from '../../src/history/handoff.js';
+import { HISTORY_LIMITS, HistoryIndex, NotIndexedError } from '../../src/history/index.js';
 import { sliceStarts } from '../../src/history/slice.js';
 
 /**
@@ -69,27 +70,64 @@ describe('the history index thread', () => {
     await there.close();
   });
 
-  it('posts one sync at a time: the calls made while it waits for its answer share one follow-up, up to the furthest seq they asked for', async () => {
-    const cap = new Capture(new CaptureStore(join(dir, 'coalesce')), { clock: new VirtualClock(T0), log });
-    const client = new HistoryClient(cap, config.venues, { sliceMs: 300_000, log });
-    // What is still outstanding as each answer comes (the client's own listener has taken the answer by then).
-    const outstanding: number[] = [];
-    client.thread.on('message', () => outstanding.push(client.outstanding));
-    const w = cap.venue(kalshi.label);
-    // A hundred syncs before the thread can answer one (the capture flow's, a second apart, while the thread is held up).
-    const calls: Promise<void>[] = [];
-    for (let i = 0; i < 100; i++) {
-      w.frame(frames[i === 0 ? 0 : 1]!, 1, T0 + i);
-      calls.push(client.sync());
+  it.each([false, true])(
+    'posts one sync at a time: the calls made while it waits for its answer share one follow-up, up to the furthest seq they asked for (handed %s)',
+    async (handed) => {
+      const cap = new Capture(new CaptureStore(join(dir, `coalesce-${handed}`)), { clock: new VirtualClock(T0), log });
+      // Handed: the records (written here, not by a feed runtime: mapped on the thread) go at each call, unanswered.
+      const client = new HistoryClient(cap, config.venues, { sliceMs: 300_000, log, handed });
+      // What is still outstanding as each answer comes (the client's own listener has taken the answer by then).
+      const outstanding: number[] = [];
+      client.thread.on('message', () => outstanding.push(client.outstanding));
+      const w = cap.venue(kalshi.label);
+      // A hundred syncs before the thread can answer one (the capture flow's, a second apart, while the thread is held up).
+      const calls: Promise<void>[] = [];
+      for (let i = 0; i < 100; i++) {
+        w.frame(frames[i === 0 ? 0 : 1]!, 1, T0 + i);
+        calls.push(client.sync());
+      }
+      await Promise.all(calls);
+      expect(client.indexedTo).toBe(T0 + 99);
+      expect(client.gaps).toBe(0);
+      expect(outstanding.length).toBeGreaterThan(0);
+      expect(Math.max(...outstanding)).toBeLessThanOrEqual(1);
+      expect(client.outstanding).toBe(0);
+      await client.close();
+      await cap.close();
+    },
+  );
+
+  it('hands the thread what the handoff holds at each sync before its flush, and whenever it holds a batch, without waiting for a sync (handed)', async () => {
+    const limits = { ...HISTORY_LIMITS };
+    HISTORY_LIMITS.handBatch = 10;
+    try {
+      const cap = new Capture(new CaptureStore(join(dir, 'hand-early')), { clock: new VirtualClock(T0), log });
+      const client = new HistoryClient(cap, config.venues, { sliceMs: 300_000, log, handed: true });
+      const tap = cap.tap as Handoff;
+      const w = cap.venue(kalshi.label);
+      // A burst of frames, a few per turn of the event loop (a socket's chunk), and no sync: held, it would all wait for one pack.
+      let most = 0;
+      for (let i = 0; i < 200; i++) {
+        w.frame(frames[i === 0 ? 0 : 1]!, 1, T0 + i);
+        most = Math.max(most, tap.held);
+        if (i % 3 === 2) await Promise.resolve();
+      }
+      // At most a batch and the frames of one turn.
+      expect(most).toBeLessThanOrEqual(HISTORY_LIMITS.handBatch + 3);
+      w.frame(frames[1]!, 1, T0 + 200);
+      expect(tap.held).toBeGreaterThan(0);
+      // A sync hands them before it waits for the capture's flush (which, behind, takes tens of seconds).
+      const synced = client.sync();
+      await Promise.resolve();
+      expect(tap.held).toBe(0);
+      await synced;
+      expect(client.indexedTo).toBe(T0 + 200);
+      expect(client.gaps).toBe(0);
+      await client.close();
+      await cap.close();
+    } finally {
+      Object.assign(HISTORY_LIMITS, limits);
     }
-    await Promise.all(calls);
-    expect(client.indexedTo).toBe(T0 + 99);
-    expect(client.gaps).toBe(0);
-    expect(outstanding.length).toBeGreaterThan(0);
-    expect(Math.max(...outstanding)).toBeLessThanOrEqual(1);
-    expect(client.outstanding).toBe(0);
-    await client.close();
-    await cap.close();
   });
 
   it('a close with no time left indexes nothing more and drops its open slice, leaving the rest in the capture; one with time catches up and writes it', async () => {

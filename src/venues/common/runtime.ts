@@ -1,11 +1,11 @@
 import { realClock, type Clock } from '../../core/clock.js';
 import { Observable, type Subscriber, type Subscription } from 'rxjs';
-import type { VenueCapture } from '../../capture/sink.js';
+import type { MappingCapture } from '../../capture/sink.js';
 import type { Protocol } from '../../config/schema.js';
 import type { Logger } from '../../core/log.js';
 import type { FeedEvent, NormalizedEvent } from '../../core/types.js';
 import type { FeedContext, VenueFeed } from '../protocol.js';
-import { feedEvent, FramePath, UpsertChanges, type FrameHooks } from './frames.js';
+import { feedEvent, FramePath, UpsertChanges, type EventSink, type FrameHooks } from './frames.js';
 import { VenueHttpError } from './http.js';
 import type { Mapper } from './mapper.js';
 import { reconnectingSocket, type SocketEvent, type SocketOptions } from './socket.js';
@@ -74,9 +74,13 @@ export class FeedRuntime {
   /** Polled venues: whether the last request reached the venue (undefined before the first). */
   private healthy: boolean | undefined;
   /** The capture log of this venue (absent: capture off, one check per frame). */
-  private readonly capture: VenueCapture | undefined;
+  private readonly capture: MappingCapture | undefined;
   /** Connections opened so far: each open gets the next id, which its frames and its reset carry. */
   private connections = 0;
+  /** The capture record whose events are going out now (0: none, or not kept): each is handed to the capture with it (`mapped`). */
+  private current = 0;
+  /** Where the frame path delivers: `out`, or, with a capture, `out` after handing each event to the capture with its record (`mapped`). */
+  private readonly sink: EventSink;
 
   constructor(
     ctx: FeedContext,
@@ -88,8 +92,31 @@ export class FeedRuntime {
     this.venue = ctx.venue;
     this.endpoints = ctx.endpoints;
     this.ingest = ctx.ingest;
-    this.capture = ctx.capture?.venue(ctx.venue.label);
+    // A mapping writer: this runtime maps each record it appends and hands the events (`mapped`), so nothing maps it again.
+    this.capture = ctx.capture?.mapping(ctx.venue.label);
     this.clock = ctx.clock ?? realClock;
+    const capture = this.capture;
+    // Each event goes out with the record it was made of: the history index takes these instead of mapping the capture again.
+    this.sink =
+      capture === undefined
+        ? out
+        : {
+            next: (e) => {
+              capture.mapped(this.current, e);
+              out.next(e);
+            },
+          };
+  }
+
+  /** Runs `f` (the frame path on what `seq` recorded) with `seq` as the record its events are made of. */
+  private from(seq: number, f: () => void): void {
+    const before = this.current;
+    this.current = seq;
+    try {
+      f();
+    } finally {
+      this.current = before;
+    }
   }
 
   /** The receive time of what arrives now (read right before the frame or event it stamps is emitted). */
@@ -105,7 +132,7 @@ export class FeedRuntime {
   /** Attaches the protocol's session and starts it. */
   run(session: FeedSession): void {
     this.session = session;
-    this.path = new FramePath(session.mapper, this.out, new UpsertChanges(), session);
+    this.path = new FramePath(session.mapper, this.sink, new UpsertChanges(), session);
     // A fresh mapper from here on, made as its options say: a replay of the capture makes its own so.
     if (this.capture !== undefined) this.capture.session(session.mapper.replayOptions ?? {});
     session.start();
@@ -113,21 +140,23 @@ export class FeedRuntime {
 
   /** One frame or REST document through the frame path (parse, mapper, hooks, de-duplication). */
   frame(data: unknown, localTimestamp: number): void {
-    if (this.capture !== undefined) this.capture.doc(data, localTimestamp);
-    this.framePath().push(data, localTimestamp);
+    const path = this.framePath();
+    if (this.capture === undefined) path.push(data, localTimestamp);
+    else this.from(this.capture.doc(data, localTimestamp), () => path.push(data, localTimestamp));
   }
 
   /** An event the protocol built itself; market upserts are de-duplicated like mapped ones. */
   emit(e: NormalizedEvent): void {
-    if (this.capture !== undefined) this.capture.event(e);
-    this.framePath().emit(e);
+    const path = this.framePath();
+    if (this.capture === undefined) path.emit(e);
+    else this.from(this.capture.event(e), () => path.emit(e));
   }
 
   /** Emits a `feed` event of this venue, stamped now. */
   feed(state: FeedEvent['state'], detail?: string, instrument?: string): void {
     const e = feedEvent(this.venue.label, state, this.clock.now(), detail, instrument);
     // Replayed through the frame path's emit, which hands a `feed` event on as this does.
-    if (this.capture !== undefined) this.capture.event(e);
+    if (this.capture !== undefined) this.capture.mapped(this.capture.event(e), e);
     this.out.next(e);
   }
 
@@ -230,8 +259,17 @@ export class FeedRuntime {
     let conn = 0;
     const onSocket = (ev: SocketEvent): void => {
       if (ev.kind === 'message') {
-        if (capture !== undefined) capture.frame(ev.data, conn, ev.localTimestamp, ev.bytes);
-        path.push(ev.data, ev.localTimestamp);
+        if (capture === undefined) path.push(ev.data, ev.localTimestamp);
+        else {
+          // Inline rather than `from` (no closure per frame): the hot path.
+          const before = this.current;
+          this.current = capture.frame(ev.data, conn, ev.localTimestamp, ev.bytes);
+          try {
+            path.push(ev.data, ev.localTimestamp);
+          } finally {
+            this.current = before;
+          }
+        }
         return;
       }
       stopKeepalive?.();
