@@ -13,30 +13,73 @@ export class BookIntegrityError extends Error {
   }
 }
 
-/** Free level slots a book's storage gets past its levels when it is (re)allocated, shared by its two sides. */
-const HEADROOM = 4;
+/**
+ * Free level slots a book's storage gets past its levels when it is (re)allocated, shared by its
+ * two sides. Two, where a `number[]` per book had four: a move to a larger slot is now a free-list
+ * pop and a copy of the levels, no allocation (bench/scale/book-levels.mjs: 21 bytes a book less,
+ * and no slower per delta).
+ */
+const HEADROOM = 2;
 
-/** The storage of a book that has none yet: never written, as it has no free slot. */
-const NONE: number[] = [];
+/** Slots smaller than this many pairs go on a free list by size when a book gives them back. */
+const FREE_CLASSES = 64;
+
+/** The arrays of a pool that has handed out nothing yet (never written: they have no room). */
+const NO_PRICES = new Uint16Array(0);
+const NO_SIZES = new Float64Array(0);
 
 /**
- * The levels of a book's two sides in one number array of `[price, size]` pairs, ascending by
- * price through the whole array: the bids in the first `nb` pairs (the best, highest, last), the
- * asks in the last `na` (the best, lowest, first), the free pairs between them. Sorted pairs with
- * a binary search were chosen over an array indexed by tick after bench/book.bench.ts: books hold
- * tens of levels, so a search plus a short shift beats a 10,001-slot ladder on memory at 100k
- * books. One array per book, both bests facing the free slots: most changes land near the top of
- * a side, and an insert or delete shifts only the levels better than it. The array never changes
- * length between snapshots unless it is full (then it moves to one with HEADROOM free pairs):
- * levels are shifted in place, since `splice` makes V8 left-trim or regrow the store.
+ * The level storage of many books (a BookStore's, a Kalshi mapper's): the prices of every book's
+ * levels in one `Uint16Array` (integer units, 0..PAYOUT = 10,000: OrderBook checks them, the Kalshi
+ * mapper parses them in range) and their sizes in one `Float64Array` (exact), a book's levels in a
+ * slot of pairs `[off, off + cap)`. 10 bytes a level and no array per book, where a `number[]` of
+ * pairs per book took 16 bytes a level and 48 of array headers (BENCHMARKS.md issue 34 `book20`).
+ *
+ * A book that outgrows its slot moves to a new one at the top; the old slot goes on a free list
+ * by size (below FREE_CLASSES pairs, where nearly every book is), else it is a hole. When the top
+ * reaches the end of the arrays, every book's levels are copied into new arrays that hold the
+ * slots in use and a quarter more (holes and free lists dropped), so the arrays hold at most
+ * 1.25× the most pairs ever in use, plus 8. The pool holds its books (a repack moves them): a
+ * book its holder forgets must be `release`d first, and a holder that forgets all of its books
+ * forgets their pool with them (the Kalshi mapper's reset).
+ */
+export class LevelPool {
+  /** Prices and sizes by pair; new arrays after a repack (a book reads them again after a write that can move it). */
+  p: Uint16Array = NO_PRICES;
+  s: Float64Array = NO_SIZES;
+  /** Pairs below `top` were handed out since the last repack; `used`: pairs in books' slots now. */
+  top = 0;
+  used = 0;
+  /** Books with a slot, or with an empty one until the next repack lets them go. */
+  readonly owners: BookLevels[] = [];
+  /** Given-back slots by size in pairs: their first pairs. */
+  readonly free: (number[] | undefined)[] = [];
+  /** Repacks so far (for tests and benches). */
+  repacks = 0;
+}
+
+/**
+ * The levels of a book's two sides, in a slot of its LevelPool's arrays, ascending by price
+ * through the whole slot: the bids in the first `nb` pairs (the best, highest, last), the asks in
+ * the last `na` (the best, lowest, first), the free pairs between them. Sorted pairs with a binary
+ * search were chosen over an array indexed by tick after bench/book.bench.ts: books hold tens of
+ * levels, so a search plus a short shift beats a 10,001-slot ladder on memory at 100k books. Both
+ * sides share one slot with their bests facing the free pairs: most changes land near the top of a
+ * side, and an insert or delete shifts only the levels better than it. A slot keeps its size
+ * between snapshots unless it is full (then the book moves to one with HEADROOM free pairs).
  */
 export class BookLevels {
-  private lv: number[] = NONE;
+  /** First pair of the slot (-1: not among the pool's owners) and its pairs (0: no slot). */
+  private off = -1;
+  private cap = 0;
   private nb = 0;
   private na = 0;
   /** Bumped on every write to the bids (`gb`) or the asks (`ga`): a reader's copy of a side stands while its count does. */
   private gb = 0;
   private ga = 0;
+
+  /** `pool`: where the levels live; a book alone gets a pool of its own. */
+  constructor(private readonly pool: LevelPool = new LevelPool()) {}
 
   /** The write count of a side (see `gb`). */
   gen(bid: boolean): number {
@@ -50,20 +93,20 @@ export class BookLevels {
 
   /** Price of level `i` of a side (best is 0); `i` must be below its count. */
   priceAt(bid: boolean, i: number): number {
-    return this.lv[bid ? 2 * (this.nb - 1 - i) : this.lv.length - 2 * (this.na - i)]!;
+    return this.pool.p[bid ? this.off + this.nb - 1 - i : this.off + this.cap - this.na + i]!;
   }
 
   /** Size of level `i` of a side (best is 0); `i` must be below its count. */
   sizeAt(bid: boolean, i: number): number {
-    return this.lv[bid ? 2 * (this.nb - 1 - i) + 1 : this.lv.length - 2 * (this.na - i) + 1]!;
+    return this.pool.s[bid ? this.off + this.nb - 1 - i : this.off + this.cap - this.na + i]!;
   }
 
   /** Size at `price` on a side, 0 when absent. */
   sizeOf(bid: boolean, price: number): number {
-    const lo = bid ? 0 : (this.lv.length >> 1) - this.na;
-    const hi = bid ? this.nb : this.lv.length >> 1;
-    const k = this.find(lo, hi, price);
-    return k < hi && this.lv[2 * k] === price ? this.lv[2 * k + 1]! : 0;
+    const p = this.pool.p;
+    const hi = bid ? this.off + this.nb : this.off + this.cap;
+    const k = find(p, bid ? this.off : hi - this.na, hi, price);
+    return k < hi && p[k] === price ? this.pool.s[k]! : 0;
   }
 
   /** Sets the absolute size at `price` on a side; 0 deletes. */
@@ -77,7 +120,7 @@ export class BookLevels {
     }
   }
 
-  /** Removes every level of a side (the room stays: the next snapshot refits it). */
+  /** Removes every level of a side (the slot stays: the next snapshot refits it). */
   drop(bid: boolean): void {
     if (bid) {
       this.gb++;
@@ -88,42 +131,56 @@ export class BookLevels {
     }
   }
 
+  /** Removes every level and gives the slot back to the pool: what a holder does before it forgets the book. */
+  release(): void {
+    this.fill([], []);
+  }
+
   /**
-   * Replaces both sides with `bids` and `asks` (best first; levels of size 0 skipped), in an array
-   * with room for exactly their levels plus `headroom` free ones unless the current one has that
-   * room already (no array at all for no levels). Levels not strictly sorted best first (or
-   * repeated) go in one by one, the last size of a price winning.
+   * Replaces both sides with `bids` and `asks` (best first; levels of size 0 skipped), in a slot
+   * of exactly their levels plus `headroom` free ones (the slot shrunk in place or moved to a
+   * larger one; none at all for no levels). Levels not strictly sorted best first (or repeated)
+   * go in one by one, the last size of a price winning.
    */
   fill(bids: readonly (readonly [number, number])[], asks: readonly (readonly [number, number])[], headroom = HEADROOM): void {
     const nb = positive(bids);
     const na = positive(asks);
     const pairs = nb + na === 0 ? 0 : nb + na + headroom;
-    if (2 * pairs !== this.lv.length) this.lv = pairs === 0 ? NONE : new Array<number>(2 * pairs);
     this.nb = 0;
     this.na = 0;
     this.gb++;
     this.ga++;
+    if (pairs > this.cap) {
+      const at = this.take(pairs);
+      this.give(this.off, this.cap);
+      this.off = at;
+      this.cap = pairs;
+    } else if (pairs < this.cap) {
+      this.give(this.off + pairs, this.cap - pairs);
+      this.cap = pairs;
+    }
     this.fillSide(true, bids, nb);
     this.fillSide(false, asks, na);
   }
 
   private fillSide(bid: boolean, levels: readonly (readonly [number, number])[], n: number): void {
-    const lv = this.lv;
-    // Slot of the best level and the step to the next worse one.
-    let at = bid ? 2 * (n - 1) : lv.length - 2 * n;
-    const step = bid ? -2 : 2;
+    const p = this.pool.p;
+    const z = this.pool.s;
+    // Pair of the best level and the step to the next worse one.
+    let at = bid ? this.off + n - 1 : this.off + this.cap - n;
+    const step = bid ? -1 : 1;
     let last = bid ? Infinity : -Infinity;
     for (let i = 0; i < levels.length; i++) {
-      const [p, s] = levels[i]!;
+      const [q, s] = levels[i]!;
       if (!(s > 0)) continue;
-      if (bid ? p >= last : p <= last) {
+      if (bid ? q >= last : q <= last) {
         this.drop(bid);
-        for (const [q, z] of levels) if (z > 0) this.put(bid, q, z);
+        for (const [r, y] of levels) if (y > 0) this.put(bid, r, y);
         return;
       }
-      last = p;
-      lv[at] = p;
-      lv[at + 1] = s;
+      last = q;
+      p[at] = q;
+      z[at] = s;
       at += step;
       if (bid) this.nb++;
       else this.na++;
@@ -131,70 +188,173 @@ export class BookLevels {
   }
 
   private putBid(price: number, size: number): void {
+    const pool = this.pool;
     const n = this.nb;
-    let lv = this.lv;
-    const k = this.find(0, n, price);
-    if (k < n && lv[2 * k] === price) {
-      if (size !== 0) lv[2 * k + 1] = size;
+    let o = this.off;
+    let p = pool.p;
+    let k = find(p, o, o + n, price);
+    if (k < o + n && p[k] === price) {
+      const z = pool.s;
+      if (size !== 0) z[k] = size;
       else {
-        for (let s = 2 * k, end = 2 * (n - 1); s < end; s++) lv[s] = lv[s + 2]!;
+        for (const end = o + n - 1; k < end; k++) {
+          p[k] = p[k + 1]!;
+          z[k] = z[k + 1]!;
+        }
         this.nb = n - 1;
       }
     } else if (size !== 0) {
-      if (n + this.na === lv.length >> 1) lv = this.grow();
-      for (let s = 2 * n + 1; s >= 2 * k + 2; s--) lv[s] = lv[s - 2]!;
-      lv[2 * k] = price;
-      lv[2 * k + 1] = size;
+      if (n + this.na === this.cap) {
+        k -= o;
+        this.grow();
+        o = this.off;
+        k += o;
+        p = pool.p;
+      }
+      const z = pool.s;
+      for (let j = o + n; j > k; j--) {
+        p[j] = p[j - 1]!;
+        z[j] = z[j - 1]!;
+      }
+      p[k] = price;
+      z[k] = size;
       this.nb = n + 1;
     }
   }
 
   private putAsk(price: number, size: number): void {
+    const pool = this.pool;
     const n = this.na;
-    let lv = this.lv;
-    let from = (lv.length >> 1) - n;
-    let k = this.find(from, from + n, price);
-    if (k < from + n && lv[2 * k] === price) {
-      if (size !== 0) lv[2 * k + 1] = size;
+    let end = this.off + this.cap;
+    let p = pool.p;
+    let k = find(p, end - n, end, price);
+    if (k < end && p[k] === price) {
+      const z = pool.s;
+      if (size !== 0) z[k] = size;
       else {
-        for (let s = 2 * k + 1, end = 2 * from + 2; s >= end; s--) lv[s] = lv[s - 2]!;
+        // The better asks, [end - n, k), move one pair up over it.
+        for (const from = end - n; k > from; k--) {
+          p[k] = p[k - 1]!;
+          z[k] = z[k - 1]!;
+        }
         this.na = n - 1;
       }
     } else if (size !== 0) {
-      if (this.nb + n === lv.length >> 1) {
-        const before = lv.length >> 1;
-        lv = this.grow();
-        from += (lv.length >> 1) - before;
-        k += (lv.length >> 1) - before;
+      if (this.nb + n === this.cap) {
+        k -= end;
+        this.grow();
+        end = this.off + this.cap;
+        k += end;
+        p = pool.p;
       }
-      // The new level goes just before pair k: the better asks, [from, k), move one pair down.
-      for (let s = 2 * from - 2, end = 2 * k - 2; s < end; s++) lv[s] = lv[s + 2]!;
-      lv[2 * k - 2] = price;
-      lv[2 * k - 1] = size;
+      // The new level goes just before pair k: the better asks, [end - n, k), move one pair down.
+      const z = pool.s;
+      for (let j = end - n - 1; j < k - 1; j++) {
+        p[j] = p[j + 1]!;
+        z[j] = z[j + 1]!;
+      }
+      p[k - 1] = price;
+      z[k - 1] = size;
       this.na = n + 1;
     }
   }
 
-  /** In pairs [lo, hi) (ascending by price), the first whose price is `price` or above. */
-  private find(lo: number, hi: number, price: number): number {
-    const lv = this.lv;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (lv[2 * mid]! < price) lo = mid + 1;
-      else hi = mid;
+  /** Moves both sides to a new slot with one more pair and HEADROOM free. */
+  private grow(): void {
+    const cap = this.nb + this.na + 1 + HEADROOM;
+    const at = this.take(cap); // may repack, which moves this book's levels (off) too
+    const p = this.pool.p;
+    const z = this.pool.s;
+    const o = this.off;
+    for (let i = 0; i < this.nb; i++) {
+      p[at + i] = p[o + i]!;
+      z[at + i] = z[o + i]!;
     }
-    return lo;
+    for (let i = 1; i <= this.na; i++) {
+      p[at + cap - i] = p[o + this.cap - i]!;
+      z[at + cap - i] = z[o + this.cap - i]!;
+    }
+    this.give(o, this.cap);
+    this.off = at;
+    this.cap = cap;
   }
 
-  /** Moves both sides to a new array with one more level slot and HEADROOM free; returns it. */
-  private grow(): number[] {
-    const old = this.lv;
-    const lv = new Array<number>(2 * (this.nb + this.na + 1 + HEADROOM));
-    for (let s = 0; s < 2 * this.nb; s++) lv[s] = old[s]!;
-    for (let s = 1; s <= 2 * this.na; s++) lv[lv.length - s] = old[old.length - s]!;
-    this.lv = lv;
-    return lv;
+  /** A free slot of `cap` pairs for this book (which becomes one of the pool's owners): its first pair. */
+  private take(cap: number): number {
+    const pool = this.pool;
+    const f = cap < FREE_CLASSES ? pool.free[cap] : undefined;
+    let at: number;
+    if (f !== undefined && f.length > 0) at = f.pop()!;
+    else {
+      if (pool.top + cap > pool.p.length) BookLevels.repack(pool, cap);
+      at = pool.top;
+      pool.top += cap;
+    }
+    if (this.off < 0) {
+      pool.owners.push(this);
+      this.off = at; // a slot of 0 pairs there until the caller sets it
+    }
+    pool.used += cap;
+    return at;
   }
+
+  /** Gives the slot of `cap` pairs at `at` back to the pool. */
+  private give(at: number, cap: number): void {
+    if (cap === 0) return;
+    const pool = this.pool;
+    pool.used -= cap;
+    if (cap < FREE_CLASSES) (pool.free[cap] ??= []).push(at);
+  }
+
+  /**
+   * Copies every book's levels into new arrays with room for the slots in use, `need` pairs more
+   * and a quarter of both free; books with no slot leave the owners.
+   */
+  private static repack(pool: LevelPool, need: number): void {
+    const pairs = pool.used + need;
+    const p = new Uint16Array(pairs + (pairs >> 2) + 8);
+    const z = new Float64Array(p.length);
+    const op = pool.p;
+    const oz = pool.s;
+    const owners = pool.owners;
+    let top = 0;
+    let kept = 0;
+    for (let i = 0; i < owners.length; i++) {
+      const b = owners[i]!;
+      if (b.cap === 0) {
+        b.off = -1;
+        continue;
+      }
+      owners[kept++] = b;
+      const o = b.off;
+      for (let j = 0; j < b.nb; j++) {
+        p[top + j] = op[o + j]!;
+        z[top + j] = oz[o + j]!;
+      }
+      for (let j = 1; j <= b.na; j++) {
+        p[top + b.cap - j] = op[o + b.cap - j]!;
+        z[top + b.cap - j] = oz[o + b.cap - j]!;
+      }
+      b.off = top;
+      top += b.cap;
+    }
+    owners.length = kept;
+    pool.free.length = 0;
+    pool.p = p;
+    pool.s = z;
+    pool.top = top;
+    pool.repacks++;
+  }
+}
+
+/** In pairs [lo, hi) of `p` (ascending), the first whose price is `price` or above. */
+function find(p: Uint16Array, lo: number, hi: number, price: number): number {
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (p[mid]! < price) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /**
@@ -287,8 +447,12 @@ export class OrderBook extends BookLevels {
    */
   role: 'yes' | 'no' = 'yes';
 
-  constructor(readonly instrument: string) {
-    super();
+  /** `pool`: where its levels live (a BookStore's); a book alone gets a pool of its own. */
+  constructor(
+    readonly instrument: string,
+    pool?: LevelPool,
+  ) {
+    super(pool);
   }
 
   /** Replaces the book. Throws BookIntegrityError (book untouched) on a bad level. */

@@ -1,5 +1,5 @@
 import { Subject } from 'rxjs';
-import { BookIntegrityError, OrderBook, type BookSide } from '../core/book.js';
+import { BookIntegrityError, LevelPool, OrderBook, type BookSide } from '../core/book.js';
 import type { BookDelta, BookSnapshot, Level, VenueLabel } from '../core/types.js';
 import { PAYOUT } from '../core/price.js';
 import type { HeldCandle } from './candles.js';
@@ -102,6 +102,8 @@ export type BookRole = OrderBook['role'];
  */
 export class BookStore {
   private readonly books = new Map<VenueLabel, Map<string, StateBook>>();
+  /** The levels of every book of the store (it never forgets a book, so none is released). */
+  private readonly levels = new LevelPool();
   /** venue → instrument → 'no' (absent: 'yes'), and venue → market → [yes instrument, no instrument] (absent: [market id, none]). */
   private readonly roles = new Map<VenueLabel, Map<string, BookRole>>();
   private readonly instrumentsOf = new Map<VenueLabel, Map<string, [string | undefined, string | undefined]>>();
@@ -171,7 +173,7 @@ export class BookStore {
     if (!v) this.books.set(venue, (v = new Map()));
     let b = v.get(instrument);
     if (!b) {
-      v.set(instrument, (b = new StateBook(instrument)));
+      v.set(instrument, (b = new StateBook(instrument, this.levels)));
       b.role = this.roleOf(venue, instrument);
       this.layout++;
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BookIntegrityError, BookSide, OrderBook } from '../../src/core/book.js';
+import { BookIntegrityError, BookSide, LevelPool, OrderBook } from '../../src/core/book.js';
 import type { Level } from '../../src/core/types.js';
 
 describe('OrderBook (the one book contract)', () => {
@@ -176,5 +176,184 @@ describe('OrderBook (the one book contract)', () => {
     expect([alone.best(), alone.price(99), alone.size(0)]).toEqual([1, 100, 0.5]);
     for (let p = 1; p <= 100; p++) alone.set(p, 0);
     expect(alone.levels()).toEqual([]);
+  });
+});
+
+describe('LevelPool (the levels of many books in shared arrays)', () => {
+  const sorted = (m: Map<number, number>, desc: boolean): Level[] => [...m].sort((x, y) => (desc ? y[0] - x[0] : x[0] - y[0]));
+  type Ref = { bid: Map<number, number>; ask: Map<number, number> };
+  const expectBook = (b: OrderBook, ref: Ref): void => {
+    expect(b.bids.levels()).toEqual(sorted(ref.bid, true));
+    expect(b.asks.levels()).toEqual(sorted(ref.ask, false));
+  };
+
+  it('keeps every book of a pool right while they grow past their slots, move and repack, interleaved', () => {
+    // Seeded: 12 books of one pool, each change on a random book and side, so a book that moves or
+    // a repack has its neighbours' levels on both sides of it; checked against a Map per side.
+    let seed = 3;
+    // The high bits of the generator (its low bits repeat with short periods).
+    const rnd = (n: number): number => Math.floor(((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * n);
+    const pool = new LevelPool();
+    const books = Array.from({ length: 12 }, (_, i) => new OrderBook(`B${i}`, pool));
+    const refs: Ref[] = books.map(() => ({ bid: new Map(), ask: new Map() }));
+    books.forEach((b) => b.snapshot([[4000, 1]], [[6000, 2]], 0));
+    refs.forEach((r) => (r.bid.set(4000, 1), r.ask.set(6000, 2)));
+    for (let k = 0; k < 6000; k++) {
+      const i = rnd(books.length);
+      const side = rnd(2) === 0 ? 'bid' : 'ask';
+      const price = side === 'bid' ? 3000 + 10 * rnd(80) : 5500 + 10 * rnd(80);
+      // Deletes rarer than inserts early on, so books grow to tens of levels before they thin out.
+      const size = rnd(k < 3000 ? 6 : 2) === 0 ? 0 : 1 + rnd(50) / 4;
+      books[i]!.apply([[side, price, size]], k);
+      if (size === 0) refs[i]![side].delete(price);
+      else refs[i]![side].set(price, size);
+      if (k % 101 === 0) books.forEach((b, j) => expectBook(b, refs[j]!));
+    }
+    books.forEach((b, j) => expectBook(b, refs[j]!));
+    expect(pool.repacks).toBeGreaterThan(3);
+    expect(Math.max(...refs.map((r) => r.bid.size + r.ask.size))).toBeGreaterThan(30);
+  });
+
+  it('empties a side by deletes and fills it again, its neighbours untouched', () => {
+    const pool = new LevelPool();
+    const a = new OrderBook('A', pool);
+    const b = new OrderBook('B', pool);
+    a.snapshot(
+      [
+        [4000, 1],
+        [3900, 2],
+      ],
+      [[6000, 3]],
+      1,
+    );
+    b.snapshot([[4100, 4]], [[5900, 5]], 1);
+    a.apply(
+      [
+        ['bid', 4000, 0],
+        ['bid', 3900, 0],
+        ['ask', 6000, 0],
+      ],
+      2,
+    );
+    expect([a.bids.length, a.asks.length, a.bids.get(4000), a.asks.get(6000), a.bids.best()]).toEqual([0, 0, 0, 0, undefined]);
+    a.apply(
+      [
+        ['ask', 6100, 7],
+        ['bid', 3800, 8],
+        ['ask', 6050, 9],
+      ],
+      3,
+    );
+    expectBook(a, {
+      bid: new Map([[3800, 8]]),
+      ask: new Map([
+        [6050, 9],
+        [6100, 7],
+      ]),
+    });
+    expectBook(b, { bid: new Map([[4100, 4]]), ask: new Map([[5900, 5]]) });
+  });
+
+  it('takes an unsorted snapshot into a slot of its own without touching the next book', () => {
+    const pool = new LevelPool();
+    const a = new OrderBook('A', pool);
+    const b = new OrderBook('B', pool);
+    a.snapshot([[4000, 1]], [[6000, 1]], 1);
+    b.snapshot([[4100, 2]], [[5900, 2]], 1);
+    // Larger than its slot, out of order and with a repeated price: a moves, and goes in level by level.
+    a.fill(
+      [
+        [3000, 1],
+        [3500, 2],
+        [3200, 3],
+        [3500, 4],
+        [3100, 0],
+      ],
+      [
+        [7000, 5],
+        [6500, 6],
+        [6800, 7],
+      ],
+      2,
+    );
+    expectBook(a, {
+      bid: new Map([
+        [3000, 1],
+        [3500, 4],
+        [3200, 3],
+      ]),
+      ask: new Map([
+        [7000, 5],
+        [6500, 6],
+        [6800, 7],
+      ]),
+    });
+    expectBook(b, { bid: new Map([[4100, 2]]), ask: new Map([[5900, 2]]) });
+    // Smaller than its slot (7 levels, 2 free: 9 pairs, headroom given so that sizes are known): it
+    // shrinks in place, and the 7 pairs it gives back, after its one level, go to the next book of 7.
+    a.fill([[3300, 1]], [], 1);
+    const c = new OrderBook('C', pool);
+    c.fill(
+      [
+        [2000, 9],
+        [1900, 8],
+      ],
+      [
+        [8000, 7],
+        [8100, 6],
+        [8200, 5],
+      ],
+      2,
+    );
+    c.put(true, 2100, 4);
+    expectBook(a, { bid: new Map([[3300, 1]]), ask: new Map() });
+    expectBook(b, { bid: new Map([[4100, 2]]), ask: new Map([[5900, 2]]) });
+    expectBook(c, {
+      bid: new Map([
+        [2000, 9],
+        [1900, 8],
+        [2100, 4],
+      ]),
+      ask: new Map([
+        [8000, 7],
+        [8100, 6],
+        [8200, 5],
+      ]),
+    });
+  });
+
+  it("gives a released or emptied book's slot to another book, and the first book works again after", () => {
+    const pool = new LevelPool();
+    const a = new OrderBook('A', pool);
+    const b = new OrderBook('B', pool);
+    const levels = (from: number, n: number, step: number): Level[] => Array.from({ length: n }, (_, i) => [from + i * step, i + 1] as const);
+    a.snapshot(levels(4000, 5, -10), levels(6000, 5, 10), 1);
+    a.release();
+    expect([a.bids.length, a.asks.length, a.bids.get(4000)]).toEqual([0, 0, 0]);
+    // b takes a's slot (same size) and writes all of it.
+    b.snapshot(levels(4500, 5, -10), levels(5500, 5, 10), 1);
+    a.snapshot([], [], 2);
+    expect([a.bids.length, a.asks.best()]).toEqual([0, undefined]);
+    a.snapshot(levels(3000, 3, -10), [], 4);
+    a.apply([['ask', 9000, 2]], 5);
+    const want = (ls: Level[]): Map<number, number> => new Map(ls.map(([p, z]) => [p, z]));
+    expectBook(a, { bid: want(levels(3000, 3, -10)), ask: new Map([[9000, 2]]) });
+    expectBook(b, { bid: want(levels(4500, 5, -10)), ask: want(levels(5500, 5, 10)) });
+  });
+
+  it('lets a released book go at the next repack, and keeps the others', () => {
+    const pool = new LevelPool();
+    const books = Array.from({ length: 40 }, (_, i) => new OrderBook(`B${i}`, pool));
+    books.forEach((b, i) => b.snapshot([[4000 - i, 1]], [[6000 + i, 1]], 0));
+    expect(pool.owners.length).toBe(40);
+    for (let i = 0; i < 40; i += 2) books[i]!.release();
+    const before = pool.repacks;
+    // Grow the kept books until the pool repacks.
+    for (let k = 1; pool.repacks === before; k++) for (let i = 1; i < 40; i += 2) books[i]!.apply([['bid', 4000 - i - 100 * k, k]], k);
+    expect(pool.owners.length).toBe(20);
+    expect(pool.owners.every((b) => books.indexOf(b as OrderBook) % 2 === 1)).toBe(true);
+    expect(books[1]!.bids.best()).toBe(3999);
+    expect(books[1]!.asks.levels()).toEqual([[6001, 1]]);
+    expect(books[0]!.bids.length).toBe(0);
   });
 });

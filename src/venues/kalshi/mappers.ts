@@ -1,6 +1,6 @@
 import type { VenueConfig } from '../../config/schema.js';
 import type { Logger } from '../../core/log.js';
-import { BookLevels } from '../../core/book.js';
+import { BookLevels, LevelPool } from '../../core/book.js';
 import { PAYOUT, parseDollarsAt, parseProbabilityDollars, parseSize, parseSizeAt, roundSize, unitsFromIntCents } from '../../core/price.js';
 import type {
   BookSnapshot,
@@ -328,8 +328,10 @@ class MarketBook extends BookLevels {
      */
     readonly ticker: string,
     readonly marketId: string,
+    /** The mapper's level storage (see KalshiMapper `levels`). */
+    pool: LevelPool,
   ) {
-    super();
+    super(pool);
   }
 }
 
@@ -369,6 +371,8 @@ export class KalshiMapper implements Mapper {
   readonly venue: VenueLabel;
   readonly stats: FeedStats;
   private readonly books = new Map<string, MarketBook>();
+  /** The levels of `books`: a book forgotten alone is released into it; `reset`, which forgets them all, starts a new one. */
+  private levels = new LevelPool();
   private readonly sids = new Map<number, SidState>();
   private readonly resync = new Map<number, Set<string>>();
   private readonly series = new Map<string, KalshiSeries>();
@@ -389,6 +393,7 @@ export class KalshiMapper implements Mapper {
 
   reset(): void {
     this.books.clear();
+    this.levels = new LevelPool();
     this.sids.clear();
     this.resync.clear();
     this.waiting.clear();
@@ -560,7 +565,7 @@ export class KalshiMapper implements Mapper {
   private resetMarket(ticker: string, sid: number, detail: string, local: number, out: NormalizedEvent[]): void {
     this.stats.gaps++;
     let b = this.books.get(ticker);
-    if (!b) this.books.set(ticker, (b = new MarketBook(sid, false, ticker, this.id(ticker))));
+    if (!b) this.books.set(ticker, (b = new MarketBook(sid, false, ticker, this.id(ticker), this.levels)));
     b.sid = sid;
     this.sid(sid).tickers.add(ticker);
     this.await(ticker, b);
@@ -583,11 +588,13 @@ export class KalshiMapper implements Mapper {
     this.stats.ignored++;
     // The feed asked for this: the books are no longer maintained, so they are forgotten quietly.
     if (st)
-      for (const t of st.tickers)
-        if (this.books.get(t)?.sid === sid) {
-          this.books.delete(t);
-          this.waiting.delete(t);
-        }
+      for (const t of st.tickers) {
+        const b = this.books.get(t);
+        if (b?.sid !== sid) continue;
+        b.release(); // its slot back to the pool, which would otherwise hold the book
+        this.books.delete(t);
+        this.waiting.delete(t);
+      }
   }
 
   /**
@@ -616,7 +623,7 @@ export class KalshiMapper implements Mapper {
     const prev = this.books.get(ticker);
     const wasWaiting = prev !== undefined && !prev.live;
     if (prev && prev.sid !== f.sid) this.sids.get(prev.sid)?.tickers.delete(ticker);
-    const b = prev ?? new MarketBook(f.sid, true, ticker, this.id(ticker));
+    const b = prev ?? new MarketBook(f.sid, true, ticker, this.id(ticker), this.levels);
     b.sid = f.sid;
     b.live = true;
     const { bids, asks } = yesPerspective(yes, no);
