@@ -133,11 +133,22 @@ export function upgradeStore(file: string, marker: string, markerValue: object):
     rmSync(`${file}-lock`, { force: true });
     renameSync(out, file);
     rmSync(`${out}-lock`, { force: true });
+    // The rename durable before the marker says format 3: a marker ahead of its file would read old keys as new.
+    syncDir(dirname(file));
   }
   const tmp = `${marker}.tmp`;
   writeFileSync(tmp, JSON.stringify({ ...markerValue, format: 3 }, null, 2));
   renameSync(tmp, marker);
   return done;
+}
+
+function syncDir(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function removeStore(file: string): void {
