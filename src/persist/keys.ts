@@ -195,11 +195,17 @@ export function candleKey(venue: string, marketId: string, t: number): Buffer {
   return withTime(marketCode(venue, marketId), t);
 }
 
-/** A candle key, decoded. */
-export function readCandleKey(key: Uint8Array): { venue: string; marketId: string; t: number } {
+/** The market code of a candle key, decoded; throws KeyError unless the six bytes of time follow it. */
+function readCandleCode(key: Uint8Array): DecodedCode {
   const c = readCode(key);
   if (key.length !== c.end + T_BYTES)
     throw new KeyError(`not a format-3 candle key (${key.length - c.end} bytes after the market, not ${T_BYTES}): ${Buffer.from(key).toString('hex')}`);
+  return c;
+}
+
+/** A candle key, decoded. */
+export function readCandleKey(key: Uint8Array): { venue: string; marketId: string; t: number } {
+  const c = readCandleCode(key);
   return { venue: c.venue, marketId: c.id, t: Buffer.from(key.buffer, key.byteOffset, key.byteLength).readUIntBE(c.end, T_BYTES) };
 }
 
@@ -208,7 +214,11 @@ export function readCandleKey(key: Uint8Array): { venue: string; marketId: strin
  * exclusive), for any numbers: whole ms at or after `from` and before `to`.
  */
 export function candleRange(venue: string, marketId: string, from: number, to: number): { start: Buffer; end: Buffer } {
-  const code = marketCode(venue, marketId);
+  return codeRange(marketCode(venue, marketId), from, to);
+}
+
+/** `candleRange` of the market whose code is `code` (the bytes `candleCode` gives). */
+export function codeRange(code: Buffer, from: number, to: number): { start: Buffer; end: Buffer } {
   return { start: withTime(code, bound(from)), end: to > T_MAX ? afterMarket(code) : withTime(code, bound(to)) };
 }
 
@@ -222,9 +232,9 @@ export function afterMarket(code: Buffer): Buffer {
   return Buffer.concat([code, Buffer.alloc(T_BYTES + 1, 0xff)]);
 }
 
-/** The market code at the start of a candle key (its bytes, for range bounds). */
-export function codeOf(key: Uint8Array): Buffer {
-  return Buffer.from(key.subarray(0, readCode(key).end));
+/** The market code at the start of a candle key (its bytes, for range bounds); throws KeyError as `readCandleKey` does. */
+export function candleCode(key: Uint8Array): Buffer {
+  return Buffer.from(key.subarray(0, readCandleCode(key).end));
 }
 
 /** The databases whose keys format 3 changed. */

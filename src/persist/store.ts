@@ -34,7 +34,19 @@ import type { QuoteRecord } from '../state/quotes.js';
 import type { StoredTrade } from '../state/trades.js';
 import { OpenRollups, RollupSlots } from './rollups.js';
 import { checkInChild, damageLines, healthy, type CheckScope } from './check.js';
-import { afterMarket, BINARY_KEYS, candleKey, candleRange, codeOf, FIRST_KEY, marketCode, readCandleKey, REKEYED, STRUCTURES_KEY } from './keys.js';
+import {
+  afterMarket,
+  BINARY_KEYS,
+  candleCode,
+  candleKey,
+  candleRange,
+  codeRange,
+  FIRST_KEY,
+  marketCode,
+  readCandleKey,
+  REKEYED,
+  STRUCTURES_KEY,
+} from './keys.js';
 import { upgradeStore } from './migrate.js';
 import { otherHolders } from './opening.js';
 
@@ -447,10 +459,10 @@ export class Persistence {
     for (;;) {
       const [first] = log.getKeys({ start: next, limit: 1 });
       if (first === undefined) break;
-      const code = codeOf(first as Buffer);
-      const { venue, marketId } = readCandleKey(first as Buffer);
+      // The market's code as its keys hold it: the range is cut from those bytes, not decoded and encoded again.
+      const code = candleCode(first as Buffer);
       // Read before the first await: a range is not read across commits.
-      const old = [...log.getKeys(candleRange(venue, marketId, 0, cutoff))];
+      const old = [...log.getKeys(codeRange(code, 0, cutoff))];
       for (const key of old) {
         // Counted when it commits: a removal the paused guard drops resolves false.
         const r = log.remove(key);
