@@ -13,6 +13,7 @@ import type { NormalizedEvent } from '../src/core/types.js';
 import { Handoff, handedRecords } from '../src/history/handoff.js';
 import { KalshiMapper } from '../src/venues/kalshi/mappers.js';
 import { kalshiStream, T0 } from './gen.js';
+import { median } from './lib.js';
 
 const DELTAS = Number(process.env['HANDOFF_DELTAS'] ?? 200_000);
 const BATCH = Number(process.env['HANDOFF_BATCH'] ?? 1_000);
@@ -76,14 +77,13 @@ for (let round = 0; round < ROUNDS; round++) {
   rows.pack!.push(packNs / events);
   rows.unpackOnThread!.push(unpackNs / events);
 }
-const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 console.log(
   JSON.stringify({
     events,
     batch: BATCH,
     rounds: ROUNDS,
     nsPerEvent: Object.fromEntries(
-      Object.entries(rows).map(([k, v]) => [k, { median: Math.round(med(v)), min: Math.round(Math.min(...v)), max: Math.round(Math.max(...v)) }]),
+      Object.entries(rows).map(([k, v]) => [k, { median: Math.round(median(v)), min: Math.round(Math.min(...v)), max: Math.round(Math.max(...v)) }]),
     ),
     mapperNsPerEvent: Math.round(mapNs),
   }),

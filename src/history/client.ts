@@ -203,7 +203,13 @@ export class HistoryClient {
     if (this.handoff === undefined || this.down !== undefined) return;
     const h = this.handing();
     if (h.handed === undefined && h.lost === undefined) return;
-    this.thread.postMessage({ type: 'hand', id: 0, ...h } satisfies HistoryRequest, h.handed === undefined ? [] : [h.handed.bytes.buffer as ArrayBuffer]);
+    this.post({ type: 'hand', id: 0, ...h });
+  }
+
+  /** Posts `m` to the thread, the buffer of a batch it hands transferred, not copied. */
+  private post(m: HistoryRequest): void {
+    const handed = 'handed' in m ? m.handed : undefined;
+    this.thread.postMessage(m, handed === undefined ? [] : [handed.bytes.buffer as ArrayBuffer]);
   }
 
   /** Requests posted to the thread and not answered yet (syncs among them: at most one, `syncTo`). */
@@ -320,11 +326,10 @@ export class HistoryClient {
   private request(m: HistoryRequest): Promise<HistoryAnswer & { type: 'done' }> {
     if (this.down !== undefined) return Promise.reject(new Error(this.down));
     const id = this.nextId++;
-    const handed = 'handed' in m ? m.handed : undefined;
     return new Promise((resolve, reject) => {
       if (this.pending.size === 0) this.thread.ref();
       this.pending.set(id, { resolve, reject });
-      this.thread.postMessage({ ...m, id }, handed === undefined ? [] : [handed.bytes.buffer as ArrayBuffer]);
+      this.post({ ...m, id });
     });
   }
 
