@@ -19,7 +19,8 @@
  * listing order); an instrument's code (books) is interned like a market's, so a Kalshi ticker,
  * both market and instrument, has one id.
  *
- * Usage (built): node dist/bench/persist/key-layouts.js DATA_DIR [WORK_DIR]
+ * Usage (built): node dist/bench/persist/key-layouts.js DATA_DIR [WORK_DIR]; KEY_LAYOUTS_ORDER=grouped puts
+ * each code's records together, codes in first-seen order (the u32 layouts' best case: appends only).
  * Values are copied as bytes (encoding 'binary'), so each layout stores the very same values.
  */
 import { spawnSync } from 'node:child_process';
@@ -64,7 +65,20 @@ function readRecords(dataDir: string): Rec[] {
     const j = Math.floor(rnd() * (i + 1));
     [recs[i], recs[j]] = [recs[j]!, recs[i]!];
   }
-  return recs;
+  if (process.env['KEY_LAYOUTS_ORDER'] !== 'grouped') return recs;
+  // Each code's records together, codes in the order first seen: the u32 layouts then only ever append
+  // (LMDB packs pages full at the right edge), a bound on how much denser a live file under u32 keys
+  // could be than the shuffled one, where new markets' first puts come in id order.
+  const rank = new Map<string, number>();
+  const rankOf = (r: Rec): number => {
+    const c = r.key.subarray(0, readCode(r.key).end).toString('latin1');
+    let k = rank.get(c);
+    if (k === undefined) rank.set(c, (k = rank.size));
+    return k;
+  };
+  const ranked = recs.map((r) => ({ r, k: rankOf(r) }));
+  ranked.sort((a, b) => a.k - b.k);
+  return ranked.map((x) => x.r);
 }
 
 /** A database of `name` read and written as bytes, keys through keys.ts's encoder (lmdb-js's types leave `keyEncoder` out). */
