@@ -199,6 +199,17 @@ export class MatchingService implements GroupSource {
     return this.backlog.length - this.head;
   }
 
+  /** Changes went into the matcher since the last re-group. */
+  private regroup = false;
+
+  /**
+   * Nothing queued and every change indexed is in the served groups: what a reader that needs the
+   * groups of a catalog it just applied waits for (the flow indexes and re-groups it turns later).
+   */
+  get settled(): boolean {
+    return this.pending === 0 && !this.regroup;
+  }
+
   /**
    * Puts up to `max` queued changes into the matcher, oldest first, and tells `indexed$` how many;
    * returns how many are still queued. A count, not a time budget, so a replay drains exactly as
@@ -225,6 +236,7 @@ export class MatchingService implements GroupSource {
     }
     this.drained += n;
     this.slices++;
+    this.regroup = true;
     const left = this.pending;
     if (left > 0) this.log?.debug({ indexed: n, pending: left }, 'matching slice');
     else {
@@ -263,6 +275,7 @@ export class MatchingService implements GroupSource {
 
   /** Rebuilds the cross-venue index from the matcher, audits settlements and reports which groups changed. */
   reindex(): void {
+    this.regroup = false;
     const byId = new Map<number, ServedGroup>();
     const byMarket = new Map<string, Map<string, readonly number[]>>();
     const suspects = new Map<number, string>();

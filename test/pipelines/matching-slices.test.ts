@@ -99,8 +99,10 @@ describe('matching flow: a large catalog is indexed a slice per turn (synthetic)
     expect(slices.reduce((a, b) => a + b, 0)).toBe(events.length);
     expect(matching.pending).toBe(0);
 
-    // Groups converge one re-group window after the last slice.
+    // Groups converge one re-group window after the last slice: what a reader waits for.
+    expect(matching.settled).toBe(false);
     clock.advanceTo(T + flushes + reindexAfterMs(ref.groupCount) + 1);
+    expect(matching.settled).toBe(true);
     expect(matching.groupCount).toBe(ref.groupCount);
     expect(shape(matching.served())).toEqual(shape(ref.served()));
   });
