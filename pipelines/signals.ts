@@ -47,7 +47,8 @@ export interface SignalRooms {
 
 /**
  * The signal flow, in the order its effects run for one change:
- * 1. matching: a new or changed market goes into the matcher at once; a burst of them re-groups
+ * 1. matching: a new or changed market is queued for the matcher, which indexes a slice of the
+ *    queue per flush of the turn (matchingFlow); a burst of them re-groups
  *    once (`audit`, a window that grows with the groups held) and audits the settlements of groups whose members settled; changed
  *    groups are recomputed (a group the audit found suspect recomputes to no arb/EV). Quote
  *    changes of grouped markets move /status last_updated.
