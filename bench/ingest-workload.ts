@@ -335,7 +335,8 @@ export async function startLive(dir: string, w: World, children: ChildProcess[],
       clock,
     });
     await until(() => sock !== undefined && sock.snapshotsSent === MARKETS, 30_000, 'the feed subscribed every market');
-    await sleep(100); // matching re-groups a burst of catalog changes 20 ms after it (auditTime)
+    // Matching indexes the catalog a slice per turn and re-groups a window after the last slice.
+    await until(() => domain.matching.settled, 30_000, 'matching grouped the catalog');
   };
   const unwire = (): void => {
     flows?.unsubscribe();

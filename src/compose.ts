@@ -237,7 +237,15 @@ export function buildHttp(core: Core, domain?: Domain, opts: HttpOptions = {}): 
     registerAlerts(api, ctx, domain.ledger, domain.alerts);
     registerVenueB(api, ctx, domain.ledger);
     ws = buildHub(core, domain, http, api, opts.hub);
-    const registry = registerMetrics(api, { state, feeds: opts.feeds ?? [], ws, persistence, ledger: domain.ledger, audit: domain.matching.audit });
+    const registry = registerMetrics(api, {
+      state,
+      feeds: opts.feeds ?? [],
+      ws,
+      persistence,
+      ledger: domain.ledger,
+      audit: domain.matching.audit,
+      matching: domain.matching,
+    });
     registerLifecycleMetrics(registry, domain.webhooks.dispatcher, domain.lifecycle);
     if (core.capture) registerCaptureMetrics(registry, core.capture);
     metrics = registry;

@@ -542,17 +542,37 @@ export class Persistence {
   /**
    * Writes the catalog records that changed (new markets, status changes). Cheap, since the
    * catalog changes rarely: the service runs it every second so that a crash loses at most a
-   * second of new listings, while books and quotes wait for the periodic snapshot.
+   * second of new listings, while books and quotes wait for the periodic snapshot. In commits of
+   * SNAPSHOT_CHUNK records, as a snapshot: a venue's whole catalog (100k new markets at sim scale
+   * 166) was 100k puts in one synchronous call, 5.4 s of the main thread at load 17. A record is
+   * read when its put is issued, so a chunk written later writes the record as it is then.
    */
-  async flushCatalog(state: EngineState): Promise<number> {
-    const cat = this.db('catalog');
+  flushCatalog(state: EngineState): Promise<number> {
+    // Puts between its chunks: close() waits for it, as for a snapshot.
+    return this.running(this.writeCatalog(state));
+  }
+
+  private async writeCatalog(state: EngineState): Promise<number> {
     const marks = this.dirty.catalog.take();
-    for (const [venue, id] of marks.pairs()) {
-      const m = state.catalog.byKey(marketKey(venue, id));
-      if (m) this.track(cat.put(marketCode(venue, id), storedMarket(m)));
+    const writes = this.catalogWrites(state, marks);
+    for (let more = true; more;) {
+      for (let k = 0; k < SNAPSHOT_CHUNK && more; k++) more = !writes.next().done;
+      if (!more) break;
+      await this.writes.settled();
+      this.guard?.check();
     }
     await this.flushed();
     return marks.size;
+  }
+
+  /** The puts of a catalog flush, yielding after each record. */
+  private *catalogWrites(state: EngineState, marks: DirtyKeys): Generator<void> {
+    const cat = this.db('catalog');
+    for (const [venue, id] of marks.pairs()) {
+      const m = state.catalog.byKey(marketKey(venue, id));
+      if (m) this.track(cat.put(marketCode(venue, id), storedMarket(m)));
+      yield;
+    }
   }
 
   /** Writes everything that changed since the last snapshot. Resolves when it is durable. */

@@ -94,4 +94,26 @@ describe('Persistence snapshots', () => {
     expect(back.books.marketBook('venue_a', 'M1')?.bids[0]).toEqual([5000, 3]);
     await a2.close();
   });
+
+  it("writes the catalog flush in commits, reading each record when its put is issued (a venue's whole catalog is not one synchronous loop)", async () => {
+    const dir = tmp();
+    const p = new Persistence(dir);
+    const s = new EngineState(venues);
+    persistChanges(s, p);
+    list(s, 0, MARKETS);
+    const rename = (i: number): void => applyEvent(s, { ...base, type: 'market', marketId: `M${i}`, title: `Renamed ${i}`, status: 'active', closeTime: 9e12 });
+    const running = p.flushCatalog(s);
+    // Back from the call: the first commit's records are issued, the last market's is not yet.
+    rename(0);
+    rename(MARKETS - 1);
+    expect(await running).toBe(MARKETS);
+    await p.close();
+    const p2 = new Persistence(dir);
+    const s2 = new EngineState(venues);
+    expect(p2.load(s2)).toMatchObject({ markets: MARKETS });
+    // The first commit's record as it was at the call, the last as it was when its commit came.
+    expect(s2.catalog.get('venue_a', 'M0')!.title).toBe('Market 0');
+    expect(s2.catalog.get('venue_a', `M${MARKETS - 1}`)!.title).toBe(`Renamed ${MARKETS - 1}`);
+    await p2.close();
+  });
 });

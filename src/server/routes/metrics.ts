@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { Api } from '../../access/api.js';
 import { precisionOf, type SettlementAudit } from '../../matching/audit.js';
+import type { MatchingService } from '../../matching/service.js';
 import type { Persistence } from '../../persist/store.js';
 import type { WalletLedger } from '../../signals/wallets.js';
 import type { EngineState } from '../../state/engine.js';
@@ -16,6 +17,8 @@ export interface MetricsSources {
   readonly ledger?: WalletLedger;
   /** The matching service's settlement audit. */
   readonly audit?: SettlementAudit;
+  /** The matching service: its backlog of catalog changes and its groups. */
+  readonly matching?: Pick<MatchingService, 'pending' | 'drained' | 'slices' | 'groupCount'>;
 }
 
 /**
@@ -74,6 +77,27 @@ export function registerMetrics(api: Api, src: MetricsSources): Registry {
   }
   const counter = (name: string, help: string, read: () => number): void => totalCounter(registers, name, help, read);
   if (src.audit) auditGauges(registers, src.audit);
+  const matching = src.matching;
+  if (matching) {
+    new Gauge({
+      name: 'crossbook_matching_pending_upserts',
+      help: 'Catalog changes queued for the matcher, indexed a slice per event-loop turn (a large catalog document catches up over many turns)',
+      registers,
+      collect() {
+        this.set(matching.pending);
+      },
+    });
+    new Gauge({
+      name: 'crossbook_matching_groups',
+      help: 'Cross-venue match groups served',
+      registers,
+      collect() {
+        this.set(matching.groupCount);
+      },
+    });
+    counter('crossbook_matching_indexed_total', 'Catalog changes the matcher indexed from its queue', () => matching.drained);
+    counter('crossbook_matching_slices_total', 'Slices (turns) in which the matcher indexed queued catalog changes', () => matching.slices);
+  }
   counter('crossbook_ws_published_total', 'WebSocket messages published (once per topic, before fan-out)', () => src.ws.published);
   counter('crossbook_ws_dropped_clients_total', 'WebSocket clients disconnected for backpressure', () => src.ws.dropped);
   if (ledger) counter('crossbook_wallet_positions_evicted_total', 'Wallet positions evicted past signals.wallets.maxPositions', () => ledger.evictedPositions);
