@@ -1,7 +1,6 @@
 import { Subject } from 'rxjs';
 import { BookIntegrityError, LevelPool, OrderBook, type BookSide } from '../core/book.js';
 import type { BookDelta, BookSnapshot, Level, VenueLabel } from '../core/types.js';
-import { PAYOUT } from '../core/price.js';
 import type { HeldCandle } from './candles.js';
 import type { HeldQuote, QuoteRecord } from './quotes.js';
 
@@ -76,6 +75,7 @@ export interface MarketBookView {
 /**
  * A market's book sides in place (no copy): its YES book's, or its NO book's with `complement` set,
  * in which case YES bids are `bids` (the NO asks) at 100 − p and YES asks are `asks` (the NO bids).
+ * Views made for the reader (`marketSides`); the hot paths read the book itself (`MarketRead`).
  */
 export interface MarketSides {
   readonly bids: BookSide;
@@ -84,12 +84,19 @@ export interface MarketSides {
   readonly timestamp: number;
 }
 
+/**
+ * What `BookStore.readMarket` found for a market, in a record the caller owns and reuses (no object
+ * per read): the ready book to read, and whether it is the NO book, whose bids are the YES asks at
+ * 100 − p and whose asks the YES bids. `book` is undefined when the market has no ready book.
+ */
+export interface MarketRead {
+  book: OrderBook | undefined;
+  complement: boolean;
+}
+
 /** At most `depth` levels of a side best first, each price complemented (100 − p) when `complement`. */
 export function sideLevels(side: BookSide, depth: number, complement: boolean): Level[] {
-  const n = Math.min(depth, side.length);
-  const out: Level[] = new Array(n);
-  for (let i = 0; i < n; i++) out[i] = [complement ? PAYOUT - side.price(i) : side.price(i), side.size(i)];
-  return out;
+  return side.of.levelsOf(side.descending, depth, complement);
 }
 
 /** Which side of its market an instrument's book is: the YES book, or the NO book (complement). */
@@ -283,16 +290,9 @@ export class BookStore {
     const ins = this.instrumentsOf.get(venue)?.get(marketId);
     const books = this.books.get(venue);
     const yes = books?.get(ins?.[0] ?? marketId);
-    if (yes && yes.ready) return { bids: yes.bids.levels(depth), asks: yes.asks.levels(depth), timestamp: yes.timestamp, ready: true };
+    if (yes && yes.ready) return { bids: yes.levelsOf(true, depth), asks: yes.levelsOf(false, depth), timestamp: yes.timestamp, ready: true };
     const no = ins?.[1] ? books?.get(ins[1]) : undefined;
-    if (no && no.ready) {
-      return {
-        bids: no.asks.levels(depth).map(([p, s]) => [PAYOUT - p, s] as const),
-        asks: no.bids.levels(depth).map(([p, s]) => [PAYOUT - p, s] as const),
-        timestamp: no.timestamp,
-        ready: true,
-      };
-    }
+    if (no && no.ready) return { bids: no.levelsOf(false, depth, true), asks: no.levelsOf(true, depth, true), timestamp: no.timestamp, ready: true };
     return yes ? { bids: [], asks: [], timestamp: yes.timestamp, ready: false } : undefined;
   }
 
@@ -311,14 +311,29 @@ export class BookStore {
 
   /**
    * The sides `marketBook` reads, without copying levels: undefined when the market has no ready
-   * book (for the hot paths that serialize or scan a few levels on every change). `held`: a book of
-   * this venue the caller has in hand (e.g. from a change); when it is the market's YES book it is
-   * used as it is, without looking it up (a book is never replaced in the store).
+   * book. `held` as for `readMarket`. Views made per call: the hot paths call `readMarket`.
    */
   marketSides(venue: VenueLabel, marketId: string, held?: OrderBook): MarketSides | undefined {
+    const b = this.readMarket(this.read, venue, marketId, held);
+    if (b === undefined) return undefined;
+    const c = this.read.complement;
+    return { bids: c ? b.asks : b.bids, asks: c ? b.bids : b.asks, complement: c, timestamp: b.timestamp };
+  }
+
+  /** `marketSides`' own record for `readMarket`. */
+  private readonly read: MarketRead = { book: undefined, complement: false };
+
+  /**
+   * The ready book `marketBook` reads a market from, into the caller's `into` (also returned as
+   * `into.book`): its YES book, else its NO book (`into.complement`), else undefined (for the hot
+   * paths that serialize or scan a few levels on every change). `held`: a book of this venue the
+   * caller has in hand (e.g. from a change); when it is the market's YES book it is used as it is,
+   * without looking it up (a book is never replaced in the store).
+   */
+  readMarket(into: MarketRead, venue: VenueLabel, marketId: string, held?: OrderBook): OrderBook | undefined {
+    into.complement = false;
     // A held book found to be the market's YES book under this layout still is: no lookup.
-    if (held instanceof StateBook && held.yesOf === marketId && held.yesLayout === this.layout && held.ready)
-      return { bids: held.bids, asks: held.asks, complement: false, timestamp: held.timestamp };
+    if (held instanceof StateBook && held.yesOf === marketId && held.yesLayout === this.layout && held.ready) return (into.book = held);
     const ins = this.instrumentsOf.get(venue)?.get(marketId);
     const key = ins?.[0] ?? marketId;
     const isHeld = held !== undefined && held.instrument === key;
@@ -327,10 +342,10 @@ export class BookStore {
       held.yesLayout = this.layout;
     }
     const yes = isHeld ? held : this.books.get(venue)?.get(key);
-    if (yes && yes.ready) return { bids: yes.bids, asks: yes.asks, complement: false, timestamp: yes.timestamp };
+    if (yes && yes.ready) return (into.book = yes);
     const no = ins?.[1] ? this.books.get(venue)?.get(ins[1]) : undefined;
-    if (no && no.ready) return { bids: no.asks, asks: no.bids, complement: true, timestamp: no.timestamp };
-    return undefined;
+    into.complement = no !== undefined && no.ready;
+    return (into.book = into.complement ? no : undefined);
   }
 
   /** Every book as [venue, instrument, book]. */
