@@ -181,7 +181,7 @@ export function digest(state: EngineState, venue: VenueConfig, tickers: readonly
   return tickers
     .map((t) => {
       const b = state.books.instrument(venue.label, t);
-      return b ? `${t}|${l(b.bids.levels(10))}|${l(b.asks.levels(10))}` : `${t}|missing`;
+      return b ? `${t}|${l(b.levelsOf(true, 10))}|${l(b.levelsOf(false, 10))}` : `${t}|missing`;
     })
     .join('\n');
 }

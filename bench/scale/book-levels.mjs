@@ -82,7 +82,7 @@ const cpu = process.cpuUsage(t0);
 evs.length = 0;
 const m2 = settle();
 let levels = 0;
-for (const [, , b] of store.entries()) levels += b.bids.length + b.asks.length;
+for (const [, , b] of store.entries()) levels += b.count(true) + b.count(false);
 console.log(
   JSON.stringify({
     root,

@@ -33,7 +33,7 @@ export function checkpointOf(books: Iterable<readonly [VenueLabel, string, Order
 
 /** A ready book as a checkpoint holds it, its levels copied. */
 function checkpointBook(venue: VenueLabel, instrument: string, b: OrderBook): CheckpointBook {
-  return { venue, instrument, bids: b.bids.levels(), asks: b.asks.levels(), ts: b.timestamp };
+  return { venue, instrument, bids: b.levelsOf(true), asks: b.levelsOf(false), ts: b.timestamp };
 }
 
 /**

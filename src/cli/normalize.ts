@@ -88,8 +88,8 @@ export function normalizeFrames(
   for (const [id, b] of books) {
     if (!b.ready) continue;
     out[id] = {
-      bids: b.bids.levels().map(([p, s]) => [p / 100, s]),
-      asks: b.asks.levels().map(([p, s]) => [p / 100, s]),
+      bids: b.levelsOf(true).map(([p, s]) => [p / 100, s]),
+      asks: b.levelsOf(false).map(([p, s]) => [p / 100, s]),
     };
   }
   const stats = mapper.stats;

@@ -31,7 +31,7 @@ export type SnapshotHealth = Omit<VenueHealth, 'resyncing'>;
 export function takeSnapshot(state: EngineState, hub: { epoch: number; seqs(): [string, number][] }, now: number): Omit<StateSnapshot, 'streamSeq' | 'pubSeq'> {
   const books: StateSnapshot['books'][number][] = [];
   for (const [venue, instrument, b] of state.books.entries())
-    if (b.ready) books.push({ venue, instrument, bids: b.bids.levels(), asks: b.asks.levels(), ts: b.timestamp });
+    if (b.ready) books.push({ venue, instrument, bids: b.levelsOf(true), asks: b.levelsOf(false), ts: b.timestamp });
   return {
     epoch: hub.epoch,
     takenAt: now,

@@ -79,7 +79,7 @@ export class BookLevels {
   private ga = 0;
 
   /** `pool`: where the levels live; a book alone gets a pool of its own. */
-  constructor(private readonly pool: LevelPool = new LevelPool()) {}
+  constructor(protected readonly pool: LevelPool = new LevelPool()) {}
 
   /** The write count of a side (see `gb`). */
   gen(bid: boolean): number {
@@ -99,6 +99,27 @@ export class BookLevels {
   /** Size of level `i` of a side (best is 0); `i` must be below its count. */
   sizeAt(bid: boolean, i: number): number {
     return this.pool.s[bid ? this.off + this.nb - 1 - i : this.off + this.cap - this.na + i]!;
+  }
+
+  /** Best price of a side, undefined when it is empty. */
+  best(bid: boolean): number | undefined {
+    return (bid ? this.nb : this.na) === 0 ? undefined : this.priceAt(bid, 0);
+  }
+
+  /** Size at the best price of a side, undefined when it is empty. */
+  bestSize(bid: boolean): number | undefined {
+    return (bid ? this.nb : this.na) === 0 ? undefined : this.sizeAt(bid, 0);
+  }
+
+  /** A side's levels best first, at most `depth`, each price complemented (100 − p) when `complement`. */
+  levelsOf(bid: boolean, depth = Infinity, complement = false): Level[] {
+    const n = Math.min(depth, bid ? this.nb : this.na);
+    const out: Level[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const p = this.priceAt(bid, i);
+      out[i] = [complement ? PAYOUT - p : p, this.sizeAt(bid, i)];
+    }
+    return out;
   }
 
   /** Size at `price` on a side, 0 when absent. */
@@ -359,19 +380,16 @@ function find(p: Uint16Array, lo: number, hi: number, price: number): number {
 
 /**
  * One side of an L2 book, best first: a view of the bids or the asks of a BookLevels (its book's,
- * or one of its own for a side alone).
+ * or one of its own for a side alone). A book keeps no views: `OrderBook.bids` and `.asks` make one
+ * per read (two views a book were 104 B of its 470, BENCHMARKS.md issue 34 `side21`), for the
+ * readers that are not on a hot path; those read the book with a side argument (`priceAt(bid, i)`).
  */
 export class BookSide {
-  /**
-   * What a writer of this side's text keeps for it (src/ws/booktext.ts: the text as last written and
-   * the write count it stands for), on the side so that finding it is a field read, not a lookup.
-   */
-  text: object | undefined = undefined;
-
   /** true for bids (descending), false for asks (ascending); a side alone gets storage of its own. */
   constructor(
     readonly descending: boolean,
-    private readonly of: BookLevels = new BookLevels(),
+    /** The levels it is a view of. */
+    readonly of: BookLevels = new BookLevels(),
   ) {}
 
   /** Number of levels. */
@@ -410,19 +428,16 @@ export class BookSide {
   }
 
   best(): number | undefined {
-    return this.of.count(this.descending) === 0 ? undefined : this.of.priceAt(this.descending, 0);
+    return this.of.best(this.descending);
   }
 
   bestSize(): number | undefined {
-    return this.of.count(this.descending) === 0 ? undefined : this.of.sizeAt(this.descending, 0);
+    return this.of.bestSize(this.descending);
   }
 
   /** Levels best first, at most `depth`. */
   levels(depth = Infinity): Level[] {
-    const n = Math.min(depth, this.length);
-    const out: Level[] = new Array(n);
-    for (let i = 0; i < n; i++) out[i] = [this.price(i), this.size(i)];
-    return out;
+    return this.of.levelsOf(this.descending, depth);
   }
 }
 
@@ -433,8 +448,6 @@ export class BookSide {
  * `snapshot`, `apply` and `reset` only: the BookLevels methods it inherits write without checks.
  */
 export class OrderBook extends BookLevels {
-  readonly bids = new BookSide(true, this);
-  readonly asks = new BookSide(false, this);
   /** false until the first snapshot, and again after reset(). */
   ready = false;
   /** Bumped on every applied change, so consumers can cache what they derive from the book. */
@@ -446,6 +459,11 @@ export class OrderBook extends BookLevels {
    * The state's BookStore keeps it from the catalog's instruments, so the hot path reads it here.
    */
   role: 'yes' | 'no' = 'yes';
+  /**
+   * What a writer of the book's text keeps for its sides (src/ws/booktext.ts: each side's text as
+   * last written and the write count it stands for), on the book so that finding it is a field read.
+   */
+  text: object | undefined = undefined;
 
   /** `pool`: where its levels live (a BookStore's); a book alone gets a pool of its own. */
   constructor(
@@ -453,6 +471,16 @@ export class OrderBook extends BookLevels {
     pool?: LevelPool,
   ) {
     super(pool);
+  }
+
+  /** The bids, best (highest) first: a view made per read (hold it for a loop; the hot paths read the book itself). */
+  get bids(): BookSide {
+    return new BookSide(true, this);
+  }
+
+  /** The asks, best (lowest) first: a view made per read. */
+  get asks(): BookSide {
+    return new BookSide(false, this);
   }
 
   /** Replaces the book. Throws BookIntegrityError (book untouched) on a bad level. */

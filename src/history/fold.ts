@@ -95,7 +95,7 @@ function endOf(s: EngineState, r: MarketRun, link: Link): StartRecord | undefine
   const books: BookStart[] = [];
   for (const i of ins) {
     const b = s.books.instrument(venue, i);
-    if (b) books.push([i, b.bids.levels(), b.asks.levels(), b.timestamp, b.recvTs, b.ready]);
+    if (b) books.push([i, b.levelsOf(true), b.levelsOf(false), b.timestamp, b.recvTs, b.ready]);
   }
   const q = s.quotes.get(venue, marketId);
   const quote = q && ({ ...q } as QuoteRecord);

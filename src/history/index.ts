@@ -354,7 +354,7 @@ export class HistoryIndex {
     const books: RebuiltBook[] = [];
     for (const [venue, ins] of s.books.entries()) {
       const b = s.books.instrument(venue, ins)!;
-      books.push([venue, ins, b.bids.levels(), b.asks.levels(), b.timestamp, b.recvTs, b.ready]);
+      books.push([venue, ins, b.levelsOf(true), b.levelsOf(false), b.timestamp, b.recvTs, b.ready]);
     }
     return { books, quotes: [...s.quotes.all()] };
   }

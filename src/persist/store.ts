@@ -638,7 +638,7 @@ export class Persistence {
       const b = state.books.instrument(venue, instrument);
       if (b?.ready)
         this.track(
-          boo.put(marketCode(venue, instrument), { venue, instrument, bids: b.bids.levels(), asks: b.asks.levels(), ts: b.timestamp } satisfies StoredBook),
+          boo.put(marketCode(venue, instrument), { venue, instrument, bids: b.levelsOf(true), asks: b.levelsOf(false), ts: b.timestamp } satisfies StoredBook),
         );
       else if (b) this.track(boo.remove(marketCode(venue, instrument)));
       yield;

@@ -222,7 +222,7 @@ function pacer(speed: number | 'max' | undefined, from: number): (t: number) => 
 export function bookLines(state: EngineState): BookLine[] {
   const out: BookLine[] = [];
   for (const [venue, instrument, b] of state.books.entries())
-    out.push({ venue, instrument, ready: b.ready, timestamp: b.timestamp, bids: b.bids.levels(), asks: b.asks.levels() });
+    out.push({ venue, instrument, ready: b.ready, timestamp: b.timestamp, bids: b.levelsOf(true), asks: b.levelsOf(false) });
   return out.sort((a, b) => cmp(a.venue, b.venue) || cmp(a.instrument, b.instrument));
 }
 

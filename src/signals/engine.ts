@@ -3,7 +3,7 @@ import { EMPTY, Subject, type Observable } from 'rxjs';
 import type { VenueConfig } from '../config/schema.js';
 import type { MarketRecord } from '../state/catalog.js';
 import { marketUrl, nativeId, type VenueDirectory } from '../venues/directory.js';
-import type { BookSide, OrderBook } from '../core/book.js';
+import type { BookLevels, OrderBook } from '../core/book.js';
 import { PAYOUT } from '../core/price.js';
 import type { Level } from '../core/types.js';
 import type { StateBook } from '../state/books.js';
@@ -165,27 +165,27 @@ function newBuffer(): LevelBuffer {
   return { pool: [], out: [] };
 }
 
-/** The best price of a side, complemented (100 − p) when `complement`; Infinity when the side is empty. */
-function bestOf(side: BookSide, complement: boolean): number {
-  if (side.length === 0) return Infinity;
-  return complement ? PAYOUT - side.price(0) : side.price(0);
+/** The best price of side `bid` of `b`, complemented (100 − p) when `complement`; Infinity when the side is empty. */
+function bestOf(b: BookLevels, bid: boolean, complement: boolean): number {
+  if (b.count(bid) === 0) return Infinity;
+  return complement ? PAYOUT - b.priceAt(bid, 0) : b.priceAt(bid, 0);
 }
 
 /**
- * At most `depth` levels of a side best first into `buf`, each price complemented (100 − p) when
- * `complement`: the best, and after it those priced below `below`.
+ * At most `depth` levels of side `bid` of `b` best first into `buf`, each price complemented
+ * (100 − p) when `complement`: the best, and after it those priced below `below`.
  */
-function fillLevels(buf: LevelBuffer, side: BookSide, depth: number, complement: boolean, below: number): readonly Level[] {
-  const n = Math.min(depth, side.length);
+function fillLevels(buf: LevelBuffer, b: BookLevels, bid: boolean, depth: number, complement: boolean, below: number): readonly Level[] {
+  const n = Math.min(depth, b.count(bid));
   const { pool, out } = buf;
   let k = 0;
   for (; k < n; k++) {
-    const p = complement ? PAYOUT - side.price(k) : side.price(k);
+    const p = complement ? PAYOUT - b.priceAt(bid, k) : b.priceAt(bid, k);
     if (k > 0 && p >= below) break;
     let t = pool[k];
     if (t === undefined) pool.push((t = [0, 0]));
     t[0] = p;
-    t[1] = side.size(k);
+    t[1] = b.sizeAt(bid, k);
     out[k] = t;
   }
   if (out.length > k) out.length = k;
@@ -314,12 +314,11 @@ function detectedAt(now: number, taken: Set<string>): string {
  * level always counts (EV and the pairs' bests read it). When the depth cut the side, a change past
  * the last level read cannot move it; else a new level is read when it is below `below`.
  */
-function readBound(side: BookSide, read: number, below: number): number {
-  const bids = side.descending;
+function readBound(b: BookLevels, bids: boolean, read: number, below: number): number {
   // An empty side: any level a change adds is its best (prices lie in 0..PAYOUT).
   if (read === 0) return bids ? 0 : PAYOUT;
-  if (read === LADDER_DEPTH) return side.price(read - 1);
-  const best = side.price(0);
+  if (read === LADDER_DEPTH) return b.priceAt(bids, read - 1);
+  const best = b.priceAt(bids, 0);
   return bids ? Math.min(best, PAYOUT - below + 1) : Math.max(best, below - 1);
 }
 
@@ -329,8 +328,8 @@ function readBound(side: BookSide, read: number, below: number): number {
  * the wider of the two reads.
  */
 function noteRead(b: HeldRead & OrderBook, c: GroupContext, serial: number, bids: number, bidBelow: number, asks: number, askBelow: number): void {
-  const bid = readBound(b.bids, bids, bidBelow);
-  const ask = readBound(b.asks, asks, askBelow);
+  const bid = readBound(b, true, bids, bidBelow);
+  const ask = readBound(b, false, asks, askBelow);
   if (b.readSerial === serial) {
     b.readBid = Math.min(b.readBid, bid);
     b.readAsk = Math.max(b.readAsk, ask);
@@ -612,8 +611,8 @@ export class SignalEngine implements LegLookup {
       if (book) {
         // The sides `BookStore.marketSides` reads: a NO book's bids are the YES asks, complemented.
         const complement = book !== m.yesBook;
-        const ownYes = bestOf(complement ? book.bids : book.asks, complement);
-        const ownNo = bestOf(complement ? book.asks : book.bids, !complement);
+        const ownYes = bestOf(book, complement, complement);
+        const ownNo = bestOf(book, !complement, !complement);
         minYes = Math.min(minYes, m.inverted ? ownNo : ownYes);
         minNo = Math.min(minNo, m.inverted ? ownYes : ownNo);
         let l = reuse ? this.scratch.ladders[k] : undefined;
@@ -649,16 +648,11 @@ export class SignalEngine implements LegLookup {
       // A NO book's bids are the YES asks, so the bids are always the side read as 100 − p.
       const yesBelowOwn = m.inverted ? noBelow : yesBelow;
       const noBelowOwn = m.inverted ? yesBelow : noBelow;
-      const ownYes = fillLevels(
-        reuse ? (this.scratch.levels[2 * k] ??= newBuffer()) : newBuffer(),
-        complement ? book.bids : book.asks,
-        LADDER_DEPTH,
-        complement,
-        yesBelowOwn,
-      );
+      const ownYes = fillLevels(reuse ? (this.scratch.levels[2 * k] ??= newBuffer()) : newBuffer(), book, complement, LADDER_DEPTH, complement, yesBelowOwn);
       const ownNo = fillLevels(
         reuse ? (this.scratch.levels[2 * k + 1] ??= newBuffer()) : newBuffer(),
-        complement ? book.asks : book.bids,
+        book,
+        !complement,
         LADDER_DEPTH,
         !complement,
         noBelowOwn,

@@ -1,7 +1,6 @@
 import { Subject } from 'rxjs';
 import { BookIntegrityError, LevelPool, OrderBook, type BookSide } from '../core/book.js';
 import type { BookDelta, BookSnapshot, Level, VenueLabel } from '../core/types.js';
-import { PAYOUT } from '../core/price.js';
 import type { HeldCandle } from './candles.js';
 import type { HeldQuote, QuoteRecord } from './quotes.js';
 
@@ -23,44 +22,182 @@ export interface BookChange {
 export const ABOVE_ANY_PRICE = 0x3fffffff;
 export const BELOW_ANY_PRICE = -0x40000000;
 
-/** A book of the store: an OrderBook with slots the state and its change's consumers keep per book. */
+/**
+ * The numeric slots of a store's books, twelve a book in one `Int32Array` (a book's row: its
+ * `index` × SLOTS), beside the store's levels: as fields of the book they took 8 bytes each, here 4
+ * (BENCHMARKS.md issue 34 `side21`). Rows are handed out in the order books are made and never given
+ * back (a store never forgets a book). The array grows by a quarter (and 64 rows) when full; a
+ * new row starts with every slot's initial value. A slot holds a 32-bit integer: every one is a
+ * price bound, a slot number or a count a consumer compares for equality (a count past 2^31 stores
+ * as another number, which only costs the consumer a lookup it would have saved).
+ */
+export class StatePool extends LevelPool {
+  /** Slots by row. */
+  slots = new Int32Array(0);
+  /** Rows handed out. */
+  rows = 0;
+
+  /** A new row, its slots at their initial values: the row's first slot. */
+  row(): number {
+    const at = this.rows++ * SLOTS;
+    if (at + SLOTS > this.slots.length) {
+      const next = new Int32Array((this.rows + (this.rows >> 2) + 64) * SLOTS);
+      next.set(this.slots);
+      this.slots = next;
+    }
+    this.slots.set(INITIAL, at);
+    return at;
+  }
+}
+
+/** A book's slots in its row (StatePool), and their initial values. */
+const QUOTE_EPOCH = 0;
+const CANDLE_SLOT = 1;
+const CANDLE_EPOCH = 2;
+const PERSIST_MARK = 3;
+const GROUPS_INDEX = 4;
+const CHANGED_BID = 5;
+const CHANGED_ASK = 6;
+const READ_SERIAL = 7;
+const READ_BID = 8;
+const READ_ASK = 9;
+const SUBS_LAYOUT = 10;
+const YES_LAYOUT = 11;
+const SLOTS = 12;
+const INITIAL = Int32Array.of(0, -1, 0, 0, -1, ABOVE_ANY_PRICE, BELOW_ANY_PRICE, 0, 0, 0, 0, -1);
+
+/**
+ * A book of the store: an OrderBook with slots the state and its change's consumers keep per book;
+ * the object ones as fields, the numeric ones in the store's `StatePool` (accessors: the consumers
+ * read and write them as fields).
+ */
 export class StateBook extends OrderBook implements HeldQuote, HeldCandle {
+  /** Its row's first slot in the pool's `slots`. */
+  private readonly at: number;
   /** Its market's quote record (EngineState's top of book), held so that a delta does not look it up. */
   quote: QuoteRecord | undefined = undefined;
-  quoteEpoch = 0;
-  /** Its market's open candle's slot as the state last found it (HeldCandle, src/state/candles.ts). */
-  candleSlot = -1;
+  /** Its market's open candle's slot as the state last found it (HeldCandle, src/state/candles.ts): `candleOf`, and `candleSlot`, `candleEpoch` in the pool. */
   candleOf: object | undefined = undefined;
-  candleEpoch = 0;
   /** Receive time (ms, the event's localTimestamp) of the last event that changed this book: what a read of it says as `as_of`. */
   recvTs = 0;
-  /** Persistence's dirty-mark generation that last took this book (Persistence.markBook): marking it again in that generation is a no-op without a set lookup. */
-  persistMark = 0;
-  /** Its market's arb/EV groups as the signal engine last looked them up (HeldGroups, src/signals/engine.ts). */
-  groupsIndex = -1;
+  /** Its market's arb/EV groups as the signal engine last looked them up (HeldGroups, src/signals/engine.ts), with `groupsIndex` in the pool. */
   groupsMarket: string | undefined = undefined;
   groups: readonly number[] = NO_GROUPS;
+  /** What the signal engine's last read of this book covered (HeldRead, src/signals/engine.ts): `readBy`, and `readSerial`, `readBid`, `readAsk` in the pool. */
+  readBy: object | undefined = undefined;
+  /** Its market's held WebSocket topics as the fan-out last found them (SubsSlot, src/ws/topics.ts), with `subsLayout` in the pool. */
+  subsOf: object | undefined = undefined;
+  subsId: string | undefined = undefined;
+  subsHeld: readonly object[] | undefined = undefined;
+  /** The market this book was last found to be the YES book of (`marketSides`), while the store's `layout` is `yesLayout` (in the pool). */
+  yesOf: string | undefined = undefined;
+
+  /** `pool`: the store's (its levels and its numeric slots); a book alone gets a pool of its own. */
+  constructor(instrument: string, pool: StatePool = new StatePool()) {
+    super(instrument, pool);
+    this.at = pool.row();
+  }
+
+  /** The book's row in its pool's slots: dense, from 0, in the order the store made its books. */
+  get index(): number {
+    return this.at / SLOTS;
+  }
+
+  private get s(): Int32Array {
+    return (this.pool as StatePool).slots;
+  }
+
+  /** `QuoteStore.replaced` when `quote` was found (HeldQuote, src/state/quotes.ts). */
+  get quoteEpoch(): number {
+    return this.s[this.at + QUOTE_EPOCH]!;
+  }
+  set quoteEpoch(v: number) {
+    this.s[this.at + QUOTE_EPOCH] = v;
+  }
+
+  get candleSlot(): number {
+    return this.s[this.at + CANDLE_SLOT]!;
+  }
+  set candleSlot(v: number) {
+    this.s[this.at + CANDLE_SLOT] = v;
+  }
+
+  get candleEpoch(): number {
+    return this.s[this.at + CANDLE_EPOCH]!;
+  }
+  set candleEpoch(v: number) {
+    this.s[this.at + CANDLE_EPOCH] = v;
+  }
+
+  /** Persistence's dirty-mark generation that last took this book (Persistence.markBook): marking it again in that generation is a no-op without a set lookup. */
+  get persistMark(): number {
+    return this.s[this.at + PERSIST_MARK]!;
+  }
+  set persistMark(v: number) {
+    this.s[this.at + PERSIST_MARK] = v;
+  }
+
+  get groupsIndex(): number {
+    return this.s[this.at + GROUPS_INDEX]!;
+  }
+  set groupsIndex(v: number) {
+    this.s[this.at + GROUPS_INDEX] = v;
+  }
+
   /**
    * How far into each side the last update of this book reached: the highest bid price and the
    * lowest ask price it changed (a snapshot: ABOVE_ANY_PRICE and BELOW_ANY_PRICE, the whole book; a
    * side it left alone: BELOW_ANY_PRICE for the bids, ABOVE_ANY_PRICE for the asks). What a consumer
    * that read only the top of a side needs to know whether the update could change what it read.
    */
-  changedBid = ABOVE_ANY_PRICE;
-  changedAsk = BELOW_ANY_PRICE;
-  /** What the signal engine's last read of this book covered (HeldRead, src/signals/engine.ts). */
-  readBy: object | undefined = undefined;
-  readSerial = 0;
-  readBid = 0;
-  readAsk = 0;
-  /** Its market's held WebSocket topics as the fan-out last found them (SubsSlot, src/ws/topics.ts). */
-  subsOf: object | undefined = undefined;
-  subsLayout = 0;
-  subsId: string | undefined = undefined;
-  subsHeld: readonly object[] | undefined = undefined;
-  /** The market this book was last found to be the YES book of (`marketSides`), while the store's `layout` is `yesLayout`. */
-  yesOf: string | undefined = undefined;
-  yesLayout = -1;
+  get changedBid(): number {
+    return this.s[this.at + CHANGED_BID]!;
+  }
+  set changedBid(v: number) {
+    this.s[this.at + CHANGED_BID] = v;
+  }
+
+  get changedAsk(): number {
+    return this.s[this.at + CHANGED_ASK]!;
+  }
+  set changedAsk(v: number) {
+    this.s[this.at + CHANGED_ASK] = v;
+  }
+
+  get readSerial(): number {
+    return this.s[this.at + READ_SERIAL]!;
+  }
+  set readSerial(v: number) {
+    this.s[this.at + READ_SERIAL] = v;
+  }
+
+  get readBid(): number {
+    return this.s[this.at + READ_BID]!;
+  }
+  set readBid(v: number) {
+    this.s[this.at + READ_BID] = v;
+  }
+
+  get readAsk(): number {
+    return this.s[this.at + READ_ASK]!;
+  }
+  set readAsk(v: number) {
+    this.s[this.at + READ_ASK] = v;
+  }
+
+  get subsLayout(): number {
+    return this.s[this.at + SUBS_LAYOUT]!;
+  }
+  set subsLayout(v: number) {
+    this.s[this.at + SUBS_LAYOUT] = v;
+  }
+
+  get yesLayout(): number {
+    return this.s[this.at + YES_LAYOUT]!;
+  }
+  set yesLayout(v: number) {
+    this.s[this.at + YES_LAYOUT] = v;
+  }
 }
 
 const NO_GROUPS: readonly number[] = [];
@@ -76,6 +213,7 @@ export interface MarketBookView {
 /**
  * A market's book sides in place (no copy): its YES book's, or its NO book's with `complement` set,
  * in which case YES bids are `bids` (the NO asks) at 100 − p and YES asks are `asks` (the NO bids).
+ * Views made for the reader (`marketSides`); the hot paths read the book itself (`MarketRead`).
  */
 export interface MarketSides {
   readonly bids: BookSide;
@@ -84,12 +222,19 @@ export interface MarketSides {
   readonly timestamp: number;
 }
 
+/**
+ * What `BookStore.readMarket` found for a market, in a record the caller owns and reuses (no object
+ * per read): the ready book to read, and whether it is the NO book, whose bids are the YES asks at
+ * 100 − p and whose asks the YES bids. `book` is undefined when the market has no ready book.
+ */
+export interface MarketRead {
+  book: OrderBook | undefined;
+  complement: boolean;
+}
+
 /** At most `depth` levels of a side best first, each price complemented (100 − p) when `complement`. */
 export function sideLevels(side: BookSide, depth: number, complement: boolean): Level[] {
-  const n = Math.min(depth, side.length);
-  const out: Level[] = new Array(n);
-  for (let i = 0; i < n; i++) out[i] = [complement ? PAYOUT - side.price(i) : side.price(i), side.size(i)];
-  return out;
+  return side.of.levelsOf(side.descending, depth, complement);
 }
 
 /** Which side of its market an instrument's book is: the YES book, or the NO book (complement). */
@@ -102,8 +247,8 @@ export type BookRole = OrderBook['role'];
  */
 export class BookStore {
   private readonly books = new Map<VenueLabel, Map<string, StateBook>>();
-  /** The levels of every book of the store (it never forgets a book, so none is released). */
-  private readonly levels = new LevelPool();
+  /** The levels and numeric slots of every book of the store (it never forgets a book, so none is released). */
+  private readonly levels = new StatePool();
   /** venue → instrument → 'no' (absent: 'yes'), and venue → market → [yes instrument, no instrument] (absent: [market id, none]). */
   private readonly roles = new Map<VenueLabel, Map<string, BookRole>>();
   private readonly instrumentsOf = new Map<VenueLabel, Map<string, [string | undefined, string | undefined]>>();
@@ -113,7 +258,7 @@ export class BookStore {
     venue: '',
     marketId: '',
     instrument: '',
-    book: new StateBook(''),
+    book: new StateBook('', this.levels),
   };
   private announcing = false;
   integrityErrors = 0;
@@ -283,16 +428,9 @@ export class BookStore {
     const ins = this.instrumentsOf.get(venue)?.get(marketId);
     const books = this.books.get(venue);
     const yes = books?.get(ins?.[0] ?? marketId);
-    if (yes && yes.ready) return { bids: yes.bids.levels(depth), asks: yes.asks.levels(depth), timestamp: yes.timestamp, ready: true };
+    if (yes && yes.ready) return { bids: yes.levelsOf(true, depth), asks: yes.levelsOf(false, depth), timestamp: yes.timestamp, ready: true };
     const no = ins?.[1] ? books?.get(ins[1]) : undefined;
-    if (no && no.ready) {
-      return {
-        bids: no.asks.levels(depth).map(([p, s]) => [PAYOUT - p, s] as const),
-        asks: no.bids.levels(depth).map(([p, s]) => [PAYOUT - p, s] as const),
-        timestamp: no.timestamp,
-        ready: true,
-      };
-    }
+    if (no && no.ready) return { bids: no.levelsOf(false, depth, true), asks: no.levelsOf(true, depth, true), timestamp: no.timestamp, ready: true };
     return yes ? { bids: [], asks: [], timestamp: yes.timestamp, ready: false } : undefined;
   }
 
@@ -311,14 +449,29 @@ export class BookStore {
 
   /**
    * The sides `marketBook` reads, without copying levels: undefined when the market has no ready
-   * book (for the hot paths that serialize or scan a few levels on every change). `held`: a book of
-   * this venue the caller has in hand (e.g. from a change); when it is the market's YES book it is
-   * used as it is, without looking it up (a book is never replaced in the store).
+   * book. `held` as for `readMarket`. Views made per call: the hot paths call `readMarket`.
    */
   marketSides(venue: VenueLabel, marketId: string, held?: OrderBook): MarketSides | undefined {
+    const b = this.readMarket(this.read, venue, marketId, held);
+    if (b === undefined) return undefined;
+    const c = this.read.complement;
+    return { bids: c ? b.asks : b.bids, asks: c ? b.bids : b.asks, complement: c, timestamp: b.timestamp };
+  }
+
+  /** `marketSides`' own record for `readMarket`. */
+  private readonly read: MarketRead = { book: undefined, complement: false };
+
+  /**
+   * The ready book `marketBook` reads a market from, into the caller's `into` (also returned as
+   * `into.book`): its YES book, else its NO book (`into.complement`), else undefined (for the hot
+   * paths that serialize or scan a few levels on every change). `held`: a book of this venue the
+   * caller has in hand (e.g. from a change); when it is the market's YES book it is used as it is,
+   * without looking it up (a book is never replaced in the store).
+   */
+  readMarket(into: MarketRead, venue: VenueLabel, marketId: string, held?: OrderBook): OrderBook | undefined {
+    into.complement = false;
     // A held book found to be the market's YES book under this layout still is: no lookup.
-    if (held instanceof StateBook && held.yesOf === marketId && held.yesLayout === this.layout && held.ready)
-      return { bids: held.bids, asks: held.asks, complement: false, timestamp: held.timestamp };
+    if (held instanceof StateBook && held.yesOf === marketId && held.yesLayout === this.layout && held.ready) return (into.book = held);
     const ins = this.instrumentsOf.get(venue)?.get(marketId);
     const key = ins?.[0] ?? marketId;
     const isHeld = held !== undefined && held.instrument === key;
@@ -327,10 +480,10 @@ export class BookStore {
       held.yesLayout = this.layout;
     }
     const yes = isHeld ? held : this.books.get(venue)?.get(key);
-    if (yes && yes.ready) return { bids: yes.bids, asks: yes.asks, complement: false, timestamp: yes.timestamp };
+    if (yes && yes.ready) return (into.book = yes);
     const no = ins?.[1] ? this.books.get(venue)?.get(ins[1]) : undefined;
-    if (no && no.ready) return { bids: no.asks, asks: no.bids, complement: true, timestamp: no.timestamp };
-    return undefined;
+    into.complement = no !== undefined && no.ready;
+    return (into.book = into.complement ? no : undefined);
   }
 
   /** Every book as [venue, instrument, book]. */

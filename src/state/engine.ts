@@ -49,17 +49,17 @@ function refreshTop(s: EngineState, venue: VenueLabel, marketId: string, book: S
   let askSize: number | undefined;
   if (book.role === 'no') {
     if (s.books.yesBook(venue, marketId)) return;
-    const a = book.asks.best();
-    const b = book.bids.best();
+    const a = book.best(false);
+    const b = book.best(true);
     bid = a === undefined ? undefined : PAYOUT - a;
-    bidSize = book.asks.bestSize();
+    bidSize = book.bestSize(false);
     ask = b === undefined ? undefined : PAYOUT - b;
-    askSize = book.bids.bestSize();
+    askSize = book.bestSize(true);
   } else {
-    bid = book.bids.best();
-    bidSize = book.bids.bestSize();
-    ask = book.asks.best();
-    askSize = book.asks.bestSize();
+    bid = book.best(true);
+    bidSize = book.bestSize(true);
+    ask = book.best(false);
+    askSize = book.bestSize(false);
   }
   const q = s.quotes.fromBook(venue, marketId, bid, bidSize, ask, askSize, ts, book);
   if (q === undefined) return;

@@ -1,6 +1,6 @@
-import type { BookSide } from '../core/book.js';
+import { OrderBook, type BookLevels, type BookSide } from '../core/book.js';
 import { PAYOUT, toCents } from '../core/price.js';
-import type { MarketSides } from '../state/books.js';
+import type { MarketRead, MarketSides } from '../state/books.js';
 import type { QuotePrices } from '../views/market.js';
 
 /** `String(toCents(units))` for every price in 0..PAYOUT units, filled as they are first written. */
@@ -54,11 +54,16 @@ function splitMillionths(size: number): boolean {
 
 /** `[[cents, size], …]` of at most `depth` levels of a side, prices complemented (100 − p) when `complement`. */
 export function levelsJson(side: BookSide, depth: number, complement: boolean): string {
-  const n = Math.min(depth, side.length);
+  return sideJson(side.of, side.descending, depth, complement);
+}
+
+/** `levelsJson` of the bids (`bid`) or the asks of `l`. */
+function sideJson(l: BookLevels, bid: boolean, depth: number, complement: boolean): string {
+  const n = Math.min(depth, l.count(bid));
   let out = '[';
   for (let i = 0; i < n; i++) {
-    const p = side.price(i);
-    out += `${i === 0 ? '[' : ',['}${centsText(complement ? PAYOUT - p : p)},${sizeText(side.size(i))}]`;
+    const p = l.priceAt(bid, i);
+    out += `${i === 0 ? '[' : ',['}${centsText(complement ? PAYOUT - p : p)},${sizeText(l.sizeAt(bid, i))}]`;
   }
   return out + ']';
 }
@@ -69,9 +74,19 @@ export function levelsJson(side: BookSide, depth: number, complement: boolean): 
  * they are the NO book's), the NO side the other way round, or empty for a YES-only venue.
  */
 export function bookJson(marketId: string, slug: string, s: MarketSides, depth: number, yesOnly: boolean): string {
-  const c = s.complement;
-  const yes = `{"bids":${levelsJson(s.bids, depth, c)},"asks":${levelsJson(s.asks, depth, c)}}`;
-  const no = yesOnly ? '{"bids":[],"asks":[]}' : `{"bids":${levelsJson(s.asks, depth, !c)},"asks":${levelsJson(s.bids, depth, !c)}}`;
+  return json(marketId, slug, s.bids.of, s.bids.descending, s.asks.of, s.asks.descending, s.complement, depth, yesOnly);
+}
+
+/** `bookJson` of the book `BookStore.readMarket` found (`r.book` ready). */
+export function readJson(marketId: string, slug: string, r: MarketRead, depth: number, yesOnly: boolean): string {
+  const c = r.complement;
+  return json(marketId, slug, r.book!, !c, r.book!, c, c, depth, yesOnly);
+}
+
+/** `bookJson` of the YES bids at side `bb` of `bl` and the YES asks at side `ab` of `al`, complemented when `c`. */
+function json(marketId: string, slug: string, bl: BookLevels, bb: boolean, al: BookLevels, ab: boolean, c: boolean, depth: number, yesOnly: boolean): string {
+  const yes = `{"bids":${sideJson(bl, bb, depth, c)},"asks":${sideJson(al, ab, depth, c)}}`;
+  const no = yesOnly ? '{"bids":[],"asks":[]}' : `{"bids":${sideJson(al, ab, depth, !c)},"asks":${sideJson(bl, bb, depth, !c)}}`;
   return `{"type":"orderbook_update","channel":"orderbook","market_id":${JSON.stringify(marketId)},"source":${JSON.stringify(slug)},"ready":true,"yes":${yes},"no":${no}}`;
 }
 
@@ -253,7 +268,8 @@ export function plainAscii(s: string): boolean {
  * (`flipped`), with their lengths (-1: not written), for the side's write count and depth then: a
  * book message writes each side twice (YES and NO), and a delta changes one side, so a side that
  * did not change since the last message is copied instead of formatted again, and one that did is
- * formatted once for both (the sizes are the same text in both). Kept on the side (`BookSide.text`).
+ * formatted once for both (the sizes are the same text in both). Kept on the book (`OrderBook.text`,
+ * a `BookTexts`), one per side.
  */
 interface SideText {
   gen: number;
@@ -264,34 +280,59 @@ interface SideText {
   flippedLength: number;
 }
 
+/** A book's two `SideText`s. */
+interface BookTexts {
+  bid: SideText | undefined;
+  ask: SideText | undefined;
+}
+
 const NO_TEXT = Buffer.alloc(0);
 
-/**
- * The side's levels as `levelsJson` writes them, into `w`: from its kept text when the side has
- * not changed since it was written, else written into the kept text first (both forms when `both`).
- */
-function sideBytes(w: TextBytes, side: BookSide, depth: number, complement: boolean, both: boolean): void {
-  const gen = side.gen;
-  let t = side.text as SideText | undefined;
-  if (t === undefined) side.text = t = { gen, depth, plain: NO_TEXT, plainLength: -1, flipped: NO_TEXT, flippedLength: -1 };
-  else if (t.gen !== gen || t.depth !== depth) {
+/** The text of a side of levels that are not an OrderBook's (a BookSide alone): written for each message, kept nowhere. */
+const UNKEPT: SideText = { gen: 0, depth: 0, plain: NO_TEXT, plainLength: -1, flipped: NO_TEXT, flippedLength: -1 };
+
+/** The kept text of a side of `l` (written again when its write count or the depth moved). */
+function textOf(l: BookLevels, bid: boolean, depth: number): SideText {
+  const gen = l.gen(bid);
+  if (!(l instanceof OrderBook)) {
+    UNKEPT.plainLength = -1;
+    UNKEPT.flippedLength = -1;
+    return UNKEPT;
+  }
+  let ts = l.text as BookTexts | undefined;
+  if (ts === undefined) l.text = ts = { bid: undefined, ask: undefined };
+  let t = bid ? ts.bid : ts.ask;
+  if (t === undefined) {
+    t = { gen, depth, plain: NO_TEXT, plainLength: -1, flipped: NO_TEXT, flippedLength: -1 };
+    if (bid) ts.bid = t;
+    else ts.ask = t;
+  } else if (t.gen !== gen || t.depth !== depth) {
     t.gen = gen;
     t.depth = depth;
     t.plainLength = -1;
     t.flippedLength = -1;
   }
+  return t;
+}
+
+/**
+ * The levels of side `bid` of `l` as `levelsJson` writes them, into `w`: from its kept text when the
+ * side has not changed since it was written, else written into the kept text first (both forms when `both`).
+ */
+function sideBytes(w: TextBytes, l: BookLevels, bid: boolean, depth: number, complement: boolean, both: boolean): void {
+  const t = textOf(l, bid, depth);
   if (complement) {
-    if (t.flippedLength < 0) writeSide(t, side, depth, both, true);
+    if (t.flippedLength < 0) writeSide(t, l, bid, depth, both, true);
     w.raw(t.flipped, t.flippedLength);
   } else {
-    if (t.plainLength < 0) writeSide(t, side, depth, true, both);
+    if (t.plainLength < 0) writeSide(t, l, bid, depth, true, both);
     w.raw(t.plain, t.plainLength);
   }
 }
 
 /** Writes the side's kept text: `plain` and/or `flipped`, each level's size formatted once. */
-function writeSide(t: SideText, side: BookSide, depth: number, plain: boolean, flipped: boolean): void {
-  const n = Math.min(depth, side.length);
+function writeSide(t: SideText, l: BookLevels, bid: boolean, depth: number, plain: boolean, flipped: boolean): void {
+  const n = Math.min(depth, l.count(bid));
   // Room for a typical level to start with (kept per side, so sized near its text), grown when a level might not fit.
   const room = 2 + n * TYPICAL_LEVEL;
   let a = plain && t.plain.length < room ? (t.plain = Buffer.allocUnsafe(room)) : t.plain;
@@ -301,8 +342,8 @@ function writeSide(t: SideText, side: BookSide, depth: number, plain: boolean, f
   a[i++] = 91; // [
   b[j++] = 91;
   for (let k = 0; k < n; k++) {
-    const p = side.price(k);
-    const z = side.size(k);
+    const p = l.priceAt(bid, k);
+    const z = l.sizeAt(bid, k);
     if (plain && i + LEVEL_ROOM + 1 > a.length) a = t.plain = grown(a, i);
     if (flipped && j + LEVEL_ROOM + 1 > b.length) b = t.flipped = grown(b, j);
     if (plain) {
@@ -378,22 +419,43 @@ const NO_BIDS = Buffer.from('},"no":{"bids":', 'latin1');
  * and slug that are `plainAscii`: the same bytes as the text, built without strings.
  */
 export function bookBytes(w: TextBytes, marketId: string, slug: string, s: MarketSides, depth: number, yesOnly: boolean): void {
-  const c = s.complement;
+  bytes(w, marketId, slug, s.bids.of, s.bids.descending, s.asks.of, s.asks.descending, s.complement, depth, yesOnly);
+}
+
+/** `bookBytes` of the book `BookStore.readMarket` found (`r.book` ready). */
+export function readBytes(w: TextBytes, marketId: string, slug: string, r: MarketRead, depth: number, yesOnly: boolean): void {
+  const c = r.complement;
+  bytes(w, marketId, slug, r.book!, !c, r.book!, c, c, depth, yesOnly);
+}
+
+/** `bookBytes` of the YES bids at side `bb` of `bl` and the YES asks at side `ab` of `al`, complemented when `c`. */
+function bytes(
+  w: TextBytes,
+  marketId: string,
+  slug: string,
+  bl: BookLevels,
+  bb: boolean,
+  al: BookLevels,
+  ab: boolean,
+  c: boolean,
+  depth: number,
+  yesOnly: boolean,
+): void {
   const both = !yesOnly;
   w.raw(BOOK_HEAD, BOOK_HEAD.length);
   w.ascii(marketId);
   w.raw(SOURCE, SOURCE.length);
   w.ascii(slug);
   w.raw(YES_BIDS, YES_BIDS.length);
-  sideBytes(w, s.bids, depth, c, both);
+  sideBytes(w, bl, bb, depth, c, both);
   w.raw(ASKS, ASKS.length);
-  sideBytes(w, s.asks, depth, c, both);
+  sideBytes(w, al, ab, depth, c, both);
   if (yesOnly) w.raw(NO_EMPTY, NO_EMPTY.length);
   else {
     w.raw(NO_BIDS, NO_BIDS.length);
-    sideBytes(w, s.asks, depth, !c, both);
+    sideBytes(w, al, ab, depth, !c, both);
     w.raw(ASKS, ASKS.length);
-    sideBytes(w, s.bids, depth, !c, both);
+    sideBytes(w, bl, bb, depth, !c, both);
     w.char(125); // }
   }
 }

@@ -6,7 +6,7 @@ import type { FeedEvent, FrameTimes } from '../core/types.js';
 import { FADE_TYPES, type Alert } from '../signals/alerts.js';
 import type { GroupSignals } from '../signals/engine.js';
 import type { OpportunityRecord } from '../signals/lifecycle/record.js';
-import { StateBook } from '../state/books.js';
+import { StateBook, type MarketRead } from '../state/books.js';
 import type { EngineState } from '../state/engine.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import type { StoredTrade } from '../state/trades.js';
@@ -14,7 +14,7 @@ import type { VenueDirectory } from '../venues/directory.js';
 import { hostedFadeUpdate } from '../views/alert.js';
 import { quotePrices } from '../views/market.js';
 import { alertBody, bookBody, expiredBody, feedNotice, priceBody, ShownQuotes, signalBody, tickerBody, tradeBody } from './bodies.js';
-import { bookBytes, bookJson, priceBytes } from './booktext.js';
+import { priceBytes, readBytes, readJson } from './booktext.js';
 import type { GameLookup } from './client-protocol.js';
 import { alertTopic, type AlertChannel } from './protocol.js';
 import type { Publisher } from './publish.js';
@@ -214,17 +214,21 @@ export class HubRouter implements FanoutTarget {
     const subs = held instanceof StateBook ? topics.marketSubsVia('orderbook', v.slug, marketId, held) : topics.marketSubs('orderbook', v.slug, marketId);
     if (!subs) return;
     const topic = subs.topic || `orderbook:${v.slug}:${marketId}`;
-    const sides = state.books.marketSides(label, marketId, held);
+    const read = this.read;
     const depth = this.d.bookDepth;
-    if (sides === undefined) {
+    if (state.books.readMarket(read, label, marketId, held) === undefined) {
       const body = bookBody(state, v, marketId, depth);
       if (body) pub.publish(topic, body, subs, at);
     } else if (subs.ascii && pub.plainOnly(topic, subs)) {
       pub.bytes.reset();
-      bookBytes(pub.bytes, marketId, v.slug, sides, depth, v.capabilities.yesOnlyBook);
+      readBytes(pub.bytes, marketId, v.slug, read, depth, v.capabilities.yesOnlyBook);
       pub.sendBytes(topic, subs, at);
-    } else pub.publish(topic, bookJson(marketId, v.slug, sides, depth, v.capabilities.yesOnlyBook), subs, at);
+    } else pub.publish(topic, readJson(marketId, v.slug, read, depth, v.capabilities.yesOnlyBook), subs, at);
+    read.book = undefined;
   }
+
+  /** `onBook`'s record of the book it reads (BookStore.readMarket), reused. */
+  private readonly read: MarketRead = { book: undefined, complement: false };
 }
 
 /**
