@@ -554,18 +554,11 @@ export class Persistence {
 
   private async writeCatalog(state: EngineState): Promise<number> {
     const marks = this.dirty.catalog.take();
-    const writes = this.catalogWrites(state, marks);
-    for (let more = true; more;) {
-      for (let k = 0; k < SNAPSHOT_CHUNK && more; k++) more = !writes.next().done;
-      if (!more) break;
-      await this.writes.settled();
-      this.guard?.check();
-    }
-    await this.flushed();
+    await this.inChunks(this.catalogWrites(state, marks));
     return marks.size;
   }
 
-  /** The puts of a catalog flush, yielding after each record. */
+  /** The catalog records' puts (of a catalog flush or a snapshot), yielding after each record. */
   private *catalogWrites(state: EngineState, marks: DirtyKeys): Generator<void> {
     const cat = this.db('catalog');
     for (const [venue, id] of marks.pairs()) {
@@ -573,6 +566,21 @@ export class Persistence {
       if (m) this.track(cat.put(marketCode(venue, id), storedMarket(m)));
       yield;
     }
+  }
+
+  /**
+   * Issues `writes` in commits of SNAPSHOT_CHUNK records, the guard checking its reserve between
+   * them (a whole snapshot or catalog of a large store could be larger than the reserve: guard.ts),
+   * and resolves when the last is durable.
+   */
+  private async inChunks(writes: Generator<void>): Promise<void> {
+    for (let more = true; more;) {
+      for (let k = 0; k < SNAPSHOT_CHUNK && more; k++) more = !writes.next().done;
+      if (!more) break;
+      await this.writes.settled();
+      this.guard?.check();
+    }
+    await this.flushed();
   }
 
   /** Writes everything that changed since the last snapshot. Resolves when it is durable. */
@@ -606,29 +614,15 @@ export class Persistence {
     }
     // One record at a time from the captured marks: a snapshot of every market builds no list of
     // keys or of pending writes, which would be promoted to the old space while the chunks commit.
-    const writes = this.snapshotWrites(state, catalog, quotes, books);
-    // In commits of SNAPSHOT_CHUNK records, the guard checking its reserve between them: a whole
-    // snapshot of a large catalog could be larger than the reserve (guard.ts).
-    for (let more = true; more;) {
-      for (let k = 0; k < SNAPSHOT_CHUNK && more; k++) more = !writes.next().done;
-      if (!more) break;
-      await this.writes.settled();
-      this.guard?.check();
-    }
-    await this.flushed();
+    await this.inChunks(this.snapshotWrites(state, catalog, quotes, books));
     return { catalog: catalog.size, quotes: quotes.size, books: books.size };
   }
 
   /** Issues the puts (and removals) of one snapshot, yielding after each record. */
   private *snapshotWrites(state: EngineState, catalog: DirtyKeys, quotes: DirtyKeys, books: DirtyKeys): Generator<void> {
-    const cat = this.db('catalog');
     const quo = this.db('quotes');
     const boo = this.db('books');
-    for (const [venue, id] of catalog.pairs()) {
-      const m = state.catalog.byKey(marketKey(venue, id));
-      if (m) this.track(cat.put(marketCode(venue, id), storedMarket(m)));
-      yield;
-    }
+    yield* this.catalogWrites(state, catalog);
     for (const [venue, id] of quotes.pairs()) {
       const q = state.quotes.get(venue, id);
       if (q) this.track(quo.put(marketCode(venue, id), { ...q }));
