@@ -40,61 +40,24 @@ export function registerMetrics(api: Api, src: MetricsSources): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_RESOLUTION_MS });
   const registers = [registry];
-  new Gauge({
-    name: 'crossbook_markets',
-    help: 'Markets in the catalog',
-    registers,
-    collect() {
-      this.set(src.state.catalog.size);
-    },
-  });
-  new Gauge({
-    name: 'crossbook_ws_connections',
-    help: 'Open WebSocket connections',
-    registers,
-    collect() {
-      this.set(src.ws.connections());
-    },
-  });
+  const gauge = (name: string, help: string, read: () => number): void => readGauge(registers, name, help, read);
+  gauge('crossbook_markets', 'Markets in the catalog', () => src.state.catalog.size);
+  gauge('crossbook_ws_connections', 'Open WebSocket connections', () => src.ws.connections());
   const ledger = src.ledger;
   if (ledger) {
-    new Gauge({
-      name: 'crossbook_wallets',
-      help: 'Wallets the wallet ledger tracks',
-      registers,
-      collect() {
-        this.set(ledger.walletCount);
-      },
-    });
-    new Gauge({
-      name: 'crossbook_wallet_positions',
-      help: 'Wallet positions held in memory (bounded by signals.wallets.maxPositions)',
-      registers,
-      collect() {
-        this.set(ledger.positionCount);
-      },
-    });
+    gauge('crossbook_wallets', 'Wallets the wallet ledger tracks', () => ledger.walletCount);
+    gauge('crossbook_wallet_positions', 'Wallet positions held in memory (bounded by signals.wallets.maxPositions)', () => ledger.positionCount);
   }
   const counter = (name: string, help: string, read: () => number): void => totalCounter(registers, name, help, read);
   if (src.audit) auditGauges(registers, src.audit);
   const matching = src.matching;
   if (matching) {
-    new Gauge({
-      name: 'crossbook_matching_pending_upserts',
-      help: 'Catalog changes queued for the matcher, indexed a slice per event-loop turn (a large catalog document catches up over many turns)',
-      registers,
-      collect() {
-        this.set(matching.pending);
-      },
-    });
-    new Gauge({
-      name: 'crossbook_matching_groups',
-      help: 'Cross-venue match groups served',
-      registers,
-      collect() {
-        this.set(matching.groupCount);
-      },
-    });
+    gauge(
+      'crossbook_matching_pending_upserts',
+      'Catalog changes queued for the matcher, indexed a slice per event-loop turn (a large catalog document catches up over many turns)',
+      () => matching.pending,
+    );
+    gauge('crossbook_matching_groups', 'Cross-venue match groups served', () => matching.groupCount);
     counter('crossbook_matching_indexed_total', 'Catalog changes the matcher indexed from its queue', () => matching.drained);
     counter('crossbook_matching_slices_total', 'Slices (turns) in which the matcher indexed queued catalog changes', () => matching.slices);
   }
@@ -156,22 +119,18 @@ function auditGauges(registers: Registry[], audit: SettlementAudit): void {
       }
     },
   });
-  new Gauge({
-    name: 'crossbook_matching_suspect_groups',
-    help: 'Match groups whose members settled inconsistently (no arb/EV is computed from them)',
+  readGauge(
     registers,
-    collect() {
-      this.set(audit.totals().suspectGroups);
-    },
-  });
-  new Gauge({
-    name: 'crossbook_matching_settlement_pending_groups',
-    help: 'Match groups with a settled member waiting for another to settle',
+    'crossbook_matching_suspect_groups',
+    'Match groups whose members settled inconsistently (no arb/EV is computed from them)',
+    () => audit.totals().suspectGroups,
+  );
+  readGauge(
     registers,
-    collect() {
-      this.set(audit.totals().pendingGroups);
-    },
-  });
+    'crossbook_matching_settlement_pending_groups',
+    'Match groups with a settled member waiting for another to settle',
+    () => audit.totals().pendingGroups,
+  );
   new Gauge({
     name: 'crossbook_matching_settlement_precision',
     help: 'Settled pairs that agreed over those that agreed or contradicted (absent before any)',
@@ -180,6 +139,18 @@ function auditGauges(registers: Registry[], audit: SettlementAudit): void {
       this.reset();
       const p = precisionOf(audit.totals());
       if (p !== null) this.set(p);
+    },
+  });
+}
+
+/** A Prometheus gauge that reads its value with `read` at scrape time. */
+export function readGauge(registers: Registry[], name: string, help: string, read: () => number): void {
+  new Gauge({
+    name,
+    help,
+    registers,
+    collect() {
+      this.set(read());
     },
   });
 }
