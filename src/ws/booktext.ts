@@ -1,6 +1,6 @@
-import { OrderBook, type BookLevels, type BookSide } from '../core/book.js';
+import type { BookLevels, OrderBook } from '../core/book.js';
 import { PAYOUT, toCents } from '../core/price.js';
-import type { MarketRead, MarketSides } from '../state/books.js';
+import type { MarketRead } from '../state/books.js';
 import type { QuotePrices } from '../views/market.js';
 
 /** `String(toCents(units))` for every price in 0..PAYOUT units, filled as they are first written. */
@@ -52,12 +52,7 @@ function splitMillionths(size: number): boolean {
   return true;
 }
 
-/** `[[cents, size], …]` of at most `depth` levels of a side, prices complemented (100 − p) when `complement`. */
-export function levelsJson(side: BookSide, depth: number, complement: boolean): string {
-  return sideJson(side.of, side.descending, depth, complement);
-}
-
-/** `levelsJson` of the bids (`bid`) or the asks of `l`. */
+/** `[[cents, size], …]` of at most `depth` levels of the bids (`bid`) or the asks of `l`, prices complemented (100 − p) when `complement`. */
 function sideJson(l: BookLevels, bid: boolean, depth: number, complement: boolean): string {
   const n = Math.min(depth, l.count(bid));
   let out = '[';
@@ -69,24 +64,16 @@ function sideJson(l: BookLevels, bid: boolean, depth: number, complement: boolea
 }
 
 /**
- * The orderbook_update of a ready book as JSON text, written straight from the book's level arrays
- * (no level copies, no intermediate objects): the YES side as the sides stand (complemented when
- * they are the NO book's), the NO side the other way round, or empty for a YES-only venue.
+ * The orderbook_update of the ready book `BookStore.readMarket` found, as JSON text written straight
+ * from the book's level arrays (no level copies, no intermediate objects): the YES side as the book
+ * stands (complemented when it is the NO book: its asks are the YES bids), the NO side the other way
+ * round, or empty for a YES-only venue.
  */
-export function bookJson(marketId: string, slug: string, s: MarketSides, depth: number, yesOnly: boolean): string {
-  return json(marketId, slug, s.bids.of, s.bids.descending, s.asks.of, s.asks.descending, s.complement, depth, yesOnly);
-}
-
-/** `bookJson` of the book `BookStore.readMarket` found (`r.book` ready). */
 export function readJson(marketId: string, slug: string, r: MarketRead, depth: number, yesOnly: boolean): string {
+  const book = r.book!;
   const c = r.complement;
-  return json(marketId, slug, r.book!, !c, r.book!, c, c, depth, yesOnly);
-}
-
-/** `bookJson` of the YES bids at side `bb` of `bl` and the YES asks at side `ab` of `al`, complemented when `c`. */
-function json(marketId: string, slug: string, bl: BookLevels, bb: boolean, al: BookLevels, ab: boolean, c: boolean, depth: number, yesOnly: boolean): string {
-  const yes = `{"bids":${sideJson(bl, bb, depth, c)},"asks":${sideJson(al, ab, depth, c)}}`;
-  const no = yesOnly ? '{"bids":[],"asks":[]}' : `{"bids":${sideJson(al, ab, depth, !c)},"asks":${sideJson(bl, bb, depth, !c)}}`;
+  const yes = `{"bids":${sideJson(book, !c, depth, c)},"asks":${sideJson(book, c, depth, c)}}`;
+  const no = yesOnly ? '{"bids":[],"asks":[]}' : `{"bids":${sideJson(book, c, depth, !c)},"asks":${sideJson(book, !c, depth, !c)}}`;
   return `{"type":"orderbook_update","channel":"orderbook","market_id":${JSON.stringify(marketId)},"source":${JSON.stringify(slug)},"ready":true,"yes":${yes},"no":${no}}`;
 }
 
@@ -288,17 +275,9 @@ interface BookTexts {
 
 const NO_TEXT = Buffer.alloc(0);
 
-/** The text of a side of levels that are not an OrderBook's (a BookSide alone): written for each message, kept nowhere. */
-const UNKEPT: SideText = { gen: 0, depth: 0, plain: NO_TEXT, plainLength: -1, flipped: NO_TEXT, flippedLength: -1 };
-
 /** The kept text of a side of `l` (written again when its write count or the depth moved). */
-function textOf(l: BookLevels, bid: boolean, depth: number): SideText {
+function textOf(l: OrderBook, bid: boolean, depth: number): SideText {
   const gen = l.gen(bid);
-  if (!(l instanceof OrderBook)) {
-    UNKEPT.plainLength = -1;
-    UNKEPT.flippedLength = -1;
-    return UNKEPT;
-  }
   let ts = l.text as BookTexts | undefined;
   if (ts === undefined) l.text = ts = { bid: undefined, ask: undefined };
   let t = bid ? ts.bid : ts.ask;
@@ -316,10 +295,10 @@ function textOf(l: BookLevels, bid: boolean, depth: number): SideText {
 }
 
 /**
- * The levels of side `bid` of `l` as `levelsJson` writes them, into `w`: from its kept text when the
+ * The levels of side `bid` of `l` as `sideJson` writes them, into `w`: from its kept text when the
  * side has not changed since it was written, else written into the kept text first (both forms when `both`).
  */
-function sideBytes(w: TextBytes, l: BookLevels, bid: boolean, depth: number, complement: boolean, both: boolean): void {
+function sideBytes(w: TextBytes, l: OrderBook, bid: boolean, depth: number, complement: boolean, both: boolean): void {
   const t = textOf(l, bid, depth);
   if (complement) {
     if (t.flippedLength < 0) writeSide(t, l, bid, depth, both, true);
@@ -415,47 +394,28 @@ const NO_EMPTY = Buffer.from('},"no":{"bids":[],"asks":[]}', 'latin1');
 const NO_BIDS = Buffer.from('},"no":{"bids":', 'latin1');
 
 /**
- * `bookJson` written into `w` without its closing brace (the envelope follows), for a market id
- * and slug that are `plainAscii`: the same bytes as the text, built without strings.
+ * `readJson` written into `w` without its closing brace (the envelope follows), for a market id and
+ * slug that are `plainAscii`: the same bytes as the text, built without strings, each side's text kept
+ * on the book (`OrderBook.text`) until that side changes.
  */
-export function bookBytes(w: TextBytes, marketId: string, slug: string, s: MarketSides, depth: number, yesOnly: boolean): void {
-  bytes(w, marketId, slug, s.bids.of, s.bids.descending, s.asks.of, s.asks.descending, s.complement, depth, yesOnly);
-}
-
-/** `bookBytes` of the book `BookStore.readMarket` found (`r.book` ready). */
 export function readBytes(w: TextBytes, marketId: string, slug: string, r: MarketRead, depth: number, yesOnly: boolean): void {
+  const book = r.book!;
   const c = r.complement;
-  bytes(w, marketId, slug, r.book!, !c, r.book!, c, c, depth, yesOnly);
-}
-
-/** `bookBytes` of the YES bids at side `bb` of `bl` and the YES asks at side `ab` of `al`, complemented when `c`. */
-function bytes(
-  w: TextBytes,
-  marketId: string,
-  slug: string,
-  bl: BookLevels,
-  bb: boolean,
-  al: BookLevels,
-  ab: boolean,
-  c: boolean,
-  depth: number,
-  yesOnly: boolean,
-): void {
   const both = !yesOnly;
   w.raw(BOOK_HEAD, BOOK_HEAD.length);
   w.ascii(marketId);
   w.raw(SOURCE, SOURCE.length);
   w.ascii(slug);
   w.raw(YES_BIDS, YES_BIDS.length);
-  sideBytes(w, bl, bb, depth, c, both);
+  sideBytes(w, book, !c, depth, c, both);
   w.raw(ASKS, ASKS.length);
-  sideBytes(w, al, ab, depth, c, both);
+  sideBytes(w, book, c, depth, c, both);
   if (yesOnly) w.raw(NO_EMPTY, NO_EMPTY.length);
   else {
     w.raw(NO_BIDS, NO_BIDS.length);
-    sideBytes(w, al, ab, depth, !c, both);
+    sideBytes(w, book, c, depth, !c, both);
     w.raw(ASKS, ASKS.length);
-    sideBytes(w, bl, bb, depth, !c, both);
+    sideBytes(w, book, !c, depth, !c, both);
     w.char(125); // }
   }
 }

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { BookSide, OrderBook } from '../../src/core/book.js';
+import { OrderBook } from '../../src/core/book.js';
+import type { Level } from '../../src/core/types.js';
 import { PAYOUT, roundSize, toCents } from '../../src/core/price.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { QuoteRecord } from '../../src/state/quotes.js';
 import { quotePrices } from '../../src/views/market.js';
-import { bookBytes, bookJson, centsText, levelsJson, NumText, plainAscii, priceBytes, sizeText, TextBytes } from '../../src/ws/booktext.js';
+import { centsText, NumText, plainAscii, priceBytes, readBytes, readJson, sizeText, TextBytes } from '../../src/ws/booktext.js';
 import { priceBody } from '../../src/ws/hub.js';
 
 describe('orderbook_update text (src/ws/booktext.ts)', () => {
@@ -62,52 +63,50 @@ describe('orderbook_update text (src/ws/booktext.ts)', () => {
     }
   });
 
-  it('writes levels and the whole message as JSON.stringify would', () => {
-    const bids = new BookSide(true);
-    const asks = new BookSide(false);
-    for (const [p, z] of [
-      [5450, 10.25],
-      [5400, 300],
-      [5305, 0.000001],
-    ] as const)
-      bids.set(p, z);
-    asks.set(5795, 12.5);
-    const cents = (side: BookSide, flip: boolean): [number, number][] => side.levels().map(([p, z]) => [toCents(flip ? PAYOUT - p : p), z]);
-    expect(levelsJson(bids, 20, false)).toBe(JSON.stringify(cents(bids, false)));
-    expect(levelsJson(bids, 2, true)).toBe(JSON.stringify(cents(bids, true).slice(0, 2)));
-    const json = bookJson('KX-"1"', 'venue_a', { bids, asks, complement: false, timestamp: 0 }, 20, false);
-    expect(json).toBe(
-      JSON.stringify({
-        type: 'orderbook_update',
-        channel: 'orderbook',
-        market_id: 'KX-"1"',
-        source: 'venue_a',
-        ready: true,
-        yes: { bids: cents(bids, false), asks: cents(asks, false) },
-        no: { bids: cents(asks, true), asks: cents(bids, true) },
-      }),
+  it('writes the whole message as JSON.stringify would, from the YES book and from the NO book, at any depth', () => {
+    const book = new OrderBook('KX-"1"');
+    book.snapshot(
+      [
+        [5450, 10.25],
+        [5400, 300],
+        [5305, 0.000001],
+      ],
+      [[5795, 12.5]],
+      0,
+    );
+    const cents = (levels: Level[], flip: boolean): [number, number][] => levels.map(([p, z]) => [toCents(flip ? PAYOUT - p : p), z]);
+    const bids = book.bids.levels();
+    const asks = book.asks.levels();
+    const head = { type: 'orderbook_update', channel: 'orderbook', market_id: 'KX-"1"', source: 'venue_a', ready: true };
+    expect(readJson('KX-"1"', 'venue_a', { book, complement: false }, 20, false)).toBe(
+      JSON.stringify({ ...head, yes: { bids: cents(bids, false), asks: cents(asks, false) }, no: { bids: cents(asks, true), asks: cents(bids, true) } }),
+    );
+    // Read as a market's NO book: its asks are the YES bids, complemented; two levels a side, YES only.
+    expect(readJson('KX-"1"', 'venue_a', { book, complement: true }, 2, true)).toBe(
+      JSON.stringify({ ...head, yes: { bids: cents(asks, true).slice(0, 2), asks: cents(bids, true).slice(0, 2) }, no: { bids: [], asks: [] } }),
     );
   });
 
-  it('writes the same message as bytes as bookJson writes as text, over seeded books of every shape', () => {
+  it('writes the same message as bytes as readJson writes as text, over seeded books of every shape', () => {
     let x = 0.41;
     const next = (): number => (x = (x * 7919 + 0.173) % 1);
     const w = new TextBytes();
     for (let k = 0; k < 300; k++) {
-      const bids = new BookSide(true);
-      const asks = new BookSide(false);
-      for (let i = Math.floor(next() * 25); i > 0; i--) bids.set(1 + Math.floor(next() * 4999), roundSize(next() * 10 ** Math.floor(next() * 7)));
-      for (let i = Math.floor(next() * 25); i > 0; i--) asks.set(5000 + Math.floor(next() * 4999), Math.floor(next() * 5000));
-      const sides = { bids, asks, complement: k % 3 === 0, timestamp: 0 };
+      const book = new OrderBook(`KX-${k}`);
+      book.snapshot([], [], 0);
+      for (let i = Math.floor(next() * 25); i > 0; i--)
+        book.apply([['bid', 1 + Math.floor(next() * 4999), roundSize(next() * 10 ** Math.floor(next() * 7))]], 0);
+      for (let i = Math.floor(next() * 25); i > 0; i--) book.apply([['ask', 5000 + Math.floor(next() * 4999), Math.floor(next() * 5000)]], 0);
+      const read = { book, complement: k % 3 === 0 };
       const depth = k % 4 === 0 ? 3 : 20;
       const yesOnly = k % 5 === 0;
       w.reset();
-      bookBytes(w, `KX-${k}`, 'venue_a', sides, depth, yesOnly);
-      expect(`${w.view().toString('latin1')}}`).toBe(bookJson(`KX-${k}`, 'venue_a', sides, depth, yesOnly));
+      readBytes(w, `KX-${k}`, 'venue_a', read, depth, yesOnly);
+      expect(`${w.view().toString('latin1')}}`).toBe(readJson(`KX-${k}`, 'venue_a', read, depth, yesOnly));
     }
   });
 
-  it('writes a book as bookJson does after every change, snapshot, reset and depth, though it keeps the text of a side that did not change', () => {
+  it('writes a book as readJson does after every change, snapshot, reset and depth, though it keeps the text of a side that did not change', () => {
     let x = 0.57;
     const next = (): number => (x = (x * 7919 + 0.229) % 1);
     const w = new TextBytes();
@@ -123,14 +122,14 @@ describe('orderbook_update text (src/ws/booktext.ts)', () => {
         const price = bid ? 1 + Math.floor(next() * 4998) : 5000 + Math.floor(next() * 4999);
         b.apply([[bid ? 'bid' : 'ask', price, next() < 0.3 ? 0 : roundSize(next() * 10 ** Math.floor(next() * 5))]], k);
       }
-      const sides =
-        k % 3 === 0 ? { bids: b.asks, asks: b.bids, complement: true, timestamp: k } : { bids: b.bids, asks: b.asks, complement: false, timestamp: k };
+      // Every third message reads the book as a market's NO book.
+      const read = { book: b, complement: k % 3 === 0 };
       const depth = k % 7 === 0 ? 3 : 20;
       // Now and then a YES-only message, which writes one form of a side's text and leaves the other for later.
       const yesOnly = k % 11 === 0;
       w.reset();
-      bookBytes(w, b.instrument, 'venue_a', sides, depth, yesOnly);
-      expect(`${w.view().toString('latin1')}}`).toBe(bookJson(b.instrument, 'venue_a', sides, depth, yesOnly));
+      readBytes(w, b.instrument, 'venue_a', read, depth, yesOnly);
+      expect(`${w.view().toString('latin1')}}`).toBe(readJson(b.instrument, 'venue_a', read, depth, yesOnly));
     }
   });
 
