@@ -337,6 +337,12 @@ export async function startLive(dir: string, w: World, children: ChildProcess[],
     await until(() => sock !== undefined && sock.snapshotsSent === MARKETS, 30_000, 'the feed subscribed every market');
     // Matching indexes the catalog a slice per turn and re-groups a window after the last slice.
     await until(() => domain.matching.settled, 30_000, 'matching grouped the catalog');
+    // The last snapshots marked every group dirty and touched the turn, whose flush (setImmediate)
+    // recomputes them: wait for it here, or it can run inside the first timed batch. The poll
+    // above resumes in the timers phase, and when the clients' answer to the run's `reset` came in
+    // before the check phase, the run started first and its first flush recomputed all 2,000 groups
+    // (BENCHMARKS.md issue 34 `ingest22`: 14,021 recomputes in such rounds against 12,049).
+    await immediate();
   };
   const unwire = (): void => {
     flows?.unsubscribe();

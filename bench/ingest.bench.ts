@@ -22,7 +22,8 @@
  *
  * Env: INGEST_DELTAS, INGEST_MARKETS, INGEST_CLIENTS (per channel), INGEST_ROUNDS, INGEST_ONLY
  * (comma-separated workload names; results are not written then), INGEST_PROFILE=<file>: a CPU
- * profile of the last timed (a) run alone (V8 inspector), for `.cpuprofile` viewers.
+ * profile of the last timed (a) run alone (V8 inspector), for `.cpuprofile` viewers; INGEST_CALIBRATE: a
+ * fixed kernel's CPU time after each run (see calibrationMs).
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -101,6 +102,39 @@ function gcSummary(): string {
   }
   return `gc ${[...by].map(([k, v]) => `${k} ${v.n}×/${v.ms.toFixed(0)} ms`).join(', ') || 'none'}`;
 }
+/**
+ * INGEST_CALIBRATE: after each run (untimed), a fixed piece of JavaScript that touches nothing of
+ * the service (string-keyed Map sets and gets, random reads and writes over 64 MiB), and its
+ * main-thread CPU ms, printed. On this shared host the same instructions cost up to twice the CPU
+ * time from one minute to the next: a run whose kernel also read slow was a slow host, not a slow
+ * build (BENCHMARKS.md issue 34 `ingest22`).
+ */
+const CALIBRATE = process.env['INGEST_CALIBRATE'] !== undefined;
+let calArray: Float64Array | undefined;
+let calKeys: string[] | undefined;
+function calibrationMs(): number {
+  const arr = (calArray ??= new Float64Array(8 * 1024 * 1024));
+  const keys = (calKeys ??= Array.from({ length: 50_000 }, (_, i) => `KXBENCH-${i}-M${i * 7}`));
+  const m0 = mainThreadCpuMs();
+  let sum = 0;
+  for (let rep = 0; rep < 20; rep++) {
+    const m = new Map<string, number>();
+    for (let r = 0; r < 4; r++)
+      for (let i = 0; i < keys.length; i++) {
+        m.set(keys[i]!, i);
+        sum += m.get(keys[(i * 7919) % keys.length]!) ?? 0;
+      }
+    let x = 12_345 + rep;
+    for (let i = 0; i < 2_000_000; i++) {
+      x = (x * 1_103_515_245 + 12_345) >>> 0;
+      sum += arr[x & (arr.length - 1)]!;
+      arr[x & (arr.length - 1)] = i;
+    }
+  }
+  keep(sum);
+  return mainThreadCpuMs() - m0;
+}
+
 const debug = (msg: string): void => void (process.env['INGEST_DEBUG'] && console.error(`[ingest ${(performance.now() / 1000).toFixed(1)} s] ${msg}`));
 // ---- (b): the plain loop's consumers ----------------------------------------------------------
 
@@ -442,6 +476,10 @@ async function run(dir: string, w: World, children: ChildProcess[], servers: Ser
           `${c.name}: ${n} ops, main ${(mainThreadCpuMs() - m0).toFixed(0)} ms, process ${((u.user + u.system) / 1e3).toFixed(0)} ms, wall ${(performance.now() - t0).toFixed(0)} ms, ${gcSummary()}, arb/EV ${domain.signals.recomputed - sig0[0]!} recomputes, ${domain.signals.refreshed - sig0[1]!} refreshes, ${[...domain.signals.all()].filter((g) => g.arbs.length > 0).length} groups with an arb`,
         );
         return n;
+      },
+      teardown: async () => {
+        await c.teardown?.();
+        if (CALIBRATE) console.error(`[ingest] ${c.name}: calibration kernel ${calibrationMs().toFixed(0)} ms of main-thread CPU`);
       },
     }));
 
