@@ -77,34 +77,100 @@ export interface MatcherStats {
   readonly comparisons: number;
 }
 
+/** FNV-1a (32 bits) of `s`'s length and characters, continuing `h`. */
+function fnv(h: number, s: string): number {
+  h = Math.imul(h ^ s.length, 16777619);
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
+  return h;
+}
+
+/** A second hash of `s`'s length and characters, continuing `h` (a multiply-xorshift round a character, independent of fnv's). */
+function mix(h: number, s: string): number {
+  h = Math.imul(h ^ s.length, 0x5bd1e995);
+  for (let i = 0; i < s.length; i++) {
+    h = Math.imul(h ^ s.charCodeAt(i), 0x5bd1e995);
+    h ^= h >>> 15;
+  }
+  return h;
+}
+
 /**
- * A listing in the matcher: the input fields its proposition is read from (to tell an unchanged
- * listing; the venue label and id are the proposition's), the proposition, and its place in its
- * group (a listing is in one group at a time: set when it joins or founds one). Its blocking keys
- * are recomputed from `prop` when needed (blockKeys is cheap; a copy per listing is not).
+ * A signature's key in the matcher's id table: 53 bits of two independent 32-bit hashes (all of fnv's,
+ * the top 21 of mix's), so two of the table's signatures share a key with a chance of about n^2 / 2^54
+ * (1.4e-7 at 50,000 signatures); the persistence hook still stores and loads the signature itself.
  */
-interface Rec {
+function sigKey(sig: string): number {
+  return (fnv(0x811c9dc5 | 0, sig) >>> 0) * 0x200000 + ((mix(0x9747b28c | 0, sig) >>> 11) & 0x1fffff);
+}
+
+/** The input fields a listing's proposition is read from besides its venue, id and title, as sameInput compares them (absent and empty alike). */
+function otherInput(m: MatcherInput): string[] {
+  return [m.event_title, m.outcome, m.close_time, m.category, m.protocol].map((x) => String(x ?? ''));
+}
+
+/**
+ * A listing in the matcher: its proposition (the listing is its own stored proposition: one object,
+ * not a record that points to one), what tells an unchanged listing (the venue label and title as
+ * given, the id is the proposition's; the other input fields as two 32-bit hashes, since nothing else
+ * reads them), and its place in its group (a listing is in one group at a time: set when it joins or
+ * founds one). Its blocking keys are recomputed from the proposition when needed (blockKeys is cheap; a
+ * copy per listing is not). At 108k listings a record with the five input fields beside a stored
+ * proposition was 80 B a listing more (a field each, the close time boxed, and an object header and
+ * pointer): bench/scale/matcher-heap.mjs.
+ */
+class Rec extends StoredProposition {
   readonly key: string;
   /** The venue label as given (the proposition's `platform` is it in lower case). */
   readonly venue: string;
   readonly title: string;
-  readonly event_title: string | undefined;
-  readonly outcome: string | undefined;
-  readonly close_time: string | number | undefined;
-  readonly category: string | undefined;
-  readonly protocol: string | undefined;
-  readonly prop: StoredProposition;
-  group: Group | undefined;
+  /** fnv and mix of otherInput: a change that left both the same would go unseen (2^-64 for a changed listing). */
+  private readonly h1: number;
+  private readonly h2: number;
+  group: Group | undefined = undefined;
   /** This listing's YES is its group's NO. */
-  inverted: boolean;
-  confidence: number;
-  reasons: readonly string[];
+  inverted = false;
+  /** Its confidence as a member (`GroupMember.confidence`; `confidence` is its proposition's). */
+  memberConfidence = 1;
+  reasons: readonly string[] = NO_REASONS;
   /**
    * The member's proposition with the game its group established (teams, day) filled in: a
    * Polymarket "Spread: Patriots (+2.5)" names one team, but inside a group that knows the game
    * it can be compared with "Spread: Seahawks (-2.5)".
    */
   view: StoredProposition;
+
+  constructor(m: MatcherInput, p: Proposition) {
+    super(p, StoredProposition.partsOf(p));
+    this.key = m.key;
+    this.venue = m.platform;
+    this.title = m.title;
+    let h1 = 0x811c9dc5 | 0;
+    let h2 = 0x9747b28c | 0;
+    for (const x of otherInput(m)) {
+      h1 = fnv(h1, x);
+      h2 = mix(h2, x);
+    }
+    this.h1 = h1;
+    this.h2 = h2;
+    this.view = this;
+  }
+
+  /** The listing's own proposition (the listing itself). */
+  get prop(): StoredProposition {
+    return this;
+  }
+
+  /** Whether `b` reads as this listing did: every field the proposition is read from, absent and empty alike. */
+  reads(b: MatcherInput): boolean {
+    if (this.venue !== b.platform || this.title !== b.title || String(this.marketId ?? '') !== String(b.market_id ?? '')) return false;
+    let h1 = 0x811c9dc5 | 0;
+    let h2 = 0x9747b28c | 0;
+    for (const x of otherInput(b)) {
+      h1 = fnv(h1, x);
+      h2 = mix(h2, x);
+    }
+    return this.h1 === h1 && this.h2 === h2;
+  }
 }
 
 /** A listing as a member of its group. */
@@ -163,21 +229,6 @@ function anchorRank(a: Proposition, b: Proposition): number {
 const AMBIGUITY = 0.02;
 const GAME_KINDS = new Set(['game_winner', 'draw', 'spread', 'total', 'player_prop', 'map_winner']);
 const TEAM_ID = /^(?:NFL|NBA|MLB|NHL|NCAAF|SOC|NAT|ESP):/;
-
-/** Whether a listing reads as it did: every field the proposition is read from, absent and empty alike. */
-function sameInput(a: Rec, b: MatcherInput): boolean {
-  const eq = (x: string | number | null | undefined, y: string | number | null | undefined): boolean => x === y || String(x ?? '') === String(y ?? '');
-  return (
-    a.venue === b.platform &&
-    eq(a.prop.marketId, b.market_id) &&
-    a.title === b.title &&
-    eq(a.event_title, b.event_title) &&
-    eq(a.outcome, b.outcome) &&
-    eq(a.close_time, b.close_time) &&
-    eq(a.category, b.category) &&
-    eq(a.protocol, b.protocol)
-  );
-}
 
 /**
  * Blocking keys. `index` is where a listing is filed; `query` where it looks for candidates.
@@ -270,7 +321,11 @@ export class Matcher {
   /** View texts by value (see text()). */
   private readonly texts = new Map<string, string>();
   private readonly live = new Map<number, Group>();
-  private readonly sigIds = new Map<string, number>();
+  /**
+   * Group ids by proposition signature (what the persistence hook stores), keyed by sigKey: the signature
+   * strings were 4.6 MiB of the main heap at 108k listings (50,949 of them; heap snapshot of the service).
+   */
+  private readonly sigIds = new Map<number, number>();
   private readonly persistence: MatcherPersistence | undefined;
   private readonly minConfidence: number;
   /** Operator links: key → partner key → inverted. */
@@ -286,7 +341,7 @@ export class Matcher {
     this.minConfidence = opts.minConfidence ?? 0.6;
     for (const [sig, id] of opts.persistence?.load() ?? []) {
       if (!Number.isInteger(id) || id < 1) continue;
-      this.sigIds.set(sig, id);
+      this.sigIds.set(sigKey(sig), id);
       if (id >= this.nextId) this.nextId = id + 1;
     }
   }
@@ -298,25 +353,9 @@ export class Matcher {
    */
   upsert(m: MatcherInput): void {
     const old = this.recs.get(m.key);
-    if (old && sameInput(old, m)) return;
-    const prop = StoredProposition.of(extractProposition(m));
-    const keys = blockKeys(prop);
-    const rec: Rec = {
-      key: m.key,
-      venue: m.platform,
-      title: m.title,
-      event_title: m.event_title,
-      outcome: m.outcome,
-      close_time: m.close_time,
-      category: m.category,
-      protocol: m.protocol,
-      prop,
-      group: undefined,
-      inverted: false,
-      confidence: 1,
-      reasons: NO_REASONS,
-      view: prop,
-    };
+    if (old && old.reads(m)) return;
+    const rec = new Rec(m, extractProposition(m));
+    const keys = blockKeys(rec);
     if (!old) {
       this.recs.set(m.key, rec);
       this.file(rec, keys.index);
@@ -617,7 +656,7 @@ export class Matcher {
       // The rival group is gone: its members are re-entered as members of the best group.
       for (const m of r.g.members) {
         joined.push(
-          this.enter(m, m.inverted !== flip, Math.min(m.confidence, r.fit.confidence), m.reasons.length > 0 ? m.reasons : this.reasonsOf(r.fit.reasons)),
+          this.enter(m, m.inverted !== flip, Math.min(m.memberConfidence, r.fit.confidence), m.reasons.length > 0 ? m.reasons : this.reasonsOf(r.fit.reasons)),
         );
         m.group = best.g;
         this.remember(m.prop.signature, best.g.id);
@@ -646,10 +685,11 @@ export class Matcher {
 
   private found(rec: Rec): void {
     const sig = rec.prop.signature;
-    let id = this.sigIds.get(sig);
+    const key = sigKey(sig);
+    let id = this.sigIds.get(key);
     if (id === undefined || this.live.has(id)) {
       id = this.nextId++;
-      if (!this.sigIds.has(sig)) this.remember(sig, id);
+      if (!this.sigIds.has(key)) this.remember(sig, id, key);
     }
     const m = this.enter(rec, false, 1, NO_REASONS);
     const g: Group = { id, members: [m], anchor: m, founder: m, cached: undefined, seen: 0 };
@@ -669,18 +709,18 @@ export class Matcher {
   /** A listing's place as it enters a group (its view is its own proposition until the group's refresh). */
   private enter(rec: Rec, inverted: boolean, confidence: number, reasons: readonly string[]): Member {
     rec.inverted = inverted;
-    rec.confidence = confidence;
+    rec.memberConfidence = confidence;
     rec.reasons = reasons;
     rec.view = rec.prop;
     return rec;
   }
 
-  private remember(sig: string, id: number): void {
-    if (this.sigIds.get(sig) === id) return;
-    const prev = this.sigIds.get(sig);
+  private remember(sig: string, id: number, key = sigKey(sig)): void {
+    const prev = this.sigIds.get(key);
+    if (prev === id) return;
     // Never take a signature away from another live group: duplicates keep their own ids.
     if (prev !== undefined && prev !== id && this.live.has(prev)) return;
-    this.sigIds.set(sig, id);
+    this.sigIds.set(key, id);
     this.persistence?.save(sig, id);
   }
 
@@ -718,8 +758,8 @@ export class Matcher {
     g.anchor = anchor;
     const first = g.founder ?? g.members[0]!;
     let best: Member | undefined;
-    for (const m of g.members) if (m !== first && (!best || m.confidence > best.confidence)) best = m;
-    first.confidence = best ? best.confidence : 1;
+    for (const m of g.members) if (m !== first && (!best || m.memberConfidence > best.memberConfidence)) best = m;
+    first.memberConfidence = best ? best.memberConfidence : 1;
     first.reasons = best ? best.reasons : NO_REASONS;
     const views = withGame(g.members.map((m) => m.prop));
     g.members.forEach((m, i) => (m.view = views[i]!));
@@ -775,7 +815,7 @@ export class Matcher {
         platform: m.venue,
         market_id: m.prop.marketId,
         inverted: m.inverted,
-        confidence: m.confidence,
+        confidence: m.memberConfidence,
         reasons: m.reasons,
       })),
     };

@@ -3,11 +3,14 @@
  * cover between them (kind, venue, league, unit, period, confidence, evidence…) sit in one shared
  * frozen object per combination, and so do the game's (teams, home, away, day: every listing of a
  * game holds the same); the fields few kinds use (month, time, a range's top, free-text tokens)
- * sit in an object of their own only when one is set; the rest (subject, threshold, line,
- * signature…) are the listing's own. It reads as a Proposition through getters; `plain` gives the
- * plain object extraction returns.
+ * sit in an object of their own only when one is set; the rest (subject, threshold, line…) are the
+ * listing's own. The signature is not kept: it is made of the other fields, and is built again when
+ * read (from the game the listing was read with, not the one a group filled in: `withGame` keeps it).
+ * At 108k listings the signature strings held were 5.4 MiB of the main heap (heap snapshot of the
+ * service; most are equal to another listing's, which the matcher's `sigIds` already holds). It reads
+ * as a Proposition through getters; `plain` gives the plain object extraction returns.
  */
-import type { Comparator, MarketClass, Proposition, PropositionKind } from './proposition/index.js';
+import { signatureOf, type Comparator, type MarketClass, type Proposition, type PropositionKind } from './proposition/index.js';
 
 /** The fields of a proposition that many listings hold alike. */
 type Shared = Pick<
@@ -42,7 +45,15 @@ type Game = Pick<Proposition, 'teams' | 'home' | 'away' | 'date' | 'dateSource'>
 type Rare = Pick<Proposition, 'month' | 'time' | 'thresholdHigh' | 'tokens'>;
 
 /** The fields of a proposition that are its listing's own. */
-type Own = Pick<Proposition, 'marketId' | 'subject' | 'subjectCandidates' | 'subjectName' | 'threshold' | 'line' | 'player' | 'team' | 'signature'>;
+type Own = Pick<Proposition, 'marketId' | 'subject' | 'subjectCandidates' | 'subjectName' | 'threshold' | 'line' | 'player' | 'team'>;
+
+/** What a stored proposition holds besides its own fields (`sg`: the game its signature was read with). */
+interface Parts {
+  readonly s: Shared;
+  readonly g: Game;
+  readonly r: Rare;
+  readonly sg: Game;
+}
 
 /** Past this many entries a table of shared objects starts over (it only shares copies). */
 const SHARED_CAP = 16_384;
@@ -140,12 +151,13 @@ export class StoredProposition implements Proposition {
   readonly line: number | null;
   readonly player: string | null;
   readonly team: string | null;
-  readonly signature: string;
   private readonly s: Shared;
   private readonly g: Game;
   private readonly r: Rare;
+  /** The game the listing was read with (its signature's teams and day): `g` but in a view with a group's game. */
+  private readonly sg: Game;
 
-  private constructor(o: Own, s: Shared, g: Game, r: Rare) {
+  protected constructor(o: Own, parts: Parts) {
     this.marketId = o.marketId;
     this.subject = o.subject;
     this.subjectCandidates = o.subjectCandidates;
@@ -154,20 +166,36 @@ export class StoredProposition implements Proposition {
     this.line = o.line;
     this.player = o.player;
     this.team = o.team;
-    this.signature = o.signature;
-    this.s = s;
-    this.g = g;
-    this.r = r;
+    this.s = parts.s;
+    this.g = parts.g;
+    this.r = parts.r;
+    this.sg = parts.sg;
   }
 
-  /** The matcher's copy of an extracted proposition. */
+  /**
+   * What the stored copy of an extracted proposition is made of besides its own fields. Throws when `p`'s
+   * signature is not the one its fields give (`signatureOf`): a stored proposition builds it again from them.
+   */
+  protected static partsOf(p: Proposition): Parts {
+    const g = gameOf(p.teams, p.home, p.away, p.date, p.dateSource);
+    const sig = signatureOf(p);
+    if (sig !== p.signature) throw new Error(`proposition signature ${JSON.stringify(p.signature)} is not its fields' (${JSON.stringify(sig)})`);
+    return { s: sharedOf(p), g, r: rareOf(p), sg: g };
+  }
+
+  /** The matcher's copy of an extracted proposition (see `partsOf`). */
   static of(p: Proposition): StoredProposition {
-    return new StoredProposition(p, sharedOf(p), gameOf(p.teams, p.home, p.away, p.date, p.dateSource), rareOf(p));
+    return new StoredProposition(p, StoredProposition.partsOf(p));
   }
 
-  /** This proposition with the game a group established (teams, day) filled in. */
+  /** This proposition with the game a group established (teams, day) filled in; its signature stays the listing's. */
   withGame(teams: readonly string[], date: string | null, dateSource: Proposition['dateSource']): StoredProposition {
-    return new StoredProposition(this, this.s, gameOf(teams, this.home, this.away, date, dateSource), this.r);
+    return new StoredProposition(this, { s: this.s, g: gameOf(teams, this.home, this.away, date, dateSource), r: this.r, sg: this.sg });
+  }
+
+  /** Canonical text of the settlement fields as the listing was read (see the module comment). */
+  get signature(): string {
+    return signatureOf(this, this.sg.teams, this.sg.date);
   }
 
   get teams(): readonly string[] {

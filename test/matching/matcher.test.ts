@@ -210,6 +210,45 @@ describe('Matcher incremental updates', () => {
   });
 });
 
+describe('Matcher: what tells an unchanged listing', () => {
+  /** The FED pair (one group), then `next` as the second listing again: whether it was read and placed again. */
+  function readAgain(first: Partial<MatcherInput>, next: Partial<MatcherInput>): boolean {
+    const m = new Matcher();
+    m.upsert(FED[0]!);
+    m.upsert({ ...FED[1]!, ...first });
+    expect(m.groupOf(FED[1]!.key)!.members).toHaveLength(2);
+    const c = m.stats().comparisons;
+    m.upsert({ ...FED[1]!, ...next });
+    return m.stats().comparisons !== c;
+  }
+
+  it('reads a listing again when any field its proposition is read from changed', () => {
+    const base: Partial<MatcherInput> = { event_title: 'Fed decision in September', outcome: 'Yes', category: 'Economics', protocol: 'gamma' };
+    expect(readAgain(base, { ...base })).toBe(false);
+    for (const change of [
+      { title: `${FED[1]!.title} ` },
+      { market_id: '2252245b' },
+      { event_title: 'Fed decision in September 2026' },
+      { outcome: 'yes' },
+      { close_time: '2026-09-17T00:00:00Z' },
+      { category: 'Economy' },
+      { protocol: 'clob' },
+      // A value moved to the next field, or split differently between two: every field is told apart.
+      { event_title: '', outcome: 'Fed decision in September' },
+      { event_title: 'Fed decision in Septembe', outcome: 'rYes' },
+      { category: 'Economicsgamma', protocol: '' },
+    ] satisfies Partial<MatcherInput>[])
+      expect(readAgain(base, { ...base, ...change }), JSON.stringify(change)).toBe(true);
+  });
+
+  it('takes an absent field for an empty one, and a close time in ms for the same text', () => {
+    expect(readAgain({ outcome: undefined, category: undefined }, { outcome: '', category: '' })).toBe(false);
+    expect(readAgain({ event_title: '' }, { event_title: undefined })).toBe(false);
+    expect(readAgain({ close_time: 1789516800000 }, { close_time: '1789516800000' })).toBe(false);
+    expect(readAgain({ close_time: 1789516800000 }, { close_time: 1789516800001 })).toBe(true);
+  });
+});
+
 describe('Matcher group ids through the persistence hook', () => {
   it('gives the same propositions the same ids after a restart, whatever the arrival order', () => {
     const store = new MemoryStore();

@@ -39,8 +39,37 @@ function parseOther(ctx: Ctx, d: Draft): void {
   note(d, 'title');
 }
 
-/** Canonical text of the settlement fields (see Proposition.signature). */
-function signatureOf(d: Draft): string {
+/** The fields a proposition's signature is made of. */
+export type SignatureFields = Pick<
+  Proposition,
+  | 'kind'
+  | 'subject'
+  | 'subjectCandidates'
+  | 'league'
+  | 'competition'
+  | 'stage'
+  | 'office'
+  | 'jurisdiction'
+  | 'party'
+  | 'year'
+  | 'date'
+  | 'month'
+  | 'time'
+  | 'mode'
+  | 'comparator'
+  | 'threshold'
+  | 'thresholdHigh'
+  | 'stat'
+  | 'teams'
+  | 'period'
+  | 'negated'
+>;
+
+/**
+ * Canonical text of the settlement fields (see Proposition.signature), with the game's `teams` and
+ * `date` given apart (the matcher's stored propositions keep the game their signature was read with).
+ */
+export function signatureOf(d: SignatureFields, teams: readonly string[] = d.teams, date: string | null = d.date): string {
   const parts: (string | number | null | boolean)[] = [
     d.kind,
     d.subject ?? `?${d.subjectCandidates.join('/')}`,
@@ -51,7 +80,7 @@ function signatureOf(d: Draft): string {
     d.jurisdiction,
     d.party,
     d.year,
-    d.date,
+    date,
     d.month,
     d.time,
     d.mode,
@@ -59,7 +88,7 @@ function signatureOf(d: Draft): string {
     d.threshold,
     d.thresholdHigh,
     d.stat,
-    [...d.teams].sort().join('+'),
+    [...teams].sort().join('+'),
     d.period,
     d.negated,
   ];
