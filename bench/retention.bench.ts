@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { candleKey } from '../src/persist/keys.js';
+import { ID_BASE, idCandleKey } from '../src/persist/keys.js';
 import { Persistence } from '../src/persist/store.js';
 import { begin, record, type Row } from './lib.js';
 
@@ -31,9 +31,8 @@ try {
   const a0 = performance.now();
   let n = 0;
   for (let m = 0; m < MARKETS; m++) {
-    const venue = m % 3 === 0 ? 'venue_b' : 'venue_a';
     for (let k = 0; k < MINUTES; k++) {
-      void log.put(candleKey(venue, `KX-${m}`, t0 + k * MIN), { o: 5000, h: 5100, l: 4900, c: 5050, mid: 5025, volume: 3, trades: 1 });
+      void log.put(idCandleKey(ID_BASE + m, t0 + k * MIN), { o: 5000, h: 5100, l: 4900, c: 5050, mid: 5025, volume: 3, trades: 1 });
       if (++n % APPEND_BATCH === 0) await p.flushed();
     }
   }

@@ -37,6 +37,11 @@ export async function dataCommand(
 function check(file: string, out: Say, err: Say): number {
   const report = checkInChild(file);
   for (const d of report.dbs) out(`${d.name.padEnd(14)} ${String(d.read).padStart(9)} records${d.read === d.entries && !d.error ? '' : `  DAMAGED`}`);
+  const o = report.orphans;
+  if (o !== undefined)
+    out(
+      `orphaned history: ${o.candles} one-minute, ${o.candles1h} hour and ${o.candles1d} day candles under ${o.ids} market ids no record carries (a market whose catalog record was not written before a crash came back under a new id; not damage)`,
+    );
   if (healthy(report)) {
     out(`${file}: no damage found`);
     return 0;

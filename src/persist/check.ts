@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { open, type Database, type Key, type RootDatabase } from 'lmdb';
 import { openAlone } from './opening.js';
 import { scriptArgs } from '../core/script.js';
+import { candleId, readIdKey } from './keys.js';
 import { DB_NAMES, dbOptions, type DbName } from './store.js';
 
 /**
@@ -38,6 +39,20 @@ export interface CheckReport {
   readonly crashed?: string | undefined;
   /** Set when the file could not be opened at all (permissions, a lock): not damage; whoever opens it next says why. */
   readonly unopened?: string | undefined;
+  /**
+   * A `full` check of a format-4 store: candles under a market id that no catalog or quote record
+   * carries (a crash between a new market's first candle and its catalog record's commit: the market
+   * came back under a new id, ARCHITECTURE.md persistence). Not damage: unreachable history.
+   */
+  readonly orphans?: OrphanedCandles | undefined;
+}
+
+/** Candles no market reaches: how many, of how many ids, per candle log. */
+export interface OrphanedCandles {
+  readonly ids: number;
+  readonly candles: number;
+  readonly candles1h: number;
+  readonly candles1d: number;
 }
 
 /** The databases of a report that are damaged: a walk that threw or read fewer (or more) records than the header counts. */
@@ -68,7 +83,10 @@ export function walkStore(file: string, progress: (name: DbName) => void = () =>
   const root = openAlone(file, () => open({ path: file, noSubdir: true, maxDbs: 32, readOnly: true }));
   try {
     const format = storedFormat(root);
-    return { file, dbs: scopeNames(scope).map((name) => (progress(name), walkDb(root, name, format))) };
+    const dbs = scopeNames(scope).map((name) => (progress(name), walkDb(root, name, format)));
+    // Orphans are looked for in a store that walked clean (a damaged one's counts say enough).
+    const orphans = scope === 'full' && format >= 4 && dbs.every((d) => d.error === undefined && d.read === d.entries) ? findOrphans(root) : undefined;
+    return { file, dbs, ...(orphans ? { orphans } : {}) };
   } finally {
     void root.close();
   }
@@ -85,6 +103,33 @@ export function storedFormat(root: RootDatabase): number {
   } catch {
     return 2;
   }
+}
+
+/** Candle-log keys of a format-4 store whose market id neither a catalog nor a quote record carries. */
+function findOrphans(root: RootDatabase): OrphanedCandles | undefined {
+  try {
+    return orphansOf(root);
+  } catch {
+    return undefined; // a key no format-4 writer made: not what this looks for (the service's own reads say so)
+  }
+}
+
+function orphansOf(root: RootDatabase): OrphanedCandles | undefined {
+  const carried = new Set<number>();
+  for (const name of ['catalog', 'quotes'] as const) for (const key of root.openDB(dbOptions(name)).getKeys()) carried.add(readIdKey(key as Buffer));
+  const ids = new Set<number>();
+  const count = (name: 'candles' | 'candles1h' | 'candles1d'): number => {
+    let n = 0;
+    for (const key of root.openDB(dbOptions(name)).getKeys()) {
+      const id = candleId(key as Buffer);
+      if (carried.has(id)) continue;
+      ids.add(id);
+      n++;
+    }
+    return n;
+  };
+  const r = { candles: count('candles'), candles1h: count('candles1h'), candles1d: count('candles1d') };
+  return ids.size === 0 ? undefined : { ids: ids.size, ...r };
 }
 
 function walkDb(root: RootDatabase, name: DbName, format: number): DbCheck {

@@ -1,7 +1,8 @@
 /**
- * The key layout of the market-keyed databases (catalog, quotes, books and the three candle logs)
- * in store format 3, in one place: every reader and writer of those databases builds and reads its
- * keys here.
+ * The key layouts of the market-keyed databases (catalog, quotes, books and the three candle logs),
+ * in one place: every reader and writer of those databases builds and reads its keys here. Store
+ * format 4 keys them by u32 ids (`idKey`, `idCandleKey`, at the end of this file); format 3's codes
+ * below are read by the upgrade to format 4 (migrate.ts), which rewrites them.
  *
  * Format 2 keyed them by text: `venue:market` strings, and candles by ordered-binary arrays
  * [venue, market, t]. At 108k markets the keys were 44 to 54 bytes of every record (Polymarket's
@@ -266,4 +267,70 @@ export function upgradeKey(db: string, key: unknown): Buffer {
   } catch (e) {
     return bad((e as Error).message);
   }
+}
+
+/*
+ * Format 4: the market-keyed databases keyed by a dense u32 id, four big-endian bytes, with no table
+ * (BENCHMARKS.md, issue 34 `ids22`). A market's id is the key of its catalog record (whose value holds
+ * its venue and id), or of its quote record when the catalog does not hold it; an instrument's is the
+ * key of its book record. Quotes and the candle logs (id, then t as six bytes) are keyed by the
+ * market's id. Ids are given from ID_BASE up, once, never again (the next is one past the largest key
+ * of the databases keyed by them); ID_BASE = 5·2²⁴ puts the first byte of every key at 5 or above, past
+ * the structures key (0) and where lmdb-js begins a walk given no `start`.
+ */
+
+/** The first id; every id lies in [ID_BASE, ID_MAX]. */
+export const ID_BASE = 5 * 2 ** 24;
+export const ID_MAX = 2 ** 32 - 1;
+const ID_BYTES = 4;
+
+/** The key of the record of the market (or instrument) whose id is `id`. */
+export function idKey(id: number): Buffer {
+  if (!Number.isInteger(id) || id < ID_BASE || id > ID_MAX) throw new KeyError(`store id ${id} is out of range [${ID_BASE}, ${ID_MAX}]`);
+  const k = Buffer.allocUnsafe(ID_BYTES);
+  k.writeUInt32BE(id, 0);
+  return k;
+}
+
+/** The id at the start of a format-4 key; throws KeyError on a key too short or below ID_BASE. */
+function readIdAt(key: Uint8Array): number {
+  if (key.length < ID_BYTES) throw new KeyError(`not a format-4 key (${key.length} bytes): ${Buffer.from(key).toString('hex')}`);
+  const id = ((key[0]! << 24) | (key[1]! << 16) | (key[2]! << 8) | key[3]!) >>> 0;
+  if (id < ID_BASE) throw new KeyError(`not a format-4 key (id ${id} below ${ID_BASE}): ${Buffer.from(key).toString('hex')}`);
+  return id;
+}
+
+/** A format-4 record key (catalog, quotes, books), decoded: the id. */
+export function readIdKey(key: Uint8Array): number {
+  if (key.length !== ID_BYTES) throw new KeyError(`not a format-4 record key (${key.length} bytes, not ${ID_BYTES}): ${Buffer.from(key).toString('hex')}`);
+  return readIdAt(key);
+}
+
+/** The key of a candle of the market whose id is `id`, beginning at `t` ms. */
+export function idCandleKey(id: number, t: number): Buffer {
+  if (!Number.isSafeInteger(t) || t < 0 || t > T_MAX) throw new KeyError(`candle time ${t} cannot be stored (whole ms in [0, 2^48))`);
+  return withTime(idKey(id), t);
+}
+
+/** A format-4 candle key, decoded. */
+export function readIdCandleKey(key: Uint8Array): { id: number; t: number } {
+  if (key.length !== ID_BYTES + T_BYTES)
+    throw new KeyError(`not a format-4 candle key (${key.length} bytes, not ${ID_BYTES + T_BYTES}): ${Buffer.from(key).toString('hex')}`);
+  const b = Buffer.from(key.buffer, key.byteOffset, key.byteLength);
+  return { id: readIdAt(key), t: b.readUIntBE(ID_BYTES, T_BYTES) };
+}
+
+/** Bounds of the candles of market `id` in [from, to) ms (as `candleRange`). */
+export function idCandleRange(id: number, from: number, to: number): { start: Buffer; end: Buffer } {
+  return codeRange(idKey(id), from, to);
+}
+
+/** A key after every candle of market `id` and before the next id's. */
+export function afterId(id: number): Buffer {
+  return afterMarket(idKey(id));
+}
+
+/** The market id of a format-4 candle key (throws KeyError as `readIdCandleKey`). */
+export function candleId(key: Uint8Array): number {
+  return readIdCandleKey(key).id;
 }

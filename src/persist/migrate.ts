@@ -2,20 +2,70 @@ import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statfsS
 import { dirname } from 'node:path';
 import { open, type Database, type Key, type RootDatabase } from 'lmdb';
 import { runEntry } from './check.js';
-import { REKEYED, upgradeKey } from './keys.js';
-import { DB_NAMES, dbOptions, type DbName } from './store.js';
+import { ID_BASE, idCandleKey, idKey, KeyError, readCandleKey, readCode, readMarketKey, REKEYED, upgradeKey } from './keys.js';
+import { DB_NAMES, dbOptions, FORMAT, type DbName } from './store.js';
 
 /**
- * The upgrade of a format-1 or -2 store to format 3 (keys.ts: binary keys for the market-keyed
- * databases). The whole environment is copied into a new file beside it, `crossbook.mdb.format3`,
- * every record decoded and written again (keys rewritten where format 3 changed them), in a child
+ * The upgrade of a store of format 1, 2 or 3 to format 4 (keys.ts: u32 ids for the market-keyed
+ * databases; format 3 gave them binary codes, formats 1 and 2 strings and arrays). The whole
+ * environment is copied into a new file beside it, `crossbook.mdb.format4`, every record decoded and
+ * written again (keys rewritten where format 4 changed them: `Rekey`), in a child
  * process: the child maps the old file's pages, and they leave with it instead of staying in the
  * service's RSS. Only a complete copy, synced, replaces the old file (one rename); the marker says
- * format 3 after that. So an upgrade stopped at any point (a crash, a full disk, a key it cannot
+ * format 4 after that. So an upgrade stopped at any point (a crash, a full disk, a key it cannot
  * read) leaves the old file as it was, with its marker, and the next start begins again. The new
- * file's own `meta.format` is 3: a start that finds a format-3 file under a format-2 marker (stopped
+ * file's own `meta.format` is 4: a start that finds a format-4 file under an older marker (stopped
  * between the rename and the marker) only marks it.
  */
+
+/**
+ * The key rewriting of an upgrade: a key of an older format → format 4's. Ids are given in the copy's
+ * order (catalog, quotes, books, then the candle logs: DB_NAMES): a market's in the order of its
+ * catalog record, then of quote records whose market the catalog lacks (the quote carries the id), an
+ * instrument's in the order of its book record; the candles of a market neither holds (none a
+ * running service leaves, but an older store may) keep an id of their own, which `data check`
+ * reports as orphaned. The code → id map lives only in the child that copies.
+ */
+class Rekey {
+  private readonly markets = new Map<string, number>();
+  private nextMarket = ID_BASE;
+  private nextInstrument = ID_BASE;
+
+  constructor(private readonly from: number) {}
+
+  key(db: DbName, key: unknown): Buffer {
+    if (db === 'candles' || db === 'candles1h' || db === 'candles1d') {
+      const code = this.code3(db, key);
+      const { t } = this.wrap(db, key, () => readCandleKey(code));
+      return idCandleKey(this.market(code.subarray(0, readCode(code).end)), t);
+    }
+    const code = this.code3(db, key);
+    this.wrap(db, key, () => readMarketKey(code));
+    return idKey(db === 'books' ? this.nextInstrument++ : this.market(code));
+  }
+
+  /** The key as format 3 wrote it (formats 1 and 2: rewritten by upgradeKey). */
+  private code3(db: DbName, key: unknown): Buffer {
+    if (this.from < 3) return upgradeKey(db, key);
+    if (!(key instanceof Uint8Array)) throw new KeyError(`${db}: key ${JSON.stringify(key)} is not a format-3 key`);
+    return Buffer.from(key);
+  }
+
+  private wrap<T>(db: DbName, key: unknown, read: () => T): T {
+    try {
+      return read();
+    } catch (e) {
+      throw new KeyError(`${db}: ${(e as Error).message}${this.from < 3 ? ` (from ${JSON.stringify(key)})` : ''}`);
+    }
+  }
+
+  private market(code: Buffer): number {
+    const k = code.toString('latin1');
+    let id = this.markets.get(k);
+    if (id === undefined) this.markets.set(k, (id = this.nextMarket++));
+    return id;
+  }
+}
 
 /** Records per commit in the copy. */
 const CHUNK = 10_000;
@@ -24,7 +74,7 @@ const CHUNK = 10_000;
 export interface Upgrade {
   /** Records copied, per database. */
   readonly copied: Partial<Record<DbName, number>>;
-  /** True when the file was format 3 already (only its marker was older). */
+  /** True when the file was format 4 already (only its marker was older). */
   readonly already: boolean;
   readonly ms: number;
 }
@@ -36,7 +86,7 @@ function fileFormat(root: RootDatabase): number {
   return typeof f === 'number' ? f : 2;
 }
 
-/** Copies the store `file` (format < 3) into the new file `out` in format 3, in this process. Throws on a key it cannot rewrite. */
+/** Copies the store `file` (format < 4) into the new file `out` in format 4, in this process. Throws on a key it cannot rewrite. */
 export async function copyUpgraded(file: string, out: string, progress: (name: DbName, copied: number) => void = () => {}): Promise<Upgrade> {
   const t0 = performance.now();
   // The parent holds the opening lock (and made sure no other process has the file open).
@@ -44,7 +94,8 @@ export async function copyUpgraded(file: string, out: string, progress: (name: D
   const copied: Partial<Record<DbName, number>> = {};
   try {
     const from = fileFormat(src);
-    if (from >= 3) return { copied, already: true, ms: performance.now() - t0 };
+    if (from >= FORMAT) return { copied, already: true, ms: performance.now() - t0 };
+    const rekeyer = new Rekey(from);
     // No fsync per commit: the caller syncs the finished file once before it replaces the old one.
     const dst = open({ path: out, noSubdir: true, maxDbs: 32, noSync: true });
     try {
@@ -72,13 +123,13 @@ export async function copyUpgraded(file: string, out: string, progress: (name: D
         for (const { key, value } of db.getRange()) {
           // meta's format is written last, once everything else is in
           if (name === 'meta' && key === 'format') continue;
-          batch.push({ key: rekey ? upgradeKey(name, key) : key, value });
+          batch.push({ key: rekey ? rekeyer.key(name, key) : key, value });
           if (batch.length >= CHUNK) await commit();
         }
         if (batch.length) await commit();
         copied[name] = n;
       }
-      await dst.openDB(dbOptions('meta')).put('format', 3);
+      await dst.openDB(dbOptions('meta')).put('format', FORMAT);
     } finally {
       await dst.close();
     }
@@ -97,14 +148,15 @@ export class UpgradeError extends Error {
 }
 
 /**
- * Upgrades the store `file` (marker `marker`, which says an older format) to format 3 in place,
+ * Upgrades the store `file` (marker `marker`, which says an older format) to format 4 in place,
  * with the copy in a child (see the module comment). The caller holds the opening lock and has
  * made sure no other process has the file open. Throws UpgradeError, the old file and its marker
  * untouched, when the copy cannot be made.
  */
 export function upgradeStore(file: string, marker: string, markerValue: object): Upgrade {
-  const out = `${file}.format3`;
+  const out = `${file}.format${FORMAT}`;
   removeStore(out); // a copy an earlier start did not finish
+  removeStore(`${file}.format3`); // one an earlier version's upgrade did not finish
   const size = statSync(file).size;
   const fs = statfsSync(dirname(file));
   const free = fs.bavail * fs.bsize;
@@ -133,11 +185,11 @@ export function upgradeStore(file: string, marker: string, markerValue: object):
     rmSync(`${file}-lock`, { force: true });
     renameSync(out, file);
     rmSync(`${out}-lock`, { force: true });
-    // The rename durable before the marker says format 3: a marker ahead of its file would read old keys as new.
+    // The rename durable before the marker says format 4: a marker ahead of its file would read old keys as new.
     syncDir(dirname(file));
   }
   const tmp = `${marker}.tmp`;
-  writeFileSync(tmp, JSON.stringify({ ...markerValue, format: 3 }, null, 2));
+  writeFileSync(tmp, JSON.stringify({ ...markerValue, format: FORMAT }, null, 2));
   renameSync(tmp, marker);
   return done;
 }

@@ -28,22 +28,25 @@ import { acquireOpening, alive, HolderRegistration, type OpeningLock } from './o
 import type { Level } from '../core/types.js';
 import type { Candle } from '../state/candles.js';
 import type { MarketRecord } from '../state/catalog.js';
-import { marketKey, storedMarket } from '../state/catalog.js';
+import { setStoreId, storedMarket, storeIdOf } from '../state/catalog.js';
+import type { StateBook } from '../state/books.js';
 import type { EngineState } from '../state/engine.js';
 import type { QuoteRecord } from '../state/quotes.js';
 import type { StoredTrade } from '../state/trades.js';
 import { OpenRollups, RollupSlots } from './rollups.js';
 import { checkInChild, damageLines, healthy, type CheckScope } from './check.js';
 import {
-  afterMarket,
+  afterId,
   BINARY_KEYS,
-  candleCode,
-  candleKey,
-  candleRange,
-  codeRange,
+  candleId,
   FIRST_KEY,
-  marketCode,
-  readCandleKey,
+  ID_BASE,
+  ID_MAX,
+  idCandleKey,
+  idCandleRange,
+  idKey,
+  readIdCandleKey,
+  readIdKey,
   REKEYED,
   STRUCTURES_KEY,
 } from './keys.js';
@@ -62,12 +65,16 @@ export class PersistenceError extends Error {
  * The store's format. 2: catalog values are LZ4-compressed (lmdb-js `compression`) and candle values
  * leave out what their key holds (a format-1 candle, a whole record, is still taken as it is). 3: the
  * market-keyed databases (catalog, quotes, books, candles at three resolutions) are keyed by the
- * binary codes of keys.ts instead of `venue:id` strings and ordered-binary arrays. A format-1 or -2
- * store is upgraded to format 3 on its first writable open (migrate.ts); a read-only open of one
- * can copy it (`crossbook data backup`) but not read its records.
+ * binary codes of keys.ts instead of `venue:id` strings and ordered-binary arrays. 4: the same
+ * databases keyed by a dense u32 id per market (catalog, quotes, candles) and per instrument (books),
+ * with no table (keys.ts; the records that carry the ids: `load`). A store of formats 1 to 3 is
+ * upgraded to format 4 on its first writable open (migrate.ts); a read-only open of one can copy it
+ * (`crossbook data backup`) but not read its records.
  */
-export const FORMAT = 3;
-const READABLE_FORMATS: readonly number[] = [1, 2, 3];
+export const FORMAT = 4;
+const READABLE_FORMATS: readonly number[] = [1, 2, 3, 4];
+/** The databases keyed by market ids (the next id is one past the largest key of them all). */
+const MARKET_ID_DBS = ['catalog', 'quotes', 'candles', 'candles1h', 'candles1d'] as const;
 /**
  * The catalog's records are mostly text (titles, rules, outcome names): compressed they take about
  * two thirds of the pages, and every page the writer touches stays mapped, in the process's RSS.
@@ -188,6 +195,20 @@ export class Persistence {
   private resync = false;
   /** The engine's clock (which minutes are still settling into their rollups). */
   private readonly clock: Clock;
+  /**
+   * Format 4's ids (keys.ts). The next market and instrument ids: one past the largest key of the
+   * databases keyed by them (sought at open), then counted up, never given twice.
+   */
+  private nextMarket = ID_BASE;
+  private nextInstrument = ID_BASE;
+  /**
+   * venue → market → id of the markets the catalog does not hold (a quote or candle of a market not
+   * listed, or not yet): their quote records carry the ids in the store. Few or none: a listed
+   * market's id lives on its catalog record (`storeIdOf`), an instrument's on its book.
+   */
+  private readonly loose = new Map<string, Map<string, number>>();
+  /** The state whose records hold the ids (the one `load`, `snapshot` or `flushCatalog` was last given). */
+  private state: EngineState | undefined;
 
   constructor(
     dataDir: string,
@@ -279,6 +300,77 @@ export class Persistence {
       opening.release();
     }
     this.format = format;
+    if (format === FORMAT) this.seekIds();
+  }
+
+  /** The next ids: one past the largest key of the databases keyed by each kind (a seek each). */
+  private seekIds(): void {
+    const last = (name: DbName): number => {
+      const [k] = this.db(name).getKeys({ reverse: true, limit: 1, end: FIRST_KEY });
+      // An empty database's walk may still meet its structures record (key 0), which is no id.
+      return k instanceof Uint8Array && k.length >= 4 && k[0]! >= 5 ? ((k[0]! << 24) | (k[1]! << 16) | (k[2]! << 8) | k[3]!) >>> 0 : ID_BASE - 1;
+    };
+    this.nextMarket = Math.max(...MARKET_ID_DBS.map(last)) + 1;
+    this.nextInstrument = last('books') + 1;
+  }
+
+  /** A new id of `kind`, refused past ID_MAX (4.2 billion minus 84 million ids: never, in practice). */
+  private newId(kind: 'market' | 'instrument'): number {
+    const id = kind === 'market' ? this.nextMarket++ : this.nextInstrument++;
+    if (id > ID_MAX) throw new PersistenceError(`DATA_DIR ${this.dir}: the store has given every ${kind} id (${ID_MAX})`);
+    return id;
+  }
+
+  /** The id of a market given one (its catalog record's, or a loose one), or 0. */
+  private marketIdOf(venue: string, marketId: string): number {
+    const m = this.state?.catalog.get(venue, marketId);
+    const id = m === undefined ? 0 : storeIdOf(m);
+    return id !== 0 ? id : (this.loose.get(venue)?.get(marketId) ?? 0);
+  }
+
+  /** The id of a catalog record, given now when it has none (a loose id the market had, or a new one). */
+  private recordId(m: MarketRecord): number {
+    let id = storeIdOf(m);
+    if (id !== 0) return id;
+    const l = this.loose.get(m.venue);
+    id = l?.get(m.marketId) ?? 0;
+    if (id !== 0) l!.delete(m.marketId);
+    else id = this.newId('market');
+    setStoreId(m, id);
+    return id;
+  }
+
+  /**
+   * The id of a market, given now when it has none, for a write under it by `by`. The record that
+   * carries a new id (the catalog's, or for a market the catalog does not hold, its quote) is put
+   * first, unless it is the caller's own write: lmdb-js commits in the order writes are issued, so
+   * nothing lands under an id whose carrier did not land before it (a crash between them orphans,
+   * never misattributes: ARCHITECTURE.md, persistence).
+   */
+  private marketIdFor(venue: string, marketId: string, by: 'quote' | 'candle'): number {
+    const state = this.state;
+    const m = state?.catalog.get(venue, marketId);
+    if (m !== undefined) {
+      if (storeIdOf(m) !== 0) return storeIdOf(m);
+      const id = this.recordId(m);
+      this.track(this.db('catalog').put(idKey(id), storedMarket(m)));
+      return id;
+    }
+    let l = this.loose.get(venue);
+    let id = l?.get(marketId);
+    if (id !== undefined) return id;
+    if (!l) this.loose.set(venue, (l = new Map()));
+    l.set(marketId, (id = this.newId('market')));
+    const q = by === 'candle' ? state?.quotes.get(venue, marketId) : undefined;
+    if (q !== undefined) this.track(this.db('quotes').put(idKey(id), { ...q }));
+    return id;
+  }
+
+  /** An instrument's id, given now when its book has none. */
+  private instrumentId(b: StateBook): number {
+    let id = b.storeId;
+    if (id === 0) b.storeId = id = this.newId('instrument');
+    return id;
   }
 
   /** The store's format: FORMAT, or an older one opened read-only (whose records this version does not read). */
@@ -322,22 +414,33 @@ export class Persistence {
   /** Restores catalog, quotes, books and the trade sequence into `state`. Returns counts. */
   load(state: EngineState, recentTrades = 10_000): { markets: number; quotes: number; books: number; trades: number } {
     this.readable();
+    this.state = state;
+    // Each record's id is its key: the records the state holds carry them from here (no table).
     let markets = 0;
-    for (const { value } of this.db('catalog').getRange()) {
-      state.catalog.restore(value as MarketRecord);
-      const m = value as MarketRecord;
+    for (const { key, value } of this.db('catalog').getRange()) {
+      const m = state.catalog.restore(value as MarketRecord);
+      setStoreId(m, readIdKey(key as Buffer));
       state.books.link(m.venue, m.marketId, m.yesInstrument, m.noInstrument);
       markets++;
     }
     let quotes = 0;
-    for (const { value } of this.db('quotes').getRange()) {
-      state.quotes.restore(value as QuoteRecord);
+    for (const { key, value } of this.db('quotes').getRange()) {
+      const q = value as QuoteRecord;
+      const id = readIdKey(key as Buffer);
+      state.quotes.restore(q);
+      // A market the catalog does not hold: its quote record carries its id. (One the catalog holds
+      // under another id is an orphan of a crash: its record is read, and written under the market's id.)
+      if (state.catalog.get(q.venue, q.marketId) === undefined) {
+        let l = this.loose.get(q.venue);
+        if (!l) this.loose.set(q.venue, (l = new Map()));
+        l.set(q.marketId, id);
+      }
       quotes++;
     }
     let books = 0;
-    for (const { value } of this.db('books').getRange()) {
+    for (const { key, value } of this.db('books').getRange()) {
       const b = value as StoredBook;
-      state.books.restore(b.venue, b.instrument, b.bids, b.asks, b.ts);
+      state.books.restore(b.venue, b.instrument, b.bids, b.asks, b.ts).storeId = readIdKey(key as Buffer);
       books++;
     }
     const trades = this.db('trades');
@@ -380,9 +483,10 @@ export class Persistence {
    * readable before its batch commits, so read-modify-write through LMDB would lose minutes.
    */
   appendCandle(c: Candle): void {
-    const put = this.db('candles').put(candleKey(c.venue, c.marketId, c.t), storedCandle(c));
-    const lateHour = !this.fold('candles1h', this.hourRollups, c, 3_600_000);
-    const lateDay = !this.fold('candles1d', this.dayRollups, c, 86_400_000);
+    const id = this.marketIdFor(c.venue, c.marketId, 'candle');
+    const put = this.db('candles').put(idCandleKey(id, c.t), storedCandle(c));
+    const lateHour = !this.fold('candles1h', this.hourRollups, c, id, 3_600_000);
+    const lateDay = !this.fold('candles1d', this.dayRollups, c, id, 86_400_000);
     if (!lateHour && !lateDay && c.t + 60_000 > this.clock.now() - HISTORY_STABLE_MS) return this.track(put);
     // A minute older than the stable horizon or than its open rollup (a backfill, clock skew): once
     // it is readable (a put is invisible until its batch commits), rebuild the rollup buckets it
@@ -390,20 +494,20 @@ export class Persistence {
     this.historyEpoch++;
     this.track(
       put
-        .then(() => Promise.all([lateHour && this.rebuildRollup('candles1h', c, 3_600_000), lateDay && this.rebuildRollup('candles1d', c, 86_400_000)]))
+        .then(() => Promise.all([lateHour && this.rebuildRollup('candles1h', c, id, 3_600_000), lateDay && this.rebuildRollup('candles1d', c, id, 86_400_000)]))
         .then(() => this.historyEpoch++),
     );
   }
 
   /** Recomputes one rollup bucket from the committed one-minute candles in it. */
-  private rebuildRollup(db: 'candles1h' | 'candles1d', c: Candle, width: number): Promise<unknown> {
+  private rebuildRollup(db: 'candles1h' | 'candles1d', c: Candle, id: number, width: number): Promise<unknown> {
     const t = c.t - (c.t % width);
     let r: Candle | undefined;
-    for (const { key, value } of this.db('candles').getRange(candleRange(c.venue, c.marketId, t, t + width))) {
-      const m = candleOf(key, value);
+    for (const { key, value } of this.db('candles').getRange(idCandleRange(id, t, t + width))) {
+      const m = candleOf(key, value, c.venue, c.marketId);
       mergeMinute((r ??= { ...m, t, volume: 0, trades: 0, notional: undefined }), m);
     }
-    return r ? this.db(db).put(candleKey(c.venue, c.marketId, t), storedCandle(r)) : Promise.resolve();
+    return r ? this.db(db).put(idCandleKey(id, t), storedCandle(r)) : Promise.resolve();
   }
 
   /** The hour and day rollups of a market are folded together, from the same minutes: one slot index for both. */
@@ -412,15 +516,15 @@ export class Persistence {
   private readonly dayRollups = new OpenRollups(this.rollupSlots);
 
   /** Folds a minute into its open rollup; false for a late minute of an older bucket (rebuilt from the minute log). */
-  private fold(db: 'candles1h' | 'candles1d', open: OpenRollups, c: Candle, width: number): boolean {
+  private fold(db: 'candles1h' | 'candles1d', open: OpenRollups, c: Candle, id: number, width: number): boolean {
     const t = c.t - (c.t % width);
     let r = open.get(c.venue, c.marketId);
     if (!r || r.t !== t) {
       if (r && t < r.t) return false;
       // After a restart the bucket may already hold minutes written before: continue from it.
-      const key = candleKey(c.venue, c.marketId, t);
+      const key = idCandleKey(id, t);
       const v: unknown = this.db(db).get(key);
-      const stored = v === undefined ? undefined : candleOf(key, v);
+      const stored = v === undefined ? undefined : candleOf(key, v, c.venue, c.marketId);
       r = stored ?? { ...c, t, volume: 0, trades: 0, notional: undefined };
       if (!stored) {
         r.h = c.h;
@@ -429,14 +533,14 @@ export class Persistence {
     }
     mergeMinute(r, c);
     open.set(r);
-    this.track(this.db(db).put(candleKey(c.venue, c.marketId, t), storedCandle(r)));
+    this.track(this.db(db).put(idCandleKey(id, t), storedCandle(r)));
     return true;
   }
 
   /**
    * Removes one-minute candles that began before `cutoff` (ms), market by market, and resolves
    * with how many went; the hour and day rollups stay, so long ranges at 1h and 1d still answer.
-   * The log is keyed [venue, market, minute], so each market's old minutes are one range from its
+   * The log is keyed [market id, minute], so each market's old minutes are one range from its
    * first key: a seek per market, never a walk over the minutes kept. Removals commit in chunks
    * with the guard checking its reserve between them, like a snapshot; while writing is paused
    * (a full disk) they are dropped and the next run takes them.
@@ -459,10 +563,9 @@ export class Persistence {
     for (;;) {
       const [first] = log.getKeys({ start: next, limit: 1 });
       if (first === undefined) break;
-      // The market's code as its keys hold it: the range is cut from those bytes, not decoded and encoded again.
-      const code = candleCode(first as Buffer);
+      const id = candleId(first as Buffer);
       // Read before the first await: a range is not read across commits.
-      const old = [...log.getKeys(codeRange(code, 0, cutoff))];
+      const old = [...log.getKeys(idCandleRange(id, 0, cutoff))];
       for (const key of old) {
         // Counted when it commits: a removal the paused guard drops resolves false.
         const r = log.remove(key);
@@ -480,7 +583,7 @@ export class Persistence {
         await nextTurn();
       }
       // The next market's first key: past every minute this market can have.
-      next = afterMarket(code);
+      next = afterId(id);
       // A seek reads pages (~10 µs): yield the loop often enough that a run never holds it long.
       if (++seeks % PRUNE_SEEKS === 0) await nextTurn();
     }
@@ -553,6 +656,7 @@ export class Persistence {
   }
 
   private async writeCatalog(state: EngineState): Promise<number> {
+    this.state = state;
     const marks = this.dirty.catalog.take();
     await this.inChunks(this.catalogWrites(state, marks));
     return marks.size;
@@ -562,8 +666,8 @@ export class Persistence {
   private *catalogWrites(state: EngineState, marks: DirtyKeys): Generator<void> {
     const cat = this.db('catalog');
     for (const [venue, id] of marks.pairs()) {
-      const m = state.catalog.byKey(marketKey(venue, id));
-      if (m) this.track(cat.put(marketCode(venue, id), storedMarket(m)));
+      const m = state.catalog.get(venue, id);
+      if (m) this.track(cat.put(idKey(this.recordId(m)), storedMarket(m)));
       yield;
     }
   }
@@ -599,6 +703,7 @@ export class Persistence {
   }
 
   private async writeSnapshot(state: EngineState, all: boolean): Promise<{ catalog: number; quotes: number; books: number }> {
+    this.state = state;
     if (this.resync) {
       this.resync = false;
       all = true;
@@ -625,16 +730,16 @@ export class Persistence {
     yield* this.catalogWrites(state, catalog);
     for (const [venue, id] of quotes.pairs()) {
       const q = state.quotes.get(venue, id);
-      if (q) this.track(quo.put(marketCode(venue, id), { ...q }));
+      if (q) this.track(quo.put(idKey(this.marketIdFor(venue, id, 'quote')), { ...q }));
       yield;
     }
     for (const [venue, instrument] of books.pairs()) {
       const b = state.books.instrument(venue, instrument);
       if (b?.ready)
         this.track(
-          boo.put(marketCode(venue, instrument), { venue, instrument, bids: b.levelsOf(true), asks: b.levelsOf(false), ts: b.timestamp } satisfies StoredBook),
+          boo.put(idKey(this.instrumentId(b)), { venue, instrument, bids: b.levelsOf(true), asks: b.levelsOf(false), ts: b.timestamp } satisfies StoredBook),
         );
-      else if (b) this.track(boo.remove(marketCode(venue, instrument)));
+      else if (b && b.storeId !== 0) this.track(boo.remove(idKey(b.storeId)));
       yield;
     }
   }
@@ -667,7 +772,9 @@ export class Persistence {
     const db = resolution === '1h' ? 'candles1h' : resolution === '1d' ? 'candles1d' : 'candles';
     this.readable();
     const out: Candle[] = [];
-    for (const { key, value } of this.db(db).getRange(candleRange(venue, marketId, from, to))) out.push(candleOf(key, value));
+    const id = this.marketIdOf(venue, marketId);
+    if (id === 0) return out; // never written under an id: no candles
+    for (const { key, value } of this.db(db).getRange(idCandleRange(id, from, to))) out.push(candleOf(key, value, venue, marketId));
     return out;
   }
 
@@ -750,11 +857,11 @@ function storedCandle(c: Candle): StoredCandle {
   return { o: c.o, h: c.h, l: c.l, c: c.c, mid: c.mid, volume: c.volume, trades: c.trades, bid: c.bid, ask: c.ask, n: c.notional };
 }
 
-/** The candle under `key`: a stored value completed from its key, or a whole record as format 1 stored it (copied as it was by the upgrade). */
-function candleOf(key: Key, value: unknown): Candle {
+/** The candle under `key` of `venue`/`marketId` (whose id the key holds): a stored value completed from its key, or a whole record as format 1 stored it (copied as it was by the upgrade). */
+function candleOf(key: Key, value: unknown, venue: string, marketId: string): Candle {
   const v = value as StoredCandle & Partial<Candle>;
   if (v.venue !== undefined) return v as Candle;
-  const { venue, marketId, t } = readCandleKey(key as Buffer);
+  const { t } = readIdCandleKey(key as Buffer);
   return { venue, marketId, t, o: v.o, h: v.h, l: v.l, c: v.c, mid: v.mid, volume: v.volume, trades: v.trades, bid: v.bid, ask: v.ask, notional: v.n };
 }
 

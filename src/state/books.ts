@@ -23,7 +23,7 @@ export const ABOVE_ANY_PRICE = 0x3fffffff;
 export const BELOW_ANY_PRICE = -0x40000000;
 
 /**
- * The numeric slots of a store's books, twelve a book in one `Int32Array` (a book's row: its
+ * The numeric slots of a store's books, thirteen a book in one `Int32Array` (a book's row: its
  * `index` × SLOTS), beside the store's levels: as fields of the book they took 8 bytes each, here 4
  * (BENCHMARKS.md issue 34 `side21`). Rows are handed out in the order books are made and never given
  * back (a store never forgets a book). The array grows by a quarter (and 64 rows) when full; a
@@ -63,8 +63,9 @@ const READ_BID = 8;
 const READ_ASK = 9;
 const SUBS_LAYOUT = 10;
 const YES_LAYOUT = 11;
-const SLOTS = 12;
-const INITIAL = Int32Array.of(0, -1, 0, 0, -1, ABOVE_ANY_PRICE, BELOW_ANY_PRICE, 0, 0, 0, 0, -1);
+const STORE_ID = 12;
+const SLOTS = 13;
+const INITIAL = Int32Array.of(0, -1, 0, 0, -1, ABOVE_ANY_PRICE, BELOW_ANY_PRICE, 0, 0, 0, 0, -1, 0);
 
 /**
  * A book of the store: an OrderBook with slots the state and its change's consumers keep per book;
@@ -197,6 +198,14 @@ export class StateBook extends OrderBook implements HeldQuote, HeldCandle {
   }
   set yesLayout(v: number) {
     this.s[this.at + YES_LAYOUT] = v;
+  }
+
+  /** The instrument's id in the store (store format 4, src/persist/keys.ts: its book record's key); 0 until the store gives it one. A u32, kept as its 32 bits. */
+  get storeId(): number {
+    return this.s[this.at + STORE_ID]! >>> 0;
+  }
+  set storeId(v: number) {
+    this.s[this.at + STORE_ID] = v | 0;
   }
 }
 

@@ -108,9 +108,22 @@ class CatalogRecord implements MarketRecord {
    * taken without counting. Private: not one of the record's keys (JSON, storage, spreads, tests).
    */
   #dropped: number | undefined = undefined;
+  /**
+   * The market's id in the store (store format 4, src/persist/keys.ts): the key of its catalog record,
+   * quotes and candles; 0 until the store gives it one. Private, as `#dropped`: not one of the record's keys.
+   */
+  #storeId = 0;
 
   static dropped(r: CatalogRecord): number | undefined {
     return r.#dropped;
+  }
+
+  static storeId(r: CatalogRecord): number {
+    return r.#storeId;
+  }
+
+  static setStoreId(r: CatalogRecord, id: number): void {
+    r.#storeId = id;
   }
 
   static setDropped(r: CatalogRecord, h: number | undefined): void {
@@ -458,8 +471,8 @@ export class MarketCatalog {
     return true;
   }
 
-  /** Loads a persisted record at start-up (no change event). */
-  restore(stored: MarketRecord): void {
+  /** Loads a persisted record at start-up (no change event); returns the catalog's record of it. */
+  restore(stored: MarketRecord): MarketRecord {
     const rec = new CatalogRecord(stored, stored.firstSeenAt, stored.recordedAt, stored.updatedAt);
     const keep = this.keep.get(stored.venue);
     if (stored.extra !== undefined && keep !== undefined) {
@@ -472,18 +485,33 @@ export class MarketCatalog {
     this.shared.record(rec as unknown as Record<string, unknown>);
     this.dropTemplateUrl(rec);
     this.insert(rec);
+    return rec;
   }
 
   private insert(rec: MarketRecord): void {
     let m = this.perVenue.get(rec.venue);
     if (!m) this.perVenue.set(rec.venue, (m = new Map()));
     const had = m.get(rec.marketId);
+    // A record replaced keeps the market's id in the store.
+    if (had !== undefined && storeIdOf(rec) === 0) setStoreId(rec, storeIdOf(had));
     m.set(rec.marketId, rec);
     if (had === undefined) this.records.push(rec);
     else this.records[this.records.indexOf(had)] = rec;
     this.version++;
     this.inserts++;
   }
+}
+
+/** A market's id in the store (0: none yet, or a record the catalog did not make). */
+export function storeIdOf(m: MarketRecord): number {
+  return m instanceof CatalogRecord ? CatalogRecord.storeId(m) : 0;
+}
+
+/** Gives a catalog record its id in the store (src/persist/store.ts); false for a record the catalog did not make. */
+export function setStoreId(m: MarketRecord, id: number): boolean {
+  if (!(m instanceof CatalogRecord)) return false;
+  CatalogRecord.setStoreId(m, id);
+  return true;
 }
 
 /** A record as persistence stores it: its defined fields only (an absent field then takes no bytes). */

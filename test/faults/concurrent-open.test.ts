@@ -1,4 +1,4 @@
-import { marketCode } from '../../src/persist/keys.js';
+import { ID_BASE, idKey } from '../../src/persist/keys.js';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -75,7 +75,7 @@ describe('opening the store beside a process that writes to it', () => {
     try {
       const quotes = p.db('quotes');
       const lost = [];
-      for (let n = 0; n < done.committed; n++) if (quotes.get(marketCode('b', String(n))) !== n) lost.push(n);
+      for (let n = 0; n < done.committed; n++) if (quotes.get(idKey(ID_BASE + 1 + n)) !== n) lost.push(n);
       expect(lost).toEqual([]);
       expect(new OverrideStore(p.db('matching')).list().map((o) => o.a)).toEqual(expect.arrayContaining(links));
       expect(p.db('matching').get('override-version')).toBe(links.length);
@@ -100,7 +100,7 @@ describe('opening the store beside a process that writes to it', () => {
     }
     // Once it answers again, an open goes through and the writer carries on unharmed.
     const p = new Persistence(dir, undefined, { readOnly: true });
-    expect(p.db('quotes').get(marketCode('v', 'counter'))).toEqual(expect.any(Number));
+    expect(p.db('quotes').get(idKey(ID_BASE))).toEqual(expect.any(Number));
     await p.close();
     child.kill('SIGTERM');
     const { done } = (await next()) as unknown as { done: Done };
@@ -114,7 +114,7 @@ describe('opening the store beside a process that writes to it', () => {
     const dead = spawnSync(process.execPath, ['-e', '']).pid;
     writeFileSync(join(dir, 'crossbook.mdb-opening-lock'), JSON.stringify({ pid: dead, nonce: `${dead}-left` }));
     const p = new Persistence(dir, undefined, { openWaitMs: 300 });
-    expect(p.db('meta').get('format')).toBe(3);
+    expect(p.db('meta').get('format')).toBe(4);
     expect(existsSync(join(dir, 'crossbook.mdb-opening-lock'))).toBe(false);
     await p.close();
   });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dataCommand, damagedCopies } from '../../src/cli/data.js';
 import { checkInChild, healthy } from '../../src/persist/check.js';
-import { marketCode } from '../../src/persist/keys.js';
+import { ID_BASE, idKey } from '../../src/persist/keys.js';
 import { openPersistence, Persistence, PersistenceError } from '../../src/persist/store.js';
 
 // A data file damaged in the ways a disk or a careless copy damages one. LMDB has no page
@@ -35,7 +35,7 @@ async function buildSeed(): Promise<string> {
   const trades = p.db('trades');
   for (let i = 0; i < MARKETS; i++) {
     const id = `M-${String(i).padStart(5, '0')}`;
-    void catalog.put(marketCode('venue_a', id), {
+    void catalog.put(idKey(ID_BASE + i), {
       venue: 'venue_a',
       marketId: id,
       title: `Will market ${i} settle YES by the end of the season?`,

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { marketCode } from '../../src/persist/keys.js';
+import { ID_BASE, idKey } from '../../src/persist/keys.js';
 import { Persistence } from '../../src/persist/store.js';
 import { startChild, type Child } from './spawn.js';
 
@@ -16,7 +16,7 @@ import { startChild, type Child } from './spawn.js';
  */
 const isRoot = process.getuid?.() === 0;
 /** A record's key, as the store writes it (src/persist/keys.ts). */
-const KEPT = marketCode('venue_a', 'kept');
+const KEPT = idKey(ID_BASE);
 const mounts: string[] = [];
 const dirs: string[] = [];
 afterAll(() => {

@@ -6,14 +6,14 @@
  * back. Prints `{"ready":true}`, then on SIGTERM one line `{"done":{...}}` with how many batches
  * committed, how many failed and how many read back an older counter than the one just committed.
  */
-import { marketCode } from '../../src/persist/keys.js';
+import { ID_BASE, idKey } from '../../src/persist/keys.js';
 import { Persistence } from '../../src/persist/store.js';
 
 const p = new Persistence(process.argv[2]!);
 const quotes = p.db('quotes');
 const books = p.db('books');
 /** Keys as the store writes them (src/persist/keys.ts). */
-const COUNTER = marketCode('v', 'counter');
+const COUNTER = idKey(ID_BASE);
 let stop = false;
 process.on('SIGTERM', () => (stop = true));
 let committed = 0;
@@ -22,7 +22,7 @@ let stale = 0;
 let firstError: string | undefined;
 process.stdout.write(`${JSON.stringify({ ready: true })}\n`);
 for (let n = 0; !stop; n++) {
-  const writes = [books.put(marketCode('v', String(n % 512)), { n }), quotes.put(marketCode('b', String(n)), n), quotes.put(COUNTER, n)];
+  const writes = [books.put(idKey(ID_BASE + (n % 512)), { n }), quotes.put(idKey(ID_BASE + 1 + n), n), quotes.put(COUNTER, n)];
   try {
     const ok = await Promise.all(writes);
     if (ok.every((x) => x === true)) {

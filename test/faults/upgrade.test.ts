@@ -8,17 +8,18 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import type { NormalizedEvent } from '../../src/core/types.js';
 import { checkInChild, damageLines, healthy } from '../../src/persist/check.js';
-import { candleKey, marketCode } from '../../src/persist/keys.js';
-import { Persistence } from '../../src/persist/store.js';
+import { candleKey, ID_BASE, idCandleKey, idKey, marketCode } from '../../src/persist/keys.js';
+import { dbOptions, Persistence, type DbName } from '../../src/persist/store.js';
 import type { Candle } from '../../src/state/candles.js';
-import { storedMarket } from '../../src/state/catalog.js';
+import { storedMarket, storeIdOf } from '../../src/state/catalog.js';
 import { applyEvent, EngineState } from '../../src/state/engine.js';
 
 /**
- * Store format 3 (binary keys, src/persist/keys.ts): a format-2 store is upgraded on its first
+ * Store format 4 (u32 ids, src/persist/keys.ts): a store of format 1, 2 or 3 is upgraded on its first
  * writable open, in a child process, into a new file that replaces the old one only when complete
  * (src/persist/migrate.ts). These stores are written as format 2 wrote them (the options and keys
- * of src/persist/store.ts at 7d02c41), then read through Persistence.
+ * of src/persist/store.ts at 7d02c41) or as format 3 did (keys.ts's codes, store.ts at 44937ac), then
+ * read through Persistence.
  */
 const venues = loadConfig({ env: {} }).venues;
 const dirs: string[] = [];
@@ -154,6 +155,42 @@ function writeFormat2(dir: string, s: EngineState, extra?: (db: (name: string) =
   void root.close();
 }
 
+/** Writes `s` and candles() into `dir` as a format-3 store (binary codes, keys.ts), as writeFormat2 does. */
+function writeFormat3(dir: string, s: EngineState, extra?: (db: (name: DbName) => Database) => void): void {
+  writeFileSync(join(dir, 'crossbook.json'), JSON.stringify({ format: 3, createdAt: 'x' }));
+  const root = open({ path: join(dir, 'crossbook.mdb'), noSubdir: true, maxDbs: 32 });
+  const db = (name: DbName) => root.openDB(dbOptions(name, 3));
+  db('meta').putSync('format', 3);
+  root.transactionSync(() => {
+    for (const m of s.catalog.all()) db('catalog').putSync(marketCode(m.venue, m.marketId), storedMarket(m));
+    for (const q of s.quotes.all()) db('quotes').putSync(marketCode(q.venue, q.marketId), { ...q });
+    for (const [venue, instrument, b] of s.books.entries())
+      db('books').putSync(marketCode(venue, instrument), { venue, instrument, bids: b.bids.levels(), asks: b.asks.levels(), ts: b.timestamp });
+    for (const [name, list] of Object.entries(candles()))
+      for (const c of list)
+        db(name as DbName).putSync(candleKey(c.venue, c.marketId, c.t), {
+          o: c.o,
+          h: c.h,
+          l: c.l,
+          c: c.c,
+          mid: c.mid,
+          volume: c.volume,
+          trades: c.trades,
+          bid: c.bid,
+          ask: c.ask,
+          n: c.notional,
+        });
+    for (const t of s.trades.recent()) {
+      db('trades').putSync(t.seq, { ...t });
+      db('tradesByTime').putSync([t.timestamp, t.seq], 1);
+    }
+    db('groups').putSync('venue_a:KX|venue_b:0x99', 7);
+    db('keys').putSync('pmx_hash', { name: 'demo', plan: 'free' });
+    extra?.(db);
+  });
+  void root.close();
+}
+
 const sha = (f: string): string => createHash('sha256').update(readFileSync(f)).digest('hex');
 const sorted = <T extends { venue: string; marketId: string }>(xs: Iterable<T>): T[] =>
   [...xs].sort((a, b) => `${a.venue}:${a.marketId}`.localeCompare(`${b.venue}:${b.marketId}`));
@@ -194,15 +231,59 @@ function expected(s: EngineState) {
   };
 }
 
-describe('store format 3', () => {
-  it('upgrades a populated format-2 store on its first writable open, every record read back as it was', async () => {
+/**
+ * The store in `dir` with its state loaded, market M of venue_a listed in it and its catalog record
+ * written (its id carried by that record).
+ */
+async function listedM(dir: string): Promise<{ p: Persistence; s: EngineState; id: number }> {
+  const p = new Persistence(dir);
+  const s = new EngineState(venues);
+  p.load(s);
+  if (!s.catalog.get('venue_a', 'M')) {
+    applyEvent(s, { ...base, type: 'market', marketId: 'M', title: 'M', status: 'active' });
+    p.markMarket('venue_a', 'M');
+    await p.flushCatalog(s);
+  }
+  return { p, s, id: storeIdOf(s.catalog.get('venue_a', 'M')!) };
+}
+
+describe('store format 4', () => {
+  it('a market whose catalog record was lost comes back under a new id: its earlier candles are orphaned, not given to another market, and `data check` reports them', async () => {
+    const dir = tmp();
+    const { p, id } = await listedM(dir);
+    const minute = { venue: 'venue_a', marketId: 'M', t: 60_000, o: 4000, h: 4100, l: 3900, c: 4050, mid: 4025, volume: 3, trades: 1 };
+    p.appendCandle(minute);
+    await p.flushed();
+    // What a crash before the catalog record's commit leaves: the candles without it.
+    p.db('catalog').removeSync(idKey(id));
+    await p.close();
+    expect(checkInChild(join(dir, 'crossbook.mdb')).orphans).toEqual({ ids: 1, candles: 1, candles1h: 1, candles1d: 1 });
+    const again = await listedM(dir);
+    expect(again.id).toBeGreaterThan(id);
+    expect(again.p.candles('venue_a', 'M', 0, Infinity)).toEqual([]);
+    // Another market listed now gets an id past the orphans' too.
+    applyEvent(again.s, { ...base, type: 'market', marketId: 'N', title: 'N', status: 'active' });
+    again.p.markMarket('venue_a', 'N');
+    await again.p.flushCatalog(again.s);
+    expect(storeIdOf(again.s.catalog.get('venue_a', 'N')!)).toBe(again.id + 1);
+    expect(again.p.candles('venue_a', 'N', 0, Infinity)).toEqual([]);
+    await again.p.close();
+    const report = checkInChild(join(dir, 'crossbook.mdb'));
+    expect(healthy(report)).toBe(true);
+    expect(report.orphans).toEqual({ ids: 1, candles: 1, candles1h: 1, candles1d: 1 });
+  });
+
+  it.each([
+    [2, writeFormat2],
+    [3, writeFormat3],
+  ] as const)('upgrades a populated format-%i store on its first writable open, every record read back as it was', async (_format, write) => {
     const dir = tmp();
     const s = state(300);
-    writeFormat2(dir, s);
+    write(dir, s);
     const p = new Persistence(dir);
-    expect(p.format).toBe(3);
-    expect(JSON.parse(readFileSync(join(dir, 'crossbook.json'), 'utf8'))).toEqual({ format: 3, createdAt: 'x' });
-    expect(existsSync(join(dir, 'crossbook.mdb.format3'))).toBe(false);
+    expect(p.format).toBe(4);
+    expect(JSON.parse(readFileSync(join(dir, 'crossbook.json'), 'utf8'))).toEqual({ format: 4, createdAt: 'x' });
+    expect(existsSync(join(dir, 'crossbook.mdb.format4'))).toBe(false);
     const got = readAll(p);
     const want = expected(s);
     expect(got.counts).toEqual({ markets: 302, quotes: s.quotes.size, books: 3, trades: 2 });
@@ -226,6 +307,7 @@ describe('store format 3', () => {
     expect(report.dbs.find((d) => d.name === 'catalog')).toMatchObject({ entries: 302, read: 302 });
     expect(report.dbs.find((d) => d.name === 'candles')).toMatchObject({ entries: 4, read: 4 });
     const again = new Persistence(dir);
+    again.load(new EngineState(venues));
     expect(again.candles('venue_a', TICKER, 0, Infinity)).toEqual([...want.candles.slice(0, 2), next]);
     await again.close();
   });
@@ -238,11 +320,11 @@ describe('store format 3', () => {
     const file = join(dir, 'crossbook.mdb');
     const before = sha(file);
     expect(() => new Persistence(dir)).toThrow(
-      /upgrading crossbook.mdb from format 2 to 3 failed: the copy stopped in candles1h after 2 records .*candles1d: key \["venue_a","KXNFLGAME-25NOV30SEAMIN-SEA","soon"\] is not a format-2 key.*The store is unchanged \(format 2\)/,
+      /upgrading crossbook.mdb from format 2 to 4 failed: the copy stopped in candles1h after 2 records .*candles1d: key \["venue_a","KXNFLGAME-25NOV30SEAMIN-SEA","soon"\] is not a format-2 key.*The store is unchanged \(format 2\)/,
     );
     expect(sha(file)).toBe(before);
     expect(JSON.parse(readFileSync(join(dir, 'crossbook.json'), 'utf8')).format).toBe(2);
-    expect(existsSync(`${file}.format3`)).toBe(false);
+    expect(existsSync(`${file}.format4`)).toBe(false);
     // `crossbook data check` still reads it as format 2
     const checked = checkInChild(file);
     expect(damageLines(checked)).toEqual([]);
@@ -259,6 +341,20 @@ describe('store format 3', () => {
     await p.close();
   });
 
+  it('a key format 3 did not write stops the upgrade to 4 and leaves the file and its marker as they were', () => {
+    const dir = tmp();
+    // an id tag format 3 never wrote, in the catalog: the first database keyed by ids
+    writeFormat3(dir, state(20), (db) => db('catalog').putSync(Buffer.from([5, 9, 1, 0x4d]), { venue: 'venue_a', marketId: 'M', title: 'x' }));
+    const file = join(dir, 'crossbook.mdb');
+    const before = sha(file);
+    expect(() => new Persistence(dir)).toThrow(
+      /upgrading crossbook.mdb from format 3 to 4 failed: the copy stopped .*catalog: not a format-3 market key \(unknown id tag 9\): 0509014d.*The store is unchanged \(format 3\)/,
+    );
+    expect(sha(file)).toBe(before);
+    expect(JSON.parse(readFileSync(join(dir, 'crossbook.json'), 'utf8')).format).toBe(3);
+    expect(existsSync(`${file}.format4`)).toBe(false);
+  });
+
   it('a store upgraded but not yet marked (stopped between the two) is only marked', async () => {
     const dir = tmp();
     const p = new Persistence(dir);
@@ -268,7 +364,7 @@ describe('store format 3', () => {
     writeFileSync(join(dir, 'crossbook.json'), JSON.stringify({ format: 2, createdAt: 'y' }));
     const ino = statSync(join(dir, 'crossbook.mdb')).ino;
     const again = new Persistence(dir);
-    expect(JSON.parse(readFileSync(join(dir, 'crossbook.json'), 'utf8'))).toEqual({ format: 3, createdAt: 'y' });
+    expect(JSON.parse(readFileSync(join(dir, 'crossbook.json'), 'utf8'))).toEqual({ format: 4, createdAt: 'y' });
     expect(statSync(join(dir, 'crossbook.mdb')).ino).toBe(ino);
     expect(readAll(again).catalog).toEqual(expected(s).catalog);
     await again.close();
@@ -280,7 +376,7 @@ describe('store format 3', () => {
     const before = sha(join(dir, 'crossbook.mdb'));
     const p = new Persistence(dir, undefined, { readOnly: true });
     expect(p.format).toBe(2);
-    expect(() => p.load(new EngineState(venues))).toThrow(/holds a format-2 store: start the service on it once to upgrade it to format 3/);
+    expect(() => p.load(new EngineState(venues))).toThrow(/holds a format-2 store: start the service on it once to upgrade it to format 4/);
     expect(() => p.candles('venue_a', TICKER, 0, Infinity)).toThrow(/format-2 store/);
     const copy = tmp();
     await p.root.backup(join(copy, 'crossbook.mdb'), true);
@@ -309,11 +405,11 @@ describe('store format 3', () => {
       );
       expect(sha(file)).toBe(before);
       expect(JSON.parse(readFileSync(join(dir, 'crossbook.json'), 'utf8')).format).toBe(2);
-      expect(existsSync(`${file}.format3`)).toBe(false);
+      expect(existsSync(`${file}.format4`)).toBe(false);
     },
   );
 
-  it('stores catalog records compressed and candles without their key, and upgrades a format-1 store to format 3', async () => {
+  it('stores catalog records compressed and candles without their key, and upgrades a format-1 store to format 4', async () => {
     const title = 'Will the Seattle Seahawks beat the New England Patriots by more than 7.5 points on Sunday? '.repeat(3);
     const dir = tmp();
     const p = new Persistence(dir);
@@ -323,7 +419,7 @@ describe('store format 3', () => {
     await p.close();
     // Read as plain bytes: lmdb-js marks a compressed value by a first byte of 254 or 255.
     const raw = open({ path: join(dir, 'crossbook.mdb'), noSubdir: true, maxDbs: 32, readOnly: true });
-    const stored = raw.openDB({ name: 'catalog', encoding: 'binary', keyEncoding: 'binary' }).getBinary(marketCode('venue_a', 'M'));
+    const stored = raw.openDB({ name: 'catalog', encoding: 'binary', keyEncoding: 'binary' }).getBinary(idKey(ID_BASE));
     expect(stored?.[0]).toBeGreaterThanOrEqual(254);
     await raw.close();
 
@@ -342,13 +438,21 @@ describe('store format 3', () => {
     const s2 = new EngineState(venues);
     expect(p2.load(s2).markets).toBe(1);
     expect(s2.catalog.get('venue_a', 'M')!.title).toBe(title);
-    expect(JSON.parse(readFileSync(join(old, 'crossbook.json'), 'utf8'))).toMatchObject({ format: 3, createdAt: 'x' });
+    expect(JSON.parse(readFileSync(join(old, 'crossbook.json'), 'utf8'))).toMatchObject({ format: 4, createdAt: 'x' });
     expect(p2.candles('venue_a', 'M', 0, Infinity)).toEqual([minute]);
     // A new minute goes in without the fields its key holds, and both read back whole.
     p2.appendCandle({ ...minute, t: 120_000, o: 4050, volume: 0, trades: 0, mid: undefined });
     await p2.flushed();
     expect(p2.candles('venue_a', 'M', 0, Infinity)).toEqual([minute, { ...minute, t: 120_000, o: 4050, volume: 0, trades: 0, mid: undefined }]);
-    expect(p2.db('candles').get(candleKey('venue_a', 'M', 120_000))).toEqual({ o: 4050, h: 4100, l: 3900, c: 4050, mid: undefined, volume: 0, trades: 0 });
+    expect(p2.db('candles').get(idCandleKey(storeIdOf(s2.catalog.get('venue_a', 'M')!), 120_000))).toEqual({
+      o: 4050,
+      h: 4100,
+      l: 3900,
+      c: 4050,
+      mid: undefined,
+      volume: 0,
+      trades: 0,
+    });
     expect(p2.candles('venue_a', 'M', 0, Infinity, '1h')).toEqual([{ ...minute, t: 0, o: 4050, h: 4100, l: 3900, volume: 0, trades: 0, mid: undefined }]);
     // New writes go in compressed beside the old record, and both read back.
     applyEvent(s2, { ...base, type: 'market', marketId: 'N', title: `${title}(2)`, status: 'active', closeTime: 9e12 });
@@ -360,7 +464,7 @@ describe('store format 3', () => {
     expect(s3.catalog.get('venue_a', 'N')!.title).toBe(`${title}(2)`);
     await p3.close();
     // A format this version does not know is refused, with the formats it reads.
-    writeFileSync(join(old, 'crossbook.json'), JSON.stringify({ format: 4, createdAt: 'x' }));
-    expect(() => new Persistence(old)).toThrow(/data format 4 is not supported by this version \(reads 1, 2, 3\)/);
+    writeFileSync(join(old, 'crossbook.json'), JSON.stringify({ format: 5, createdAt: 'x' }));
+    expect(() => new Persistence(old)).toThrow(/data format 5 is not supported by this version \(reads 1, 2, 3, 4\)/);
   });
 });

@@ -7,7 +7,8 @@ import { loadConfig } from '../../src/config/load.js';
 import { VirtualClock } from '../../src/core/clock.js';
 import { Persistence } from '../../src/persist/store.js';
 import type { Candle } from '../../src/state/candles.js';
-import { EngineState } from '../../src/state/engine.js';
+import type { NormalizedEvent } from '../../src/core/types.js';
+import { applyEvent, EngineState } from '../../src/state/engine.js';
 
 /**
  * Retention of the one-minute candle log: minutes before the cutoff go, market by market, and the
@@ -101,11 +102,20 @@ describe('one-minute candle retention', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cb-prune-'));
     const p = store(dir);
     expect(await p.pruneMinutes(now)).toBe(0);
+    // Listed, so that their ids are found again after the restart (store format 4: the catalog records carry them).
+    const s = new EngineState(loadConfig({ env: {} }).venues);
+    p.load(s);
+    for (const [venue, marketId] of MARKETS) {
+      applyEvent(s, { venue, timestamp: 1, localTimestamp: start, type: 'market', marketId, title: marketId, status: 'active' } as NormalizedEvent);
+      p.markMarket(venue, marketId);
+    }
+    await p.flushCatalog(s);
     fill(p);
     await p.flushed(); // a put is not readable before its batch commits
     await p.pruneMinutes(now - DAY);
     await p.close();
     const p2 = store(dir);
+    p2.load(new EngineState(loadConfig({ env: {} }).venues));
     expect(p2.candles('venue_a', 'M', 0, now - DAY)).toEqual([]);
     expect(p2.candles('venue_a', 'M', now - DAY, Infinity).length).toBe(48);
   });
