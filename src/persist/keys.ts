@@ -293,7 +293,7 @@ export function idKey(id: number): Buffer {
 }
 
 /** The id at the start of a format-4 key; throws KeyError on a key too short or below ID_BASE. */
-function readIdAt(key: Uint8Array): number {
+export function readIdAt(key: Uint8Array): number {
   if (key.length < ID_BYTES) throw new KeyError(`not a format-4 key (${key.length} bytes): ${Buffer.from(key).toString('hex')}`);
   const id = ((key[0]! << 24) | (key[1]! << 16) | (key[2]! << 8) | key[3]!) >>> 0;
   if (id < ID_BASE) throw new KeyError(`not a format-4 key (id ${id} below ${ID_BASE}): ${Buffer.from(key).toString('hex')}`);

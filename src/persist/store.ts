@@ -45,6 +45,7 @@ import {
   idCandleKey,
   idCandleRange,
   idKey,
+  readIdAt,
   readIdCandleKey,
   readIdKey,
   REKEYED,
@@ -308,7 +309,7 @@ export class Persistence {
     const last = (name: DbName): number => {
       const [k] = this.db(name).getKeys({ reverse: true, limit: 1, end: FIRST_KEY });
       // An empty database's walk may still meet its structures record (key 0), which is no id.
-      return k instanceof Uint8Array && k.length >= 4 && k[0]! >= 5 ? ((k[0]! << 24) | (k[1]! << 16) | (k[2]! << 8) | k[3]!) >>> 0 : ID_BASE - 1;
+      return k instanceof Uint8Array && k.length >= 4 && k[0]! >= 5 ? readIdAt(k) : ID_BASE - 1;
     };
     this.nextMarket = Math.max(...MARKET_ID_DBS.map(last)) + 1;
     this.nextInstrument = last('books') + 1;
