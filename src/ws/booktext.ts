@@ -108,7 +108,7 @@ export class TextBytes {
     this.length = at;
   }
 
-  /** The first `n` bytes of `bytes` as they are (text written before and kept: see `sideBytes`). */
+  /** The first `n` bytes of `bytes` as they are (a message's constant parts, encoded once). */
   raw(bytes: Buffer, n: number): void {
     if (this.length + n > this.buf.length) this.grow(n);
     if (n >= COPY_FROM) bytes.copy(this.buf, this.length, 0, n);
