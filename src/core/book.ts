@@ -74,17 +74,9 @@ export class BookLevels {
   private cap = 0;
   private nb = 0;
   private na = 0;
-  /** Bumped on every write to the bids (`gb`) or the asks (`ga`): a reader's copy of a side stands while its count does. */
-  private gb = 0;
-  private ga = 0;
 
   /** `pool`: where the levels live; a book alone gets a pool of its own. */
   constructor(protected readonly pool: LevelPool = new LevelPool()) {}
-
-  /** The write count of a side (see `gb`). */
-  gen(bid: boolean): number {
-    return bid ? this.gb : this.ga;
-  }
 
   /** Number of levels of the bids (`bid`) or the asks. */
   count(bid: boolean): number {
@@ -132,24 +124,14 @@ export class BookLevels {
 
   /** Sets the absolute size at `price` on a side; 0 deletes. */
   put(bid: boolean, price: number, size: number): void {
-    if (bid) {
-      this.gb++;
-      this.putBid(price, size);
-    } else {
-      this.ga++;
-      this.putAsk(price, size);
-    }
+    if (bid) this.putBid(price, size);
+    else this.putAsk(price, size);
   }
 
   /** Removes every level of a side (the slot stays: the next snapshot refits it). */
   drop(bid: boolean): void {
-    if (bid) {
-      this.gb++;
-      this.nb = 0;
-    } else {
-      this.ga++;
-      this.na = 0;
-    }
+    if (bid) this.nb = 0;
+    else this.na = 0;
   }
 
   /** Removes every level and gives the slot back to the pool: what a holder does before it forgets the book. */
@@ -169,8 +151,6 @@ export class BookLevels {
     const pairs = nb + na === 0 ? 0 : nb + na + headroom;
     this.nb = 0;
     this.na = 0;
-    this.gb++;
-    this.ga++;
     if (pairs > this.cap) {
       const at = this.take(pairs);
       this.give(this.off, this.cap);
@@ -397,11 +377,6 @@ export class BookSide {
     return this.of.count(this.descending);
   }
 
-  /** Bumped on every change of this side: what was read of it stands while this does. */
-  get gen(): number {
-    return this.of.gen(this.descending);
-  }
-
   /** Price of the level at `i` (best is 0); `i` must be below `length`. */
   price(i: number): number {
     return this.of.priceAt(this.descending, i);
@@ -459,12 +434,6 @@ export class OrderBook extends BookLevels {
    * The state's BookStore keeps it from the catalog's instruments, so the hot path reads it here.
    */
   role: 'yes' | 'no' = 'yes';
-  /**
-   * What a writer of the book's text keeps for its sides (src/ws/booktext.ts: each side's text as
-   * last written and the write count it stands for), on the book so that finding it is a field read.
-   */
-  text: object | undefined = undefined;
-
   /** `pool`: where its levels live (a BookStore's); a book alone gets a pool of its own. */
   constructor(
     readonly instrument: string,

@@ -1,4 +1,4 @@
-import type { BookLevels, OrderBook } from '../core/book.js';
+import type { BookLevels } from '../core/book.js';
 import { PAYOUT, toCents } from '../core/price.js';
 import type { MarketRead } from '../state/books.js';
 import type { QuotePrices } from '../views/market.js';
@@ -108,7 +108,7 @@ export class TextBytes {
     this.length = at;
   }
 
-  /** The first `n` bytes of `bytes` as they are (text written before and kept: see `sideBytes`). */
+  /** The first `n` bytes of `bytes` as they are (a message's constant parts, encoded once). */
   raw(bytes: Buffer, n: number): void {
     if (this.length + n > this.buf.length) this.grow(n);
     if (n >= COPY_FROM) bytes.copy(this.buf, this.length, 0, n);
@@ -165,6 +165,54 @@ export class TextBytes {
     this.uint(frac);
   }
 
+  /**
+   * Side `bid` of `l` as `sideJson` writes it (at most `depth` levels, prices complemented when
+   * `complement`), noting in `sizes` where each level's size text starts and ends (`readBytes`).
+   */
+  side(l: BookLevels, bid: boolean, depth: number, complement: boolean, sizes: Int32Array): void {
+    const n = Math.min(depth, l.count(bid));
+    if (this.length + 2 + n * LEVEL_ROOM > this.buf.length) this.grow(2 + n * LEVEL_ROOM);
+    const b = this.buf;
+    let at = this.length;
+    b[at++] = 91; // [
+    for (let k = 0; k < n; k++) {
+      const p = l.priceAt(bid, k);
+      if (k > 0) b[at++] = 44; // ,
+      b[at++] = 91;
+      at = writeBytes(b, at, centsBytes(complement ? PAYOUT - p : p));
+      b[at++] = 44;
+      sizes[2 * k] = at;
+      at = writeSize(b, at, l.sizeAt(bid, k));
+      sizes[2 * k + 1] = at;
+      b[at++] = 93; // ]
+    }
+    b[at++] = 93;
+    this.length = at;
+  }
+
+  /**
+   * The side `side` wrote since the last reset, again with its prices complemented as `complement`
+   * says, each level's size copied from where `side` wrote it (`sizes`) rather than formatted again.
+   */
+  sideAgain(l: BookLevels, bid: boolean, depth: number, complement: boolean, sizes: Int32Array): void {
+    const n = Math.min(depth, l.count(bid));
+    if (this.length + 2 + n * LEVEL_ROOM > this.buf.length) this.grow(2 + n * LEVEL_ROOM);
+    const b = this.buf;
+    let at = this.length;
+    b[at++] = 91;
+    for (let k = 0; k < n; k++) {
+      const p = l.priceAt(bid, k);
+      if (k > 0) b[at++] = 44;
+      b[at++] = 91;
+      at = writeBytes(b, at, centsBytes(complement ? PAYOUT - p : p));
+      b[at++] = 44;
+      for (let x = sizes[2 * k]!, end = sizes[2 * k + 1]!; x < end; x++) b[at++] = b[x]!;
+      b[at++] = 93;
+    }
+    b[at++] = 93;
+    this.length = at;
+  }
+
   /** A non-negative safe integer in decimal. */
   private uint(x: number): void {
     if (this.length + 16 > this.buf.length) this.grow(16);
@@ -215,9 +263,6 @@ function digitCount(x: number): number {
  */
 const LEVEL_ROOM = 56;
 
-/** What a level with its comma usually takes (`,[54.5,1234.25]`): a side's kept text starts with room for that many per level. */
-const TYPICAL_LEVEL = 16;
-
 /** The bytes of `centsText(units)` for every price in 0..PAYOUT units, filled as first written. */
 const CENT_BYTES: (Uint8Array | undefined)[] = new Array<Uint8Array | undefined>(PAYOUT + 1).fill(undefined);
 
@@ -248,118 +293,6 @@ export function plainAscii(s: string): boolean {
     if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return false;
   }
   return true;
-}
-
-/**
- * A side's levels as last written (`[[cents,size],…]`), as they are (`plain`) and complemented
- * (`flipped`), with their lengths (-1: not written), for the side's write count and depth then: a
- * book message writes each side twice (YES and NO), and a delta changes one side, so a side that
- * did not change since the last message is copied instead of formatted again, and one that did is
- * formatted once for both (the sizes are the same text in both). Kept on the book (`OrderBook.text`,
- * a `BookTexts`), one per side.
- */
-interface SideText {
-  gen: number;
-  depth: number;
-  plain: Buffer;
-  plainLength: number;
-  flipped: Buffer;
-  flippedLength: number;
-}
-
-/** A book's two `SideText`s. */
-interface BookTexts {
-  bid: SideText | undefined;
-  ask: SideText | undefined;
-}
-
-const NO_TEXT = Buffer.alloc(0);
-
-/** The kept text of a side of `l` (written again when its write count or the depth moved). */
-function textOf(l: OrderBook, bid: boolean, depth: number): SideText {
-  const gen = l.gen(bid);
-  let ts = l.text as BookTexts | undefined;
-  if (ts === undefined) l.text = ts = { bid: undefined, ask: undefined };
-  let t = bid ? ts.bid : ts.ask;
-  if (t === undefined) {
-    t = { gen, depth, plain: NO_TEXT, plainLength: -1, flipped: NO_TEXT, flippedLength: -1 };
-    if (bid) ts.bid = t;
-    else ts.ask = t;
-  } else if (t.gen !== gen || t.depth !== depth) {
-    t.gen = gen;
-    t.depth = depth;
-    t.plainLength = -1;
-    t.flippedLength = -1;
-  }
-  return t;
-}
-
-/**
- * The levels of side `bid` of `l` as `sideJson` writes them, into `w`: from its kept text when the
- * side has not changed since it was written, else written into the kept text first (both forms when `both`).
- */
-function sideBytes(w: TextBytes, l: OrderBook, bid: boolean, depth: number, complement: boolean, both: boolean): void {
-  const t = textOf(l, bid, depth);
-  if (complement) {
-    if (t.flippedLength < 0) writeSide(t, l, bid, depth, both, true);
-    w.raw(t.flipped, t.flippedLength);
-  } else {
-    if (t.plainLength < 0) writeSide(t, l, bid, depth, true, both);
-    w.raw(t.plain, t.plainLength);
-  }
-}
-
-/** Writes the side's kept text: `plain` and/or `flipped`, each level's size formatted once. */
-function writeSide(t: SideText, l: BookLevels, bid: boolean, depth: number, plain: boolean, flipped: boolean): void {
-  const n = Math.min(depth, l.count(bid));
-  // Room for a typical level to start with (kept per side, so sized near its text), grown when a level might not fit.
-  const room = 2 + n * TYPICAL_LEVEL;
-  let a = plain && t.plain.length < room ? (t.plain = Buffer.allocUnsafe(room)) : t.plain;
-  let b = flipped && t.flipped.length < room ? (t.flipped = Buffer.allocUnsafe(room)) : t.flipped;
-  let i = 0;
-  let j = 0;
-  a[i++] = 91; // [
-  b[j++] = 91;
-  for (let k = 0; k < n; k++) {
-    const p = l.priceAt(bid, k);
-    const z = l.sizeAt(bid, k);
-    if (plain && i + LEVEL_ROOM + 1 > a.length) a = t.plain = grown(a, i);
-    if (flipped && j + LEVEL_ROOM + 1 > b.length) b = t.flipped = grown(b, j);
-    if (plain) {
-      if (k > 0) a[i++] = 44; // ,
-      a[i++] = 91;
-      i = writeBytes(a, i, centsBytes(p));
-      a[i++] = 44;
-      const from = i;
-      i = writeSize(a, i, z);
-      a[i++] = 93; // ]
-      if (flipped) {
-        if (k > 0) b[j++] = 44;
-        b[j++] = 91;
-        j = writeBytes(b, j, centsBytes(PAYOUT - p));
-        b[j++] = 44;
-        for (let x = from; x < i; x++) b[j++] = a[x]!;
-      }
-    } else {
-      if (k > 0) b[j++] = 44;
-      b[j++] = 91;
-      j = writeBytes(b, j, centsBytes(PAYOUT - p));
-      b[j++] = 44;
-      j = writeSize(b, j, z);
-      b[j++] = 93;
-    }
-  }
-  a[i++] = 93;
-  b[j++] = 93;
-  if (plain) t.plainLength = i;
-  if (flipped) t.flippedLength = j;
-}
-
-/** A buffer of twice the room (at least room for another level) holding the first `used` bytes of `buf`. */
-function grown(buf: Buffer, used: number): Buffer {
-  const next = Buffer.allocUnsafe(Math.max(2 * buf.length, used + 2 * LEVEL_ROOM));
-  buf.copy(next, 0, 0, used);
-  return next;
 }
 
 /** Copies `bytes` to `b` at `at`; returns the index after them. */
@@ -394,28 +327,44 @@ const NO_EMPTY = Buffer.from('},"no":{"bids":[],"asks":[]}', 'latin1');
 const NO_BIDS = Buffer.from('},"no":{"bids":', 'latin1');
 
 /**
+ * Where `side` wrote each level's size in the message (start and end, two per level), so that
+ * `sideAgain` copies the size text instead of formatting it again; one per side of a message.
+ */
+let bidSizes = new Int32Array(2 * 32);
+let askSizes = new Int32Array(2 * 32);
+
+/**
  * `readJson` written into `w` without its closing brace (the envelope follows), for a market id and
- * slug that are `plainAscii`: the same bytes as the text, built without strings, each side's text kept
- * on the book (`OrderBook.text`) until that side changes.
+ * slug that are `plainAscii`: the same bytes as the text, built without strings, in one pass over the
+ * book's level arrays. A side appears twice (YES as it stands, NO complemented, or the other way round
+ * for a NO book): each level's size is formatted once, where the side is first written, and copied
+ * from there for the second (the bytes just written, where a text kept per book since its last message
+ * would be a cold record of its own: BENCHMARKS.md issue 34 `ingest23`).
  */
 export function readBytes(w: TextBytes, marketId: string, slug: string, r: MarketRead, depth: number, yesOnly: boolean): void {
   const book = r.book!;
   const c = r.complement;
-  const both = !yesOnly;
+  if (bidSizes.length < 2 * depth) {
+    bidSizes = new Int32Array(2 * depth);
+    askSizes = new Int32Array(2 * depth);
+  }
+  // The YES bids are the book's bids as they stand, or its asks complemented when it is the NO book.
+  const yesBids = c ? askSizes : bidSizes;
+  const yesAsks = c ? bidSizes : askSizes;
   w.raw(BOOK_HEAD, BOOK_HEAD.length);
   w.ascii(marketId);
   w.raw(SOURCE, SOURCE.length);
   w.ascii(slug);
   w.raw(YES_BIDS, YES_BIDS.length);
-  sideBytes(w, book, !c, depth, c, both);
+  w.side(book, !c, depth, c, yesBids);
   w.raw(ASKS, ASKS.length);
-  sideBytes(w, book, c, depth, c, both);
+  w.side(book, c, depth, c, yesAsks);
   if (yesOnly) w.raw(NO_EMPTY, NO_EMPTY.length);
   else {
     w.raw(NO_BIDS, NO_BIDS.length);
-    sideBytes(w, book, c, depth, !c, both);
+    w.sideAgain(book, c, depth, !c, yesAsks);
     w.raw(ASKS, ASKS.length);
-    sideBytes(w, book, !c, depth, !c, both);
+    w.sideAgain(book, !c, depth, !c, yesBids);
     w.char(125); // }
   }
 }

@@ -106,7 +106,7 @@ describe('orderbook_update text (src/ws/booktext.ts)', () => {
     }
   });
 
-  it('writes a book as readJson does after every change, snapshot, reset and depth, though it keeps the text of a side that did not change', () => {
+  it('writes a book as readJson does after every change, snapshot, reset and depth', () => {
     let x = 0.57;
     const next = (): number => (x = (x * 7919 + 0.229) % 1);
     const w = new TextBytes();
