@@ -164,7 +164,9 @@ function removeOpenFiles(dir: string): void {
  * `chunkBytes`: the open slice's packed chunks (`PackedLog`), each written to disk once full.
  * `readBatch`: the records a catch-up reads from the capture at a time (`CaptureTail.read`).
  * `handBatch`: the records and events the main thread's handoff holds before it hands them to the
- * thread without waiting for the next sync (`Handoff`: each take is one synchronous pack).
+ * thread without waiting for the next sync (`Handoff`: each take is one synchronous pack, 0.5-1 µs
+ * an event; at 8,192 the per-second sync's take of a second of events was 1-4 ms of the main
+ * thread at load 2-5, one task in which the WebSocket frames read meanwhile waited: issue 34).
  * The main thread sends these with each sync (a test may lower one).
  */
 export const HISTORY_LIMITS = {
@@ -173,7 +175,7 @@ export const HISTORY_LIMITS = {
   behind: 500_000,
   chunkBytes: PACKED_CHUNK,
   readBatch: 4_096,
-  handBatch: 8_192,
+  handBatch: 1_024,
 };
 
 /** Where the index follows the capture from. */

@@ -169,6 +169,18 @@ export class FeedRuntime {
     this.timeouts.add(t);
   }
 
+  /**
+   * Resolves at the next turn of the event loop, after the socket reads and the turn's flush that
+   * wait: a long piece of work (a polled page of hundreds of rows) goes in slices between them, so
+   * the frames that arrive meanwhile are not held behind it. Resolves also once the subscription
+   * ended; the caller checks `stopped`.
+   */
+  nextTurn(): Promise<void> {
+    // A timer, not an immediate: the turn's flush (an immediate) of the frames read before it runs
+    // first, so a slice never stands between a frame and its publication.
+    return new Promise((resolve) => setTimeout(resolve, 0));
+  }
+
   /** Runs `fn` every `ms` until the subscription ends (the timer does not keep the process alive). */
   every(ms: number, fn: () => void): () => void {
     const t = setInterval(() => {

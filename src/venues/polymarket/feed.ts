@@ -290,6 +290,14 @@ function send(shard: Shard, msg: WsSubscribe | WsSubscriptionUpdate): void {
   shard.stream?.send(JSON.stringify(msg));
 }
 
+/**
+ * Rows of a trades page looked up, or trades emitted, per turn of the event loop. A page is 500
+ * rows: its ids (a sha1 each) and the emission of its new trades through every consumer took 5–25
+ * ms of the main thread in one piece every `pollMs`, and the WebSocket frames read meanwhile waited
+ * behind it (the live fan-out bench's profiles, issue 34).
+ */
+export const TRADE_ROWS_PER_TURN = 100;
+
 /** Polls the data-api for trades every `pollMs`; the first poll reads one page. */
 function pollTrades(rt: FeedRuntime, mapper: PolymarketMapper, data: string): void {
   const seen = new Map<string, true>();
@@ -297,8 +305,17 @@ function pollTrades(rt: FeedRuntime, mapper: PolymarketMapper, data: string): vo
   rt.repeat(
     rt.ingest.pollMs,
     async () => {
-      for (const t of await newTrades(rt, data, seen, first)) rt.emit(dataTradeToTrade(rt.venue, t, rt.now(), mapper.token(t.asset)));
+      const fresh = await newTrades(rt, data, seen, first);
       first = false;
+      for (let i = 0; i < fresh.length; i += TRADE_ROWS_PER_TURN) {
+        await rt.nextTurn();
+        if (rt.stopped) return;
+        const end = Math.min(fresh.length, i + TRADE_ROWS_PER_TURN);
+        for (let k = i; k < end; k++) {
+          const t = fresh[k]!;
+          rt.emit(dataTradeToTrade(rt.venue, t, rt.now(), mapper.token(t.asset)));
+        }
+      }
     },
     'polymarket trades poll',
   );
@@ -307,6 +324,7 @@ function pollTrades(rt: FeedRuntime, mapper: PolymarketMapper, data: string): vo
 /**
  * Trades not seen before, oldest first: `GET /trades?limit=500&offset=0&takerOnly=true` (newest
  * first), and the next page while a page is entirely new, up to 5 pages (1 on the first poll).
+ * A page's rows are looked up TRADE_ROWS_PER_TURN at a time, a turn of the event loop apart.
  */
 async function newTrades(rt: FeedRuntime, data: string, seen: Map<string, true>, first: boolean): Promise<DataTrade[]> {
   const limit = 500;
@@ -314,14 +332,20 @@ async function newTrades(rt: FeedRuntime, data: string, seen: Map<string, true>,
   for (let page = 0; page < (first ? 1 : 5) && !rt.stopped; page++) {
     const rows = await getJson(url(data, '/trades', { limit, offset: page * limit, takerOnly: true }), dataTradesResponseSchema);
     let seenOne = false;
-    for (const t of rows) {
-      const id = dataTradeId(t);
-      if (seen.has(id)) {
-        seenOne = true;
-        continue;
+    for (let i = 0; i < rows.length && !rt.stopped; i += TRADE_ROWS_PER_TURN) {
+      // The page's read and parse ran in this task: its rows wait for the next turn.
+      await rt.nextTurn();
+      const end = Math.min(rows.length, i + TRADE_ROWS_PER_TURN);
+      for (let k = i; k < end; k++) {
+        const t = rows[k]!;
+        const id = dataTradeId(t);
+        if (seen.has(id)) {
+          seenOne = true;
+          continue;
+        }
+        seen.set(id, true);
+        fresh.push(t);
       }
-      seen.set(id, true);
-      fresh.push(t);
     }
     if (seenOne || rows.length < limit) break;
   }

@@ -11,7 +11,7 @@ import type { FeedEvent, Level, MarketUpsert, NormalizedEvent, Trade } from '../
 import { serve } from '../../../src/sim/protocols/polymarket.js';
 import type { SimListing } from '../../../src/sim/types.js';
 import { createWorld } from '../../../src/sim/world.js';
-import { createPolymarketFeed } from '../../../src/venues/polymarket/feed.js';
+import { createPolymarketFeed, TRADE_ROWS_PER_TURN } from '../../../src/venues/polymarket/feed.js';
 import { gammaMarketToUpsert, SUSPECT_FRAMES } from '../../../src/venues/polymarket/mappers.js';
 import { gammaEventsResponseSchema, gammaMarketSchema } from '../../../src/venues/polymarket/raw.js';
 
@@ -203,6 +203,39 @@ describe('polymarket feed against the simulator', () => {
     const gaps = store.feed.filter((e) => e.state === 'gap').map((e) => e.instrument);
     await until('resynced', () => store.feed.some((e) => e.state === 'resynced' && gaps.includes(e.instrument)));
     expect(store.integrityErrors).toBe(0);
+  });
+
+  it("emits a trades page's new trades a slice per turn of the event loop, every one once", async () => {
+    // A page of hundreds of new trades went out in one task (5–25 ms of the main thread): the
+    // frames read meanwhile waited behind it. Turns are counted by an immediate that re-arms itself.
+    const world = createWorld({ seed: 11, venues: cfg.venues });
+    while (world.trades(venue.label).length < 3 * TRADE_ROWS_PER_TURN) world.tick(1_000);
+    const worldTrades = world.trades(venue.label);
+    expect(worldTrades.length).toBeLessThanOrEqual(500); // one page: the first poll reads one
+    const server = await serve(world, venue, { host: '127.0.0.1', port: 0 });
+    cleanups.push(() => server.close());
+    let turn = 0;
+    let spinning = true;
+    const spin = (): void => {
+      turn++;
+      if (spinning) setImmediate(spin);
+    };
+    spin();
+    cleanups.push(() => (spinning = false));
+    const perTurn = new Map<number, number>();
+    const feed = createPolymarketFeed({ venue, endpoints: server.endpoints, ingest: { ...ingest, pollMs: 60_000 }, log });
+    const ids: string[] = [];
+    const sub = feed.events$.subscribe((e) => {
+      if (e.type !== 'trade') return;
+      ids.push(e.tradeId);
+      perTurn.set(turn, (perTurn.get(turn) ?? 0) + 1);
+    });
+    cleanups.push(() => sub.unsubscribe());
+    await until('trades', () => ids.length >= worldTrades.length);
+    expect(ids.length).toBe(worldTrades.length);
+    expect(new Set(ids).size).toBe(worldTrades.length);
+    expect(Math.max(...perTurn.values())).toBeLessThanOrEqual(TRADE_ROWS_PER_TURN);
+    expect(perTurn.size).toBeGreaterThanOrEqual(3);
   });
 
   it('detects a stalled connection, reconnects and resyncs when the server talks again', async () => {
