@@ -115,8 +115,7 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
   }
 
   const bookVenues = ctx.venues.slugs((v) => v.capabilities.orderbook);
-  // Keyed by the parsed query, which the access layer keeps (one object per distinct query string).
-  const bookPages = new WeakMap<object, BookPage>();
+  const bookPages: BookPages = { byQuery: new WeakMap(), lastQuery: undefined, lastPage: undefined };
   api.route({
     path: '/orderbook',
     summary: 'Order book depth of one market, cents',
@@ -132,25 +131,26 @@ export function registerPrices(api: Api, ctx: ApiContext): void {
     response: OrderBook,
     errors: { 404: 'No such market on the venue (code not_found)', 503: AS_OF_STOPPED },
     handler: (c) => {
-      const v = ctx.venues.bySlug.get(c.query.platform!)!;
-      const marketId = c.query.market_id!;
+      const q = c.query;
       const { books, catalog } = ctx.state;
-      if (c.query.as_of !== undefined) {
-        const t = c.query.as_of;
-        const depth = c.query.depth;
+      // The kept page's market needs no venue lookup: a client polling a book asks the same query again and again.
+      const hit = q.as_of === undefined ? keptBookPage(bookPages, q, books, catalog) : undefined;
+      if (hit !== undefined) return hit.reply;
+      const v = ctx.venues.bySlug.get(q.platform!)!;
+      const marketId = q.market_id!;
+      if (q.as_of !== undefined) {
+        const t = q.as_of;
+        const depth = q.depth;
         const m = catalog.get(v.label, marketId);
         return stateAsOf(ctx, c, t, [marketRef(ctx, v.label, marketId)]).then((s) => (isReply(s) ? s : orderbookReply(s.books, v, marketId, m, depth)));
       }
-      // The same record and books at the same versions, and the same title (catalog records change in place), answer the same bytes.
-      const hit = bookPages.get(c.query);
-      if (hit && bookPageCurrent(hit, books, catalog, v.label, marketId)) return hit.reply;
       const layout = books.layout;
       const inserts = catalog.inserts;
       const m = catalog.get(v.label, marketId);
       const src = books.marketBookSource(v.label, marketId);
-      const reply = orderbookReply(books, v, marketId, m, c.query.depth);
+      const reply = orderbookReply(books, v, marketId, m, q.depth);
       if (reply.status !== 200) return reply;
-      bookPages.set(c.query, { record: m, title: m?.title, src, reply, layout, inserts });
+      keepBookPage(bookPages, q, { venue: v.label, marketId, record: m, title: m?.title, src, reply, layout, inserts });
       return reply;
     },
   });
@@ -199,6 +199,9 @@ interface BulkEntry {
 
 /** An /orderbook answer kept for one parsed query: the record and books it read, and what it found them at. */
 interface BookPage {
+  /** The market the page answers for. */
+  readonly venue: VenueLabel;
+  readonly marketId: string;
   readonly record: MarketRecord | undefined;
   readonly title: string | undefined;
   /** `marketBookSource` when built: the YES book, its version, the NO book, its version. */
@@ -209,11 +212,40 @@ interface BookPage {
   inserts: number;
 }
 
+/**
+ * The /orderbook pages kept, by parsed query (the access layer keeps one object per distinct query
+ * string), and the query last answered with its page: compared first, it spares the map's lookup.
+ */
+interface BookPages {
+  readonly byQuery: WeakMap<object, BookPage>;
+  lastQuery: object | undefined;
+  lastPage: BookPage | undefined;
+}
+
+/**
+ * The kept page of `query` when it still answers for its market: the same record and books at the
+ * same versions, and the same title (catalog records change in place), answer the same bytes.
+ */
+function keptBookPage(pages: BookPages, query: object, books: BookStore, catalog: MarketCatalog): BookPage | undefined {
+  const hit = query === pages.lastQuery ? pages.lastPage : pages.byQuery.get(query);
+  if (hit === undefined || !bookPageCurrent(hit, books, catalog)) return undefined;
+  pages.lastQuery = query;
+  pages.lastPage = hit;
+  return hit;
+}
+
+/** Keeps the page built for `query` (the last query answered from now on). */
+function keepBookPage(pages: BookPages, query: object, page: BookPage): void {
+  pages.byQuery.set(query, page);
+  pages.lastQuery = query;
+  pages.lastPage = page;
+}
+
 /** Whether a kept /orderbook page still answers for the market (refreshing what it found the stores at). */
-function bookPageCurrent(hit: BookPage, books: BookStore, catalog: MarketCatalog, venue: VenueLabel, marketId: string): boolean {
+function bookPageCurrent(hit: BookPage, books: BookStore, catalog: MarketCatalog): boolean {
   // While no record was added or replaced and no book created or relinked, the page's record and books are still the market's.
   if (hit.inserts !== catalog.inserts || hit.layout !== books.layout) {
-    if (hit.record !== catalog.get(venue, marketId) || !sameSource(hit.src, books.marketBookSource(venue, marketId))) return false;
+    if (hit.record !== catalog.get(hit.venue, hit.marketId) || !sameSource(hit.src, books.marketBookSource(hit.venue, hit.marketId))) return false;
     hit.inserts = catalog.inserts;
     hit.layout = books.layout;
   }

@@ -348,6 +348,26 @@ describe('GET /orderbook (spec 4.10, 2.8)', () => {
     expect((await h.get(url)).body.yes.bids).toEqual([]);
   });
 
+  it('answers the last query again and a query asked between from their books as they stand, never a page kept for another', async () => {
+    const a = '/orderbook?platform=venue_a&market_id=KXTEST-26NOV22-T23';
+    const b = '/orderbook?platform=venue_a&market_id=KXTEST-26NOV22-T24';
+    const book = (marketId: string) => ({ ...ev, venue: 'venue_a' as const, marketId, instrument: marketId });
+    h.apply({ ...book('KXTEST-26NOV22-T23'), localTimestamp: T + 40, type: 'book_snapshot', bids: [[2000, 1]], asks: [[2100, 1]] });
+    h.apply({ ...book('KXTEST-26NOV22-T24'), localTimestamp: T + 40, type: 'book_snapshot', bids: [[3000, 1]], asks: [[3100, 1]] });
+    const a1 = (await h.get(a)).body;
+    expect((await h.get(a)).body).toEqual(a1);
+    // The same query again after its book moved: the book as it stands.
+    h.apply({ ...book('KXTEST-26NOV22-T23'), localTimestamp: T + 41, type: 'book_delta', changes: [['bid', 2000, 4]] });
+    expect((await h.get(a)).body.yes.bids).toEqual([{ price: 20, size: 4 }]);
+    // Another query between: each answers its own market, and the first its move made meanwhile.
+    expect((await h.get(b)).body).toMatchObject({ market_id: 'KXTEST-26NOV22-T24', yes: { bids: [{ price: 30, size: 1 }] } });
+    h.apply({ ...book('KXTEST-26NOV22-T23'), localTimestamp: T + 42, type: 'book_delta', changes: [['ask', 2100, 9]] });
+    const a3 = (await h.get(a)).body;
+    expect(a3).toMatchObject({ market_id: 'KXTEST-26NOV22-T23', yes: { bids: [{ price: 20, size: 4 }], asks: [{ price: 21, size: 9 }] } });
+    expect((await h.get(b)).body.market_id).toBe('KXTEST-26NOV22-T24');
+    expect((await h.get(a)).body).toEqual(a3);
+  });
+
   it('400 for venues without books and missing params; 404 for unknown markets', async () => {
     expect((await h.get('/orderbook?platform=venue_c&market_id=1')).status).toBe(400);
     expect((await h.get('/orderbook?platform=venue_a')).status).toBe(400);
