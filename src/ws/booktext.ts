@@ -167,9 +167,11 @@ export class TextBytes {
 
   /**
    * Side `bid` of `l` as `sideJson` writes it (at most `depth` levels, prices complemented when
-   * `complement`), noting in `sizes` where each level's size text starts and ends (`readBytes`).
+   * `complement`). The first time a message writes a side (`again` false) it notes in `sizes` where
+   * each level's size text starts and ends; the second time (`again`, the side's other form) it
+   * copies each size's text from there rather than formatting it again (`readBytes`).
    */
-  side(l: BookLevels, bid: boolean, depth: number, complement: boolean, sizes: Int32Array): void {
+  side(l: BookLevels, bid: boolean, depth: number, complement: boolean, sizes: Int32Array, again: boolean): void {
     const n = Math.min(depth, l.count(bid));
     if (this.length + 2 + n * LEVEL_ROOM > this.buf.length) this.grow(2 + n * LEVEL_ROOM);
     const b = this.buf;
@@ -181,33 +183,13 @@ export class TextBytes {
       b[at++] = 91;
       at = writeBytes(b, at, centsBytes(complement ? PAYOUT - p : p));
       b[at++] = 44;
-      sizes[2 * k] = at;
-      at = writeSize(b, at, l.sizeAt(bid, k));
-      sizes[2 * k + 1] = at;
+      if (again) for (let x = sizes[2 * k]!, end = sizes[2 * k + 1]!; x < end; x++) b[at++] = b[x]!;
+      else {
+        sizes[2 * k] = at;
+        at = writeSize(b, at, l.sizeAt(bid, k));
+        sizes[2 * k + 1] = at;
+      }
       b[at++] = 93; // ]
-    }
-    b[at++] = 93;
-    this.length = at;
-  }
-
-  /**
-   * The side `side` wrote since the last reset, again with its prices complemented as `complement`
-   * says, each level's size copied from where `side` wrote it (`sizes`) rather than formatted again.
-   */
-  sideAgain(l: BookLevels, bid: boolean, depth: number, complement: boolean, sizes: Int32Array): void {
-    const n = Math.min(depth, l.count(bid));
-    if (this.length + 2 + n * LEVEL_ROOM > this.buf.length) this.grow(2 + n * LEVEL_ROOM);
-    const b = this.buf;
-    let at = this.length;
-    b[at++] = 91;
-    for (let k = 0; k < n; k++) {
-      const p = l.priceAt(bid, k);
-      if (k > 0) b[at++] = 44;
-      b[at++] = 91;
-      at = writeBytes(b, at, centsBytes(complement ? PAYOUT - p : p));
-      b[at++] = 44;
-      for (let x = sizes[2 * k]!, end = sizes[2 * k + 1]!; x < end; x++) b[at++] = b[x]!;
-      b[at++] = 93;
     }
     b[at++] = 93;
     this.length = at;
@@ -328,7 +310,7 @@ const NO_BIDS = Buffer.from('},"no":{"bids":', 'latin1');
 
 /**
  * Where `side` wrote each level's size in the message (start and end, two per level), so that
- * `sideAgain` copies the size text instead of formatting it again; one per side of a message.
+ * the side's second form copies the size text instead of formatting it again; one per side of a message.
  */
 let bidSizes = new Int32Array(2 * 32);
 let askSizes = new Int32Array(2 * 32);
@@ -356,15 +338,15 @@ export function readBytes(w: TextBytes, marketId: string, slug: string, r: Marke
   w.raw(SOURCE, SOURCE.length);
   w.ascii(slug);
   w.raw(YES_BIDS, YES_BIDS.length);
-  w.side(book, !c, depth, c, yesBids);
+  w.side(book, !c, depth, c, yesBids, false);
   w.raw(ASKS, ASKS.length);
-  w.side(book, c, depth, c, yesAsks);
+  w.side(book, c, depth, c, yesAsks, false);
   if (yesOnly) w.raw(NO_EMPTY, NO_EMPTY.length);
   else {
     w.raw(NO_BIDS, NO_BIDS.length);
-    w.sideAgain(book, c, depth, !c, yesAsks);
+    w.side(book, c, depth, !c, yesAsks, true);
     w.raw(ASKS, ASKS.length);
-    w.sideAgain(book, !c, depth, !c, yesBids);
+    w.side(book, !c, depth, !c, yesBids, true);
     w.char(125); // }
   }
 }
