@@ -80,9 +80,10 @@ export class HubRouter implements FanoutTarget {
 
   /**
    * A change of a group's opportunities is published on `arb:<group_id>` / `ev:<group_id>` and on
-   * `arb:*` / `ev:*` (all groups).
+   * `arb:*` / `ev:*` (all groups). With no such topic held anywhere, no topic name is built.
    */
   onSignals(g: GroupSignals): void {
+    if (!this.d.topics.signalsListened) return;
     for (const ch of ['arb', 'ev'] as const) {
       const one = this.d.topics.subs(`${ch}:${g.groupId}`);
       const every = this.d.topics.subs(`${ch}:*`);

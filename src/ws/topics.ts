@@ -54,6 +54,11 @@ export const NONE: Held = Object.freeze({ topic: '', ch: '', slug: '', seq: unde
 
 const GAMES = 'live_games:';
 
+/** An `arb:` or `ev:` topic (a group's opportunities, or `*`: every group's). */
+function isSignalTopic(topic: string): boolean {
+  return topic.startsWith('arb:') || topic.startsWith('ev:');
+}
+
 /** How many subscribers uWS has on a topic (uWS's `app.numSubscribers`). */
 export type SubscriberCount = (topic: string) => number;
 
@@ -81,6 +86,8 @@ export class Topics {
   private layout = 0;
   /** Held `live_games:` topics: with none (and no export), a quote change need not look for its game. */
   private gamesHeld = 0;
+  /** Held `arb:` and `ev:` topics: with none (and no export), a group's signal change builds no topic names. */
+  private signalsHeld = 0;
   /** Open connections in the hosted dialect: with none, no `DATA` twin has subscribers to ask about. */
   hostedConns = 0;
   /** Bumped each time `quiet` ends (a market-scoped or `live_games:` topic held again). */
@@ -192,6 +199,7 @@ export class Topics {
         this.heldId(topic.slice(at[1] + 1)).topics.push(h);
         this.layout++;
       } else if (topic.startsWith(GAMES)) this.gamesHeld++;
+      else if (isSignalTopic(topic)) this.signalsHeld++;
     }
     if (at !== undefined) this.heldId(topic.slice(at[1] + 1)).n++;
   }
@@ -210,6 +218,7 @@ export class Topics {
     const at = this.marketScope(topic);
     if (at === undefined) {
       if (gone && topic.startsWith(GAMES)) this.gamesHeld--;
+      else if (gone && isSignalTopic(topic)) this.signalsHeld--;
       return;
     }
     if (gone) this.layout++;
@@ -293,6 +302,11 @@ export class Topics {
   /** Whether some `live_games:` topic may have subscribers (always on a cluster core, which exports every topic). */
   get gamesListened(): boolean {
     return this.exportAll || this.gamesHeld > 0;
+  }
+
+  /** Whether some `arb:` or `ev:` topic may have subscribers (always on a cluster core, which exports every topic). */
+  get signalsListened(): boolean {
+    return this.exportAll || this.signalsHeld > 0;
   }
 
   /** Whether a connection may hold a topic of market `id` (false: certainly none does). */

@@ -151,6 +151,15 @@ describe('Topics', () => {
     subs.unsub(ws, ws.getUserData(), 'live_games:G1');
     expect(topics.gamesListened).toBe(false);
     expect(new Topics(() => 0, undefined, true).gamesListened).toBe(true);
+    // arb and ev topics likewise: a group's signal change looks for subscribers only while one is held.
+    expect(topics.signalsListened).toBe(false);
+    subs.sub(ws, ws.getUserData(), 'arb:*', 'arb');
+    subs.sub(ws, ws.getUserData(), 'ev:G1', 'ev');
+    subs.unsub(ws, ws.getUserData(), 'arb:*');
+    expect(topics.signalsListened).toBe(true);
+    subs.closed(ws.getUserData());
+    expect(topics.signalsListened).toBe(false);
+    expect(new Topics(() => 0, undefined, true).signalsListened).toBe(true);
   });
 
   it('is quiet only while no market-scoped or live_games topic is held (never on a cluster core), and counts each end of quiet', () => {
