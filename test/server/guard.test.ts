@@ -400,7 +400,10 @@ describe('the HTTP front on its worker thread (needs dist/: npx tsc -p tsconfig.
     upstream.close();
   });
 
-  /** Sends `bytes` and resolves with what came back before the connection ended or 1 s passed. */
+  /**
+   * Sends `bytes` and resolves with what came back once the answer is complete or the connection
+   * ended; 30 s of silence is the failure guard (it was 1 s, which a starved worker thread can miss).
+   */
   const exchange = (bytes: string): Promise<string> =>
     new Promise((resolve) => {
       const c = net.connect(port, '127.0.0.1', () => c.write(bytes, 'latin1'));
@@ -410,7 +413,7 @@ describe('the HTTP front on its worker thread (needs dist/: npx tsc -p tsconfig.
         if (got.endsWith('ok')) c.end();
       });
       c.on('close', () => resolve(got));
-      c.setTimeout(1000, () => c.destroy());
+      c.setTimeout(30_000, () => c.destroy());
     });
 
   it('reports a taken port from its worker as a ListenError', async () => {
