@@ -216,7 +216,7 @@ describe.skipIf(missing !== '')('behind nginx', () => {
     const text = await new Promise<string>((resolve, reject) => {
       const s = net.connect(svc!.port, '127.0.0.1');
       let out = '';
-      const guard = setTimeout(() => reject(new Error(`no close after HTTP/1.0 request; got ${JSON.stringify(out)}`)), 5000);
+      const guard = setTimeout(() => reject(new Error(`no close after HTTP/1.0 request; got ${JSON.stringify(out)}`)), 30_000);
       s.on('data', (d) => (out += d));
       s.on('close', () => {
         clearTimeout(guard);
