@@ -63,7 +63,7 @@ describe('as_of reads and an index behind the capture', () => {
         behind = await get(`${path}&as_of=${t}`);
         expect(behind.status).toBe(503);
       },
-      { timeout: 10_000, interval: 50 },
+      { timeout: 30_000, interval: 50 },
     );
     expect(behind!.json).toMatchObject({ code: 'as_of.index_behind', success: false });
     expect(behind!.json['indexed_to']).toBeLessThan(t);

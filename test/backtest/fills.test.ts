@@ -200,7 +200,9 @@ describe('GET /arb/history/{opportunity_id}/fills', () => {
     const old = from - 3 * 3_600_000;
     const oldId = `arb_${rec.group_id.toString(36)}_${old.toString(36)}_0`;
     svc.history.append({ ...rec, opportunity_id: oldId, first_seen: old, last_seen: old + 500, closed_at: old + 1000 });
-    await vi.waitFor(() => expect(svc.history.find('arb', oldId)).toBeDefined());
+    // The history's puts are batched: wait for this one's commit, then it is read back.
+    await svc.history.committed();
+    expect(svc.history.find('arb', oldId)).toBeDefined();
     const outside = await get(`/arb/history/${oldId}/fills`);
     expect(outside.status).toBe(400);
     expect(outside.body['code']).toBe('replay.outside_retention');

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { RawWebSocket } from '../../src/capacity/raw-ws.js';
 import { WsLoad } from '../../src/capacity/ws-load.js';
@@ -48,10 +48,11 @@ function client(url: string, key = 'k1'): Seen {
   return { messages, closed, opened, client: c };
 }
 
-const until = async (f: () => boolean): Promise<void> => {
-  for (let i = 0; i < 200 && !f(); i++) await new Promise((r) => setTimeout(r, 10));
-  expect(f()).toBe(true);
-};
+/**
+ * Resolves once `f()` holds: what it reads is filled by socket callbacks the test cannot await. The
+ * deadline is a failure guard a starved machine cannot reach (it was 200 polls of 10 ms, ~2 s).
+ */
+const until = (f: () => boolean): Promise<void> => vi.waitFor(() => expect(f()).toBe(true), { timeout: 30_000, interval: 10 });
 
 describe('RawWebSocket (load generator client)', () => {
   it('upgrades, sends masked text, and reads small, 16-bit and 64-bit length frames and fragments', async () => {

@@ -45,7 +45,7 @@ describe('typed REST client', () => {
 
   it('is generated from the current document (npm run client:generate leaves it unchanged)', async () => {
     expect(await clientTypes(await inProcessDocument())).toBe(readFileSync(SCHEMA_FILE, 'utf8'));
-  }, 30_000);
+  }, 60_000);
 });
 
 /**
@@ -122,7 +122,7 @@ describe('WebSocket stream', () => {
     expect(updates.some((u) => u.type === 'price_update' && u.market_id === marketId && u.seq === droppedSeq.get(marketId)! + 1)).toBe(true);
     stream.close();
     px.close();
-  }, 40_000);
+  }, 60_000);
 
   it('reconnects after a restart, sees the new epoch and re-fetches every topic over REST', async () => {
     let current = run.url;

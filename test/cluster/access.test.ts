@@ -35,7 +35,7 @@ describe.skipIf(!NATS_BIN)('cluster: keys and quotas shared by the core and two 
     await edge1?.close();
     await core?.close();
     await nats?.stop();
-  }, 30_000);
+  }, 60_000);
 
   const all = (): Service[] => [core, edge1, edge2];
   const edges = (): Service[] => [edge1, edge2];

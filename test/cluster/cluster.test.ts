@@ -35,7 +35,7 @@ describe.skipIf(!NATS_BIN)('cluster: one core, two edges on nats-server', () => 
     await core?.close();
     await link?.close();
     await nats?.stop();
-  }, 30_000);
+  }, 60_000);
 
   it('the core publishes the hub publications with its seq and epoch, and a snapshot with its stream sequence', async () => {
     const snap = await getSnapshot(link, 10_000);

@@ -33,7 +33,7 @@ describe.skipIf(!NATS_BIN)('cluster: an edge when NATS goes away and comes back'
     await edge?.close();
     await core?.close();
     await nats?.stop();
-  }, 30_000);
+  }, 60_000);
 
   it('says so on /status and to subscribers, the core drops its oldest buffered messages, and the edge starts again from a snapshot', async () => {
     await until(async () => ((await status(edge)).cluster?.link === 'following' ? true : undefined), 30_000, 'the edge following');

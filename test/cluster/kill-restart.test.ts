@@ -37,7 +37,7 @@ describe.skipIf(!NATS_BIN)('cluster processes: kill and restart an edge, the cor
   afterAll(async () => {
     for (const p of [edge2, edge1, core]) await p?.kill('SIGTERM');
     await nats?.stop();
-  }, 30_000);
+  }, 60_000);
 
   /** A client of `p` subscribed to the prices of `ids` (with `resume` when given), once confirmed. */
   const subscribe = async (p: CrossbookProcess, resume?: Record<string, number>): Promise<Client> => {

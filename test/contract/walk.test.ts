@@ -225,7 +225,7 @@ describe('the OpenAPI document against a running service', () => {
     await expect.poll(() => want.filter((t) => !seen.has(t)), { timeout: 20_000, interval: 100 }).toEqual([]);
     ws.close();
     expect(wsProblems).toEqual([]);
-  }, 30_000);
+  }, 60_000);
 
   it('agrees with every WebSocket message in the hosted dialect (data), alert channels and feed notices included', async () => {
     const ws = new WebSocket(`${run.url}/api/v2/ws`, { headers: { 'x-api-key': run.key } });
@@ -291,5 +291,5 @@ describe('the OpenAPI document against a running service', () => {
     expect(checkServerMessage({ ...sm, alert_type: 'fade' })).not.toEqual([]);
     expect(checkServerMessage({ ...sm, data: { ...(sm['data'] as object), extra: 1 } })).not.toEqual([]);
     expect(checkServerMessage({ ...seen.get('price_update')!, data: { seq: 1 } })).not.toEqual([]);
-  }, 40_000);
+  }, 120_000);
 });

@@ -127,16 +127,17 @@ http {
   writeFileSync(join(dir, 'nginx.conf'), main);
   nginx = spawn(NGINX!, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: ['ignore', 'pipe', 'pipe'] });
   nginx.stderr!.on('data', (d) => (nginxLog += d));
-  // Ready when all three ports accept connections.
+  // Ready when all three ports accept connections; nginx exiting fails at once, and the hook's
+  // timeout is the failure guard (a count of 100 tries, ~5 s, could run out on a busy machine).
   for (const p of Object.values(ports)) {
-    for (let i = 0; ; i++) {
+    for (;;) {
       const ok = await new Promise<boolean>((resolve) => {
         const s = net.connect(p, '127.0.0.1', () => resolve(true));
         s.on('error', () => resolve(false));
         s.on('connect', () => s.destroy());
       });
       if (ok) break;
-      if (i > 100 || nginx.exitCode !== null) throw new Error(`nginx did not start: ${nginxLog}`);
+      if (nginx.exitCode !== null) throw new Error(`nginx did not start: ${nginxLog}`);
       await new Promise((r) => setTimeout(r, 50));
     }
   }
@@ -199,7 +200,8 @@ beforeAll(async () => {
     await new Promise((r) => setTimeout(r, 200));
   }
   await startNginx(svc.port, off.port);
-}, 60_000);
+  // A failure guard: two services and nginx starting on a busy machine.
+}, 120_000);
 
 afterAll(async () => {
   nginx?.kill('SIGTERM');
@@ -214,7 +216,7 @@ describe.skipIf(missing !== '')('behind nginx', () => {
     const text = await new Promise<string>((resolve, reject) => {
       const s = net.connect(svc!.port, '127.0.0.1');
       let out = '';
-      const guard = setTimeout(() => reject(new Error(`no close after HTTP/1.0 request; got ${JSON.stringify(out)}`)), 5000);
+      const guard = setTimeout(() => reject(new Error(`no close after HTTP/1.0 request; got ${JSON.stringify(out)}`)), 30_000);
       s.on('data', (d) => (out += d));
       s.on('close', () => {
         clearTimeout(guard);

@@ -155,5 +155,5 @@ describe('security', () => {
     await svc.close();
     svc = await startService(cfg(), { log: logger });
     expect(await remaining()).toBe(a - 4);
-  }, 30_000);
+  }, 60_000);
 });

@@ -3,7 +3,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/core/log.js';
 import { ClientAddresses } from '../../src/server/client-address.js';
 import { HttpServer, jsonReply } from '../../src/server/http.js';
-import { bodyOf, exchange, statuses } from './raw.js';
+import { bodyOf, CLOSE_GUARD_MS, exchange, statuses } from './raw.js';
 
 /**
  * The public port as `npm start` gives it (config/default.json: `server.front` off, so uWS owns it):
@@ -26,7 +26,7 @@ beforeAll(async () => {
 });
 afterAll(() => http.close());
 
-const ask = (head: string): ReturnType<typeof exchange> => exchange(head, 5000, port);
+const ask = (head: string): ReturnType<typeof exchange> => exchange(head, CLOSE_GUARD_MS, port);
 
 describe('the default public port refuses what uWS would let through', () => {
   it('answers Transfer-Encoding, a repeated Content-Length and a repeated Host 400 and closes', async () => {
@@ -61,7 +61,7 @@ describe('the default public port refuses what uWS would let through', () => {
     const head = (n: number): string => `GET /api/v2/status?ids=${encodeURIComponent(ids(n))} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`;
     expect(head(45).length).toBeLessThan(4096);
     expect(head(100).length).toBeGreaterThan(7000);
-    const segmented = await exchange(head(45), 5000, port, 1460);
+    const segmented = await exchange(head(45), CLOSE_GUARD_MS, port, 1460);
     expect([segmented.closed, statuses(segmented.text)]).toEqual([true, [200]]);
     const whole = await ask(head(100));
     expect([whole.closed, statuses(whole.text)]).toEqual([true, [200]]);
@@ -132,7 +132,7 @@ describe('client addresses', () => {
       ];
       for (const [i, [field, client]] of cases.entries()) {
         const id = `6a1f0c2e-1b3d-4e5f-8a9b-0c1d2e3f4a6${i}`;
-        const r = await exchange(`GET /api/v2/status HTTP/1.1\r\nHost: x\r\nX-Request-ID: ${id}\r\n${field}Connection: close\r\n\r\n`, 5000, p);
+        const r = await exchange(`GET /api/v2/status HTTP/1.1\r\nHost: x\r\nX-Request-ID: ${id}\r\n${field}Connection: close\r\n\r\n`, CLOSE_GUARD_MS, p);
         expect(statuses(r.text)).toEqual([200]);
         expect(clientOf(id), field).toBe(client);
       }

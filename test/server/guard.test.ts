@@ -7,7 +7,7 @@ import { createLogger } from '../../src/core/log.js';
 import { checkHead, GuardFront, GuardRoute, ListenError, MAX_HEADER_FIELDS, type HttpGuard as Guard } from '../../src/server/guard.js';
 import { HttpServer, jsonReply } from '../../src/server/http.js';
 import { redactPath, redactQuery } from '../../src/server/redact.js';
-import { bodyOf, exchange as raw, statuses, type Exchange } from './raw.js';
+import { bodyOf, CLOSE_GUARD_MS, exchange as raw, statuses, type Exchange } from './raw.js';
 
 /**
  * Hostile and old HTTP clients against the real server (guard + uWS), over raw sockets: each case
@@ -38,7 +38,7 @@ describe('the public port', () => {
 });
 
 /** A raw exchange with the guard's port unless told. */
-const exchange = (bytes: string | Buffer, settleMs = 3000, to = port): Promise<Exchange> => raw(bytes, settleMs, to);
+const exchange = (bytes: string | Buffer, settleMs = CLOSE_GUARD_MS, to = port): Promise<Exchange> => raw(bytes, settleMs, to);
 const fields = (n: number): string => Array.from({ length: n }, (_, i) => `X-F${i}: v\r\n`).join('');
 
 describe('HTTP/1.0', () => {
@@ -174,7 +174,7 @@ describe('answered at once, not after the idle timeout', () => {
     const ids = Array.from({ length: 100 }, (_, i) => `venue_a:KXPRESPARTY-2028-CANDIDATE-${String(i).padStart(30, '0')}`).join(',');
     const head = `GET ${status}?ids=${encodeURIComponent(ids)} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`;
     expect(head.length).toBeGreaterThan(7000);
-    const r = await raw(head, 5000, port, 1460);
+    const r = await raw(head, CLOSE_GUARD_MS, port, 1460);
     expect([r.closed, statuses(r.text)]).toEqual([true, [200]]);
   });
 
@@ -267,7 +267,7 @@ describe('front off', () => {
   it('serves uWS on the public port, keep-alive and a body of one Content-Length included', async () => {
     const r = await exchange(
       'GET /api/v2/status HTTP/1.1\r\nHost: x\r\n\r\nPOST /api/v2/status HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhelloGET /api/v2/markets HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
-      3000,
+      CLOSE_GUARD_MS,
       offPort,
     );
     expect(statuses(r.text)).toEqual([200, 405, 200]);
@@ -279,7 +279,7 @@ describe('front off', () => {
       ['Transfer-Encoding: chunked\r\n', 'Transfer-Encoding is not accepted (every endpoint is GET and takes no body)'],
     ];
     for (const [fieldLines, error] of cases) {
-      const r = await exchange(`GET /api/v2/status HTTP/1.1\r\nHost: x\r\n${fieldLines}\r\n`, 3000, offPort);
+      const r = await exchange(`GET /api/v2/status HTTP/1.1\r\nHost: x\r\n${fieldLines}\r\n`, CLOSE_GUARD_MS, offPort);
       expect(r.closed).toBe(true);
       expect(statuses(r.text)).toEqual([400]);
       expect(r.text.toLowerCase()).toContain('connection: close');
@@ -297,7 +297,7 @@ describe('front off', () => {
     for (const fieldLines of heads) {
       const r = await exchange(
         `GET /api/v2/status HTTP/1.1\r\nHost: x\r\n${fieldLines}\r\n${fieldLines.startsWith('T') ? '0\r\n\r\n' : ''}${second}`,
-        3000,
+        CLOSE_GUARD_MS,
         offPort,
       );
       expect(r.closed).toBe(true);
@@ -308,7 +308,11 @@ describe('front off', () => {
 
   it('reads the request headers in the same walk (key, request id, Connection) and answers after an await', async () => {
     const id = '0b7c9f3e-2a41-4d5e-9c6b-8f1a2b3c4d5e';
-    const r = await exchange(`GET /api/v2/later HTTP/1.1\r\nHost: x\r\nX-API-Key: k1\r\nX-Request-ID: ${id}\r\nConnection: close\r\n\r\n`, 3000, offPort);
+    const r = await exchange(
+      `GET /api/v2/later HTTP/1.1\r\nHost: x\r\nX-API-Key: k1\r\nX-Request-ID: ${id}\r\nConnection: close\r\n\r\n`,
+      CLOSE_GUARD_MS,
+      offPort,
+    );
     expect([statuses(r.text), bodyOf(r.text), r.closed]).toEqual([[200], { key: 'k1' }, true]);
     expect(r.text.toLowerCase()).toContain(`x-request-id: ${id}`);
   });
@@ -317,7 +321,7 @@ describe('front off', () => {
     // The first answer keeps the connection (one call), the second closes it (a header at a time).
     const req = (close: boolean): string =>
       `GET /api/v2/headed HTTP/1.1\r\nHost: x\r\nX-Request-ID: 0b7c9f3e-2a41-4d5e-9c6b-8f1a2b3c4d5e\r\n${close ? 'Connection: close\r\n' : ''}\r\n`;
-    const r = await exchange(req(false) + req(true), 3000, offPort);
+    const r = await exchange(req(false) + req(true), CLOSE_GUARD_MS, offPort);
     expect(r.closed).toBe(true);
     const [kept, closed] = r.text.split(/(?=HTTP\/1\.1 )/);
     const same = (text: string): string => text.replace(/\r\nDate: [^\r]*/, '').replace(/\r\nconnection: close/gi, '');
@@ -400,7 +404,10 @@ describe('the HTTP front on its worker thread (needs dist/: npx tsc -p tsconfig.
     upstream.close();
   });
 
-  /** Sends `bytes` and resolves with what came back before the connection ended or 1 s passed. */
+  /**
+   * Sends `bytes` and resolves with what came back once the answer is complete or the connection
+   * ended; 30 s of silence is the failure guard (it was 1 s, which a starved worker thread can miss).
+   */
   const exchange = (bytes: string): Promise<string> =>
     new Promise((resolve) => {
       const c = net.connect(port, '127.0.0.1', () => c.write(bytes, 'latin1'));
@@ -410,7 +417,7 @@ describe('the HTTP front on its worker thread (needs dist/: npx tsc -p tsconfig.
         if (got.endsWith('ok')) c.end();
       });
       c.on('close', () => resolve(got));
-      c.setTimeout(1000, () => c.destroy());
+      c.setTimeout(30_000, () => c.destroy());
     });
 
   it('reports a taken port from its worker as a ListenError', async () => {

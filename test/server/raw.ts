@@ -42,6 +42,13 @@ export function exchange(bytes: string | Buffer, settleMs: number, port: number,
   });
 }
 
+/**
+ * The `settleMs` every raw test passes: each expects the server to close (an answer with
+ * Connection: close, a refusal, or an unanswered head), so the close is the event waited for and
+ * this is only its failure guard, sized for a busy machine (it was 3 s and 5 s per file).
+ */
+export const CLOSE_GUARD_MS = 30_000;
+
 /** The status codes of every response in `text`. */
 export const statuses = (text: string): number[] => [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
 

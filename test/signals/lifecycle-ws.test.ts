@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EMPTY, Subscription } from 'rxjs';
 import WebSocket from 'ws';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fanoutFlow } from '../../pipelines/fanout.js';
 import { arbFlow } from '../../pipelines/signals.js';
 import { KeyStore } from '../../src/access/keys.js';
@@ -80,21 +80,33 @@ describe('arb channel: opportunity ids and arb_expired', () => {
   it('sends the opportunity id with each arb, then arb_expired with the id, reason and record before the list without it', async () => {
     const ws = new WebSocket(url, { headers: { 'x-api-key': key } });
     const msgs: Record<string, any>[] = [];
-    ws.on('message', (d) => msgs.push(JSON.parse(d.toString()) as Record<string, any>));
+    const waiting: { pred: (m: Record<string, any>) => boolean; resolve: () => void }[] = [];
+    ws.on('message', (d) => {
+      const m = JSON.parse(d.toString()) as Record<string, any>;
+      msgs.push(m);
+      for (const w of waiting.filter((x) => x.pred(m))) {
+        waiting.splice(waiting.indexOf(w), 1);
+        w.resolve();
+      }
+    });
+    // Resolves at the first message from index `from` on that matches (one already received
+    // included); the test's timeout is the failure guard, so a slow machine only waits longer.
+    const arrived = (pred: (m: Record<string, any>) => boolean, from = 0): Promise<void> =>
+      msgs.slice(from).some(pred) ? Promise.resolve() : new Promise((resolve) => waiting.push({ pred, resolve }));
     await new Promise((r) => ws.once('open', r));
     ws.send(JSON.stringify({ type: 'subscribe', channel: 'arb' }));
-    await vi.waitFor(() => expect(msgs.some((m) => m['type'] === 'subscribed')).toBe(true));
+    await arrived((m) => m['type'] === 'subscribed');
 
     apply(
       { ...b('venue_h'), type: 'book_snapshot', marketId: 'H1', instrument: 'H1', bids: [], asks: [[4950, 100]] },
       { ...b('venue_b'), type: 'book_snapshot', marketId: 'B1', instrument: 'B1', bids: [[5000, 100]], asks: [] },
     );
-    await vi.waitFor(() => expect(msgs.some((m) => m['type'] === 'arb' && m['opportunities'].length === 1)).toBe(true));
+    await arrived((m) => m['type'] === 'arb' && m['opportunities'].length === 1);
     const id = msgs.find((m) => m['type'] === 'arb' && m['opportunities'].length === 1)!['opportunities'][0].opportunity_id as string;
     expect(id).toMatch(/^arb_/);
 
     apply({ ...b('venue_h'), type: 'book_delta', marketId: 'H1', instrument: 'H1', changes: [['ask', 4950, 0]] });
-    await vi.waitFor(() => expect(msgs.some((m) => m['type'] === 'arb_expired')).toBe(true));
+    await arrived((m) => m['type'] === 'arb_expired');
     const i = msgs.findIndex((m) => m['type'] === 'arb_expired');
     expect(msgs[i]).toMatchObject({
       channel: 'arb',
@@ -105,7 +117,7 @@ describe('arb channel: opportunity ids and arb_expired', () => {
       seq: expect.any(Number),
       epoch: hub.epoch,
     });
-    await vi.waitFor(() => expect(msgs.slice(i + 1).some((m) => m['type'] === 'arb' && m['opportunities'].length === 0)).toBe(true));
+    await arrived((m) => m['type'] === 'arb' && m['opportunities'].length === 0, i + 1);
     ws.close();
   });
 });

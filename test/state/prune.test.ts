@@ -148,7 +148,9 @@ describe('one-minute candle retention', () => {
       expect(p.candles('venue_a', 'OLD', 0, Infinity).length).toBeGreaterThan(0);
       vi.advanceTimersByTime(1_000);
       vi.useRealTimers();
-      await vi.waitFor(() => expect(p.candles('venue_a', 'OLD', 0, Infinity)).toEqual([]));
+      // The prune the timer started has no promise the test can reach: poll its result, with a
+      // deadline a starved machine cannot miss (vi.waitFor's default is 1 s).
+      await vi.waitFor(() => expect(p.candles('venue_a', 'OLD', 0, Infinity)).toEqual([]), { timeout: 30_000, interval: 20 });
       expect(p.candles('venue_a', 'M', 0, Infinity)).toEqual(all.filter((c) => c.venue === 'venue_a' && c.marketId === 'M' && c.t >= cutoff));
     } finally {
       sub.unsubscribe();

@@ -89,8 +89,10 @@ describe.skipIf(!have)('web dashboard in Chromium against the live simulator', (
     expect(JSON.parse(firstFrames[0]!)).toEqual({ action: 'auth', api_key: svc.demoKey });
     const row = page.locator('tr[data-id]:not([data-closed])').first();
     // legs with venue, side, price and size, and a link to the venue's page
-    await expect.poll(() => row.locator('.leg').count()).toBeGreaterThan(0);
-    expect(await row.locator('.leg').first().innerText()).toMatch(/^venue_[a-h] (YES|NO) \d+(\.\d)?¢ × [\d,]+/);
+    // Playwright waits for the first leg to be attached (up to WAIT), instead of a 1 s poll of the count.
+    const leg = row.locator('.leg').first();
+    await leg.waitFor({ ...WAIT, state: 'attached' });
+    expect(await leg.innerText()).toMatch(/^venue_[a-h] (YES|NO) \d+(\.\d)?¢ × [\d,]+/);
     expect(await row.locator('.leg a.ext').first().getAttribute('href')).toMatch(/^https?:\/\//);
     expect(await row.locator('td.roi').innerText()).toMatch(/^-?\d+\.\d\d%$/);
     await page.waitForFunction(

@@ -54,13 +54,17 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-/** Waits on real I/O (setImmediate is never faked here) until `pred` holds. */
+/**
+ * Waits on real I/O (setImmediate and Date are never faked here) until `pred` holds. The deadline is
+ * 30 s of the real clock, a failure guard: it was 20,000 turns of the loop, which pass in well under
+ * a second when the loop is idle, so a delivery over loopback that a busy machine slowed missed it.
+ */
 async function until(pred: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 20_000; i++) {
-    if (pred()) return;
+  const end = Date.now() + 30_000;
+  while (!pred()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setImmediate(r));
   }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 const record: OpportunityRecord = {

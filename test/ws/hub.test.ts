@@ -484,7 +484,7 @@ describe('orderbook and venue_a ticker channels', () => {
     const delta = (size: number): void =>
       apply({ venue: 'venue_h', type: 'book_delta', marketId: id, instrument: '987', changes: [['bid', 3000, size]], timestamp: T, localTimestamp: T });
     // Every client of the tests before has closed (the server sees each close on its own time).
-    await vi.waitFor(() => expect(hub.quiet()).toBe(true), { timeout: 10_000, interval: 20 });
+    await vi.waitFor(() => expect(hub.quiet()).toBe(true), { timeout: 30_000, interval: 20 });
     const flushes = turn.flushes;
     const published = hub.published;
     delta(301);

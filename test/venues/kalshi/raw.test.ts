@@ -1,6 +1,6 @@
 import { constants, generateKeyPairSync, verify } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { kalshiAuthHeaders } from '../../../src/venues/kalshi/feed.js';
 import {
   isWsFrame,
@@ -100,7 +100,13 @@ describe('kalshiAuthHeaders', () => {
     expect(kalshiAuthHeaders('wss://x/trade-api/ws/v2', { KALSHI_API_KEY_ID: 'k' })).toBeUndefined();
   });
 
-  it('signs timestamp + GET + path with RSA-PSS SHA-256, afresh on every read', async () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('signs timestamp + GET + path with RSA-PSS SHA-256, afresh on every read', () => {
+    // The timestamp is read from Date: a fake clock moved by 5 ms between the reads, not a 5 ms sleep.
+    vi.useFakeTimers({ toFake: ['Date'] });
     const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 1024 });
     const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     const h = kalshiAuthHeaders('wss://api.example/trade-api/ws/v2', { KALSHI_API_KEY_ID: 'key-1', KALSHI_PRIVATE_KEY: pem })!;
@@ -117,7 +123,7 @@ describe('kalshiAuthHeaders', () => {
     // The ws client copies the headers with a spread, as here.
     const first = { ...h };
     check(first);
-    await new Promise((r) => setTimeout(r, 5));
+    vi.advanceTimersByTime(5);
     const second = { ...h };
     check(second);
     expect(second['KALSHI-ACCESS-TIMESTAMP']).not.toBe(first['KALSHI-ACCESS-TIMESTAMP']);

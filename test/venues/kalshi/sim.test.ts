@@ -303,15 +303,22 @@ describe('simulated Kalshi WebSocket', () => {
   it('stall: nothing arrives (no pong either) until the stall ends, then the queued frames in order', async () => {
     const c = await client();
     const l = world.listings(venue.label).find((x) => x.status === 'active')!;
+    // The stall ends no earlier than this (the server reads the same clock, later). Each frame and
+    // the pong is stamped when it arrives: none may arrive before the end, however late the test
+    // runs. (It slept 120 ms and asserted nothing had come, which fails when a busy machine holds
+    // this process past the stall's 200 ms.)
+    const stallEnds = Date.now() + 200;
     server.fault({ kind: 'stall', ms: 200 });
-    let pong = false;
-    c.ws.on('pong', () => (pong = true));
+    const arrived: number[] = [];
+    c.ws.on('message', () => arrived.push(Date.now()));
+    let pongAt: number | undefined;
+    c.ws.on('pong', () => (pongAt ??= Date.now()));
     c.ws.ping();
     c.send({ id: 1, cmd: 'subscribe', params: { channels: ['orderbook_delta'], market_tickers: [l.id] } });
-    await new Promise((r) => setTimeout(r, 120));
-    expect(c.texts).toEqual([]);
-    expect(pong).toBe(false);
     await c.until(() => c.frames().some((f) => f['type'] === 'orderbook_snapshot'));
+    expect(arrived.filter((t) => t < stallEnds)).toEqual([]);
+    // A ping read during the stall goes unanswered; one read after it (this process held that long) may be.
+    expect(pongAt === undefined || pongAt >= stallEnds).toBe(true);
     expect(c.frames().map((f) => f['type'])).toEqual(['subscribed', 'orderbook_snapshot']);
   });
 });

@@ -1,5 +1,5 @@
 import { generateKeyPairSync, verify } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { polymarketUsAuthHeaders } from '../../../src/venues/polymarket_us/feed.js';
 
 /** The raw 32-byte seed and public key of a fresh Ed25519 pair (what the venue's key screen gives). */
@@ -18,7 +18,13 @@ describe('polymarketUsAuthHeaders', () => {
     expect(polymarketUsAuthHeaders(url, { POLYMARKET_US_KEY_ID: 'k' })).toBeUndefined();
   });
 
-  it('signs timestamp + GET + path with Ed25519, from a 32-byte seed or a 64-byte seed+public key, afresh on every read', async () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('signs timestamp + GET + path with Ed25519, from a 32-byte seed or a 64-byte seed+public key, afresh on every read', () => {
+    // The timestamp is read from Date: a fake clock moved by 3 ms between the reads, not a 3 ms sleep.
+    vi.useFakeTimers({ toFake: ['Date'] });
     const { seed, publicKey, pub } = pair();
     for (const secret of [seed.toString('base64'), Buffer.concat([seed, pub]).toString('base64')]) {
       const h = polymarketUsAuthHeaders(url, { POLYMARKET_US_KEY_ID: 'b1b2-uuid', POLYMARKET_US_SECRET_KEY: secret })!;
@@ -28,7 +34,7 @@ describe('polymarketUsAuthHeaders', () => {
       const msg = Buffer.from(`${first['X-PM-Timestamp']}GET/v1/ws/markets`);
       expect(verify(null, msg, publicKey, Buffer.from(first['X-PM-Signature']!, 'base64'))).toBe(true);
       expect(verify(null, Buffer.from(`${first['X-PM-Timestamp']}GET/v1/ws/other`), publicKey, Buffer.from(first['X-PM-Signature']!, 'base64'))).toBe(false);
-      await new Promise((r) => setTimeout(r, 3));
+      vi.advanceTimersByTime(3);
       const second = { ...h };
       expect(second['X-PM-Timestamp']).not.toBe(first['X-PM-Timestamp']);
       expect(verify(null, Buffer.from(`${second['X-PM-Timestamp']}GET/v1/ws/markets`), publicKey, Buffer.from(second['X-PM-Signature']!, 'base64'))).toBe(true);
