@@ -8,6 +8,8 @@
  * several times as much (its objects and code leave the caches between wrk's batches): this bench
  * says whether a change removes work, live.bench what that is worth on the port.
  *
+ * /trades reads a log of 150 trades (its page is 100 rows, as under live ingest).
+ *
  * Env: DISPATCH_N (requests per round, 200,000), DISPATCH_ROUNDS (7), DISPATCH_ONLY (substrings of
  * the endpoint names). Prints ns per request per endpoint (the median and the lowest round).
  */
@@ -27,6 +29,8 @@ import { begin } from '../lib.js';
 const N = Number(process.env['DISPATCH_N'] ?? 200_000);
 const ROUNDS = Number(process.env['DISPATCH_ROUNDS'] ?? 7);
 const ONLY = (process.env['DISPATCH_ONLY'] ?? '').split(',');
+/** Trades in the log: more than a page, so /trades?limit=100 lists 100 and has more. */
+const TRADES = 150;
 
 /**
  * Distinct copies of a string, handed out in turn: uWS makes a new one-byte string per call, so the
@@ -112,6 +116,26 @@ async function main(): Promise<void> {
     for (const e of evs) applyEvent(core.state, e);
     ids.push(encodeURIComponent(`venue_a:${marketId}`));
   }
+  // Trades in the default window, appended to the log as the persistence flow appends them, so
+  // /trades?limit=100 serves a full page (~27 KB of rows) as it does under live ingest, not an empty one.
+  for (let i = 0; i < TRADES; i++) {
+    const t = T - (TRADES - i) * 1000;
+    const stored = core.state.trades.add({
+      type: 'trade',
+      venue: 'venue_a',
+      marketId: `KXBENCH-26DEC01-T${i % 200}`,
+      tradeId: `bench-${i}`,
+      price: 4000 + (i % 50) * 10,
+      yesPrice: 4000 + (i % 50) * 10,
+      size: 1 + (i % 40),
+      side: 'buy',
+      takerSide: i % 2 === 0 ? 'yes' : 'no',
+      timestamp: t,
+      localTimestamp: t,
+    });
+    if (stored) core.persistence.appendTrade(stored);
+  }
+  await core.persistence.flushed();
   const endpoints: [string, string, string][] = [
     ['/markets?limit=50', '/api/v2/markets', 'limit=50'],
     ['/prices/bulk (100 ids)', '/api/v2/prices/bulk', `ids=${ids.slice(0, 100).join(',')}`],
