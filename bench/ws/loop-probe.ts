@@ -32,7 +32,8 @@ interface GcKind {
 }
 
 let gc = new Map<string, GcKind>();
-const delay = monitorEventLoopDelay({ resolution: 1 });
+const RESOLUTION_MS = 1;
+const delay = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
 let elu: EventLoopUtilization = performance.eventLoopUtilization();
 let started = performance.now();
 
@@ -53,7 +54,8 @@ new PerformanceObserver((list) => {
  * that held the thread that long, a timer's lateness at 1 ms resolution) and their summed ms.
  */
 function blocks(ms: number): { count: number; ms: number } {
-  const ns = ms * 1e6;
+  // A sample is the time between two runs of the probe's 1 ms timer: a task of `ms` reads as `ms` + 1.
+  const ns = (ms + RESOLUTION_MS) * 1e6;
   if (delay.count === 0 || delay.max < ns) return { count: 0, ms: 0 };
   // The lowest percentile at or past `ms`: what lies above it are the blocks.
   let lo = 0;
@@ -67,7 +69,7 @@ function blocks(ms: number): { count: number; ms: number } {
   let sum = 0;
   const steps = 50;
   for (let i = 0; i < steps; i++) sum += delay.percentile(hi + ((100 - hi) * (i + 0.5)) / steps);
-  return { count, ms: Math.round((count * sum) / steps / 1e4) / 100 };
+  return { count, ms: Math.round(((count * sum) / steps / 1e6 - count * RESOLUTION_MS) * 100) / 100 };
 }
 
 /** The window's figures; starts the next window. */
