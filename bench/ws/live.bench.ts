@@ -63,10 +63,12 @@ const dirs: string[] = [];
  * node flags before bin/crossbook.js (`--heap-growing-percent=15`: a full collection once the heap grew
  * 15% past the live one). Every service run of this bench runs so, since issue 34's figure is of
  * `npm start`'s port; LIVE_PLAIN=1 runs plain `node bin/crossbook.js serve`, as earlier sessions did.
+ * Each build runs as its own package.json says (LIVE_BASE_BIN's with its flags), so a change of the
+ * start script's flags is measured against the flags it replaces.
  */
-function npmStart(): { readonly env: Record<string, string>; readonly nodeArgs: string[] } {
+function npmStart(root: string): { readonly env: Record<string, string>; readonly nodeArgs: string[] } {
   if (process.env['LIVE_PLAIN'] === '1') return { env: {}, nodeArgs: [] };
-  const pkg = JSON.parse(readFileSync(join(repoRoot(), 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
   const m = /(?:^|&&)\s*((?:[A-Z_]+=\S+\s+)*)node\s+((?:--\S+\s+)*)bin\/crossbook\.js serve\s*$/.exec(pkg.scripts['start'] ?? '');
   if (!m) throw new Error(`package.json's start script is not "[VAR=value …] node [--flag …] bin/crossbook.js serve": ${pkg.scripts['start']}`);
   const env = Object.fromEntries(
@@ -78,7 +80,9 @@ function npmStart(): { readonly env: Record<string, string>; readonly nodeArgs: 
   );
   return { env, nodeArgs: m[2]!.trim().split(/\s+/).filter(Boolean) };
 }
-const NPM_START = npmStart();
+/** How `npm start` runs the service of the build whose `bin/crossbook.js` is `file` (its own package.json's start script). */
+const npmStartOf = (file: string): ReturnType<typeof npmStart> => npmStart(join(dirname(file), '..'));
+const NPM_START = npmStartOf(bin);
 
 /** The probe's output file of each service run, by pid. */
 const probes = new Map<number, string>();
@@ -147,8 +151,9 @@ async function startHub(venues: unknown, ids: string[], children: ChildProcess[]
     .pop()!;
   const port = 18_000 + Math.floor(Math.random() * 1000);
   const probe = PROBE ? ['--import', join(here, 'loop-probe.js')] : [];
+  const start = npmStartOf(bin);
   const args = [
-    ...NPM_START.nodeArgs,
+    ...start.nodeArgs,
     ...NODE_ARGS,
     ...probe,
     ...(PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROF}`] : []),
@@ -162,7 +167,7 @@ async function startHub(venues: unknown, ids: string[], children: ChildProcess[]
   const probeOut = join(PROBE_DIR ?? dir, `probe-${dirs.length}.jsonl`);
   const child = spawn(process.execPath, args, {
     stdio: ['ignore', NODE_ARGS.includes('--trace-gc') ? 'inherit' : 'ignore', 'inherit'],
-    env: { ...process.env, ...NPM_START.env, LOG_LEVEL: 'warn', CROSSBOOK_CONFIG: join(dir, 'live.json'), LOOP_PROBE_OUT: probeOut },
+    env: { ...process.env, ...start.env, LOG_LEVEL: 'warn', CROSSBOOK_CONFIG: join(dir, 'live.json'), LOOP_PROBE_OUT: probeOut },
   });
   probes.set(child.pid!, probeOut);
   children.push(child);
@@ -330,7 +335,12 @@ async function main(): Promise<void> {
       `${CLIENTS} clients × ${SUBS} of ${ids.length} venue_a markets, simulator at ${RATE} ticks/s in its own process, ${SECONDS} s measured per run, ${PAIRS} alternating pairs; latency from the venue frame's arrival (recv_ts) to the client; ` +
         `the service as npm start runs it: ${Object.entries(NPM_START.env)
           .map(([k, v]) => `${k}=${v} `)
-          .join('')}node ${NPM_START.nodeArgs.join(' ')} bin/crossbook.js serve`,
+          .join('')}node ${NPM_START.nodeArgs.join(' ')} bin/crossbook.js serve` +
+        (BASE_BIN
+          ? `; base: ${Object.entries(npmStartOf(BASE_BIN).env)
+              .map(([k, v]) => `${k}=${v} `)
+              .join('')}node ${npmStartOf(BASE_BIN).nodeArgs.join(' ')}`
+          : ''),
     );
     const runs: Record<'hub' | 'base' | 'direct' | 'bare', Result[]> = { hub: [], base: [], direct: [], bare: [] };
     const modes = BASE_BIN ? (['bare', 'hub', 'base'] as const) : (['bare', 'hub'] as const);

@@ -24,6 +24,18 @@ export function clockSchedule(clock: Clock, flushed?: (at: number) => void): Sch
   };
 }
 
+/**
+ * A later turn on a clock: on a timer (the next loop iteration's timers phase, after this turn's I/O
+ * and its flush), `run` runs as one unit of the clock at the time it starts. For a long piece of work
+ * cut in slices (the minute's candle close): the frames read between two slices go out between them.
+ */
+export function timerSchedule(clock: Clock): Schedule {
+  return (run) => {
+    const h = setTimeout(() => clock.run(clock.now(), run), 0);
+    return () => clearTimeout(h);
+  };
+}
+
 /** A replay's schedule: nothing on its own; the replay flushes where the recording says the live turn did. */
 export const onMarkers: Schedule = () => () => undefined;
 

@@ -137,15 +137,22 @@ export class CandleStore {
     }
   }
 
-  /** Closes every bucket that ended before `now` (called once a second and at shutdown). */
-  flush(now: number, all = false): void {
-    if (!all && this.oldest + MINUTE > now) return;
+  /**
+   * Closes every bucket that ended before `now` (called once a second and at shutdown), or the first
+   * `limit` of them: true when that left some to close (the next call closes the next ones; a
+   * market's candle is the same whichever call closes it, or the observation that rolls it first).
+   */
+  flush(now: number, all = false, limit = Infinity): boolean {
+    if (!all && this.oldest + MINUTE > now) return false;
     let oldest = Infinity;
+    let left = limit;
     const d = this.data;
     for (const v of this.open.values())
       for (const [marketId, s] of v) {
         const t = d[s * WIDTH + T]!;
         if (all || t + MINUTE <= now) {
+          // `oldest` stays where it was: the next call walks again.
+          if (left-- === 0) return true;
           v.delete(marketId);
           this.closes++;
           const c = this.candle(s);
@@ -156,6 +163,7 @@ export class CandleStore {
         } else if (t < oldest) oldest = t;
       }
     this.oldest = oldest;
+    return false;
   }
 
   *openCandles(): IterableIterator<Candle> {
