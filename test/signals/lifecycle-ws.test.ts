@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EMPTY, Subscription } from 'rxjs';
-import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fanoutFlow } from '../../pipelines/fanout.js';
 import { arbFlow } from '../../pipelines/signals.js';
@@ -19,6 +18,7 @@ import { LifecycleTracker } from '../../src/signals/lifecycle/tracker.js';
 import { applyEvent, EngineState } from '../../src/state/engine.js';
 import { VenueDirectory } from '../../src/venues/directory.js';
 import { WsHub } from '../../src/ws/hub.js';
+import { connectWs, type Msg } from '../support/ws-client.js';
 
 const config = loadConfig({ env: {} });
 const dir = mkdtempSync(join(tmpdir(), 'cb-lc-ws-'));
@@ -78,37 +78,22 @@ afterAll(async () => {
 
 describe('arb channel: opportunity ids and arb_expired', () => {
   it('sends the opportunity id with each arb, then arb_expired with the id, reason and record before the list without it', async () => {
-    const ws = new WebSocket(url, { headers: { 'x-api-key': key } });
-    const msgs: Record<string, any>[] = [];
-    const waiting: { pred: (m: Record<string, any>) => boolean; resolve: () => void }[] = [];
-    ws.on('message', (d) => {
-      const m = JSON.parse(d.toString()) as Record<string, any>;
-      msgs.push(m);
-      for (const w of waiting.filter((x) => x.pred(m))) {
-        waiting.splice(waiting.indexOf(w), 1);
-        w.resolve();
-      }
-    });
-    // Resolves at the first message from index `from` on that matches (one already received
-    // included); the test's timeout is the failure guard, so a slow machine only waits longer.
-    const arrived = (pred: (m: Record<string, any>) => boolean, from = 0): Promise<void> =>
-      msgs.slice(from).some(pred) ? Promise.resolve() : new Promise((resolve) => waiting.push({ pred, resolve }));
-    await new Promise((r) => ws.once('open', r));
-    ws.send(JSON.stringify({ type: 'subscribe', channel: 'arb' }));
-    await arrived((m) => m['type'] === 'subscribed');
+    const c = await connectWs(url, key);
+    const opportunities = (m: Msg): { opportunity_id: string }[] => m['opportunities'] as { opportunity_id: string }[];
+    c.send({ type: 'subscribe', channel: 'arb' });
+    await c.next((m) => m['type'] === 'subscribed');
 
     apply(
       { ...b('venue_h'), type: 'book_snapshot', marketId: 'H1', instrument: 'H1', bids: [], asks: [[4950, 100]] },
       { ...b('venue_b'), type: 'book_snapshot', marketId: 'B1', instrument: 'B1', bids: [[5000, 100]], asks: [] },
     );
-    await arrived((m) => m['type'] === 'arb' && m['opportunities'].length === 1);
-    const id = msgs.find((m) => m['type'] === 'arb' && m['opportunities'].length === 1)!['opportunities'][0].opportunity_id as string;
+    const arb = await c.next((m) => m['type'] === 'arb' && opportunities(m).length === 1);
+    const id = opportunities(arb)[0]!.opportunity_id;
     expect(id).toMatch(/^arb_/);
 
     apply({ ...b('venue_h'), type: 'book_delta', marketId: 'H1', instrument: 'H1', changes: [['ask', 4950, 0]] });
-    await arrived((m) => m['type'] === 'arb_expired');
-    const i = msgs.findIndex((m) => m['type'] === 'arb_expired');
-    expect(msgs[i]).toMatchObject({
+    const expired = await c.next((m) => m['type'] === 'arb_expired');
+    expect(expired).toMatchObject({
       channel: 'arb',
       group_id: 3,
       opportunity_id: id,
@@ -117,7 +102,8 @@ describe('arb channel: opportunity ids and arb_expired', () => {
       seq: expect.any(Number),
       epoch: hub.epoch,
     });
-    await arrived((m) => m['type'] === 'arb' && m['opportunities'].length === 0, i + 1);
-    ws.close();
+    const i = c.all.indexOf(expired);
+    await c.next((m) => m['type'] === 'arb' && opportunities(m).length === 0 && c.all.indexOf(m) > i);
+    c.ws.close();
   });
 });
