@@ -83,6 +83,11 @@ function npmStart(root: string): { readonly env: Record<string, string>; readonl
 /** How `npm start` runs the service of the build whose `bin/crossbook.js` is `file` (its own package.json's start script). */
 const npmStartOf = (file: string): ReturnType<typeof npmStart> => npmStart(join(dirname(file), '..'));
 const NPM_START = npmStartOf(bin);
+/** A start as a command line: its environment assignments, then node and its flags. */
+const startLine = (s: ReturnType<typeof npmStart>): string =>
+  `${Object.entries(s.env)
+    .map(([k, v]) => `${k}=${v} `)
+    .join('')}node ${s.nodeArgs.join(' ')}`;
 
 /** The probe's output file of each service run, by pid. */
 const probes = new Map<number, string>();
@@ -333,14 +338,8 @@ async function main(): Promise<void> {
     begin(
       'WebSocket fan-out under live ingest',
       `${CLIENTS} clients × ${SUBS} of ${ids.length} venue_a markets, simulator at ${RATE} ticks/s in its own process, ${SECONDS} s measured per run, ${PAIRS} alternating pairs; latency from the venue frame's arrival (recv_ts) to the client; ` +
-        `the service as npm start runs it: ${Object.entries(NPM_START.env)
-          .map(([k, v]) => `${k}=${v} `)
-          .join('')}node ${NPM_START.nodeArgs.join(' ')} bin/crossbook.js serve` +
-        (BASE_BIN
-          ? `; base: ${Object.entries(npmStartOf(BASE_BIN).env)
-              .map(([k, v]) => `${k}=${v} `)
-              .join('')}node ${npmStartOf(BASE_BIN).nodeArgs.join(' ')}`
-          : ''),
+        `the service as npm start runs it: ${startLine(NPM_START)} bin/crossbook.js serve` +
+        (BASE_BIN ? `; base: ${startLine(npmStartOf(BASE_BIN))}` : ''),
     );
     const runs: Record<'hub' | 'base' | 'direct' | 'bare', Result[]> = { hub: [], base: [], direct: [], bare: [] };
     const modes = BASE_BIN ? (['bare', 'hub', 'base'] as const) : (['bare', 'hub'] as const);
