@@ -46,6 +46,7 @@ import { HubConflation } from '../src/ws/conflate.js';
 import type { WsHub } from '../src/ws/hub.js';
 import { Turn } from '../src/pipeline/turn.js';
 import { T0 } from './gen.js';
+import { FloorBooks, floorFanout, type FloorFanout } from './ingest-floor.js';
 import {
   ask,
   BATCH,
@@ -224,6 +225,8 @@ interface Outcome {
   readonly captured: CaptureRun[];
   readonly frameBytes: number;
   readonly processCpu: Map<string, number[]>;
+  /** Messages the bare fan-out's clients received, per `floorpub` run (the warm-up first). */
+  readonly floorReceived: number[];
 }
 
 interface CaptureRun {
@@ -274,6 +277,13 @@ async function run(dir: string, w: World, children: ChildProcess[], servers: Ser
   let plain: { mapper: KalshiMapper; stop: () => void } | undefined;
   const consume = plainConsumers(core, domain, hub);
   let fresh: { mapper: KalshiMapper; state: EngineState } | undefined;
+  let floor: FloorBooks | undefined;
+  /** The bare fan-out of `floorpub`, started at its first round, closed with the service. */
+  let fan: FloorFanout | undefined;
+  /** Messages the bare fan-out's clients received, per `floorpub` run. */
+  const floorReceived: number[] = [];
+  /** What `floorpub` publishes: per market, whether a client holds it, its two messages and topics. */
+  let pub: { watched: Uint8Array; book: Buffer[]; price: Buffer[]; o: string[]; p: string[] } | undefined;
   let texts: string[] | undefined;
   /** A fresh mapper that has seen the snapshots, and (withState) a fresh state holding catalog and books. */
   const freshMapper = (withState: boolean): { mapper: KalshiMapper; state: EngineState } => {
@@ -427,6 +437,69 @@ async function run(dir: string, w: World, children: ChildProcess[], servers: Ser
       },
     },
     {
+      name: 'floor',
+      setup: () => (floor = new FloorBooks(w.snapshotOf.values())),
+      run: () => {
+        const fr = w.frames;
+        for (let i = 0; i < fr.length; i++) floor!.apply(fr[i]!.toString());
+        return fr.length;
+      },
+      teardown: () => {
+        if (floor!.refused > 0) throw new Error(`the floor could not apply ${floor!.refused} frames`);
+        digests.set('floor', floor!.digest(w.tickers));
+        floor = undefined;
+      },
+    },
+    {
+      // The floor with the fan-out's least: each delta on a watched market published to its orderbook
+      // topic, and to its price topic when it changed a best level, as one message built before the
+      // run (nothing written per delta) through a bare uWS server to clients holding the bench's
+      // subscriptions; BATCH frames per event-loop turn, as the socket hands them to (a).
+      name: 'floorpub',
+      setup: async () => {
+        floor = new FloorBooks(w.snapshotOf.values());
+        const watched = Array.from({ length: CLIENTS }, (_, c) => Array.from({ length: SUBS }, (_, k) => (c * SUBS + k) % MARKETS));
+        fan ??= await floorFanout([...watched.map((ms) => ms.map((m) => `o:${m}`)), ...watched.map((ms) => ms.map((m) => `p:${m}`))]);
+        await fan.received();
+        if (pub === undefined) {
+          const ids = floor.tickers.map((t) => `venue_a:${t}`);
+          const on = new Uint8Array(MARKETS);
+          for (const ms of watched) for (const m of ms) on[m] = 1;
+          pub = {
+            watched: on,
+            book: ids.map((id, m) => Buffer.from(JSON.stringify({ type: 'orderbook_update', market_id: id, seq: 1, ts: T0, ...floor!.levels(m) }))),
+            price: ids.map((id) => Buffer.from(JSON.stringify({ type: 'price_update', market_id: id, seq: 1, ts: T0, yes_bid: 42, yes_ask: 45 }))),
+            o: ids.map((_, m) => `o:${m}`),
+            p: ids.map((_, m) => `p:${m}`),
+          };
+        }
+      },
+      run: async () => {
+        const f = floor!;
+        const out = fan!;
+        const { watched, book, price, o, p } = pub!;
+        const fr = w.frames;
+        for (let i = 0; i < fr.length; i += BATCH) {
+          const end = Math.min(fr.length, i + BATCH);
+          for (let k = i; k < end; k++) {
+            const m = f.apply(fr[k]!.toString());
+            if (m < 0 || watched[m] === 0) continue;
+            out.publish(o[m]!, book[m]!);
+            if (f.topChanged) out.publish(p[m]!, price[m]!);
+          }
+          await immediate();
+        }
+        return fr.length;
+      },
+      teardown: async () => {
+        floorReceived.push(await fan!.received());
+        debug(`floorpub: the clients received ${floorReceived.at(-1)} messages`);
+        if (floor!.refused > 0) throw new Error(`the floor could not apply ${floor!.refused} frames`);
+        digests.set('floorpub', floor!.digest(w.tickers));
+        floor = undefined;
+      },
+    },
+    {
       name: 'map',
       setup: () => (fresh = freshMapper(false)),
       run: () => {
@@ -493,12 +566,13 @@ async function run(dir: string, w: World, children: ChildProcess[], servers: Ser
   const recomputed0 = domain.signals.recomputed;
   const refreshed0 = domain.signals.refreshed;
   const m = await measureEachAsync(cands, { warmup: 1, runs: ROUNDS, deadline: MEASURE_UNTIL_MS });
-  const want = digests.get('b') ?? digests.get('a');
+  const want = digests.get('b') ?? digests.get('a') ?? digests.get('old');
   for (const [name, d] of digests) if (d !== want) throw new Error(`path ${name} ended with different books than the plain loop`);
   const signalRecomputes = domain.signals.recomputed - recomputed0;
   const signalRefreshes = domain.signals.refreshed - refreshed0;
 
   profiler?.disconnect();
+  await fan?.close();
   await live.close();
   const frameBytes = w.frames.reduce((n, f) => n + f.length, 0);
   return {
@@ -513,6 +587,7 @@ async function run(dir: string, w: World, children: ChildProcess[], servers: Ser
     captured,
     frameBytes,
     processCpu,
+    floorReceived,
   };
 }
 
@@ -528,6 +603,8 @@ function report(o: Outcome): void {
     ['cap', '(a) with capture on: every frame appended to the capture log, compressed and written', false],
     ['capnorm', '(a) with capture on and the history thread following it, writing the normalized cache behind /replay', false],
     ['old', 'mapFrames + applyToState into a state without consumers (the old figure)', false],
+    ['floor', 'floor: the same frames read by the same scanner into one typed-array record per market (no event, top of book, quote or consumer)', false],
+    ['floorpub', 'floor, and each delta on a watched market published bare to the same subscriptions (uWS, a message built before the run)', false],
     ['map', 'the mapper only (frames read in place by mapText; parse + map for any other)', false],
     ['parse', 'JSON.parse only', false],
   ];
@@ -559,6 +636,8 @@ function report(o: Outcome): void {
     if (c) console.log(c.text);
     const n = normFigures(o);
     if (n) console.log(n);
+    const fl = floorNote(o);
+    if (fl) console.log(fl);
     return;
   }
   const slow = b.opsPerCpuSec / a.opsPerCpuSec;
@@ -593,12 +672,34 @@ function report(o: Outcome): void {
         `WebSocket clients in a child process (src/capacity/ws-load.ts): ${CLIENTS} on orderbook and ${CLIENTS} on prices, ${SUBS} Kalshi markets each (${Math.min(MARKETS, CLIENTS * SUBS).toLocaleString('en-US')} markets watched). Per run (median) they received: (a) ${perRun('a')}; (b) ${perRun('b')}.`,
         `Persistence only marks books and quotes dirty inside a run; its snapshot timer (${o.snapshotIntervalMs / 1000} s) writes them. Writing what one (a) run leaves dirty (${f0(med(o.dirty))} books and quotes) to LMDB took ${med(o.snapshotMs).toFixed(0)} ms (median, after the run, untimed), about ${f0((med(o.snapshotMs) * 1e6) / DELTAS)} ns per delta of that run.`,
         `(b) runs on the same state, hub, clients and persistence with the pipelines unwired; its timers (minute clock, ledger, malformed rule) run as plain intervals. It skips the Kalshi protocol's per-frame hooks (resync inspection, subscription book-keeping), which count as feed runtime in (a). The old-figure, mapper and parse rows start from the same Buffers (toString included) and use the generated receive times.`,
+        ...[floorNote(o)].filter((x) => x !== undefined),
         `Median of ${a.runs} rounds after 1 warm-up round, workloads round-robin; every path is checked to end with identical books and a clean stream (no malformed frame, gap or integrity error). The venue socket is in-process (no kernel socket or \`ws\` frame decoding); the catalog comes from a local HTTP server.`,
       ],
     },
     rows,
   );
   captureReport(o);
+}
+
+/**
+ * What the floor rows say: the least this host's JavaScript spends on the workload's reading,
+ * applying and publishing (bench/ingest-floor.ts), against the target's budget per delta.
+ */
+function floorNote(o: Outcome): string | undefined {
+  const fl = o.m.get('floor');
+  const fp = o.m.get('floorpub');
+  if (!fl && !fp) return undefined;
+  const f0 = (x: number): string => Math.round(x).toLocaleString('en-US');
+  const ns = (s: AsyncStats): number => 1e9 / s.opsPerCpuSec;
+  const got = [...o.floorReceived.slice(1)].sort((x, y) => x - y)[Math.floor((o.floorReceived.length - 1) / 2)];
+  return [
+    `The floor rows (bench/ingest-floor.ts) are the least the workload's JavaScript can do here, not a path the service could run: the same frames read by the mapper's own scanner, with its checks, into one record per market (its levels in one pool of typed arrays, found by one lookup), no event, top of book, quote, candle, persistence mark, message text or arb/EV; checked to end with the same books as every path.`,
+    fl ? ` Reading and applying alone cost ${f0(ns(fl))} ns per delta` : '',
+    fp
+      ? `${fl ? ';' : ''} with each delta on a watched market published bare (uWS, a message built before the run, to the bench's ${CLIENTS} + ${CLIENTS} subscriptions in a child process; ${got === undefined ? 'no' : f0(got)} messages received per run, median) ${f0(ns(fp))} ns`
+      : '',
+    `, against the ${f0(1e9 / TARGET)} ns per delta that ${f0(TARGET)} per CPU second allows.`,
+  ].join('');
 }
 
 /** Median of the timed runs' whole-process CPU rates of a workload (the first run is the warm-up). */
