@@ -52,7 +52,7 @@ export const PAIR_EVERY = 5;
 export const CLIENTS = num('INGEST_CLIENTS', 100);
 export const SUBS = 50;
 /** Frames handed over per event-loop turn, about what one 64 KiB socket read holds. */
-export const BATCH = 256;
+export const BATCH = num('INGEST_BATCH', 256);
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 export const immediate = (): Promise<void> => new Promise((r) => setImmediate(r));

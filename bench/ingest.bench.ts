@@ -20,7 +20,7 @@
  * matching groups, WebSocket clients in a child process) are bench/ingest-workload.ts, shared with
  * bench/replay-pipeline.bench.ts.
  *
- * Env: INGEST_DELTAS, INGEST_MARKETS, INGEST_CLIENTS (per channel), INGEST_ROUNDS, INGEST_ONLY
+ * Env: INGEST_DELTAS, INGEST_MARKETS, INGEST_CLIENTS (per channel), INGEST_BATCH (frames per event-loop turn), INGEST_ROUNDS, INGEST_ONLY
  * (comma-separated workload names; results are not written then), INGEST_PROFILE=<file>: a CPU
  * profile of the last timed (a) run alone (V8 inspector), for `.cpuprofile` viewers; INGEST_CALIBRATE: a
  * fixed kernel's CPU time after each run (see calibrationMs).
