@@ -135,12 +135,17 @@ function send(res: ServerResponse, status: number, body: unknown): void {
 
 /**
  * Gives a protocol server the `garbage` fault: for `ms`, its own `malformed` frames at `perSecond`
- * (in batches every 100 ms), then it stops by itself. Other faults pass through.
+ * (in batches every 100 ms), then it stops by itself. Other faults pass through. `garbageFrames`
+ * counts the bad frames sent so far to each connection.
  */
 export function withGarbage(server: SimServer): SimServer {
   const timers = new Set<NodeJS.Timeout>();
+  let sent = 0;
   return {
     ...server,
+    get garbageFrames() {
+      return sent;
+    },
     fault(f: SimFault) {
       if (f.kind !== 'garbage') return server.fault(f);
       const end = Date.now() + f.ms;
@@ -152,6 +157,7 @@ export function withGarbage(server: SimServer): SimServer {
           return;
         }
         server.fault({ kind: 'malformed', count: batch });
+        sent += batch;
       }, 100);
       t.unref?.();
       timers.add(t);

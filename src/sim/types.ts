@@ -161,6 +161,8 @@ export interface SimWorldApi {
 export interface SimServer {
   readonly venue: VenueConfig;
   readonly endpoints: FeedEndpoints;
+  /** Bad frames the `garbage` fault has sent to each connection so far (servers that take it). */
+  readonly garbageFrames?: number;
   fault(f: SimFault): void;
   close(): Promise<void>;
 }
