@@ -65,12 +65,24 @@ class StepAction<T> extends Subscription implements SchedulerAction<T>, Queued {
 }
 
 /**
+ * What a timer's exception becomes: thrown again in a task of its own, as an uncaught exception, which
+ * is what a plain `setTimeout` callback's would be (and what RxJS does with an error nobody handles).
+ */
+export function reportTimerError(e: unknown): void {
+  setTimeout(() => {
+    throw e;
+  }, 0);
+}
+
+/**
  * A clock whose time moves in steps: `run(at, fn)` and `advanceTo(t)` move it forward, first running
  * every timer due by then in due order, each as a unit at its due time, so the order of timers and
  * units depends only on their times. With a wall source (the live service) `now()` outside a unit
  * reads the wall, and a timer also fires on its own when its due time passes; without one (a
  * replay) time moves only when told. Fed the same units at the same times, the two run the same
  * work in the same order and read the same times: the live run can be replayed to the millisecond.
+ * A timer that throws is one timer failing: its exception goes to `onTimerError` (by default
+ * `reportTimerError`), and the timers due with it and the unit that moved the clock still run.
  */
 export class StepClock implements Clock {
   private frame: number;
@@ -83,6 +95,7 @@ export class StepClock implements Clock {
   constructor(
     start: number,
     private readonly wall?: () => number,
+    private readonly onTimerError: (e: unknown) => void = reportTimerError,
   ) {
     this.frame = start;
     this.scheduler = {
@@ -132,6 +145,8 @@ export class StepClock implements Clock {
       this.depth++;
       try {
         a.execute();
+      } catch (e) {
+        this.onTimerError(e);
       } finally {
         this.depth--;
       }
@@ -203,8 +218,8 @@ export function wallClock(): StepClock {
  * runs everything at once and cannot be stepped to a time while actions keep arriving; this one can).
  */
 export class VirtualClock extends StepClock {
-  constructor(start: number) {
-    super(start);
+  constructor(start: number, onTimerError?: (e: unknown) => void) {
+    super(start, undefined, onTimerError);
   }
 }
 

@@ -77,6 +77,26 @@ describe('VirtualClock', () => {
   });
 });
 
+describe('a timer that throws', () => {
+  it('fails alone: the timers due with it and the unit that moved the clock still run, and its error is reported', () => {
+    const errors: unknown[] = [];
+    const c = new VirtualClock(T0, (e) => errors.push(e));
+    const seen: string[] = [];
+    c.after(10, () => {
+      throw new Error('first');
+    });
+    c.after(10, () => seen.push(`second@${c.now() - T0}`));
+    c.after(15, () => {
+      throw new Error('third');
+    });
+    c.advanceTo(T0 + 10);
+    expect(seen).toEqual(['second@10']);
+    expect(c.run(T0 + 20, () => `unit@${c.now() - T0}`)).toBe('unit@20');
+    expect(errors.map((e) => (e as Error).message)).toEqual(['first', 'third']);
+    expect(c.pending).toBe(0);
+  });
+});
+
 describe('StepClock on a wall (the live service)', () => {
   afterEach(() => {
     vi.useRealTimers();
@@ -93,6 +113,26 @@ describe('StepClock on a wall (the live service)', () => {
     vi.setSystemTime(T0 + 130);
     await vi.advanceTimersByTimeAsync(100);
     expect(seen).toEqual([100]);
+    expect(c.pending).toBe(0);
+  });
+
+  it('keeps firing its timers on their own after one of them throws', async () => {
+    vi.useFakeTimers({ now: T0 });
+    const errors: unknown[] = [];
+    const c = new StepClock(
+      T0,
+      () => Date.now(),
+      (e) => errors.push(e),
+    );
+    const seen: number[] = [];
+    c.after(10, () => {
+      throw new Error('boom');
+    });
+    c.after(10, () => seen.push(c.now() - T0));
+    c.after(50, () => seen.push(c.now() - T0));
+    await vi.advanceTimersByTimeAsync(100);
+    expect(seen).toEqual([10, 50]);
+    expect(errors).toHaveLength(1);
     expect(c.pending).toBe(0);
   });
 
