@@ -1,4 +1,5 @@
 import { realClock, type Clock } from '../../core/clock.js';
+import { laterTurn } from '../../core/later.js';
 import { Observable, type Subscriber, type Subscription } from 'rxjs';
 import type { MappingCapture } from '../../capture/sink.js';
 import type { Protocol } from '../../config/schema.js';
@@ -170,15 +171,15 @@ export class FeedRuntime {
   }
 
   /**
-   * Resolves at the next turn of the event loop, after the socket reads and the turn's flush that
+   * Resolves at a later turn of the event loop, after the socket reads and the turn's flush that
    * wait: a long piece of work (a polled page of hundreds of rows) goes in slices between them, so
    * the frames that arrive meanwhile are not held behind it. Resolves also once the subscription
    * ended; the caller checks `stopped`.
    */
   nextTurn(): Promise<void> {
-    // A timer, not an immediate: the turn's flush (an immediate) of the frames read before it runs
-    // first, so a slice never stands between a frame and its publication.
-    return new Promise((resolve) => setTimeout(resolve, 0));
+    // Not a bare timer: on Node 20 two timers set a slice apart could run in one timers phase (see
+    // laterTurn), and two slices went out with nothing read between them.
+    return new Promise((resolve) => laterTurn(resolve));
   }
 
   /** Runs `fn` every `ms` until the subscription ends (the timer does not keep the process alive). */
