@@ -6,6 +6,7 @@ import type { Logger } from '../src/core/log.js';
 import type { FeedEvent, NormalizedEvent } from '../src/core/types.js';
 import { applyToState } from '../src/pipeline/operators.js';
 import type { EngineState } from '../src/state/engine.js';
+import { PollStarts } from '../src/venues/common/polls.js';
 import { PROTOCOL_MODULES } from '../src/venues/index.js';
 import type { FeedEndpoints, VenueFeed } from '../src/venues/protocol.js';
 
@@ -31,6 +32,8 @@ export function createFeeds(
   clock: Clock = realClock,
   capture?: CaptureSink,
 ): VenueFeed[] {
+  // One for the service: no two venues' polls start in the same turn.
+  const polls = new PollStarts();
   return config.venues
     .filter((v) => v.enabled)
     .map((venue) =>
@@ -41,6 +44,7 @@ export function createFeeds(
         log: log.child({ venue: venue.label }),
         capture,
         clock,
+        polls,
       }),
     );
 }

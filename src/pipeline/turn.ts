@@ -1,4 +1,5 @@
 import type { Clock } from '../core/clock.js';
+import { laterTurn } from '../core/later.js';
 
 /** Schedules a callback once, soon (default: `setImmediate`); returns its cancel. */
 export type Schedule = (run: () => void) => () => void;
@@ -25,15 +26,12 @@ export function clockSchedule(clock: Clock, flushed?: (at: number) => void): Sch
 }
 
 /**
- * A later turn on a clock: on a timer (the next loop iteration's timers phase, after this turn's I/O
- * and its flush), `run` runs as one unit of the clock at the time it starts. For a long piece of work
- * cut in slices (the minute's candle close): the frames read between two slices go out between them.
+ * A later turn on a clock: after this turn's I/O and its flush (`laterTurn`: an immediate, then a
+ * timer), `run` runs as one unit of the clock at the time it starts. For a long piece of work cut in
+ * slices (the minute's candle close): the frames read between two slices go out between them.
  */
 export function timerSchedule(clock: Clock): Schedule {
-  return (run) => {
-    const h = setTimeout(() => clock.run(clock.now(), run), 0);
-    return () => clearTimeout(h);
-  };
+  return (run) => laterTurn(() => clock.run(clock.now(), run));
 }
 
 /** A replay's schedule: nothing on its own; the replay flushes where the recording says the live turn did. */

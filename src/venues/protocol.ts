@@ -5,6 +5,7 @@ import type { CaptureSink } from '../capture/sink.js';
 import type { Logger } from '../core/log.js';
 import type { MarketUpsert, NormalizedEvent } from '../core/types.js';
 import type { Mapper } from './common/mapper.js';
+import type { PollStarts } from './common/polls.js';
 import type { FeedStats } from './common/stats.js';
 
 /** Where a feed connects: the simulator's loopback URLs or the real venue's. */
@@ -26,6 +27,8 @@ export interface FeedContext {
   readonly capture?: CaptureSink | undefined;
   /** The engine's clock: receive stamps are read from it (default: wall time). */
   readonly clock?: Clock | undefined;
+  /** Where the polls of every feed of the service claim their starts, so no two start in the same turn (default: one per feed). */
+  readonly polls?: PollStarts | undefined;
 }
 
 /**

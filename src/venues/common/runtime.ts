@@ -1,4 +1,5 @@
 import { realClock, type Clock } from '../../core/clock.js';
+import { laterTurn } from '../../core/later.js';
 import { Observable, type Subscriber, type Subscription } from 'rxjs';
 import type { MappingCapture } from '../../capture/sink.js';
 import type { Protocol } from '../../config/schema.js';
@@ -7,6 +8,7 @@ import type { FeedEvent, NormalizedEvent } from '../../core/types.js';
 import type { FeedContext, VenueFeed } from '../protocol.js';
 import { feedEvent, FramePath, UpsertChanges, type EventSink, type FrameHooks } from './frames.js';
 import { VenueHttpError } from './http.js';
+import { PollStarts } from './polls.js';
 import type { Mapper } from './mapper.js';
 import { reconnectingSocket, type SocketEvent, type SocketOptions } from './socket.js';
 import { FeedStats } from './stats.js';
@@ -63,10 +65,16 @@ export class FeedRuntime {
   readonly venue: FeedContext['venue'];
   readonly endpoints: FeedContext['endpoints'];
   readonly ingest: FeedContext['ingest'];
-  /** Receive stamps come from it; the runtime's own timers (retries, polls, keepalives) are network-side and run on the OS's. */
+  /** Receive stamps come from it, and the polls' starts; the runtime's other timers (retries, keepalives) are network-side and run on the OS's. */
   readonly clock: Clock;
   private readonly timeouts = new Set<NodeJS.Timeout>();
   private readonly intervals = new Set<NodeJS.Timeout>();
+  /** Cancels of the polls' next starts, set on the engine clock. */
+  private readonly cancels = new Set<() => void>();
+  /** Releases of the polls' claims on the service's poll starts. */
+  private readonly releases: (() => void)[] = [];
+  /** Where each poll of the service claims its start (one per runtime when the service gives none). */
+  private readonly polls: PollStarts;
   private readonly sockets: Subscription[] = [];
   private session: FeedSession | undefined;
   private path: FramePath | undefined;
@@ -95,6 +103,7 @@ export class FeedRuntime {
     // A mapping writer: this runtime maps each record it appends and hands the events (`mapped`), so nothing maps it again.
     this.capture = ctx.capture?.mapping(ctx.venue.label);
     this.clock = ctx.clock ?? realClock;
+    this.polls = ctx.polls ?? new PollStarts();
     const capture = this.capture;
     // Each event goes out with the record it was made of: the history index takes these instead of mapping the capture again.
     this.sink =
@@ -170,15 +179,15 @@ export class FeedRuntime {
   }
 
   /**
-   * Resolves at the next turn of the event loop, after the socket reads and the turn's flush that
+   * Resolves at a later turn of the event loop, after the socket reads and the turn's flush that
    * wait: a long piece of work (a polled page of hundreds of rows) goes in slices between them, so
    * the frames that arrive meanwhile are not held behind it. Resolves also once the subscription
    * ended; the caller checks `stopped`.
    */
   nextTurn(): Promise<void> {
-    // A timer, not an immediate: the turn's flush (an immediate) of the frames read before it runs
-    // first, so a slice never stands between a frame and its publication.
-    return new Promise((resolve) => setTimeout(resolve, 0));
+    // Not a bare timer: on Node 20 two timers set a slice apart could run in one timers phase (see
+    // laterTurn), and two slices went out with nothing read between them.
+    return new Promise((resolve) => laterTurn(resolve));
   }
 
   /** Runs `fn` every `ms` until the subscription ends (the timer does not keep the process alive). */
@@ -194,18 +203,32 @@ export class FeedRuntime {
     };
   }
 
-  /** Runs `run` now and again `ms` after each run ends, one at a time; a failed run is logged. */
+  /**
+   * A poll: runs `run` now and again `ms` after each run ends, one at a time; a failed run is logged.
+   * Each start is claimed from the service's `PollStarts` (moved later while another poll starts
+   * within its gap) and set on the engine clock, so two polls never start in the same turn.
+   */
   repeat(ms: number, run: () => Promise<void>, what: string): void {
+    const poll = {};
+    const start = (want: number): void => {
+      if (this.closed) return;
+      const cancel = this.clock.after(Math.max(0, this.polls.claim(poll, want) - this.clock.now()), () => {
+        this.cancels.delete(cancel);
+        if (!this.closed) tick();
+      });
+      this.cancels.add(cancel);
+    };
     const tick = (): void => {
       run().then(
-        () => this.later(ms, tick),
+        () => start(this.clock.now() + ms),
         (e: unknown) => {
           this.log.warn({ err: errorMessage(e) }, `${what} failed`);
-          this.later(ms, tick);
+          start(this.clock.now() + ms);
         },
       );
     };
-    tick();
+    this.releases.push(() => this.polls.release(poll));
+    start(this.clock.now());
   }
 
   /**
@@ -344,6 +367,9 @@ export class FeedRuntime {
     for (const t of this.intervals) clearInterval(t);
     this.timeouts.clear();
     this.intervals.clear();
+    for (const c of this.cancels) c();
+    this.cancels.clear();
+    for (const r of this.releases.splice(0)) r();
     for (const s of this.sockets) s.unsubscribe();
   }
 
