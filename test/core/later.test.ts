@@ -6,6 +6,7 @@ import { log } from '../../src/core/log.js';
 import { timerSchedule } from '../../src/pipeline/turn.js';
 import { createVenueFeed, type FeedRuntime } from '../../src/venues/common/runtime.js';
 import { ManifoldMapper } from '../../src/venues/manifold/mappers.js';
+import { countTurns } from '../support/turns.js';
 
 /**
  * The two ways a long piece of work waits for a later turn between its slices: the feed runtime's
@@ -38,13 +39,7 @@ interface Slice {
 
 /** Twenty slices, each waiting on `later`: the turn each ran in and whether the previous turn's flush was out. */
 async function slices(later: () => Promise<void>): Promise<Slice[]> {
-  let turn = 0;
-  let spinning = true;
-  const spin = (): void => {
-    turn++;
-    if (spinning) setImmediate(spin);
-  };
-  spin();
+  const turns = countTurns();
   const out: Slice[] = [];
   let flushed = true;
   try {
@@ -55,10 +50,10 @@ async function slices(later: () => Promise<void>): Promise<Slice[]> {
       setImmediate(() => (flushed = true));
       queueMicrotask(restOfTheSlice);
       await next;
-      out.push({ turn, flushed });
+      out.push({ turn: turns.turn, flushed });
     }
   } finally {
-    spinning = false;
+    turns.stop();
   }
   return out;
 }

@@ -14,6 +14,7 @@ import { createWorld } from '../../../src/sim/world.js';
 import { createPolymarketFeed, TRADE_ROWS_PER_TURN } from '../../../src/venues/polymarket/feed.js';
 import { gammaMarketToUpsert, SUSPECT_FRAMES } from '../../../src/venues/polymarket/mappers.js';
 import { gammaEventsResponseSchema, gammaMarketSchema } from '../../../src/venues/polymarket/raw.js';
+import { countTurns } from '../../support/turns.js';
 
 const cfg = loadConfig({ env: {} });
 const venue = cfg.venues.find((v) => v.protocol === 'polymarket')!;
@@ -214,21 +215,15 @@ describe('polymarket feed against the simulator', () => {
     expect(worldTrades.length).toBeLessThanOrEqual(500); // one page: the first poll reads one
     const server = await serve(world, venue, { host: '127.0.0.1', port: 0 });
     cleanups.push(() => server.close());
-    let turn = 0;
-    let spinning = true;
-    const spin = (): void => {
-      turn++;
-      if (spinning) setImmediate(spin);
-    };
-    spin();
-    cleanups.push(() => (spinning = false));
+    const turns = countTurns();
+    cleanups.push(() => turns.stop());
     const perTurn = new Map<number, number>();
     const feed = createPolymarketFeed({ venue, endpoints: server.endpoints, ingest: { ...ingest, pollMs: 60_000 }, log });
     const ids: string[] = [];
     const sub = feed.events$.subscribe((e) => {
       if (e.type !== 'trade') return;
       ids.push(e.tradeId);
-      perTurn.set(turn, (perTurn.get(turn) ?? 0) + 1);
+      perTurn.set(turns.turn, (perTurn.get(turns.turn) ?? 0) + 1);
     });
     cleanups.push(() => sub.unsubscribe());
     await until('trades', () => ids.length >= worldTrades.length);
