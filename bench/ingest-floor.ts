@@ -16,6 +16,7 @@ import { RawWebSocket } from '../src/capacity/raw-ws.js';
 import { loadUws } from '../src/server/uws.js';
 import { parseDollarsAt, parseSizeAt, PAYOUT, roundSize } from '../src/core/price.js';
 import { deltaText, scanDelta } from '../src/venues/kalshi/scan.js';
+import { askChild } from './lib.js';
 
 /** Levels a side holds at most (the bench's books stay well under it; a delta past it is refused). */
 const CAP = 32;
@@ -186,16 +187,7 @@ export async function floorFanout(subs: readonly (readonly string[])[]): Promise
   const listen = await new Promise<UWS.us_listen_socket | false>((r) => app.listen('127.0.0.1', 0, r));
   if (listen === false) throw new Error('the floor fan-out could not listen on 127.0.0.1');
   const child = fork(SELF, ['floor-clients', `ws://127.0.0.1:${uws.us_socket_local_port(listen)}/`, String(subs.length)]);
-  const answer = (kind: string): Promise<number> =>
-    new Promise((resolve) => {
-      const on = (m: { kind: string; n: number }): void => {
-        if (m.kind !== kind) return;
-        child.off('message', on);
-        resolve(m.n);
-      };
-      child.on('message', on);
-      if (kind !== 'ready') child.send({ kind });
-    });
+  const answer = async (kind: string): Promise<number> => (await askChild<{ n: number }>(child, kind)).n;
   await answer('ready');
   return {
     publish: (topic, message) => void app.publish(topic, message, false),

@@ -38,7 +38,7 @@ import { createKalshiFeed } from '../src/venues/kalshi/feed.js';
 import { PolymarketMapper } from '../src/venues/polymarket/mappers.js';
 import type { WsHub } from '../src/ws/hub.js';
 import { gammaMarket, kalshiStream, polyBookFrame, polyIds, seedModel, T0, venueOf } from './gen.js';
-import { rng } from './lib.js';
+import { askChild, rng } from './lib.js';
 
 const num = (name: string, def: number): number => Number(process.env[name] ?? def);
 export const MARKETS = num('INGEST_MARKETS', 10_000);
@@ -219,16 +219,11 @@ async function clientProcess(wsUrl: string, key: string, subsFile: string): Prom
 }
 
 /** Sends `kind` to the client process and waits for its answer. */
-export function ask(child: ChildProcess, kind: string): Promise<ClientReport> {
-  return new Promise((resolve) => {
-    const on = (m: { kind: string } & ClientReport): void => {
-      if (m.kind !== kind) return;
-      child.off('message', on);
-      resolve(m);
-    };
-    child.on('message', on);
-    if (kind !== 'ready') child.send({ kind });
-  });
+export const ask = (child: ChildProcess, kind: string): Promise<ClientReport> => askChild<ClientReport>(child, kind);
+
+/** The markets each of the CLIENTS clients of a channel holds, by index into the world's tickers. */
+export function subscriptions(): number[][] {
+  return Array.from({ length: CLIENTS }, (_, c) => Array.from({ length: SUBS }, (_, k) => (c * SUBS + k) % MARKETS));
 }
 
 // ---- the live service ------------------------------------------------------------------------
@@ -353,10 +348,7 @@ export async function startLive(dir: string, w: World, children: ChildProcess[],
   await wire();
   const groups = [...domain.matching.served()].length;
   const subsFile = join(dir, 'subs.json');
-  writeFileSync(
-    subsFile,
-    JSON.stringify(Array.from({ length: CLIENTS }, (_, c) => Array.from({ length: SUBS }, (_, k) => w.tickers[(c * SUBS + k) % MARKETS]!))),
-  );
+  writeFileSync(subsFile, JSON.stringify(subscriptions().map((ms) => ms.map((m) => w.tickers[m]!))));
   const child = fork(SELF, ['clients', `ws://127.0.0.1:${port}/api/v2/ws`, key, subsFile], {
     execArgv: process.execArgv.filter((a) => !a.startsWith('--cpu-prof')),
   });

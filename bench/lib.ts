@@ -6,6 +6,7 @@
  * as a Markdown table; `bench/run.ts` rebuilds BENCHMARKS.md from those files. Benchmarks measure,
  * they never assert: a slow figure is reported, not failed.
  */
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -467,4 +468,20 @@ export function rng(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/**
+ * Sends `kind` to a bench's child process and waits for its answer, the message of the same kind
+ * (`ready` is not sent: the child says it on its own once it is).
+ */
+export function askChild<R>(child: ChildProcess, kind: string): Promise<R> {
+  return new Promise((resolve) => {
+    const on = (m: { kind: string } & R): void => {
+      if (m.kind !== kind) return;
+      child.off('message', on);
+      resolve(m);
+    };
+    child.on('message', on);
+    if (kind !== 'ready') child.send({ kind });
+  });
 }
