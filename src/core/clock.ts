@@ -65,13 +65,14 @@ class StepAction<T> extends Subscription implements SchedulerAction<T>, Queued {
 }
 
 /**
- * What a timer's exception becomes: thrown again in a task of its own, as an uncaught exception, which
- * is what a plain `setTimeout` callback's would be (and what RxJS does with an error nobody handles).
+ * What a timer's exception becomes: thrown again in a microtask of its own, after the work that ran
+ * the timer, as an uncaught exception, which is what a plain `setTimeout` callback's would be. No
+ * timer of the OS is set for it: the clock's own time stays the only one.
  */
 export function reportTimerError(e: unknown): void {
-  setTimeout(() => {
+  queueMicrotask(() => {
     throw e;
-  }, 0);
+  });
 }
 
 /**
