@@ -29,9 +29,21 @@ export interface NatsProcess {
   restart(): Promise<void>;
 }
 
-/** nats-server -js on a free loopback port, its store in a temporary directory. */
+/**
+ * nats-server -js on a free loopback port, its store in a temporary directory. The port is free when
+ * looked up, and another socket can take it before nats-server binds it: then a fresh one is tried.
+ */
 export async function startNats(): Promise<NatsProcess> {
-  const port = await freePort();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startNatsOn(await freePort());
+    } catch (e) {
+      if (attempt >= 3 || !/address already in use/i.test(String(e))) throw e;
+    }
+  }
+}
+
+async function startNatsOn(port: number): Promise<NatsProcess> {
   const sd = tempDir('cb-nats-');
   let child: ChildProcess;
   const spawnServer = async (): Promise<void> => {
