@@ -96,7 +96,7 @@ describe('a full disk while ingesting', () => {
         ws.send(JSON.stringify({ type: 'subscribe', channel: 'prices', market_ids: ids }));
         await got;
         ws.close();
-        const before = b.durableSeq();
+        const before = b.reports.at(-1)!.durableSeq!;
         await b.next((r) => (r.durableSeq ?? 0) > before); // ingest goes on
         expect(sizeOf(dir)).toBeLessThanOrEqual(limit);
       } finally {

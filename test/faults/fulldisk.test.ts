@@ -73,7 +73,7 @@ describe('a tmpfs DATA_DIR that fills up while ingesting', () => {
       await until(async () => (await persistence(ready.url!)).status === 'degraded');
       expect((await persistence(ready.url!)).last_error).toMatch(/writes paused/);
       // Ingest goes on into memory for a thousand trades that would each have been a write.
-      const full = a.durableSeq();
+      const full = a.reports.at(-1)!.durableSeq!;
       await a.next((r) => (r.durableSeq ?? 0) > full + 1000, 90_000);
       expect(a.child.exitCode).toBeNull();
       expect((await fetch(`${ready.url}/api/v2/markets?limit=1`, { headers: { 'x-api-key': ready.key! } })).status).toBe(200);
@@ -81,7 +81,7 @@ describe('a tmpfs DATA_DIR that fills up while ingesting', () => {
       // Space returns: writing resumes.
       rmSync(join(dir, 'fill'));
       await until(async () => (await persistence(ready.url!)).status === 'ok');
-      const resumed = a.durableSeq();
+      const resumed = a.reports.at(-1)!.durableSeq!;
       await a.next((r) => (r.durableSeq ?? 0) > resumed + 200);
       expect(await stop(a)).toBe(0);
       // LMDB prints "Write error" for every page write that failed: there must be none.

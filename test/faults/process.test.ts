@@ -20,8 +20,7 @@ describe('kill -9 during heavy ingest', () => {
     // a few keyed requests so there is a monthly count to keep
     for (let i = 0; i < 5; i++) await fetch(`${ready.url}/api/v2/markets?limit=1`, { headers: { 'x-api-key': ready.key! } });
     // A report whose quota flush wrote those five (the child reads the count as its flush begins).
-    // That report itself, not the last one read: the child's flushes can end out of order, so a
-    // report read after it may name an earlier count (3 of the 5, under load).
+    // That report itself: what it names is on disk.
     const before = await a.next((r) => (r.quota ?? 0) >= 5 && (r.durableSeq ?? 0) > 50);
     a.child.kill('SIGKILL');
     await new Promise((r) => a.child.once('exit', r));

@@ -26,11 +26,6 @@ export interface Child {
    * suite, so a fixed wait shorter than the test's failed on a loaded CI run ("did not report in time").
    */
   next(pred: (r: Report) => boolean, ms?: number): Promise<Report>;
-  /**
-   * The highest trade seq reported durable so far. Not the last report's: the child's flushes can
-   * end out of order, so a report may name less than one before it.
-   */
-  durableSeq(): number;
 }
 
 /**
@@ -74,6 +69,5 @@ export function startChild(dir: string, prefix: readonly string[] = []): Child {
       const t = ms === undefined ? undefined : setTimeout(() => reject(new Error(`child did not report within ${ms} ms`)), ms);
       waiters.push({ pred, resolve: (r) => (clearTimeout(t), resolve(r)), reject: (e) => (clearTimeout(t), reject(e)) });
     });
-  const durableSeq = (): number => reports.reduce((m, r) => Math.max(m, r.durableSeq ?? 0), 0);
-  return { child, reports, stderr, next, durableSeq };
+  return { child, reports, stderr, next };
 }
