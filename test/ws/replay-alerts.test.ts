@@ -33,6 +33,12 @@ const config = loadConfig({
 
 type Client = WsClient;
 
+/**
+ * Wall ms the window goes on after its third alert (at speed 1, the time a paced replay leaves the
+ * test to pause or seek after its first three alerts before the replay completes and forgets its id).
+ */
+const TAIL = 4_000;
+
 let svc: Service;
 let key = '';
 const problems: string[] = [];
@@ -66,6 +72,12 @@ const comparable = (m: Msg): Msg => {
 /** The messages of `c` after `a` and before `b` (by receive order) that `pred` accepts. */
 const between = (c: Client, a: Msg | undefined, b: Msg, pred: (m: Msg) => boolean): Msg[] =>
   c.all.filter((m) => (a === undefined || order.get(m)! > order.get(a)!) && order.get(m)! < order.get(b)! && pred(m));
+/** The acknowledgment `type` of a replay control, or the error that refused it (which then fails the test with its message). */
+async function acked(c: Client, type: string, pred: (m: Msg) => boolean = () => true): Promise<Msg> {
+  const m = await c.next((x) => (x['type'] === type && pred(x)) || x['type'] === 'error');
+  expect(m, `${type} expected`).toMatchObject({ type });
+  return m;
+}
 /** Each alert channel's seqs count from 1 (a fade_finder_update repeats its fade_finder's). */
 function expectOwnSeqs(got: readonly Msg[]): void {
   for (const ch of ['smart_money', 'fade_finder']) {
@@ -104,7 +116,10 @@ describe('WebSocket replay of smart_money and fade_finder', () => {
       timeout: 90_000,
       interval: 50,
     });
-    to = Math.max(from + 4_000, ...seen('smart_money').slice(0, 4).map(created), ...seen('fade_finder').slice(0, 4).map(created));
+    // It goes on for TAIL ms after its third alert: the paced replays below pause and seek after
+    // their first alerts, and a window whose alerts came in one burst at its end would be over by then.
+    const third = [...seen('smart_money'), ...seen('fade_finder')].map(created).sort((a, b) => a - b)[2]!;
+    to = Math.max(from + 4_000, third + TAIL, ...seen('smart_money').slice(0, 4).map(created), ...seen('fade_finder').slice(0, 4).map(created));
     // Both clients have seen the whole window once each got an alert raised after it.
     for (const c of [plain, hosted])
       await vi.waitFor(() => expect(c.all.some((m) => isAlert(m) && created(m) > to)).toBe(true), { timeout: 90_000, interval: 50 });
@@ -177,13 +192,13 @@ describe('WebSocket replay of smart_money and fade_finder', () => {
     // Let three alerts through, then pause and go back to the second's time.
     for (let i = 0; i < 3; i++) await c.next(isAlert);
     c.send({ type: 'replay_pause', replay_id: id });
-    const paused = await c.next((m) => m['type'] === 'replay_paused');
+    const paused = await acked(c, 'replay_paused');
     const back = created(want[1]!);
     expect(paused['position']).toBeGreaterThanOrEqual(created(want[2]!));
     c.send({ type: 'replay_seek', replay_id: id, at: back });
-    expect(await c.next((m) => m['type'] === 'replay_seeked')).toMatchObject({ position: back, epoch: back });
+    expect(await acked(c, 'replay_seeked')).toMatchObject({ position: back, epoch: back });
     c.send({ type: 'replay_resume', replay_id: id });
-    const resumed = await c.next((m) => m['type'] === 'replay_resumed');
+    const resumed = await acked(c, 'replay_resumed');
     // Paused, nothing went out after the pause: the first alert after the resume is the new epoch's.
     const again = await c.next((m) => isAlert(m) && order.get(m)! > order.get(resumed)!);
     expect(again['epoch']).toBe(back);
@@ -191,7 +206,7 @@ describe('WebSocket replay of smart_money and fade_finder', () => {
     // Forward, to the last alert's time: what lies between is not sent.
     const fwd = created(want[want.length - 1]!);
     c.send({ type: 'replay_seek', replay_id: id, at: fwd });
-    const seekedFwd = await c.next((m) => m['type'] === 'replay_seeked' && m['position'] === fwd);
+    const seekedFwd = await acked(c, 'replay_seeked', (m) => m['position'] === fwd);
     const done = await c.next((m) => m['type'] === 'replay_completed');
     const afterBack = between(c, resumed, seekedFwd, (m) => isAlert(m) && m['epoch'] === back);
     expect(afterBack.map(comparable)).toEqual(
@@ -219,7 +234,7 @@ describe('WebSocket replay of smart_money and fade_finder', () => {
     await c.next(isAlert);
     const at = created(want[Math.floor(want.length / 2)]!);
     c.send({ type: 'replay_seek', replay_id: started['replay_id'], at });
-    const seeked = await c.next((m) => m['type'] === 'replay_seeked');
+    const seeked = await acked(c, 'replay_seeked');
     const done = await c.next((m) => m['type'] === 'replay_completed');
     const after = between(c, seeked, done, (m) => isAlert(m) || m['type'] === 'orderbook_update');
     const alerts = after.filter(isAlert);
