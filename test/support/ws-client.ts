@@ -52,6 +52,16 @@ export function refusals(c: WsClient): (m: unknown, code: string, text: RegExp) 
   };
 }
 
+/**
+ * Waits for the acknowledgment `type` (that `pred` accepts) of a control sent on `c`, or the error
+ * that refused it, which fails at once with the server's message instead of waiting out the guard.
+ */
+export async function acked(c: WsClient, type: string, pred: (m: Msg) => boolean = () => true): Promise<Msg> {
+  const m = await c.next((x) => (x['type'] === type && pred(x)) || x['type'] === 'error');
+  expect(m, `${type} expected`).toMatchObject({ type });
+  return m;
+}
+
 /** Markets whose order books move now (after the feeds' first snapshots): `slug:market_id`, the busiest `n`. */
 export async function movingMarkets(svc: { readonly state: EngineState; readonly venues: VenueDirectory }, n: number): Promise<string[]> {
   await vi.waitFor(() => expect(svc.state.books.size).toBeGreaterThan(100), { timeout: 30_000, interval: 50 });

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { startService, type Service } from '../../src/service.js';
 import { checkServerMessage } from '../contract/ws.js';
-import { connectWs, movingMarkets, refusals, type Msg, type WsClient } from '../support/ws-client.js';
+import { acked, connectWs, movingMarkets, refusals, type Msg, type WsClient } from '../support/ws-client.js';
 
 /**
  * SIMULATOR DATA. The alert channels of the WebSocket replay on the real service: the embedded
@@ -72,12 +72,6 @@ const comparable = (m: Msg): Msg => {
 /** The messages of `c` after `a` and before `b` (by receive order) that `pred` accepts. */
 const between = (c: Client, a: Msg | undefined, b: Msg, pred: (m: Msg) => boolean): Msg[] =>
   c.all.filter((m) => (a === undefined || order.get(m)! > order.get(a)!) && order.get(m)! < order.get(b)! && pred(m));
-/** The acknowledgment `type` of a replay control, or the error that refused it (which then fails the test with its message). */
-async function acked(c: Client, type: string, pred: (m: Msg) => boolean = () => true): Promise<Msg> {
-  const m = await c.next((x) => (x['type'] === type && pred(x)) || x['type'] === 'error');
-  expect(m, `${type} expected`).toMatchObject({ type });
-  return m;
-}
 /** Each alert channel's seqs count from 1 (a fade_finder_update repeats its fade_finder's). */
 function expectOwnSeqs(got: readonly Msg[]): void {
   for (const ch of ['smart_money', 'fade_finder']) {

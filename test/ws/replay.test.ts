@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { startService, type Service } from '../../src/service.js';
 import { checkServerMessage } from '../contract/ws.js';
-import { connectWs, movingMarkets as movingMarketsOf, refusals, type Msg, type WsClient } from '../support/ws-client.js';
+import { acked, connectWs, movingMarkets as movingMarketsOf, refusals, type Msg, type WsClient } from '../support/ws-client.js';
 
 /**
  * SIMULATOR DATA. The WebSocket replay on the real service: the embedded simulator feeds it, capture
@@ -119,18 +119,18 @@ describe('WebSocket replay', () => {
     const id = started['replay_id'];
     const update = await c.next((m) => m['type'] === 'orderbook_update' && m['snapshot'] !== true);
     c.send({ type: 'replay_pause', replay_id: id });
-    const paused = await c.next((m) => m['type'] === 'replay_paused');
+    const paused = await acked(c, 'replay_paused');
     expect(paused['position']).toBeGreaterThanOrEqual(update['recv_ts'] as number);
     // Paused, the live client goes on receiving, and the replay does not move.
     const liveBefore = live.all.length;
     await vi.waitFor(() => expect(live.all.length).toBeGreaterThan(liveBefore + 5), { timeout: 30_000, interval: 20 });
     c.send({ type: 'replay_resume' });
-    const resumed = await c.next((m) => m['type'] === 'replay_resumed');
+    const resumed = await acked(c, 'replay_resumed');
     expect(resumed).toMatchObject({ replay_id: id, position: paused['position'] });
     // Seek back to the start of the window: a new epoch, the snapshot again, then the updates from there.
     const at = from + 500;
     c.send({ type: 'replay_seek', replay_id: id, at: new Date(at).toISOString() });
-    const seeked = await c.next((m) => m['type'] === 'replay_seeked');
+    const seeked = await acked(c, 'replay_seeked');
     expect(seeked).toMatchObject({ replay_id: id, position: at, epoch: at });
     const snap = await c.next((m) => m['type'] === 'orderbook_update' && m['epoch'] === at);
     expect(snap['snapshot']).toBe(true);
@@ -140,7 +140,7 @@ describe('WebSocket replay', () => {
     const liveDuring = live.all.filter((m) => order.get(m)! > order.get(started)! && order.get(m)! < order.get(after)!);
     expect(liveDuring.length).toBeGreaterThan(0);
     c.send({ type: 'replay_stop', replay_id: id });
-    expect(await c.next((m) => m['type'] === 'replay_stopped')).toMatchObject({ replay_id: id });
+    expect(await acked(c, 'replay_stopped')).toMatchObject({ replay_id: id });
     // Stopped: its slot is free again and a control of it is refused.
     c.send({ type: 'replay_pause', replay_id: id });
     const unknown = await c.next((m) => m['type'] === 'error');
@@ -156,10 +156,10 @@ describe('WebSocket replay', () => {
     const started = await c.next((m) => m['type'] === 'replay_started');
     await c.next((m) => m['type'] === 'orderbook_update' && m['snapshot'] !== true);
     c.send({ type: 'replay_pause', replay_id: started['replay_id'] });
-    const paused = await c.next((m) => m['type'] === 'replay_paused');
+    const paused = await acked(c, 'replay_paused');
     const at = Math.min(to - 300, Math.max((paused['position'] as number) + 1, from + 1500));
     c.send({ type: 'replay_seek', replay_id: started['replay_id'], at });
-    const seeked = await c.next((m) => m['type'] === 'replay_seeked');
+    const seeked = await acked(c, 'replay_seeked');
     c.send({ type: 'replay_resume', replay_id: started['replay_id'] });
     const done = await c.next((m) => m['type'] === 'replay_completed');
     const got = c.all.filter((m) => STREAMED.has(m['type'] as string) && order.get(m)! > order.get(seeked)! && order.get(m)! < order.get(done)!);
